@@ -1,0 +1,33 @@
+"""rlarchive: a language-neutral archive format for trained reinforcement-learning agents.
+
+>>> import numpy as np, rlarchive
+>>> rlarchive.save("agent.rlarchive", {"gamma": 0.99}, tensors={"policy": {"w": np.zeros(3, np.float32)}})
+>>> with rlarchive.open("agent.rlarchive") as ar:
+...     ar.data["gamma"], ar.tensors("policy")["w"].shape
+(0.99, (3,))
+"""
+from .errors import RlarchiveError
+from .reader import Archive, open_archive as open
+from .schedules import Constant, Linear, Piecewise
+from .tensors import RawTensor
+from .validate import validate
+from .values import ClassRef, Opaque
+from .writer import save
+
+__version__ = "0.1.0"
+FORMAT_VERSION = "1.0"
+
+__all__ = [
+    "Archive",
+    "ClassRef",
+    "Constant",
+    "FORMAT_VERSION",
+    "Linear",
+    "Opaque",
+    "Piecewise",
+    "RawTensor",
+    "RlarchiveError",
+    "open",
+    "save",
+    "validate",
+]

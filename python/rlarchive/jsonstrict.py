@@ -1,0 +1,243 @@
+"""The strict JSON dialect of spec §6, storage serialization (§12) and RFC 8785 (§13.3).
+
+Parsed documents use plain Python types: ``dict`` (insertion-ordered), ``list``,
+``str``, ``int`` for integer literals, ``float`` for float literals, ``bool`` and
+``None``. The int/float split follows the literal, as the value model needs.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Optional
+
+from .errors import RlarchiveError
+from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
+
+_BOM = b"\xef\xbb\xbf"
+_DEPTH_TOKENS = re.compile(r'["\\\[\]{}]')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _depth(text: str) -> int:
+    """Maximum nesting depth, measured on the raw text as spec §6 rule 4 defines."""
+    depth = peak = 0
+    in_string = False
+    skip_to = -1
+    for m in _DEPTH_TOKENS.finditer(text):
+        pos = m.start()
+        if pos < skip_to:
+            continue
+        c = m.group()
+        if in_string:
+            if c == "\\":
+                skip_to = pos + 2
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            if depth > peak:
+                peak = depth
+        elif c in "]}":
+            depth -= 1
+        # a backslash outside a string is a syntax error found later
+    return peak
+
+
+class _Collector:
+    """Hooks for :func:`json.loads` that record rule 7-9 problems without raising."""
+
+    def __init__(self) -> None:
+        self.duplicate: Optional[str] = None
+        self.int_range: Optional[str] = None
+        self.float_range: Optional[str] = None
+
+    def pairs(self, pairs: list) -> dict:
+        d = dict(pairs)
+        if len(d) != len(pairs) and self.duplicate is None:
+            seen = set()
+            for k, _ in pairs:
+                if k in seen:
+                    self.duplicate = k
+                    break
+                seen.add(k)
+        return d
+
+    def parse_int(self, s: str) -> int:
+        # 2**53 has 16 digits: a longer literal is out of range (and may be too long for int())
+        if len(s.lstrip("-")) > 16:
+            if self.int_range is None:
+                self.int_range = s
+            return 0
+        v = int(s)
+        if abs(v) > MAX_SAFE_INTEGER and self.int_range is None:
+            self.int_range = s
+        return v
+
+    def parse_float(self, s: str) -> float:
+        v = float(s)
+        if math.isinf(v) and self.float_range is None:
+            self.float_range = s
+        return v
+
+
+def _nan_literal(name: str) -> Any:
+    raise _NanLiteral(name)
+
+
+class _NanLiteral(Exception):
+    pass
+
+
+def _has_surrogate(obj: Any) -> bool:
+    if isinstance(obj, str):
+        return _SURROGATE.search(obj) is not None
+    if isinstance(obj, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return any(_has_surrogate(v) for v in obj)
+    return False
+
+
+def parse(
+    raw: bytes,
+    *,
+    member: Optional[str] = None,
+    offset: Optional[int] = None,
+    max_bytes: int = MAX_JSON_BYTES,
+    size_code: str = "JSON_TOO_LARGE",
+) -> Any:
+    """Parse a JSON text under the rules of spec §6, in their order.
+
+    Args:
+        raw: the bytes of the text.
+        member: the archive member, for error locations.
+        offset: the file offset of ``raw[0]``, for error locations.
+        max_bytes: the size limit (rule 1).
+        size_code: the code raised when ``max_bytes`` is exceeded.
+    Raises:
+        RlarchiveError: with the code of the first rule broken.
+    """
+
+    def fail(code: str, msg: str, at: Optional[int] = None) -> RlarchiveError:
+        off = None if offset is None else offset + (at or 0)
+        return RlarchiveError(code, msg, member=member, offset=off)
+
+    if len(raw) > max_bytes:
+        raise fail(size_code, f"JSON text of {len(raw)} bytes exceeds the limit of {max_bytes}")
+    if raw.startswith(_BOM):
+        raise fail("JSON_BOM", "JSON text begins with a byte order mark")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise fail("JSON_UTF8", f"JSON text is not well-formed UTF-8 ({e.reason})", e.start) from None
+    if _depth(text) > MAX_JSON_DEPTH:
+        raise fail("JSON_DEPTH", f"JSON nesting exceeds the limit of {MAX_JSON_DEPTH}")
+    hooks = _Collector()
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=hooks.pairs,
+            parse_int=hooks.parse_int,
+            parse_float=hooks.parse_float,
+            parse_constant=_nan_literal,
+        )
+    except _NanLiteral as e:
+        raise fail("JSON_NAN_LITERAL", f"JSON text holds the literal {e.args[0]}") from None
+    except json.JSONDecodeError as e:
+        at = len(text[: e.pos].encode("utf-8"))
+        raise fail("JSON_SYNTAX", f"invalid JSON: {e.msg}", at) from None
+    except (RecursionError, ValueError) as e:  # ValueError: int too long for str conversion
+        raise fail("JSON_SYNTAX", f"invalid JSON: {e}") from None
+    if _SURROGATE_ESCAPE.search(text) and _has_surrogate(value):
+        raise fail("JSON_UTF8", "JSON string escapes a lone surrogate")
+    if hooks.duplicate is not None:
+        raise fail("JSON_DUPLICATE_KEY", f"JSON object has the key {hooks.duplicate!r} twice")
+    if hooks.int_range is not None:
+        raise fail("JSON_INTEGER_RANGE", f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)")
+    if hooks.float_range is not None:
+        raise fail("JSON_NUMBER_RANGE", f"float literal {hooks.float_range[:40]} overflows binary64")
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """Serialize for storage (spec §12): compact, insertion order, literal non-ASCII."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------- RFC 8785 (JCS)
+
+
+def es6_number(x: float) -> str:
+    """ECMAScript Number::toString of a finite binary64 (RFC 8785 §3.2.2.3)."""
+    if x == 0:
+        return "0"
+    if not math.isfinite(x):
+        raise ValueError("non-finite number in canonical JSON")
+    sign = "-" if x < 0 else ""
+    r = repr(abs(x))
+    mant, _, exp = r.partition("e")
+    ip, _, fp = mant.partition(".")
+    digits = (ip + fp).lstrip("0")
+    e10 = (int(exp) if exp else 0) - len(fp)
+    stripped = digits.rstrip("0")
+    e10 += len(digits) - len(stripped)
+    s = stripped
+    k = len(s)
+    n = k + e10
+    if k <= n <= 21:
+        out = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + s
+    else:
+        e = n - 1
+        es = ("+" if e >= 0 else "-") + str(abs(e))
+        out = (s if k == 1 else s[0] + "." + s[1:]) + "e" + es
+    return sign + out
+
+
+def _jcs(value: Any, out: list) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(json.dumps(value, ensure_ascii=False))
+    elif isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise ValueError("integer beyond 2^53 in canonical JSON")
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(es6_number(value))
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, v in enumerate(value):
+            if i:
+                out.append(",")
+            _jcs(v, out)
+        out.append("]")
+    elif isinstance(value, dict):
+        out.append("{")
+        for i, k in enumerate(sorted(value, key=lambda s: s.encode("utf-16-be"))):
+            if i:
+                out.append(",")
+            out.append(json.dumps(k, ensure_ascii=False))
+            out.append(":")
+            _jcs(value[k], out)
+        out.append("}")
+    else:
+        raise TypeError(f"cannot canonicalize {type(value).__name__}")
+
+
+def canonical(value: Any) -> bytes:
+    """RFC 8785 serialization of a JSON value as UTF-8 bytes."""
+    out: list = []
+    _jcs(value, out)
+    return "".join(out).encode("utf-8")

@@ -1,0 +1,131 @@
+"""The manifest (spec §5): building it, and checking it in the order of spec §11.1 step 6."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping, Optional
+
+from .errors import RlarchiveError
+
+FORMAT = "rlarchive"
+FORMAT_VERSION = "1.0"
+MAJOR, MINOR = 1, 0
+#: Extensions this implementation supports (format 1.0 defines none).
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
+KNOWN_PROPERTIES = {"format", "format_version", "producer", "members", "extensions_used", "extensions_required", "extensions", "metadata"}
+_VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> dict:
+    """A JSON Schema of the project by file name (e.g. ``manifest-1.0.schema.json``)."""
+    return json.loads(resources.files("rlarchive").joinpath("schemas", name).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def validator(name: str):
+    """A draft 2020-12 validator for one of the project's schemas."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema(name))
+
+
+@dataclass
+class Manifest:
+    """A checked manifest."""
+
+    raw: dict
+    members: dict[str, dict] = field(default_factory=dict)  # name -> {name, size, sha256}
+    warnings: list = field(default_factory=list)  # RlarchiveError of severity warning/info
+
+    @property
+    def format_version(self) -> str:
+        return self.raw["format_version"]
+
+    @property
+    def producer(self) -> dict:
+        return self.raw["producer"]
+
+    @property
+    def metadata(self) -> dict:
+        return dict(self.raw.get("metadata", {}))
+
+    @property
+    def extensions_used(self) -> list:
+        return list(self.raw.get("extensions_used", []))
+
+
+def _fail(code: str, msg: str, ptr: Optional[str] = None) -> RlarchiveError:
+    return RlarchiveError(code, msg, member="manifest.json", pointer=ptr)
+
+
+def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
+    """Check a parsed manifest: version first, then schema, then extensions (spec §5)."""
+    if not isinstance(obj, dict):
+        raise _fail("MANIFEST_INVALID", "the manifest is not a JSON object", "")
+    if obj.get("format") != FORMAT:
+        raise _fail("MANIFEST_INVALID", "format must be 'rlarchive'", "/format")
+    ver = obj.get("format_version")
+    m = _VERSION.fullmatch(ver) if isinstance(ver, str) else None
+    if m is None:
+        raise _fail("MANIFEST_INVALID", "format_version must be a string MAJOR.MINOR", "/format_version")
+    if int(m.group(1)) != MAJOR:
+        raise _fail("VERSION_UNSUPPORTED", f"format version {ver} is not supported (this reader reads {MAJOR}.x)", "/format_version")
+    errors = sorted(validator("manifest-1.0.schema.json").iter_errors(obj), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        ptr = "".join(f"/{p}" for p in e.absolute_path)
+        raise _fail("MANIFEST_INVALID", e.message[:300], ptr)
+    members: dict[str, dict] = {}
+    for i, entry in enumerate(obj["members"]):
+        if entry["name"] in members:
+            raise _fail("MANIFEST_INVALID", f"member {entry['name']!r} is listed twice", f"/members/{i}/name")
+        members[entry["name"]] = entry
+    used = obj.get("extensions_used", [])
+    for i, ext in enumerate(obj.get("extensions_required", [])):
+        if ext not in used:
+            raise _fail("EXTENSION_UNDECLARED", f"required extension {ext} is not in extensions_used", f"/extensions_required/{i}")
+    for ext in obj.get("extensions", {}):
+        if ext not in used:
+            raise _fail("EXTENSION_UNDECLARED", f"extension data for {ext}, which is not in extensions_used", f"/extensions/{ext}")
+    for i, ext in enumerate(obj.get("extensions_required", [])):
+        if ext not in supported:
+            raise _fail("EXTENSION_UNSUPPORTED", f"required extension {ext} is not supported", f"/extensions_required/{i}")
+    out = Manifest(obj, members)
+    for k in obj:
+        if k not in KNOWN_PROPERTIES:
+            out.warnings.append(_fail("MANIFEST_UNKNOWN_PROPERTY", f"unknown manifest property {k!r} ignored", "/" + k))
+    for i, ext in enumerate(used):
+        if ext not in supported:
+            out.warnings.append(_fail("EXTENSION_UNKNOWN", f"extension {ext} is used but not supported; ignored", f"/extensions_used/{i}"))
+    return out
+
+
+def build(
+    entries: list[dict],
+    producer: tuple[str, str],
+    *,
+    metadata: Optional[Mapping[str, str]] = None,
+    extensions_used: Optional[list] = None,
+    extensions_required: Optional[list] = None,
+    extensions: Optional[Mapping[str, Any]] = None,
+) -> dict:
+    """The manifest object for a writer (member entries sorted by name, spec §12)."""
+    out: dict = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "producer": {"name": producer[0], "version": producer[1]},
+        "members": sorted(entries, key=lambda e: e["name"].encode("ascii")),
+    }
+    if extensions_used:
+        out["extensions_used"] = list(extensions_used)
+    if extensions_required:
+        out["extensions_required"] = list(extensions_required)
+    if extensions:
+        out["extensions"] = dict(extensions)
+    if metadata:
+        out["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+    return out

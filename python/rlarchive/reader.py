@@ -1,0 +1,310 @@
+"""Opening archives: the checks of spec §11.1 in order, and lazy, zero-copy access."""
+from __future__ import annotations
+
+import hashlib
+import mmap
+from typing import Any, Callable, Optional
+
+from . import jsonstrict, manifest as manifest_mod
+from .errors import RlarchiveError
+from .limits import MAX_JSON_BYTES
+from .tensors import TensorInfo, read_group, view_numpy, view_torch
+from .values import Checker, Decoder, Ref
+from .zipprofile import Member, Source, crc32_of, read_directory
+
+TENSOR_PREFIX = "tensors/"
+TENSOR_SUFFIX = ".safetensors"
+EXTENSION_PREFIX = "extensions/"
+_FIXED = ("mimetype", "manifest.json", "data.json")
+
+
+def group_of(name: str) -> Optional[str]:
+    """The group name of a tensor member name, or None if it is not one."""
+    if name.startswith(TENSOR_PREFIX) and name.endswith(TENSOR_SUFFIX) and name.count("/") == 1:
+        g = name[len(TENSOR_PREFIX) : -len(TENSOR_SUFFIX)]
+        return g or None
+    return None
+
+
+def member_of(group: str) -> str:
+    """The member name of a tensor group."""
+    return f"{TENSOR_PREFIX}{group}{TENSOR_SUFFIX}"
+
+
+def _read_json_member(src: Source, m: Member) -> Any:
+    if m.size > MAX_JSON_BYTES:
+        raise RlarchiveError("JSON_TOO_LARGE", f"{m.size} bytes exceed MAX_JSON_BYTES", member=m.name)
+    raw = src.read(m.data_offset, m.size)
+    import zlib
+
+    if zlib.crc32(raw) != m.crc32:
+        raise RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=m.name, offset=m.data_offset)
+    return raw, jsonstrict.parse(raw, member=m.name, offset=m.data_offset)
+
+
+def _sha256_member(src: Source, m: Member, chunk: int = 1 << 24) -> str:
+    h = hashlib.sha256()
+    pos = 0
+    while pos < m.size:
+        n = min(chunk, m.size - pos)
+        h.update(src.read(m.data_offset + pos, n))
+        pos += n
+    return h.hexdigest()
+
+
+class Archive:
+    """An open archive. Create it with :func:`rlarchive.open`.
+
+    Opening reads the ZIP directory, the manifest, ``data.json`` and the
+    safetensors headers, and checks them (spec §11.1 steps 1-9). Tensor bytes are
+    neither read nor verified until asked for: tensors are zero-copy views on a
+    read-only memory map; :meth:`verify` checks every CRC-32 and digest.
+    """
+
+    def __init__(self, path: str, *, spaces: str = "auto", collect: Optional[list] = None) -> None:
+        if spaces not in ("auto", "neutral", "gymnasium"):
+            raise ValueError("spaces must be 'auto', 'neutral' or 'gymnasium'")
+        self.path = path
+        self._space_mode = spaces
+        self._src = Source(path)
+        self._mmap: Optional[mmap.mmap] = None
+        self._data: Optional[dict] = None
+        self.warnings: list[RlarchiveError] = []
+        self._collect = collect
+        try:
+            self._open()
+        except BaseException:
+            self._src.close()
+            raise
+
+    # -- checking, in the order of spec §11.1
+
+    def _open(self) -> None:
+        src = self._src
+        members = read_directory(src)  # steps 1-4 and the mimetype rule
+        self._members = {m.name: m for m in members}
+        for req in ("manifest.json", "data.json"):  # step 5
+            if req not in self._members:
+                raise RlarchiveError("MEMBER_REQUIRED_MISSING", f"required member {req} is absent", member=req)
+        for m in members:
+            if m.name not in _FIXED and group_of(m.name) is None and not (
+                m.name.startswith(EXTENSION_PREFIX) and m.name.count("/") >= 2
+            ):
+                raise RlarchiveError("MEMBER_UNEXPECTED", f"member {m.name} is not part of the archive layout", member=m.name)
+        self._check_manifest(members)  # step 6
+        self._doc = {"data": {}, "optimizers": {}}
+        self._refs: list[Ref] = []
+        self._attempt(self._check_data)  # step 7
+        self._groups: dict[str, dict[str, TensorInfo]] = {}
+        failed = set()
+        for m in members:  # step 8
+            g = group_of(m.name)
+            if g is not None and not self._attempt(lambda: self._groups.__setitem__(g, read_group(src, m))):
+                failed.add(g)
+        self._attempt(lambda: [self._check_ref(r) for r in self._refs if r.group not in failed])  # step 9
+
+    def _attempt(self, fn: Callable[[], Any]) -> bool:
+        """Run a check; a validator (``collect`` given) records its error and goes on."""
+        if self._collect is None:
+            fn()
+            return True
+        try:
+            fn()
+            return True
+        except RlarchiveError as e:
+            self._collect.append(e)
+            return False
+
+    def _check_manifest(self, members: list[Member]) -> None:
+        src = self._src
+        _, obj = _read_json_member(src, self._members["manifest.json"])
+        self.manifest = manifest_mod.check(obj)
+        self.warnings.extend(self.manifest.warnings)
+        used = set(self.manifest.extensions_used)
+        for m in members:
+            if m.name.startswith(EXTENSION_PREFIX) and m.name.split("/")[1] not in used:
+                raise RlarchiveError("MEMBER_UNEXPECTED", f"member {m.name} belongs to an extension not in extensions_used", member=m.name)
+        listed = self.manifest.members
+        for m in members:
+            if m.name in ("mimetype", "manifest.json"):
+                continue
+            if m.name not in listed:
+                raise RlarchiveError("MEMBER_UNLISTED", f"member {m.name} is not listed in the manifest", member=m.name)
+            if listed[m.name]["size"] != m.size:
+                raise RlarchiveError("MEMBER_SIZE_MISMATCH", f"member {m.name} has {m.size} bytes, the manifest says {listed[m.name]['size']}", member=m.name)
+        for i, name in enumerate(listed):
+            if name not in self._members:
+                raise RlarchiveError("MEMBER_MISSING", f"listed member {name} is absent", member="manifest.json", pointer=f"/members/{i}")
+        d = self._members["data.json"]
+        if _sha256_member(src, d) != listed["data.json"]["sha256"]:
+            raise RlarchiveError("MEMBER_DIGEST_MISMATCH", "data.json does not match its SHA-256", member="data.json")
+
+    def _check_data(self) -> None:
+        _, doc = _read_json_member(self._src, self._members["data.json"])
+        if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict) or not isinstance(doc.get("optimizers", {}), dict):
+            raise RlarchiveError("DATA_INVALID", "data.json must be an object with a 'data' object and an optional 'optimizers' object", member="data.json", pointer="")
+        for k in doc:
+            if k not in ("data", "optimizers"):
+                self.warnings.append(RlarchiveError("DATA_UNKNOWN_PROPERTY", f"unknown data.json property {k!r} ignored", member="data.json", pointer="/" + k))
+        checker = Checker()
+        checker.check(doc["data"], "/data")
+        checker.check(doc.get("optimizers", {}), "/optimizers")
+        self._doc = {"data": doc["data"], "optimizers": doc.get("optimizers", {})}
+        self._refs = checker.refs
+
+    def _check_ref(self, ref: Ref) -> None:
+        info = self._groups.get(ref.group, {}).get(ref.name)
+        if info is None:
+            raise RlarchiveError("REF_NOT_FOUND", f"no tensor {ref.name!r} in group {ref.group!r}", member="data.json", pointer=ref.pointer + "/ref")
+        if info.dtype != ref.dtype or list(info.shape) != ref.shape:
+            raise RlarchiveError("REF_MISMATCH", f"tensor {ref.group}/{ref.name} is {info.dtype}{list(info.shape)}, the reference says {ref.dtype}{ref.shape}", member="data.json", pointer=ref.pointer)
+
+    def verify(self) -> None:
+        """The deferred checks (spec §11.1 step 10): CRC-32 then digest of every other member."""
+        for m in self._members.values():
+            if m.name not in ("manifest.json", "data.json"):
+                self._attempt(lambda: self._verify_member(m))
+
+    def _verify_member(self, m: Member) -> None:
+        if crc32_of(self._src, m) != m.crc32:
+            raise RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=m.name, offset=m.data_offset)
+        entry = self.manifest.members.get(m.name)
+        if entry is not None and _sha256_member(self._src, m) != entry["sha256"]:
+            raise RlarchiveError("MEMBER_DIGEST_MISMATCH", f"{m.name} does not match its SHA-256", member=m.name)
+
+    # -- access
+
+    @property
+    def format_version(self) -> str:
+        """The archive's format version, e.g. ``"1.0"``."""
+        return self.manifest.format_version
+
+    @property
+    def producer(self) -> dict:
+        """``{"name": ..., "version": ...}`` of the software that wrote the archive."""
+        return dict(self.manifest.producer)
+
+    @property
+    def metadata(self) -> dict:
+        """The manifest's free-text metadata (string to string)."""
+        return self.manifest.metadata
+
+    @property
+    def groups(self) -> list[str]:
+        """Names of the tensor groups, in member order."""
+        return list(self._groups)
+
+    @property
+    def raw_data(self) -> dict:
+        """The checked data document as parsed JSON (``{"data": ..., "optimizers": ...}``)."""
+        return self._doc
+
+    @property
+    def data(self) -> dict:
+        """The algorithm's parameters as Python values (decoded once, on first access)."""
+        if self._data is None:
+            self._data = self._decoder(self._numpy_ref).decode(self._doc["data"])
+        return self._data
+
+    @property
+    def optimizer_names(self) -> list[str]:
+        """Names of the optimizer states in the archive."""
+        return list(self._doc["optimizers"])
+
+    def optimizer(self, name: str, framework: str = "numpy") -> dict:
+        """An optimizer's state dict; ``framework="torch"`` gives torch tensors, ready for ``load_state_dict``."""
+        if name not in self._doc["optimizers"]:
+            raise RlarchiveError("TENSOR_NOT_FOUND", f"no optimizer {name!r}")
+        resolve = self._numpy_ref if framework == "numpy" else (lambda g, n: self.tensor(g, n, framework))
+        return self._decoder(resolve).decode(self._doc["optimizers"][name])
+
+    def tensor_info(self, group: str) -> dict[str, TensorInfo]:
+        """dtype, shape, offset and size of each tensor of a group, in header order."""
+        if group not in self._groups:
+            raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor group {group!r}")
+        return dict(self._groups[group])
+
+    def tensor(self, group: str, name: str, framework: str = "numpy") -> Any:
+        """One tensor, as a zero-copy view (NumPy array, RawTensor, or torch tensor)."""
+        info = self.tensor_info(group).get(name)
+        if info is None:
+            raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
+        buf = self._buffer()
+        if framework == "numpy":
+            return view_numpy(buf, info)
+        if framework == "torch":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                raise RlarchiveError("FRAMEWORK_UNAVAILABLE", "torch is not installed") from None
+            return view_torch(buf, info)
+        raise ValueError("framework must be 'numpy' or 'torch'")
+
+    def tensors(self, group: str, framework: str = "numpy") -> dict[str, Any]:
+        """All tensors of a group by name (zero-copy views)."""
+        return {name: self.tensor(group, name, framework) for name in self.tensor_info(group)}
+
+    def tensor_sha256(self, group: str, name: str) -> str:
+        """SHA-256 of one tensor's element bytes, as lower-case hex."""
+        info = self.tensor_info(group)[name]
+        buf = memoryview(self._buffer())
+        return hashlib.sha256(buf[info.offset : info.offset + info.nbytes]).hexdigest()
+
+    def dump(self) -> bytes:
+        """The canonical dump (spec §13); performs every deferred check first."""
+        from .dump import dump
+
+        return dump(self)
+
+    def _decoder(self, resolve: Callable[[str, str], Any]) -> Decoder:
+        mode = self._space_mode
+        if mode == "auto":
+            try:
+                import gymnasium  # noqa: F401
+
+                mode = "gymnasium"
+            except ImportError:
+                mode = "neutral"
+        elif mode == "gymnasium":
+            try:
+                import gymnasium  # noqa: F401
+            except ImportError:
+                raise RlarchiveError("FRAMEWORK_UNAVAILABLE", "gymnasium is not installed") from None
+        return Decoder(resolve, mode)
+
+    def _numpy_ref(self, group: str, name: str) -> Any:
+        return self.tensor(group, name)
+
+    def _buffer(self) -> mmap.mmap:
+        if self._mmap is None:
+            self._mmap = mmap.mmap(self._src.fileno(), 0, access=mmap.ACCESS_READ)
+        return self._mmap
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes read through positional reads so far (tensor views are not reads)."""
+        return self._src.bytes_read
+
+    def close(self) -> None:
+        """Release the file. Tensor views must not be used afterwards."""
+        if self._mmap is not None:
+            try:
+                self._mmap.close()
+            except BufferError:
+                pass  # views still alive keep the map; it closes when they go
+            self._mmap = None
+        self._src.close()
+
+    def __enter__(self) -> "Archive":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<rlarchive.Archive {self.path!r} v{self.format_version} groups={self.groups}>"
+
+
+def open_archive(path: str, *, spaces: str = "auto") -> Archive:
+    """Open and check an archive (see :class:`Archive`)."""
+    return Archive(str(path), spaces=spaces)

@@ -1,0 +1,127 @@
+"""Schedules (spec §9): small callables of progress remaining, with their parameters."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+from .errors import RlarchiveError
+
+Number = Union[int, float]
+
+
+def _clamp(p: float) -> float:
+    p = float(p)
+    return 0.0 if p < 0.0 else 1.0 if p > 1.0 else p
+
+
+@dataclass(frozen=True)
+class Constant:
+    """The same value at every progress."""
+
+    value: Number
+
+    def __call__(self, progress_remaining: float) -> Number:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Linear:
+    """From ``start`` to ``end`` over the first ``end_fraction`` of training (SB3's LinearSchedule)."""
+
+    start: Number
+    end: Number
+    end_fraction: Number = 1.0
+
+    def __call__(self, progress_remaining: float) -> float:
+        e = 1.0 - _clamp(progress_remaining)
+        start, end, frac = float(self.start), float(self.end), float(self.end_fraction)
+        if e > frac:
+            return end
+        return start + e * (end - start) / frac
+
+
+@dataclass(frozen=True)
+class Piecewise:
+    """Values at points of progress elapsed, joined linearly or held as steps."""
+
+    points: tuple  # ((elapsed, value), ...)
+    interpolation: str = "linear"
+
+    def __call__(self, progress_remaining: float) -> float:
+        e = 1.0 - _clamp(progress_remaining)
+        pts = [(float(t), float(v)) for t, v in self.points]
+        if e <= pts[0][0]:
+            return pts[0][1]
+        if e >= pts[-1][0]:
+            return pts[-1][1]
+        for (t0, v0), (t1, v1) in zip(pts, pts[1:]):
+            if t0 <= e < t1:
+                if self.interpolation == "step":
+                    return v0
+                return v0 + (e - t0) * (v1 - v0) / (t1 - t0)
+        return pts[-1][1]  # unreachable for valid points
+
+
+Schedule = Union[Constant, Linear, Piecewise]
+_FIELDS = {
+    "constant": ({"value"}, Constant),
+    "linear": ({"start", "end", "end_fraction"}, Linear),
+    "piecewise": ({"points", "interpolation"}, Piecewise),
+}
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def check(node: dict, ptr: str, fail: Callable[..., RlarchiveError]) -> None:
+    """Check a schedule value (spec §9); ``fail(code, msg, ptr)`` builds the error."""
+    kind = node.get("kind")
+    if not isinstance(kind, str) or kind not in _FIELDS:
+        raise fail("VALUE_INVALID", f"unknown schedule kind {kind!r}", ptr)
+    want = _FIELDS[kind][0] | {"$type", "kind"}
+    if set(node) != want:
+        raise fail("VALUE_INVALID", f"schedule {kind} needs exactly the members {sorted(want)}", ptr)
+    if kind == "piecewise":
+        pts = node["points"]
+        if not isinstance(pts, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(_is_number(x) for x in p) for p in pts
+        ):
+            raise fail("VALUE_INVALID", "points must be an array of [elapsed, value] number pairs", ptr + "/points")
+        if node["interpolation"] not in ("linear", "step"):
+            raise fail("VALUE_INVALID", "interpolation must be 'linear' or 'step'", ptr + "/interpolation")
+        if not pts:
+            raise fail("SCHEDULE_INVALID", "a piecewise schedule needs at least one point", ptr + "/points")
+        ts = [p[0] for p in pts]
+        if any(not 0 <= t <= 1 for t in ts) or any(b <= a for a, b in zip(ts, ts[1:])):
+            raise fail("SCHEDULE_INVALID", "points must be strictly increasing within [0, 1]", ptr + "/points")
+        return
+    for k in sorted(_FIELDS[kind][0]):
+        if not _is_number(node[k]):
+            raise fail("VALUE_INVALID", f"schedule member {k} must be a number", f"{ptr}/{k}")
+    if kind == "linear" and not 0 < node["end_fraction"] <= 1:
+        raise fail("SCHEDULE_INVALID", "end_fraction must be in (0, 1]", ptr + "/end_fraction")
+
+
+def from_json(node: dict) -> Schedule:
+    """Build a schedule object from a checked schedule value."""
+    kind = node["kind"]
+    if kind == "constant":
+        return Constant(node["value"])
+    if kind == "linear":
+        return Linear(node["start"], node["end"], node["end_fraction"])
+    return Piecewise(tuple((t, v) for t, v in node["points"]), node["interpolation"])
+
+
+def to_json(s: Schedule) -> dict:
+    """The value-model form of a schedule object."""
+    if isinstance(s, Constant):
+        return {"$type": "schedule", "kind": "constant", "value": s.value}
+    if isinstance(s, Linear):
+        return {"$type": "schedule", "kind": "linear", "start": s.start, "end": s.end, "end_fraction": s.end_fraction}
+    return {
+        "$type": "schedule",
+        "kind": "piecewise",
+        "points": [[t, v] for t, v in s.points],
+        "interpolation": s.interpolation,
+    }

@@ -1,0 +1,287 @@
+"""Spaces (spec §8): neutral dataclasses, their checks, and the gymnasium bridge."""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+import numpy as np
+
+from .dtypes import DTYPES, INTEGER_CODES, code_of_numpy, numpy_view_dtype
+from .errors import RlarchiveError
+
+
+def _arrays_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@dataclass(eq=False)
+class Box:
+    """A box in R^n (or Z^n): elementwise ``low`` and ``high`` bounds, which may be infinite."""
+
+    low: np.ndarray
+    high: np.ndarray
+    shape: tuple
+    dtype: str  # dtype code, e.g. "F32"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Box)
+            and (self.shape, self.dtype) == (other.shape, other.dtype)
+            and _arrays_equal(self.low, other.low)
+            and _arrays_equal(self.high, other.high)
+        )
+
+
+@dataclass(frozen=True)
+class Discrete:
+    """The integers ``start .. start + n - 1``."""
+
+    n: int
+    start: int = 0
+    dtype: str = "I64"
+
+
+@dataclass(eq=False)
+class MultiDiscrete:
+    """A vector of discrete choices, element i in ``start[i] .. start[i] + nvec[i] - 1``."""
+
+    nvec: np.ndarray
+    start: np.ndarray
+    dtype: str = "I64"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MultiDiscrete)
+            and self.dtype == other.dtype
+            and _arrays_equal(self.nvec, other.nvec)
+            and _arrays_equal(self.start, other.start)
+        )
+
+
+@dataclass(frozen=True)
+class MultiBinary:
+    """Binary vectors (or arrays) of shape ``n``."""
+
+    n: Union[int, tuple]
+
+
+@dataclass(frozen=True)
+class Dict:
+    """An ordered mapping from string keys to spaces."""
+
+    spaces: tuple = field(default_factory=tuple)  # ((key, space), ...)
+
+
+@dataclass(frozen=True)
+class Tuple:
+    """A fixed sequence of spaces."""
+
+    spaces: tuple = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Text:
+    """Strings of ``min_length`` to ``max_length`` characters from ``charset``."""
+
+    max_length: int
+    min_length: int = 1
+    charset: str = ""
+
+
+Space = Union[Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple, Text]
+_MEMBERS = {
+    "box": {"dtype", "shape", "low", "high"},
+    "discrete": {"n", "start", "dtype"},
+    "multi_discrete": {"nvec", "start", "dtype"},
+    "multi_binary": {"n"},
+    "dict": {"spaces"},
+    "tuple": {"spaces"},
+    "text": {"min_length", "max_length", "charset"},
+}
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _code(x: Any) -> bool:
+    return isinstance(x, str) and x in DTYPES
+
+
+def _is_ndarray(x: Any) -> bool:
+    return isinstance(x, dict) and x.get("$type") == "ndarray"
+
+
+def check(node: dict, ptr: str, check_value: Callable[[Any, str], None], fail: Callable[..., RlarchiveError]) -> None:
+    """Check a space value (spec §8): kind, members, member types, then the (S) rules."""
+    kind = node.get("kind")
+    if not isinstance(kind, str) or kind not in _MEMBERS:
+        raise fail("VALUE_INVALID", f"unknown space kind {kind!r}", ptr)
+    want = _MEMBERS[kind] | {"$type", "kind"}
+    if set(node) != want:
+        raise fail("VALUE_INVALID", f"space {kind} needs exactly the members {sorted(want)}", ptr)
+
+    def need(cond: bool, member: str, what: str) -> None:
+        if not cond:
+            raise fail("VALUE_INVALID", f"space member {member} must be {what}", f"{ptr}/{member}")
+
+    def rule(cond: bool, msg: str, member: str = "") -> None:
+        if not cond:
+            raise fail("SPACE_INVALID", msg, ptr + (f"/{member}" if member else ""))
+
+    if kind == "box":
+        need(_code(node["dtype"]), "dtype", "a dtype code")
+        need(isinstance(node["shape"], list) and all(_int(d) and d >= 0 for d in node["shape"]), "shape", "an array of integers >= 0")
+        for m in ("low", "high"):
+            need(_is_ndarray(node[m]), m, "an ndarray")
+            check_value(node[m], f"{ptr}/{m}")
+        rule(DTYPES[node["dtype"]].kind in ("int", "uint", "float", "bool"), "box dtype must be integer, float or BOOL", "dtype")
+        for m in ("low", "high"):
+            rule(node[m]["dtype"] == node["dtype"] and node[m]["shape"] == node["shape"], f"{m} must have the box's dtype and shape", m)
+    elif kind == "discrete":
+        need(_int(node["n"]), "n", "an integer")
+        need(_int(node["start"]), "start", "an integer")
+        need(_code(node["dtype"]), "dtype", "a dtype code")
+        rule(node["n"] >= 1, "n must be >= 1", "n")
+        rule(node["dtype"] in INTEGER_CODES, "dtype must be an integer dtype", "dtype")
+    elif kind == "multi_discrete":
+        need(_code(node["dtype"]), "dtype", "a dtype code")
+        for m in ("nvec", "start"):
+            need(_is_ndarray(node[m]), m, "an ndarray")
+            check_value(node[m], f"{ptr}/{m}")
+        rule(node["dtype"] in INTEGER_CODES, "dtype must be an integer dtype", "dtype")
+        for m in ("nvec", "start"):
+            rule("base64" in node[m], f"{m} must be inline", m)
+            rule(node[m]["dtype"] == node["dtype"], f"{m} must have the space's dtype", m)
+        rule(node["nvec"]["shape"] == node["start"]["shape"], "nvec and start must have equal shapes", "start")
+        nvec = _inline(node["nvec"])
+        rule(bool(np.all(nvec >= 1)), "every element of nvec must be >= 1", "nvec")
+    elif kind == "multi_binary":
+        n = node["n"]
+        need(_int(n) or (isinstance(n, list) and all(_int(d) for d in n)), "n", "an integer or an array of integers")
+        rule((_int(n) and n >= 1) or (isinstance(n, list) and len(n) > 0 and all(d >= 1 for d in n)), "n must be >= 1", "n")
+    elif kind == "dict":
+        sp = node["spaces"]
+        need(isinstance(sp, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in sp), "spaces", "an array of [key, space] pairs")
+        for i, (_, s) in enumerate(sp):
+            need(isinstance(s, dict) and s.get("$type") == "space", f"spaces/{i}/1", "a space")
+            check_value(s, f"{ptr}/spaces/{i}/1")
+        keys = [p[0] for p in sp]
+        rule(len(set(keys)) == len(keys), "dict space keys must be unique", "spaces")
+    elif kind == "tuple":
+        sp = node["spaces"]
+        need(isinstance(sp, list), "spaces", "an array of spaces")
+        for i, s in enumerate(sp):
+            need(isinstance(s, dict) and s.get("$type") == "space", f"spaces/{i}", "a space")
+            check_value(s, f"{ptr}/spaces/{i}")
+    elif kind == "text":
+        need(_int(node["min_length"]), "min_length", "an integer")
+        need(_int(node["max_length"]), "max_length", "an integer")
+        need(isinstance(node["charset"], str), "charset", "a string")
+        rule(0 <= node["min_length"] <= node["max_length"], "need 0 <= min_length <= max_length", "min_length")
+        cs = node["charset"]
+        rule(len(cs) > 0 and all(a < b for a, b in zip(cs, cs[1:])), "charset must be non-empty, ascending, without repeats", "charset")
+
+
+def _inline(nd: dict) -> np.ndarray:
+    raw = base64.b64decode(nd["base64"])
+    return np.frombuffer(raw, dtype=numpy_view_dtype(nd["dtype"])).reshape(nd["shape"])
+
+
+def from_json(node: dict, decode: Callable[[Any], Any]) -> Space:
+    """A neutral space object from a checked space value; ``decode`` decodes nested values."""
+    kind = node["kind"]
+    if kind == "box":
+        return Box(decode(node["low"]), decode(node["high"]), tuple(node["shape"]), node["dtype"])
+    if kind == "discrete":
+        return Discrete(node["n"], node["start"], node["dtype"])
+    if kind == "multi_discrete":
+        return MultiDiscrete(decode(node["nvec"]), decode(node["start"]), node["dtype"])
+    if kind == "multi_binary":
+        n = node["n"]
+        return MultiBinary(tuple(n) if isinstance(n, list) else n)
+    if kind == "dict":
+        return Dict(tuple((k, from_json(s, decode)) for k, s in node["spaces"]))
+    if kind == "tuple":
+        return Tuple(tuple(from_json(s, decode) for s in node["spaces"]))
+    return Text(node["max_length"], node["min_length"], node["charset"])
+
+
+def to_json(space: Space, encode: Callable[[Any, str], Any], ptr: str) -> dict:
+    """The value-model form of a neutral space; ``encode(value, ptr)`` encodes nested values."""
+    out: dict = {"$type": "space"}
+    if isinstance(space, Box):
+        out.update(kind="box", dtype=space.dtype, shape=list(space.shape))
+        out["low"] = encode(space.low, ptr + "/low")
+        out["high"] = encode(space.high, ptr + "/high")
+    elif isinstance(space, Discrete):
+        out.update(kind="discrete", n=int(space.n), start=int(space.start), dtype=space.dtype)
+    elif isinstance(space, MultiDiscrete):
+        out.update(kind="multi_discrete", dtype=space.dtype)
+        out["nvec"] = encode(space.nvec, ptr + "/nvec", inline=True)
+        out["start"] = encode(space.start, ptr + "/start", inline=True)
+    elif isinstance(space, MultiBinary):
+        out.update(kind="multi_binary", n=list(space.n) if isinstance(space.n, tuple) else int(space.n))
+    elif isinstance(space, Dict):
+        out.update(kind="dict", spaces=[[k, to_json(s, encode, f"{ptr}/spaces/{i}/1")] for i, (k, s) in enumerate(space.spaces)])
+    elif isinstance(space, Tuple):
+        out.update(kind="tuple", spaces=[to_json(s, encode, f"{ptr}/spaces/{i}") for i, s in enumerate(space.spaces)])
+    else:
+        out.update(kind="text", min_length=space.min_length, max_length=space.max_length, charset=space.charset)
+    return out
+
+
+# ---------------------------------------------------------------- gymnasium bridge
+
+
+def from_gymnasium(space: Any) -> Space:
+    """A neutral space equal to a gymnasium (or gym) space; TypeError if it has no equivalent."""
+    name = type(space).__name__
+    if name == "Box":
+        dt = code_of_numpy(space.dtype)
+        return Box(np.asarray(space.low), np.asarray(space.high), tuple(space.shape), dt)
+    if name == "Discrete":
+        return Discrete(int(space.n), int(getattr(space, "start", 0)), code_of_numpy(getattr(space, "dtype", np.int64)) or "I64")
+    if name == "MultiDiscrete":
+        nvec = np.asarray(space.nvec)
+        start = np.asarray(getattr(space, "start", np.zeros_like(nvec)), dtype=nvec.dtype)
+        return MultiDiscrete(nvec, start, code_of_numpy(nvec.dtype))
+    if name == "MultiBinary":
+        n = space.n
+        return MultiBinary(tuple(int(d) for d in n) if not isinstance(n, (int, np.integer)) else int(n))
+    if name == "Dict":
+        return Dict(tuple((k, from_gymnasium(s)) for k, s in space.spaces.items()))
+    if name == "Tuple":
+        return Tuple(tuple(from_gymnasium(s) for s in space.spaces))
+    if name == "Text":
+        chars = "".join(sorted(set(space.character_set)))
+        return Text(int(space.max_length), int(space.min_length), chars)
+    raise TypeError(f"no neutral space for {type(space).__module__}.{type(space).__qualname__}")
+
+
+def is_gymnasium_space(obj: Any) -> bool:
+    """True for an instance of gymnasium.spaces.Space (without importing gymnasium)."""
+    return any(c.__module__.startswith(("gymnasium.spaces", "gym.spaces")) and c.__name__ == "Space" for c in type(obj).__mro__)
+
+
+def to_gymnasium(space: Space) -> Any:
+    """The gymnasium space equal to a neutral space (needs gymnasium installed)."""
+    import gymnasium.spaces as gs
+
+    if isinstance(space, Box):
+        dt = numpy_view_dtype(space.dtype)
+        return gs.Box(low=np.array(space.low), high=np.array(space.high), shape=space.shape, dtype=dt)
+    if isinstance(space, Discrete):
+        return gs.Discrete(space.n, start=space.start, dtype=numpy_view_dtype(space.dtype))
+    if isinstance(space, MultiDiscrete):
+        return gs.MultiDiscrete(np.array(space.nvec), dtype=numpy_view_dtype(space.dtype), start=np.array(space.start))
+    if isinstance(space, MultiBinary):
+        return gs.MultiBinary(list(space.n) if isinstance(space.n, tuple) else space.n)
+    if isinstance(space, Dict):
+        from collections import OrderedDict
+
+        return gs.Dict(OrderedDict((k, to_gymnasium(s)) for k, s in space.spaces))  # a plain dict would be sorted
+    if isinstance(space, Tuple):
+        return gs.Tuple(tuple(to_gymnasium(s) for s in space.spaces))
+    return gs.Text(space.max_length, min_length=space.min_length, charset=space.charset)

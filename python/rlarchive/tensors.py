@@ -1,0 +1,257 @@
+"""Tensor groups: the safetensors profile of spec §10, reading (checks, views) and writing."""
+from __future__ import annotations
+
+import math
+import struct
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from . import jsonstrict
+from .dtypes import DTYPES, DType, code_of_numpy, code_of_torch, numpy_view_dtype
+from .errors import RlarchiveError
+from .limits import MAX_ELEMENT_BYTES, MAX_NAME_BYTES, MAX_NDIM, MAX_SAFETENSORS_HEADER_BYTES
+from .zipprofile import Member, Source
+
+ALIGN = 64
+_ENTRY_KEYS = {"dtype", "shape", "data_offsets"}
+
+
+@dataclass(eq=False)
+class RawTensor:
+    """A tensor whose dtype NumPy lacks (BF16, FP8): its code, shape and raw element bits.
+
+    ``raw`` views the bytes as unsigned integers of the element size.
+    """
+
+    dtype: str
+    shape: tuple
+    raw: np.ndarray
+    scalar: bool = False
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, RawTensor)
+            and (self.dtype, self.shape, self.scalar) == (other.dtype, other.shape, other.scalar)
+            and self.raw.tobytes() == other.raw.tobytes()
+        )
+
+    def to_torch(self):
+        """The tensor as a torch tensor of its real dtype."""
+        import torch
+
+        t = torch.from_numpy(np.array(self.raw, copy=True))
+        return t.view(getattr(torch, DTYPES[self.dtype].torch)).reshape(self.shape)
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Where one tensor lives in the file."""
+
+    name: str
+    dtype: str
+    shape: tuple
+    offset: int  # absolute file offset of the first element byte
+    nbytes: int
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
+    """Check one safetensors member (spec §10.2, in its order) and list its tensors."""
+
+    def fail(code: str, msg: str, offset: int | None = None) -> RlarchiveError:
+        return RlarchiveError(code, msg, member=m.name, offset=offset)
+
+    if m.size < 8:
+        raise fail("ST_TRUNCATED", "safetensors member shorter than 8 bytes", m.data_offset)
+    (n,) = struct.unpack("<Q", src.read(m.data_offset, 8))
+    if n > MAX_SAFETENSORS_HEADER_BYTES:
+        raise fail("ST_HEADER_TOO_LARGE", f"header of {n} bytes exceeds {MAX_SAFETENSORS_HEADER_BYTES}", m.data_offset)
+    if n > m.size - 8:
+        raise fail("ST_TRUNCATED", "header runs past the end of the member", m.data_offset)
+    raw = src.read(m.data_offset + 8, n)
+    header = jsonstrict.parse(raw, member=m.name, offset=m.data_offset + 8, max_bytes=MAX_SAFETENSORS_HEADER_BYTES, size_code="ST_HEADER_TOO_LARGE")
+    if not raw.startswith(b"{") or not raw.rstrip(b" ").endswith(b"}"):
+        raise fail("ST_HEADER_INVALID", "header must start with '{' and be padded only with spaces", m.data_offset + 8)
+    if not isinstance(header, dict):
+        raise fail("ST_HEADER_INVALID", "header is not a JSON object")
+    for name, e in header.items():
+        if name == "__metadata__":
+            raise fail("ST_HEADER_INVALID", "__metadata__ is not permitted in this profile")
+        if not name or name.startswith("__") or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+            raise fail("ST_HEADER_INVALID", f"invalid tensor name {name[:60]!r}")
+        if not (
+            isinstance(e, dict)
+            and set(e) == _ENTRY_KEYS
+            and isinstance(e["dtype"], str)
+            and isinstance(e["shape"], list)
+            and all(_int(d) and d >= 0 for d in e["shape"])
+            and isinstance(e["data_offsets"], list)
+            and len(e["data_offsets"]) == 2
+            and all(_int(o) and o >= 0 for o in e["data_offsets"])
+        ):
+            raise fail("ST_HEADER_INVALID", f"tensor {name!r} entry must be {{dtype, shape, data_offsets}} of the right types")
+    for name, e in header.items():
+        if e["dtype"] not in DTYPES:
+            raise fail("ST_DTYPE_UNKNOWN", f"tensor {name!r} has unknown dtype {e['dtype'][:40]!r}")
+    for name, e in header.items():
+        if len(e["shape"]) > MAX_NDIM:
+            raise fail("LIMIT_EXCEEDED", f"tensor {name!r} has more than {MAX_NDIM} dimensions")
+    buf_start = m.data_offset + 8 + n
+    buf_len = m.size - 8 - n
+    for name, e in header.items():
+        b, en = e["data_offsets"]
+        if not b <= en <= buf_len:
+            raise fail("ST_OFFSETS_INVALID", f"tensor {name!r} offsets [{b}, {en}] are reversed or outside the buffer")
+    for name, e in header.items():
+        b, en = e["data_offsets"]
+        if math.prod(e["shape"]) * DTYPES[e["dtype"]].size != en - b:
+            raise fail("ST_SHAPE_MISMATCH", f"tensor {name!r}: {en - b} bytes do not hold shape {e['shape']} of {e['dtype']}")
+    prev = 0
+    for name, e in sorted(header.items(), key=lambda kv: tuple(kv[1]["data_offsets"])):
+        b, en = e["data_offsets"]
+        if b > prev:
+            raise fail("ST_HOLE", f"{b - prev} unused bytes before tensor {name!r}", buf_start + prev)
+        if b < prev:
+            raise fail("ST_OVERLAP", f"tensor {name!r} overlaps the tensor before it", buf_start + b)
+        prev = en
+    if prev != buf_len:
+        raise fail("ST_TRAILING_BYTES", f"{buf_len - prev} bytes after the last tensor", buf_start + prev)
+    out = {}
+    for name, e in header.items():
+        d = DTYPES[e["dtype"]]
+        off = buf_start + e["data_offsets"][0]
+        if off % d.alignment:
+            raise fail("ST_MISALIGNED", f"tensor {name!r} starts at {off}, not a multiple of {d.alignment}", off)
+        out[name] = TensorInfo(name, d.code, tuple(e["shape"]), off, e["data_offsets"][1] - e["data_offsets"][0])
+    return out
+
+
+def view_numpy(buf: Any, info: TensorInfo) -> Any:
+    """A zero-copy NumPy view of a tensor in ``buf`` (RawTensor for dtypes NumPy lacks)."""
+    dt = numpy_view_dtype(info.dtype)
+    count = info.nbytes // DTYPES[info.dtype].size
+    a = np.frombuffer(buf, dtype=dt, count=count, offset=info.offset).reshape(info.shape)
+    if DTYPES[info.dtype].numpy is None:
+        return RawTensor(info.dtype, info.shape, a)
+    return a
+
+
+def view_torch(buf: Any, info: TensorInfo):
+    """A torch tensor sharing ``buf``'s memory (read-only by contract)."""
+    import torch
+
+    dt = getattr(torch, DTYPES[info.dtype].torch)
+    count = info.nbytes // DTYPES[info.dtype].size
+    if count == 0:
+        return torch.empty(info.shape, dtype=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # read-only buffer: documented as read-only
+        t = torch.frombuffer(buf, dtype=dt, count=count, offset=info.offset)
+    return t.reshape(info.shape)
+
+
+# ---------------------------------------------------------------- writing
+
+
+@dataclass
+class TensorData:
+    """A tensor ready to write: dtype code, shape and its little-endian element bytes."""
+
+    dtype: str
+    shape: tuple
+    data: np.ndarray  # 1-D uint8, C order
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.size
+
+
+def _torch_to_numpy(t) -> tuple[str, np.ndarray]:
+    import torch
+
+    code = code_of_torch(t.dtype)
+    if code is None:
+        raise RlarchiveError("VALUE_UNSUPPORTED", f"torch dtype {t.dtype} has no rlarchive dtype")
+    t = t.detach().to("cpu").contiguous()
+    d = DTYPES[code]
+    if d.numpy is None or code in ("U16", "U32", "U64"):
+        raw = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[d.size]
+        a = t.view(raw).numpy().view(np.dtype(d.raw))
+    else:
+        a = t.numpy()
+    return code, a
+
+
+def as_tensor(obj: Any) -> TensorData:
+    """Convert a NumPy array, NumPy scalar, torch tensor or RawTensor to TensorData.
+
+    Raises:
+        RlarchiveError: VALUE_UNSUPPORTED for anything else or an unsupported dtype.
+    """
+    if isinstance(obj, RawTensor):
+        code, a = obj.dtype, np.asarray(obj.raw)
+    elif isinstance(obj, (np.ndarray, np.generic)):
+        a = np.asarray(obj)
+        code = code_of_numpy(a.dtype)
+        if code is None:
+            raise RlarchiveError("VALUE_UNSUPPORTED", f"NumPy dtype {a.dtype} has no rlarchive dtype")
+    elif _is_torch_tensor(obj):
+        code, a = _torch_to_numpy(obj)
+    else:
+        raise RlarchiveError("VALUE_UNSUPPORTED", f"not a tensor: {type(obj).__name__}")
+    shape = tuple(int(d) for d in a.shape)
+    if len(shape) > MAX_NDIM:
+        raise RlarchiveError("WRITE_INVALID", f"tensor has more than {MAX_NDIM} dimensions")
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    a = np.ascontiguousarray(a)
+    if a.nbytes > MAX_ELEMENT_BYTES:
+        raise RlarchiveError("WRITE_INVALID", "tensor larger than MAX_ELEMENT_BYTES")
+    return TensorData(code, shape, a.reshape(-1).view(np.uint8))
+
+
+def _is_torch_tensor(obj: Any) -> bool:
+    return any(c.__module__ == "torch" and c.__name__ == "Tensor" for c in type(obj).__mro__)
+
+
+def is_tensor(obj: Any) -> bool:
+    """True for the objects :func:`as_tensor` accepts as arrays (not NumPy scalars)."""
+    return isinstance(obj, (np.ndarray, RawTensor)) or _is_torch_tensor(obj)
+
+
+def group_layout(tensors: Mapping[str, TensorData]) -> tuple[bytes, list[TensorData]]:
+    """The header (length prefix included) and tensor order of a group (spec §12)."""
+    order = sorted(tensors.items(), key=lambda kv: (-DTYPES[kv[1].dtype].alignment, kv[0].encode("utf-8")))
+    header: dict = {}
+    pos = 0
+    for name, t in order:
+        header[name] = {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": [pos, pos + t.nbytes]}
+        pos += t.nbytes
+    text = jsonstrict.dumps(header)
+    pad = (-(8 + len(text))) % ALIGN
+    text += b" " * pad
+    return struct.pack("<Q", len(text)) + text, [t for _, t in order]
+
+
+def group_chunks(prefix: bytes, order: list[TensorData], chunk: int = 1 << 24) -> Iterator[memoryview]:
+    """The bytes of a group member, as chunks that reference the tensors' own memory."""
+    yield memoryview(prefix)
+    for t in order:
+        mv = memoryview(t.data)
+        for i in range(0, t.nbytes, chunk):
+            yield mv[i : i + chunk]
+
+
+def check_tensor_name(name: Any) -> None:
+    """Raise WRITE_INVALID unless ``name`` is a valid tensor name (spec §10.2)."""
+    if not isinstance(name, str) or not name or name.startswith("__") or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise RlarchiveError("WRITE_INVALID", f"invalid tensor name {name!r}")
+
+
+__all__ = ["RawTensor", "TensorInfo", "TensorData", "read_group", "view_numpy", "view_torch", "as_tensor", "group_layout", "group_chunks", "DType"]

@@ -1,0 +1,52 @@
+"""The validator (spec §14): every problem it can find, as a report."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import RlarchiveError
+
+VALIDATOR_NAME = "rlarchive-python"
+
+
+def _bool_warnings(ar: Any) -> list[RlarchiveError]:
+    import numpy as np
+
+    out = []
+    for g in ar.groups:
+        for name, info in ar.tensor_info(g).items():
+            if info.dtype == "BOOL" and info.nbytes:
+                raw = np.frombuffer(ar._buffer(), dtype=np.uint8, count=info.nbytes, offset=info.offset)
+                if raw.max() > 1:
+                    out.append(RlarchiveError("ST_BOOL_VALUE", f"BOOL tensor {name!r} holds bytes other than 0 and 1", member=f"tensors/{g}.safetensors", offset=info.offset))
+    return out
+
+
+def validate(path: "os.PathLike[str] | str") -> dict:
+    """Check a file against every rule of the spec and return the report (spec §14).
+
+    Never raises for a bad file: problems are issues in the report.
+    """
+    from . import __version__
+    from .reader import Archive
+
+    issues: list[RlarchiveError] = []
+    try:
+        ar = Archive(os.fspath(path), spaces="neutral", collect=issues)
+    except RlarchiveError as e:
+        issues.append(e)
+    else:
+        try:
+            issues.extend(ar.warnings)
+            ar.verify()
+            issues.extend(_bool_warnings(ar))
+        finally:
+            ar.close()
+    counts = {s: sum(1 for i in issues if i.severity == s) for s in ("error", "warning", "info")}
+    return {
+        "validator": {"name": VALIDATOR_NAME, "version": __version__},
+        "file": os.fspath(path),
+        "valid": counts["error"] == 0,
+        "summary": {"errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"]},
+        "issues": [i.as_issue() for i in issues],
+    }

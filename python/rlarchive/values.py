@@ -1,0 +1,493 @@
+"""The tagged value model of spec §7: checking, decoding to Python, canonical form, encoding.
+
+Decoded Python types:
+
+==================  =====================================================
+value               Python
+==================  =====================================================
+null/bool/str       ``None``/``bool``/``str``
+integer             ``int`` (any size)
+float               ``float`` (incl. nan, ±inf, -0.0)
+list / map          ``list`` / ``dict``
+tuple / bytes       ``tuple`` / ``bytes``
+dict (any keys)     ``dict``
+ndarray             ``numpy.ndarray`` (read-only view when referenced), or
+                    :class:`~rlarchive.tensors.RawTensor` for BF16/FP8
+scalar              NumPy scalar (``numpy.float32(...)``), or RawTensor
+space               gymnasium space or :mod:`rlarchive.spaces` dataclass
+schedule            :mod:`rlarchive.schedules` callable
+class               :class:`ClassRef` (never imported by default)
+opaque              :class:`Opaque` (never unpickled by default)
+==================  =====================================================
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+import numpy as np
+
+from . import schedules, spaces
+from .dtypes import DTYPES, numpy_view_dtype
+from .errors import RlarchiveError
+from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_NDIM, MAX_SAFE_INTEGER
+from .tensors import RawTensor, as_tensor, is_tensor
+
+_IDENT_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_BIGINT = re.compile(r"-?[1-9][0-9]*")
+_NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    """A class or function recorded by name. Never imported unless the caller allows its name."""
+
+    module: str
+    qualname: str
+
+    @property
+    def name(self) -> str:
+        """The dotted name ``module.qualname``."""
+        return f"{self.module}.{self.qualname}"
+
+    def resolve(self, allow: Iterable[str]) -> Any:
+        """Import and return the object, if ``allow`` names it.
+
+        Args:
+            allow: exact dotted names, or prefixes ending in ``.*`` (``"torch.nn.*"``).
+        Raises:
+            RlarchiveError: IMPORT_NOT_ALLOWED when the name is not allowed or cannot be found.
+        """
+        name = self.name
+        if not any(name == a or (a.endswith(".*") and name.startswith(a[:-1])) for a in allow):
+            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"{name} is not in the caller's allow-list")
+        import importlib
+
+        try:
+            obj = importlib.import_module(self.module)
+            for part in self.qualname.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as e:
+            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"cannot resolve {name}: {e}") from None
+        return obj
+
+    @classmethod
+    def of(cls, obj: Any) -> "ClassRef":
+        """The reference naming a class or module-level function."""
+        return cls(obj.__module__, obj.__qualname__)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """An object only Python can rebuild, kept as a pickle that is never run by default."""
+
+    data: bytes
+    type: Optional[str] = None
+    note: Optional[str] = None
+    format: str = field(default="pickle")
+
+    def unpickle(self, *, trusted: bool = False) -> Any:
+        """Run the pickle and return the object. This executes code from the file.
+
+        Raises:
+            RlarchiveError: PICKLE_NOT_ALLOWED unless ``trusted=True``.
+        """
+        if not trusted:
+            raise RlarchiveError("PICKLE_NOT_ALLOWED", "unpickling runs code from the file; pass trusted=True to allow it")
+        import pickle
+
+        return pickle.loads(self.data)
+
+
+# ---------------------------------------------------------------- checking
+
+
+def _fail(code: str, msg: str, ptr: str) -> RlarchiveError:
+    return RlarchiveError(code, msg, member="data.json", pointer=ptr)
+
+
+def esc(key: str) -> str:
+    """Escape a key for a JSON Pointer (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _b64(s: Any, ptr: str) -> bytes:
+    if not isinstance(s, str):
+        raise _fail("VALUE_INVALID", "base64 member must be a string", ptr)
+    try:
+        raw = base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        raise _fail("VALUE_INVALID", "invalid base64", ptr) from None
+    if base64.b64encode(raw).decode("ascii") != s:
+        raise _fail("VALUE_INVALID", "base64 is not in canonical form", ptr)
+    return raw
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+@dataclass
+class Ref:
+    """An ndarray reference found while checking (spec §7.6), checked at step 9."""
+
+    pointer: str
+    group: str
+    name: str
+    dtype: str
+    shape: list
+
+
+class Checker:
+    """Checks values in document order and collects tensor references."""
+
+    def __init__(self) -> None:
+        self.refs: list[Ref] = []
+
+    def check(self, v: Any, ptr: str) -> None:
+        if v is None or isinstance(v, (bool, str, int, float)):
+            return
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                self.check(x, f"{ptr}/{i}")
+            return
+        if "$type" not in v:
+            for k, x in v.items():
+                self.check(x, f"{ptr}/{esc(k)}")
+            return
+        t = v["$type"]
+        fn = _TAGS.get(t) if isinstance(t, str) else None
+        if fn is None:
+            raise _fail("VALUE_UNKNOWN_TYPE", f"unknown value type {str(t)[:60]!r}", ptr)
+        fn(self, v, ptr)
+
+    def _members(self, v: dict, ptr: str, required: set, optional: set = frozenset()) -> None:
+        keys = set(v) - {"$type"}
+        if not required <= keys or not keys <= required | optional:
+            raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), ptr)
+
+    def _float(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"value"})
+        if not isinstance(v["value"], str) or v["value"] not in _NONFINITE:
+            raise _fail("VALUE_INVALID", "float value must be 'nan', 'inf' or '-inf'", ptr + "/value")
+
+    def _bigint(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"value"})
+        s = v["value"]
+        if not isinstance(s, str) or not _BIGINT.fullmatch(s):
+            raise _fail("VALUE_INVALID", "int value must be a decimal string without leading zeros", ptr + "/value")
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            raise _fail("LIMIT_EXCEEDED", f"int has more than {MAX_INT_DIGITS} digits", ptr + "/value")
+        if abs(int(s)) <= MAX_SAFE_INTEGER:
+            raise _fail("VALUE_INVALID", "an int within ±(2^53-1) must be a plain JSON integer", ptr + "/value")
+
+    def _bytes(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"base64"})
+        _b64(v["base64"], ptr + "/base64")
+
+    def _tuple(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"items"})
+        if not isinstance(v["items"], list):
+            raise _fail("VALUE_INVALID", "tuple items must be an array", ptr + "/items")
+        self.check(v["items"], ptr + "/items")
+
+    def _dict(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"entries"})
+        entries = v["entries"]
+        if not isinstance(entries, list):
+            raise _fail("VALUE_INVALID", "dict entries must be an array", ptr + "/entries")
+        seen = set()
+        plain = True
+        for i, e in enumerate(entries):
+            p = f"{ptr}/entries/{i}"
+            if not isinstance(e, list) or len(e) != 2:
+                raise _fail("VALUE_INVALID", "a dict entry must be a [key, value] array", p)
+            self.check(e[0], p + "/0")
+            kid = key_identity(e[0])
+            if kid is None:
+                raise _fail("VALUE_INVALID", "dict key must be hashable (null, bool, number other than NaN, string, bytes, tuple)", p + "/0")
+            if kid in seen:
+                raise _fail("VALUE_DUPLICATE_KEY", "dict has this key twice", p + "/0")
+            seen.add(kid)
+            self.check(e[1], p + "/1")
+            if not isinstance(e[0], str) or e[0] == "$type":
+                plain = False
+        if plain:
+            raise _fail("VALUE_INVALID", "a map with only string keys (none '$type') must be a plain object", ptr)
+
+    def _array_common(self, v: dict, ptr: str) -> int:
+        d = v["dtype"]
+        if not isinstance(d, str) or d not in DTYPES:
+            raise _fail("VALUE_INVALID", f"unknown dtype {str(d)[:40]!r}", ptr + "/dtype")
+        return DTYPES[d].size
+
+    def _ndarray(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"dtype", "shape"}, {"base64", "ref"})
+        if ("base64" in v) == ("ref" in v):
+            raise _fail("VALUE_INVALID", "ndarray needs exactly one of base64 and ref", ptr)
+        size = self._array_common(v, ptr)
+        shape = v["shape"]
+        if not isinstance(shape, list) or not all(_int(n) and n >= 0 for n in shape):
+            raise _fail("VALUE_INVALID", "shape must be an array of integers >= 0", ptr + "/shape")
+        if len(shape) > MAX_NDIM:
+            raise _fail("LIMIT_EXCEEDED", f"more than {MAX_NDIM} dimensions", ptr + "/shape")
+        nbytes = math.prod(shape) * size
+        if nbytes > MAX_ELEMENT_BYTES:
+            raise _fail("LIMIT_EXCEEDED", "array larger than MAX_ELEMENT_BYTES", ptr + "/shape")
+        if "base64" in v:
+            s = v["base64"]
+            if isinstance(s, str) and len(s) > 4 * ((MAX_INLINE_ARRAY_BYTES + 2) // 3):
+                raise _fail("LIMIT_EXCEEDED", f"inline array larger than {MAX_INLINE_ARRAY_BYTES} bytes", ptr + "/base64")
+            raw = _b64(s, ptr + "/base64")
+            if len(raw) > MAX_INLINE_ARRAY_BYTES:
+                raise _fail("LIMIT_EXCEEDED", f"inline array larger than {MAX_INLINE_ARRAY_BYTES} bytes", ptr + "/base64")
+            if len(raw) != nbytes:
+                raise _fail("ARRAY_SIZE_MISMATCH", f"{len(raw)} bytes for shape {shape} of {v['dtype']} ({nbytes} expected)", ptr + "/base64")
+        else:
+            r = v["ref"]
+            if not (isinstance(r, dict) and set(r) == {"group", "name"} and all(isinstance(r[k], str) for k in r)):
+                raise _fail("VALUE_INVALID", "ref must be {group, name} of strings", ptr + "/ref")
+            self.refs.append(Ref(ptr, r["group"], r["name"], v["dtype"], shape))
+
+    def _scalar(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"dtype", "base64"})
+        size = self._array_common(v, ptr)
+        raw = _b64(v["base64"], ptr + "/base64")
+        if len(raw) != size:
+            raise _fail("ARRAY_SIZE_MISMATCH", f"scalar of {v['dtype']} needs {size} bytes, not {len(raw)}", ptr + "/base64")
+
+    def _space(self, v: dict, ptr: str) -> None:
+        spaces.check(v, ptr, self.check, _fail)
+
+    def _schedule(self, v: dict, ptr: str) -> None:
+        schedules.check(v, ptr, _fail)
+
+    def _class(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"module", "qualname"})
+        for k in ("module", "qualname"):
+            if not isinstance(v[k], str) or not _IDENT_PATH.fullmatch(v[k]):
+                raise _fail("VALUE_INVALID", f"class {k} must be dotted identifiers", f"{ptr}/{k}")
+
+    def _opaque(self, v: dict, ptr: str) -> None:
+        self._members(v, ptr, {"format", "base64"}, {"type", "note"})
+        if v["format"] != "pickle":
+            raise _fail("VALUE_INVALID", "opaque format must be 'pickle'", ptr + "/format")
+        _b64(v["base64"], ptr + "/base64")
+        for k in ("type", "note"):
+            if k in v and not isinstance(v[k], str):
+                raise _fail("VALUE_INVALID", f"opaque {k} must be a string", f"{ptr}/{k}")
+
+
+_TAGS: dict[str, Callable[[Checker, dict, str], None]] = {
+    "float": Checker._float,
+    "int": Checker._bigint,
+    "bytes": Checker._bytes,
+    "tuple": Checker._tuple,
+    "dict": Checker._dict,
+    "ndarray": Checker._ndarray,
+    "scalar": Checker._scalar,
+    "space": Checker._space,
+    "schedule": Checker._schedule,
+    "class": Checker._class,
+    "opaque": Checker._opaque,
+}
+
+
+def key_identity(k: Any) -> Any:
+    """A hashable identity for a checked dict key (spec §7.5), or None if not hashable."""
+    if k is None:
+        return ("null",)
+    if isinstance(k, (bool, int, float)):
+        return ("num", k)  # Python: False == 0 == 0.0 == -0.0, True == 1 == 1.0
+    if isinstance(k, str):
+        return ("str", k)
+    if isinstance(k, dict):
+        t = k.get("$type")
+        if t == "int":
+            return ("num", int(k["value"]))
+        if t == "float":
+            return None if k["value"] == "nan" else ("num", _NONFINITE[k["value"]])
+        if t == "bytes":
+            return ("bytes", k["base64"])
+        if t == "tuple":
+            ids = [key_identity(x) for x in k["items"]]
+            return None if any(i is None for i in ids) else ("tuple", tuple(ids))
+    return None
+
+
+# ---------------------------------------------------------------- canonical form (spec §13.2)
+
+
+def canonical(v: Any) -> Any:
+    """The canonical form of a checked value: every float as a float tag."""
+    if isinstance(v, float):
+        if v == 0 and math.copysign(1.0, v) < 0:
+            s = "-0"
+        else:
+            from .jsonstrict import es6_number
+
+            s = es6_number(v)
+        return {"$type": "float", "value": s}
+    if isinstance(v, list):
+        return [canonical(x) for x in v]
+    if isinstance(v, dict):
+        return {k: canonical(x) for k, x in v.items()}
+    return v
+
+
+# ---------------------------------------------------------------- decoding
+
+
+class Decoder:
+    """Turns checked values into Python objects.
+
+    Args:
+        resolve: ``(group, name) -> array`` for references.
+        space_mode: ``"neutral"`` or ``"gymnasium"``.
+    """
+
+    def __init__(self, resolve: Callable[[str, str], Any], space_mode: str = "neutral") -> None:
+        self.resolve = resolve
+        self.space_mode = space_mode
+
+    def decode(self, v: Any) -> Any:
+        if v is None or isinstance(v, (bool, str, int, float)):
+            return v
+        if isinstance(v, list):
+            return [self.decode(x) for x in v]
+        t = v.get("$type")
+        if t is None:
+            return {k: self.decode(x) for k, x in v.items()}
+        if t == "float":
+            return _NONFINITE[v["value"]]
+        if t == "int":
+            return int(v["value"])
+        if t == "bytes":
+            return base64.b64decode(v["base64"])
+        if t == "tuple":
+            return tuple(self.decode(x) for x in v["items"])
+        if t == "dict":
+            return {self.decode(k): self.decode(x) for k, x in v["entries"]}
+        if t == "ndarray":
+            if "ref" in v:
+                return self.resolve(v["ref"]["group"], v["ref"]["name"])
+            raw = base64.b64decode(v["base64"])
+            a = np.frombuffer(raw, dtype=numpy_view_dtype(v["dtype"])).reshape(v["shape"]).copy()
+            return RawTensor(v["dtype"], tuple(v["shape"]), a) if DTYPES[v["dtype"]].numpy is None else a
+        if t == "scalar":
+            raw = base64.b64decode(v["base64"])
+            a = np.frombuffer(raw, dtype=numpy_view_dtype(v["dtype"]))
+            return RawTensor(v["dtype"], (), a.reshape(()).copy(), scalar=True) if DTYPES[v["dtype"]].numpy is None else a[0]
+        if t == "space":
+            s = spaces.from_json(v, self.decode)
+            return spaces.to_gymnasium(s) if self.space_mode == "gymnasium" else s
+        if t == "schedule":
+            return schedules.from_json(v)
+        if t == "class":
+            return ClassRef(v["module"], v["qualname"])
+        return Opaque(base64.b64decode(v["base64"]), v.get("type"), v.get("note"), v["format"])
+
+
+# ---------------------------------------------------------------- encoding
+
+
+class Encoder:
+    """Turns Python objects into values, moving large arrays to a tensor group.
+
+    Args:
+        group: the tensor group that receives referenced arrays.
+        tensors: where referenced arrays are collected (name -> TensorData).
+        inline_limit: arrays of at most this many bytes stay inline; ``-1`` references all.
+        opaque_fallback: pickle values the model cannot hold, instead of failing.
+    """
+
+    def __init__(self, group: str, tensors: dict, inline_limit: int, opaque_fallback: bool = False) -> None:
+        self.group = group
+        self.tensors = tensors
+        self.inline_limit = inline_limit
+        self.opaque_fallback = opaque_fallback
+
+    def encode(self, obj: Any, ptr: str, inline: bool = False) -> Any:
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, np.generic):
+            return self._scalar(obj, ptr)
+        if isinstance(obj, int):
+            return obj if abs(obj) <= MAX_SAFE_INTEGER else {"$type": "int", "value": str(obj)}
+        if isinstance(obj, float):
+            if math.isfinite(obj):
+                return obj
+            return {"$type": "float", "value": "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")}
+        if isinstance(obj, list):
+            return [self.encode(x, f"{ptr}/{i}") for i, x in enumerate(obj)]
+        if isinstance(obj, tuple):
+            return {"$type": "tuple", "items": [self.encode(x, f"{ptr}/items/{i}") for i, x in enumerate(obj)]}
+        if isinstance(obj, dict):
+            if all(isinstance(k, str) for k in obj) and "$type" not in obj:
+                return {k: self.encode(x, f"{ptr}/{esc(k)}") for k, x in obj.items()}
+            return {
+                "$type": "dict",
+                "entries": [[self.encode(k, f"{ptr}/entries/{i}/0"), self.encode(x, f"{ptr}/entries/{i}/1")] for i, (k, x) in enumerate(obj.items())],
+            }
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            return {"$type": "bytes", "base64": base64.b64encode(bytes(obj)).decode("ascii")}
+        if is_tensor(obj):
+            return self._array(obj, ptr, inline)
+        if isinstance(obj, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
+            return spaces.to_json(obj, self.encode, ptr)
+        if spaces.is_gymnasium_space(obj):
+            try:
+                neutral = spaces.from_gymnasium(obj)
+            except TypeError:
+                return self._opaque(obj, ptr)
+            return spaces.to_json(neutral, self.encode, ptr)
+        if isinstance(obj, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
+            return schedules.to_json(obj)
+        if isinstance(obj, ClassRef):
+            return {"$type": "class", "module": obj.module, "qualname": obj.qualname}
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) and _IDENT_PATH.fullmatch(
+            f"{obj.__module__}.{obj.__qualname__}"
+        ):
+            return {"$type": "class", "module": obj.__module__, "qualname": obj.__qualname__}
+        if isinstance(obj, Opaque):
+            out = {"$type": "opaque", "format": obj.format, "base64": base64.b64encode(obj.data).decode("ascii")}
+            if obj.type is not None:
+                out["type"] = obj.type
+            if obj.note is not None:
+                out["note"] = obj.note
+            return out
+        return self._opaque(obj, ptr)
+
+    def _opaque(self, obj: Any, ptr: str) -> dict:
+        tname = f"{type(obj).__module__}.{type(obj).__qualname__}"
+        if not self.opaque_fallback:
+            raise RlarchiveError("VALUE_UNSUPPORTED", f"the value model cannot hold a {tname} (at {ptr}); pass opaque_fallback=True to keep it as a pickle")
+        try:
+            import cloudpickle as pickler  # type: ignore
+        except ImportError:
+            import pickle as pickler
+        try:
+            data = pickler.dumps(obj)
+        except Exception as e:  # pickling user objects can fail in any way
+            raise RlarchiveError("VALUE_UNSUPPORTED", f"cannot pickle {tname} at {ptr}: {e}") from None
+        return {"$type": "opaque", "format": "pickle", "base64": base64.b64encode(data).decode("ascii"), "type": tname, "note": "not representable in the value model"}
+
+    def _scalar(self, obj: np.generic, ptr: str) -> dict:
+        t = as_tensor(obj)
+        return {"$type": "scalar", "dtype": t.dtype, "base64": base64.b64encode(t.data.tobytes()).decode("ascii")}
+
+    def _array(self, obj: Any, ptr: str, inline: bool) -> dict:
+        t = as_tensor(obj)
+        out = {"$type": "ndarray", "dtype": t.dtype, "shape": list(t.shape)}
+        if inline or (self.inline_limit >= 0 and t.nbytes <= self.inline_limit):
+            out["base64"] = base64.b64encode(t.data.tobytes()).decode("ascii")
+        else:
+            name = ptr.lstrip("/")
+            self.tensors[name] = t
+            out["ref"] = {"group": self.group, "name": name}
+        return out

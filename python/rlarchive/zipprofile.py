@@ -1,0 +1,423 @@
+"""The strict ZIP profile of spec §2-§3: reading and checking the directory, and writing.
+
+Reading goes through a :class:`Source` (positional reads), so that opening an
+archive touches only the records it needs. Checks run in the order of spec
+§11.1 steps 1-5.
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO, Optional
+
+from .errors import RlarchiveError
+from .limits import MAX_MEMBERS, MAX_NAME_BYTES
+
+MEDIA_TYPE = b"application/vnd.rlarchive+zip"
+#: bytes 26..66 of every archive (spec §3)
+IDENTIFICATION = b"\x08\x00\x00\x00mimetype" + MEDIA_TYPE
+IDENT_END = 26 + len(IDENTIFICATION)
+
+SIG_LOCAL = b"PK\x03\x04"
+SIG_CENTRAL = b"PK\x01\x02"
+SIG_EOCD = b"PK\x05\x06"
+SIG_Z64_EOCD = b"PK\x06\x06"
+SIG_Z64_LOCATOR = b"PK\x06\x07"
+
+ID_ZIP64 = 0x0001
+ID_ALIGN = 0xD935
+U16_MAX = 0xFFFF
+U32_MAX = 0xFFFFFFFF
+EOCD_SIZE = 22
+EOCD_SEARCH = EOCD_SIZE + 65535
+#: longest central record this profile admits: fixed part + name + ZIP64 extra
+MAX_CD_RECORD = 46 + MAX_NAME_BYTES + 28
+
+_LOCAL = struct.Struct("<4sHHHHHIIIHH")  # 30 bytes
+_CENTRAL = struct.Struct("<4sHHHHHHIIIHHHHHII")  # 46 bytes
+_EOCD = struct.Struct("<4sHHHHIIH")  # 22 bytes
+_Z64_EOCD = struct.Struct("<4sQHHIIQQQQ")  # 56 bytes
+_Z64_LOCATOR = struct.Struct("<4sIQI")  # 20 bytes
+_SEGMENT = re.compile(rb"[A-Za-z0-9._-]+")
+
+VERSION_MADE_BY = 45
+VERSION_NEEDED = 20
+VERSION_NEEDED_ZIP64 = 45
+DOS_DATE = 0x0021  # 1980-01-01
+DOS_TIME = 0
+
+
+class Source:
+    """Positional, bounded reads from a file; counts what it reads."""
+
+    def __init__(self, path: str) -> None:
+        try:
+            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            self.size = os.fstat(self._fd).st_size
+        except OSError as e:
+            raise RlarchiveError("IO_ERROR", f"cannot open {path}: {e.strerror}") from None
+        self.path = path
+        self.bytes_read = 0
+        self.reads: list[tuple[int, int]] = []
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Exactly ``length`` bytes at ``offset`` (callers check bounds first)."""
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise RlarchiveError("ZIP_TRUNCATED", "read beyond the end of the file", offset=offset)
+        self.reads.append((offset, length))
+        self.bytes_read += length
+        chunks = []
+        got = 0
+        try:
+            while got < length:
+                b = os.pread(self._fd, length - got, offset + got)
+                if not b:
+                    raise RlarchiveError("IO_ERROR", "file shrank while reading", offset=offset + got)
+                chunks.append(b)
+                got += len(b)
+        except OSError as e:
+            raise RlarchiveError("IO_ERROR", f"read failed: {e.strerror}", offset=offset) from None
+        return b"".join(chunks)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+@dataclass
+class Member:
+    """One archive member as the checked directory describes it."""
+
+    name: str
+    header_offset: int
+    data_offset: int
+    size: int
+    crc32: int
+    index: int
+
+
+def _err(code: str, msg: str, member: Optional[str] = None, offset: Optional[int] = None) -> RlarchiveError:
+    return RlarchiveError(code, msg, member=member, offset=offset)
+
+
+def check_name(raw: bytes) -> Optional[str]:
+    """Why a member name breaks spec §2.4, or None when it is valid."""
+    if not raw:
+        return "empty name"
+    if len(raw) > MAX_NAME_BYTES:
+        return f"name longer than {MAX_NAME_BYTES} bytes"
+    for seg in raw.split(b"/"):
+        if not seg:
+            return "empty segment (absolute name, directory entry or '//')"
+        if seg in (b".", b".."):
+            return "'.' or '..' segment"
+        if not _SEGMENT.fullmatch(seg):
+            return "character outside [A-Za-z0-9._-/]"
+    return None
+
+
+def _parse_extra(data: bytes, allowed: tuple[int, ...], member: str, offset: int) -> dict[int, bytes]:
+    fields: dict[int, bytes] = {}
+    pos = 0
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise _err("ZIP_EXTRA_FIELD", "extra field ends inside a record header", member, offset + pos)
+        hid, n = struct.unpack_from("<HH", data, pos)
+        if pos + 4 + n > len(data):
+            raise _err("ZIP_EXTRA_FIELD", "extra record runs past the extra field", member, offset + pos)
+        if hid not in allowed:
+            raise _err("ZIP_EXTRA_FIELD", f"extra record 0x{hid:04X} is not permitted here", member, offset + pos)
+        if hid in fields:
+            raise _err("ZIP_EXTRA_FIELD", f"extra record 0x{hid:04X} appears twice", member, offset + pos)
+        fields[hid] = data[pos + 4 : pos + 4 + n]
+        pos += 4 + n
+    if ID_ALIGN in fields:
+        pad = fields[ID_ALIGN]
+        if len(pad) < 2 or any(pad[2:]):
+            raise _err("ZIP_EXTRA_FIELD", "alignment record is short or has non-zero padding", member, offset)
+    return fields
+
+
+def _check_end_gap(src: Source, start: int, end: int) -> None:
+    """Bytes between the central directory and the end records (spec §2.1)."""
+    if start == end:
+        return
+    pos = start
+    tail = b""
+    while pos < end:
+        n = min(1 << 20, end - pos)
+        chunk = tail + src.read(pos, n)
+        if SIG_EOCD in chunk:
+            raise _err("ZIP_MULTIPLE_EOCD", "a second end record lies before the end record", offset=start)
+        tail = chunk[-3:]
+        pos += n
+    raise _err("ZIP_GAP", f"{end - start} bytes between the central directory and the end record", offset=start)
+
+
+def read_directory(src: Source) -> list[Member]:
+    """Check spec §2-§3 (processing steps 1-5 up to the layout) and list the members."""
+    size = src.size
+    # step 1: identification
+    head = src.read(0, min(size, IDENT_END))
+    if len(head) < IDENT_END or head[:4] != SIG_LOCAL or head[26:IDENT_END] != IDENTIFICATION:
+        raise _err("ARCHIVE_NOT_RLARCHIVE", "the file does not begin with the rlarchive identification bytes", offset=0)
+
+    # step 2: end records
+    if size < EOCD_SIZE:
+        raise _err("ZIP_EOCD_NOT_FOUND", "file too short for an end record")
+    tail_start = size - min(size, EOCD_SEARCH)
+    tail = src.read(tail_start, size - tail_start)
+    eocd_pos = size - EOCD_SIZE
+    if tail[-EOCD_SIZE:-EOCD_SIZE + 4] != SIG_EOCD:
+        found = tail.rfind(SIG_EOCD)
+        if found >= 0:
+            raise _err("ZIP_TRAILING_DATA", "bytes follow the end of central directory record", offset=tail_start + found)
+        raise _err("ZIP_EOCD_NOT_FOUND", "no end of central directory record")
+    _, disk, cd_disk, n_disk, n_total, cd_size, cd_offset, comment_len = _EOCD.unpack_from(tail, len(tail) - EOCD_SIZE)
+    if comment_len != 0:
+        raise _err("ZIP_TRAILING_DATA", "the end record has a comment", offset=eocd_pos)
+    region_end = eocd_pos
+    loc_pos = eocd_pos - 20
+    if loc_pos >= 0 and src.read(loc_pos, 4) == SIG_Z64_LOCATOR:
+        _, z_disk, z_offset, z_disks = _Z64_LOCATOR.unpack(src.read(loc_pos, 20))
+        if z_disk != 0 or z_disks != 1:
+            raise _err("ZIP_ZIP64_INVALID", "ZIP64 locator names another disk", offset=loc_pos)
+        if z_offset + 56 != loc_pos:
+            raise _err("ZIP_ZIP64_INVALID", "ZIP64 end record does not end at the locator", offset=loc_pos)
+        rec = src.read(z_offset, 56)
+        sig, rec_size, _, _, z_disk, z_cd_disk, z_n_disk, z_n_total, z_cd_size, z_cd_offset = _Z64_EOCD.unpack(rec)
+        if sig != SIG_Z64_EOCD or rec_size != 44:
+            raise _err("ZIP_ZIP64_INVALID", "bad ZIP64 end record signature or size", offset=z_offset)
+        for classic, wide, mx in (
+            (disk, z_disk, U16_MAX),
+            (cd_disk, z_cd_disk, U16_MAX),
+            (n_disk, z_n_disk, U16_MAX),
+            (n_total, z_n_total, U16_MAX),
+            (cd_size, z_cd_size, U32_MAX),
+            (cd_offset, z_cd_offset, U32_MAX),
+        ):
+            if classic != mx and classic != wide:
+                raise _err("ZIP_ZIP64_INVALID", "end record disagrees with the ZIP64 end record", offset=eocd_pos)
+        disk, cd_disk, n_disk, n_total, cd_size, cd_offset = z_disk, z_cd_disk, z_n_disk, z_n_total, z_cd_size, z_cd_offset
+        region_end = z_offset
+    elif U16_MAX in (n_disk, n_total) or U32_MAX in (cd_size, cd_offset):
+        raise _err("ZIP_ZIP64_INVALID", "end record field at its maximum without ZIP64 records", offset=eocd_pos)
+    if disk != 0 or cd_disk != 0 or n_disk != n_total:
+        raise _err("ZIP_MULTI_DISK", "multi-disk archives are not permitted", offset=eocd_pos)
+    if n_total > MAX_MEMBERS:
+        raise _err("LIMIT_EXCEEDED", f"{n_total} members exceed MAX_MEMBERS ({MAX_MEMBERS})", offset=eocd_pos)
+    if cd_size > n_total * MAX_CD_RECORD:
+        raise _err("ZIP_CD_INVALID", "central directory larger than its entries can be", offset=eocd_pos)
+    if cd_offset + cd_size > region_end:
+        raise _err("ZIP_TRUNCATED", "central directory runs past its region", offset=cd_offset)
+
+    # step 3: central directory records
+    cd = src.read(cd_offset, cd_size)
+    records = []
+    pos = 0
+    for index in range(n_total):
+        at = cd_offset + pos
+        if pos + 46 > len(cd):
+            raise _err("ZIP_CD_INVALID", "central directory ends inside a record", offset=at)
+        (sig, _made, needed, flags, method, mtime, mdate, crc, csize, usize, nlen, xlen, clen, disk_start, _ia, _ea, lh_offset) = _CENTRAL.unpack_from(cd, pos)
+        if sig != SIG_CENTRAL:
+            raise _err("ZIP_CD_INVALID", "bad central directory record signature", offset=at)
+        if pos + 46 + nlen + xlen + clen > len(cd):
+            raise _err("ZIP_CD_INVALID", "central directory record runs past the directory", offset=at)
+        raw_name = cd[pos + 46 : pos + 46 + nlen]
+        label = raw_name.decode("ascii", "replace")
+        if flags & 0x41:
+            raise _err("ZIP_ENCRYPTED", "member is encrypted", label, at)
+        if flags & 0x08:
+            raise _err("ZIP_DATA_DESCRIPTOR", "member uses a data descriptor", label, at)
+        if flags:
+            raise _err("ZIP_FLAGS", f"general purpose flags 0x{flags:04X} are not permitted", label, at)
+        if method != 0:
+            raise _err("ZIP_COMPRESSED", f"compression method {method}; only STORED (0) is permitted", label, at)
+        if disk_start != 0:
+            raise _err("ZIP_MULTI_DISK", "member starts on another disk", label, at)
+        if clen != 0:
+            raise _err("ZIP_CD_INVALID", "member has a file comment", label, at)
+        why = check_name(raw_name)
+        if why:
+            raise _err("ZIP_NAME_INVALID", f"invalid member name {label!r}: {why}", label, at)
+        extra = _parse_extra(cd[pos + 46 + nlen : pos + 46 + nlen + xlen], (ID_ZIP64,), label, at + 46 + nlen)
+        wanted = [v == U32_MAX for v in (usize, csize, lh_offset)]
+        z64 = extra.get(ID_ZIP64)
+        if z64 is None and any(wanted):
+            raise _err("ZIP_ZIP64_INVALID", "field at its maximum without a ZIP64 extra record", label, at)
+        if z64 is not None:
+            if len(z64) != 8 * sum(wanted) or not any(wanted):
+                raise _err("ZIP_ZIP64_INVALID", "ZIP64 extra record does not match the fields it replaces", label, at)
+            vals = list(struct.unpack(f"<{sum(wanted)}Q", z64))
+            if wanted[0]:
+                usize = vals.pop(0)
+            if wanted[1]:
+                csize = vals.pop(0)
+            if wanted[2]:
+                lh_offset = vals.pop(0)
+        if csize != usize:
+            raise _err("ZIP_CD_INVALID", "compressed and uncompressed sizes differ", label, at)
+        records.append((raw_name.decode("ascii"), needed, flags, method, mtime, mdate, crc, usize, lh_offset, at))
+        pos += 46 + nlen + xlen + clen
+    if pos != len(cd):
+        raise _err("ZIP_CD_INVALID", "central directory has bytes after its last record", offset=cd_offset + pos)
+    seen: dict[str, str] = {}
+    for r in records:
+        if r[0] in seen:
+            raise _err("ZIP_NAME_DUPLICATE", f"member name {r[0]!r} appears twice", r[0], r[9])
+        seen[r[0]] = r[0]
+    lower: set[str] = set()
+    for r in records:
+        low = r[0].lower()
+        if low in lower:
+            raise _err("ZIP_NAME_CASE_COLLISION", f"member name {r[0]!r} collides with another ignoring case", r[0], r[9])
+        lower.add(low)
+
+    # step 4: local headers, then the layout
+    members = []
+    for index, (name, needed, flags, method, mtime, mdate, crc, usize, lh, at) in enumerate(records):
+        if lh + 30 > size:
+            raise _err("ZIP_TRUNCATED", "local header beyond the end of the file", name, lh)
+        (sig, l_needed, l_flags, l_method, l_time, l_date, l_crc, l_csize, l_usize, l_nlen, l_xlen) = _LOCAL.unpack(src.read(lh, 30))
+        if sig != SIG_LOCAL:
+            raise _err("ZIP_LOCAL_HEADER_INVALID", "bad local header signature", name, lh)
+        if lh + 30 + l_nlen + l_xlen > size:
+            raise _err("ZIP_TRUNCATED", "local header runs past the end of the file", name, lh)
+        var = src.read(lh + 30, l_nlen + l_xlen)
+        l_name = var[:l_nlen]
+        extra = _parse_extra(var[l_nlen:], (ID_ZIP64, ID_ALIGN), name, lh + 30 + l_nlen)
+        z64 = extra.get(ID_ZIP64)
+        if U32_MAX in (l_csize, l_usize):
+            if l_csize != U32_MAX or l_usize != U32_MAX or z64 is None or len(z64) != 16:
+                raise _err("ZIP_ZIP64_INVALID", "local header ZIP64 sizes are malformed", name, lh)
+            l_usize, l_csize = struct.unpack("<QQ", z64)
+        elif z64 is not None:
+            raise _err("ZIP_ZIP64_INVALID", "local ZIP64 record without sizes at their maximum", name, lh)
+        if (l_needed, l_flags, l_method, l_time, l_date, l_crc, l_csize, l_usize, l_name) != (
+            needed, flags, method, mtime, mdate, crc, usize, usize, name.encode("ascii"),
+        ):
+            raise _err("ZIP_HEADER_MISMATCH", "local header disagrees with the central directory", name, lh)
+        members.append(Member(name, lh, lh + 30 + l_nlen + l_xlen, usize, crc, index))
+    expected = 0
+    for m in members:
+        if m.header_offset < expected:
+            raise _err("ZIP_OVERLAP", "member overlaps the previous member", m.name, m.header_offset)
+        if m.header_offset > expected:
+            raise _err("ZIP_GAP", f"{m.header_offset - expected} unaccounted bytes before this member", m.name, expected)
+        expected = m.data_offset + m.size
+        if expected > cd_offset:
+            raise _err("ZIP_OVERLAP", "member data runs into the central directory", m.name, m.data_offset)
+    if expected < cd_offset:
+        raise _err("ZIP_GAP", f"{cd_offset - expected} unaccounted bytes before the central directory", offset=expected)
+    _check_end_gap(src, cd_offset + cd_size, region_end)
+
+    # step 5 (first part): the mimetype member
+    if not members or members[0].name != "mimetype":
+        raise _err("ARCHIVE_NOT_RLARCHIVE", "the first member is not 'mimetype'")
+    if members[0].size != len(MEDIA_TYPE):
+        raise _err("ARCHIVE_NOT_RLARCHIVE", "the 'mimetype' member has the wrong size", "mimetype", 0)
+    return members
+
+
+def crc32_of(src: Source, m: Member, chunk: int = 1 << 24) -> int:
+    """CRC-32 of a member's data, read in bounded chunks."""
+    crc = 0
+    pos = 0
+    while pos < m.size:
+        n = min(chunk, m.size - pos)
+        crc = zlib.crc32(src.read(m.data_offset + pos, n), crc)
+        pos += n
+    return crc
+
+
+# ---------------------------------------------------------------- writing
+
+
+class ZipWriter:
+    """Writes members in the deterministic layout of spec §12 to a seekable file."""
+
+    def __init__(self, f: BinaryIO, *, force_zip64: bool = False) -> None:
+        self._f = f
+        self._force = force_zip64
+        self._pos = 0
+        self._entries: list[tuple[bytes, int, int, int, bool]] = []  # name, offset, size, crc, zip64-extra
+
+    def add(self, name: str, chunks, size: int, *, align: int = 0, on_chunk=None) -> int:
+        """Write one member from an iterable of byte chunks totalling ``size``.
+
+        Args:
+            align: when non-zero, pad the local header so the data starts at a
+                multiple of ``align`` (alignment extra record 0xD935).
+            on_chunk: called with every chunk (e.g. a digest's ``update``).
+        Returns:
+            the CRC-32 of the data.
+        """
+        raw = name.encode("ascii")
+        offset = self._pos
+        first = not self._entries
+        local_z64 = not first and (self._force or size >= U32_MAX)
+        central_z64 = not first and (self._force or size >= U32_MAX or offset >= U32_MAX)
+        extra = b""
+        if local_z64:
+            extra += struct.pack("<HHQQ", ID_ZIP64, 16, size, size)
+        if align:
+            base = offset + 30 + len(raw) + len(extra) + 6
+            extra += struct.pack("<HHH", ID_ALIGN, 2 + (-base) % align, align) + b"\0" * ((-base) % align)
+        needed = VERSION_NEEDED_ZIP64 if central_z64 else VERSION_NEEDED
+        field = U32_MAX if local_z64 else size
+        header = _LOCAL.pack(SIG_LOCAL, needed, 0, 0, DOS_TIME, DOS_DATE, 0, field, field, len(raw), len(extra)) + raw + extra
+        f = self._f
+        f.write(header)
+        crc = 0
+        written = 0
+        for chunk in chunks:
+            crc = zlib.crc32(chunk, crc)
+            if on_chunk is not None:
+                on_chunk(chunk)
+            f.write(chunk)
+            written += len(chunk)
+        if written != size:
+            raise RlarchiveError("WRITE_INVALID", f"member {name} produced {written} bytes, not {size}")
+        end = f.tell()
+        f.seek(offset + 14)
+        f.write(struct.pack("<I", crc))
+        f.seek(end)
+        self._pos = offset + len(header) + size
+        self._entries.append((raw, offset, size, crc, central_z64))
+        return crc
+
+    def finish(self) -> None:
+        """Write the central directory and end records."""
+        f = self._f
+        cd_offset = self._pos
+        parts = []
+        for raw, offset, size, crc, z64 in self._entries:
+            if z64:
+                extra = struct.pack("<HHQQQ", ID_ZIP64, 24, size, size, offset)
+                s32 = o32 = U32_MAX
+            else:
+                extra, s32, o32 = b"", size, offset
+            needed = VERSION_NEEDED_ZIP64 if z64 else VERSION_NEEDED
+            parts.append(
+                _CENTRAL.pack(SIG_CENTRAL, VERSION_MADE_BY, needed, 0, 0, DOS_TIME, DOS_DATE, crc, s32, s32, len(raw), len(extra), 0, 0, 0, 0, o32)
+                + raw
+                + extra
+            )
+        cd = b"".join(parts)
+        f.write(cd)
+        n = len(self._entries)
+        end = cd_offset + len(cd)
+        if self._force or n >= U16_MAX or len(cd) >= U32_MAX or cd_offset >= U32_MAX:
+            f.write(_Z64_EOCD.pack(SIG_Z64_EOCD, 44, VERSION_MADE_BY, VERSION_NEEDED_ZIP64, 0, 0, n, n, len(cd), cd_offset))
+            f.write(_Z64_LOCATOR.pack(SIG_Z64_LOCATOR, 0, end, 1))
+            f.write(_EOCD.pack(SIG_EOCD, 0, 0, U16_MAX, U16_MAX, U32_MAX, U32_MAX, 0))
+        else:
+            f.write(_EOCD.pack(SIG_EOCD, 0, 0, n, n, len(cd), cd_offset, 0))

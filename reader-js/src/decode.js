@@ -1,0 +1,135 @@
+// The value model decoded into JavaScript types (documented in README.md).
+
+import { viewElements } from './dtypes.js';
+import { decodeBase64 } from './base64.js';
+import { f16ToNumber, bf16ToNumber, fp8ToNumber as fp8 } from './convert.js';
+import { evaluateSchedule } from './schedules.js';
+
+/** A `tuple` value: a frozen array. */
+export class Tuple extends Array {}
+
+/** An `ndarray` value. `data` is a typed array (see dtypes.js), or null for a reference not loaded yet. */
+export class NDArray {
+  constructor(dtype, shape, data, ref, archive) {
+    this.dtype = dtype;
+    this.shape = shape;
+    this.data = data;
+    this.ref = ref;
+    Object.defineProperty(this, '_archive', { value: archive, enumerable: false });
+  }
+  /** Loads referenced data from its tensor group (no-op for inline data); returns the typed array. */
+  async load(options) {
+    if (this.data === null) this.data = (await this._archive.tensor(this.ref.group, this.ref.name, options)).data;
+    return this.data;
+  }
+}
+
+/** A `scalar` value: a NumPy-style typed number; `value` is a number, bigint, boolean, or [re, im] for C64. */
+export class Scalar {
+  constructor(dtype, bytes) {
+    this.dtype = dtype;
+    this.bytes = bytes;
+    const el = viewElements(dtype, bytes);
+    if (dtype === 'BOOL') this.value = bytes[0] !== 0;
+    else if (dtype === 'F16') this.value = f16ToNumber(el[0]);
+    else if (dtype === 'BF16') this.value = bf16ToNumber(el[0]);
+    else if (dtype === 'C64') this.value = [el[0], el[1]];
+    else if (dtype.startsWith('F8_')) this.value = fp8(dtype, bytes[0]);
+    else this.value = el[0];
+  }
+}
+
+/** A `space` value: `kind` plus the kind's members (§8), arrays as NDArray, sub-spaces as Space. */
+export class Space {}
+
+/** A `schedule` value: `kind` plus its members (§9). */
+export class Schedule {
+  /** The value at progress remaining `p` (spec §9). */
+  valueAt(p) {
+    return evaluateSchedule(this, p);
+  }
+}
+
+/** A `class` reference: a name only, never resolved. */
+export class ClassRef {
+  constructor(module, qualname) {
+    this.module = module;
+    this.qualname = qualname;
+  }
+}
+
+/** An `opaque` value: the pickle bytes, never unpickled. */
+export class Opaque {
+  constructor(format, bytes, type, note) {
+    this.format = format;
+    this.bytes = bytes;
+    this.type = type;
+    this.note = note;
+  }
+}
+
+function setProp(o, k, v) {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
+const num = (x) => (typeof x === 'bigint' ? Number(x) : x);
+
+/** Decodes a checked value tree (json.js form) into JavaScript types. */
+export function decodeValue(v, archive) {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map((x) => decodeValue(x, archive));
+  const t = v.get('$type');
+  if (t === undefined) {
+    const o = {};
+    for (const [k, x] of v) setProp(o, k, decodeValue(x, archive));
+    return o;
+  }
+  const g = (k) => v.get(k);
+  switch (t) {
+    case 'float':
+      return { nan: NaN, inf: Infinity, '-inf': -Infinity }[g('value')];
+    case 'int':
+      return BigInt(g('value'));
+    case 'bytes':
+      return decodeBase64(g('base64'));
+    case 'tuple':
+      return Object.freeze(Tuple.from(g('items'), (x) => decodeValue(x, archive)));
+    case 'dict':
+      return new Map(g('entries').map(([k, x]) => [decodeValue(k, archive), decodeValue(x, archive)]));
+    case 'ndarray': {
+      const shape = g('shape').map(Number);
+      if (v.has('base64')) return new NDArray(g('dtype'), shape, viewElements(g('dtype'), decodeBase64(g('base64'))), null, archive);
+      const r = g('ref');
+      return new NDArray(g('dtype'), shape, null, { group: r.get('group'), name: r.get('name') }, archive);
+    }
+    case 'scalar':
+      return new Scalar(g('dtype'), decodeBase64(g('base64')));
+    case 'space': {
+      const s = new Space();
+      s.kind = g('kind');
+      for (const [k, x] of v) {
+        if (k === '$type' || k === 'kind') continue;
+        if (k === 'spaces') {
+          s.spaces = s.kind === 'dict' ? x.map(([key, sp]) => [key, decodeValue(sp, archive)]) : x.map((sp) => decodeValue(sp, archive));
+        } else s[k] = decodeValue(x, archive);
+      }
+      return s;
+    }
+    case 'schedule': {
+      const s = new Schedule();
+      s.kind = g('kind');
+      for (const [k, x] of v) {
+        if (k === '$type' || k === 'kind') continue;
+        s[k] = k === 'points' ? x.map(([a, b]) => [num(a), num(b)]) : k === 'interpolation' ? x : num(x);
+      }
+      return s;
+    }
+    case 'class':
+      return new ClassRef(g('module'), g('qualname'));
+    case 'opaque':
+      return new Opaque(g('format'), decodeBase64(g('base64')), g('type'), g('note'));
+  }
+  /* c8 ignore next */
+  throw new TypeError('unchecked value');
+}

@@ -1,0 +1,13 @@
+// rlarchive-reader: the JavaScript reader of the rlarchive format.
+export { open, dump, Archive, groupOf, DUMP_VERSION } from './reader.js';
+export { RlarchiveError, CATALOGUE, API_CODES } from './errors.js';
+export { Tuple, NDArray, Scalar, Space, Schedule, ClassRef, Opaque } from './decode.js';
+export { evaluateSchedule } from './schedules.js';
+export { toFloat32, f16ToNumber, bf16ToNumber, fp8ToNumber } from './convert.js';
+export { DTYPES } from './dtypes.js';
+export { parseJson } from './json.js';
+export { canonicalJson, canonicalValue } from './dump.js';
+export { validateSchema } from './schema.js';
+export { loadSchemas, getSchema } from './schemas.js';
+export { openSource, MemorySource, BlobSource, FileSource, HttpSource } from './sources.js';
+export * as limits from './limits.js';

@@ -1,0 +1,295 @@
+// The strict JSON dialect of spec §6.
+//
+// parseJson() returns a tree of: null, booleans, strings, `bigint` for integer
+// literals, `number` for float literals, Array for arrays and Map (insertion
+// ordered) for objects. The int/float split follows the literal, because the
+// value model (§7.2) depends on it.
+
+import { fail } from './errors.js';
+import { MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER_BIG } from './limits.js';
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+class GrammarError {
+  constructor(pos, code, message) {
+    this.pos = pos;
+    this.code = code;
+    this.message = message;
+  }
+}
+
+/** Maximum nesting depth measured on the raw text as §6 rule 4 defines it. */
+export function rawDepth(text) {
+  let depth = 0, peak = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > peak) peak = depth;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return peak;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function wellFormed(s) {
+  return typeof s.isWellFormed === 'function' ? s.isWellFormed() : !LONE_SURROGATE.test(s);
+}
+
+function isDigit(c) {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function hexVal(c) {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  if (c >= 0x61 && c <= 0x66) return c - 0x57;
+  return -1;
+}
+
+/**
+ * Parses `s` (already known to be valid Unicode text) with the RFC 8259
+ * grammar. Throws GrammarError at the first grammar problem; collects the
+ * first place of each rule 6 to 9 problem in `found`.
+ */
+function parseGrammar(s, found) {
+  const n = s.length;
+  let i = 0;
+
+  const ws = () => {
+    while (i < n) {
+      const c = s.charCodeAt(i);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) i++;
+      else break;
+    }
+  };
+  const bad = (msg, pos = i) => new GrammarError(pos, 'JSON_SYNTAX', msg);
+
+  function string() {
+    // s[i] is the opening quote
+    i++;
+    let out = '';
+    let segStart = i;
+    let surrogateEscape = false;
+    for (;;) {
+      if (i >= n) throw bad('unterminated string');
+      const c = s.charCodeAt(i);
+      if (c === 0x22) {
+        out += s.slice(segStart, i);
+        i++;
+        break;
+      }
+      if (c < 0x20) throw bad('control character in string');
+      if (c !== 0x5c) {
+        i++;
+        continue;
+      }
+      out += s.slice(segStart, i);
+      const e = s.charCodeAt(i + 1);
+      switch (e) {
+        case 0x22: out += '"'; break;
+        case 0x5c: out += '\\'; break;
+        case 0x2f: out += '/'; break;
+        case 0x62: out += '\b'; break;
+        case 0x66: out += '\f'; break;
+        case 0x6e: out += '\n'; break;
+        case 0x72: out += '\r'; break;
+        case 0x74: out += '\t'; break;
+        case 0x75: {
+          let v = 0;
+          for (let k = 2; k < 6; k++) {
+            const h = i + k < n ? hexVal(s.charCodeAt(i + k)) : -1;
+            if (h < 0) throw bad('invalid \\u escape');
+            v = v * 16 + h;
+          }
+          if (v >= 0xd800 && v <= 0xdfff) surrogateEscape = true;
+          out += String.fromCharCode(v);
+          i += 4;
+          break;
+        }
+        default:
+          throw bad('invalid escape');
+      }
+      i += 2;
+      segStart = i;
+    }
+    if (surrogateEscape && found.surrogate < 0 && !wellFormed(out)) found.surrogate = i;
+    return out;
+  }
+
+  function number() {
+    const start = i;
+    if (s.charCodeAt(i) === 0x2d) i++;
+    const c0 = s.charCodeAt(i);
+    if (c0 === 0x30) i++;
+    else if (c0 >= 0x31 && c0 <= 0x39) {
+      while (i < n && isDigit(s.charCodeAt(i))) i++;
+    } else throw bad('invalid number', start);
+    let isFloat = false;
+    if (s.charCodeAt(i) === 0x2e) {
+      i++;
+      if (!isDigit(s.charCodeAt(i))) throw bad('invalid number fraction');
+      while (i < n && isDigit(s.charCodeAt(i))) i++;
+      isFloat = true;
+    }
+    const ce = s.charCodeAt(i);
+    if (ce === 0x65 || ce === 0x45) {
+      i++;
+      const cs = s.charCodeAt(i);
+      if (cs === 0x2b || cs === 0x2d) i++;
+      if (!isDigit(s.charCodeAt(i))) throw bad('invalid number exponent');
+      while (i < n && isDigit(s.charCodeAt(i))) i++;
+      isFloat = true;
+    }
+    const text = s.slice(start, i);
+    if (isFloat) {
+      const v = Number(text);
+      if (!Number.isFinite(v) && found.float < 0) found.float = start;
+      return v;
+    }
+    const digits = text.charCodeAt(0) === 0x2d ? text.length - 1 : text.length;
+    if (digits > 16) {
+      if (found.int < 0) found.int = start;
+      return 0n;
+    }
+    const v = BigInt(text);
+    if ((v > MAX_SAFE_INTEGER_BIG || v < -MAX_SAFE_INTEGER_BIG) && found.int < 0) found.int = start;
+    return v;
+  }
+
+  function literal(word, v) {
+    if (!s.startsWith(word, i)) throw bad('invalid literal');
+    i += word.length;
+    return v;
+  }
+
+  function value() {
+    ws();
+    if (i >= n) throw bad('expected a value');
+    const c = s.charCodeAt(i);
+    switch (c) {
+      case 0x7b: return object();
+      case 0x5b: return array();
+      case 0x22: return string();
+      case 0x74: return literal('true', true);
+      case 0x66: return literal('false', false);
+      case 0x6e: return literal('null', null);
+      default:
+        if (s.startsWith('NaN', i) || s.startsWith('Infinity', i) || s.startsWith('-Infinity', i)) {
+          throw new GrammarError(i, 'JSON_NAN_LITERAL', 'NaN or Infinity literal');
+        }
+        if (c === 0x2d || isDigit(c)) return number();
+        throw bad('expected a value');
+    }
+  }
+
+  function array() {
+    i++;
+    const out = [];
+    ws();
+    if (s.charCodeAt(i) === 0x5d) {
+      i++;
+      return out;
+    }
+    for (;;) {
+      out.push(value());
+      ws();
+      const c = s.charCodeAt(i);
+      if (c === 0x2c) i++;
+      else if (c === 0x5d) {
+        i++;
+        return out;
+      } else throw bad("expected ',' or ']'");
+    }
+  }
+
+  function object() {
+    i++;
+    const out = new Map();
+    ws();
+    if (s.charCodeAt(i) === 0x7d) {
+      i++;
+      return out;
+    }
+    for (;;) {
+      ws();
+      if (s.charCodeAt(i) !== 0x22) throw bad('expected a property name');
+      const keyPos = i;
+      const key = string();
+      ws();
+      if (s.charCodeAt(i) !== 0x3a) throw bad("expected ':'");
+      i++;
+      const v = value();
+      if (out.has(key)) {
+        if (found.duplicate < 0) found.duplicate = keyPos;
+      } else out.set(key, v);
+      ws();
+      const c = s.charCodeAt(i);
+      if (c === 0x2c) i++;
+      else if (c === 0x7d) {
+        i++;
+        return out;
+      } else throw bad("expected ',' or '}'");
+    }
+  }
+
+  const result = value();
+  ws();
+  if (i < n) throw bad('extra data after the value');
+  return result;
+}
+
+/**
+ * Parses a JSON text (bytes) under the rules of spec §6, in their order.
+ * Options: member and offset (file offset of bytes[0]) for error locations,
+ * maxBytes (rule 1; Infinity to skip it, as for safetensors headers).
+ */
+export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } = {}) {
+  const at = (charPos, text) => {
+    if (offset === undefined) return undefined;
+    if (charPos === undefined) return offset;
+    return offset + new TextEncoder().encode(text.slice(0, charPos)).length;
+  };
+  if (bytes.length > maxBytes) {
+    throw fail('JSON_TOO_LARGE', `JSON text of ${bytes.length} bytes exceeds the limit of ${maxBytes}`, { member, offset });
+  }
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    throw fail('JSON_BOM', 'JSON text begins with a byte order mark', { member, offset });
+  }
+  let text;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw fail('JSON_UTF8', 'JSON text is not well-formed UTF-8', { member, offset });
+  }
+  if (rawDepth(text) > MAX_JSON_DEPTH) {
+    throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });
+  }
+  const found = { surrogate: -1, duplicate: -1, int: -1, float: -1 };
+  let value;
+  try {
+    value = parseGrammar(text, found);
+  } catch (e) {
+    if (e instanceof GrammarError) {
+      throw fail(e.code, e.code === 'JSON_SYNTAX' ? `invalid JSON: ${e.message}` : 'JSON text holds NaN or Infinity', {
+        member,
+        offset: at(e.pos, text),
+      });
+    }
+    /* c8 ignore next */
+    throw e;
+  }
+  const rules = [
+    ['surrogate', 'JSON_UTF8', 'JSON string escapes a lone surrogate'],
+    ['duplicate', 'JSON_DUPLICATE_KEY', 'JSON object has a key twice'],
+    ['int', 'JSON_INTEGER_RANGE', 'integer literal outside ±(2^53-1)'],
+    ['float', 'JSON_NUMBER_RANGE', 'float literal overflows binary64'],
+  ];
+  for (const [k, code, msg] of rules) {
+    if (found[k] >= 0) throw fail(code, msg, { member, offset: at(found[k], text) });
+  }
+  return value;
+}

@@ -1,0 +1,108 @@
+// The manifest (§5): checks of step 6 of §11.1 up to the extensions.
+
+import { fail, pointerJoin } from './errors.js';
+import { validateSchema } from './schema.js';
+
+export const FORMAT = 'rlarchive';
+export const MAJOR = 1;
+export const MINOR = 0;
+/** Extensions this reader supports (format 1.0 defines none). */
+export const SUPPORTED_EXTENSIONS = Object.freeze([]);
+export const KNOWN_PROPERTIES = Object.freeze(['format', 'format_version', 'producer', 'members', 'extensions_used', 'extensions_required', 'extensions', 'metadata']);
+const VERSION = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
+
+const bad = (code, msg, pointer) => fail(code, msg, { member: 'manifest.json', pointer });
+
+/**
+ * Checks a parsed manifest (json.js tree): object, format and version first,
+ * then the schema, unique member names, then extensions (undeclared, then
+ * unsupported). Returns {entries: Map(name -> {name, size, sha256}), used: string[]}.
+ */
+export function checkManifest(m, schema) {
+  if (!(m instanceof Map)) throw bad('MANIFEST_INVALID', 'the manifest is not a JSON object', '');
+  if (m.get('format') !== FORMAT) throw bad('MANIFEST_INVALID', 'format must be "rlarchive"', '/format');
+  const ver = m.get('format_version');
+  const vm = typeof ver === 'string' ? VERSION.exec(ver) : null;
+  if (!vm) throw bad('MANIFEST_INVALID', 'format_version must be a string MAJOR.MINOR', '/format_version');
+  if (Number(vm[1]) !== MAJOR) throw bad('VERSION_UNSUPPORTED', `format version ${ver} is not supported (this reader reads ${MAJOR}.x)`, '/format_version');
+  if (schema) {
+    const r = validateSchema(schema, m);
+    if (r) throw bad('MANIFEST_INVALID', r.message, r.pointer);
+  }
+  const r = checkManifestRules(m);
+  if (r) throw bad('MANIFEST_INVALID', r.message, r.pointer);
+  const entries = new Map();
+  m.get('members').forEach((e, i) => {
+    const name = e.get('name');
+    if (entries.has(name)) throw bad('MANIFEST_INVALID', `member ${JSON.stringify(name)} is listed twice`, `/members/${i}/name`);
+    entries.set(name, { name, size: Number(e.get('size')), sha256: e.get('sha256') });
+  });
+  const used = m.get('extensions_used') ?? [];
+  const required = m.get('extensions_required') ?? [];
+  required.forEach((x, i) => {
+    if (!used.includes(x)) throw bad('EXTENSION_UNDECLARED', `required extension ${x} is not in extensions_used`, `/extensions_required/${i}`);
+  });
+  for (const x of (m.get('extensions') ?? new Map()).keys()) {
+    if (!used.includes(x)) throw bad('EXTENSION_UNDECLARED', `extension data for ${x}, which is not in extensions_used`, pointerJoin('/extensions', x));
+  }
+  required.forEach((x, i) => {
+    if (!SUPPORTED_EXTENSIONS.includes(x)) throw bad('EXTENSION_UNSUPPORTED', `required extension ${x} is not supported`, `/extensions_required/${i}`);
+  });
+  return { entries, used };
+}
+
+const isStr = (x) => typeof x === 'string';
+const isMap = (x) => x instanceof Map;
+const EXT = /^[A-Za-z0-9_]{1,64}$/;
+const NAME = /^(?!(mimetype|manifest\.json)$)[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+const cps = (s) => [...s].length;
+
+/**
+ * The rules of §5.1 and §5.3 written out (the same as the manifest schema),
+ * so that a reader without the schema files still checks them. Returns null or
+ * {pointer, message}.
+ */
+export function checkManifestRules(m) {
+  const err = (pointer, message) => ({ pointer, message });
+  for (const k of ['format', 'format_version', 'producer', 'members']) if (!m.has(k)) return err('', `missing property ${k}`);
+  const p = m.get('producer');
+  if (!isMap(p)) return err('/producer', 'producer must be an object');
+  for (const k of p.keys()) if (k !== 'name' && k !== 'version') return err('/producer', `unexpected producer property ${k}`);
+  if (!isStr(p.get('name')) || cps(p.get('name')) < 1 || cps(p.get('name')) > 256) return err('/producer/name', 'producer name must be a string of 1 to 256 characters');
+  if (!isStr(p.get('version')) || cps(p.get('version')) > 256) return err('/producer/version', 'producer version must be a string of at most 256 characters');
+  const members = m.get('members');
+  if (!Array.isArray(members)) return err('/members', 'members must be an array');
+  if (members.length > 4096) return err('/members', 'too many members');
+  for (let i = 0; i < members.length; i++) {
+    const e = members[i];
+    const at = `/members/${i}`;
+    if (!isMap(e)) return err(at, 'member entry must be an object');
+    for (const k of e.keys()) if (!['name', 'size', 'sha256'].includes(k)) return err(at, `unexpected member entry property ${k}`);
+    const name = e.get('name'), size = e.get('size'), sha = e.get('sha256');
+    if (!isStr(name) || cps(name) > 255 || !NAME.test(name)) return err(`${at}/name`, 'invalid member name');
+    if (!((typeof size === 'bigint' && size >= 0n) || (typeof size === 'number' && Number.isInteger(size) && size >= 0))) {
+      return err(`${at}/size`, 'size must be an integer >= 0');
+    }
+    if (!isStr(sha) || !/^[0-9a-f]{64}$/.test(sha)) return err(`${at}/sha256`, 'sha256 must be 64 lower-case hex digits');
+  }
+  for (const k of ['extensions_used', 'extensions_required']) {
+    if (!m.has(k)) continue;
+    const a = m.get(k);
+    if (!Array.isArray(a)) return err(`/${k}`, `${k} must be an array`);
+    for (let i = 0; i < a.length; i++) {
+      if (!isStr(a[i]) || !EXT.test(a[i])) return err(`/${k}/${i}`, 'invalid extension name');
+      if (a.indexOf(a[i]) !== i) return err(`/${k}/${i}`, 'extension names must be unique');
+    }
+  }
+  if (m.has('extensions')) {
+    const x = m.get('extensions');
+    if (!isMap(x)) return err('/extensions', 'extensions must be an object');
+    for (const k of x.keys()) if (!EXT.test(k)) return err(pointerJoin('/extensions', k), 'invalid extension name');
+  }
+  if (m.has('metadata')) {
+    const x = m.get('metadata');
+    if (!isMap(x)) return err('/metadata', 'metadata must be an object');
+    for (const [k, v] of x) if (!isStr(v)) return err(pointerJoin('/metadata', k), 'metadata values must be strings');
+  }
+  return null;
+}

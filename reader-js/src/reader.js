@@ -1,0 +1,322 @@
+// Opening archives: the checks of §11.1 in order, then lazy access to values
+// and tensors, the deferred checks and the canonical dump.
+
+import { fail, RlarchiveError } from './errors.js';
+import { MAX_JSON_BYTES } from './limits.js';
+import { openSource } from './sources.js';
+import { readZip, readAt } from './zipprofile.js';
+import { crc32 } from './crc32.js';
+import { Sha256, sha256Hex } from './sha256.js';
+import { parseJson } from './json.js';
+import { checkManifest, KNOWN_PROPERTIES, SUPPORTED_EXTENSIONS } from './manifest.js';
+import { checkDataDocument } from './values.js';
+import { checkNvecElements } from './spaces.js';
+import { readSafetensorsHeader } from './tensors.js';
+import { getSchema } from './schemas.js';
+import { viewElements, DTYPES } from './dtypes.js';
+import { decodeValue } from './decode.js';
+import { canonicalJson, canonicalValue } from './dump.js';
+
+export const DUMP_VERSION = '1.0';
+const WHOLE_MEMBER_LIMIT = 256 * 1024 * 1024; // larger members are hashed in chunks
+const CHUNK = 16 * 1024 * 1024;
+
+/** The group name of a tensor member name (`tensors/GROUP.safetensors`), or null. */
+export function groupOf(name) {
+  const m = /^tensors\/([^/]+)\.safetensors$/.exec(name);
+  return m && m[1] !== '.' && m[1] !== '..' ? m[1] : null;
+}
+
+function isExtensionMember(name) {
+  return name.startsWith('extensions/') && name.split('/').length >= 3;
+}
+
+/** A json.js tree as plain JavaScript (objects, arrays, numbers). */
+function toPlain(v) {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v instanceof Map) {
+    const o = {};
+    for (const [k, x] of v) Object.defineProperty(o, k, { value: toPlain(x), enumerable: true, writable: true, configurable: true });
+    return o;
+  }
+  return v;
+}
+
+/**
+ * Opens and checks an archive (spec §11.1 steps 1 to 9); resolves to an
+ * Archive. `input`: Uint8Array / ArrayBuffer, Blob or File, an http(s) URL
+ * (string or URL), a file path (Node), or a source object {size, read}.
+ * Options: `fetch` and `headers` for URLs. Rejects only with RlarchiveError.
+ */
+export async function open(input, options = {}) {
+  const src = await openSource(input, options);
+  const archive = new Archive(src);
+  try {
+    await archive._open();
+  } catch (e) {
+    await archive.close();
+    throw e;
+  }
+  return archive;
+}
+
+/** Opens an archive, performs every check and returns its canonical dump (§13) as a string. */
+export async function dump(input, options = {}) {
+  const archive = await open(input, options);
+  try {
+    return await archive.dump();
+  } finally {
+    await archive.close();
+  }
+}
+
+export class Archive {
+  constructor(src) {
+    this._src = src;
+    this._verified = new Set();
+    this._data = undefined;
+    this._optimizers = undefined;
+    /** Warnings and infos (MANIFEST_UNKNOWN_PROPERTY, DATA_UNKNOWN_PROPERTY, EXTENSION_UNKNOWN) as RlarchiveErrors. */
+    this.warnings = [];
+  }
+
+  async _readMember(m) {
+    return readAt(this._src, m.dataOffset, m.size);
+  }
+
+  /** Reads a JSON member (size limit, then CRC-32) and parses it (§6). */
+  async _readJson(m) {
+    if (m.size > MAX_JSON_BYTES) throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name });
+    const bytes = await this._readMember(m);
+    if (crc32(bytes) !== m.crc) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
+    return parseJson(bytes, { member: m.name, offset: m.dataOffset });
+  }
+
+  async _open() {
+    const src = this._src;
+    const { members } = await readZip(src); // steps 1 to 4
+    this._members = members;
+    this._byName = new Map(members.map((m) => [m.name, m]));
+    // step 5
+    if (members.length === 0 || members[0].name !== 'mimetype') throw fail('ARCHIVE_NOT_RLARCHIVE', "the first member is not 'mimetype'");
+    if (members[0].size !== 29) throw fail('ARCHIVE_NOT_RLARCHIVE', "the 'mimetype' member has the wrong size", { member: 'mimetype', offset: 0 });
+    for (const req of ['manifest.json', 'data.json']) {
+      if (!this._byName.has(req)) throw fail('MEMBER_REQUIRED_MISSING', `required member ${req} is absent`, { member: req });
+    }
+    for (const m of members) {
+      const fixed = m.name === 'mimetype' || m.name === 'manifest.json' || m.name === 'data.json';
+      if (!fixed && groupOf(m.name) === null && !isExtensionMember(m.name)) {
+        throw fail('MEMBER_UNEXPECTED', `member ${m.name} is not part of the archive layout`, { member: m.name });
+      }
+    }
+    // step 6
+    const mtree = await this._readJson(this._byName.get('manifest.json'));
+    const { entries, used } = checkManifest(mtree, await getSchema('manifest-1.0.schema.json'));
+    this._manifestTree = mtree;
+    this._entries = entries;
+    for (const k of mtree.keys()) {
+      if (!KNOWN_PROPERTIES.includes(k)) this.warnings.push(new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, { member: 'manifest.json' }));
+    }
+    for (const x of used) {
+      if (!SUPPORTED_EXTENSIONS.includes(x)) this.warnings.push(new RlarchiveError('EXTENSION_UNKNOWN', `extension ${x} is used but not supported; ignored`, { member: 'manifest.json' }));
+    }
+    for (const m of members) {
+      if (m.name.startsWith('extensions/') && !used.includes(m.name.split('/')[1])) {
+        throw fail('MEMBER_UNEXPECTED', `member ${m.name} belongs to an extension not in extensions_used`, { member: m.name });
+      }
+    }
+    for (const m of members) {
+      if (m.name === 'mimetype' || m.name === 'manifest.json') continue;
+      const e = entries.get(m.name);
+      if (!e) throw fail('MEMBER_UNLISTED', `member ${m.name} is not listed in the manifest`, { member: m.name });
+      if (e.size !== m.size) throw fail('MEMBER_SIZE_MISMATCH', `member ${m.name} has ${m.size} bytes, the manifest says ${e.size}`, { member: m.name });
+    }
+    let i = 0;
+    for (const name of entries.keys()) {
+      if (!this._byName.has(name)) throw fail('MEMBER_MISSING', `listed member ${name} is absent`, { member: 'manifest.json', pointer: `/members/${i}` });
+      i++;
+    }
+    const dm = this._byName.get('data.json');
+    const { sha } = await this._hashMember(dm, []);
+    if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
+    // step 7
+    const doc = await this._readJson(dm);
+    const checked = checkDataDocument(doc);
+    for (const k of doc.keys()) {
+      if (k !== 'data' && k !== 'optimizers') this.warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json' }));
+    }
+    this._dataTree = checked.data;
+    this._optimizersTree = checked.optimizers;
+    // step 8
+    this._groups = new Map();
+    for (const m of members) {
+      const g = groupOf(m.name);
+      if (g !== null) this._groups.set(g, { member: m, ...(await readSafetensorsHeader(src, m)) });
+    }
+    // step 9
+    for (const item of checked.late) {
+      const { group, name } = item.info.ref;
+      const t = this._groups.get(group)?.tensors.get(name);
+      if (item.kind === 'ref') {
+        if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member: 'data.json', pointer: item.pointer + '/ref' });
+        const same = t.dtype === item.info.dtype && t.shape.length === item.info.shape.length && t.shape.every((d, k) => BigInt(d) === item.info.shape[k]);
+        if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member: 'data.json', pointer: item.pointer });
+      } else {
+        checkNvecElements(item, await readAt(src, t.offset, t.end - t.begin), { member: 'data.json' });
+      }
+    }
+  }
+
+  /**
+   * CRC-32 and SHA-256 of a member, plus the SHA-256 of each of `tensors`
+   * (its element bytes), reading the member whole or in chunks.
+   */
+  async _hashMember(m, tensors) {
+    if (m.size <= WHOLE_MEMBER_LIMIT) {
+      const bytes = await this._readMember(m);
+      const base = m.dataOffset;
+      const [sha, ...shas] = await Promise.all([
+        sha256Hex(bytes),
+        ...tensors.map((t) => sha256Hex(bytes.subarray(t.offset - base, t.offset - base + t.end - t.begin))),
+      ]);
+      return { crc: crc32(bytes), sha, tensorShas: shas };
+    }
+    let crc = 0;
+    const whole = new Sha256();
+    const hs = tensors.map(() => new Sha256());
+    for (let pos = 0; pos < m.size; pos += CHUNK) {
+      const n = Math.min(CHUNK, m.size - pos);
+      const chunk = await readAt(this._src, m.dataOffset + pos, n);
+      crc = crc32(chunk, crc);
+      whole.update(chunk);
+      const lo = m.dataOffset + pos, hi = lo + n;
+      tensors.forEach((t, k) => {
+        const a = Math.max(lo, t.offset), b = Math.min(hi, t.offset + t.end - t.begin);
+        if (a < b) hs[k].update(chunk.subarray(a - lo, b - lo));
+      });
+    }
+    return { crc, sha: whole.hex(), tensorShas: hs.map((h) => h.hex()) };
+  }
+
+  /** The deferred checks of one member: CRC-32, then its digest when the manifest lists it. */
+  async _verifyMember(m, tensors = []) {
+    const r = await this._hashMember(m, tensors);
+    if (r.crc !== m.crc) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
+    const e = this._entries.get(m.name);
+    if (e && r.sha !== e.sha256) throw fail('MEMBER_DIGEST_MISMATCH', `${m.name} does not match its SHA-256`, { member: m.name });
+    this._verified.add(m.name);
+    return r;
+  }
+
+  /** Step 10: the deferred checks (CRC-32 then digest of every other member, in ZIP order). */
+  async verify() {
+    for (const m of this._members) {
+      if (m.name !== 'manifest.json' && m.name !== 'data.json') await this._verifyMember(m);
+    }
+  }
+
+  /** The canonical dump (§13) as a string; performs every deferred check first. */
+  async dump() {
+    const tensors = new Map();
+    for (const m of this._members) {
+      if (m.name === 'manifest.json' || m.name === 'data.json') continue;
+      const g = groupOf(m.name);
+      const infos = g === null ? [] : [...this._groups.get(g).tensors.values()];
+      const r = await this._verifyMember(m, infos);
+      if (g !== null) {
+        tensors.set(g, new Map(infos.map((t, k) => [t.name, new Map([['dtype', t.dtype], ['shape', t.shape], ['sha256', r.tensorShas[k]]])])));
+      }
+    }
+    const doc = new Map([
+      ['dump_version', DUMP_VERSION],
+      ['manifest', this._manifestTree],
+      ['data', new Map([['data', canonicalValue(this._dataTree)], ['optimizers', canonicalValue(this._optimizersTree)]])],
+      ['tensors', tensors],
+    ]);
+    return canonicalJson(doc);
+  }
+
+  /** The manifest as a plain object. */
+  get manifest() {
+    return toPlain(this._manifestTree);
+  }
+  get formatVersion() {
+    return this._manifestTree.get('format_version');
+  }
+  get producer() {
+    return toPlain(this._manifestTree.get('producer'));
+  }
+  get metadata() {
+    return toPlain(this._manifestTree.get('metadata') ?? new Map());
+  }
+  /** Member names in ZIP order. */
+  get memberNames() {
+    return this._members.map((m) => m.name);
+  }
+
+  /** The algorithm's parameters, decoded (see README: value model in JavaScript). */
+  get data() {
+    if (this._data === undefined) this._data = decodeValue(this._dataTree, this);
+    return this._data;
+  }
+  /** Optimizer states by name, decoded. */
+  get optimizers() {
+    if (this._optimizers === undefined) this._optimizers = decodeValue(this._optimizersTree, this);
+    return this._optimizers;
+  }
+  /** The checked data document as parsed: {data, optimizers} as json.js trees (Map, bigint for integer literals). */
+  get rawData() {
+    return { data: this._dataTree, optimizers: this._optimizersTree };
+  }
+
+  /** Tensor group names, in member order. */
+  get groups() {
+    return [...this._groups.keys()];
+  }
+
+  /** The tensors of a group: [{name, dtype, shape, offset, nbytes}] in header order. */
+  tensorInfo(group) {
+    const g = this._groups.get(group);
+    if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
+    return [...g.tensors.values()].map((t) => ({ name: t.name, dtype: t.dtype, shape: [...t.shape], offset: t.offset, nbytes: t.end - t.begin }));
+  }
+
+  /**
+   * One tensor: {name, dtype, shape, data}, `data` a typed array (see README)
+   * viewing the archive's bytes without a copy when the source is in memory.
+   * `{verify: true}` first checks the member's CRC-32 and SHA-256.
+   */
+  async tensor(group, name, { verify = false } = {}) {
+    const g = this._groups.get(group);
+    if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
+    const t = g.tensors.get(name);
+    if (!t) throw fail('TENSOR_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`);
+    if (verify && !this._verified.has(g.member.name)) await this._verifyMember(g.member);
+    const bytes = await readAt(this._src, t.offset, t.end - t.begin);
+    return { name: t.name, dtype: t.dtype, shape: [...t.shape], data: viewElements(t.dtype, bytes) };
+  }
+
+  /** SHA-256 of one tensor's element bytes, as lower-case hex. */
+  async tensorSha256(group, name) {
+    const t = this._groups.get(group)?.tensors.get(name);
+    if (!t) throw fail('TENSOR_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`);
+    return sha256Hex(await readAt(this._src, t.offset, t.end - t.begin));
+  }
+
+  /** Bytes fetched so far, for URL sources (undefined otherwise). */
+  get bytesFetched() {
+    return this._src.bytesFetched;
+  }
+
+  /** Releases the source (file handle). Typed arrays already returned stay valid. */
+  async close() {
+    try {
+      await this._src.close?.();
+    } catch {
+      // closing never fails the caller
+    }
+  }
+}
+
+export { DTYPES };

@@ -1,0 +1,88 @@
+// Schedules (§9): checking and exact evaluation.
+
+import { pointerJoin } from './errors.js';
+import { checkValue, exactMembers, valueError, isTagged } from './values.js';
+
+export const SCHEDULE_MEMBERS = Object.freeze({
+  constant: ['value'],
+  linear: ['start', 'end', 'end_fraction'],
+  piecewise: ['points', 'interpolation'],
+});
+
+/**
+ * Checks one parameter: a plain integer or float literal. A tagged non-finite
+ * float is SCHEDULE_INVALID (§9: "non-finite parameters also give
+ * SCHEDULE_INVALID"); anything else is VALUE_INVALID.
+ */
+function checkParam(x, p, ctx) {
+  if (typeof x === 'bigint' || typeof x === 'number') return;
+  if (isTagged(x, 'float')) {
+    checkValue(x, p, ctx);
+    throw valueError(ctx, 'SCHEDULE_INVALID', 'schedule parameters must be finite', p);
+  }
+  throw valueError(ctx, 'VALUE_INVALID', 'schedule parameter is not a number', p);
+}
+
+/** Checks a schedule value: kind, members, member types, then the rules marked (S). */
+export function checkSchedule(v, ptr, ctx) {
+  const kind = v.get('kind');
+  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SCHEDULE_MEMBERS, kind)) {
+    throw valueError(ctx, 'VALUE_INVALID', `unknown schedule kind ${JSON.stringify(kind)}`, ptr);
+  }
+  exactMembers(v, ['kind', ...SCHEDULE_MEMBERS[kind]], [], ptr, ctx, `${kind} schedule`);
+  const at = (k) => pointerJoin(ptr, k);
+  if (kind === 'piecewise') {
+    const pts = v.get('points');
+    if (!Array.isArray(pts) || !pts.every((pt) => Array.isArray(pt) && pt.length === 2)) {
+      throw valueError(ctx, 'VALUE_INVALID', 'points must be an array of [elapsed, value] pairs', at('points'));
+    }
+    pts.forEach((pt, i) => pt.forEach((x, j) => checkParam(x, pointerJoin(pointerJoin(at('points'), i), j), ctx)));
+    const interp = v.get('interpolation');
+    if (interp !== 'linear' && interp !== 'step') throw valueError(ctx, 'VALUE_INVALID', 'interpolation must be "linear" or "step"', at('interpolation'));
+    if (pts.length === 0) throw valueError(ctx, 'SCHEDULE_INVALID', 'a piecewise schedule needs at least one point', at('points'));
+    const ts = pts.map((pt) => Number(pt[0]));
+    if (ts.some((t, i) => !(t >= 0 && t <= 1) || (i > 0 && !(t > ts[i - 1])))) {
+      throw valueError(ctx, 'SCHEDULE_INVALID', 'points must be strictly increasing within [0, 1]', at('points'));
+    }
+    return;
+  }
+  for (const k of [...SCHEDULE_MEMBERS[kind]].sort()) checkParam(v.get(k), at(k), ctx);
+  if (kind === 'linear') {
+    const f = Number(v.get('end_fraction'));
+    if (!(f > 0 && f <= 1)) throw valueError(ctx, 'SCHEDULE_INVALID', 'end_fraction must be in (0, 1]', at('end_fraction'));
+  }
+}
+
+/**
+ * Evaluates a schedule at progress remaining `p` (1 at the start of training,
+ * 0 at the end) exactly as spec §9 says: binary64 arithmetic in the order
+ * written, `p` clamped to [0, 1]. Accepts a decoded Schedule (see decode.js).
+ */
+export function evaluateSchedule(schedule, p) {
+  if (typeof p !== 'number' || Number.isNaN(p)) throw new TypeError('progress remaining must be a number');
+  const pc = p < 0 ? 0 : p > 1 ? 1 : p;
+  const e = 1 - pc;
+  const num = (x) => Number(x);
+  switch (schedule.kind) {
+    case 'constant':
+      return num(schedule.value);
+    case 'linear': {
+      const start = num(schedule.start), end = num(schedule.end), f = num(schedule.end_fraction);
+      if (e > f) return end;
+      return start + (e * (end - start)) / f;
+    }
+    case 'piecewise': {
+      const pts = schedule.points.map(([a, b]) => [num(a), num(b)]);
+      const last = pts.length - 1;
+      if (e <= pts[0][0]) return pts[0][1];
+      if (e >= pts[last][0]) return pts[last][1];
+      let i = 0;
+      while (!(pts[i][0] <= e && e < pts[i + 1][0])) i++;
+      const [ei, vi] = pts[i], [ej, vj] = pts[i + 1];
+      if (schedule.interpolation === 'step') return vi;
+      return vi + ((e - ei) * (vj - vi)) / (ej - ei);
+    }
+    default:
+      throw new TypeError(`unknown schedule kind ${schedule.kind}`);
+  }
+}

@@ -1,0 +1,85 @@
+// Safetensors members (§10): structure checks (step 8 of §11.1) and tensor views.
+
+import { fail } from './errors.js';
+import { MAX_NAME_BYTES, MAX_NDIM, MAX_SAFETENSORS_HEADER_BYTES } from './limits.js';
+import { DTYPES, isDtype } from './dtypes.js';
+import { parseJson } from './json.js';
+import { readAt } from './zipprofile.js';
+
+const utf8Length = (s) => new TextEncoder().encode(s).length;
+const isNonNegInt = (x) => typeof x === 'bigint' && x >= 0n;
+
+/**
+ * Reads and checks the header of safetensors member `m` (with `dataOffset`,
+ * `size`, `name`). Returns {headerLength, bufferOffset, tensors: Map(name ->
+ * {name, dtype, shape: number[], begin, end, offset})}, in header order;
+ * `offset` is the tensor's absolute file offset.
+ */
+export async function readSafetensorsHeader(src, m) {
+  const loc = { member: m.name, offset: m.dataOffset };
+  if (m.size < 8) throw fail('ST_TRUNCATED', 'safetensors member shorter than 8 bytes', loc);
+  const nb = await readAt(src, m.dataOffset, 8);
+  const dv = new DataView(nb.buffer, nb.byteOffset, 8);
+  const n = dv.getUint32(0, true) + dv.getUint32(4, true) * 0x100000000;
+  if (n > MAX_SAFETENSORS_HEADER_BYTES) throw fail('ST_HEADER_TOO_LARGE', `safetensors header of ${n} bytes exceeds the limit`, loc);
+  if (n > m.size - 8) throw fail('ST_TRUNCATED', 'safetensors header runs past the member', loc);
+  const header = await readAt(src, m.dataOffset + 8, n);
+  const tree = parseJson(header, { member: m.name, offset: m.dataOffset + 8, maxBytes: Infinity });
+  const invalid = (msg) => fail('ST_HEADER_INVALID', msg, loc);
+  let last = header.length;
+  while (last > 0 && header[last - 1] === 0x20) last--;
+  if (header[0] !== 0x7b) throw invalid('safetensors header does not begin with "{"');
+  if (header[last - 1] !== 0x7d) throw invalid('safetensors header is followed by something other than spaces');
+  const bufferLength = m.size - 8 - n;
+  const entries = [];
+  for (const [name, e] of tree) {
+    if (name.length === 0 || utf8Length(name) > MAX_NAME_BYTES) throw invalid('bad tensor name length');
+    if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`);
+    if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
+      throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`);
+    }
+    const dtype = e.get('dtype'), shape = e.get('shape'), offs = e.get('data_offsets');
+    if (typeof dtype !== 'string') throw invalid(`tensor ${JSON.stringify(name)}: dtype is not a string`);
+    if (!Array.isArray(shape) || !shape.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`);
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`);
+    entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
+  }
+  const tloc = (t) => ({ member: m.name, offset: m.dataOffset, pointer: '/' + t.name.replace(/~/g, '~0').replace(/\//g, '~1') });
+  for (const t of entries) {
+    if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t));
+  }
+  for (const t of entries) {
+    if (t.shapeBig.length > MAX_NDIM) throw fail('LIMIT_EXCEEDED', `${t.shapeBig.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t));
+  }
+  for (const t of entries) {
+    if (t.begin > t.end || t.end > bufferLength) throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t));
+  }
+  for (const t of entries) {
+    const want = t.shapeBig.reduce((a, d) => a * d, 1n) * BigInt(DTYPES[t.dtype].size);
+    if (BigInt(t.end - t.begin) !== want) throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t));
+  }
+  const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let pos = 0;
+  for (const t of sorted) {
+    if (t.begin > pos) throw fail('ST_HOLE', 'bytes before this tensor belong to no tensor', tloc(t));
+    if (t.begin < pos) throw fail('ST_OVERLAP', 'tensor overlaps the previous one', tloc(t));
+    pos = t.end;
+  }
+  if (pos !== bufferLength) throw fail('ST_TRAILING_BYTES', 'the data buffer continues after the last tensor', loc);
+  const bufferOffset = m.dataOffset + 8 + n;
+  for (const t of entries) {
+    if ((bufferOffset + t.begin) % DTYPES[t.dtype].alignment !== 0) throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t));
+  }
+  const tensors = new Map();
+  for (const t of entries) {
+    tensors.set(t.name, {
+      name: t.name,
+      dtype: t.dtype,
+      shape: t.shapeBig.map(Number),
+      begin: t.begin,
+      end: t.end,
+      offset: bufferOffset + t.begin,
+    });
+  }
+  return { headerLength: n, bufferOffset, tensors };
+}

@@ -1,0 +1,242 @@
+// The data document (§7.1) and the value model (§7.2–§7.8): checking.
+//
+// Works on the tree of json.js (bigint = integer literal, number = float
+// literal, Map = object). Values are checked in document order, depth first;
+// references (and checks that need referenced bytes) are collected in
+// `ctx.late` in document order for step 9 of §11.1.
+
+import { fail, pointerJoin } from './errors.js';
+import { MAX_INT_DIGITS, MAX_NDIM, MAX_INLINE_ARRAY_BYTES, MAX_SAFE_INTEGER_BIG } from './limits.js';
+import { DTYPES, isDtype } from './dtypes.js';
+import { isCanonicalBase64, base64Length } from './base64.js';
+import { checkSpace } from './spaces.js';
+import { checkSchedule } from './schedules.js';
+
+export const TAGS = ['float', 'int', 'bytes', 'tuple', 'dict', 'ndarray', 'scalar', 'space', 'schedule', 'class', 'opaque'];
+
+export const isMap = (v) => v instanceof Map;
+export const isTagged = (v, tag) => v instanceof Map && v.get('$type') === tag;
+
+/** Raises a value-model error located in data.json. */
+export function valueError(ctx, code, msg, ptr) {
+  return fail(code, msg, { member: ctx.member, pointer: ptr });
+}
+
+/** Checks that a tagged value has exactly `required` (+ `optional`) members besides `$type`. */
+export function exactMembers(v, required, optional, ptr, ctx, what) {
+  for (const k of v.keys()) {
+    if (k !== '$type' && !required.includes(k) && !optional.includes(k)) {
+      throw valueError(ctx, 'VALUE_INVALID', `${what} has the unexpected member ${JSON.stringify(k)}`, ptr);
+    }
+  }
+  for (const k of required) {
+    if (!v.has(k)) throw valueError(ctx, 'VALUE_INVALID', `${what} lacks the member ${JSON.stringify(k)}`, ptr);
+  }
+}
+
+/** A plain integer literal that is >= `min`. */
+export const isIntLiteral = (v, min = -Infinity) => typeof v === 'bigint' && v >= min;
+
+/** Checks a `shape` member: an array of at most MAX_NDIM non-negative integer literals. */
+export function checkShape(shape, ptr, ctx) {
+  if (!Array.isArray(shape) || !shape.every((d) => isIntLiteral(d, 0n))) {
+    throw valueError(ctx, 'VALUE_INVALID', 'shape must be an array of integers >= 0', ptr);
+  }
+  if (shape.length > MAX_NDIM) throw valueError(ctx, 'LIMIT_EXCEEDED', `${shape.length} dimensions exceed the limit of ${MAX_NDIM}`, ptr);
+}
+
+export function elementCount(shape) {
+  return shape.reduce((a, d) => a * d, 1n);
+}
+
+function checkFloatTag(v, ptr, ctx) {
+  exactMembers(v, ['value'], [], ptr, ctx, 'float');
+  const s = v.get('value');
+  if (s !== 'nan' && s !== 'inf' && s !== '-inf') throw valueError(ctx, 'VALUE_INVALID', 'a tagged float must be "nan", "inf" or "-inf"', ptr);
+}
+
+function checkIntTag(v, ptr, ctx) {
+  exactMembers(v, ['value'], [], ptr, ctx, 'int');
+  const s = v.get('value');
+  if (typeof s !== 'string' || !/^-?[1-9][0-9]*$/.test(s)) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must be a decimal string', ptr);
+  const digits = s[0] === '-' ? s.length - 1 : s.length;
+  if (digits > MAX_INT_DIGITS) throw valueError(ctx, 'LIMIT_EXCEEDED', `${digits} digits exceed the limit of ${MAX_INT_DIGITS}`, ptr);
+  const n = BigInt(s);
+  if (n <= MAX_SAFE_INTEGER_BIG && n >= -MAX_SAFE_INTEGER_BIG) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must lie outside ±(2^53-1)', ptr);
+}
+
+function checkBase64Member(v, key, ptr, ctx, what) {
+  const s = v.get(key);
+  if (!isCanonicalBase64(s)) throw valueError(ctx, 'VALUE_INVALID', `${what}: ${key} is not canonical base64`, pointerJoin(ptr, key));
+  return s;
+}
+
+/** Whether a (checked) value may be a dict key (§7.5). */
+function isHashable(v) {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint' || typeof v === 'number') return true;
+  if (isTagged(v, 'int') || isTagged(v, 'bytes')) return true;
+  if (isTagged(v, 'float')) return v.get('value') !== 'nan';
+  if (isTagged(v, 'tuple')) return v.get('items').every(isHashable);
+  return false;
+}
+
+/** A string identifying a hashable value up to the key equality of §7.5. */
+function keyIdentity(v) {
+  const num = (x) => 'n:' + x;
+  if (v === null) return 'z';
+  if (typeof v === 'boolean') return num(v ? '1' : '0');
+  if (typeof v === 'bigint') return num(v.toString());
+  if (typeof v === 'number') return num(Number.isInteger(v) ? BigInt(v).toString() : String(v));
+  if (typeof v === 'string') return 's:' + v;
+  const t = v.get('$type');
+  if (t === 'int') return num(BigInt(v.get('value')).toString());
+  if (t === 'float') return num(v.get('value'));
+  if (t === 'bytes') return 'b:' + v.get('base64');
+  return 't:' + JSON.stringify(v.get('items').map(keyIdentity));
+}
+
+function checkDictTag(v, ptr, ctx) {
+  exactMembers(v, ['entries'], [], ptr, ctx, 'dict');
+  const entries = v.get('entries');
+  const eptr = pointerJoin(ptr, 'entries');
+  if (!Array.isArray(entries)) throw valueError(ctx, 'VALUE_INVALID', 'dict entries is not an array', eptr);
+  const seen = new Set();
+  let needed = false;
+  entries.forEach((e, i) => {
+    const p = pointerJoin(eptr, i);
+    if (!Array.isArray(e) || e.length !== 2) throw valueError(ctx, 'VALUE_INVALID', 'a dict entry is not a [key, value] pair', p);
+    const [k, x] = e;
+    checkValue(k, pointerJoin(p, 0), ctx);
+    if (!isHashable(k)) throw valueError(ctx, 'VALUE_INVALID', 'a dict key is not hashable', pointerJoin(p, 0));
+    const id = keyIdentity(k);
+    if (seen.has(id)) throw valueError(ctx, 'VALUE_DUPLICATE_KEY', 'the dict has two equal keys', pointerJoin(p, 0));
+    seen.add(id);
+    if (typeof k !== 'string' || k === '$type') needed = true;
+    checkValue(x, pointerJoin(p, 1), ctx);
+  });
+  if (!needed) throw valueError(ctx, 'VALUE_INVALID', 'a dict whose keys are all strings other than "$type" must be a plain object', ptr);
+}
+
+/**
+ * Checks an ndarray tagged value; returns {dtype, shape (bigint[]), ref}.
+ * Inline data is checked here; a reference is queued in ctx.late.
+ */
+function checkNdarrayTag(v, ptr, ctx) {
+  exactMembers(v, ['dtype', 'shape'], ['base64', 'ref'], ptr, ctx, 'ndarray');
+  if (v.has('base64') === v.has('ref')) throw valueError(ctx, 'VALUE_INVALID', 'an ndarray has exactly one of "base64" and "ref"', ptr);
+  const dtype = v.get('dtype');
+  if (!isDtype(dtype)) throw valueError(ctx, 'VALUE_INVALID', 'ndarray dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
+  const shape = v.get('shape');
+  checkShape(shape, pointerJoin(ptr, 'shape'), ctx);
+  const nbytes = elementCount(shape) * BigInt(DTYPES[dtype].size);
+  if (nbytes > MAX_SAFE_INTEGER_BIG) throw valueError(ctx, 'LIMIT_EXCEEDED', 'array byte size exceeds 2^53-1', pointerJoin(ptr, 'shape'));
+  if (v.has('base64')) {
+    const bptr = pointerJoin(ptr, 'base64');
+    const s = v.get('base64');
+    const limit = `inline array larger than ${MAX_INLINE_ARRAY_BYTES} bytes`;
+    if (typeof s === 'string' && s.length > 4 * Math.ceil(MAX_INLINE_ARRAY_BYTES / 3)) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
+    checkBase64Member(v, 'base64', ptr, ctx, 'ndarray');
+    const len = base64Length(s);
+    if (len > MAX_INLINE_ARRAY_BYTES) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
+    if (BigInt(len) !== nbytes) throw valueError(ctx, 'ARRAY_SIZE_MISMATCH', `inline array holds ${len} bytes, its dtype and shape need ${nbytes}`, bptr);
+    return { dtype, shape, ref: null, node: v };
+  }
+  const ref = v.get('ref');
+  const rptr = pointerJoin(ptr, 'ref');
+  if (!isMap(ref)) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref is not an object', rptr);
+  for (const k of ref.keys()) {
+    if (k !== 'group' && k !== 'name') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref has the unexpected member ${JSON.stringify(k)}`, rptr);
+  }
+  if (typeof ref.get('group') !== 'string' || typeof ref.get('name') !== 'string') {
+    throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs string members "group" and "name"', rptr);
+  }
+  const info = { dtype, shape, ref: { group: ref.get('group'), name: ref.get('name') }, node: v };
+  ctx.late.push({ kind: 'ref', pointer: ptr, info });
+  return info;
+}
+
+function checkScalarTag(v, ptr, ctx) {
+  exactMembers(v, ['dtype', 'base64'], [], ptr, ctx, 'scalar');
+  const dtype = v.get('dtype');
+  if (!isDtype(dtype)) throw valueError(ctx, 'VALUE_INVALID', 'scalar dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
+  const s = checkBase64Member(v, 'base64', ptr, ctx, 'scalar');
+  if (base64Length(s) !== DTYPES[dtype].size) throw valueError(ctx, 'ARRAY_SIZE_MISMATCH', 'scalar bytes are not exactly one element', ptr);
+}
+
+const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+function checkClassTag(v, ptr, ctx) {
+  exactMembers(v, ['module', 'qualname'], [], ptr, ctx, 'class');
+  for (const k of ['module', 'qualname']) {
+    const s = v.get(k);
+    if (typeof s !== 'string' || !DOTTED.test(s)) throw valueError(ctx, 'VALUE_INVALID', `class ${k} is not a dotted name`, pointerJoin(ptr, k));
+  }
+}
+
+function checkOpaqueTag(v, ptr, ctx) {
+  exactMembers(v, ['format', 'base64'], ['type', 'note'], ptr, ctx, 'opaque');
+  if (v.get('format') !== 'pickle') throw valueError(ctx, 'VALUE_INVALID', 'opaque format must be "pickle"', pointerJoin(ptr, 'format'));
+  checkBase64Member(v, 'base64', ptr, ctx, 'opaque');
+  for (const k of ['type', 'note']) {
+    if (v.has(k) && typeof v.get(k) !== 'string') throw valueError(ctx, 'VALUE_INVALID', `opaque ${k} must be a string`, pointerJoin(ptr, k));
+  }
+}
+
+/** Checks one value (§7.2) and everything inside it. Returns ndarray info for ndarrays. */
+export function checkValue(v, ptr, ctx) {
+  if (v === null || typeof v !== 'object') return undefined; // null, boolean, string, bigint, number
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => checkValue(x, pointerJoin(ptr, i), ctx));
+    return undefined;
+  }
+  if (!v.has('$type')) {
+    for (const [k, x] of v) checkValue(x, pointerJoin(ptr, k), ctx);
+    return undefined;
+  }
+  const t = v.get('$type');
+  if (typeof t !== 'string' || !TAGS.includes(t)) {
+    throw valueError(ctx, 'VALUE_UNKNOWN_TYPE', `unknown $type ${JSON.stringify(t)}`, ptr);
+  }
+  switch (t) {
+    case 'float': return checkFloatTag(v, ptr, ctx);
+    case 'int': return checkIntTag(v, ptr, ctx);
+    case 'bytes':
+      exactMembers(v, ['base64'], [], ptr, ctx, 'bytes');
+      checkBase64Member(v, 'base64', ptr, ctx, 'bytes');
+      return undefined;
+    case 'tuple': {
+      exactMembers(v, ['items'], [], ptr, ctx, 'tuple');
+      const items = v.get('items');
+      if (!Array.isArray(items)) throw valueError(ctx, 'VALUE_INVALID', 'tuple items is not an array', pointerJoin(ptr, 'items'));
+      items.forEach((x, i) => checkValue(x, pointerJoin(pointerJoin(ptr, 'items'), i), ctx));
+      return undefined;
+    }
+    case 'dict': return checkDictTag(v, ptr, ctx);
+    case 'ndarray': return checkNdarrayTag(v, ptr, ctx);
+    case 'scalar': return checkScalarTag(v, ptr, ctx);
+    case 'space': return checkSpace(v, ptr, ctx);
+    case 'schedule': return checkSchedule(v, ptr, ctx);
+    case 'class': return checkClassTag(v, ptr, ctx);
+    case 'opaque': return checkOpaqueTag(v, ptr, ctx);
+  }
+  return undefined;
+}
+
+/**
+ * §7.1: checks the data document's structure, then every value in document
+ * order. Returns {data, optimizers, late} where late lists the references.
+ */
+export function checkDataDocument(doc, member = 'data.json') {
+  const ctx = { member, late: [] };
+  if (!isMap(doc)) throw fail('DATA_INVALID', 'the data document is not an object', { member, pointer: '' });
+  if (!doc.has('data')) throw fail('DATA_INVALID', 'the data document lacks "data"', { member, pointer: '' });
+  if (!isMap(doc.get('data'))) throw fail('DATA_INVALID', '"data" is not an object', { member, pointer: '/data' });
+  if (doc.has('optimizers') && !isMap(doc.get('optimizers'))) {
+    throw fail('DATA_INVALID', '"optimizers" is not an object', { member, pointer: '/optimizers' });
+  }
+  for (const [k, section] of doc) {
+    if (k !== 'data' && k !== 'optimizers') continue;
+    for (const [name, v] of section) checkValue(v, pointerJoin('/' + k, name), ctx);
+  }
+  return { data: doc.get('data'), optimizers: doc.get('optimizers') ?? new Map(), late: ctx.late };
+}

@@ -1,0 +1,278 @@
+// The ZIP profile of spec §2 and the identification bytes of §3: steps 1 to 4
+// of the processing order (§11.1).
+
+import { fail } from './errors.js';
+import { MAX_MEMBERS, MAX_NAME_BYTES } from './limits.js';
+
+export const MIMETYPE = 'application/vnd.rlarchive+zip';
+const ASCII = (s) => Array.from(s, (c) => c.charCodeAt(0));
+/** Bytes 26 to 66 of every archive (§3). */
+const IDENT_TAIL = new Uint8Array([8, 0, 0, 0, ...ASCII('mimetype'), ...ASCII(MIMETYPE)]);
+
+const SIG_LOCAL = 0x04034b50;
+const SIG_CENTRAL = 0x02014b50;
+const SIG_EOCD = 0x06054b50;
+const SIG_Z64_EOCD = 0x06064b50;
+const SIG_Z64_LOCATOR = 0x07064b50;
+const U16_MAX = 0xffff;
+const U32_MAX = 0xffffffff;
+const EOCD_SEARCH = 65557;
+
+const u16 = (b, o) => b[o] | (b[o + 1] << 8);
+const u32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
+/** An unsigned 64-bit field as a Number (exact up to 2^53; larger values only need to compare as large). */
+const u64 = (b, o) => u32(b, o) + u32(b, o + 4) * 0x100000000;
+
+const latin1 = (bytes) => String.fromCharCode(...bytes);
+
+function hasSignature(bytes, sig) {
+  for (let i = 0; i + 4 <= bytes.length; i++) if (u32(bytes, i) === sig) return true;
+  return false;
+}
+
+/** A member name of §2.4: segments of [A-Za-z0-9._-]+ joined by '/', none '.' or '..'. */
+export function isValidName(name) {
+  if (name.length === 0 || name.length > MAX_NAME_BYTES) return false;
+  return name.split('/').every((s) => /^[A-Za-z0-9._-]+$/.test(s) && s !== '.' && s !== '..');
+}
+
+/**
+ * Parses an extra field into {id: data} records (§2.5), `allowed` listing the
+ * permitted header IDs.
+ */
+function parseExtra(bytes, allowed, loc) {
+  const out = new Map();
+  let p = 0;
+  while (p < bytes.length) {
+    if (p + 4 > bytes.length) throw fail('ZIP_EXTRA_FIELD', 'extra field record header runs past the field', loc);
+    const id = u16(bytes, p);
+    const len = u16(bytes, p + 2);
+    if (p + 4 + len > bytes.length) throw fail('ZIP_EXTRA_FIELD', 'extra field record runs past the field', loc);
+    if (out.has(id)) throw fail('ZIP_EXTRA_FIELD', `extra field record 0x${id.toString(16)} appears twice`, loc);
+    if (!allowed.includes(id)) throw fail('ZIP_EXTRA_FIELD', `extra field record 0x${id.toString(16)} is not permitted here`, loc);
+    out.set(id, bytes.subarray(p + 4, p + 4 + len));
+    p += 4 + len;
+  }
+  return out;
+}
+
+/** Reads `length` bytes at `offset` from a source, turning any failure into IO_ERROR. */
+export async function readAt(src, offset, length) {
+  let b;
+  try {
+    b = await src.read(offset, length);
+  } catch (e) {
+    if (e?.name === 'RlarchiveError') throw e;
+    throw fail('IO_ERROR', `read failed: ${e?.message ?? e}`);
+  }
+  if (!(b instanceof Uint8Array) || b.length !== length) throw fail('IO_ERROR', 'short read');
+  return b;
+}
+
+/** §3: the 45 identification bytes (step 1). */
+export async function checkIdentification(src) {
+  if (src.size < 67) throw fail('ARCHIVE_NOT_RLARCHIVE', 'file too short to be an rlarchive');
+  const head = await readAt(src, 0, 67);
+  if (u32(head, 0) !== SIG_LOCAL || IDENT_TAIL.some((v, i) => head[26 + i] !== v)) {
+    throw fail('ARCHIVE_NOT_RLARCHIVE', 'identification bytes absent (not an rlarchive)', { offset: 0 });
+  }
+}
+
+/** §2.1 / §2.6: the end records (step 2). Returns {count, cdOffset, cdSize, endStart}. */
+export async function readEndRecords(src) {
+  const size = src.size;
+  const tailLen = Math.min(size, EOCD_SEARCH);
+  const tailStart = size - tailLen;
+  const tail = await readAt(src, tailStart, tailLen);
+  const e = tailLen - 22;
+  if (size < 22 || u32(tail, e) !== SIG_EOCD) {
+    if (hasSignature(tail, SIG_EOCD)) throw fail('ZIP_TRAILING_DATA', 'bytes follow the end of central directory record');
+    throw fail('ZIP_EOCD_NOT_FOUND', 'no end of central directory record');
+  }
+  const eocdAt = size - 22;
+  if (u16(tail, e + 20) !== 0) throw fail('ZIP_TRAILING_DATA', 'the end record has a comment', { offset: eocdAt });
+  const eocd = {
+    disk: u16(tail, e + 4),
+    cdDisk: u16(tail, e + 6),
+    entriesDisk: u16(tail, e + 8),
+    entries: u16(tail, e + 10),
+    cdSize: u32(tail, e + 12),
+    cdOffset: u32(tail, e + 16),
+  };
+  const maxOf = { disk: U16_MAX, cdDisk: U16_MAX, entriesDisk: U16_MAX, entries: U16_MAX, cdSize: U32_MAX, cdOffset: U32_MAX };
+  let v = eocd;
+  let endStart = eocdAt;
+  let locatorDisk = 0;
+  const l = e - 20;
+  if (l >= 0 && u32(tail, l) === SIG_Z64_LOCATOR) {
+    const locAt = eocdAt - 20;
+    const bad = (msg) => fail('ZIP_ZIP64_INVALID', msg, { offset: locAt });
+    locatorDisk = u32(tail, l + 4);
+    const recAt = u64(tail, l + 8);
+    const totalDisks = u32(tail, l + 16);
+    if (recAt + 56 !== locAt) throw bad('the ZIP64 end record does not end where its locator begins');
+    const r = recAt - tailStart;
+    if (r < 0) throw bad('the ZIP64 end record lies outside the end region');
+    if (u32(tail, r) !== SIG_Z64_EOCD) throw bad('bad ZIP64 end record signature');
+    if (u64(tail, r + 4) !== 44) throw bad('the ZIP64 end record has extensible data');
+    if (totalDisks !== 1) throw bad('the ZIP64 locator gives a total number of disks other than 1');
+    const z = {
+      disk: u32(tail, r + 16),
+      cdDisk: u32(tail, r + 20),
+      entriesDisk: u64(tail, r + 24),
+      entries: u64(tail, r + 32),
+      cdSize: u64(tail, r + 40),
+      cdOffset: u64(tail, r + 48),
+    };
+    for (const k of Object.keys(maxOf)) {
+      if (eocd[k] !== maxOf[k] && eocd[k] !== z[k]) throw bad(`the end record's ${k} disagrees with the ZIP64 end record`);
+    }
+    v = z;
+    endStart = recAt;
+  } else {
+    for (const k of Object.keys(maxOf)) {
+      if (eocd[k] === maxOf[k]) throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} holds its maximum value without ZIP64`, { offset: eocdAt });
+    }
+  }
+  if (v.disk !== 0 || v.cdDisk !== 0 || locatorDisk !== 0 || v.entriesDisk !== v.entries) {
+    throw fail('ZIP_MULTI_DISK', 'multi-disk archive', { offset: eocdAt });
+  }
+  if (v.entries > MAX_MEMBERS) throw fail('LIMIT_EXCEEDED', `${v.entries} members exceed the limit of ${MAX_MEMBERS}`, { offset: eocdAt });
+  return { count: v.entries, cdOffset: v.cdOffset, cdSize: v.cdSize, endStart };
+}
+
+/** §2.2: the central directory records (step 3). Returns the member list. */
+export async function readCentralDirectory(src, end) {
+  const { count, cdOffset, cdSize, endStart } = end;
+  if (cdOffset + cdSize > endStart) throw fail('ZIP_TRUNCATED', 'the central directory runs past its region', { offset: cdOffset });
+  const cd = await readAt(src, cdOffset, cdSize);
+  const members = [];
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    const at = cdOffset + p;
+    const loc = { offset: at };
+    if (p + 46 > cdSize) throw fail('ZIP_CD_INVALID', 'the central directory holds fewer records than its count', loc);
+    if (u32(cd, p) !== SIG_CENTRAL) throw fail('ZIP_CD_INVALID', 'bad central directory record signature', loc);
+    const nameLen = u16(cd, p + 28), extraLen = u16(cd, p + 30), commentLen = u16(cd, p + 32);
+    if (p + 46 + nameLen + extraLen + commentLen > cdSize) throw fail('ZIP_CD_INVALID', 'central directory record runs past the directory', loc);
+    const flags = u16(cd, p + 8);
+    const method = u16(cd, p + 10);
+    const rec = {
+      index: i,
+      versionNeeded: u16(cd, p + 6),
+      flags,
+      method,
+      time: u16(cd, p + 12),
+      date: u16(cd, p + 14),
+      crc: u32(cd, p + 16),
+      csize: u32(cd, p + 20),
+      usize: u32(cd, p + 24),
+      localOffset: u32(cd, p + 42),
+      nameBytes: cd.subarray(p + 46, p + 46 + nameLen),
+    };
+    rec.name = latin1(rec.nameBytes);
+    const nloc = { offset: at, member: /^[\x20-\x7e]*$/.test(rec.name) ? rec.name : undefined };
+    if (flags & 0x41) throw fail('ZIP_ENCRYPTED', 'member is encrypted', nloc);
+    if (flags & 0x08) throw fail('ZIP_DATA_DESCRIPTOR', 'member uses a data descriptor', nloc);
+    if (flags !== 0) throw fail('ZIP_FLAGS', `general purpose flags 0x${flags.toString(16)}`, nloc);
+    if (method !== 0) throw fail('ZIP_COMPRESSED', `compression method ${method}`, nloc);
+    if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
+    if (u16(cd, p + 34) !== 0) throw fail('ZIP_MULTI_DISK', 'member starts on another disk', nloc);
+    if (commentLen !== 0) throw fail('ZIP_CD_INVALID', 'member has a file comment', nloc);
+    if (!isValidName(rec.name)) throw fail('ZIP_NAME_INVALID', 'invalid member name', nloc);
+    const extra = parseExtra(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), [0x0001], nloc);
+    const wanted = ['usize', 'csize', 'localOffset'].filter((k) => rec[k] === U32_MAX);
+    const z = extra.get(0x0001);
+    if (z !== undefined || wanted.length) {
+      if (z === undefined) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record missing', nloc);
+      if (!wanted.length) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record present but not needed', nloc);
+      if (z.length !== 8 * wanted.length) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record of the wrong length', nloc);
+      wanted.forEach((k, j) => (rec[k] = u64(z, 8 * j)));
+      if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
+    }
+    rec.size = rec.usize;
+    members.push(rec);
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  if (p !== cdSize) throw fail('ZIP_CD_INVALID', 'the records do not fill the central directory', { offset: cdOffset + p });
+  const seen = new Set();
+  for (const m of members) {
+    if (seen.has(m.name)) throw fail('ZIP_NAME_DUPLICATE', 'two members have the same name', { member: m.name });
+    seen.add(m.name);
+  }
+  const lower = new Set();
+  for (const m of members) {
+    const k = m.name.toLowerCase(); // names are ASCII here
+    if (lower.has(k)) throw fail('ZIP_NAME_CASE_COLLISION', 'two member names differ only in case', { member: m.name });
+    lower.add(k);
+  }
+  return members;
+}
+
+/** §2.3 and §2.1: local headers, then the layout (step 4). Sets `dataOffset` on each member. */
+export async function checkLocalHeadersAndLayout(src, end, members) {
+  const size = src.size;
+  for (const m of members) {
+    const at = m.localOffset;
+    const loc = { member: m.name, offset: at };
+    if (at + 30 > size) throw fail('ZIP_TRUNCATED', 'local header runs past the end of the file', loc);
+    const h = await readAt(src, at, 30);
+    if (u32(h, 0) !== SIG_LOCAL) throw fail('ZIP_LOCAL_HEADER_INVALID', 'bad local header signature', loc);
+    const nameLen = u16(h, 26), extraLen = u16(h, 28);
+    if (at + 30 + nameLen + extraLen > size) throw fail('ZIP_TRUNCATED', 'local header runs past the end of the file', loc);
+    const rest = await readAt(src, at + 30, nameLen + extraLen);
+    const extra = parseExtra(rest.subarray(nameLen), [0x0001, 0xd935], loc);
+    const pad = extra.get(0xd935);
+    if (pad !== undefined && (pad.length < 2 || pad.subarray(2).some((b) => b !== 0))) {
+      throw fail('ZIP_EXTRA_FIELD', 'malformed alignment padding record', loc);
+    }
+    let csize = u32(h, 18), usize = u32(h, 22);
+    const z = extra.get(0x0001);
+    if (csize === U32_MAX || usize === U32_MAX) {
+      if (csize !== usize) throw fail('ZIP_ZIP64_INVALID', 'only one local size field holds 0xFFFFFFFF', loc);
+      if (z === undefined || z.length !== 16) throw fail('ZIP_ZIP64_INVALID', 'local ZIP64 extra record missing or of the wrong length', loc);
+      usize = u64(z, 0);
+      csize = u64(z, 8);
+    } else if (z !== undefined) {
+      throw fail('ZIP_ZIP64_INVALID', 'local ZIP64 extra record present but not needed', loc);
+    }
+    const same =
+      u16(h, 4) === m.versionNeeded &&
+      u16(h, 6) === m.flags &&
+      u16(h, 8) === m.method &&
+      u16(h, 10) === m.time &&
+      u16(h, 12) === m.date &&
+      u32(h, 14) === m.crc &&
+      csize === m.csize &&
+      usize === m.usize &&
+      nameLen === m.nameBytes.length &&
+      m.nameBytes.every((b, i) => rest[i] === b);
+    if (!same) throw fail('ZIP_HEADER_MISMATCH', 'local header disagrees with the central directory', loc);
+    m.dataOffset = at + 30 + nameLen + extraLen;
+    if (m.dataOffset + m.size > size) throw fail('ZIP_TRUNCATED', 'member data runs past the end of the file', loc);
+  }
+  let expected = 0;
+  for (const m of members) {
+    const loc = { member: m.name, offset: m.localOffset };
+    if (m.localOffset < expected) throw fail('ZIP_OVERLAP', 'member overlaps the previous one', loc);
+    if (m.localOffset > expected) throw fail('ZIP_GAP', 'bytes before this member belong to no member', { ...loc, offset: expected });
+    expected = m.dataOffset + m.size;
+    if (expected > end.cdOffset) throw fail('ZIP_OVERLAP', 'member data runs into the central directory', loc);
+  }
+  if (expected < end.cdOffset) throw fail('ZIP_GAP', 'bytes between the last member and the central directory', { offset: expected });
+  const cdEnd = end.cdOffset + end.cdSize;
+  if (cdEnd < end.endStart) {
+    const between = await readAt(src, cdEnd, end.endStart - cdEnd);
+    if (hasSignature(between, SIG_EOCD)) throw fail('ZIP_MULTIPLE_EOCD', 'a second end record precedes the end record', { offset: cdEnd });
+    throw fail('ZIP_GAP', 'bytes between the central directory and the end record', { offset: cdEnd });
+  }
+}
+
+/** Steps 1 to 4 of §11.1: returns {members, end}. */
+export async function readZip(src) {
+  await checkIdentification(src);
+  const end = await readEndRecords(src);
+  const members = await readCentralDirectory(src, end);
+  await checkLocalHeadersAndLayout(src, end, members);
+  return { members, end };
+}
