@@ -380,8 +380,6 @@ class _ByName:
         self.ref = ref
 
     def __reduce__(self):
-        import importlib
-
         head, *rest = self.ref.qualname.split(".")
         obj: Any = (getattr, (_ModuleByName(self.ref.module), head))
         for part in rest:

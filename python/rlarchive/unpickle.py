@@ -631,6 +631,9 @@ def describe_globals(data: bytes) -> list[tuple[str, str]]:
 # Stand-in graph -> neutral rlarchive values
 # ---------------------------------------------------------------------------
 
+_MAX_NODES = 1_000_000  # parts of one value
+_MAX_BROADCAST_BYTES = 1 << 28  # a Box bound given as a scalar is expanded up to this size
+
 # closures of the old SB3 schedule helpers, readable from their cells
 _SB_UTIL_MODULES = ("stable_baselines3.common.utils",)
 
@@ -655,12 +658,16 @@ class _Neutralizer:
         self.schedules = _schedules
         self.values = _values
         self.depth = 0
+        self.nodes = 0
 
     # -- generic ----------------------------------------------------------
     def convert(self, obj):
         self.depth += 1
+        self.nodes += 1
         if self.depth > 60:
             raise NotNeutral("value nests too deeply")
+        if self.nodes > _MAX_NODES:  # shared references could otherwise blow up exponentially
+            raise NotNeutral(f"value has more than {_MAX_NODES} parts")
         try:
             return self._convert(obj)
         finally:
@@ -785,6 +792,8 @@ class _Neutralizer:
                 raise NotNeutral("Box without bounds")
             low = self._as_dtype(low, dt, "Box.low")
             high = self._as_dtype(high, dt, "Box.high")
+            if (low.shape != shp or high.shape != shp) and math.prod(shp) * dt.itemsize > _MAX_BROADCAST_BYTES:
+                raise NotNeutral("Box bounds would expand beyond the size limit")
             if low.shape != shp:
                 low = np.ascontiguousarray(np.broadcast_to(low, shp))
             if high.shape != shp:

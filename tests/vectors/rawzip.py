@@ -44,6 +44,10 @@ class Entry:
     local_sig: bytes = b"PK\x03\x04"
     central_sig: bytes = b"PK\x01\x02"
     zip64: bool = False
+    mtime: int = 0
+    mdate: int = 0x21
+    made_by: int = 45
+    ext_attr: int = 0
     in_central: bool = True
     in_local: bool = True
 
@@ -88,7 +92,7 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
         lver = version if e.local_version is None else e.local_version
         lflags = e.flags if e.local_flags is None else e.local_flags
         if e.in_local:
-            out += e.local_sig + struct.pack("<HHHHHIIIHH", lver, lflags, e.method, 0, 0x21, lcrc, lsize, lsize, len(lname), len(extra)) + lname + extra
+            out += e.local_sig + struct.pack("<HHHHHIIIHH", lver, lflags, e.method, e.mtime, e.mdate, lcrc, lsize, lsize, len(lname), len(extra)) + lname + extra
             out += e.data
         if not e.in_central:
             continue
@@ -103,7 +107,7 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
             usize32, csize32, off32 = usize, csize, off
         central.append(
             e.central_sig
-            + struct.pack("<HHHHHHIIIHHHHHII", 45, version, e.flags, e.method, 0, 0x21, crc, csize32, usize32, len(name), len(cextra), len(e.comment), e.disk_start, 0, 0, off32)
+            + struct.pack("<HHHHHHIIIHHHHHII", e.made_by, version, e.flags, e.method, e.mtime, e.mdate, crc, csize32, usize32, len(name), len(cextra), len(e.comment), e.disk_start, 0, e.ext_attr, off32)
             + name
             + cextra
             + e.comment

@@ -1,0 +1,100 @@
+"""The golden vectors: every case gives its expected outcome; coverage of codes and sections."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import rlarchive
+from rlarchive.errors import CATALOGUE
+
+from cases import CASES, build_bytes
+from conftest import ROOT, schema_validator
+
+VECTORS = os.path.join(ROOT, "test-vectors")
+#: error codes no file can trigger, with the reason
+NOT_FROM_A_FILE = {"IO_ERROR": "raised when the file cannot be read at all"}
+
+
+def _index():
+    with open(os.path.join(VECTORS, "index.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_reference_reader_outcome(case, tmp_path):
+    import gzip
+
+    raw = build_bytes(case)
+    if case.gzip:
+        raw = gzip.decompress(raw)
+    p = tmp_path / "case.rlarchive"
+    p.write_bytes(raw)
+    if case.expect == "dump":
+        with rlarchive.open(p, spaces="neutral") as ar:
+            ar.dump()
+        report = rlarchive.validate(p)
+        assert report["valid"]
+        assert sorted(i["code"] for i in report["issues"]) == sorted(case.warnings)
+    else:
+        with pytest.raises(rlarchive.RlarchiveError) as e:
+            with rlarchive.open(p, spaces="neutral") as ar:
+                ar.dump()
+        assert e.value.code == case.expect
+        report = rlarchive.validate(p)
+        assert not report["valid"]
+        assert case.expect in [i["code"] for i in report["issues"] if i["severity"] == "error"]
+
+
+def test_index_validates_against_its_schema():
+    schema_validator("test-vectors-index-1.schema.json").validate(_index())
+
+
+def test_every_error_code_has_an_invalid_vector():
+    codes = {c["expect"]["code"] for c in _index()["cases"] if c["expect"]["result"] == "error"}
+    errors = {c for c, sev in CATALOGUE.items() if sev == "error"} - set(NOT_FROM_A_FILE)
+    assert errors - codes == set()
+    assert codes - set(CATALOGUE) == set()
+
+
+def test_every_warning_code_is_exercised():
+    warned = {w for c in _index()["cases"] for w in c.get("warnings", [])}
+    assert {c for c, sev in CATALOGUE.items() if sev != "error"} - warned == set()
+
+
+def test_every_normative_section_is_cited():
+    with open(os.path.join(ROOT, "spec", "rlarchive.md"), encoding="utf-8") as f:
+        text = f.read()
+    sections = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?) ", text, re.M))
+    # sections that only point elsewhere or describe the document itself
+    informative = {"1", "1.1", "1.2", "1.3", "16", "11", "11.2", "11.3", "14"}
+    cited = set()
+    for c in _index()["cases"]:
+        for s in c["spec"]:
+            cited.add(s.lstrip("§"))
+            cited.add(s.lstrip("§").split(".")[0])
+    missing = sorted(s for s in sections - informative if s not in cited)
+    assert missing == []
+
+
+def test_vectors_are_reproducible_byte_for_byte():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "vectors", "generate.py"), "--check", VECTORS], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_vector_folder_is_small():
+    total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(VECTORS) for f in fs)
+    assert total < 10 * 1024 * 1024
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.expect == "dump"], ids=lambda c: c.id)
+def test_valid_vectors_match_the_schemas(case):
+    import zipfile
+
+    with zipfile.ZipFile(os.path.join(VECTORS, case.file)) as z:
+        schema_validator("manifest-1.0.schema.json").validate(json.loads(z.read("manifest.json")))
+        schema_validator("data-1.0.schema.json").validate(json.loads(z.read("data.json")))
+    with open(os.path.join(VECTORS, "valid", f"{case.id}.dump.json"), encoding="utf-8") as f:
+        schema_validator("dump-1.0.schema.json").validate(json.load(f))
