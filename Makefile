@@ -1,11 +1,17 @@
 # rlarchive: every target sets itself up (virtual environment, pip, npm) on a fresh machine.
+#   make test          the whole suite: Python, JavaScript, conformance, vectors byte for byte
+#   make conformance   every registered reader over every test vector (reader x case matrix)
+#   make vectors       regenerate test-vectors/ with the reference writer
+#   make bench         speed, as ratios against the alternatives in the same run
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PY_STAMP := $(VENV)/.installed-$(shell cat python/pyproject.toml | sha256sum | cut -c1-12)
+PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1-12)
+JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
+FUZZ_CASES ?= 100000
 
-.PHONY: setup test test-python conformance vectors vectors-check bench clean
+.PHONY: setup setup-python setup-js setup-browser test test-python test-js conformance vectors vectors-check fuzz bench clean
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +21,46 @@ $(PY_STAMP): python/pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-setup: $(PY_STAMP)
+$(JS_STAMP): reader-js/package.json reader-js/package-lock.json
+	cd reader-js && npm ci --no-audit --no-fund --loglevel=error
+	rm -f reader-js/node_modules/.installed-*
+	touch $@
 
-test-python: setup
+setup-python: $(PY_STAMP)
+setup-js: $(JS_STAMP)
+
+# The browser test needs Debian's chromium; where it cannot be installed, that test reports itself skipped.
+setup-browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "setup-browser: chromium could not be installed; the browser test will be skipped"; \
+	  else echo "setup-browser: no chromium and no apt-get as root; the browser test will be skipped"; fi; }
+
+setup: setup-python setup-js
+
+test-python: setup-python
 	$(PY) -m pytest -q tests/python
 
-test: test-python
+test-js: setup-js setup-browser
+	cd reader-js && npm test
+
+conformance: setup
+	$(PY) tests/conformance/run
+
+vectors: setup-python
+	$(PY) tests/vectors/generate.py test-vectors
+
+vectors-check: setup-python
+	$(PY) tests/vectors/generate.py --check test-vectors
+
+test: test-python test-js conformance vectors-check
+
+fuzz: setup
+	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)
+
+bench: setup-python
+	$(PY) tests/bench/bench.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) reader-js/node_modules

@@ -172,15 +172,16 @@ def read_directory(src: Source) -> list[Member]:
     # step 2: end records
     if size < EOCD_SIZE:
         raise _err("ZIP_EOCD_NOT_FOUND", "file too short for an end record")
-    tail_start = size - min(size, EOCD_SEARCH)
-    tail = src.read(tail_start, size - tail_start)
     eocd_pos = size - EOCD_SIZE
-    if tail[-EOCD_SIZE:-EOCD_SIZE + 4] != SIG_EOCD:
-        found = tail.rfind(SIG_EOCD)
+    eocd = src.read(eocd_pos, EOCD_SIZE)
+    if eocd[:4] != SIG_EOCD:
+        # only a broken file pays for the search (a valid one reads just 22 bytes here)
+        tail_start = size - min(size, EOCD_SEARCH)
+        found = src.read(tail_start, size - tail_start).rfind(SIG_EOCD)
         if found >= 0:
             raise _err("ZIP_TRAILING_DATA", "bytes follow the end of central directory record", offset=tail_start + found)
         raise _err("ZIP_EOCD_NOT_FOUND", "no end of central directory record")
-    _, disk, cd_disk, n_disk, n_total, cd_size, cd_offset, comment_len = _EOCD.unpack_from(tail, len(tail) - EOCD_SIZE)
+    _, disk, cd_disk, n_disk, n_total, cd_size, cd_offset, comment_len = _EOCD.unpack(eocd)
     if comment_len != 0:
         raise _err("ZIP_TRAILING_DATA", "the end record has a comment", offset=eocd_pos)
     region_end = eocd_pos

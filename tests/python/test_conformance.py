@@ -1,0 +1,114 @@
+"""The conformance harness judges strictly: wrong readers, crashing readers and stale xfail lists fail it."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import ROOT
+
+RUN = os.path.join(ROOT, "tests", "conformance", "run")
+TESTEE = os.path.join(ROOT, "tests", "conformance", "testee_python.py")
+
+
+def _harness(*args, timeout=300):
+    return subprocess.run([sys.executable, RUN, "--quiet", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def _liar(tmp_path, body: str) -> str:
+    """A testee that wraps the reference reader and then misbehaves as ``body`` says."""
+    p = tmp_path / "liar.py"
+    p.write_text(
+        textwrap.dedent(
+            f"""
+            import json, sys, runpy
+            sys.path.insert(0, {os.path.dirname(TESTEE)!r})
+            import rlarchive
+            for line in sys.stdin:
+                req = json.loads(line)
+                if req["cmd"] == "start":
+                    print(json.dumps({{"ok": True, "protocol": 1, "reader": {{"name": "liar", "version": "0", "language": "python"}}}}), flush=True)
+                    continue
+                if req["cmd"] == "stop":
+                    break
+                try:
+                    with rlarchive.open(req["file"], spaces="neutral") as ar:
+                        reply = {{"seq": req["seq"], "result": "dump", "dump": ar.dump().decode()}}
+                except rlarchive.RlarchiveError as e:
+                    reply = {{"seq": req["seq"], "result": "error", "code": e.code}}
+            {textwrap.indent(textwrap.dedent(body), " " * 16)}
+                print(json.dumps(reply), flush=True)
+            """
+        )
+    )
+    return f"{sys.executable} {p}"
+
+
+def test_reference_reader_passes_everything():
+    r = _harness("--readers", "python")
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert "0 failed" in r.stdout
+
+
+def test_wrong_error_code_fails_the_run(tmp_path):
+    cmd = _liar(tmp_path, """
+        if reply.get("code") == "ZIP_GAP":
+            reply["code"] = "ZIP_OVERLAP"
+    """)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    assert r.returncode == 1
+    assert "zip-gap-before-member" in r.stdout and "expected ZIP_GAP, got ZIP_OVERLAP" in r.stdout
+
+
+def test_one_byte_off_dump_fails_the_run(tmp_path):
+    cmd = _liar(tmp_path, """
+        if reply.get("result") == "dump":
+            reply["dump"] = reply["dump"].replace("0.99", "0.98", 1)
+    """)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    assert r.returncode == 1 and "dump differs" in r.stdout
+
+
+def test_crashing_reader_fails_but_the_run_goes_on(tmp_path):
+    cmd = _liar(tmp_path, """
+        if "json-bom" in req["file"]:
+            sys.exit(3)
+    """)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    assert r.returncode == 1
+    assert "CRASH" in r.stdout and "1 failed" in r.stdout  # only that case; the reader was restarted
+
+
+def test_hanging_reader_times_out(tmp_path):
+    cmd = _liar(tmp_path, """
+        if "json-bom" in req["file"]:
+            import time; time.sleep(60)
+    """)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--timeout", "2")
+    assert r.returncode == 1 and "TIMEOUT" in r.stdout
+
+
+def test_xfail_list_never_goes_stale(tmp_path):
+    xf = tmp_path / "xfail.json"
+    xf.write_text(json.dumps({"json-bom": "pretend we cannot read BOMs"}))
+    r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--xfail", str(xf))
+    assert r.returncode == 1 and "XPASS" in r.stdout
+    cmd = _liar(tmp_path, """
+        if "json-bom" in req["file"]:
+            reply = {"seq": req["seq"], "result": "error", "code": "JSON_SYNTAX"}
+    """)
+    r = _harness("--reader-cmd", cmd, "--xfail", str(xf))
+    assert r.returncode == 0, r.stdout[-2000:]
+
+
+def test_outside_vector_folder(tmp_path):
+    import shutil
+
+    src = os.path.join(ROOT, "test-vectors")
+    dst = tmp_path / "vectors"
+    shutil.copytree(src, dst)
+    index = json.loads((dst / "index.json").read_text())
+    index["cases"] = index["cases"][:5]
+    (dst / "index.json").write_text(json.dumps(index))
+    r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--vectors", str(dst))
+    assert r.returncode == 0 and "5 passed, 0 failed" in r.stdout
