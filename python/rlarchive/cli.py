@@ -124,6 +124,23 @@ def _cmd_dump(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    import importlib
+
+    mod = importlib.import_module(f"rlarchive.{args.module}")
+    report = mod.import_archive(args.input, args.output, algorithm=args.algorithm)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from . import sb3
+
+    sb3.export_archive(args.input, args.output, allow_classes=tuple(args.allow_class))
+    print(f"wrote {args.output}")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``rlarchive`` command."""
     parser = argparse.ArgumentParser(prog="rlarchive", description="Check, inspect and dump rlarchive files.")
@@ -138,6 +155,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = sub.add_parser("dump", help="print the canonical dump (spec §13)")
     p.add_argument("file")
     p.set_defaults(fn=_cmd_dump)
+    for module, library, example in (("sb3", "Stable-Baselines3", "PPO"), ("sb2", "Stable-Baselines (SB2)", "PPO2")):
+        p = sub.add_parser(f"import-{module}", help=f"convert a {library} .zip without running its pickles")
+        p.add_argument("input")
+        p.add_argument("output")
+        p.add_argument("--algorithm", help=f"e.g. {example} (guessed from the data when omitted)")
+        p.add_argument("--json", action="store_true", help="print the import report as JSON")
+        p.set_defaults(fn=_cmd_import, module=module)
+    p = sub.add_parser("export-sb3", help="write a Stable-Baselines3 .zip that SB3's load accepts")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--allow-class", action="append", default=[], metavar="NAME", help="also allow this class name (or prefix.*)")
+    p.set_defaults(fn=_cmd_export)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

@@ -84,6 +84,7 @@ API_CODES: frozenset[str] = frozenset(
         "WRITE_INVALID",
         "TENSOR_NOT_FOUND",
         "FRAMEWORK_UNAVAILABLE",
+        "IMPORT_INVALID",
     }
 )
 

@@ -91,7 +91,7 @@ def import_archive(
     Returns:
         An :class:`rlarchive.sb3.ImportReport` (``source="stable-baselines"``).
     Raises:
-        RlarchiveError: IO_ERROR for an unreadable input or an SB2 ``.pkl``
+        RlarchiveError: IMPORT_INVALID for an input that is not a readable SB3 or SB2 model or an SB2 ``.pkl``
             file, VALUE_UNSUPPORTED for parameters that are not numeric arrays.
     """
     from .dtypes import code_of_numpy
@@ -102,28 +102,28 @@ def import_archive(
     tensors: dict[str, dict] = {}
     if not zipfile.is_zipfile(os.fspath(in_zip)):
         raise RlarchiveError(
-            "IO_ERROR",
+            "IMPORT_INVALID",
             f"{os.fspath(in_zip)} is not a ZIP file (stable-baselines <= 2.7 '.pkl' models are one pickle and are not supported)",
         )
     with _open_zip(in_zip) as zf:
         names = zf.namelist()
         if "data" not in names:
-            raise RlarchiveError("IO_ERROR", "not a Stable-Baselines model: no 'data' member")
+            raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines model: no 'data' member")
         data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
         if ("parameters" in names) != ("parameter_list" in names):
-            raise RlarchiveError("IO_ERROR", "'parameters' and 'parameter_list' must both be present")
+            raise RlarchiveError("IMPORT_INVALID", "'parameters' and 'parameter_list' must both be present")
         if "parameters" in names:
             plist = _parse_json_list(_read_member(zf, "parameter_list", MAX_JSON_BYTES))
             raw = _read_member(zf, "parameters", _PARAMS_LIMIT)
             try:
                 npz = np.load(io.BytesIO(raw), allow_pickle=False)
             except Exception as e:  # not an npz
-                raise RlarchiveError("IO_ERROR", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters") from None
+                raise RlarchiveError("IMPORT_INVALID", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters") from None
             with npz:
                 params = {}
                 for name in plist:
                     if name not in npz.files:
-                        raise RlarchiveError("IO_ERROR", f"parameter {name!r} is listed but missing", member="parameters")
+                        raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is listed but missing", member="parameters")
                     try:
                         arr = npz[name]
                     except ValueError as e:  # object arrays need pickle: refused
@@ -156,7 +156,7 @@ def _parse_json_list(raw: bytes) -> list:
     try:
         v = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise RlarchiveError("IO_ERROR", f"'parameter_list' is not valid JSON: {e}", member="parameter_list") from None
+        raise RlarchiveError("IMPORT_INVALID", f"'parameter_list' is not valid JSON: {e}", member="parameter_list") from None
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v) or len(set(v)) != len(v):
-        raise RlarchiveError("IO_ERROR", "'parameter_list' must be a list of distinct strings", member="parameter_list")
+        raise RlarchiveError("IMPORT_INVALID", "'parameter_list' must be a list of distinct strings", member="parameter_list")
     return v

@@ -172,7 +172,7 @@ def _open_zip(path: Union[str, os.PathLike]) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(os.fspath(path))
     except (OSError, zipfile.BadZipFile) as e:
-        raise RlarchiveError("IO_ERROR", f"cannot read {os.fspath(path)} as a ZIP file: {e}") from None
+        raise RlarchiveError("IMPORT_INVALID", f"cannot read {os.fspath(path)} as a ZIP file: {e}") from None
     if len(zf.infolist()) > MAX_MEMBERS:
         zf.close()
         raise RlarchiveError("LIMIT_EXCEEDED", f"the ZIP has more than {MAX_MEMBERS} members")
@@ -186,7 +186,7 @@ def _read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
     try:
         return zf.read(name)  # zipfile never returns more than file_size bytes and checks the CRC
     except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
-        raise RlarchiveError("IO_ERROR", f"cannot read member {name}: {e}", member=name) from None
+        raise RlarchiveError("IMPORT_INVALID", f"cannot read member {name}: {e}", member=name) from None
 
 
 def _parse_data_json(raw: bytes, member: str = "data") -> dict:
@@ -194,9 +194,9 @@ def _parse_data_json(raw: bytes, member: str = "data") -> dict:
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise RlarchiveError("IO_ERROR", f"the {member} member is not valid JSON: {e}", member=member) from None
+        raise RlarchiveError("IMPORT_INVALID", f"the {member} member is not valid JSON: {e}", member=member) from None
     if not isinstance(doc, dict):
-        raise RlarchiveError("IO_ERROR", f"the {member} member is not a JSON object", member=member)
+        raise RlarchiveError("IMPORT_INVALID", f"the {member} member is not a JSON object", member=member)
     return doc
 
 
@@ -219,7 +219,7 @@ def _decode_data(doc: Mapping[str, Any], report: ImportReport) -> dict:
             try:
                 raw = base64.b64decode(str(item[":serialized:"]).encode("ascii"), validate=True)
             except (binascii.Error, ValueError, UnicodeEncodeError):
-                raise RlarchiveError("IO_ERROR", f"data key {key!r}: ':serialized:' is not base64", member="data") from None
+                raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: ':serialized:' is not base64", member="data") from None
             try:
                 out[key] = unpickle.decode(raw)
                 report.converted.append(key)
@@ -310,7 +310,7 @@ def import_archive(
         An :class:`ImportReport`; ``report.opaque`` lists every value kept as an
         opaque pickle (with its data key, pickled type and the reason).
     Raises:
-        RlarchiveError: IO_ERROR for an unreadable input, VALUE_UNSUPPORTED for
+        RlarchiveError: IMPORT_INVALID for an input that is not a readable SB3 or SB2 model, VALUE_UNSUPPORTED for
             a ``.pth`` member that is not a state dict, WRITE_INVALID if the
             result would break the spec.
     """
@@ -323,7 +323,7 @@ def import_archive(
     with _open_zip(in_zip) as zf:
         names = zf.namelist()
         if "data" not in names:
-            raise RlarchiveError("IO_ERROR", "not a Stable-Baselines3 model: no 'data' member")
+            raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines3 model: no 'data' member")
         data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
         for name in names:
             if name == "data":
@@ -543,8 +543,6 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
 
 def _read_rlarchive(path: Union[str, os.PathLike]):
     """Everything an SB3 zip needs from an rlarchive: (data, metadata, params, variables)."""
-    import torch
-
     from .reader import open_archive
 
     with open_archive(os.fspath(path), spaces="neutral") as ar:
@@ -704,7 +702,8 @@ def load(
 
     Args:
         path: the rlarchive.
-        env: passed to SB3's ``load`` (optional: prediction needs none).
+        env: passed to SB3's ``load`` (optional: prediction needs none); SB3
+            raises ValueError when its spaces differ from the archive's.
         device: torch device for the model.
         algorithm: SB3 algorithm class, or a name in :data:`ALGORITHMS`;
             defaults to the archive's ``sb3.algorithm`` metadata.

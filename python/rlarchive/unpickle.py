@@ -32,7 +32,7 @@ import io
 import math
 import pickle
 import re
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -280,9 +280,22 @@ _BUILTIN_TYPE_NAMES = ("bool", "bytes", "complex", "dict", "float", "int", "list
 _PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}
 
 
+def _bytearray(*args):
+    """Stand-in for ``builtins.bytearray``: only from bytes (or a latin-1 string), never ``bytearray(n)``."""
+    if not args:
+        return bytearray()
+    if len(args) == 1 and isinstance(args[0], (bytes, bytearray)):
+        return bytearray(args[0])
+    if len(args) == 2 and isinstance(args[0], str) and args[1] in ("latin-1", "latin1"):
+        return bytearray(args[0].encode("latin-1"))
+    raise NotNeutral("unsupported bytearray call")
+
+
 def _copyreg_reconstructor(cls, base, state):
     """Stand-in for ``copyreg._reconstructor`` (protocol 0/1 objects) on stand-in types only."""
-    if not (isinstance(cls, type) and issubclass(cls, _StandInType)) or base is not object or state is not None:
+    if base != _BuiltinName("builtins", "object"):
+        raise NotNeutral("copyreg._reconstructor with a base that is not object")
+    if not (isinstance(cls, type) and issubclass(cls, _StandInType)) or state is not None:
         raise NotNeutral("copyreg._reconstructor on a type that is not allowed")
     return cls.__new__(cls)
 
@@ -473,9 +486,13 @@ def _fill_function(*args):
 
 
 def _builtin_type(name):
-    """Stand-in for cloudpickle's ``_builtin_type``: only ``CodeType``."""
+    """Stand-in for cloudpickle's ``_builtin_type``: code, function and cell types, as recorders."""
     if name == "CodeType":
         return _Code
+    if name in ("FunctionType", "LambdaType"):  # cloudpickle 1.x builds functions with types.FunctionType
+        return _Function
+    if name == "CellType":
+        return _Cell
     raise NotNeutral(f"the pickle asks for types.{name}, which is not allowed")
 
 
@@ -514,7 +531,7 @@ def _build_constructors() -> dict[tuple[str, str], Any]:
     c[("collections", "deque")] = collections.deque
     c[("builtins", "set")] = set
     c[("builtins", "frozenset")] = frozenset
-    c[("builtins", "bytearray")] = bytearray
+    c[("builtins", "bytearray")] = _bytearray
     c[("builtins", "getattr")] = _safe_getattr
     for name in _BUILTIN_TYPE_NAMES:
         c.setdefault(("builtins", name), _BuiltinName("builtins", name))
@@ -608,20 +625,40 @@ def restricted_loads(data: bytes) -> Any:
 
 
 def describe_globals(data: bytes) -> list[tuple[str, str]]:
-    """The globals a pickle stream names, read from its opcodes without loading it."""
+    """The globals a pickle stream names, read from its opcodes without loading it.
+
+    Follows string literals through the memo so that protocol 4/5
+    ``STACK_GLOBAL`` names are found; best effort, for display only.
+    """
     import pickletools
 
     out: list[tuple[str, str]] = []
-    strings: list[str] = []
+    memo: dict = {}
+    last: list = []  # the last two values pushed, when they are strings (else None)
     try:
         for op, arg, _pos in pickletools.genops(data):
-            if op.name in ("GLOBAL", "INST"):
-                mod, _, name = str(arg).partition(" ")
-                out.append((mod, name))
-            elif op.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"):
-                strings.append(arg)
-            elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
-                out.append((strings[-2], strings[-1]))
+            name = op.name
+            if name in ("GLOBAL", "INST"):
+                mod, _, attr = str(arg).partition(" ")
+                out.append((mod, attr))
+                last.append(None)
+            elif name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "STRING", "BINSTRING", "SHORT_BINSTRING"):
+                last.append(arg)
+            elif name == "MEMOIZE":
+                memo[len(memo)] = last[-1] if last else None
+            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[arg] = last[-1] if last else None
+            elif name in ("GET", "BINGET", "LONG_BINGET"):
+                last.append(memo.get(arg))
+            elif name == "STACK_GLOBAL":
+                if len(last) >= 2 and isinstance(last[-2], str) and isinstance(last[-1], str):
+                    out.append((last[-2], last[-1]))
+                last.append(None)
+            elif name in ("FRAME", "PROTO"):
+                continue
+            else:
+                last.append(None)
+            del last[:-2]
     except Exception:
         pass
     return out

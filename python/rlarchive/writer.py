@@ -1,7 +1,6 @@
 """Writing archives: deterministic (spec §12) and atomic (temporary file, then rename)."""
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from typing import Any, Mapping, Optional
@@ -126,9 +125,8 @@ def save(
             entries = []
 
             def put(name: str, chunks, size: int, align: int = 0) -> None:
-                h = hashlib.sha256()
-                zw.add(name, chunks, size, align=align, on_chunk=h.update)
-                entries.append({"name": name, "size": size, "sha256": h.hexdigest()})
+                _, digest = zw.add(name, chunks, size, align=align)
+                entries.append({"name": name, "size": size, "sha256": digest})
 
             zw.add("mimetype", [MEDIA_TYPE], len(MEDIA_TYPE))
             put("data.json", [data_json], len(data_json))

@@ -6,10 +6,12 @@ archive touches only the records it needs. Checks run in the order of spec
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import struct
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, Optional
 
@@ -342,6 +344,10 @@ def crc32_of(src: Source, m: Member, chunk: int = 1 << 24) -> int:
 # ---------------------------------------------------------------- writing
 
 
+_PARALLEL_CHUNK = 1 << 20
+_HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlarchive-sha256")
+
+
 class ZipWriter:
     """Writes members in the deterministic layout of spec §12 to a seekable file."""
 
@@ -351,15 +357,18 @@ class ZipWriter:
         self._pos = 0
         self._entries: list[tuple[bytes, int, int, int, bool]] = []  # name, offset, size, crc, zip64-extra
 
-    def add(self, name: str, chunks, size: int, *, align: int = 0, on_chunk=None) -> int:
+    def add(self, name: str, chunks, size: int, *, align: int = 0) -> tuple[int, str]:
         """Write one member from an iterable of byte chunks totalling ``size``.
+
+        The SHA-256 is computed on a helper thread while this thread computes
+        the CRC-32 and writes (both digests release the GIL), so the two cores
+        share the work and the data is read from memory once per digest.
 
         Args:
             align: when non-zero, pad the local header so the data starts at a
                 multiple of ``align`` (alignment extra record 0xD935).
-            on_chunk: called with every chunk (e.g. a digest's ``update``).
         Returns:
-            the CRC-32 of the data.
+            the CRC-32 and the SHA-256 (hex) of the data.
         """
         raw = name.encode("ascii")
         offset = self._pos
@@ -377,14 +386,26 @@ class ZipWriter:
         header = _LOCAL.pack(SIG_LOCAL, needed, 0, 0, DOS_TIME, DOS_DATE, 0, field, field, len(raw), len(extra)) + raw + extra
         f = self._f
         f.write(header)
-        crc = 0
+        sha = hashlib.sha256()
+        crc = [0]
+
+        def update_crc(chunk) -> None:
+            crc[0] = zlib.crc32(chunk, crc[0])
+
         written = 0
+        pending = []
         for chunk in chunks:
-            crc = zlib.crc32(chunk, crc)
-            if on_chunk is not None:
-                on_chunk(chunk)
+            if len(chunk) < _PARALLEL_CHUNK:
+                update_crc(chunk)
+                sha.update(chunk)
+            else:  # the SHA-256 runs on a helper thread (in order), the CRC-32 here
+                pending.append(_HASH_POOL.submit(sha.update, chunk))
+                update_crc(chunk)
             f.write(chunk)
             written += len(chunk)
+        for fut in pending:
+            fut.result()
+        crc = crc[0]
         if written != size:
             raise RlarchiveError("WRITE_INVALID", f"member {name} produced {written} bytes, not {size}")
         end = f.tell()
@@ -393,7 +414,7 @@ class ZipWriter:
         f.seek(end)
         self._pos = offset + len(header) + size
         self._entries.append((raw, offset, size, crc, central_z64))
-        return crc
+        return crc, sha.hexdigest()
 
     def finish(self) -> None:
         """Write the central directory and end records."""

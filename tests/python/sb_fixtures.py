@@ -360,3 +360,44 @@ def tiny_env(observation_space, action_space, episode_length: int = 8):
             return self.observation_space.sample(), float(self.t % 3) - 1.0, self.t >= episode_length, False, {}
 
     return TinyEnv()
+
+
+# ---------------------------------------------------------------------------
+# Stored pickles of SB3 1.x schedule closures, made by cloudpickle 1.6.0 (which
+# builds functions with _builtin_type("LambdaType") and cloudpickle_fast's
+# _function_setstate): constant_fn(0.5) and get_linear_fn(1.0, 0.1, 0.3).
+# ---------------------------------------------------------------------------
+
+CONSTANT_FN_CLOUDPICKLE_1_6 = (
+    "gAWVyQIAAAAAAACMF2Nsb3VkcGlja2xlLmNsb3VkcGlja2xllIwNX2J1aWx0aW5fdHlwZZSTlIwK"
+    "TGFtYmRhVHlwZZSFlFKUKGgCjAhDb2RlVHlwZZSFlFKUKEsBSwBLAEsBSwFLE0MIlQGXAIkBUwCU"
+    "ToWUKYwBX5SFlIxKL3RtcC9zYnZlbnYvbGliL3B5dGhvbjMuMTEvc2l0ZS1wYWNrYWdlcy9zdGFi"
+    "bGVfYmFzZWxpbmVzMy9jb21tb24vdXRpbHMucHmUjARmdW5jlEvWQwIEAZSMA3ZhbJSFlCl0lFKU"
+    "fZQojAtfX3BhY2thZ2VfX5SMGHN0YWJsZV9iYXNlbGluZXMzLmNvbW1vbpSMCF9fbmFtZV9flIwe"
+    "c3RhYmxlX2Jhc2VsaW5lczMuY29tbW9uLnV0aWxzlIwIX19maWxlX1+UjEovdG1wL3NidmVudi9s"
+    "aWIvcHl0aG9uMy4xMS9zaXRlLXBhY2thZ2VzL3N0YWJsZV9iYXNlbGluZXMzL2NvbW1vbi91dGls"
+    "cy5weZR1Tk5oAIwQX21ha2VfZW1wdHlfY2VsbJSTlClSlIWUdJRSlIwcY2xvdWRwaWNrbGUuY2xv"
+    "dWRwaWNrbGVfZmFzdJSMEl9mdW5jdGlvbl9zZXRzdGF0ZZSTlGggfZR9lChoF2gOjAxfX3F1YWxu"
+    "YW1lX1+UjBljb25zdGFudF9mbi48bG9jYWxzPi5mdW5jlIwPX19hbm5vdGF0aW9uc19flH2UjA5f"
+    "X2t3ZGVmYXVsdHNfX5ROjAxfX2RlZmF1bHRzX1+UTowKX19tb2R1bGVfX5RoGIwHX19kb2NfX5RO"
+    "jAtfX2Nsb3N1cmVfX5RoAIwKX21ha2VfY2VsbJSTlEc/4AAAAAAAAIWUUpSFlIwXX2Nsb3VkcGlj"
+    "a2xlX3N1Ym1vZHVsZXOUXZSMC19fZ2xvYmFsc19flH2UdYaUhlIwLg=="
+)
+LINEAR_FN_CLOUDPICKLE_1_6 = (
+    "gAWVeQMAAAAAAACMF2Nsb3VkcGlja2xlLmNsb3VkcGlja2xllIwNX2J1aWx0aW5fdHlwZZSTlIwK"
+    "TGFtYmRhVHlwZZSFlFKUKGgCjAhDb2RlVHlwZZSFlFKUKEsBSwBLAEsBSwRLE0M8lQOXAGQBfAB6"
+    "CgAAiQJrBAAAAAByAokBUwCJA2QBfAB6CgAAiQGJA3oKAAB6BQAAiQJ6CwAAegAAAFMAlE5LAYaU"
+    "KYwScHJvZ3Jlc3NfcmVtYWluaW5nlIWUjEovdG1wL3NidmVudi9saWIvcHl0aG9uMy4xMS9zaXRl"
+    "LXBhY2thZ2VzL3N0YWJsZV9iYXNlbGluZXMzL2NvbW1vbi91dGlscy5weZSMBGZ1bmOUS8NDBgQB"
+    "EgEEApSMA2VuZJSMDGVuZF9mcmFjdGlvbpSMBXN0YXJ0lIeUKXSUUpR9lCiMC19fcGFja2FnZV9f"
+    "lIwYc3RhYmxlX2Jhc2VsaW5lczMuY29tbW9ulIwIX19uYW1lX1+UjB5zdGFibGVfYmFzZWxpbmVz"
+    "My5jb21tb24udXRpbHOUjAhfX2ZpbGVfX5SMSi90bXAvc2J2ZW52L2xpYi9weXRob24zLjExL3Np"
+    "dGUtcGFja2FnZXMvc3RhYmxlX2Jhc2VsaW5lczMvY29tbW9uL3V0aWxzLnB5lHVOTmgAjBBfbWFr"
+    "ZV9lbXB0eV9jZWxslJOUKVKUaB4pUpRoHilSlIeUdJRSlIwcY2xvdWRwaWNrbGUuY2xvdWRwaWNr"
+    "bGVfZmFzdJSMEl9mdW5jdGlvbl9zZXRzdGF0ZZSTlGgkfZR9lChoGWgOjAxfX3F1YWxuYW1lX1+U"
+    "jBtnZXRfbGluZWFyX2ZuLjxsb2NhbHM+LmZ1bmOUjA9fX2Fubm90YXRpb25zX1+UfZQoaAuMCGJ1"
+    "aWx0aW5zlIwFZmxvYXSUk5SMBnJldHVybpRoMHWMDl9fa3dkZWZhdWx0c19flE6MDF9fZGVmYXVs"
+    "dHNfX5ROjApfX21vZHVsZV9flGgajAdfX2RvY19flE6MC19fY2xvc3VyZV9flGgAjApfbWFrZV9j"
+    "ZWxslJOURz+5mZmZmZmahZRSlGg4Rz/TMzMzMzMzhZRSlGg4Rz/wAAAAAAAAhZRSlIeUjBdfY2xv"
+    "dWRwaWNrbGVfc3VibW9kdWxlc5RdlIwLX19nbG9iYWxzX1+UfZR1hpSGUjAu"
+)

@@ -12,6 +12,7 @@ import os
 import pickle
 import subprocess
 import sys
+import types
 import warnings
 import zipfile
 from collections import deque
@@ -220,9 +221,12 @@ def assert_same_data_value(key, a, b):
             assert_same_data_value(f"{key}/{k}", a[k], b[k])
     elif isinstance(a, type):
         assert a is b, key
-    elif callable(a) and not isinstance(a, type):
+    elif isinstance(a, types.FunctionType) or type(a).__name__.endswith("Schedule"):
         assert type(a) is type(b), key
         assert _callable_values(a) == _callable_values(b), key
+    elif hasattr(a, "__dict__"):
+        assert type(a) is type(b), key
+        assert_same_data_value(key, vars(a), vars(b))
     elif isinstance(a, tuple):
         assert type(a) is type(b) and len(a) == len(b), key
         for x, y in zip(a, b):
@@ -341,7 +345,8 @@ def test_policy_kwargs_and_classes(tmp_path):
     out = str(tmp_path / "bad.zip")
     rsb3.export_archive(bad, out)
     raw = base64.b64decode(json.loads(zipfile.ZipFile(out).read("data"))["policy_kwargs"][":serialized:"])
-    assert (("os", "system") not in unpickle.describe_globals(raw)) and b"system" in raw
+    names = unpickle.describe_globals(raw)
+    assert ("os", "system") not in names and ("importlib", "import_module") in names and b"system" in raw
 
 
 def _np_copy(v):
@@ -462,6 +467,7 @@ def test_direct_unpickler_refusals():
         Reduce(eval, ("1",)),
         Reduce(getattr, (_os, "system")),
         Reduce(ClassRef, ("a", "b")),  # a module not on the allow-list
+        Reduce(bytearray, (10**12,)),  # allowed constructor, refused arguments
         {1, 2},
         lambda x: x,
         np.array([1 + 2j]),
@@ -507,6 +513,8 @@ def test_unpickler_values_all_protocols():
         for proto in (2, 3, 4, 5):
             got = unpickle.decode(cloudpickle.dumps(obj, protocol=proto))
             assert got == want, (obj, proto, got)
+    for proto in (0, 1):  # copyreg._reconstructor path
+        assert unpickle.decode(pickle.dumps(gym.spaces.Discrete(3), protocol=proto)) == spaces.Discrete(3, 0, "I64")
     for arr in (np.arange(12, dtype=">i4").reshape(3, 4), np.asfortranarray(np.ones((2, 3))), np.zeros((0, 2), np.uint8), np.array(True)):
         for proto in (2, 4, 5):
             got = unpickle.decode(pickle.dumps(arr, protocol=proto))
@@ -540,13 +548,13 @@ def test_import_errors(tmp_path):
     p.write_bytes(b"not a zip")
     with pytest.raises(RlarchiveError) as e:
         rsb3.import_archive(str(p), str(tmp_path / "o.rlarchive"))
-    assert e.value.code == "IO_ERROR"
+    assert e.value.code == "IMPORT_INVALID"
     z = tmp_path / "nodata.zip"
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("policy.pth", b"")
     with pytest.raises(RlarchiveError) as e:
         rsb3.import_archive(str(z), str(tmp_path / "o.rlarchive"))
-    assert e.value.code == "IO_ERROR"
+    assert e.value.code == "IMPORT_INVALID"
     # a .pth that is not weights-only is refused by torch.load(weights_only=True), without running it
     marker = tmp_path / "pth-marker"
     zp = tmp_path / "badpth.zip"
@@ -570,3 +578,62 @@ def test_report_text(tmp_path):
     d = report.to_dict()
     assert d["opaque"][0]["key"] == "action_noise"
     json.dumps(d)
+
+
+def test_shared_references_and_huge_shapes_are_bounded():
+    # 2**40 paths through shared lists: refused quickly instead of expanding
+    x = [1.0]
+    for _ in range(40):
+        x = [x, x]
+    with pytest.raises(unpickle.NotNeutral):
+        unpickle.decode(pickle.dumps(x))
+    # a Box whose shape claims terabytes, with scalar bounds
+    box = gym.spaces.Box(-1, 1, (2,))
+    state = dict(box.__dict__, _shape=(1 << 20, 1 << 20), low=np.float32(-1), high=np.float32(1))
+    b2 = gym.spaces.Box.__new__(gym.spaces.Box)
+    b2.__dict__.update(state)
+    with pytest.raises(unpickle.NotNeutral):
+        unpickle.decode(cloudpickle.dumps(b2))
+
+
+def test_closures_pickled_by_cloudpickle_1_6():
+    const = base64.b64decode("".join(F.CONSTANT_FN_CLOUDPICKLE_1_6))
+    linear = base64.b64decode("".join(F.LINEAR_FN_CLOUDPICKLE_1_6))
+    assert b"cloudpickle_fast" in const and b"LambdaType" in const
+    assert unpickle.decode(const) == schedules.Constant(0.5)
+    assert unpickle.decode(linear) == schedules.Linear(1.0, 0.1, 0.3)
+
+
+def test_load_with_env(tmp_path):
+    model = _dqn()
+    src = str(tmp_path / "m.zip")
+    model.save(src)
+    arc = str(tmp_path / "m.rlarchive")
+    rsb3.import_archive(src, arc, algorithm="DQN")
+    env = gym.make("CartPole-v1")
+    loaded = rsb3.load(arc, env=env)
+    assert loaded.get_env() is not None and loaded.n_envs == 1
+    assert_same_parameters(model, loaded)
+    loaded.learn(8)  # training continues from the loaded state
+    with pytest.raises(ValueError, match="spaces do not match"):  # SB3's own check, passed through
+        rsb3.load(arc, env=gym.make("Pendulum-v1"))
+
+
+def test_cli_two_command_migration(tmp_path):
+    """The README's migration: import-sb3 then export-sb3, on the command line."""
+    import json
+    import subprocess
+
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, seed=3, device="cpu").learn(16)
+    src, arc, back = str(tmp_path / "m.zip"), str(tmp_path / "m.rlarchive"), str(tmp_path / "back.zip")
+    model.save(src)
+    cli = [sys.executable, "-m", "rlarchive.cli"]
+    r = subprocess.run([*cli, "import-sb3", src, arc, "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["algorithm"] == "PPO"
+    assert subprocess.run([*cli, "validate", arc], capture_output=True).returncode == 0
+    r = subprocess.run([*cli, "export-sb3", arc, back], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert_same_parameters(model, PPO.load(back, device="cpu"))
+    r = subprocess.run([*cli, "import-sb3", str(tmp_path / "missing.zip"), arc], capture_output=True, text=True)
+    assert r.returncode == 1 and "IMPORT_INVALID" in r.stderr

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Speed of rlarchive against the alternatives, measured in one run and reported as ratios.
+
+    make bench                      # 100M float32 parameters (400 MB)
+    python tests/bench/bench.py --mb 100
+
+Every figure is the best of --repeat runs (page cache warm), so it measures the
+code, not the disk. Nothing here asserts a speed: it prints.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import os
+import tempfile
+import time
+import zipfile
+
+import numpy as np
+
+import rlarchive
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--mb", type=int, default=400, help="size of the policy in MB (float32)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    n = args.mb * 1024 * 1024 // 4
+    rng = np.random.default_rng(0)
+    # a policy of 40 layers, like a large MLP
+    sizes = [n // 40] * 39 + [n - 39 * (n // 40)]
+    policy = {f"layer{i}.weight": rng.standard_normal(s, dtype=np.float32) for i, s in enumerate(sizes)}
+    nbytes = sum(a.nbytes for a in policy.values())
+    gb = nbytes / 1e9
+    results: dict[str, float] = {}
+    # tmpfs by default: the figures then measure the code, not the disk's writeback
+    bench_dir = os.environ.get("BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
+    with tempfile.TemporaryDirectory(dir=bench_dir) as d:
+        ra, st, sb = os.path.join(d, "a.rlarchive"), os.path.join(d, "a.safetensors"), os.path.join(d, "sb3.zip")
+
+        # baselines: page-cache read bandwidth and SHA-256
+        raw = os.path.join(d, "raw.bin")
+        with open(raw, "wb") as f:
+            for a in policy.values():
+                f.write(a.data)
+
+        def read_raw():
+            with open(raw, "rb") as f:
+                while f.readinto(buf):
+                    pass
+
+        buf = bytearray(64 << 20)
+        results["page-cache read"] = best(read_raw, args.repeat)
+        blob = np.concatenate([a.view(np.uint8) for a in policy.values()])
+        results["sha256"] = best(lambda: hashlib.sha256(blob).digest(), args.repeat)
+        del blob
+
+        # safetensors
+        from safetensors.numpy import save_file
+        from safetensors import safe_open
+
+        results["safetensors save"] = best(lambda: save_file(policy, st), args.repeat)
+
+        def st_open():
+            with safe_open(st, framework="np") as f:
+                f.keys()
+
+        results["safetensors open (lazy)"] = best(st_open, args.repeat)
+
+        def st_load():
+            with safe_open(st, framework="np") as f:
+                for k in f.keys():
+                    f.get_tensor(k)
+
+        results["safetensors load all"] = best(st_load, args.repeat)
+
+        # rlarchive
+        results["rlarchive save"] = best(lambda: rlarchive.save(ra, {"gamma": 0.99}, {"policy": policy}), args.repeat)
+
+        def ra_open_map():
+            with rlarchive.open(ra, spaces="neutral") as ar:
+                ar.tensors("policy")
+
+        results["rlarchive open + map all tensors"] = best(ra_open_map, args.repeat)
+
+        def ra_materialise():
+            with rlarchive.open(ra, spaces="neutral") as ar:
+                for v in ar.tensors("policy").values():
+                    np.array(v, copy=True)
+
+        results["rlarchive materialise all"] = best(ra_materialise, args.repeat)
+
+        def ra_verify():
+            with rlarchive.open(ra, spaces="neutral") as ar:
+                ar.verify()
+
+        results["rlarchive verify (CRC-32 + SHA-256)"] = best(ra_verify, args.repeat)
+
+        # an SB3-style zip: torch.save of the state dict inside a deflated zip
+        try:
+            import torch
+
+            tpolicy = {k: torch.from_numpy(v) for k, v in policy.items()}
+
+            def sb3_save():
+                with zipfile.ZipFile(sb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+                    with z.open("policy.pth", "w", force_zip64=True) as f:
+                        torch.save(tpolicy, f)
+
+            def sb3_load():
+                with zipfile.ZipFile(sb) as z:
+                    torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+
+            results["sb3-style zip save"] = best(sb3_save, 1)
+            results["sb3-style zip load"] = best(sb3_load, 1)
+        except ImportError:
+            pass
+
+    # saving to a real file system as well: there the disk's writeback, not the CPU, sets the pace
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DISK_DIR", os.getcwd())) as d:
+        results["safetensors save (disk)"] = best(lambda: save_file(policy, os.path.join(d, "a.safetensors")), args.repeat)
+        results["rlarchive save (disk)"] = best(lambda: rlarchive.save(os.path.join(d, "a.rlarchive"), {}, {"policy": policy}), args.repeat)
+
+    print(f"policy: {len(policy)} tensors, {nbytes / 1e6:.0f} MB float32; best of {args.repeat} (SB3-style: 1) run(s)")
+    print(f"{'operation':40} {'seconds':>10} {'GB/s':>8}")
+    for k, t in results.items():
+        print(f"{k:40} {t:10.4f} {gb / t:8.2f}")
+    r = results
+    print("\nratios (in this run)")
+    print(f"  rlarchive save / safetensors save (tmpfs):          {r['rlarchive save'] / r['safetensors save']:.2f}x  (target <= 1.5; SHA-256 alone is {r['sha256'] / r['safetensors save']:.2f}x)")
+    print(f"  rlarchive save / safetensors save (disk):           {r['rlarchive save (disk)'] / r['safetensors save (disk)']:.2f}x  (target <= 1.5)")
+    print(f"  rlarchive open+map / safetensors lazy open:         {r['rlarchive open + map all tensors'] / r['safetensors open (lazy)']:.2f}x  ({r['rlarchive open + map all tensors'] * 1e3:.2f} ms)")
+    print(f"  rlarchive materialise / page-cache read:            {r['rlarchive materialise all'] / r['page-cache read']:.2f}x  (1.0 = read bandwidth)")
+    print(f"  rlarchive materialise / safetensors load all:       {r['rlarchive materialise all'] / r['safetensors load all']:.2f}x")
+    print(f"  rlarchive verify / SHA-256 alone:                   {r['rlarchive verify (CRC-32 + SHA-256)'] / r['sha256']:.2f}x")
+    if "sb3-style zip load" in r:
+        print(f"  sb3-style zip load / rlarchive materialise:         {r['sb3-style zip load'] / r['rlarchive materialise all']:.2f}x")
+        print(f"  sb3-style zip save / rlarchive save:                {r['sb3-style zip save'] / r['rlarchive save']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
