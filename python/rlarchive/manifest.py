@@ -25,12 +25,28 @@ def schema(name: str) -> dict:
     return json.loads(resources.files("rlarchive").joinpath("schemas", name).read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
-def validator(name: str):
-    """A draft 2020-12 validator for one of the project's schemas."""
+_DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+def _ecma_pattern(validator, pattern, instance, schema):
+    """``pattern`` with ECMA-262 semantics: ``$`` matches only at the very end.
+
+    (Python's ``$`` also matches before a final newline, which would let
+    ``"...\n"`` through where every ECMA-262 engine refuses it.)
+    """
     import jsonschema
 
-    return jsonschema.Draft202012Validator(schema(name))
+    if isinstance(instance, str) and not re.search(_DOLLAR.sub(r"\\Z", pattern), instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@lru_cache(maxsize=None)
+def validator(name: str):
+    """A draft 2020-12 validator for one of the project's schemas (ECMA-262 patterns)."""
+    import jsonschema
+
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
+    return cls(schema(name))
 
 
 @dataclass

@@ -22,7 +22,7 @@ def group_of(name: str) -> Optional[str]:
     """The group name of a tensor member name, or None if it is not one."""
     if name.startswith(TENSOR_PREFIX) and name.endswith(TENSOR_SUFFIX) and name.count("/") == 1:
         g = name[len(TENSOR_PREFIX) : -len(TENSOR_SUFFIX)]
-        return g or None
+        return g if g not in ("", ".", "..") else None  # a group name is a name segment (spec §2.4)
     return None
 
 

@@ -189,9 +189,9 @@ def read_directory(src: Source) -> list[Member]:
     region_end = eocd_pos
     loc_pos = eocd_pos - 20
     if loc_pos >= 0 and src.read(loc_pos, 4) == SIG_Z64_LOCATOR:
-        _, z_disk, z_offset, z_disks = _Z64_LOCATOR.unpack(src.read(loc_pos, 20))
-        if z_disk != 0 or z_disks != 1:
-            raise _err("ZIP_ZIP64_INVALID", "ZIP64 locator names another disk", offset=loc_pos)
+        _, loc_disk, z_offset, z_disks = _Z64_LOCATOR.unpack(src.read(loc_pos, 20))
+        if z_disks != 1:
+            raise _err("ZIP_ZIP64_INVALID", "ZIP64 locator counts other than one disk", offset=loc_pos)
         if z_offset + 56 != loc_pos:
             raise _err("ZIP_ZIP64_INVALID", "ZIP64 end record does not end at the locator", offset=loc_pos)
         rec = src.read(z_offset, 56)
@@ -210,9 +210,11 @@ def read_directory(src: Source) -> list[Member]:
                 raise _err("ZIP_ZIP64_INVALID", "end record disagrees with the ZIP64 end record", offset=eocd_pos)
         disk, cd_disk, n_disk, n_total, cd_size, cd_offset = z_disk, z_cd_disk, z_n_disk, z_n_total, z_cd_size, z_cd_offset
         region_end = z_offset
-    elif U16_MAX in (n_disk, n_total) or U32_MAX in (cd_size, cd_offset):
+    elif U16_MAX in (disk, cd_disk, n_disk, n_total) or U32_MAX in (cd_size, cd_offset):
         raise _err("ZIP_ZIP64_INVALID", "end record field at its maximum without ZIP64 records", offset=eocd_pos)
-    if disk != 0 or cd_disk != 0 or n_disk != n_total:
+    else:
+        loc_disk = 0
+    if disk != 0 or cd_disk != 0 or loc_disk != 0 or n_disk != n_total:
         raise _err("ZIP_MULTI_DISK", "multi-disk archives are not permitted", offset=eocd_pos)
     if n_total > MAX_MEMBERS:
         raise _err("LIMIT_EXCEEDED", f"{n_total} members exceed MAX_MEMBERS ({MAX_MEMBERS})", offset=eocd_pos)

@@ -531,6 +531,16 @@ def _():
     return entries_edit(lambda es: None, layout=Layout(eocd_count=0xFFFF, eocd_count_disk=0xFFFF))
 
 
+@case("zip64-max-disk-without-locator", "An end record whose disk numbers hold 0xFFFF without ZIP64 records.", "§2.6", "ZIP_ZIP64_INVALID")
+def _():
+    return entries_edit(lambda es: None, layout=Layout(eocd_disk=0xFFFF))
+
+
+@case("zip64-locator-other-disk", "A ZIP64 locator placing the ZIP64 end record on disk 1.", ["§2.1", "§2.6"], "ZIP_MULTI_DISK")
+def _():
+    return entries_edit(lambda es: None, layout=Layout(zip64_eocd=True, z64_locator_disk=1))
+
+
 @case("zip64-extra-without-max-field", "A central record with a ZIP64 extra record although no field holds 0xFFFFFFFF.", "§2.6", "ZIP_ZIP64_INVALID")
 def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "extra_central", struct.pack("<HHQ", 1, 8, 5)))
@@ -756,6 +766,11 @@ def _():
     return archive({"data": {}}, extra_members={"tensors/a/b.safetensors": st_group({})})
 
 
+@case("member-unexpected-dot-group", "A tensor member named tensors/..safetensors: its group '.' is not a name segment.", ["§4", "§2.4"], "MEMBER_UNEXPECTED")
+def _():
+    return archive({"data": {}}, extra_members={"tensors/..safetensors": st_group({})})
+
+
 @case("member-undeclared-extension", "A member under extensions/ for an extension not in extensions_used.", ["§4", "§5.4"], "MEMBER_UNEXPECTED")
 def _():
     return archive({"data": {}}, extra_members={"extensions/ACME_x/a.bin": b"x"})
@@ -795,6 +810,14 @@ def _():
 def _():
     def patch(m):
         m["members"][0]["sha256"] = m["members"][0]["sha256"].upper()
+
+    return archive({"data": {}}, manifest_patch=patch)
+
+
+@case("manifest-digest-trailing-newline", "A digest followed by a newline (JSON Schema patterns follow ECMA-262: '$' is the very end).", "§5.3", "MANIFEST_INVALID")
+def _():
+    def patch(m):
+        m["members"][0]["sha256"] += "\n"
 
     return archive({"data": {}}, manifest_patch=patch)
 

@@ -111,7 +111,14 @@ def main() -> int:
     args = ap.parse_args()
     if args.check:
         return check(args.folder)
-    generate(args.folder)
+    # build beside the destination, then swap: a failing case leaves the old vectors intact
+    parent = os.path.dirname(os.path.abspath(args.folder))
+    with tempfile.TemporaryDirectory(dir=parent) as tmp:
+        generate(tmp)
+        for sub in ("valid", "invalid"):
+            shutil.rmtree(os.path.join(args.folder, sub), ignore_errors=True)
+            os.replace(os.path.join(tmp, sub), os.path.join(args.folder, sub))
+        os.replace(os.path.join(tmp, "index.json"), os.path.join(args.folder, "index.json"))
     print(f"wrote {len(CASES)} cases to {args.folder}")
     return 0
 

@@ -67,6 +67,7 @@ class Layout:
     duplicate_eocd: bool = False
     z64_record_size: int = 44
     z64_locator_disks: int = 1
+    z64_locator_disk: int = 0
 
 
 def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
@@ -124,7 +125,7 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
     if layout.zip64_eocd:
         z_off = len(out) - len(layout.prefix)
         out += struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", layout.z64_record_size, 45, 45, layout.eocd_disk, 0, count_disk, count, cd_size, cd_off)
-        out += struct.pack("<4sIQI", b"PK\x06\x07", 0, z_off, layout.z64_locator_disks)
+        out += struct.pack("<4sIQI", b"PK\x06\x07", layout.z64_locator_disk, z_off, layout.z64_locator_disks)
         eocd = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, U32, U32, len(layout.comment))
     else:
         eocd = struct.pack("<4sHHHHIIH", b"PK\x05\x06", layout.eocd_disk, 0, count_disk, count, cd_size, cd_off, len(layout.comment))
