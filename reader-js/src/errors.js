@@ -77,6 +77,7 @@ export const API_CODES = Object.freeze([
   'WRITE_INVALID',
   'TENSOR_NOT_FOUND',
   'FRAMEWORK_UNAVAILABLE',
+  'IMPORT_INVALID',
 ]);
 
 /**
@@ -114,4 +115,25 @@ export function fail(code, message, loc) {
 /** Appends one reference token to a JSON Pointer (RFC 6901). */
 export function pointerJoin(pointer, token) {
   return pointer + '/' + String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** A short, printable rendering of any parsed JSON value for messages. */
+export function show(v) {
+  let s;
+  try {
+    s = typeof v === 'bigint' ? v.toString() : v instanceof Map ? 'an object' : JSON.stringify(v);
+  } catch {
+    s = String(v);
+  }
+  s = String(s);
+  return s.length > 60 ? s.slice(0, 57) + '...' : s;
+}
+
+/** The message of anything thrown, as text, without ever throwing itself. */
+export function errorText(e) {
+  try {
+    return String(e?.message ?? e);
+  } catch {
+    return 'unknown error';
+  }
 }

@@ -6,14 +6,14 @@ import { MAX_JSON_BYTES } from './limits.js';
 import { openSource } from './sources.js';
 import { readZip, readAt } from './zipprofile.js';
 import { crc32 } from './crc32.js';
-import { Sha256, sha256Hex } from './sha256.js';
+import { createSha256, sha256Hex } from './sha256.js';
 import { parseJson } from './json.js';
 import { checkManifest, KNOWN_PROPERTIES, SUPPORTED_EXTENSIONS } from './manifest.js';
 import { checkDataDocument } from './values.js';
-import { checkNvecElements } from './spaces.js';
 import { readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
-import { viewElements, DTYPES } from './dtypes.js';
+import { validateSchema } from './schema.js';
+import { viewElements } from './dtypes.js';
 import { decodeValue } from './decode.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 
@@ -77,7 +77,10 @@ export class Archive {
     this._verified = new Set();
     this._data = undefined;
     this._optimizers = undefined;
-    /** Warnings and infos (MANIFEST_UNKNOWN_PROPERTY, DATA_UNKNOWN_PROPERTY, EXTENSION_UNKNOWN) as RlarchiveErrors. */
+    /**
+     * Warnings and infos as RlarchiveErrors: MANIFEST_UNKNOWN_PROPERTY,
+     * DATA_UNKNOWN_PROPERTY, EXTENSION_UNKNOWN from open(), ST_BOOL_VALUE from dump().
+     */
     this.warnings = [];
   }
 
@@ -85,10 +88,10 @@ export class Archive {
     return readAt(this._src, m.dataOffset, m.size);
   }
 
-  /** Reads a JSON member (size limit, then CRC-32) and parses it (§6). */
-  async _readJson(m) {
+  /** Reads a JSON member (size limit, then CRC-32) and parses it (§6). `bytes`: the member's data if already read. */
+  async _readJson(m, bytes) {
     if (m.size > MAX_JSON_BYTES) throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name });
-    const bytes = await this._readMember(m);
+    bytes ??= await this._readMember(m);
     if (crc32(bytes) !== m.crc) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
     return parseJson(bytes, { member: m.name, offset: m.dataOffset });
   }
@@ -138,10 +141,10 @@ export class Archive {
       i++;
     }
     const dm = this._byName.get('data.json');
-    const { sha } = await this._hashMember(dm, []);
+    const { sha, bytes: dataBytes } = await this._hashMember(dm, [], MAX_JSON_BYTES);
     if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
     // step 7
-    const doc = await this._readJson(dm);
+    const doc = await this._readJson(dm, dataBytes);
     const checked = checkDataDocument(doc);
     for (const k of doc.keys()) {
       if (k !== 'data' && k !== 'optimizers') this.warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json' }));
@@ -158,33 +161,30 @@ export class Archive {
     for (const item of checked.late) {
       const { group, name } = item.info.ref;
       const t = this._groups.get(group)?.tensors.get(name);
-      if (item.kind === 'ref') {
-        if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member: 'data.json', pointer: item.pointer + '/ref' });
-        const same = t.dtype === item.info.dtype && t.shape.length === item.info.shape.length && t.shape.every((d, k) => BigInt(d) === item.info.shape[k]);
-        if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member: 'data.json', pointer: item.pointer });
-      } else {
-        checkNvecElements(item, await readAt(src, t.offset, t.end - t.begin), { member: 'data.json' });
-      }
+      if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member: 'data.json', pointer: item.pointer + '/ref' });
+      const same = t.dtype === item.info.dtype && t.shape.length === item.info.shape.length && t.shape.every((d, k) => BigInt(d) === item.info.shape[k]);
+      if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member: 'data.json', pointer: item.pointer });
     }
   }
 
   /**
    * CRC-32 and SHA-256 of a member, plus the SHA-256 of each of `tensors`
-   * (its element bytes), reading the member whole or in chunks.
+   * (its element bytes), reading the member whole (then also returned as
+   * `bytes`) when it is at most `wholeLimit` bytes, else in chunks.
    */
-  async _hashMember(m, tensors) {
-    if (m.size <= WHOLE_MEMBER_LIMIT) {
+  async _hashMember(m, tensors, wholeLimit = WHOLE_MEMBER_LIMIT) {
+    if (m.size <= wholeLimit) {
       const bytes = await this._readMember(m);
       const base = m.dataOffset;
-      const [sha, ...shas] = await Promise.all([
-        sha256Hex(bytes),
-        ...tensors.map((t) => sha256Hex(bytes.subarray(t.offset - base, t.offset - base + t.end - t.begin))),
-      ]);
-      return { crc: crc32(bytes), sha, tensorShas: shas };
+      const part = (t) => bytes.subarray(t.offset - base, t.offset - base + t.end - t.begin);
+      const [sha, ...shas] = await Promise.all([sha256Hex(bytes), ...tensors.map((t) => sha256Hex(part(t)))]);
+      const badBools = tensors.filter((t) => t.dtype === 'BOOL' && part(t).some((b) => b > 1)).map((t) => t.name);
+      return { crc: crc32(bytes), sha, tensorShas: shas, badBools, bytes };
     }
     let crc = 0;
-    const whole = new Sha256();
-    const hs = tensors.map(() => new Sha256());
+    const whole = await createSha256();
+    const hs = await Promise.all(tensors.map(() => createSha256()));
+    const bad = new Set();
     for (let pos = 0; pos < m.size; pos += CHUNK) {
       const n = Math.min(CHUNK, m.size - pos);
       const chunk = await readAt(this._src, m.dataOffset + pos, n);
@@ -193,10 +193,13 @@ export class Archive {
       const lo = m.dataOffset + pos, hi = lo + n;
       tensors.forEach((t, k) => {
         const a = Math.max(lo, t.offset), b = Math.min(hi, t.offset + t.end - t.begin);
-        if (a < b) hs[k].update(chunk.subarray(a - lo, b - lo));
+        if (a < b) {
+          hs[k].update(chunk.subarray(a - lo, b - lo));
+          if (t.dtype === 'BOOL' && chunk.subarray(a - lo, b - lo).some((x) => x > 1)) bad.add(t.name);
+        }
       });
     }
-    return { crc, sha: whole.hex(), tensorShas: hs.map((h) => h.hex()) };
+    return { crc, sha: whole.hex(), tensorShas: hs.map((h) => h.hex()), badBools: tensors.filter((t) => bad.has(t.name)).map((t) => t.name) };
   }
 
   /** The deferred checks of one member: CRC-32, then its digest when the manifest lists it. */
@@ -224,6 +227,9 @@ export class Archive {
       const g = groupOf(m.name);
       const infos = g === null ? [] : [...this._groups.get(g).tensors.values()];
       const r = await this._verifyMember(m, infos);
+      for (const name of r.badBools) {
+        this.warnings.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name }));
+      }
       if (g !== null) {
         tensors.set(g, new Map(infos.map((t, k) => [t.name, new Map([['dtype', t.dtype], ['shape', t.shape], ['sha256', r.tensorShas[k]]])])));
       }
@@ -304,6 +310,25 @@ export class Archive {
     return sha256Hex(await readAt(this._src, t.offset, t.end - t.begin));
   }
 
+  /**
+   * Validates the manifest and the data document against the project's JSON
+   * Schemas (manifest-1.0, data-1.0). Resolves to [] for any archive open()
+   * accepted; a non-empty list would mean a schema and the reader disagree.
+   */
+  async schemaIssues() {
+    const issues = [];
+    const docs = [
+      ['manifest-1.0.schema.json', 'manifest.json', this._manifestTree],
+      ['data-1.0.schema.json', 'data.json', new Map([['data', this._dataTree], ['optimizers', this._optimizersTree]])],
+    ];
+    for (const [schemaName, member, tree] of docs) {
+      const schema = await getSchema(schemaName);
+      const r = schema ? validateSchema(schema, tree) : null;
+      if (r) issues.push({ member, schema: schemaName, ...r });
+    }
+    return issues;
+  }
+
   /** Bytes fetched so far, for URL sources (undefined otherwise). */
   get bytesFetched() {
     return this._src.bytesFetched;
@@ -319,4 +344,3 @@ export class Archive {
   }
 }
 
-export { DTYPES };

@@ -61,14 +61,30 @@ export function jsonEqual(a, b) {
   return a === b;
 }
 
+const registry = new Map();
+
+/** Makes a schema known by its `$id`, so that other schemas can `$ref` it. */
+export function addSchema(schema) {
+  if (schema && typeof schema.$id === 'string') registry.set(schema.$id.replace(/#$/, ''), schema);
+}
+
+/** Resolves a `$ref` (a local `#/...` pointer, or a known schema's URI with an optional fragment): [root, schema]. */
 function resolveRef(root, ref) {
-  if (!ref.startsWith('#')) throw new Error(`unsupported $ref ${ref}`);
-  let s = root;
-  for (const tok of ref.slice(1).split('/').slice(1)) {
-    s = s[decodeURIComponent(tok).replace(/~1/g, '/').replace(/~0/g, '~')];
+  let doc = root;
+  let frag = ref;
+  if (!ref.startsWith('#')) {
+    const [uri, f = ''] = ref.split('#');
+    const abs = typeof root.$id === 'string' ? new URL(uri, root.$id).href : uri;
+    doc = registry.get(abs);
+    if (!doc) throw new Error(`unresolvable $ref ${ref}`);
+    frag = '#' + f;
+  }
+  let s = doc;
+  for (const tok of frag.slice(1).split('/').slice(1)) {
+    s = s?.[decodeURIComponent(tok).replace(/~1/g, '/').replace(/~0/g, '~')];
     if (s === undefined) throw new Error(`unresolvable $ref ${ref}`);
   }
-  return s;
+  return [doc, s];
 }
 
 const esc = (k) => String(k).replace(/~/g, '~0').replace(/\//g, '~1');
@@ -85,7 +101,8 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
   const err = (message, p = ptr) => ({ pointer: p, message });
   const t = typeOf(instance);
   if (s.$ref !== undefined) {
-    const r = validateSchema(resolveRef(root, s.$ref), instance, root, ptr);
+    const [doc, target] = resolveRef(root, s.$ref);
+    const r = validateSchema(target, instance, doc, ptr);
     if (r) return r;
   }
   if (s.type !== undefined) {

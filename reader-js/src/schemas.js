@@ -4,6 +4,7 @@
 // not there.
 
 import embedded from './schemas-embedded.js';
+import { addSchema } from './schema.js';
 
 export const SCHEMA_FILES = ['manifest-1.0.schema.json', 'data-1.0.schema.json', 'dump-1.0.schema.json', 'report-1.0.schema.json'];
 
@@ -32,7 +33,11 @@ async function fromFiles() {
 /** All schemas, file name -> schema object (files first, embedded copy for the rest). */
 export function loadSchemas() {
   if (!loading) {
-    loading = fromFiles().then((files) => ({ ...embedded, ...(files ?? {}) }));
+    loading = fromFiles().then((files) => {
+      const all = { ...embedded, ...(files ?? {}) };
+      Object.values(all).forEach(addSchema);
+      return all;
+    });
   }
   return loading;
 }

@@ -97,3 +97,32 @@ export async function sha256Hex(bytes) {
   }
   return new Sha256().update(bytes).hex();
 }
+
+let nodeCrypto;
+
+/**
+ * An incremental SHA-256 ({update(bytes), hex()}): node:crypto on Node (fast),
+ * the JavaScript implementation elsewhere.
+ */
+export async function createSha256() {
+  if (nodeCrypto === undefined) {
+    nodeCrypto = null;
+    if (typeof process !== 'undefined' && process.versions?.node) {
+      try {
+        const spec = 'node:crypto';
+        nodeCrypto = await import(/* @vite-ignore */ /* webpackIgnore: true */ spec);
+      } catch {
+        nodeCrypto = null;
+      }
+    }
+  }
+  if (!nodeCrypto) return new Sha256();
+  const h = nodeCrypto.createHash('sha256');
+  return {
+    update(bytes) {
+      h.update(bytes);
+      return this;
+    },
+    hex: () => h.digest('hex'),
+  };
+}

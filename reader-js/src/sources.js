@@ -5,9 +5,9 @@
 // bytes the caller already holds) and `async read(offset, length)` returning a
 // Uint8Array of exactly `length` bytes; `close()` releases it.
 
-import { fail } from './errors.js';
+import { fail, errorText, RlarchiveError } from './errors.js';
 
-const ioError = (msg, cause) => fail('IO_ERROR', cause ? `${msg}: ${cause?.message ?? cause}` : msg);
+const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
 
 export class MemorySource {
   constructor(bytes) {
@@ -26,6 +26,7 @@ export class BlobSource {
     this.blob = blob;
     this.size = blob.size;
     this.inMemory = false;
+    this.bytesRead = 0;
   }
   async read(offset, length) {
     let buf;
@@ -35,6 +36,7 @@ export class BlobSource {
       throw ioError('cannot read the Blob', e);
     }
     if (buf.length !== length) throw ioError('short read from the Blob');
+    this.bytesRead += length;
     return buf;
   }
   async close() {}
@@ -66,6 +68,7 @@ export class FileSource {
     this.size = size;
     this.path = path;
     this.inMemory = false;
+    this.bytesRead = 0;
   }
   async read(offset, length) {
     const buf = new Uint8Array(length);
@@ -80,6 +83,7 @@ export class FileSource {
     } catch (e) {
       throw ioError(`cannot read ${this.path}`, e);
     }
+    this.bytesRead += length;
     return buf;
   }
   async close() {
@@ -124,7 +128,8 @@ export class HttpSource {
     let res, body;
     try {
       this.requests++;
-      res = await this.fetch(this.url, {
+      const fetchFn = this.fetch; // called unbound: browsers reject fetch with a foreign `this`
+      res = await fetchFn(this.url, {
         headers: { ...this.headers, Range: `bytes=${start}-${end - 1}`, 'Accept-Encoding': 'identity' },
       });
       if (res.status === 416) {
@@ -136,7 +141,7 @@ export class HttpSource {
       if (res.status !== 200 && res.status !== 206) throw new Error(`HTTP status ${res.status}`);
       body = new Uint8Array(await res.arrayBuffer());
     } catch (e) {
-      if (e?.code === 'IO_ERROR') throw e;
+      if (e instanceof RlarchiveError) throw e;
       throw ioError(`cannot fetch ${this.url}`, e);
     }
     this.bytesFetched += body.length;
@@ -210,6 +215,15 @@ function isHttpUrl(s) {
  * object that already has `size` and `read`.
  */
 export async function openSource(input, options = {}) {
+  try {
+    return await pickSource(input, options ?? {});
+  } catch (e) {
+    if (e instanceof RlarchiveError) throw e;
+    throw ioError('unusable source', e);
+  }
+}
+
+async function pickSource(input, options) {
   if (input instanceof Uint8Array) return new MemorySource(input);
   if (input instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer)) {
     return new MemorySource(new Uint8Array(input));

@@ -1,7 +1,7 @@
 // Spaces (§8): checking. Order: kind, members, member types (nested values
 // checked where they stand), then the rules marked (S).
 
-import { pointerJoin } from './errors.js';
+import { pointerJoin, show } from './errors.js';
 import { DTYPES, isDtype, isIntegerDtype } from './dtypes.js';
 import { decodeBase64 } from './base64.js';
 import { checkValue, exactMembers, valueError, isIntLiteral, isTagged } from './values.js';
@@ -18,11 +18,11 @@ export const SPACE_MEMBERS = Object.freeze({
 
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
-/** Checks a space value; queues the element check of a referenced `nvec` in ctx.late. */
+/** Checks a space value (§8). */
 export function checkSpace(v, ptr, ctx) {
   const kind = v.get('kind');
   if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SPACE_MEMBERS, kind)) {
-    throw valueError(ctx, 'VALUE_INVALID', `unknown space kind ${JSON.stringify(kind)}`, ptr);
+    throw valueError(ctx, 'VALUE_INVALID', `unknown space kind ${show(kind)}`, ptr);
   }
   exactMembers(v, ['kind', ...SPACE_MEMBERS[kind]], [], ptr, ctx, `${kind} space`);
   const at = (k) => pointerJoin(ptr, k);
@@ -60,12 +60,11 @@ export function checkSpace(v, ptr, ctx) {
       const nvec = ndarray('nvec'), start = ndarray('start');
       rule(isIntegerDtype(g('dtype')), 'multi_discrete dtype must be an integer dtype', 'dtype');
       for (const [k, info] of [['nvec', nvec], ['start', start]]) {
+        rule(info.ref === null, `multi_discrete ${k} must be inline`, k);
         rule(info.dtype === g('dtype'), `multi_discrete ${k} must have the space's dtype`, k);
       }
       rule(sameShape(nvec.shape, start.shape), 'multi_discrete nvec and start must have equal shapes', 'start');
-      const check = { kind: 'nvec', pointer: at('nvec'), info: nvec };
-      if (nvec.ref) ctx.late.push(check);
-      else checkNvecElements(check, decodeBase64(nvec.node.get('base64')), ctx);
+      checkNvecElements(decodeBase64(nvec.node.get('base64')), nvec.dtype, at('nvec'), ctx);
       break;
     }
     case 'multi_binary': {
@@ -105,13 +104,12 @@ export function checkSpace(v, ptr, ctx) {
 }
 
 /** Checks that every element of a multi_discrete nvec (its little-endian element bytes) is >= 1. */
-export function checkNvecElements(check, raw, ctx) {
-  const { info } = check;
-  const size = DTYPES[info.dtype].size;
+export function checkNvecElements(raw, dtype, pointer, ctx) {
+  const size = DTYPES[dtype].size;
   const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   for (let o = 0; o < raw.byteLength; o += size) {
     let x;
-    switch (info.dtype) {
+    switch (dtype) {
       case 'I8': x = dv.getInt8(o); break;
       case 'U8': x = dv.getUint8(o); break;
       case 'I16': x = dv.getInt16(o, true); break;
@@ -121,6 +119,6 @@ export function checkNvecElements(check, raw, ctx) {
       case 'I64': x = dv.getBigInt64(o, true); break;
       default: x = dv.getBigUint64(o, true); break;
     }
-    if (x < 1) throw valueError(ctx, 'SPACE_INVALID', 'every element of multi_discrete nvec must be >= 1', check.pointer);
+    if (x < 1) throw valueError(ctx, 'SPACE_INVALID', 'every element of multi_discrete nvec must be >= 1', pointer);
   }
 }

@@ -5,7 +5,7 @@
 // references (and checks that need referenced bytes) are collected in
 // `ctx.late` in document order for step 9 of §11.1.
 
-import { fail, pointerJoin } from './errors.js';
+import { fail, pointerJoin, show } from './errors.js';
 import { MAX_INT_DIGITS, MAX_NDIM, MAX_INLINE_ARRAY_BYTES, MAX_SAFE_INTEGER_BIG } from './limits.js';
 import { DTYPES, isDtype } from './dtypes.js';
 import { isCanonicalBase64, base64Length } from './base64.js';
@@ -195,7 +195,7 @@ export function checkValue(v, ptr, ctx) {
   }
   const t = v.get('$type');
   if (typeof t !== 'string' || !TAGS.includes(t)) {
-    throw valueError(ctx, 'VALUE_UNKNOWN_TYPE', `unknown $type ${JSON.stringify(t)}`, ptr);
+    throw valueError(ctx, 'VALUE_UNKNOWN_TYPE', `unknown $type ${show(t)}`, ptr);
   }
   switch (t) {
     case 'float': return checkFloatTag(v, ptr, ctx);
@@ -224,7 +224,8 @@ export function checkValue(v, ptr, ctx) {
 
 /**
  * §7.1: checks the data document's structure, then every value in document
- * order. Returns {data, optimizers, late} where late lists the references.
+ * order, `data` before `optimizers` (§11.1 step 7). Returns {data, optimizers,
+ * late} where late lists the references in document order.
  */
 export function checkDataDocument(doc, member = 'data.json') {
   const ctx = { member, late: [] };
@@ -234,9 +235,8 @@ export function checkDataDocument(doc, member = 'data.json') {
   if (doc.has('optimizers') && !isMap(doc.get('optimizers'))) {
     throw fail('DATA_INVALID', '"optimizers" is not an object', { member, pointer: '/optimizers' });
   }
-  for (const [k, section] of doc) {
-    if (k !== 'data' && k !== 'optimizers') continue;
-    for (const [name, v] of section) checkValue(v, pointerJoin('/' + k, name), ctx);
+  for (const k of ['data', 'optimizers']) {
+    for (const [name, v] of doc.get(k) ?? []) checkValue(v, pointerJoin('/' + k, name), ctx);
   }
   return { data: doc.get('data'), optimizers: doc.get('optimizers') ?? new Map(), late: ctx.late };
 }

@@ -1,7 +1,7 @@
 // The ZIP profile of spec §2 and the identification bytes of §3: steps 1 to 4
 // of the processing order (§11.1).
 
-import { fail } from './errors.js';
+import { fail, errorText, RlarchiveError } from './errors.js';
 import { MAX_MEMBERS, MAX_NAME_BYTES } from './limits.js';
 
 export const MIMETYPE = 'application/vnd.rlarchive+zip';
@@ -58,12 +58,13 @@ function parseExtra(bytes, allowed, loc) {
 
 /** Reads `length` bytes at `offset` from a source, turning any failure into IO_ERROR. */
 export async function readAt(src, offset, length) {
+  if (length === 0) return new Uint8Array(0);
   let b;
   try {
     b = await src.read(offset, length);
   } catch (e) {
-    if (e?.name === 'RlarchiveError') throw e;
-    throw fail('IO_ERROR', `read failed: ${e?.message ?? e}`);
+    if (e instanceof RlarchiveError) throw e;
+    throw fail('IO_ERROR', `read failed: ${errorText(e)}`);
   }
   if (!(b instanceof Uint8Array) || b.length !== length) throw fail('IO_ERROR', 'short read');
   return b;
@@ -144,6 +145,8 @@ export async function readEndRecords(src) {
 /** §2.2: the central directory records (step 3). Returns the member list. */
 export async function readCentralDirectory(src, end) {
   const { count, cdOffset, cdSize, endStart } = end;
+  // the longest record this profile admits: fixed part, longest name, a full ZIP64 extra record
+  if (cdSize > count * (46 + MAX_NAME_BYTES + 28)) throw fail('ZIP_CD_INVALID', 'central directory larger than its entries can be', { offset: cdOffset });
   if (cdOffset + cdSize > endStart) throw fail('ZIP_TRUNCATED', 'the central directory runs past its region', { offset: cdOffset });
   const cd = await readAt(src, cdOffset, cdSize);
   const members = [];
@@ -176,7 +179,6 @@ export async function readCentralDirectory(src, end) {
     if (flags & 0x08) throw fail('ZIP_DATA_DESCRIPTOR', 'member uses a data descriptor', nloc);
     if (flags !== 0) throw fail('ZIP_FLAGS', `general purpose flags 0x${flags.toString(16)}`, nloc);
     if (method !== 0) throw fail('ZIP_COMPRESSED', `compression method ${method}`, nloc);
-    if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
     if (u16(cd, p + 34) !== 0) throw fail('ZIP_MULTI_DISK', 'member starts on another disk', nloc);
     if (commentLen !== 0) throw fail('ZIP_CD_INVALID', 'member has a file comment', nloc);
     if (!isValidName(rec.name)) throw fail('ZIP_NAME_INVALID', 'invalid member name', nloc);
@@ -188,8 +190,8 @@ export async function readCentralDirectory(src, end) {
       if (!wanted.length) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record present but not needed', nloc);
       if (z.length !== 8 * wanted.length) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record of the wrong length', nloc);
       wanted.forEach((k, j) => (rec[k] = u64(z, 8 * j)));
-      if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
     }
+    if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
     rec.size = rec.usize;
     members.push(rec);
     p += 46 + nameLen + extraLen + commentLen;

@@ -130,7 +130,7 @@ const ALIGN = (d) => (d === 'C64' ? 4 : DTYPE_SIZE[d] ?? 1);
  * Laid out like the writer (decreasing alignment, then name; header padded so
  * 8 + N is a multiple of 64) unless `header` (a string) is given.
  */
-export function safetensors(tensors, { header, pad = true, buffer } = {}) {
+export function safetensors(tensors, { header, pad = 'auto', buffer } = {}) {
   const names = Object.keys(tensors).sort((a, b) => ALIGN(tensors[b].dtype) - ALIGN(tensors[a].dtype) || (a < b ? -1 : a > b ? 1 : 0));
   let pos = 0;
   const parts = [];
@@ -143,7 +143,7 @@ export function safetensors(tensors, { header, pad = true, buffer } = {}) {
     pos += data.length;
   }
   let text = header ?? JSON.stringify(h);
-  if (pad && header === undefined) text += ' '.repeat((64 - ((8 + text.length) % 64)) % 64);
+  if (pad === true || (pad && header === undefined)) text += ' '.repeat((64 - ((8 + text.length) % 64)) % 64);
   const hb = enc(text);
   return concat([new W().u64(hb.length).out, hb, buffer ?? concat(parts)]);
 }
@@ -155,7 +155,7 @@ export function safetensors(tensors, { header, pad = true, buffer } = {}) {
  * zipOpts, order: (entries) => entries}.
  */
 export function archive(opts = {}) {
-  const dataText = typeof opts.data === 'string' ? opts.data : JSON.stringify(opts.data ?? { data: {} });
+  const dataText = typeof opts.data === 'string' || opts.data instanceof Uint8Array ? opts.data : JSON.stringify(opts.data ?? { data: {} });
   const members = [{ name: 'mimetype', data: enc(opts.mimetype ?? MIMETYPE) }, { name: 'data.json', data: enc(dataText) }];
   for (const g of Object.keys(opts.tensors ?? {}).sort()) {
     const v = opts.tensors[g];

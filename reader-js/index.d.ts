@@ -1,0 +1,258 @@
+// Type declarations of rlarchive-reader (ES module).
+
+/** The spec's error codes (spec/errors.md) and API error codes. */
+export type ErrorCode =
+  | 'IO_ERROR' | 'ARCHIVE_NOT_RLARCHIVE' | 'ZIP_EOCD_NOT_FOUND' | 'ZIP_TRAILING_DATA' | 'ZIP_MULTIPLE_EOCD'
+  | 'ZIP_MULTI_DISK' | 'ZIP_ZIP64_INVALID' | 'ZIP_TRUNCATED' | 'ZIP_CD_INVALID' | 'ZIP_ENCRYPTED'
+  | 'ZIP_DATA_DESCRIPTOR' | 'ZIP_FLAGS' | 'ZIP_COMPRESSED' | 'ZIP_NAME_INVALID' | 'ZIP_EXTRA_FIELD'
+  | 'ZIP_NAME_DUPLICATE' | 'ZIP_NAME_CASE_COLLISION' | 'ZIP_LOCAL_HEADER_INVALID' | 'ZIP_HEADER_MISMATCH'
+  | 'ZIP_OVERLAP' | 'ZIP_GAP' | 'ZIP_CRC_MISMATCH' | 'MEMBER_REQUIRED_MISSING' | 'MEMBER_UNEXPECTED'
+  | 'MANIFEST_INVALID' | 'VERSION_UNSUPPORTED' | 'EXTENSION_UNDECLARED' | 'EXTENSION_UNSUPPORTED'
+  | 'MEMBER_UNLISTED' | 'MEMBER_MISSING' | 'MEMBER_SIZE_MISMATCH' | 'MEMBER_DIGEST_MISMATCH'
+  | 'JSON_TOO_LARGE' | 'JSON_BOM' | 'JSON_UTF8' | 'JSON_DEPTH' | 'JSON_SYNTAX' | 'JSON_NAN_LITERAL'
+  | 'JSON_DUPLICATE_KEY' | 'JSON_INTEGER_RANGE' | 'JSON_NUMBER_RANGE' | 'DATA_INVALID' | 'VALUE_UNKNOWN_TYPE'
+  | 'VALUE_INVALID' | 'VALUE_DUPLICATE_KEY' | 'ARRAY_SIZE_MISMATCH' | 'SPACE_INVALID' | 'SCHEDULE_INVALID'
+  | 'REF_NOT_FOUND' | 'REF_MISMATCH' | 'ST_TRUNCATED' | 'ST_HEADER_TOO_LARGE' | 'ST_HEADER_INVALID'
+  | 'ST_DTYPE_UNKNOWN' | 'ST_OFFSETS_INVALID' | 'ST_SHAPE_MISMATCH' | 'ST_HOLE' | 'ST_OVERLAP'
+  | 'ST_TRAILING_BYTES' | 'ST_MISALIGNED' | 'LIMIT_EXCEEDED' | 'MANIFEST_UNKNOWN_PROPERTY'
+  | 'DATA_UNKNOWN_PROPERTY' | 'ST_BOOL_VALUE' | 'EXTENSION_UNKNOWN'
+  | 'PICKLE_NOT_ALLOWED' | 'IMPORT_NOT_ALLOWED' | 'VALUE_UNSUPPORTED' | 'WRITE_INVALID' | 'TENSOR_NOT_FOUND'
+  | 'FRAMEWORK_UNAVAILABLE' | 'IMPORT_INVALID';
+
+/** The only error open() and dump() ever reject with. */
+export class RlarchiveError extends Error {
+  readonly name: 'RlarchiveError';
+  /** The spec's stable code. */
+  readonly code: ErrorCode;
+  /** The message without the code and location. */
+  readonly detail: string;
+  /** The archive member concerned, when known. */
+  readonly member?: string;
+  /** A JSON Pointer (RFC 6901) into that member's JSON, when relevant. */
+  readonly pointer?: string;
+  /** A byte offset from the start of the file, when relevant. */
+  readonly offset?: number;
+  /** 'error', 'warning' or 'info'. */
+  readonly severity: 'error' | 'warning' | 'info';
+  constructor(code: ErrorCode, message: string, loc?: { member?: string; pointer?: string; offset?: number });
+}
+export const CATALOGUE: Readonly<Record<string, 'error' | 'warning' | 'info'>>;
+export const API_CODES: readonly string[];
+
+export type DtypeCode =
+  | 'BOOL' | 'U8' | 'I8' | 'U16' | 'I16' | 'U32' | 'I32' | 'U64' | 'I64' | 'F16' | 'BF16' | 'F32' | 'F64'
+  | 'F8_E4M3' | 'F8_E5M2' | 'F8_E4M3FNUZ' | 'F8_E5M2FNUZ' | 'F8_E8M0' | 'C64';
+
+/**
+ * Typed array by dtype: BOOL, U8 and the FP8 dtypes -> Uint8Array; I8 -> Int8Array;
+ * U16, F16, BF16 -> Uint16Array (raw bits; see toFloat32); I16 -> Int16Array;
+ * U32 -> Uint32Array; I32 -> Int32Array; U64 -> BigUint64Array; I64 -> BigInt64Array;
+ * F32 -> Float32Array; F64 -> Float64Array; C64 -> Float32Array (re, im interleaved).
+ */
+export type ElementArray =
+  | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
+  | BigUint64Array | BigInt64Array | Float32Array | Float64Array;
+
+export const DTYPES: Readonly<Record<DtypeCode, { code: DtypeCode; size: number; alignment: number; kind: string; array: Function }>>;
+
+/**
+ * A decoded value (spec §7): null, boolean, string, number (integers within
+ * ±(2^53−1) and all floats, including NaN and ±Infinity), bigint (`int` tag),
+ * Value[] (list), Tuple, Uint8Array (bytes), Map (dict with any keys),
+ * plain object (map with string keys), NDArray, Scalar, Space, Schedule,
+ * ClassRef, Opaque.
+ */
+export type Value =
+  | null | boolean | string | number | bigint | Value[] | Tuple | Uint8Array | Map<Value, Value>
+  | { [key: string]: Value } | NDArray | Scalar | Space | Schedule | ClassRef | Opaque;
+
+/** A `tuple` value: a frozen array. */
+export class Tuple extends Array<Value> {}
+
+/** An `ndarray` value; `data` is null for a reference until load() is awaited. */
+export class NDArray {
+  readonly dtype: DtypeCode;
+  readonly shape: number[];
+  data: ElementArray | null;
+  readonly ref: { group: string; name: string } | null;
+  load(options?: { verify?: boolean }): Promise<ElementArray>;
+}
+
+/** A `scalar` value (a NumPy scalar). */
+export class Scalar {
+  readonly dtype: DtypeCode;
+  readonly bytes: Uint8Array;
+  readonly value: number | bigint | boolean | [number, number];
+}
+
+/** A `space` value (spec §8); members as in the spec, arrays as NDArray. */
+export class Space {
+  kind: 'box' | 'discrete' | 'multi_discrete' | 'multi_binary' | 'dict' | 'tuple' | 'text';
+  dtype?: DtypeCode;
+  shape?: number[];
+  low?: NDArray;
+  high?: NDArray;
+  n?: number | number[];
+  start?: number | NDArray;
+  nvec?: NDArray;
+  spaces?: Space[] | [string, Space][];
+  min_length?: number;
+  max_length?: number;
+  charset?: string;
+}
+
+/** A `schedule` value (spec §9). */
+export class Schedule {
+  kind: 'constant' | 'linear' | 'piecewise';
+  value?: number;
+  start?: number;
+  end?: number;
+  end_fraction?: number;
+  points?: [number, number][];
+  interpolation?: 'linear' | 'step';
+  /** The value at progress remaining `p` (1 at the start of training, 0 at the end). */
+  valueAt(p: number): number;
+}
+
+/** A class reference: a name only, never resolved. */
+export class ClassRef {
+  readonly module: string;
+  readonly qualname: string;
+}
+
+/** An opaque value: pickle bytes, never unpickled by this reader. */
+export class Opaque {
+  readonly format: 'pickle';
+  readonly bytes: Uint8Array;
+  readonly type?: string;
+  readonly note?: string;
+}
+
+export interface TensorInfo {
+  name: string;
+  dtype: DtypeCode;
+  shape: number[];
+  /** Absolute file offset of the first element byte. */
+  offset: number;
+  nbytes: number;
+}
+
+export interface Tensor {
+  name: string;
+  dtype: DtypeCode;
+  shape: number[];
+  data: ElementArray;
+}
+
+/** A byte source: any object with a size and positional reads. */
+export interface Source {
+  readonly size: number;
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close?(): Promise<void>;
+}
+
+/** What open() accepts: bytes, a Blob or File, an http(s) URL, a file path or file: URL (Node), or a Source. */
+export type Input = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | URL | string | Source;
+
+export interface OpenOptions {
+  /** fetch implementation for URLs (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+  /** Extra HTTP headers for URLs. */
+  headers?: Record<string, string>;
+}
+
+export class Archive {
+  /** The manifest as a plain object. */
+  readonly manifest: Record<string, unknown>;
+  readonly formatVersion: string;
+  readonly producer: { name: string; version: string };
+  readonly metadata: Record<string, string>;
+  readonly memberNames: string[];
+  /** The algorithm's parameters, decoded. */
+  readonly data: { [key: string]: Value };
+  /** Optimizer states by name, decoded. */
+  readonly optimizers: { [name: string]: Value };
+  /** The checked data document as parsed (Map for objects, bigint for integer literals, number for float literals). */
+  readonly rawData: { data: Map<string, unknown>; optimizers: Map<string, unknown> };
+  /** Tensor group names, in member order. */
+  readonly groups: string[];
+  /** Warnings and infos found so far (MANIFEST_UNKNOWN_PROPERTY, DATA_UNKNOWN_PROPERTY, EXTENSION_UNKNOWN; ST_BOOL_VALUE after dump()). */
+  readonly warnings: RlarchiveError[];
+  /** Bytes fetched so far, for URL sources. */
+  readonly bytesFetched: number | undefined;
+  tensorInfo(group: string): TensorInfo[];
+  /** One tensor; `verify: true` checks its member's CRC-32 and SHA-256 first. */
+  tensor(group: string, name: string, options?: { verify?: boolean }): Promise<Tensor>;
+  tensorSha256(group: string, name: string): Promise<string>;
+  /** The deferred checks (spec §11.1 step 10). */
+  verify(): Promise<void>;
+  /** The canonical dump (spec §13), after every check. */
+  dump(): Promise<string>;
+  /** Manifest and data document checked against the project's JSON Schemas; [] when they agree. */
+  schemaIssues(): Promise<{ member: string; schema: string; pointer: string; message: string }[]>;
+  close(): Promise<void>;
+}
+
+/** Opens and checks an archive (spec §11.1 steps 1 to 9). Rejects only with RlarchiveError. */
+export function open(input: Input, options?: OpenOptions): Promise<Archive>;
+/** Opens an archive and returns its canonical dump (spec §13). Rejects only with RlarchiveError. */
+export function dump(input: Input, options?: OpenOptions): Promise<string>;
+export function groupOf(memberName: string): string | null;
+export const DUMP_VERSION: '1.0';
+
+/** Evaluates a schedule exactly as spec §9 says. */
+export function evaluateSchedule(schedule: Schedule | Omit<Schedule, 'valueAt'>, progressRemaining: number): number;
+/** Converts elements (as returned by Archive#tensor) to a new Float32Array; F16, BF16 and FP8 are decoded from their bits. */
+export function toFloat32(dtype: DtypeCode, data: ElementArray): Float32Array;
+export function f16ToNumber(bits: number): number;
+export function bf16ToNumber(bits: number): number;
+export function fp8ToNumber(dtype: DtypeCode, byte: number): number;
+
+/** The strict JSON parser of spec §6: Map for objects, bigint for integer literals, number for float literals. */
+export function parseJson(bytes: Uint8Array, options?: { member?: string; offset?: number; maxBytes?: number }): unknown;
+/** RFC 8785 serialization. */
+export function canonicalJson(value: unknown): string;
+/** The canonical form of a parsed value (spec §13.2). */
+export function canonicalValue(value: unknown): unknown;
+/** JSON Schema (2020-12 subset) validation: null when valid, else the first problem. */
+export function validateSchema(schema: object | boolean, instance: unknown): null | { pointer: string; message: string };
+export function loadSchemas(): Promise<Record<string, object>>;
+export function getSchema(fileName: string): Promise<object | null>;
+
+export function openSource(input: Input, options?: OpenOptions): Promise<Source>;
+export class MemorySource implements Source {
+  constructor(bytes: Uint8Array);
+  readonly size: number;
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
+export class BlobSource implements Source {
+  constructor(blob: Blob);
+  readonly size: number;
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
+export class FileSource implements Source {
+  static open(path: string): Promise<FileSource>;
+  readonly size: number;
+  readonly bytesRead: number;
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+export class HttpSource implements Source {
+  static open(url: string | URL, options?: OpenOptions): Promise<HttpSource>;
+  readonly size: number;
+  readonly bytesFetched: number;
+  readonly requests: number;
+  read(offset: number, length: number): Promise<Uint8Array>;
+}
+
+export namespace limits {
+  const MAX_MEMBERS: number;
+  const MAX_NAME_BYTES: number;
+  const MAX_JSON_BYTES: number;
+  const MAX_JSON_DEPTH: number;
+  const MAX_SAFETENSORS_HEADER_BYTES: number;
+  const MAX_NDIM: number;
+  const MAX_INT_DIGITS: number;
+  const MAX_INLINE_ARRAY_BYTES: number;
+  const MAX_ELEMENT_BYTES: number;
+}

@@ -1,0 +1,44 @@
+// The public API: declarations match the exports, and the README's Node example runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import * as api from '../src/index.js';
+
+test('index.d.ts declares every export', () => {
+  const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
+  const declared = new Set([...dts.matchAll(/^export (?:class|function|const|namespace|type|interface) (\w+)/gm)].map((m) => m[1]));
+  for (const name of Object.keys(api)) assert.ok(declared.has(name), `${name} is exported but not declared`);
+});
+
+test("the README's Node example runs", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const code = /## Node\s+```js\n([\s\S]*?)```/.exec(readme)[1];
+  const file = new URL('./.readme-example.mjs', import.meta.url);
+  writeFileSync(file, code);
+  try {
+    const fixture = fileURLToPath(new URL('./fixtures/python-rich.rlarchive', import.meta.url));
+    const r = spawnSync(process.execPath, [fileURLToPath(file), fixture], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /rlarchive-python 1\.0/);
+    assert.match(r.stdout, /policy\/w F32 \[ 2, 3 \] Float32Array/);
+  } finally {
+    rmSync(file);
+  }
+});
+
+test('the error catalogue equals spec/errors.md', (t) => {
+  const url = new URL('../../spec/errors.md', import.meta.url);
+  let text;
+  try {
+    text = readFileSync(url, 'utf8');
+  } catch {
+    return t.skip('spec/errors.md is not there');
+  }
+  const [files, apis] = text.split(/^## API errors/m);
+  const fileCodes = Object.fromEntries([...files.matchAll(/^\| `([A-Z0-9_]+)` \| (error|warning|info) \|/gm)].map((m) => [m[1], m[2]]));
+  const apiCodes = [...apis.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual({ ...api.CATALOGUE }, fileCodes);
+  assert.deepEqual([...api.API_CODES].sort(), apiCodes.sort());
+});

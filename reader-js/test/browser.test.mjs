@@ -1,0 +1,100 @@
+// A real headless browser (Debian's chromium, driven by playwright-core) opens
+// an archive from a local HTTP server through Range requests and checks a
+// tensor's values. Reports itself skipped where chromium is not installed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dump } from '../src/index.js';
+import { archive, bytesOf, enc } from './helpers/build.mjs';
+import { serve } from './helpers/server.mjs';
+
+const CHROMIUM = process.env.RLARCHIVE_CHROMIUM ?? '/usr/bin/chromium'; // the override exists to test the skip path
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function playwright() {
+  try {
+    return (await import('playwright-core')).chromium;
+  } catch {
+    return null;
+  }
+}
+
+test('browser: open a vector over HTTP Range requests and check a tensor', { timeout: 120_000 }, async (t) => {
+  if (!existsSync(CHROMIUM)) return t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
+  const chromium = await playwright();
+  if (!chromium) return t.skip('playwright-core is not installed (npm ci)');
+
+  const w = new Float32Array(256 * 1024); // 1 MiB tensor
+  for (let i = 0; i < w.length; i++) w[i] = i * 0.5;
+  const bytes = archive({
+    data: { data: { gamma: 0.99, name: 'ppo', lr: { $type: 'schedule', kind: 'linear', start: 1, end: 0, end_fraction: 0.5 } } },
+    tensors: { policy: { w: { dtype: 'F32', shape: [512, 512], data: bytesOf(w) }, b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) } } },
+  });
+  const files = { '/a.rlarchive': bytes, '/index.html': enc('<!doctype html><title>rlarchive-reader test</title>') };
+  const srcDir = new URL('../src/', import.meta.url);
+  for (const f of readdirSync(srcDir)) files[`/src/${f}`] = readFileSync(new URL(f, srcDir));
+  const js = (req, res) => {
+    const body = files[new URL(req.url, 'http://x').pathname];
+    res.writeHead(body ? 200 : 404, { 'Content-Type': 'text/javascript' });
+    res.end(body);
+  };
+  const extra = Object.fromEntries(Object.keys(files).filter((p) => p.startsWith('/src/')).map((p) => [p, js]));
+  extra['/index.html'] = (req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    res.end(files['/index.html']);
+  };
+  const srv = await serve(files, { extra });
+  const profile = mkdtempSync(join(tmpdir(), 'rla-chromium-'));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(srv.url('/index.html'));
+    srv.reset();
+    const opened = await page.evaluate(async (url) => {
+      const m = await import('/src/index.js');
+      const ar = await m.open(url);
+      globalThis.ar = ar;
+      return { gamma: ar.data.gamma, name: ar.data.name, lr: ar.data.lr.valueAt(0.75), groups: ar.groups, fetched: ar.bytesFetched };
+    }, srv.url('/a.rlarchive'));
+    const openBytes = srv.stats.bytes;
+    assert.deepEqual(opened, { gamma: 0.99, name: 'ppo', lr: 0.5, groups: ['policy'], fetched: opened.fetched });
+    assert.ok(openBytes < 200_000, `opening transferred ${openBytes} of ${bytes.length} bytes`);
+    assert.ok(srv.stats.ranges.length > 0, 'Range requests were used');
+    const tensor = await page.evaluate(async () => {
+      const t = await globalThis.ar.tensor('policy', 'w', { verify: true });
+      const b = await globalThis.ar.tensor('policy', 'b');
+      return { ctor: t.data.constructor.name, shape: t.shape, first: Array.from(t.data.subarray(0, 4)), last: t.data[t.data.length - 1], b: Array.from(b.data) };
+    });
+    assert.deepEqual(tensor, { ctor: 'Float32Array', shape: [512, 512], first: [0, 0.5, 1, 1.5], last: (w.length - 1) * 0.5, b: [1, 2, 3] });
+    const browserDump = await page.evaluate(async () => globalThis.ar.dump());
+    assert.equal(browserDump, await dump(bytes), 'the browser produces the same canonical dump');
+    const fromBlob = await page.evaluate(async (url) => {
+      const m = await import('/src/index.js');
+      const blob = await (await fetch(url)).blob();
+      const ar = await m.open(blob);
+      return Array.from((await ar.tensor('policy', 'b')).data);
+    }, srv.url('/a.rlarchive'));
+    assert.deepEqual(fromBlob, [1, 2, 3]);
+    const bad = await page.evaluate(async () => {
+      const m = await import('/src/index.js');
+      try {
+        await m.open(new Uint8Array([1, 2, 3]));
+        return null;
+      } catch (e) {
+        return [e instanceof m.RlarchiveError, e.code];
+      }
+    });
+    assert.deepEqual(bad, [true, 'ARCHIVE_NOT_RLARCHIVE']);
+    assert.deepEqual(errors, []);
+    t.diagnostic(`browser: opening transferred ${openBytes} bytes of ${bytes.length} in ${srv.stats.ranges.length} range requests`);
+  } finally {
+    await context?.close();
+    await srv.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
