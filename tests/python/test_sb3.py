@@ -637,3 +637,45 @@ def test_cli_two_command_migration(tmp_path):
     assert_same_parameters(model, PPO.load(back, device="cpu"))
     r = subprocess.run([*cli, "import-sb3", str(tmp_path / "missing.zip"), arc], capture_output=True, text=True)
     assert r.returncode == 1 and "IMPORT_INVALID" in r.stderr
+
+
+def test_javascript_reads_an_imported_ppo_archive(tmp_path):
+    """An imported SB3 PPO archive read by the JavaScript reader in Node: spaces and policy weights."""
+    import json
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    js = os.path.join(HERE, "..", "..", "reader-js", "src", "index.js")
+    if node is None or not os.path.isdir(os.path.join(HERE, "..", "..", "reader-js", "node_modules")):
+        pytest.skip("node or the JavaScript reader's npm install is missing")
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, seed=5, device="cpu").learn(16)
+    src, arc = str(tmp_path / "ppo.zip"), str(tmp_path / "ppo.rlarchive")
+    model.save(src)
+    rsb3.import_archive(src, arc)
+    script = f"""
+        import {{ open }} from {json.dumps('file://' + os.path.abspath(js))};
+        const ar = await open({json.dumps(arc)});
+        const obs = ar.data.observation_space, act = ar.data.action_space;
+        const low = await obs.low.load();
+        const out = {{obs: {{kind: obs.kind, shape: obs.shape, dtype: obs.dtype, low: Array.from(low.data ?? low).map(String)}},  // JSON has no -Infinity
+                     act: {{kind: act.kind, n: Number(act.n)}}, weights: {{}}}};
+        for (const info of ar.tensorInfo('policy')) {{
+          const t = await ar.tensor('policy', info.name, {{verify: true}});
+          out.weights[info.name] = {{dtype: t.dtype, shape: t.shape, values: Array.from(t.data).map(Number)}};
+        }}
+        console.log(JSON.stringify(out));
+        await ar.close();
+    """
+    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["obs"]["kind"] == "box" and got["obs"]["shape"] == [4] and got["obs"]["dtype"] == "F32"
+    assert np.array_equal(np.array([float(x) for x in got["obs"]["low"]], np.float32), model.observation_space.low)
+    assert got["act"] == {"kind": "discrete", "n": 2}
+    sd = model.policy.state_dict()
+    assert set(got["weights"]) == set(sd)
+    for name, t in sd.items():
+        w = got["weights"][name]
+        assert w["shape"] == list(t.shape)
+        assert np.array_equal(np.array(w["values"], np.float32), t.numpy().reshape(-1)), name
