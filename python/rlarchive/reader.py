@@ -10,7 +10,7 @@ from .errors import RlarchiveError
 from .limits import MAX_JSON_BYTES
 from .tensors import TensorInfo, read_group, view_numpy, view_torch
 from .values import Checker, Decoder, Ref
-from .zipprofile import Member, Source, crc32_of, read_directory
+from .zipprofile import Member, Source, digests, member_chunks, read_directory
 
 TENSOR_PREFIX = "tensors/"
 TENSOR_SUFFIX = ".safetensors"
@@ -42,14 +42,6 @@ def _read_json_member(src: Source, m: Member) -> Any:
     return raw, jsonstrict.parse(raw, member=m.name, offset=m.data_offset)
 
 
-def _sha256_member(src: Source, m: Member, chunk: int = 1 << 24) -> str:
-    h = hashlib.sha256()
-    pos = 0
-    while pos < m.size:
-        n = min(chunk, m.size - pos)
-        h.update(src.read(m.data_offset + pos, n))
-        pos += n
-    return h.hexdigest()
 
 
 class Archive:
@@ -136,7 +128,7 @@ class Archive:
             if name not in self._members:
                 raise RlarchiveError("MEMBER_MISSING", f"listed member {name} is absent", member="manifest.json", pointer=f"/members/{i}")
         d = self._members["data.json"]
-        if _sha256_member(src, d) != listed["data.json"]["sha256"]:
+        if digests(member_chunks(self._buffer(), d))[1] != listed["data.json"]["sha256"]:
             raise RlarchiveError("MEMBER_DIGEST_MISMATCH", "data.json does not match its SHA-256", member="data.json")
 
     def _check_data(self) -> None:
@@ -166,10 +158,11 @@ class Archive:
                 self._attempt(lambda: self._verify_member(m))
 
     def _verify_member(self, m: Member) -> None:
-        if crc32_of(self._src, m) != m.crc32:
+        crc, sha = digests(member_chunks(self._buffer(), m))
+        if crc != m.crc32:
             raise RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=m.name, offset=m.data_offset)
         entry = self.manifest.members.get(m.name)
-        if entry is not None and _sha256_member(self._src, m) != entry["sha256"]:
+        if entry is not None and sha != entry["sha256"]:
             raise RlarchiveError("MEMBER_DIGEST_MISMATCH", f"{m.name} does not match its SHA-256", member=m.name)
 
     # -- access

@@ -13,7 +13,7 @@ import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import BinaryIO, Optional
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
 from .errors import RlarchiveError
 from .limits import MAX_MEMBERS, MAX_NAME_BYTES
@@ -332,21 +332,36 @@ def read_directory(src: Source) -> list[Member]:
     return members
 
 
-def crc32_of(src: Source, m: Member, chunk: int = 1 << 24) -> int:
-    """CRC-32 of a member's data, read in bounded chunks."""
+def digests(chunks: Iterable, each: Optional[Callable[[Any], None]] = None) -> tuple[int, str]:
+    """CRC-32 and SHA-256 (hex) of a sequence of byte chunks.
+
+    The SHA-256 runs on a helper thread, fed in order through a one-thread
+    pool, while this thread computes the CRC-32 and calls ``each(chunk)`` (both
+    digests release the GIL), so two cores share the work.
+    """
+    sha = hashlib.sha256()
     crc = 0
-    pos = 0
-    while pos < m.size:
-        n = min(chunk, m.size - pos)
-        crc = zlib.crc32(src.read(m.data_offset + pos, n), crc)
-        pos += n
-    return crc
+    last = None
+    for chunk in chunks:
+        last = _HASH_POOL.submit(sha.update, chunk)
+        crc = zlib.crc32(chunk, crc)
+        if each is not None:
+            each(chunk)
+    if last is not None:
+        last.result()  # FIFO: every earlier update has run
+    return crc, sha.hexdigest()
+
+
+def member_chunks(buf: Any, m: Member, chunk: int = 1 << 24) -> Iterator[memoryview]:
+    """A member's data as bounded slices of a buffer covering the file (e.g. a memory map)."""
+    view = memoryview(buf)
+    for pos in range(m.data_offset, m.data_offset + m.size, chunk):
+        yield view[pos : min(pos + chunk, m.data_offset + m.size)]
 
 
 # ---------------------------------------------------------------- writing
 
 
-_PARALLEL_CHUNK = 1 << 20
 _HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlarchive-sha256")
 
 
@@ -362,9 +377,7 @@ class ZipWriter:
     def add(self, name: str, chunks, size: int, *, align: int = 0) -> tuple[int, str]:
         """Write one member from an iterable of byte chunks totalling ``size``.
 
-        The SHA-256 is computed on a helper thread while this thread computes
-        the CRC-32 and writes (both digests release the GIL), so the two cores
-        share the work and the data is read from memory once per digest.
+        The digests are computed while writing (see :func:`digests`).
 
         Args:
             align: when non-zero, pad the local header so the data starts at a
@@ -388,26 +401,14 @@ class ZipWriter:
         header = _LOCAL.pack(SIG_LOCAL, needed, 0, 0, DOS_TIME, DOS_DATE, 0, field, field, len(raw), len(extra)) + raw + extra
         f = self._f
         f.write(header)
-        sha = hashlib.sha256()
-        crc = [0]
-
-        def update_crc(chunk) -> None:
-            crc[0] = zlib.crc32(chunk, crc[0])
-
         written = 0
-        pending = []
-        for chunk in chunks:
-            if len(chunk) < _PARALLEL_CHUNK:
-                update_crc(chunk)
-                sha.update(chunk)
-            else:  # the SHA-256 runs on a helper thread (in order), the CRC-32 here
-                pending.append(_HASH_POOL.submit(sha.update, chunk))
-                update_crc(chunk)
+
+        def write(chunk) -> None:
+            nonlocal written
             f.write(chunk)
             written += len(chunk)
-        for fut in pending:
-            fut.result()
-        crc = crc[0]
+
+        crc, digest = digests(chunks, write)
         if written != size:
             raise RlarchiveError("WRITE_INVALID", f"member {name} produced {written} bytes, not {size}")
         end = f.tell()
@@ -416,7 +417,7 @@ class ZipWriter:
         f.seek(end)
         self._pos = offset + len(header) + size
         self._entries.append((raw, offset, size, crc, central_z64))
-        return crc, sha.hexdigest()
+        return crc, digest
 
     def finish(self) -> None:
         """Write the central directory and end records."""

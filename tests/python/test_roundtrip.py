@@ -276,3 +276,16 @@ def test_unknown_tensor_or_group_is_reported(tmp_path):
             with pytest.raises(RlarchiveError) as e:
                 call()
             assert e.value.code == "TENSOR_NOT_FOUND"
+
+
+def test_digests_stay_in_order_with_mixed_chunk_sizes(tmp_path):
+    """Large and small tensors interleaved: the threaded SHA-256 must see the chunks in order."""
+    t = {}
+    for i in range(30):
+        t[f"big{i:02d}"] = np.full(400_000, i, np.float32)
+        t[f"small{i:02d}"] = np.full(10, i, np.float32)
+    for k in range(4):
+        p = tmp_path / f"m{k}.rlarchive"
+        rlarchive.save(p, {}, {"g": t})
+        report = rlarchive.validate(p)
+        assert report["valid"], report["issues"]
