@@ -643,24 +643,14 @@ def export_archive(
     Raises:
         RlarchiveError: for an invalid archive or a value SB3 cannot hold.
     """
-    import tempfile
+    from .writer import atomic_file
 
     data, metadata, params, variables = _read_rlarchive(in_path)
     rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data)
     items = {k: (v if isinstance(v, Opaque) else rb.top(k, v)) for k, v in data.items()}
     data_json = _sb3_data_json(items)
-    dest = os.fspath(out_zip)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=os.path.dirname(os.path.abspath(dest)))
-    try:
-        with os.fdopen(fd, "w+b") as f:
-            _write_sb3_zip(f, data_json, params, variables, metadata)
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_file(out_zip) as f:
+        _write_sb3_zip(f, data_json, params, variables, metadata)
 
 
 def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Mapping, Optional
+from contextlib import contextmanager
+from typing import Any, BinaryIO, Iterator, Mapping, Optional
 
 from . import jsonstrict, manifest as manifest_mod
 from .errors import RlarchiveError
@@ -63,6 +64,26 @@ def _add_group(groups: dict, name: str, tensors: dict) -> None:
     groups[name] = tensors
 
 
+@contextmanager
+def atomic_file(path: "os.PathLike[str] | str") -> Iterator[BinaryIO]:
+    """A temporary file beside ``path``, renamed over it only if the block succeeds.
+
+    On any exception the temporary file is removed and ``path`` is untouched.
+    """
+    dest = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=os.path.dirname(os.path.abspath(dest)))
+    try:
+        with os.fdopen(fd, "w+b") as f:
+            yield f
+        os.replace(tmp, dest)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def save(
     path: "os.PathLike[str] | str",
     data: Mapping[str, Any],
@@ -116,45 +137,34 @@ def save(
     if len(set(names)) != len(names) or len(names) + 3 > MAX_MEMBERS:
         raise RlarchiveError("WRITE_INVALID", "member names collide or exceed MAX_MEMBERS")
 
-    dest = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(dest))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w+b") as f:
-            zw = ZipWriter(f, force_zip64=force_zip64)
-            entries = []
+    with atomic_file(path) as f:
+        zw = ZipWriter(f, force_zip64=force_zip64)
+        entries = []
 
-            def put(name: str, chunks, size: int, align: int = 0) -> None:
-                _, digest = zw.add(name, chunks, size, align=align)
-                entries.append({"name": name, "size": size, "sha256": digest})
+        def put(name: str, chunks, size: int, align: int = 0) -> None:
+            _, digest = zw.add(name, chunks, size, align=align)
+            entries.append({"name": name, "size": size, "sha256": digest})
 
-            zw.add("mimetype", [MEDIA_TYPE], len(MEDIA_TYPE))
-            put("data.json", [data_json], len(data_json))
-            for name in sorted(layouts, key=lambda n: n.encode("ascii")):
-                prefix, order = layouts[name]
-                put(name, group_chunks(prefix, order), len(prefix) + sum(t.nbytes for t in order), align=64)
-            for name in sorted(ext_members, key=lambda n: n.encode("ascii")):
-                content = bytes(ext_members[name])
-                put(name, [content], len(content))
-            man = manifest_mod.build(
-                entries,
-                producer or _producer(),
-                metadata=metadata,
-                extensions_used=extensions_used,
-                extensions_required=extensions_required,
-                extensions=extensions,
-            )
-            try:
-                manifest_mod.check(man, frozenset(extensions_required or []))
-            except RlarchiveError as e:
-                raise RlarchiveError("WRITE_INVALID", f"the manifest would break the spec: {e}") from None
-            raw = jsonstrict.dumps(man)
-            zw.add("manifest.json", [raw], len(raw))
-            zw.finish()
-        os.replace(tmp, dest)
-    except BaseException:
+        zw.add("mimetype", [MEDIA_TYPE], len(MEDIA_TYPE))
+        put("data.json", [data_json], len(data_json))
+        for name in sorted(layouts, key=lambda n: n.encode("ascii")):
+            prefix, order = layouts[name]
+            put(name, group_chunks(prefix, order), len(prefix) + sum(t.nbytes for t in order), align=64)
+        for name in sorted(ext_members, key=lambda n: n.encode("ascii")):
+            content = bytes(ext_members[name])
+            put(name, [content], len(content))
+        man = manifest_mod.build(
+            entries,
+            producer or _producer(),
+            metadata=metadata,
+            extensions_used=extensions_used,
+            extensions_required=extensions_required,
+            extensions=extensions,
+        )
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            manifest_mod.check(man, frozenset(extensions_required or []))
+        except RlarchiveError as e:
+            raise RlarchiveError("WRITE_INVALID", f"the manifest would break the spec: {e}") from None
+        raw = jsonstrict.dumps(man)
+        zw.add("manifest.json", [raw], len(raw))
+        zw.finish()
