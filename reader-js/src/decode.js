@@ -74,17 +74,24 @@ function setProp(o, k, v) {
 
 const num = (x) => (typeof x === 'bigint' ? Number(x) : x);
 
+/**
+ * Decode a map of names to values (`data`, `optimizers`, spec §7.1): each
+ * property value is a value, the map itself is not, so a property named
+ * `$type` is a name like any other.
+ */
+export function decodeMap(tree, archive) {
+  const o = {};
+  for (const [k, x] of tree) setProp(o, k, decodeValue(x, archive));
+  return o;
+}
+
 /** Decodes a checked value tree (json.js form) into JavaScript types. */
 export function decodeValue(v, archive) {
   if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   if (Array.isArray(v)) return v.map((x) => decodeValue(x, archive));
   const t = v.get('$type');
-  if (t === undefined) {
-    const o = {};
-    for (const [k, x] of v) setProp(o, k, decodeValue(x, archive));
-    return o;
-  }
+  if (t === undefined) return decodeMap(v, archive);
   const g = (k) => v.get(k);
   switch (t) {
     case 'float':

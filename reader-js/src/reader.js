@@ -14,7 +14,7 @@ import { readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { viewElements } from './dtypes.js';
-import { decodeValue } from './decode.js';
+import { decodeMap } from './decode.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 
 export const DUMP_VERSION = '1.0';
@@ -263,12 +263,12 @@ export class Archive {
 
   /** The algorithm's parameters, decoded (see README: value model in JavaScript). */
   get data() {
-    if (this._data === undefined) this._data = decodeValue(this._dataTree, this);
+    if (this._data === undefined) this._data = decodeMap(this._dataTree, this);
     return this._data;
   }
   /** Optimizer states by name, decoded. */
   get optimizers() {
-    if (this._optimizers === undefined) this._optimizers = decodeValue(this._optimizersTree, this);
+    if (this._optimizers === undefined) this._optimizers = decodeMap(this._optimizersTree, this);
     return this._optimizers;
   }
   /** The checked data document as parsed: {data, optimizers} as json.js trees (Map, bigint for integer literals). */

@@ -7,6 +7,21 @@
 
 import { fail, pointerJoin, show } from './errors.js';
 import { MAX_INT_DIGITS, MAX_NDIM, MAX_INLINE_ARRAY_BYTES, MAX_SAFE_INTEGER_BIG } from './limits.js';
+
+/** Whether `s` has more than `n` Unicode code points (spec §7.6 counts code points, not UTF-16 units). */
+function codePointsOver(s, n) {
+  if (s.length <= n) return false; // code points <= UTF-16 units
+  let count = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    if (++count > n) return true;
+  }
+  return false;
+}
 import { DTYPES, isDtype } from './dtypes.js';
 import { isCanonicalBase64, base64Length } from './base64.js';
 import { checkSpace } from './spaces.js';
@@ -134,7 +149,7 @@ function checkNdarrayTag(v, ptr, ctx) {
     const bptr = pointerJoin(ptr, 'base64');
     const s = v.get('base64');
     const limit = `inline array larger than ${MAX_INLINE_ARRAY_BYTES} bytes`;
-    if (typeof s === 'string' && s.length > 4 * Math.ceil(MAX_INLINE_ARRAY_BYTES / 3)) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
+    if (typeof s === 'string' && codePointsOver(s, 4 * Math.ceil(MAX_INLINE_ARRAY_BYTES / 3))) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
     checkBase64Member(v, 'base64', ptr, ctx, 'ndarray');
     const len = base64Length(s);
     if (len > MAX_INLINE_ARRAY_BYTES) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);

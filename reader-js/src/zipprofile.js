@@ -22,6 +22,9 @@ const u16 = (b, o) => b[o] | (b[o + 1] << 8);
 const u32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
 /** An unsigned 64-bit field as a Number (exact up to 2^53; larger values only need to compare as large). */
 const u64 = (b, o) => u32(b, o) + u32(b, o + 4) * 0x100000000;
+// Exact 64-bit value, for fields that are compared for equality: two values
+// above 2^53 may round to the same Number.
+const u64x = (b, o) => BigInt(u32(b, o)) + (BigInt(u32(b, o + 4)) << 32n);
 
 const latin1 = (bytes) => String.fromCharCode(...bytes);
 
@@ -122,6 +125,8 @@ export async function readEndRecords(src) {
       cdDisk: u32(tail, r + 20),
       entriesDisk: u64(tail, r + 24),
       entries: u64(tail, r + 32),
+      exactEntriesDisk: u64x(tail, r + 24),
+      exactEntries: u64x(tail, r + 32),
       cdSize: u64(tail, r + 40),
       cdOffset: u64(tail, r + 48),
     };
@@ -135,7 +140,8 @@ export async function readEndRecords(src) {
       if (eocd[k] === maxOf[k]) throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} holds its maximum value without ZIP64`, { offset: eocdAt });
     }
   }
-  if (v.disk !== 0 || v.cdDisk !== 0 || locatorDisk !== 0 || v.entriesDisk !== v.entries) {
+  const countsDiffer = v.exactEntries !== undefined ? v.exactEntriesDisk !== v.exactEntries : v.entriesDisk !== v.entries;
+  if (v.disk !== 0 || v.cdDisk !== 0 || locatorDisk !== 0 || countsDiffer) {
     throw fail('ZIP_MULTI_DISK', 'multi-disk archive', { offset: eocdAt });
   }
   if (v.entries > MAX_MEMBERS) throw fail('LIMIT_EXCEEDED', `${v.entries} members exceed the limit of ${MAX_MEMBERS}`, { offset: eocdAt });
@@ -189,10 +195,14 @@ export async function readCentralDirectory(src, end) {
       if (z === undefined) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record missing', nloc);
       if (!wanted.length) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record present but not needed', nloc);
       if (z.length !== 8 * wanted.length) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record of the wrong length', nloc);
-      wanted.forEach((k, j) => (rec[k] = u64(z, 8 * j)));
+      wanted.forEach((k, j) => (rec[k] = u64x(z, 8 * j)));
     }
+    // sizes stay exact (BigInt) for the equality checks, here and with the local header
+    rec.csize = BigInt(rec.csize);
+    rec.usize = BigInt(rec.usize);
+    rec.localOffset = Number(rec.localOffset);
     if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
-    rec.size = rec.usize;
+    rec.size = Number(rec.usize);
     members.push(rec);
     p += 46 + nameLen + extraLen + commentLen;
   }
@@ -228,13 +238,13 @@ export async function checkLocalHeadersAndLayout(src, end, members) {
     if (pad !== undefined && (pad.length < 2 || pad.subarray(2).some((b) => b !== 0))) {
       throw fail('ZIP_EXTRA_FIELD', 'malformed alignment padding record', loc);
     }
-    let csize = u32(h, 18), usize = u32(h, 22);
+    let csize = BigInt(u32(h, 18)), usize = BigInt(u32(h, 22));
     const z = extra.get(0x0001);
-    if (csize === U32_MAX || usize === U32_MAX) {
+    if (csize === BigInt(U32_MAX) || usize === BigInt(U32_MAX)) {
       if (csize !== usize) throw fail('ZIP_ZIP64_INVALID', 'only one local size field holds 0xFFFFFFFF', loc);
       if (z === undefined || z.length !== 16) throw fail('ZIP_ZIP64_INVALID', 'local ZIP64 extra record missing or of the wrong length', loc);
-      usize = u64(z, 0);
-      csize = u64(z, 8);
+      usize = u64x(z, 0);
+      csize = u64x(z, 8);
     } else if (z !== undefined) {
       throw fail('ZIP_ZIP64_INVALID', 'local ZIP64 extra record present but not needed', loc);
     }
@@ -251,7 +261,7 @@ export async function checkLocalHeadersAndLayout(src, end, members) {
       m.nameBytes.every((b, i) => rest[i] === b);
     if (!same) throw fail('ZIP_HEADER_MISMATCH', 'local header disagrees with the central directory', loc);
     m.dataOffset = at + 30 + nameLen + extraLen;
-    if (m.dataOffset + m.size > size) throw fail('ZIP_TRUNCATED', 'member data runs past the end of the file', loc);
+    // data past the end of the file is found by the layout check below (ZIP_OVERLAP), after every local header
   }
   let expected = 0;
   for (const m of members) {
