@@ -11,7 +11,7 @@ PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-python setup-js setup-browser test test-python test-js conformance vectors vectors-check fuzz bench clean
+.PHONY: setup setup-python setup-js setup-browser test test-python test-js test-property conformance vectors vectors-check fuzz bench clean
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ test-python: setup-python
 test-js: setup-js setup-browser
 	cd reader-js && npm test
 
+# property-based round trips (Python and Python -> JavaScript) and a fuzzing smoke test
+test-property: setup
+	$(PY) -m pytest -q tests/property
+
 conformance: setup
 	$(PY) tests/conformance/run
 
@@ -54,7 +58,7 @@ vectors: setup-python
 vectors-check: setup-python
 	$(PY) tests/vectors/generate.py --check test-vectors
 
-test: test-python test-js conformance vectors-check
+test: test-python test-js test-property conformance vectors-check
 
 fuzz: setup
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)

@@ -54,16 +54,21 @@ class _Collector:
         self.duplicate: Optional[str] = None
         self.int_range: Optional[str] = None
         self.float_range: Optional[str] = None
+        self.surrogate = False  # a lone surrogate in a duplicate that dict() drops
 
     def pairs(self, pairs: list) -> dict:
         d = dict(pairs)
-        if len(d) != len(pairs) and self.duplicate is None:
-            seen = set()
-            for k, _ in pairs:
-                if k in seen:
-                    self.duplicate = k
-                    break
-                seen.add(k)
+        if len(d) != len(pairs):
+            # rule 6 comes before rule 7: the pairs dict() drops must be checked too
+            if not self.surrogate:
+                self.surrogate = any(_has_surrogate(k) or _has_surrogate(v) for k, v in pairs)
+            if self.duplicate is None:
+                seen = set()
+                for k, _ in pairs:
+                    if k in seen:
+                        self.duplicate = k
+                        break
+                    seen.add(k)
         return d
 
     def parse_int(self, s: str) -> int:
@@ -152,7 +157,7 @@ def parse(
         raise fail("JSON_SYNTAX", f"invalid JSON: {e.msg}", at) from None
     except (RecursionError, ValueError) as e:  # ValueError: int too long for str conversion
         raise fail("JSON_SYNTAX", f"invalid JSON: {e}") from None
-    if _SURROGATE_ESCAPE.search(text) and _has_surrogate(value):
+    if _SURROGATE_ESCAPE.search(text) and (hooks.surrogate or _has_surrogate(value)):
         raise fail("JSON_UTF8", "JSON string escapes a lone surrogate")
     if hooks.duplicate is not None:
         raise fail("JSON_DUPLICATE_KEY", f"JSON object has the key {hooks.duplicate!r} twice")

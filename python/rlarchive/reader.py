@@ -139,8 +139,8 @@ class Archive:
             if k not in ("data", "optimizers"):
                 self.warnings.append(RlarchiveError("DATA_UNKNOWN_PROPERTY", f"unknown data.json property {k!r} ignored", member="data.json", pointer="/" + k))
         checker = Checker()
-        checker.check(doc["data"], "/data")
-        checker.check(doc.get("optimizers", {}), "/optimizers")
+        checker.check_map(doc["data"], "/data")
+        checker.check_map(doc.get("optimizers", {}), "/optimizers")
         self._doc = {"data": doc["data"], "optimizers": doc.get("optimizers", {})}
         self._refs = checker.refs
 
@@ -196,7 +196,8 @@ class Archive:
     def data(self) -> dict:
         """The algorithm's parameters as Python values (decoded once, on first access)."""
         if self._data is None:
-            self._data = self._decoder(self._numpy_ref).decode(self._doc["data"])
+            decoder = self._decoder(self._numpy_ref)
+            self._data = {k: decoder.decode(v) for k, v in self._doc["data"].items()}
         return self._data
 
     @property

@@ -196,6 +196,10 @@ def as_tensor(obj: Any) -> TensorData:
     """
     if isinstance(obj, RawTensor):
         code, a = obj.dtype, np.asarray(obj.raw)
+        d = DTYPES.get(code) if isinstance(code, str) else None
+        if d is None or a.dtype.itemsize != d.size or a.size != math.prod(obj.shape):
+            raise RlarchiveError("WRITE_INVALID", f"RawTensor {str(code)[:20]!r} of shape {tuple(obj.shape)} does not match its raw array ({a.dtype}, shape {a.shape})")
+        a = a.reshape(tuple(obj.shape))
     elif isinstance(obj, (np.ndarray, np.generic)):
         a = np.asarray(obj)
         code = code_of_numpy(a.dtype)
@@ -250,8 +254,12 @@ def group_chunks(prefix: bytes, order: list[TensorData], chunk: int = 1 << 24) -
 
 def check_tensor_name(name: Any) -> None:
     """Raise WRITE_INVALID unless ``name`` is a valid tensor name (spec §10.2)."""
-    if not isinstance(name, str) or not name or name.startswith("__") or len(name.encode("utf-8")) > MAX_NAME_BYTES:
-        raise RlarchiveError("WRITE_INVALID", f"invalid tensor name {name!r}")
+    try:
+        size = len(name.encode("utf-8")) if isinstance(name, str) else 0
+    except UnicodeEncodeError:  # a lone surrogate: not Unicode text
+        size = MAX_NAME_BYTES + 1
+    if not isinstance(name, str) or not name or name.startswith("__") or size > MAX_NAME_BYTES:
+        raise RlarchiveError("WRITE_INVALID", f"invalid tensor name {name[:80] if isinstance(name, str) else name!r}")
 
 
 __all__ = ["RawTensor", "TensorInfo", "TensorData", "read_group", "view_numpy", "view_torch", "as_tensor", "group_layout", "group_chunks", "DType"]

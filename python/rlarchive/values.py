@@ -36,7 +36,7 @@ from . import schedules, spaces
 from .dtypes import DTYPES, numpy_view_dtype
 from .errors import RlarchiveError
 from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_NDIM, MAX_SAFE_INTEGER
-from .tensors import RawTensor, as_tensor, is_tensor
+from .tensors import RawTensor, as_tensor, check_tensor_name, is_tensor
 
 _IDENT_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _BIGINT = re.compile(r"-?[1-9][0-9]*")
@@ -165,6 +165,14 @@ class Checker:
         if fn is None:
             raise _fail("VALUE_UNKNOWN_TYPE", f"unknown value type {str(t)[:60]!r}", ptr)
         fn(self, v, ptr)
+
+    def check_map(self, m: dict, ptr: str) -> None:
+        """Check each property value of a map of names to values: ``data`` and ``optimizers`` (spec §7.1).
+
+        The map itself is not a value, so a property named ``$type`` is a name like any other.
+        """
+        for k, x in m.items():
+            self.check(x, f"{ptr}/{esc(k)}")
 
     def _members(self, v: dict, ptr: str, required: set, optional: set = frozenset()) -> None:
         keys = set(v) - {"$type"}
@@ -436,6 +444,8 @@ class Encoder:
             }
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return {"$type": "bytes", "base64": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, RawTensor) and obj.scalar:  # what the decoder gives for a scalar of a dtype NumPy lacks
+            return self._scalar(obj, ptr)
         if is_tensor(obj):
             return self._array(obj, ptr, inline)
         if isinstance(obj, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
@@ -487,7 +497,8 @@ class Encoder:
         if inline or (self.inline_limit >= 0 and t.nbytes <= self.inline_limit):
             out["base64"] = base64.b64encode(t.data.tobytes()).decode("ascii")
         else:
-            name = ptr.lstrip("/")
+            name = ptr[1:]  # the JSON Pointer without its leading '/' (lstrip would merge "//x" and "/x")
+            check_tensor_name(name)
             self.tensors[name] = t
             out["ref"] = {"group": self.group, "name": name}
         return out

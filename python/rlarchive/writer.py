@@ -46,13 +46,31 @@ def _encode_document(
             doc["optimizers"][name] = Encoder(OPTIMIZER_PREFIX + name, tensors, -1, opaque_fallback).encode(state, "")
             _add_group(groups, OPTIMIZER_PREFIX + name, tensors)
     try:
-        Checker().check(doc["data"], "/data")
-        Checker().check(doc.get("optimizers", {}), "/optimizers")
+        Checker().check_map(doc["data"], "/data")
+        Checker().check_map(doc.get("optimizers", {}), "/optimizers")
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the data would break the spec: {e}") from None
-    raw = jsonstrict.dumps(doc)
+    raw = _json_member(doc, "data.json")
     if len(raw) > MAX_JSON_BYTES:
         raise RlarchiveError("WRITE_INVALID", f"data.json would be {len(raw)} bytes, above MAX_JSON_BYTES")
+    return raw
+
+
+def _json_member(doc: Any, name: str) -> bytes:
+    """The JSON text of a member, checked against the JSON rules readers apply (spec §6).
+
+    Raises WRITE_INVALID for what the value checks do not see: nesting deeper than
+    MAX_JSON_DEPTH, integers outside ±(2^53-1) where the value model has no tag
+    (space and schedule parameters), non-finite numbers, lone surrogates.
+    """
+    try:
+        raw = jsonstrict.dumps(doc)
+    except ValueError as e:  # a non-finite float, or a string that is not Unicode text (UnicodeEncodeError)
+        raise RlarchiveError("WRITE_INVALID", f"{name} would not be valid JSON text: {e}") from None
+    try:
+        jsonstrict.parse(raw, member=name)
+    except RlarchiveError as e:
+        raise RlarchiveError("WRITE_INVALID", f"{name} would break the spec: {e}") from None
     return raw
 
 
@@ -165,6 +183,6 @@ def save(
             manifest_mod.check(man, frozenset(extensions_required or []))
         except RlarchiveError as e:
             raise RlarchiveError("WRITE_INVALID", f"the manifest would break the spec: {e}") from None
-        raw = jsonstrict.dumps(man)
+        raw = _json_member(man, "manifest.json")
         zw.add("manifest.json", [raw], len(raw))
         zw.finish()

@@ -1,0 +1,233 @@
+"""Long-lived reader processes speaking the conformance protocol (spec Annex A).
+
+:class:`ReaderProcess` starts one testee, keeps it running for many cases,
+pipelines requests (many in flight, answers in order), enforces a time limit
+per case, restarts the testee when it dies or hangs, and records the peak
+resident memory of every process it started (``VmHWM`` from /proc).
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+
+#: The official conformance testees (tests/conformance/readers.json).
+OFFICIAL = {
+    "python": [VENV_PYTHON, os.path.join(ROOT, "tests", "conformance", "testee_python.py")],
+    "javascript": ["node", os.path.join(ROOT, "reader-js", "bin", "conformance.mjs")],
+}
+#: The fuzzing testees: the same readers, also decoding every value and tensor of
+#: an accepted archive, and answering INTERNAL_ERROR instead of dying on a crash.
+DEEP = {
+    "python": [VENV_PYTHON, os.path.join(HERE, "py_testee.py")],
+    "javascript": ["node", os.path.join(HERE, "js_testee.mjs")],
+}
+
+
+class ReaderDied(Exception):
+    """The testee exited, or wrote something that is not an answer."""
+
+
+class ReaderTimeout(Exception):
+    """The testee did not answer within the time limit."""
+
+
+def proc_status_kib(pid: int, key: str) -> int:
+    """A memory figure (``VmHWM``, ``VmRSS``) of a process in KiB, 0 if unavailable."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+@dataclass
+class Stats:
+    started: int = 0
+    deaths: int = 0
+    timeouts: int = 0
+    peak_rss_kib: int = 0  # max VmHWM over every process started
+    first_rss_kib: int = 0  # VmRSS at the first measurement
+    last_rss_kib: int = 0  # VmRSS at the last measurement
+    stderr_tail: list = field(default_factory=list)
+
+
+class ReaderProcess:
+    """One testee process; restarted transparently after a death or a hang."""
+
+    def __init__(self, name: str, cmd: list, *, timeout: float = 10.0, cwd: str = ROOT, env: Optional[dict] = None) -> None:
+        self.name, self.cmd, self.timeout, self.cwd = name, cmd, timeout, cwd
+        self.env = env
+        self.proc: Optional[subprocess.Popen] = None
+        self.info: dict = {}
+        self.seq = 0
+        self.stats = Stats()
+        self._lines: queue.Queue = queue.Queue()
+
+    # -- process management
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            self.cmd, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+        )
+        self.stats.started += 1
+        self._lines = queue.Queue()
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self._lines), daemon=True).start()
+        threading.Thread(target=self._pump_err, args=(self.proc.stderr,), daemon=True).start()
+        self._send({"cmd": "start", "protocol": 1})
+        reply = self._receive(max(self.timeout, 30.0))
+        if not reply.get("ok") or reply.get("protocol") != 1:
+            raise ReaderDied(f"{self.name}: handshake refused: {reply}")
+        self.info = reply.get("reader", {})
+
+    @staticmethod
+    def _pump(stream, q: queue.Queue) -> None:
+        for line in iter(stream.readline, b""):
+            q.put(line)
+        q.put(None)
+
+    def _pump_err(self, stream) -> None:
+        for line in iter(stream.readline, b""):
+            tail = self.stats.stderr_tail
+            tail.append(line.decode("utf-8", "replace").rstrip())
+            del tail[:-20]
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def measure(self) -> None:
+        """Fold the current process's VmHWM into the peak and record its VmRSS."""
+        if self.proc is not None:
+            hwm = proc_status_kib(self.proc.pid, "VmHWM")
+            self.stats.peak_rss_kib = max(self.stats.peak_rss_kib, hwm)
+            self.stats.last_rss_kib = proc_status_kib(self.proc.pid, "VmRSS") or self.stats.last_rss_kib
+            self.stats.first_rss_kib = self.stats.first_rss_kib or self.stats.last_rss_kib
+
+    def kill(self) -> None:
+        if self.proc is None:
+            return
+        self.measure()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.proc = None
+
+    def stop(self) -> None:
+        """Ask the testee to exit (kill it if it does not)."""
+        if self.proc is None:
+            return
+        self.measure()
+        try:
+            self._send({"cmd": "stop"})
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except Exception:
+            pass
+        self.kill()
+
+    # -- protocol
+
+    def _send(self, msg: dict) -> None:
+        try:
+            self.proc.stdin.write((json.dumps(msg) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            raise ReaderDied(f"{self.name}: reader exited") from None
+
+    def _receive(self, timeout: float) -> dict:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise ReaderTimeout(f"{self.name}: no answer within {timeout} s") from None
+        if line is None:
+            raise ReaderDied(f"{self.name}: reader exited (status {self.proc.poll() if self.proc else '?'})")
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            raise ReaderDied(f"{self.name}: not a JSON line: {line[:200]!r}") from None
+        if not isinstance(reply, dict):
+            raise ReaderDied(f"{self.name}: not a JSON object: {line[:200]!r}")
+        return reply
+
+    def dump(self, path: str) -> dict:
+        """One case: the reader's answer (``result`` dump/error/skipped), or a pseudo-answer
+        ``{"result": "hang"}`` / ``{"result": "died", "message": ...}`` after which the
+        reader is restarted on the next call."""
+        return self.dump_many([path])[0]
+
+    def dump_many(self, paths: list) -> list:
+        """Answers for many files, requested all at once (pipelined). A hang or death
+        ends that case; the reader is restarted and the remaining cases are re-sent."""
+        answers: list = []
+        while len(answers) < len(paths):
+            if not self.alive():
+                self.kill()
+                self.start()
+            todo = paths[len(answers):]
+            first = self.seq + 1
+            try:
+                for p in todo:
+                    self.seq += 1
+                    self._send({"cmd": "dump", "seq": self.seq, "file": p})
+            except ReaderDied:
+                pass  # the answers already in the pipe are still read below
+            for k in range(len(todo)):
+                t0 = time.monotonic()
+                try:
+                    reply = self._receive(self.timeout)
+                except ReaderTimeout:
+                    self.stats.timeouts += 1
+                    answers.append({"result": "hang", "message": f"no answer within {self.timeout} s", "seconds": time.monotonic() - t0})
+                    self.kill()
+                    break
+                except ReaderDied as e:
+                    self.stats.deaths += 1
+                    self.measure()
+                    answers.append({"result": "died", "message": str(e), "stderr": list(self.stats.stderr_tail)})
+                    self.kill()
+                    break
+                if reply.get("seq") != first + k:
+                    self.stats.deaths += 1
+                    answers.append({"result": "died", "message": f"answer out of order: {str(reply)[:200]}"})
+                    self.kill()
+                    break
+                answers.append(reply)
+        return answers
+
+    def __enter__(self) -> "ReaderProcess":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def outcome(reply: dict) -> tuple[str, str]:
+    """An answer as (kind, detail): ("dump", text), ("error", code), ("crash"|"hang"|"skipped", message)."""
+    r = reply.get("result")
+    if r == "dump":
+        return "dump", reply.get("dump", "")
+    if r == "error":
+        if reply.get("code") == "INTERNAL_ERROR":
+            return "crash", reply.get("message", "")
+        return "error", reply.get("code", "?")
+    if r == "hang":
+        return "hang", reply.get("message", "")
+    if r == "died":
+        return "crash", reply.get("message", "") + "\n" + "\n".join(reply.get("stderr", [])[-5:])
+    return "skipped", reply.get("reason", str(reply)[:200])

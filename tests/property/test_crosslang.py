@@ -1,0 +1,94 @@
+"""Python to JavaScript: the same archives through both readers give the same canonical dump.
+
+One long-lived JavaScript conformance testee (``node reader-js/bin/conformance.mjs``,
+spec Annex A) serves the whole session (fixture ``js_reader`` in conftest.py).
+"""
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rlarchive
+from conftest import examples
+from strategies import EDGE_STRINGS, archives, keys
+
+import mutators  # tests/fuzz: JSON trees written with any literal text
+from cases import archive as raw_archive  # tests/vectors: an archive around a given data.json
+
+
+def python_outcome(path: str) -> tuple[str, bytes]:
+    try:
+        with rlarchive.open(path, spaces="neutral") as ar:
+            return "dump", ar.dump()
+    except rlarchive.RlarchiveError as e:
+        return "error", e.code.encode()
+
+
+def js_outcome(js_reader, path: str) -> tuple[str, bytes]:
+    reply = js_reader.dump(path)
+    if reply.get("result") == "dump":
+        return "dump", reply["dump"].encode("utf-8")
+    if reply.get("result") == "error":
+        return "error", reply["code"].encode()
+    raise AssertionError(f"the JavaScript reader did not answer: {reply}")
+
+
+def first_difference(a: bytes, b: bytes) -> str:
+    i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+    return f"at byte {i}: python {a[max(0, i - 60):i + 60]!r}, javascript {b[max(0, i - 60):i + 60]!r}"
+
+
+@settings(max_examples=examples(200))
+@given(archives())
+def test_javascript_dump_equals_python_dump(workdir, js_reader, a):
+    p = os.path.join(workdir, "x.rlarchive")
+    rlarchive.save(p, **a.kwargs())
+    with rlarchive.open(p, spaces="neutral") as ar:
+        want = ar.dump()
+    kind, got = js_outcome(js_reader, p)
+    assert kind == "dump", f"JavaScript rejects a valid archive: {got.decode()}"
+    assert got == want, first_difference(want, got)
+
+
+# ---------------------------------------------------------------- data.json written by another writer
+
+NUMBER = st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
+NUMBER_EDGE = st.sampled_from(mutators.INT_LITS + mutators.FLOAT_LITS + ["1" + "0" * 400 + ".5", "0." + "0" * 300 + "1", "4.9406564584124654e-324", "2.4703282292062328e-324", "2.4703282292062327e-324"])
+
+
+def _string_literal(s: str, ascii_: bool) -> mutators.Lit:
+    import json
+
+    return mutators.Lit(json.dumps(s, ensure_ascii=ascii_))
+
+
+json_leaves = st.one_of(
+    st.none(), st.booleans(),
+    st.one_of(NUMBER, NUMBER_EDGE).map(mutators.Lit),
+    st.builds(_string_literal, st.one_of(st.sampled_from(EDGE_STRINGS), st.text(max_size=8)), st.booleans()),
+    st.sampled_from(mutators.VALID_TAGGED).map(lambda t: mutators.parse_tree(t.encode())),
+    st.sampled_from(mutators.RAW_STRINGS).map(mutators.Lit),
+)
+json_values = st.recursive(
+    json_leaves,
+    lambda c: st.one_of(st.lists(c, max_size=4), st.lists(st.tuples(keys(), c), max_size=4).map(lambda kv: mutators.JObj([list(p) for p in kv]))),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=examples(150))
+@given(
+    st.lists(st.tuples(keys(), json_values), max_size=6),
+    st.builds(mutators.Style, st.booleans(), st.sampled_from(["", " "]), st.booleans()),
+)
+def test_any_data_json_gets_the_same_answer(workdir, js_reader, pairs, style):
+    """data.json texts with any number literals, escapes and white space: the same dump, or the same error."""
+    doc = mutators.JObj([["data", mutators.JObj([list(p) for p in pairs])]])
+    p = os.path.join(workdir, "j.rlarchive")
+    with open(p, "wb") as f:
+        f.write(raw_archive(mutators.tree_bytes(doc, style)))
+    want = python_outcome(p)
+    got = js_outcome(js_reader, p)
+    assert got[0] == want[0] and got[1] == want[1], (
+        f"python {want[0]} {want[1][:80]!r}, javascript {got[0]} {got[1][:80]!r}" if want[0] != "dump" or got[0] != "dump" else first_difference(want[1], got[1])
+    )
