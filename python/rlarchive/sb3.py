@@ -37,7 +37,7 @@ import re
 import zipfile
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 import numpy as np
 
@@ -568,32 +568,34 @@ def _read_rlarchive(path: Union[str, os.PathLike]):
     return data, metadata, ordered, variables
 
 
-def _copy_arrays(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return np.array(v, copy=True)
+def _map_leaves(v: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``v`` with every non-container inside lists, tuples and dicts replaced by ``leaf(x)``."""
     if isinstance(v, list):
-        return [_copy_arrays(x) for x in v]
+        return [_map_leaves(x, leaf) for x in v]
     if isinstance(v, tuple):
-        return tuple(_copy_arrays(x) for x in v)
+        return tuple(_map_leaves(x, leaf) for x in v)
     if isinstance(v, dict):
-        return {k: _copy_arrays(x) for k, x in v.items()}
-    return v
+        return {k: _map_leaves(x, leaf) for k, x in v.items()}
+    return leaf(v)
+
+
+def _copy_arrays(v: Any) -> Any:
+    """A copy of ``v`` whose NumPy arrays no longer view the archive's memory map."""
+    return _map_leaves(v, lambda x: np.array(x, copy=True) if isinstance(x, np.ndarray) else x)
 
 
 def _clone_tensors(v: Any) -> Any:
+    """A copy of ``v`` with torch tensors cloned and NumPy arrays turned into torch tensors."""
     import torch
 
-    if isinstance(v, torch.Tensor):
-        return v.clone()
-    if isinstance(v, np.ndarray):
-        return torch.from_numpy(np.array(v, copy=True))
-    if isinstance(v, list):
-        return [_clone_tensors(x) for x in v]
-    if isinstance(v, tuple):
-        return tuple(_clone_tensors(x) for x in v)
-    if isinstance(v, dict):
-        return {k: _clone_tensors(x) for k, x in v.items()}
-    return v
+    def leaf(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return x.clone()
+        if isinstance(x, np.ndarray):
+            return torch.from_numpy(np.array(x, copy=True))
+        return x
+
+    return _map_leaves(v, leaf)
 
 
 def _write_sb3_zip(dest: Any, data_json: str, params: Mapping[str, Any], variables: Mapping[str, Any], metadata: Mapping[str, str]) -> None:
