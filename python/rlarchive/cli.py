@@ -127,14 +127,14 @@ def _cmd_dump(args: argparse.Namespace) -> int:
 def _cmd_import(args: argparse.Namespace) -> int:
     import importlib
 
-    mod = importlib.import_module(f"rlarchive.{args.module}")
+    mod = importlib.import_module(f"rlarchive.interop.{args.module}")
     report = mod.import_archive(args.input, args.output, algorithm=args.algorithm)
     print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from . import sb3
+    from .interop import sb3
 
     sb3.export_archive(args.input, args.output, allow_classes=tuple(args.allow_class))
     print(f"wrote {args.output}")

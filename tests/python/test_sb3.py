@@ -39,8 +39,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive import schedules, spaces, unpickle  # noqa: E402
-from rlarchive import sb3 as rsb3  # noqa: E402
+from rlarchive import schedules, spaces  # noqa: E402
+from rlarchive.interop import unpickle  # noqa: E402
+from rlarchive.interop import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
 from rlarchive.values import ClassRef, Opaque  # noqa: E402
 
@@ -530,7 +531,7 @@ def test_unpickler_imports_nothing(tmp_path):
     blob.write_text(json.dumps({k: v[":serialized:"] for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v}))
     code = (
         "import base64, json, sys\n"
-        "from rlarchive import unpickle\n"
+        "from rlarchive.interop import unpickle\n"
         f"items = json.load(open({str(blob)!r}))\n"
         "vals = {k: unpickle.decode(base64.b64decode(v)) for k, v in items.items()}\n"
         "bad = [m for m in ('gymnasium', 'gym', 'stable_baselines3', 'torch', 'cloudpickle') if m in sys.modules]\n"

@@ -1,0 +1,749 @@
+"""Stable-Baselines3 interoperability: import SB3 ``.zip`` models, export them back, load models.
+
+An SB3 model file is a ZIP holding:
+
+- ``data``: a JSON object of the algorithm's attributes; every value JSON cannot
+  carry is a ``{":type:": ..., ":serialized:": BASE64-CLOUDPICKLE, ...}`` object;
+- ``policy.pth`` and one ``*.pth`` per optimizer (``policy.optimizer.pth``,
+  ``actor.optimizer.pth``, ...): ``torch.save`` state dicts;
+- ``pytorch_variables.pth``: extra tensors (SAC's ``log_ent_coef``, ...);
+- ``_stable_baselines3_version`` and ``system_info.txt``: plain text.
+
+:func:`import_archive` turns that into an rlarchive *without running any code
+from the file*: pickled values go through :mod:`rlarchive.unpickle` (an
+allow-listed restricted unpickler that rebuilds spaces, arrays, schedules and
+class names as neutral values, and keeps anything else as an opaque pickle,
+listed in the returned :class:`ImportReport`), and ``.pth`` members are read
+with ``torch.load(weights_only=True)``.
+
+:func:`export_archive` writes an SB3 ``.zip`` that ``stable_baselines3``'s own
+``load`` accepts, and :func:`load` builds a ready SB3 model straight from an
+rlarchive. Both rebuild real gymnasium spaces and SB3 schedule objects from
+the neutral values; class references are resolved only for names under
+:data:`ALLOWED_CLASSES` (plus any the caller adds). See
+``spec/annex-b-stable-baselines.md`` for the full mapping.
+
+stable_baselines3, torch, gymnasium and cloudpickle are imported only by the
+functions that need them.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import os
+import re
+import zipfile
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
+
+import numpy as np
+
+from ..errors import RlarchiveError
+from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
+from ..values import ClassRef, Opaque
+
+__all__ = [
+    "ImportReport",
+    "OpaqueValue",
+    "ALLOWED_CLASSES",
+    "import_archive",
+    "export_archive",
+    "load",
+    "infer_algorithm",
+]
+
+#: Class references that :func:`export_archive` and :func:`load` may import.
+#: Exact dotted names or prefixes ending in ``.*``. ``torch.optim.*`` is needed
+#: for ``policy_kwargs["optimizer_class"]`` (A2C puts ``RMSprop`` there).
+ALLOWED_CLASSES: tuple[str, ...] = (
+    "stable_baselines3.*",
+    "torch.nn.modules.activation.*",
+    "torch.optim.*",
+)
+
+#: SB3 algorithms :func:`load` knows by name (``metadata["sb3.algorithm"]``).
+ALGORITHMS: tuple[str, ...] = ("A2C", "DDPG", "DQN", "PPO", "SAC", "TD3")
+
+#: Metadata keys written by :func:`import_archive`.
+META_VERSION = "sb3.version"
+META_SYSTEM_INFO = "sb3.system_info"
+META_ALGORITHM = "sb3.algorithm"
+META_SOURCE = "source"
+
+# data keys whose schedules SB3 wraps in FloatSchedule (SB3 >= 2.4)
+_FLOAT_SCHEDULE_KEYS = frozenset({"lr_schedule", "clip_range", "clip_range_vf"})
+# data keys that SB3 keeps as collections.deque(maxlen=_stats_window_size)
+_DEQUE_KEYS = frozenset({"ep_info_buffer", "ep_success_buffer"})
+
+_PTH_LIMIT = 1 << 34  # 16 GiB: larger members are refused before reading
+_VARIABLES_MEMBERS = ("pytorch_variables.pth", "tensors.pth")  # "tensors.pth" before SB3 0.9
+_GROUP_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_TYPE_STR = re.compile(r"^<class '([^']+)'>$")
+
+
+# ---------------------------------------------------------------------------
+# The import report
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class OpaqueValue:
+    """One value kept as an opaque pickle: where it is, what type it pickles, and why."""
+
+    key: str  # the data key (a JSON Pointer into "data" for nested values)
+    type: Optional[str]  # the pickled type, e.g. "builtins.function"
+    reason: str
+
+
+@dataclass
+class ImportReport:
+    """What :func:`import_archive` (or :func:`rlarchive.sb2.import_archive`) did.
+
+    Attributes:
+        source: ``"stable-baselines3"`` or ``"stable-baselines"``.
+        output: the rlarchive written.
+        algorithm: the algorithm name recorded in the metadata, or None.
+        library_version: the library version the model was saved with, if recorded.
+        converted: data keys whose pickled values became neutral values.
+        opaque: values kept as opaque pickles (never unpickled by the import).
+        tensor_groups: tensor group -> number of tensors.
+        optimizers: optimizer names stored without pickle (spec §7.9).
+        skipped_members: input members that were not imported, with the reason.
+        notes: other remarks.
+    """
+
+    source: str
+    output: str
+    algorithm: Optional[str] = None
+    library_version: Optional[str] = None
+    converted: list = field(default_factory=list)
+    opaque: list = field(default_factory=list)
+    tensor_groups: dict = field(default_factory=dict)
+    optimizers: list = field(default_factory=list)
+    skipped_members: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    @property
+    def opaque_keys(self) -> list:
+        """The data keys kept opaque."""
+        return [o.key for o in self.opaque]
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready dict."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        lines = [f"imported {self.source} model -> {self.output}"]
+        if self.algorithm:
+            lines.append(f"  algorithm: {self.algorithm}")
+        if self.library_version:
+            lines.append(f"  saved with version: {self.library_version}")
+        lines.append(f"  decoded from pickles: {', '.join(self.converted) or '(none)'}")
+        for g, n in self.tensor_groups.items():
+            lines.append(f"  tensor group {g}: {n} tensors")
+        for o in self.optimizers:
+            lines.append(f"  optimizer: {o}")
+        if self.opaque:
+            lines.append("  kept opaque (never unpickled):")
+            for o in self.opaque:
+                lines.append(f"    {o.key}: {o.type or '?'} ({o.reason})")
+        else:
+            lines.append("  kept opaque: (none)")
+        for m, why in self.skipped_members:
+            lines.append(f"  skipped member {m}: {why}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Shared helpers (also used by rlarchive.sb2)
+# ---------------------------------------------------------------------------
+
+
+def _fail(msg: str, member: Optional[str] = None) -> RlarchiveError:
+    return RlarchiveError("VALUE_UNSUPPORTED", msg, member=member)
+
+
+def _open_zip(path: Union[str, os.PathLike]) -> zipfile.ZipFile:
+    try:
+        zf = zipfile.ZipFile(os.fspath(path))
+    except (OSError, zipfile.BadZipFile) as e:
+        raise RlarchiveError("IMPORT_INVALID", f"cannot read {os.fspath(path)} as a ZIP file: {e}") from None
+    if len(zf.infolist()) > MAX_MEMBERS:
+        zf.close()
+        raise RlarchiveError("LIMIT_EXCEEDED", f"the ZIP has more than {MAX_MEMBERS} members")
+    return zf
+
+
+def _read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    info = zf.getinfo(name)
+    if info.file_size > limit:
+        raise RlarchiveError("LIMIT_EXCEEDED", f"member {name} is {info.file_size} bytes, above {limit}", member=name)
+    try:
+        return zf.read(name)  # zipfile never returns more than file_size bytes and checks the CRC
+    except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
+        raise RlarchiveError("IMPORT_INVALID", f"cannot read member {name}: {e}", member=name) from None
+
+
+def _parse_data_json(raw: bytes, member: str = "data") -> dict:
+    """The SB ``data`` member: JSON as Python's json module writes it (NaN/Infinity allowed)."""
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise RlarchiveError("IMPORT_INVALID", f"the {member} member is not valid JSON: {e}", member=member) from None
+    if not isinstance(doc, dict):
+        raise RlarchiveError("IMPORT_INVALID", f"the {member} member is not a JSON object", member=member)
+    return doc
+
+
+def _type_name(sb_type: Any) -> Optional[str]:
+    """``"<class 'collections.deque'>"`` -> ``"collections.deque"``."""
+    if not isinstance(sb_type, str):
+        return None
+    m = _TYPE_STR.match(sb_type)
+    return m.group(1) if m else sb_type
+
+
+def _decode_data(doc: Mapping[str, Any], report: ImportReport) -> dict:
+    """Decode an SB/SB3 data object: plain JSON stays, ``:serialized:`` values go through the restricted unpickler."""
+    from . import unpickle
+
+    out: dict = {}
+    for key, item in doc.items():
+        if isinstance(item, dict) and ":serialized:" in item:
+            tname = _type_name(item.get(":type:"))
+            try:
+                raw = base64.b64decode(str(item[":serialized:"]).encode("ascii"), validate=True)
+            except (binascii.Error, ValueError, UnicodeEncodeError):
+                raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: ':serialized:' is not base64", member="data") from None
+            try:
+                out[key] = unpickle.decode(raw)
+                report.converted.append(key)
+            except unpickle.NotNeutral as e:
+                if tname is None:
+                    tname = unpickle.pickled_type_name(raw)
+                out[key] = Opaque(raw, tname, e.reason)
+                report.opaque.append(OpaqueValue(key, tname, e.reason))
+        else:
+            out[key] = item
+    return out
+
+
+def _class_allowed(name: str, allow: Iterable[str]) -> bool:
+    return any(name == a or (a.endswith(".*") and name.startswith(a[:-1])) for a in allow)
+
+
+# ---------------------------------------------------------------------------
+# Import
+# ---------------------------------------------------------------------------
+
+
+def infer_algorithm(data: Mapping[str, Any]) -> Optional[str]:
+    """Guess the SB3 algorithm from the decoded data (SB3 does not record it).
+
+    Uses the policy class's module and algorithm-specific keys. Returns None
+    when unsure (for example for sb3_contrib algorithms).
+    """
+    pc = data.get("policy_class")
+    module = pc.module if isinstance(pc, ClassRef) else ""
+    if module == "stable_baselines3.dqn.policies":
+        return "DQN"
+    if module == "stable_baselines3.sac.policies":
+        return "SAC"
+    if module == "stable_baselines3.td3.policies":
+        # DDPG is TD3 with policy_delay=1, target_noise_clip=0.0 (same data keys)
+        if data.get("policy_delay") == 1 and data.get("target_noise_clip") == 0.0:
+            return "DDPG"
+        return "TD3"
+    if module == "stable_baselines3.common.policies":
+        if "clip_range" in data and "n_epochs" in data:
+            return "PPO"
+        if "n_steps" in data and "gae_lambda" in data:
+            return "A2C"
+    return None
+
+
+def _torch_load(raw: bytes, member: str) -> Any:
+    import torch
+
+    try:
+        return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as e:  # weights_only refuses anything but tensors and plain containers
+        raise RlarchiveError("VALUE_UNSUPPORTED", f"{member} cannot be read with torch.load(weights_only=True): {e}", member=member) from None
+
+
+def _is_optimizer_state(obj: Any) -> bool:
+    return isinstance(obj, Mapping) and set(obj.keys()) == {"state", "param_groups"}
+
+
+def _tensor_dict(obj: Any, member: str) -> dict:
+    import torch
+
+    if not isinstance(obj, Mapping):
+        raise _fail(f"{member} is not a state dict", member)
+    out = {}
+    for k, v in obj.items():
+        if not isinstance(k, str) or not isinstance(v, torch.Tensor):
+            raise _fail(f"{member}: entry {k!r} is not a named tensor", member)
+        out[k] = v.detach().cpu().contiguous()
+    return out
+
+
+def import_archive(
+    in_zip: Union[str, os.PathLike],
+    out_path: Union[str, os.PathLike],
+    *,
+    algorithm: Optional[str] = None,
+) -> ImportReport:
+    """Convert a Stable-Baselines3 model ``.zip`` into an rlarchive, running no code from it.
+
+    Args:
+        in_zip: the file written by ``model.save(...)``.
+        out_path: the rlarchive to write (replaced atomically).
+        algorithm: the SB3 algorithm name (``"PPO"``, ``"SAC"``, ...) to record in
+            the metadata; guessed with :func:`infer_algorithm` when omitted.
+    Returns:
+        An :class:`ImportReport`; ``report.opaque`` lists every value kept as an
+        opaque pickle (with its data key, pickled type and the reason).
+    Raises:
+        RlarchiveError: IMPORT_INVALID for an input that is not a readable SB3 or SB2 model, VALUE_UNSUPPORTED for
+            a ``.pth`` member that is not a state dict, WRITE_INVALID if the
+            result would break the spec.
+    """
+    from ..writer import save
+
+    report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
+    tensors: dict[str, dict] = {}
+    optimizers: dict[str, Any] = {}
+    metadata: dict[str, str] = {META_SOURCE: "stable-baselines3"}
+    with _open_zip(in_zip) as zf:
+        names = zf.namelist()
+        if "data" not in names:
+            raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines3 model: no 'data' member")
+        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
+        for name in names:
+            if name == "data":
+                continue
+            if name == "_stable_baselines3_version":
+                metadata[META_VERSION] = _read_member(zf, name, 1 << 16).decode("utf-8", "replace").strip()
+                report.library_version = metadata[META_VERSION]
+            elif name == "system_info.txt":
+                metadata[META_SYSTEM_INFO] = _read_member(zf, name, 1 << 20).decode("utf-8", "replace")
+            elif name.endswith(".pth"):
+                obj = _torch_load(_read_member(zf, name, _PTH_LIMIT), name)
+                stem = name[: -len(".pth")]
+                if name in _VARIABLES_MEMBERS:
+                    if not isinstance(obj, Mapping):
+                        raise _fail(f"{name} is not a dict of tensors", name)
+                    none_names = [k for k, v in obj.items() if v is None]
+                    if none_names:
+                        report.notes.append(f"pytorch variables set to None were dropped: {none_names}")
+                    variables = _tensor_dict({k: v for k, v in obj.items() if v is not None}, name)
+                    if variables:
+                        tensors["variables"] = variables
+                elif _is_optimizer_state(obj):
+                    optimizers[stem] = obj
+                else:
+                    if not _GROUP_NAME.match(stem) or stem in ("variables", "arrays") or stem.startswith("optimizer."):
+                        raise _fail(f"cannot store {name} as a tensor group", name)
+                    tensors[stem] = _tensor_dict(obj, name)
+            else:
+                report.skipped_members.append((name, "not part of the SB3 format"))
+
+    algo = algorithm or infer_algorithm(data)
+    if algo:
+        metadata[META_ALGORITHM] = algo
+        report.algorithm = algo
+        if not algorithm:
+            report.notes.append(f"algorithm inferred from the data: {algo}")
+    else:
+        report.notes.append("algorithm not recorded: pass algorithm= to import_archive or load")
+    report.tensor_groups = {g: len(t) for g, t in tensors.items()}
+    report.optimizers = list(optimizers)
+    save(out_path, data, tensors, optimizers, metadata=metadata)
+    return report
+
+
+# ---------------------------------------------------------------------------
+# Neutral values -> SB3 objects
+# ---------------------------------------------------------------------------
+
+
+class _ByName:
+    """A class reference exported by name, without importing it (pickled as getattr(import_module(m), q))."""
+
+    def __init__(self, ref: ClassRef):
+        self.ref = ref
+
+    def __reduce__(self):
+        head, *rest = self.ref.qualname.split(".")
+        obj: Any = (getattr, (_ModuleByName(self.ref.module), head))
+        for part in rest:
+            obj = (getattr, (_Reduced(obj), part))
+        return obj
+
+
+class _ModuleByName:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __reduce__(self):
+        import importlib
+
+        return (importlib.import_module, (self.name,))
+
+
+class _Reduced:
+    def __init__(self, rv):
+        self.rv = rv
+
+    def __reduce__(self):
+        return self.rv
+
+
+class _NestedOpaque:
+    """An opaque value inside a structure: exported as ``pickle.loads(original bytes)``."""
+
+    def __init__(self, op: Opaque):
+        self.op = op
+
+    def __reduce__(self):
+        import pickle
+
+        return (pickle.loads, (self.op.data,))
+
+
+class _Rebuilder:
+    """Turns decoded rlarchive values back into the Python objects SB3 keeps.
+
+    ``mode`` is ``"export"`` (class references outside the allow-list are
+    written by name, opaque values nested in structures are passed through) or
+    ``"load"`` (they are refused unless allowed).
+    """
+
+    def __init__(self, mode: str, allow: Iterable[str], data: Mapping[str, Any]):
+        self.mode = mode
+        self.allow = tuple(allow)
+        self.data = data
+
+    def top(self, key: str, value: Any) -> Any:
+        from .. import schedules
+
+        if key == "train_freq" and isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], str):
+            from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
+
+            return TrainFreq(self.value(value[0], key), TrainFrequencyUnit(value[1]))
+        if key in _DEQUE_KEYS and isinstance(value, list):
+            maxlen = self.data.get("_stats_window_size", 100)
+            return deque((self.value(v, key) for v in value), maxlen=maxlen if isinstance(maxlen, int) else 100)
+        if isinstance(value, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
+            return self.schedule(value, wrap=key in _FLOAT_SCHEDULE_KEYS)
+        return self.value(value, key)
+
+    def schedule(self, s: Any, wrap: bool) -> Any:
+        from .. import schedules
+        from stable_baselines3.common import utils as sbu
+
+        if hasattr(sbu, "FloatSchedule"):
+            if isinstance(s, schedules.Constant):
+                inner = sbu.ConstantSchedule(s.value)
+            elif isinstance(s, schedules.Linear):
+                inner = sbu.LinearSchedule(s.start, s.end, s.end_fraction)
+            else:
+                inner = s  # a Piecewise schedule: callable, pickled by reference to rlarchive
+            return sbu.FloatSchedule(inner) if wrap else inner
+        # SB3 < 2.4: the closure helpers
+        if isinstance(s, schedules.Constant):
+            inner = sbu.constant_fn(s.value)
+        elif isinstance(s, schedules.Linear):
+            inner = sbu.get_linear_fn(s.start, s.end, s.end_fraction)
+        else:
+            inner = s
+        return sbu.get_schedule_fn(inner) if wrap else inner
+
+    def classref(self, ref: ClassRef, key: str) -> Any:
+        if _class_allowed(ref.name, self.allow):
+            return ref.resolve(self.allow)
+        if self.mode == "export":
+            return _ByName(ref)
+        raise RlarchiveError(
+            "IMPORT_NOT_ALLOWED",
+            f"data key {key!r} names {ref.name}, which is not in the allow-list; pass allow_classes=[{ref.name!r}] to import it",
+        )
+
+    def value(self, v: Any, key: str) -> Any:
+        from .. import schedules, spaces
+        from ..tensors import RawTensor
+
+        if v is None or isinstance(v, (bool, int, float, str, bytes)):
+            return v
+        if isinstance(v, np.ndarray):
+            return np.array(v, copy=True)
+        if isinstance(v, np.generic):
+            return v
+        if isinstance(v, list):
+            return [self.value(x, key) for x in v]
+        if isinstance(v, tuple):
+            return tuple(self.value(x, key) for x in v)
+        if isinstance(v, dict):
+            return {self.value(k, key): self.value(x, key) for k, x in v.items()}
+        if isinstance(v, ClassRef):
+            return self.classref(v, key)
+        if isinstance(v, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
+            return spaces.to_gymnasium(v)
+        if spaces.is_gymnasium_space(v):
+            return v
+        if isinstance(v, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
+            return self.schedule(v, wrap=False)
+        if isinstance(v, Opaque):
+            if self.mode == "export":
+                return _NestedOpaque(v)
+            raise RlarchiveError("PICKLE_NOT_ALLOWED", f"data key {key!r} holds a nested opaque value")
+        if isinstance(v, RawTensor):
+            return v.to_torch()
+        raise _fail(f"data key {key!r}: cannot rebuild a {type(v).__name__} for Stable-Baselines3")
+
+
+def _is_json_serializable(obj: Any) -> bool:
+    try:
+        json.dumps(obj)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def _sb3_data_json(items: Mapping[str, Any]) -> str:
+    """SB3's ``data_to_json`` with opaque values passed through as their original bytes.
+
+    ``items`` maps keys to rebuilt Python objects or to :class:`Opaque` values.
+    """
+    import cloudpickle
+
+    out: dict = {}
+    for key, obj in items.items():
+        if isinstance(obj, Opaque):
+            entry = {":type:": f"<class '{obj.type}'>" if obj.type else "<class 'object'>", ":serialized:": base64.b64encode(obj.data).decode()}
+            out[key] = entry
+            continue
+        if _is_json_serializable(obj):
+            out[key] = obj
+            continue
+        entry = {":type:": str(type(obj)), ":serialized:": base64.b64encode(cloudpickle.dumps(obj)).decode()}
+        if hasattr(obj, "__dict__") or isinstance(obj, dict):
+            gen = obj.items if isinstance(obj, dict) else obj.__dict__.items
+            for name, item in gen():
+                entry[name] = item if _is_json_serializable(item) else str(item)
+        out[key] = entry
+    return json.dumps(out, indent=4)
+
+
+def _read_rlarchive(path: Union[str, os.PathLike]):
+    """Everything an SB3 zip needs from an rlarchive: (data, metadata, params, variables)."""
+    from ..reader import open_archive
+
+    with open_archive(os.fspath(path), spaces="neutral") as ar:
+        ar.verify()
+        data = dict(ar.data)
+        # copy arrays out of the mapped file before it closes
+        data = {k: _copy_arrays(v) for k, v in data.items()}
+        metadata = dict(ar.metadata)
+        params: dict[str, Any] = {}
+        variables: dict[str, Any] = {}
+        for g in ar.groups:
+            if g == "arrays" or g.startswith("optimizer."):
+                continue
+            ts = {k: v.clone() for k, v in ar.tensors(g, framework="torch").items()}
+            if g == "variables":
+                variables = ts
+            else:
+                params[g] = ts
+        for name in ar.optimizer_names:
+            params[name] = _clone_tensors(ar.optimizer(name, framework="torch"))
+    # policy first, as SB3 writes it
+    ordered = {k: params[k] for k in sorted(params, key=lambda n: (n != "policy", n))}
+    return data, metadata, ordered, variables
+
+
+def _map_leaves(v: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``v`` with every non-container inside lists, tuples and dicts replaced by ``leaf(x)``."""
+    if isinstance(v, list):
+        return [_map_leaves(x, leaf) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_map_leaves(x, leaf) for x in v)
+    if isinstance(v, dict):
+        return {k: _map_leaves(x, leaf) for k, x in v.items()}
+    return leaf(v)
+
+
+def _copy_arrays(v: Any) -> Any:
+    """A copy of ``v`` whose NumPy arrays no longer view the archive's memory map."""
+    return _map_leaves(v, lambda x: np.array(x, copy=True) if isinstance(x, np.ndarray) else x)
+
+
+def _clone_tensors(v: Any) -> Any:
+    """A copy of ``v`` with torch tensors cloned and NumPy arrays turned into torch tensors."""
+    import torch
+
+    def leaf(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return x.clone()
+        if isinstance(x, np.ndarray):
+            return torch.from_numpy(np.array(x, copy=True))
+        return x
+
+    return _map_leaves(v, leaf)
+
+
+def _write_sb3_zip(dest: Any, data_json: str, params: Mapping[str, Any], variables: Mapping[str, Any], metadata: Mapping[str, str]) -> None:
+    """Write the SB3 zip layout (as ``save_to_zip_file`` does) to a path or binary file."""
+    import torch
+
+    with zipfile.ZipFile(dest, mode="w") as archive:
+        archive.writestr("data", data_json)
+        with archive.open("pytorch_variables.pth", mode="w", force_zip64=True) as f:
+            torch.save(dict(variables), f)
+        for name, sd in params.items():
+            with archive.open(name + ".pth", mode="w", force_zip64=True) as f:
+                torch.save(sd, f)
+        version = metadata.get(META_VERSION)
+        if version is None:
+            try:
+                import stable_baselines3
+
+                version = stable_baselines3.__version__
+            except ImportError:  # pragma: no cover - export needs SB3 anyway
+                version = "unknown"
+        archive.writestr("_stable_baselines3_version", version)
+        if META_SYSTEM_INFO in metadata:
+            archive.writestr("system_info.txt", metadata[META_SYSTEM_INFO])
+
+
+def export_archive(
+    in_path: Union[str, os.PathLike],
+    out_zip: Union[str, os.PathLike],
+    *,
+    allow_classes: Iterable[str] = (),
+) -> None:
+    """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
+
+    Spaces become gymnasium spaces, schedules SB3 schedule objects, arrays and
+    scalars NumPy objects, and every value JSON cannot hold is cloudpickled as
+    SB3's own ``save`` does. Opaque values go back as their original bytes
+    (they are never unpickled here). Class references under
+    :data:`ALLOWED_CLASSES` (or ``allow_classes``) are resolved and pickled as
+    SB3 would; any other class reference is written by name, so only
+    ``stable_baselines3.load`` will import it. The file is written atomically.
+
+    Args:
+        in_path: the rlarchive to read (fully verified first).
+        out_zip: the SB3 ``.zip`` to write.
+        allow_classes: further dotted names or ``prefix.*`` patterns to resolve.
+    Raises:
+        RlarchiveError: for an invalid archive or a value SB3 cannot hold.
+    """
+    from ..writer import atomic_file
+
+    data, metadata, params, variables = _read_rlarchive(in_path)
+    rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data)
+    items = {k: (v if isinstance(v, Opaque) else rb.top(k, v)) for k, v in data.items()}
+    data_json = _sb3_data_json(items)
+    with atomic_file(out_zip) as f:
+        _write_sb3_zip(f, data_json, params, variables, metadata)
+
+
+def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:
+    if algorithm is None:
+        algorithm = metadata.get(META_ALGORITHM)
+        if algorithm is None:
+            raise RlarchiveError("VALUE_UNSUPPORTED", "the archive does not record its SB3 algorithm; pass algorithm=")
+    if isinstance(algorithm, type):
+        return algorithm
+    if not isinstance(algorithm, str):
+        raise TypeError("algorithm must be an SB3 algorithm class or its name")
+    if algorithm in ALGORITHMS:
+        import stable_baselines3
+
+        return getattr(stable_baselines3, algorithm)
+    module, _, qual = algorithm.rpartition(".")
+    if not module:
+        raise RlarchiveError("IMPORT_NOT_ALLOWED", f"unknown algorithm {algorithm!r}; give a dotted name in the allow-list or a class")
+    return ClassRef(module, qual).resolve(tuple(allow))
+
+
+def load(
+    path: Union[str, os.PathLike],
+    env: Any = None,
+    device: str = "cpu",
+    *,
+    algorithm: Any = None,
+    custom_objects: Optional[Mapping[str, Any]] = None,
+    opaque: str = "error",
+    allow_classes: Iterable[str] = (),
+    **kwargs: Any,
+) -> Any:
+    """Build a ready Stable-Baselines3 model straight from an rlarchive.
+
+    Spaces and schedules are rebuilt from their neutral values, tensors and
+    optimizer states are loaded without pickle, and class references are
+    imported only under :data:`ALLOWED_CLASSES` (plus ``allow_classes``).
+    Nothing from the archive is unpickled unless ``opaque="unpickle"``.
+
+    Args:
+        path: the rlarchive.
+        env: passed to SB3's ``load`` (optional: prediction needs none); SB3
+            raises ValueError when its spaces differ from the archive's.
+        device: torch device for the model.
+        algorithm: SB3 algorithm class, or a name in :data:`ALGORITHMS`;
+            defaults to the archive's ``sb3.algorithm`` metadata.
+        custom_objects: data key -> object, used instead of the archive's
+            value (as in SB3's own ``load``).
+        opaque: what to do with opaque values not in ``custom_objects``:
+            ``"error"`` (default) raises PICKLE_NOT_ALLOWED naming them;
+            ``"skip"`` leaves them out (SB3 then uses its defaults, e.g. for a
+            learning rate given as a lambda); ``"unpickle"`` unpickles them,
+            which runs code from the file: only for trusted archives.
+        allow_classes: further dotted names or ``prefix.*`` patterns that may be imported.
+        **kwargs: passed to SB3's ``load``.
+    Returns:
+        The SB3 model.
+    """
+    if opaque not in ("error", "skip", "unpickle"):
+        raise ValueError("opaque must be 'error', 'skip' or 'unpickle'")
+    allow = ALLOWED_CLASSES + tuple(allow_classes)
+    data, metadata, params, variables = _read_rlarchive(path)
+    cls = _algorithm_class(algorithm, metadata, allow)
+    custom = dict(custom_objects or {})
+    rb = _Rebuilder("load", allow, data)
+    json_items: dict[str, Any] = {}
+    objects: dict[str, Any] = {}
+    pending_opaque = []
+    for k, v in data.items():
+        if k in custom:
+            json_items[k] = None
+            objects[k] = custom[k]
+        elif isinstance(v, Opaque):
+            if opaque == "unpickle":
+                json_items[k] = v  # SB3's load unpickles it: the caller asked for that
+            elif opaque == "skip":
+                continue
+            else:
+                pending_opaque.append(k)
+        else:
+            json_items[k] = None
+            objects[k] = rb.top(k, v)
+    if pending_opaque:
+        raise RlarchiveError(
+            "PICKLE_NOT_ALLOWED",
+            f"the archive keeps {pending_opaque} as opaque pickles; pass custom_objects for them, "
+            "opaque='skip' to leave them out, or opaque='unpickle' for a trusted archive",
+        )
+    buf = io.BytesIO()
+    _write_sb3_zip(buf, _sb3_data_json(json_items), params, variables, metadata)
+    buf.seek(0)
+    # Every non-opaque key is supplied through custom_objects, so SB3's loader
+    # never unpickles anything from this zip; .pth members are our own tensors.
+    return cls.load(buf, env=env, device=device, custom_objects=objects, **kwargs)
