@@ -43,6 +43,34 @@ _BIGINT = re.compile(r"-?[1-9][0-9]*")
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
+def class_allowed(module: str, qualname: str, allow: Iterable[str]) -> bool:
+    """Whether an allow-list names the class ``module.qualname``.
+
+    Each entry of ``allow`` is one of:
+
+    - ``"module:Qual.Name"``: exactly that module and qualname;
+    - ``"package.module.Class"``: module ``package.module``, qualname ``Class``
+      (the last dotted part is the qualname);
+    - ``"package.module.*"`` (or ``"package.module:*"``): any class defined
+      directly in exactly the module ``package.module``; never a submodule's.
+
+    There is no prefix matching: ``"stable_baselines3.*"`` allows only classes
+    defined in the module ``stable_baselines3`` itself.
+    """
+    for entry in allow:
+        if not isinstance(entry, str):
+            continue
+        if ":" in entry:
+            mod, _, qual = entry.partition(":")
+        else:
+            mod, _, qual = entry.rpartition(".")
+        if mod != module:
+            continue
+        if qual == "*" or qual == qualname:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class ClassRef:
     """A class or function recorded by name. Never imported unless the caller allows its name."""
@@ -55,25 +83,50 @@ class ClassRef:
         """The dotted name ``module.qualname``."""
         return f"{self.module}.{self.qualname}"
 
+    def allowed(self, allow: Iterable[str]) -> bool:
+        """Whether ``allow`` names this reference (see :func:`class_allowed`)."""
+        return class_allowed(self.module, self.qualname, allow)
+
     def resolve(self, allow: Iterable[str]) -> Any:
-        """Import and return the object, if ``allow`` names it.
+        """Import the module and return the class, if ``allow`` names it.
+
+        The rule (spec §7.8): the reference resolves only when ``allow`` names
+        it (:func:`class_allowed`); the module is imported by its exact name;
+        each part of the qualname is looked up in the ``__dict__`` of the object
+        before it (never through a module attribute, ``__getattr__`` or a
+        descriptor), every object on the way after the module is a class, and
+        the class found was defined under exactly this module and qualname
+        (``__module__`` and ``__qualname__``). A function, a module, an instance
+        or a class re-exported from another module is refused.
 
         Args:
-            allow: exact dotted names, or prefixes ending in ``.*`` (``"torch.nn.*"``).
+            allow: entries as :func:`class_allowed` takes them.
         Raises:
-            RlarchiveError: IMPORT_NOT_ALLOWED when the name is not allowed or cannot be found.
+            RlarchiveError: IMPORT_NOT_ALLOWED naming the reference when it is not
+                allowed, cannot be found, or is not a class defined there.
         """
         name = self.name
-        if not any(name == a or (a.endswith(".*") and name.startswith(a[:-1])) for a in allow):
+        if not (_IDENT_PATH.fullmatch(self.module) and _IDENT_PATH.fullmatch(self.qualname)):
+            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"{name!r} is not a plain class name")
+        if not self.allowed(allow):
             raise RlarchiveError("IMPORT_NOT_ALLOWED", f"{name} is not in the caller's allow-list")
         import importlib
 
         try:
-            obj = importlib.import_module(self.module)
-            for part in self.qualname.split("."):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError) as e:
-            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"cannot resolve {name}: {e}") from None
+            obj: Any = importlib.import_module(self.module)
+        except Exception as e:  # ImportError, or an error raised while importing the allowed module
+            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"cannot resolve {name}: {type(e).__name__}: {e}") from None
+        for part in self.qualname.split("."):
+            namespace = getattr(obj, "__dict__", None)
+            found = namespace.get(part) if namespace is not None and hasattr(namespace, "get") else None
+            if not isinstance(found, type):
+                raise RlarchiveError("IMPORT_NOT_ALLOWED", f"cannot resolve {name}: {part!r} is not a class defined there")
+            obj = found
+        if obj.__module__ != self.module or obj.__qualname__ != self.qualname:
+            raise RlarchiveError(
+                "IMPORT_NOT_ALLOWED",
+                f"cannot resolve {name}: the class found is {obj.__module__}.{obj.__qualname__}, defined elsewhere",
+            )
         return obj
 
     @classmethod

@@ -55,13 +55,81 @@ __all__ = [
     "infer_algorithm",
 ]
 
-#: Class references that :func:`export_archive` and :func:`load` may import.
-#: Exact dotted names or prefixes ending in ``.*``. ``torch.optim.*`` is needed
-#: for ``policy_kwargs["optimizer_class"]`` (A2C puts ``RMSprop`` there).
+#: Class references that :func:`export_archive` and :func:`load` may import,
+#: by exact (module, class) name: the standard policy, network, extractor and
+#: buffer classes of stable-baselines3 and sb3-contrib, torch's activation
+#: modules and optimizers. An entry ``"module.*"`` allows any class defined
+#: directly in exactly that module (never a submodule's, never a function).
+#: Resolution follows :meth:`rlarchive.values.ClassRef.resolve`.
 ALLOWED_CLASSES: tuple[str, ...] = (
-    "stable_baselines3.*",
+    # stable-baselines3: policies, networks and feature extractors
+    "stable_baselines3.common.policies.ActorCriticPolicy",
+    "stable_baselines3.common.policies.ActorCriticCnnPolicy",
+    "stable_baselines3.common.policies.MultiInputActorCriticPolicy",
+    "stable_baselines3.common.policies.ContinuousCritic",
+    "stable_baselines3.common.torch_layers.FlattenExtractor",
+    "stable_baselines3.common.torch_layers.NatureCNN",
+    "stable_baselines3.common.torch_layers.CombinedExtractor",
+    "stable_baselines3.common.torch_layers.MlpExtractor",
+    "stable_baselines3.dqn.policies.DQNPolicy",
+    "stable_baselines3.dqn.policies.CnnPolicy",
+    "stable_baselines3.dqn.policies.MultiInputPolicy",
+    "stable_baselines3.dqn.policies.QNetwork",
+    "stable_baselines3.sac.policies.SACPolicy",
+    "stable_baselines3.sac.policies.CnnPolicy",
+    "stable_baselines3.sac.policies.MultiInputPolicy",
+    "stable_baselines3.sac.policies.Actor",
+    "stable_baselines3.td3.policies.TD3Policy",
+    "stable_baselines3.td3.policies.CnnPolicy",
+    "stable_baselines3.td3.policies.MultiInputPolicy",
+    "stable_baselines3.td3.policies.Actor",
+    # stable-baselines3: buffers named by replay_buffer_class / rollout_buffer_class
+    "stable_baselines3.common.buffers.ReplayBuffer",
+    "stable_baselines3.common.buffers.DictReplayBuffer",
+    "stable_baselines3.common.buffers.NStepReplayBuffer",
+    "stable_baselines3.common.buffers.RolloutBuffer",
+    "stable_baselines3.common.buffers.DictRolloutBuffer",
+    "stable_baselines3.her.her_replay_buffer.HerReplayBuffer",
+    # sb3-contrib
+    "sb3_contrib.ars.policies.ARSPolicy",
+    "sb3_contrib.ars.policies.ARSLinearPolicy",
+    "sb3_contrib.common.maskable.policies.MaskableActorCriticPolicy",
+    "sb3_contrib.common.maskable.policies.MaskableActorCriticCnnPolicy",
+    "sb3_contrib.common.maskable.policies.MaskableMultiInputActorCriticPolicy",
+    "sb3_contrib.common.maskable.buffers.MaskableRolloutBuffer",
+    "sb3_contrib.common.maskable.buffers.MaskableDictRolloutBuffer",
+    "sb3_contrib.common.recurrent.policies.RecurrentActorCriticPolicy",
+    "sb3_contrib.common.recurrent.policies.RecurrentActorCriticCnnPolicy",
+    "sb3_contrib.common.recurrent.policies.RecurrentMultiInputActorCriticPolicy",
+    "sb3_contrib.common.recurrent.buffers.RecurrentRolloutBuffer",
+    "sb3_contrib.common.recurrent.buffers.RecurrentDictRolloutBuffer",
+    "sb3_contrib.crossq.policies.CrossQPolicy",
+    "sb3_contrib.crossq.policies.Actor",
+    "sb3_contrib.common.torch_layers.BatchRenorm1d",
+    "sb3_contrib.qrdqn.policies.QRDQNPolicy",
+    "sb3_contrib.qrdqn.policies.CnnPolicy",
+    "sb3_contrib.qrdqn.policies.MultiInputPolicy",
+    "sb3_contrib.qrdqn.policies.QuantileNetwork",
+    "sb3_contrib.tqc.policies.TQCPolicy",
+    "sb3_contrib.tqc.policies.CnnPolicy",
+    "sb3_contrib.tqc.policies.MultiInputPolicy",
+    "sb3_contrib.tqc.policies.Actor",
+    # torch: activation modules (policy_kwargs["activation_fn"]) and a few layers
     "torch.nn.modules.activation.*",
-    "torch.optim.*",
+    "torch.nn.modules.linear.Identity",
+    "torch.nn.modules.flatten.Flatten",
+    # torch: optimizers (policy_kwargs["optimizer_class"]; A2C uses RMSprop)
+    "torch.optim.adadelta.Adadelta",
+    "torch.optim.adagrad.Adagrad",
+    "torch.optim.adam.Adam",
+    "torch.optim.adamax.Adamax",
+    "torch.optim.adamw.AdamW",
+    "torch.optim.asgd.ASGD",
+    "torch.optim.nadam.NAdam",
+    "torch.optim.radam.RAdam",
+    "torch.optim.rmsprop.RMSprop",
+    "torch.optim.rprop.Rprop",
+    "torch.optim.sgd.SGD",
 )
 
 #: SB3 algorithms :func:`load` knows by name (``metadata["sb3.algorithm"]``).
@@ -231,10 +299,6 @@ def _decode_data(doc: Mapping[str, Any], report: ImportReport) -> dict:
         else:
             out[key] = item
     return out
-
-
-def _class_allowed(name: str, allow: Iterable[str]) -> bool:
-    return any(name == a or (a.endswith(".*") and name.startswith(a[:-1])) for a in allow)
 
 
 # ---------------------------------------------------------------------------
@@ -466,7 +530,7 @@ class _Rebuilder:
         return sbu.get_schedule_fn(inner) if wrap else inner
 
     def classref(self, ref: ClassRef, key: str) -> Any:
-        if _class_allowed(ref.name, self.allow):
+        if ref.allowed(self.allow):
             return ref.resolve(self.allow)
         if self.mode == "export":
             return _ByName(ref)
