@@ -32,9 +32,12 @@ import io
 import math
 import pickle
 import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .budget import ImportBudget
 
 __all__ = [
     "NotNeutral",
@@ -937,10 +940,12 @@ class _Neutralizer:
         return self.schedules.Linear(start, end, ef)
 
 
-def to_neutral(obj: Any) -> Any:
+def to_neutral(obj: Any, *, budget: Optional["ImportBudget"] = None) -> Any:
     """Convert a stand-in graph from :func:`restricted_loads` to neutral rlarchive values.
 
-    Raises :class:`NotNeutral` if any part has no neutral form.
+    ``budget``, when given, is charged for what the conversion allocates
+    (:mod:`rlarchive.interop.budget`). Raises :class:`NotNeutral` if any part
+    has no neutral form.
     """
     try:
         return _Neutralizer().convert(obj)
@@ -952,14 +957,18 @@ def to_neutral(obj: Any) -> Any:
         raise NotNeutral(f"{type(e).__name__}: {e}") from None
 
 
-def decode(data: bytes) -> Any:
+def decode(data: bytes, *, budget: Optional["ImportBudget"] = None) -> Any:
     """Unpickle ``data`` with :class:`RestrictedUnpickler` and return its neutral value.
+
+    ``budget``, when given, is charged for every array, expansion and copy the
+    stream asks for; an exhausted budget raises ``RlarchiveError``
+    (``LIMIT_EXCEEDED``), not :class:`NotNeutral`.
 
     Raises :class:`NotNeutral` (with a reason) when the stream needs a global
     outside the allow-list or holds something without a neutral form. Never
     executes code from the stream.
     """
-    return to_neutral(restricted_loads(data))
+    return to_neutral(restricted_loads(data), budget=budget)
 
 
 def pickled_type_name(data: bytes) -> Optional[str]:
