@@ -1,10 +1,30 @@
-"""The ``rlarchive`` command: validate, inspect, dump (and SB3/SB2 conversion when available)."""
+"""The ``rlarchive`` command: validate, inspect, dump, and Stable-Baselines conversion.
+
+Exit status:
+
+- 0: success (for ``validate``: every file is valid);
+- 1: a file is invalid (``validate`` found errors, or a command could not
+  read, import or convert a file because of what it holds);
+- 2: a usage error, a file or destination that cannot be read or written
+  (``IO_ERROR``), a missing optional package (``FRAMEWORK_UNAVAILABLE``), or a
+  defect (``INTERNAL_ERROR``).
+
+Every failure prints one line ``rlarchive: CODE: message`` on standard error,
+never a traceback. When standard output is closed early (``rlarchive dump x |
+head -c1``) the command stops quietly with status 2.
+"""
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import json
+import os
+import re
+import signal
+import stat
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from . import spaces as sp
 from .errors import RlarchiveError
@@ -12,30 +32,175 @@ from .schedules import Constant, Linear, Piecewise
 from .tensors import RawTensor
 from .values import ClassRef, Opaque
 
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_ERROR = 2
+#: Codes that are about the environment or the request rather than a file's content.
+_EXIT_ERROR_CODES = frozenset({"IO_ERROR", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR"})
+#: Longest message printed, in characters (a message can quote a whole library error).
+_MAX_MESSAGE = 2000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def _one_line(text: str) -> str:
+    text = _CONTROL.sub(" ", text).strip()
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
+
+
+def _say(text: str) -> None:
+    """Print one line ``rlarchive: ...`` on standard error (which may itself be gone)."""
+    if sys.stderr is None:  # no standard error at all (print would fall back to standard output)
+        return
+    try:
+        print("rlarchive: " + _one_line(text), file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # standard error closed
+        pass
+
+
+def _exit_status(code: str) -> int:
+    return EXIT_ERROR if code in _EXIT_ERROR_CODES else EXIT_INVALID
+
+
+# ---------------------------------------------------------------- hints
+
+
+def _zip_names(path: str) -> Optional[list]:
+    """The member names of a plain ZIP file, or None (never raises; reads only the central directory)."""
+    import zipfile
+
+    from .limits import MAX_MEMBERS
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            return [i.filename for i in infos] if len(infos) <= MAX_MEMBERS else None
+    except Exception:  # anything zipfile raises on a damaged file means: no hint
+        return None
+
+
+def _conversion_hint(path: str) -> str:
+    """Advice for a Stable-Baselines model given where an rlarchive was expected, or ``""``."""
+    names = _zip_names(path)
+    if not names or "data" not in names:
+        return ""
+    if any(n.endswith(".pth") for n in names):
+        return f" (this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 {path} OUT.rlarchive)"
+    if "parameters" in names and "parameter_list" in names:
+        return f" (this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 {path} OUT.rlarchive)"
+    return ""
+
+
+def _error_line(e: RlarchiveError, path: Optional[str] = None) -> str:
+    hint = _conversion_hint(path) if path is not None and e.code == "ARCHIVE_NOT_RLARCHIVE" else ""
+    return str(e) + hint
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _unreadable(path: str) -> Optional[RlarchiveError]:
+    """Why ``path`` cannot serve as an input file (IO_ERROR), or None.
+
+    Checked before a command opens it, so that a FIFO or a device never
+    blocks a command or feeds it without end.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return RlarchiveError("IO_ERROR", f"cannot open {path}: {e.strerror}")
+    if stat.S_ISDIR(st.st_mode):
+        return RlarchiveError("IO_ERROR", f"cannot read {path}: it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        return RlarchiveError("IO_ERROR", f"cannot read {path}: it is not a regular file")
+    try:
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as e:
+        return RlarchiveError("IO_ERROR", f"cannot open {path}: {e.strerror}")
+    return None
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory (a FIFO, a device, a socket)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+# ---------------------------------------------------------------- validate
+
+
+def _archives_under(folder: str, problems: list) -> Iterator[str]:
+    """Every ``*.rlarchive`` file under ``folder``, recursively, in sorted order (links to folders not followed)."""
+    for top, dirs, files in os.walk(folder, onerror=problems.append):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".rlarchive"):
+                yield os.path.join(top, name)
+
+
+def _validation_targets(paths: Sequence[str], problems: list) -> list:
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.extend(_archives_under(p, problems))
+        else:
+            out.append(p)  # a missing or unreadable file gets its IO_ERROR report
+    return out
+
+
+def _print_report(r: dict) -> None:
+    s = r["summary"]
+    verdict = "valid" if r["valid"] else "INVALID"
+    print(f"{r['file']}: {verdict} ({s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos)")
+    for i in r["issues"]:
+        loc = " ".join(
+            x
+            for x in (
+                (i.get("member", "") + ("#" + i["pointer"] if "pointer" in i else "")) or None,
+                f"@{i['offset']}" if "offset" in i else None,
+            )
+            if x
+        )
+        print(f"  {i['severity']:7} {i['code']}: {i['message']}" + (f" [{loc}]" if loc else ""))
+
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .validate import validate
 
-    reports = [validate(f) for f in args.files]
+    problems: list = []
+    files = _validation_targets(args.paths, problems)
+    if not files and not problems:
+        raise RlarchiveError("IO_ERROR", "no *.rlarchive file in " + ", ".join(args.paths))
+    special = [_special(f) for f in files]  # reading a FIFO could block: reported, not validated
+    refused = [f for f, no in zip(files, special) if no]
+    reports = [validate(f) for f, no in zip(files, special) if not no]
     if args.json:
-        out: Any = reports[0] if len(reports) == 1 else reports
+        single = len(args.paths) == 1 and len(reports) == 1 and not os.path.isdir(args.paths[0])
+        out: Any = reports[0] if single else {"reports": reports}
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         for r in reports:
-            s = r["summary"]
-            verdict = "valid" if r["valid"] else "INVALID"
-            print(f"{r['file']}: {verdict} ({s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos)")
-            for i in r["issues"]:
-                loc = " ".join(
-                    x
-                    for x in (
-                        (i.get("member", "") + ("#" + i["pointer"] if "pointer" in i else "")) or None,
-                        f"@{i['offset']}" if "offset" in i else None,
-                    )
-                    if x
-                )
-                print(f"  {i['severity']:7} {i['code']}: {i['message']}" + (f" [{loc}]" if loc else ""))
-    return 0 if all(r["valid"] for r in reports) else 1
+            _print_report(r)
+    status = EXIT_OK
+    for e in problems:
+        _say(f"IO_ERROR: cannot list {e.filename}: {e.strerror}")
+        status = EXIT_ERROR
+    for f in refused:
+        _say(f"IO_ERROR: cannot read {f}: it is not a regular file")
+        status = EXIT_ERROR
+    for r in reports:
+        errors = [i for i in r["issues"] if i["severity"] == "error"]
+        if errors:
+            what = errors[0]["message"] if len(errors) == 1 else f"{len(errors)} errors; the first: {errors[0]['message']}"
+            first = RlarchiveError(errors[0]["code"], f"{r['file']} is invalid ({what})")
+            _say(_error_line(first, r["file"]))
+            status = max(status, _exit_status(first.code))
+    return status
+
+
+# ---------------------------------------------------------------- inspect
 
 
 def describe(v: Any, depth: int = 0) -> str:
@@ -82,10 +247,16 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from .reader import Archive
 
     with Archive(args.file, spaces="neutral") as ar:
+        if args.verify:
+            ar.verify()
         p = ar.producer
         print(f"{args.file}")
         print(f"  format version  {ar.format_version}")
         print(f"  producer        {p['name']} {p['version']}")
+        if args.verify:
+            print("  digests         every member checked (CRC-32 and SHA-256)")
+        else:
+            print("  digests         manifest and data.json checked; tensor and extension members not (use --verify)")
         for k, v in ar.metadata.items():
             first = v.splitlines()[0] if v else ""
             print(f"  metadata        {k}: {first}")
@@ -112,7 +283,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             print("optimizers")
             for name in ar.optimizer_names:
                 print(f"  {name}")
-    return 0
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- dump and conversion
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
@@ -121,7 +295,7 @@ def _cmd_dump(args: argparse.Namespace) -> int:
     with Archive(args.file, spaces="neutral") as ar:
         out = ar.dump()
     sys.stdout.buffer.write(out + b"\n")
-    return 0
+    return EXIT_OK
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -130,7 +304,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     mod = importlib.import_module(f"rlarchive.interop.{args.module}")
     report = mod.import_archive(args.input, args.output, algorithm=args.algorithm)
     print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
-    return 0
+    return EXIT_OK
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -138,19 +312,29 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     sb3.export_archive(args.input, args.output, allow_classes=tuple(args.allow_class))
     print(f"wrote {args.output}")
-    return 0
+    return EXIT_OK
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``rlarchive`` command."""
-    parser = argparse.ArgumentParser(prog="rlarchive", description="Check, inspect and dump rlarchive files.")
+# ---------------------------------------------------------------- entry point
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import FORMAT_VERSION, __version__
+
+    parser = argparse.ArgumentParser(
+        prog="rlarchive",
+        description="Check, inspect, dump and convert rlarchive files.",
+        epilog="Exit status: 0 success, 1 a file is invalid, 2 usage or I/O error.",
+    )
+    parser.add_argument("--version", action="version", version=f"rlarchive {__version__} (format {FORMAT_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check files against the spec; exit 1 if any has errors")
-    p.add_argument("files", nargs="+")
-    p.add_argument("--json", action="store_true", help="print the JSON report (spec §14)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="an archive, or a folder: every *.rlarchive file under it")
+    p.add_argument("--json", action="store_true", help="print one JSON document: a report (one file), or {\"reports\": [...]} (spec §14)")
     p.set_defaults(fn=_cmd_validate)
     p = sub.add_parser("inspect", help="print a readable summary")
     p.add_argument("file")
+    p.add_argument("--verify", action="store_true", help="also check the CRC-32 and SHA-256 of every member (reads the whole file)")
     p.set_defaults(fn=_cmd_inspect)
     p = sub.add_parser("dump", help="print the canonical dump (spec §13)")
     p.add_argument("file")
@@ -167,12 +351,94 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("output")
     p.add_argument("--allow-class", action="append", default=[], metavar="NAME", help="also allow this class name (or prefix.*)")
     p.set_defaults(fn=_cmd_export)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _ignore_file_size_signal() -> None:
+    """Turn the file-size limit's SIGXFSZ (which kills the process) into an IO_ERROR from the write."""
+    if hasattr(signal, "SIGXFSZ"):
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread: the signal cannot be set here
+            pass
+
+
+def _tolerant_stdout() -> None:
+    """Let standard output print any file name and text instead of failing on what it cannot encode.
+
+    A name that is not valid in the file-system encoding comes back as it was
+    (surrogateescape) where the output is UTF-8; other encodings get escapes.
+    """
+    out = sys.stdout
+    if isinstance(out, io.TextIOWrapper) and out.errors == "strict":
+        utf8 = codecs.lookup(out.encoding).name == "utf-8"
+        try:
+            out.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
+        except (ValueError, OSError):  # already written to in a way that forbids it
+            pass
+
+
+def _stdout_gone() -> int:
+    """Standard output was closed by its reader: stop quietly (and keep the exit-time flush from failing)."""
     try:
-        return args.fn(args)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return EXIT_ERROR
+
+
+#: What to install for the commands that need optional packages (torch, stable-baselines3, gymnasium).
+_INSTALL = "install it with: pip install 'rlarchive[sb3]'"
+
+
+def _missing_package(e: ModuleNotFoundError, command: str) -> RlarchiveError:
+    return RlarchiveError("FRAMEWORK_UNAVAILABLE", f"{command} needs the Python package {e.name!r}, which is not installed: {_INSTALL}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``rlarchive`` command; returns the exit status."""
+    _ignore_file_size_signal()
+    _tolerant_stdout()
+    try:
+        args = _parser().parse_args(argv)  # exits 2 on a usage error, 0 after --help or --version
+    except BrokenPipeError:
+        return _stdout_gone()
+    path = getattr(args, "file", None) or getattr(args, "input", None)
+    try:
+        if path is not None:
+            problem = _unreadable(path)
+            if problem is not None:
+                raise problem
+        status = args.fn(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        return _stdout_gone()
     except RlarchiveError as e:
-        print(f"rlarchive: {e}", file=sys.stderr)
-        return 1
+        line = _error_line(e, path)
+        if e.code == "FRAMEWORK_UNAVAILABLE" and "pip install" not in line:
+            line += f" ({args.command}: {_INSTALL})"
+        _say(line)
+        return _exit_status(e.code)
+    except ModuleNotFoundError as e:
+        if e.name and not e.name.startswith("rlarchive"):
+            err = _missing_package(e, args.command)
+        else:
+            err = RlarchiveError("INTERNAL_ERROR", f"{type(e).__name__}: {e}")
+        _say(str(err))
+        return EXIT_ERROR
+    except OSError as e:
+        where = f" {e.filename}" if e.filename is not None else ""
+        _say(f"IO_ERROR: {args.command}:{where}: {e.strerror or e}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a defect: still one line with a code, never a traceback
+        _say(f"INTERNAL_ERROR: {args.command} failed: {type(e).__name__}: {e}")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -85,6 +85,7 @@ API_CODES: frozenset[str] = frozenset(
         "TENSOR_NOT_FOUND",
         "FRAMEWORK_UNAVAILABLE",
         "IMPORT_INVALID",
+        "INTERNAL_ERROR",
     }
 )
 

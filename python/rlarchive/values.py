@@ -35,7 +35,7 @@ import numpy as np
 from . import schedules, spaces
 from .dtypes import DTYPES, numpy_view_dtype
 from .errors import RlarchiveError
-from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_NDIM, MAX_SAFE_INTEGER
+from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_NDIM, MAX_SAFE_INTEGER
 from .tensors import RawTensor, as_tensor, check_tensor_name, is_tensor
 
 _IDENT_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -465,21 +465,41 @@ class Encoder:
         tensors: where referenced arrays are collected (name -> TensorData).
         inline_limit: arrays of at most this many bytes stay inline; ``-1`` references all.
         opaque_fallback: pickle values the model cannot hold, instead of failing.
+
+    Values nested more than ``MAX_JSON_DEPTH`` deep and integers of more than
+    ``MAX_INT_DIGITS`` digits raise WRITE_INVALID before any deeper work (a
+    reader would reject them, spec §15).
     """
+
+    #: Integers of more bits than this have more than MAX_INT_DIGITS digits.
+    _MAX_INT_BITS = math.ceil(MAX_INT_DIGITS * math.log2(10))
 
     def __init__(self, group: str, tensors: dict, inline_limit: int, opaque_fallback: bool = False) -> None:
         self.group = group
         self.tensors = tensors
         self.inline_limit = inline_limit
         self.opaque_fallback = opaque_fallback
+        self._depth = 0
 
     def encode(self, obj: Any, ptr: str, inline: bool = False) -> Any:
+        """The value for ``obj`` at the JSON Pointer ``ptr`` (arrays inline if ``inline``)."""
+        # Each nested call adds at least one JSON level, so this bounds the recursion
+        # early; the exact depth of the text is checked when it is written.
+        if self._depth >= MAX_JSON_DEPTH:
+            raise RlarchiveError("WRITE_INVALID", f"the value at {ptr} is nested deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH})")
+        self._depth += 1
+        try:
+            return self._encode(obj, ptr, inline)
+        finally:
+            self._depth -= 1
+
+    def _encode(self, obj: Any, ptr: str, inline: bool) -> Any:
         if obj is None or isinstance(obj, (bool, str)):
             return obj
         if isinstance(obj, np.generic):
             return self._scalar(obj, ptr)
         if isinstance(obj, int):
-            return obj if abs(obj) <= MAX_SAFE_INTEGER else {"$type": "int", "value": str(obj)}
+            return obj if abs(obj) <= MAX_SAFE_INTEGER else self._bigint(obj, ptr)
         if isinstance(obj, float):
             if math.isfinite(obj):
                 return obj
@@ -539,6 +559,12 @@ class Encoder:
         except Exception as e:  # pickling user objects can fail in any way
             raise RlarchiveError("VALUE_UNSUPPORTED", f"cannot pickle {tname} at {ptr}: {e}") from None
         return {"$type": "opaque", "format": "pickle", "base64": base64.b64encode(data).decode("ascii"), "type": tname, "note": "not representable in the value model"}
+
+    def _bigint(self, obj: int, ptr: str) -> dict:
+        # The size is checked before str(), which refuses more than 4300 digits by default.
+        if obj.bit_length() > self._MAX_INT_BITS or len(digits := str(obj).lstrip("-")) > MAX_INT_DIGITS:
+            raise RlarchiveError("WRITE_INVALID", f"the integer at {ptr} has more than MAX_INT_DIGITS ({MAX_INT_DIGITS}) digits")
+        return {"$type": "int", "value": "-" + digits if obj < 0 else digits}
 
     def _scalar(self, obj: np.generic, ptr: str) -> dict:
         t = as_tensor(obj)

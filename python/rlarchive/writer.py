@@ -1,10 +1,19 @@
 """Writing archives: deterministic (spec §12) and atomic (temporary file, then rename)."""
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import re
+import secrets
+import stat
+import time
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterator, Mapping, Optional
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks (and an open file cannot be removed there)
+    fcntl = None  # type: ignore[assignment]
 
 from . import jsonstrict, manifest as manifest_mod
 from .errors import RlarchiveError
@@ -65,6 +74,8 @@ def _json_member(doc: Any, name: str) -> bytes:
     """
     try:
         raw = jsonstrict.dumps(doc)
+    except RecursionError:  # caller-given JSON (manifest extensions) nested far beyond the limit
+        raise RlarchiveError("WRITE_INVALID", f"{name} would nest deeper than MAX_JSON_DEPTH") from None
     except ValueError as e:  # a non-finite float, or a string that is not Unicode text (UnicodeEncodeError)
         raise RlarchiveError("WRITE_INVALID", f"{name} would not be valid JSON text: {e}") from None
     try:
@@ -82,24 +93,202 @@ def _add_group(groups: dict, name: str, tensors: dict) -> None:
     groups[name] = tensors
 
 
+# ---------------------------------------------------------------- atomic files (spec §12)
+
+#: Suffix of the temporary files the writer creates beside a destination (spec §12).
+TEMP_SUFFIX = ".rlarchive-tmp"
+#: Bytes of the destination's name kept in a temporary file's name (NAME_MAX is 255).
+_TEMP_STEM_BYTES = 200
+#: Where advisory locks are unavailable, a temporary file this old (seconds) counts as stale.
+STALE_TEMP_SECONDS = 3600
+#: Windows can neither open a folder (to sync it) nor rename or remove a file that is open.
+_WINDOWS = os.name == "nt"
+
+
+def _io_error(doing: str, path: str, e: OSError) -> RlarchiveError:
+    return RlarchiveError("IO_ERROR", f"cannot {doing} {path}: {e.strerror or e}")
+
+
+def _destination(path: "os.PathLike[str] | str") -> str:
+    """The file a save replaces: ``path`` with every symbolic link resolved (spec §12)."""
+    given = os.fspath(path)
+    dest = os.path.realpath(given)
+    if os.path.islink(dest):
+        raise RlarchiveError("IO_ERROR", f"cannot write {given}: symbolic links loop")
+    try:
+        st = os.stat(dest)
+    except FileNotFoundError:
+        return dest
+    except OSError as e:
+        raise _io_error("write", given, e) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise RlarchiveError("IO_ERROR", f"cannot write {given}: it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise RlarchiveError("IO_ERROR", f"cannot write {given}: it is not a regular file")
+    return dest
+
+
+def _temp_stem(dest: str) -> str:
+    return os.fsdecode(os.fsencode(os.path.basename(dest))[:_TEMP_STEM_BYTES])
+
+
+def _temp_name_pattern(stem: str) -> "re.Pattern[str]":
+    return re.compile(re.escape("." + stem + ".") + "[0-9a-f]{16}" + re.escape(TEMP_SUFFIX))
+
+
+def _lock(fd: int) -> bool:
+    """Take the exclusive advisory lock of a temporary file without waiting; False if another holds it."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # locks unsupported on this file system: the file stays unprotected
+        return True
+    return True
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        a, b = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _remove_if_stale(path: str) -> None:
+    """Remove a temporary file no save holds any more (a save killed before its rename)."""
+    if fcntl is None:
+        st = os.stat(path, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and time.time() - st.st_mtime > STALE_TEMP_SECONDS:
+            os.unlink(path)  # fails while the writing process still has it open
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held by a save in progress (or locks unsupported: never guess)
+            return
+        if _same_file(fd, path):
+            os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temps(folder: str, stem: str) -> None:
+    pattern = _temp_name_pattern(stem)
+    try:
+        names = [e.name for e in os.scandir(folder) if pattern.fullmatch(e.name)]
+    except OSError:
+        return  # creating the temporary file reports the problem
+    for name in names:
+        try:
+            _remove_if_stale(os.path.join(folder, name))
+        except OSError:
+            pass  # removed meanwhile, or not ours to remove
+
+
+def _create_temp(folder: str, stem: str) -> tuple[int, str]:
+    """Create and lock a fresh temporary file in ``folder``; its mode is 0666 less the umask."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(16):
+        tmp = os.path.join(folder, f".{stem}.{secrets.token_hex(8)}{TEMP_SUFFIX}")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _io_error("create a file in", folder, e) from None
+        # A concurrent sweep may have locked (and removed) the file between its creation and the lock.
+        if _lock(fd) and _same_file(fd, tmp):
+            return fd, tmp
+        os.close(fd)
+    raise RlarchiveError("IO_ERROR", f"cannot create a temporary file in {folder}")
+
+
+def _sync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (not possible on Windows, where directories cannot be opened)."""
+    if _WINDOWS:
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return  # a folder one may write but not read: nothing to sync with
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):  # file systems that cannot sync folders
+            raise RlarchiveError("IO_ERROR", f"the file is in place but {folder} could not be synced: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def atomic_file(path: "os.PathLike[str] | str") -> Iterator[BinaryIO]:
-    """A temporary file beside ``path``, renamed over it only if the block succeeds.
+    """A temporary file beside ``path``, renamed over it only if the block succeeds (spec §12).
 
-    On any exception the temporary file is removed and ``path`` is untouched.
+    - The destination is ``path`` with symbolic links resolved: saving to a link
+      replaces the file it points to and keeps the link. A link loop, a directory
+      or anything but a regular file is refused.
+    - The temporary file is ``.<name>.<16 hex digits>.rlarchive-tmp`` in the
+      destination's folder (``<name>`` cut to 200 bytes), created with mode
+      0666 less the umask as ``open()`` would, and exclusively ``flock``-ed
+      while the save runs. It is flushed and fsynced, renamed over the
+      destination, and the folder is fsynced (except on Windows).
+    - Before writing, temporary files of the same destination that no save
+      holds locked (left by a killed save) are removed. Without advisory
+      locks (Windows) only those older than :data:`STALE_TEMP_SECONDS` are.
+    - On any exception the temporary file is removed and the destination is
+      untouched. The whole file is replaced, so hard links to the old file keep
+      the old content.
+
+    Raises:
+        RlarchiveError: IO_ERROR when the destination cannot be written (a
+            directory, a missing or read-only folder, a full disk, the file-size
+            limit: ignore ``SIGXFSZ`` to get the error rather than the signal).
     """
-    dest = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dest) + ".", suffix=".tmp", dir=os.path.dirname(os.path.abspath(dest)))
+    dest = _destination(path)
+    folder, stem = os.path.dirname(dest), _temp_stem(dest)
+    _remove_stale_temps(folder, stem)
+    fd, tmp = _create_temp(folder, stem)
+    f = os.fdopen(fd, "w+b")
+    renamed = False
     try:
-        with os.fdopen(fd, "w+b") as f:
-            yield f
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+        if _WINDOWS:  # an open file cannot be renamed there
+            f.close()
+        os.replace(tmp, dest)  # while still locked, so that no sweep takes the file
+        renamed = True
+        f.close()
+        _sync_folder(folder)
+    except BaseException as e:
+        if not renamed:
+            if _WINDOWS:  # an open file cannot be removed there
+                _close_quietly(f)
+            _unlink_quietly(tmp)
+        _close_quietly(f)
+        if isinstance(e, OSError):
+            raise _io_error("write", os.fspath(path), e) from None
         raise
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _close_quietly(f: BinaryIO) -> None:
+    try:
+        f.close()
+    except OSError:  # the flush of a failed write fails again; the descriptor is closed anyway
+        pass
 
 
 def save(
@@ -120,7 +309,8 @@ def save(
     """Write an archive, atomically and deterministically.
 
     Args:
-        path: destination; replaced only once the new archive is complete.
+        path: destination; replaced only once the new archive is complete (see
+            :func:`atomic_file`: a symbolic link keeps pointing to the new file).
         data: the algorithm's parameters (string keys; values per :mod:`rlarchive.values`).
             Arrays above 1 KiB go to the ``arrays`` tensor group.
         tensors: group name -> {tensor name -> NumPy array or torch tensor},
@@ -134,7 +324,9 @@ def save(
         opaque_fallback: keep values the model cannot hold as opaque pickles instead of failing.
         force_zip64: use ZIP64 records even where sizes do not need them.
     Raises:
-        RlarchiveError: VALUE_UNSUPPORTED or WRITE_INVALID; the destination is untouched.
+        RlarchiveError: VALUE_UNSUPPORTED or WRITE_INVALID for the content,
+            IO_ERROR when the destination cannot be written; either way the
+            destination is untouched and no temporary file is left.
     """
     groups: dict[str, dict[str, TensorData]] = {}
     for g, ts in (tensors or {}).items():

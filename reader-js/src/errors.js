@@ -78,6 +78,7 @@ export const API_CODES = Object.freeze([
   'TENSOR_NOT_FOUND',
   'FRAMEWORK_UNAVAILABLE',
   'IMPORT_INVALID',
+  'INTERNAL_ERROR',
 ]);
 
 /**

@@ -1057,95 +1057,120 @@ export default {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://rlarchive.org/schemas/report-1.0.schema.json",
     "title": "rlarchive validation report, version 1.0",
-    "description": "What a validator reports for one file (spec §14).",
-    "type": "object",
-    "required": [
-      "validator",
-      "file",
-      "valid",
-      "summary",
-      "issues"
-    ],
-    "additionalProperties": false,
-    "properties": {
-      "validator": {
+    "description": "What a validator reports (spec §14): the report of one file, or {\"reports\": [...]} holding the reports of several files in the order they were checked.",
+    "oneOf": [
+      {
+        "$ref": "#/$defs/report"
+      },
+      {
         "type": "object",
         "required": [
-          "name",
-          "version"
-        ],
-        "properties": {
-          "name": {
-            "type": "string"
-          },
-          "version": {
-            "type": "string"
-          }
-        }
-      },
-      "file": {
-        "type": "string"
-      },
-      "valid": {
-        "type": "boolean"
-      },
-      "summary": {
-        "type": "object",
-        "required": [
-          "errors",
-          "warnings",
-          "infos"
+          "reports"
         ],
         "additionalProperties": false,
         "properties": {
-          "errors": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "warnings": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "infos": {
-            "type": "integer",
-            "minimum": 0
+          "reports": {
+            "type": "array",
+            "items": {
+              "$ref": "#/$defs/report"
+            }
           }
         }
-      },
-      "issues": {
-        "type": "array",
-        "items": {
-          "type": "object",
-          "required": [
-            "code",
-            "severity",
-            "message"
-          ],
-          "additionalProperties": false,
-          "properties": {
-            "code": {
-              "type": "string",
-              "pattern": "^[A-Z][A-Z0-9_]+$"
-            },
-            "severity": {
-              "enum": [
-                "error",
-                "warning",
-                "info"
-              ]
-            },
-            "message": {
-              "type": "string"
-            },
-            "member": {
-              "type": "string"
-            },
-            "pointer": {
-              "type": "string"
-            },
-            "offset": {
-              "type": "integer",
-              "minimum": 0
+      }
+    ],
+    "$defs": {
+      "report": {
+        "description": "What a validator reports for one file.",
+        "type": "object",
+        "required": [
+          "validator",
+          "file",
+          "valid",
+          "summary",
+          "issues"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "validator": {
+            "type": "object",
+            "required": [
+              "name",
+              "version"
+            ],
+            "properties": {
+              "name": {
+                "type": "string"
+              },
+              "version": {
+                "type": "string"
+              }
+            }
+          },
+          "file": {
+            "type": "string"
+          },
+          "valid": {
+            "type": "boolean"
+          },
+          "summary": {
+            "type": "object",
+            "required": [
+              "errors",
+              "warnings",
+              "infos"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "errors": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "warnings": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "infos": {
+                "type": "integer",
+                "minimum": 0
+              }
+            }
+          },
+          "issues": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "code",
+                "severity",
+                "message"
+              ],
+              "additionalProperties": false,
+              "properties": {
+                "code": {
+                  "type": "string",
+                  "pattern": "^[A-Z][A-Z0-9_]+$"
+                },
+                "severity": {
+                  "enum": [
+                    "error",
+                    "warning",
+                    "info"
+                  ]
+                },
+                "message": {
+                  "type": "string"
+                },
+                "member": {
+                  "type": "string"
+                },
+                "pointer": {
+                  "type": "string"
+                },
+                "offset": {
+                  "type": "integer",
+                  "minimum": 0
+                }
+              }
             }
           }
         }

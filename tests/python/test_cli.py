@@ -43,10 +43,11 @@ def test_validate_invalid_archives_exit_1_with_codes(tmp_path):
         paths.append(str(p))
     r = _run("validate", "--json", *paths)
     assert r.returncode == 1
-    reports = json.loads(r.stdout)
-    for rep in reports:
-        schema_validator("report-1.0.schema.json").validate(rep)
+    doc = json.loads(r.stdout)
+    schema_validator("report-1.0.schema.json").validate(doc)
+    reports = doc["reports"]
     assert [rep["issues"][0]["code"] for rep in reports] == ["ZIP_GAP", "JSON_NAN_LITERAL", "MEMBER_DIGEST_MISMATCH"]
+    assert [line.split(":")[1].strip() for line in r.stderr.splitlines()] == ["ZIP_GAP", "JSON_NAN_LITERAL", "MEMBER_DIGEST_MISMATCH"]
     human = _run("validate", *paths)
     assert human.returncode == 1 and "ZIP_GAP" in human.stdout and "INVALID" in human.stdout
 
@@ -88,3 +89,147 @@ def test_errors_are_one_line_with_code(tmp_path):
     p.write_bytes(b"not an archive")
     r = _run("dump", str(p))
     assert r.returncode == 1 and r.stderr.startswith("rlarchive: ARCHIVE_NOT_RLARCHIVE")
+
+
+# ---------------------------------------------------------------- command-line conventions
+
+
+def _main(capsys, *argv):
+    """Run the command in this process: (exit status, stdout, stderr)."""
+    from rlarchive.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_version_and_python_dash_m(ppo):
+    import rlarchive
+
+    script = os.path.join(os.path.dirname(sys.executable), "rlarchive")
+    runs = [[sys.executable, "-m", "rlarchive", "--version"], [*RLARCHIVE, "--version"]]
+    if os.path.exists(script):
+        runs.append([script, "--version"])
+    runs.append([sys.executable, "-m", "rlarchive", "validate", ppo])
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in runs]
+    results = [(p.wait(), p.stdout.read(), p.stderr.read()) for p in procs]
+    for status, out, err in results[:-1]:
+        assert status == 0 and out.split()[:2] == ["rlarchive", rlarchive.__version__], (out, err)
+    status, out, err = results[-1]
+    assert status == 0 and out.startswith(f"{ppo}: valid") and err == ""
+
+
+def test_exit_status_of_validate(ppo, tmp_path, capsys):
+    bad = tmp_path / "bad.rlarchive"
+    bad.write_bytes(b"junk")
+    missing = str(tmp_path / "missing.rlarchive")
+    assert _main(capsys, "validate", ppo)[0] == 0
+    assert _main(capsys, "validate", ppo, str(bad))[0] == 1
+    status, out, err = _main(capsys, "validate", missing)
+    assert status == 2 and err.startswith("rlarchive: IO_ERROR: ") and "INVALID" in out
+    assert _main(capsys, "validate", str(bad), missing)[0] == 2  # an I/O error outranks an invalid file
+
+
+def test_validate_folders_recursively_into_one_json_document(ppo, tmp_path, capsys):
+    import shutil
+
+    tree = tmp_path / "runs"
+    (tree / "b" / "deep").mkdir(parents=True)
+    (tree / "a").mkdir()
+    shutil.copy(ppo, tree / "b" / "deep" / "z.rlarchive")
+    shutil.copy(ppo, tree / "a" / "y.rlarchive")
+    (tree / "b" / "x.rlarchive").write_bytes(b"junk")
+    (tree / "b" / "notes.txt").write_bytes(b"not an archive, not looked at")
+    (tree / "a" / "model.zip").write_bytes(b"not looked at either")
+    status, out, err = _main(capsys, "validate", "--json", str(tree), ppo)
+    doc = json.loads(out)
+    schema_validator("report-1.0.schema.json").validate(doc)
+    files = [os.path.relpath(r["file"], tmp_path) for r in doc["reports"]]
+    expected = [os.path.join("runs", "a", "y.rlarchive"), os.path.join("runs", "b", "x.rlarchive"), os.path.join("runs", "b", "deep", "z.rlarchive")]
+    assert files[:3] == expected and doc["reports"][3]["file"] == ppo
+    assert [r["valid"] for r in doc["reports"]] == [True, False, True, True]
+    assert status == 1 and err.count("\n") == 1 and "x.rlarchive" in err
+    # one folder alone is still the several-files form; one file alone is the report itself
+    assert set(json.loads(_main(capsys, "validate", "--json", str(tree / "a"))[1])) == {"reports"}
+    single = json.loads(_main(capsys, "validate", "--json", ppo)[1])
+    assert single["file"] == ppo and "reports" not in single
+    # a folder without archives is an error, not a silent success
+    (tmp_path / "empty").mkdir()
+    status, out, err = _main(capsys, "validate", str(tmp_path / "empty"))
+    assert status == 2 and err.startswith("rlarchive: IO_ERROR: no *.rlarchive file")
+
+
+def test_report_schema_admits_one_report_or_reports_and_nothing_else(ppo):
+    import jsonschema
+
+    import rlarchive
+
+    report = rlarchive.validate(ppo)
+    v = schema_validator("report-1.0.schema.json")
+    v.validate(report)
+    v.validate({"reports": [report, report]})
+    v.validate({"reports": []})
+    for wrong in ([report], {"reports": [report], "extra": 1}, {"reports": [{"file": "x"}]}, {**report, "reports": []}):
+        with pytest.raises(jsonschema.ValidationError):
+            v.validate(wrong)
+
+
+def _zip(path, names):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for n in names:
+            z.writestr(n, b"{}" if n == "data" else b"x")
+    return str(path)
+
+
+def test_a_stable_baselines_zip_gets_a_conversion_hint(tmp_path, capsys):
+    sb3 = _zip(tmp_path / "ppo.zip", ["data", "policy.pth", "policy.optimizer.pth", "pytorch_variables.pth"])
+    sb2 = _zip(tmp_path / "ppo2.zip", ["data", "parameters", "parameter_list"])
+    other = _zip(tmp_path / "other.zip", ["data", "readme.txt"])
+    for command in ("validate", "inspect"):
+        status, _, err = _main(capsys, command, sb3)
+        assert status == 1 and err.count("\n") == 1 and f"rlarchive import-sb3 {sb3} OUT.rlarchive" in err, err
+        assert err.startswith("rlarchive: ARCHIVE_NOT_RLARCHIVE: ")
+        status, _, err = _main(capsys, command, sb2)
+        assert status == 1 and f"rlarchive import-sb2 {sb2} OUT.rlarchive" in err, err
+        status, _, err = _main(capsys, command, other)
+        assert status == 1 and "import-sb" not in err, err
+
+
+def test_inspect_says_whether_digests_were_checked(ppo, tmp_path, capsys):
+    status, out, _ = _main(capsys, "inspect", ppo)
+    assert status == 0 and "not (use --verify)" in out
+    status, out, _ = _main(capsys, "inspect", "--verify", ppo)
+    assert status == 0 and "every member checked" in out and "--verify)" not in out
+    bad = tmp_path / "bad.rlarchive"
+    bad.write_bytes(next(c for c in CASES if c.id == "member-digest-mismatch-tensor").build())
+    status, out, err = _main(capsys, "inspect", str(bad))
+    assert status == 0 and "not (use --verify)" in out and err == ""
+    status, out, err = _main(capsys, "inspect", "--verify", str(bad))
+    assert status == 1 and err.startswith("rlarchive: MEMBER_DIGEST_MISMATCH: ")
+
+
+WITHOUT_TORCH = """
+import sys
+sys.modules["torch"] = None  # as if torch were not installed: importing it fails
+from rlarchive.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_commands_that_need_torch_say_what_to_install(ppo, tmp_path):
+    import zipfile
+
+    sb3 = tmp_path / "ppo.zip"
+    with zipfile.ZipFile(sb3, "w") as z:
+        z.writestr("data", json.dumps({"gamma": 0.99}))
+        z.writestr("policy.pth", b"torch.save output would be here")
+    runs = [["import-sb3", str(sb3), str(tmp_path / "out.rlarchive")], ["export-sb3", ppo, str(tmp_path / "out.zip")]]
+    procs = [subprocess.Popen([sys.executable, "-c", WITHOUT_TORCH, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for argv in runs]
+    for p in procs:
+        out, err = p.communicate()
+        assert p.returncode == 2 and "Traceback" not in err
+        assert err.startswith("rlarchive: FRAMEWORK_UNAVAILABLE: ") and err.count("\n") == 1
+        assert "torch" in err and "pip install 'rlarchive[sb3]'" in err
+    assert os.listdir(tmp_path) == ["ppo.zip"]

@@ -215,8 +215,9 @@ def test_failure_during_writing_leaves_no_partial_file(tmp_path, monkeypatch):
         raise OSError("no space left on device")
 
     monkeypatch.setattr(zipprofile.ZipWriter, "finish", fail_finish)
-    with pytest.raises(OSError):
+    with pytest.raises(RlarchiveError) as e:
         rlarchive.save(p, {"gamma": 0.99}, {"policy": {"w": np.ones(1000)}})
+    assert e.value.code == "IO_ERROR"
     assert p.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["agent.rlarchive"]
 
