@@ -637,7 +637,7 @@ def test_cli_two_command_migration(tmp_path):
     assert r.returncode == 0, r.stderr
     assert_same_parameters(model, PPO.load(back, device="cpu"))
     r = subprocess.run([*cli, "import-sb3", str(tmp_path / "missing.zip"), arc], capture_output=True, text=True)
-    assert r.returncode == 1 and "IMPORT_INVALID" in r.stderr
+    assert r.returncode == 2 and "IO_ERROR" in r.stderr
 
 
 def test_javascript_reads_an_imported_ppo_archive(tmp_path):
