@@ -10,6 +10,7 @@ PY := $(VENV)/bin/python
 PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 FUZZ_CASES ?= 100000
+UNPICKLE_FUZZ_CASES ?= 100000
 
 .PHONY: setup setup-python setup-js setup-browser test test-python test-js test-property conformance vectors vectors-check fuzz bench clean
 
@@ -62,6 +63,7 @@ test: test-python test-js test-property conformance vectors-check
 
 fuzz: setup
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)
+	$(PY) tests/fuzz/unpickle_fuzz.py --cases $(UNPICKLE_FUZZ_CASES)
 
 bench: setup-python
 	$(PY) tests/bench/bench.py
