@@ -158,10 +158,7 @@ def sb2_zip(path) -> str:
 #: Failures inside the Stable-Baselines bridge that reach the last-resort guard
 #: (INTERNAL_ERROR) instead of a proper code: (command, vector file) -> cause.
 #: Listed so that fixing one makes its entry fail here and get removed.
-KNOWN_BRIDGE_DEFECTS = {
-    ("import-sb2", "zip64-locator-other-disk.rlarchive"): "zipfile.is_zipfile raises BadZipFile for a ZIP64 locator naming another disk",
-    ("export-sb3", "values-dict-keys.rlarchive"): "a dict with bytes keys reaches json.dumps (TypeError)",
-}
+KNOWN_BRIDGE_DEFECTS: dict = {}
 #: Errors found only by the deferred checks, which inspect runs with --verify only.
 DEFERRED = {"ZIP_CRC_MISMATCH", "MEMBER_DIGEST_MISMATCH"}
 

@@ -100,7 +100,11 @@ def import_archive(
     report = ImportReport(source="stable-baselines", output=os.fspath(out_path))
     metadata: dict[str, str] = {META_SOURCE: "stable-baselines"}
     tensors: dict[str, dict] = {}
-    if not zipfile.is_zipfile(os.fspath(in_zip)):
+    try:
+        is_zip = zipfile.is_zipfile(os.fspath(in_zip))
+    except (zipfile.BadZipFile, ValueError):  # a ZIP whose end records name other disks, ...
+        is_zip = False
+    if not is_zip:
         raise RlarchiveError(
             "IMPORT_INVALID",
             f"{os.fspath(in_zip)} is not a ZIP file (stable-baselines <= 2.7 '.pkl' models are one pickle and are not supported)",

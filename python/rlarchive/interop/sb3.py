@@ -600,7 +600,8 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
         if hasattr(obj, "__dict__") or isinstance(obj, dict):
             gen = obj.items if isinstance(obj, dict) else obj.__dict__.items
             for name, item in gen():
-                entry[name] = item if _is_json_serializable(item) else str(item)
+                if isinstance(name, str):  # the readable copies SB3 adds; a key JSON cannot hold is left out
+                    entry[name] = item if _is_json_serializable(item) else str(item)
         out[key] = entry
     return json.dumps(out, indent=4)
 
