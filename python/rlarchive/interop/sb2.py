@@ -113,6 +113,11 @@ def import_archive(
         names = zf.namelist()
         if "data" not in names:
             raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines model: no 'data' member")
+        if "parameters" not in names and ("_stable_baselines3_version" in names or any(n.endswith(".pth") for n in names)):
+            raise RlarchiveError(
+                "IMPORT_INVALID",
+                "this is a Stable-Baselines3 model (it has .pth members and no 'parameters'); use 'rlarchive import-sb3'",
+            )
         data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
         if ("parameters" in names) != ("parameter_list" in names):
             raise RlarchiveError("IMPORT_INVALID", "'parameters' and 'parameter_list' must both be present")

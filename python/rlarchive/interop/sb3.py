@@ -388,6 +388,11 @@ def import_archive(
         names = zf.namelist()
         if "data" not in names:
             raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines3 model: no 'data' member")
+        if ("parameters" in names or "parameter_list" in names) and not any(n.endswith(".pth") for n in names):
+            raise RlarchiveError(
+                "IMPORT_INVALID",
+                "this is a Stable-Baselines (SB2) model (it has 'parameters' and no .pth members); use 'rlarchive import-sb2'",
+            )
         data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
         for name in names:
             if name == "data":
