@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import zipfile
 from typing import Any, Mapping, Optional, Union
@@ -32,6 +33,7 @@ import numpy as np
 
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES
+from .budget import ImportBudget, budget_for
 from .sb3 import ImportReport, _decode_data, _open_zip, _parse_data_json, _read_member
 from ..values import ClassRef
 
@@ -80,6 +82,7 @@ def import_archive(
     out_path: Union[str, os.PathLike],
     *,
     algorithm: Optional[str] = None,
+    budget: Union[int, ImportBudget, None] = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines (SB2) model ``.zip`` into an rlarchive, running no code from it.
 
@@ -88,15 +91,19 @@ def import_archive(
         out_path: the rlarchive to write (replaced atomically).
         algorithm: the SB2 algorithm name (``"PPO2"``, ``"DQN"``, ...) to record;
             guessed with :func:`infer_algorithm` when omitted.
+        budget: bytes the import may allocate (an int or an
+            :class:`~rlarchive.interop.budget.ImportBudget`); by default
+            :func:`~rlarchive.interop.budget.budget_for` the input's size.
     Returns:
         An :class:`rlarchive.sb3.ImportReport` (``source="stable-baselines"``).
     Raises:
         RlarchiveError: IMPORT_INVALID for an input that is not a readable SB3 or SB2 model or an SB2 ``.pkl``
-            file, VALUE_UNSUPPORTED for parameters that are not numeric arrays.
+            file, VALUE_UNSUPPORTED for parameters that are not numeric arrays,
+            LIMIT_EXCEEDED when the budget would be exceeded (checked before allocating).
     """
-    from ..dtypes import code_of_numpy
     from ..writer import save
 
+    budget = budget_for(in_zip, budget)
     report = ImportReport(source="stable-baselines", output=os.fspath(out_path))
     metadata: dict[str, str] = {META_SOURCE: "stable-baselines"}
     tensors: dict[str, dict] = {}
@@ -118,31 +125,17 @@ def import_archive(
                 "IMPORT_INVALID",
                 "this is a Stable-Baselines3 model (it has .pth members and no 'parameters'); use 'rlarchive import-sb3'",
             )
-        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
+        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report, budget)
         if ("parameters" in names) != ("parameter_list" in names):
             raise RlarchiveError("IMPORT_INVALID", "'parameters' and 'parameter_list' must both be present")
         if "parameters" in names:
             plist = _parse_json_list(_read_member(zf, "parameter_list", MAX_JSON_BYTES))
+            budget.charge(zf.getinfo("parameters").file_size, "the 'parameters' member", member="parameters")
             raw = _read_member(zf, "parameters", _PARAMS_LIMIT)
-            try:
-                npz = np.load(io.BytesIO(raw), allow_pickle=False)
-            except Exception as e:  # not an npz
-                raise RlarchiveError("IMPORT_INVALID", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters") from None
-            with npz:
-                params = {}
-                for name in plist:
-                    if name not in npz.files:
-                        raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is listed but missing", member="parameters")
-                    try:
-                        arr = npz[name]
-                    except ValueError as e:  # object arrays need pickle: refused
-                        raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r}: {e}", member="parameters") from None
-                    if code_of_numpy(arr.dtype) is None:
-                        raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} has dtype {arr.dtype}", member="parameters")
-                    params[name] = np.ascontiguousarray(arr)
-                extra = sorted(set(npz.files) - set(plist))
-                if extra:
-                    report.notes.append(f"arrays in 'parameters' not named in 'parameter_list' were dropped: {extra}")
+            params, extra = _read_npz(raw, plist, budget)
+            del raw
+            if extra:
+                report.notes.append(f"arrays in 'parameters' not named in 'parameter_list' were dropped: {extra}")
             if params:
                 tensors["policy"] = params
             metadata[META_PARAMETER_LIST] = json.dumps(plist)
@@ -159,6 +152,51 @@ def import_archive(
     report.tensor_groups = {g: len(t) for g, t in tensors.items()}
     save(out_path, data, tensors, metadata=metadata)
     return report
+
+
+def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list]:
+    """The arrays ``plist`` names from an ``.npz``, each header checked and its size charged before reading.
+
+    Returns the arrays by name and the sorted names of arrays not in ``plist``.
+    """
+    from ..dtypes import code_of_numpy
+
+    try:
+        inner = zipfile.ZipFile(io.BytesIO(raw))
+        members = {i.filename[: -len(".npy")]: i for i in inner.infolist() if i.filename.endswith(".npy")}
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise RlarchiveError("IMPORT_INVALID", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters") from None
+    params: dict = {}
+    with inner:
+        for name in plist:
+            info = members.get(name)
+            if info is None:
+                raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is listed but missing", member="parameters")
+            try:
+                with inner.open(info) as f:
+                    version = np.lib.format.read_magic(f)
+                    if version == (1, 0):
+                        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+                    elif version == (2, 0):
+                        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+                    else:
+                        raise ValueError(f"unsupported .npy format version {version}")
+                    if dtype.hasobject or code_of_numpy(dtype) is None:
+                        raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} has dtype {dtype}", member="parameters")
+                    nbytes = math.prod(shape) * dtype.itemsize
+                    budget.charge(nbytes, f"parameter {name!r} (shape {shape})", member="parameters")
+                    buf = f.read(nbytes)
+            except RlarchiveError:
+                raise
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
+                raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is not a readable .npy array: {e}", member="parameters") from None
+            if len(buf) != nbytes:
+                raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is shorter than its header says", member="parameters")
+            arr = np.frombuffer(buf, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+            if arr.dtype.byteorder == ">":
+                arr = arr.astype(arr.dtype.newbyteorder("<"))
+            params[name] = np.ascontiguousarray(arr)
+    return params, sorted(set(members) - set(plist))
 
 
 def _parse_json_list(raw: bytes) -> list:

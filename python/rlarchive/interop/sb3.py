@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
 from ..values import ClassRef, Opaque
+from .budget import ImportBudget, budget_for
 
 __all__ = [
     "ImportReport",
@@ -276,7 +277,7 @@ def _type_name(sb_type: Any) -> Optional[str]:
     return m.group(1) if m else sb_type
 
 
-def _decode_data(doc: Mapping[str, Any], report: ImportReport) -> dict:
+def _decode_data(doc: Mapping[str, Any], report: ImportReport, budget: Optional["ImportBudget"] = None) -> dict:
     """Decode an SB/SB3 data object: plain JSON stays, ``:serialized:`` values go through the restricted unpickler."""
     from . import unpickle
 
@@ -289,7 +290,7 @@ def _decode_data(doc: Mapping[str, Any], report: ImportReport) -> dict:
             except (binascii.Error, ValueError, UnicodeEncodeError):
                 raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: ':serialized:' is not base64", member="data") from None
             try:
-                out[key] = unpickle.decode(raw)
+                out[key] = unpickle.decode(raw, budget=budget)
                 report.converted.append(key)
             except unpickle.NotNeutral as e:
                 if tname is None:
