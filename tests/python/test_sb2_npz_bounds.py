@@ -60,7 +60,10 @@ def _import_in_child(src, out):
         "    sb2.import_archive(sys.argv[1], sys.argv[2]); code = None\n"
         "except RlarchiveError as e:\n"
         "    code = e.code\n"
-        "print(json.dumps({'code': code, 'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))\n"
+        # VmHWM: this process's own peak (ru_maxrss would also count the parent it was forked from)
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+        "rss = int(hwm[0].split()[1]) * 1024 if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+        "print(json.dumps({'code': code, 'rss': rss}))\n"
     )
     r = subprocess.run([sys.executable, "-c", code, src, out], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

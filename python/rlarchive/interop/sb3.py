@@ -358,11 +358,34 @@ def _tensor_dict(obj: Any, member: str) -> dict:
     return out
 
 
+def _charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
+    """Charge every tensor in ``obj`` (a state dict, an optimizer state) at its full size, before it is copied.
+
+    A tensor may view a storage many times, or with a stride of 0: making it
+    contiguous and writing it materialises every element, so each is charged.
+    """
+    import torch
+
+    stack, seen = [obj], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > 1_000_000:
+            raise RlarchiveError("LIMIT_EXCEEDED", f"{member} holds more than 1,000,000 values", member=member)
+        if isinstance(v, torch.Tensor):
+            budget.charge(v.numel() * v.element_size(), f"a tensor of shape {tuple(v.shape)} in {member}", member=member)
+        elif isinstance(v, Mapping):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
 def import_archive(
     in_zip: Union[str, os.PathLike],
     out_path: Union[str, os.PathLike],
     *,
     algorithm: Optional[str] = None,
+    budget: Union[int, ImportBudget, None] = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines3 model ``.zip`` into an rlarchive, running no code from it.
 
@@ -371,15 +394,27 @@ def import_archive(
         out_path: the rlarchive to write (replaced atomically).
         algorithm: the SB3 algorithm name (``"PPO"``, ``"SAC"``, ...) to record in
             the metadata; guessed with :func:`infer_algorithm` when omitted.
+        budget: bytes the import may allocate (an int or an
+            :class:`~rlarchive.interop.budget.ImportBudget`); by default
+            :func:`~rlarchive.interop.budget.budget_for` the input's size. Every
+            member's uncompressed size, every tensor written and everything the
+            unpickler builds is charged before it is allocated.
     Returns:
         An :class:`ImportReport`; ``report.opaque`` lists every value kept as an
         opaque pickle (with its data key, pickled type and the reason).
     Raises:
         RlarchiveError: IMPORT_INVALID for an input that is not a readable SB3 or SB2 model, VALUE_UNSUPPORTED for
             a ``.pth`` member that is not a state dict, WRITE_INVALID if the
-            result would break the spec.
+            result would break the spec, LIMIT_EXCEEDED when the budget would be
+            exceeded.
     """
     from ..writer import save
+
+    budget = budget_for(in_zip, budget)
+
+    def read(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
+        budget.charge(zf.getinfo(name).file_size, f"member {name}", member=name)
+        return _read_member(zf, name, limit)
 
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
     tensors: dict[str, dict] = {}
@@ -394,17 +429,21 @@ def import_archive(
                 "IMPORT_INVALID",
                 "this is a Stable-Baselines (SB2) model (it has 'parameters' and no .pth members); use 'rlarchive import-sb2'",
             )
-        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report)
+        data = _decode_data(_parse_data_json(read(zf, "data", MAX_JSON_BYTES)), report, budget)
         for name in names:
             if name == "data":
                 continue
             if name == "_stable_baselines3_version":
-                metadata[META_VERSION] = _read_member(zf, name, 1 << 16).decode("utf-8", "replace").strip()
+                metadata[META_VERSION] = read(zf, name, 1 << 16).decode("utf-8", "replace").strip()
                 report.library_version = metadata[META_VERSION]
             elif name == "system_info.txt":
-                metadata[META_SYSTEM_INFO] = _read_member(zf, name, 1 << 20).decode("utf-8", "replace")
+                metadata[META_SYSTEM_INFO] = read(zf, name, 1 << 20).decode("utf-8", "replace")
             elif name.endswith(".pth"):
-                obj = _torch_load(_read_member(zf, name, _PTH_LIMIT), name)
+                raw = read(zf, name, _PTH_LIMIT)
+                budget.charge(len(raw), f"the tensors of {name}", member=name)  # the storages torch.load builds
+                obj = _torch_load(raw, name)
+                del raw
+                _charge_tensors(obj, budget, name)
                 stem = name[: -len(".pth")]
                 if name in _VARIABLES_MEMBERS:
                     if not isinstance(obj, Mapping):
