@@ -12,13 +12,13 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-python setup-js setup-browser test test-python test-js test-property conformance vectors vectors-check fuzz bench clean
+.PHONY: setup setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance vectors vectors-check fuzz bench clean
 
 $(PY_STAMP): python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e 'python[test,sb3]'
+	$(PY) -m pip install -q -e 'python[test,sb3,bench]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -38,9 +38,28 @@ setup-browser:
 	      || echo "setup-browser: chromium could not be installed; the browser test will be skipped"; \
 	  else echo "setup-browser: no chromium and no apt-get as root; the browser test will be skipped"; fi; }
 
+# The extraction-tool test needs unzip, bsdtar and 7-Zip (Debian: unzip, libarchive-tools, 7zip or p7zip-full);
+# where one cannot be installed, that tool's part of the test reports itself skipped.
+setup-ziptools:
+	@missing=""; \
+	command -v unzip >/dev/null 2>&1 || missing="$$missing unzip"; \
+	command -v bsdtar >/dev/null 2>&1 || missing="$$missing libarchive-tools"; \
+	command -v 7z >/dev/null 2>&1 || command -v 7zz >/dev/null 2>&1 || command -v 7za >/dev/null 2>&1 || missing="$$missing 7zip"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "setup-ziptools: installing$$missing"; \
+	    apt-get update -qq >/dev/null 2>&1; \
+	    for p in $$missing; do \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$p >/dev/null 2>&1 \
+	        || { [ "$$p" = 7zip ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq p7zip-full >/dev/null 2>&1; } \
+	        || echo "setup-ziptools: $$p could not be installed; its part of the extraction test will be skipped"; \
+	    done; \
+	  else echo "setup-ziptools: missing$$missing and no apt-get as root; those parts of the extraction test will be skipped"; fi; \
+	fi
+
 setup: setup-python setup-js
 
-test-python: setup-python
+test-python: setup-python setup-ziptools
 	$(PY) -m pytest -q tests/python
 
 test-js: setup-js setup-browser

@@ -45,9 +45,20 @@ _Z64_EOCD = struct.Struct("<4sQHHIIQQQQ")  # 56 bytes
 _Z64_LOCATOR = struct.Struct("<4sIQI")  # 20 bytes
 _SEGMENT = re.compile(rb"[A-Za-z0-9._-]+")
 
-VERSION_MADE_BY = 45
+VERSION_MADE_BY = 45  # host system 0 (MS-DOS), ZIP 4.5
 VERSION_NEEDED = 20
 VERSION_NEEDED_ZIP64 = 45
+#: host systems (upper byte of "version made by") a record may name (spec §2.7)
+HOST_MSDOS = 0
+HOST_UNIX = 3
+#: largest "version needed to extract" (spec §2.7)
+MAX_VERSION_NEEDED = 45
+#: MS-DOS attribute bits a regular file may carry: read-only, archive (spec §2.7)
+DOS_FILE_BITS = 0x0021
+#: the mark some tools add to a Unix record's MS-DOS half (spec §2.7)
+UNIX_MODE_MARK = 0x8000
+S_IFMT = 0o170000
+S_IFREG = 0o100000
 DOS_DATE = 0x0021  # 1980-01-01
 DOS_TIME = 0
 
@@ -123,6 +134,39 @@ def check_name(raw: bytes) -> Optional[str]:
         if not _SEGMENT.fullmatch(seg):
             return "character outside [A-Za-z0-9._-/]"
     return None
+
+
+def check_attributes(host: int, attributes: int) -> Optional[str]:
+    """Why external attributes break spec §2.7 for a host system (0 or 3), or None."""
+    mode, dos = attributes >> 16, attributes & 0xFFFF
+    if host == HOST_MSDOS:
+        if mode:
+            return f"a Unix mode (0o{mode:o}) in the upper half of an MS-DOS record"
+        allowed = DOS_FILE_BITS
+    else:
+        kind = mode & S_IFMT
+        if kind not in (0, S_IFREG):
+            return f"file type 0o{kind:o} in the Unix mode (not a regular file)"
+        if mode & 0o7000:
+            return f"set-user-ID, set-group-ID or sticky bit in the Unix mode 0o{mode:o}"
+        if not mode & 0o400:
+            return f"Unix mode 0o{mode:o} without the owner-read bit"
+        allowed = DOS_FILE_BITS | UNIX_MODE_MARK
+    if dos & ~allowed:
+        return f"MS-DOS attribute bits 0x{dos & ~allowed:04X} (only read-only and archive are allowed)"
+    return None
+
+
+def directory_clash(names: list[str]) -> Optional[str]:
+    """The first name that, followed by '/', begins another name ignoring ASCII case (spec §2.2)."""
+    dirs: set[str] = set()
+    for name in names:
+        low = name.lower()
+        cut = low.find("/")
+        while cut >= 0:
+            dirs.add(low[:cut])
+            cut = low.find("/", cut + 1)
+    return next((n for n in names if n.lower() in dirs), None)
 
 
 def _parse_extra(data: bytes, allowed: tuple[int, ...], member: str, offset: int) -> dict[int, bytes]:
@@ -231,13 +275,18 @@ def read_directory(src: Source) -> list[Member]:
         at = cd_offset + pos
         if pos + 46 > len(cd):
             raise _err("ZIP_CD_INVALID", "central directory ends inside a record", offset=at)
-        (sig, _made, needed, flags, method, mtime, mdate, crc, csize, usize, nlen, xlen, clen, disk_start, _ia, _ea, lh_offset) = _CENTRAL.unpack_from(cd, pos)
+        (sig, made, needed, flags, method, mtime, mdate, crc, csize, usize, nlen, xlen, clen, disk_start, _ia, ext_attr, lh_offset) = _CENTRAL.unpack_from(cd, pos)
         if sig != SIG_CENTRAL:
             raise _err("ZIP_CD_INVALID", "bad central directory record signature", offset=at)
         if pos + 46 + nlen + xlen + clen > len(cd):
             raise _err("ZIP_CD_INVALID", "central directory record runs past the directory", offset=at)
         raw_name = cd[pos + 46 : pos + 46 + nlen]
         label = raw_name.decode("ascii", "replace")
+        host = made >> 8
+        if host not in (HOST_MSDOS, HOST_UNIX):
+            raise _err("ZIP_VERSION_MADE_BY", f"host system {host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted", label, at)
+        if needed > MAX_VERSION_NEEDED:
+            raise _err("ZIP_VERSION_NEEDED", f"version needed to extract {needed} is above {MAX_VERSION_NEEDED}", label, at)
         if flags & 0x41:
             raise _err("ZIP_ENCRYPTED", "member is encrypted", label, at)
         if flags & 0x08:
@@ -248,6 +297,9 @@ def read_directory(src: Source) -> list[Member]:
             raise _err("ZIP_COMPRESSED", f"compression method {method}; only STORED (0) is permitted", label, at)
         if disk_start != 0:
             raise _err("ZIP_MULTI_DISK", "member starts on another disk", label, at)
+        why = check_attributes(host, ext_attr)
+        if why:
+            raise _err("ZIP_ATTRIBUTES", f"external attributes 0x{ext_attr:08X} are not those of a regular file: {why}", label, at)
         if clen != 0:
             raise _err("ZIP_CD_INVALID", "member has a file comment", label, at)
         why = check_name(raw_name)
@@ -285,6 +337,10 @@ def read_directory(src: Source) -> list[Member]:
         if low in lower:
             raise _err("ZIP_NAME_CASE_COLLISION", f"member name {r[0]!r} collides with another ignoring case", r[0], r[9])
         lower.add(low)
+    clash = directory_clash([r[0] for r in records])
+    if clash is not None:
+        at = next(r[9] for r in records if r[0] == clash)
+        raise _err("ZIP_NAME_DIRECTORY_CLASH", f"member name {clash!r} is also the directory of another member", clash, at)
 
     # step 4: local headers, then the layout
     members = []

@@ -1,5 +1,5 @@
-// Generates src/schemas-embedded.js from ../schemas/*.schema.json, for browsers.
-// Usage: node scripts/embed-schemas.mjs [--check]   (--check: exit 1 if out of date)
+// Generates src/schemas-embedded.js, the package's only copy of the JSON Schemas, from ../schemas/*.schema.json.
+// Usage: node scripts/embed-schemas.mjs [--check]   (--check: exit 1 if out of date; npm pack runs it)
 import { readFile, writeFile, readdir } from 'node:fs/promises';
 
 const dir = new URL('../../schemas/', import.meta.url);

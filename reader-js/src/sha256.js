@@ -1,5 +1,10 @@
-// SHA-256 (FIPS 180-4): WebCrypto for whole buffers, a small incremental
-// implementation for members too large to hold in memory at once.
+// SHA-256 (FIPS 180-4). node:crypto under Node (one-shot and incremental),
+// WebCrypto's one-shot digest in browsers, and a small incremental JavaScript
+// implementation for everything else (incremental hashing in browsers, no
+// WebCrypto, or the built-ins switched off with useNativeDigests(false)).
+// All give identical results.
+
+import { IS_NODE, builtinModule, importBuiltin, nativeDigestsEnabled } from './runtime.js';
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -85,39 +90,45 @@ function toHex(buf) {
   return s;
 }
 
-/** SHA-256 of `bytes` as lower-case hex, through WebCrypto when the runtime has it. */
+let nodeCrypto = builtinModule('node:crypto');
+const nodeCryptoReady = nodeCrypto
+  ? Promise.resolve()
+  : importBuiltin('node:crypto').then((m) => {
+      nodeCrypto = typeof m?.createHash === 'function' ? m : null;
+    });
+
+/** node:crypto when the runtime has it and the built-ins are in use, else null. */
+async function nodeHashing() {
+  if (!IS_NODE || !nativeDigestsEnabled()) return null;
+  await nodeCryptoReady;
+  return nodeCrypto;
+}
+
+const webCrypto = () => (nativeDigestsEnabled() ? globalThis.crypto?.subtle ?? null : null);
+
+/** SHA-256 of `bytes` (a Uint8Array) as 64 lower-case hex digits. */
 export async function sha256Hex(bytes) {
-  const subtle = globalThis.crypto?.subtle;
+  const nc = await nodeHashing();
+  if (nc) return nc.createHash('sha256').update(bytes).digest('hex');
+  const subtle = webCrypto();
   if (subtle) {
     try {
       return toHex(await subtle.digest('SHA-256', bytes));
     } catch {
-      // fall through (e.g. an insecure browser context without digest)
+      // e.g. an insecure browser context, or bytes WebCrypto does not take: the JavaScript digest below
     }
   }
   return new Sha256().update(bytes).hex();
 }
 
-let nodeCrypto;
-
 /**
- * An incremental SHA-256 ({update(bytes), hex()}): node:crypto on Node (fast),
- * the JavaScript implementation elsewhere.
+ * An incremental SHA-256 ({update(bytes), hex()}): node:crypto under Node,
+ * the JavaScript implementation elsewhere (WebCrypto has no incremental digest).
  */
 export async function createSha256() {
-  if (nodeCrypto === undefined) {
-    nodeCrypto = null;
-    if (typeof process !== 'undefined' && process.versions?.node) {
-      try {
-        const spec = 'node:crypto';
-        nodeCrypto = await import(/* @vite-ignore */ /* webpackIgnore: true */ spec);
-      } catch {
-        nodeCrypto = null;
-      }
-    }
-  }
-  if (!nodeCrypto) return new Sha256();
-  const h = nodeCrypto.createHash('sha256');
+  const nc = await nodeHashing();
+  if (!nc) return new Sha256();
+  const h = nc.createHash('sha256');
   return {
     update(bytes) {
       h.update(bytes);
@@ -125,4 +136,13 @@ export async function createSha256() {
     },
     hex: () => h.digest('hex'),
   };
+}
+
+/**
+ * Which implementations sha256Hex and createSha256 use right now:
+ * `{oneShot, incremental}`, each `'node:crypto'`, `'webcrypto'` or `'javascript'`.
+ */
+export async function sha256Implementation() {
+  if (await nodeHashing()) return { oneShot: 'node:crypto', incremental: 'node:crypto' };
+  return { oneShot: webCrypto() ? 'webcrypto' : 'javascript', incremental: 'javascript' };
 }

@@ -6,6 +6,7 @@
 // Uint8Array of exactly `length` bytes; `close()` releases it.
 
 import { fail, errorText, RlarchiveError } from './errors.js';
+import { importBuiltin } from './runtime.js';
 
 const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
 
@@ -45,13 +46,8 @@ export class BlobSource {
 /** A file read with positional reads (Node). */
 export class FileSource {
   static async open(path) {
-    let fs;
-    try {
-      const spec = 'node:fs/promises';
-      fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ spec);
-    } catch (e) {
-      throw ioError('file paths are only supported on Node', e);
-    }
+    const fs = await importBuiltin('node:fs/promises');
+    if (!fs) throw ioError('file paths are only supported on Node');
     let fh;
     try {
       fh = await fs.open(path, 'r');
@@ -233,12 +229,13 @@ async function pickSource(input, options) {
   if (typeof URL !== 'undefined' && input instanceof URL) {
     if (input.protocol === 'http:' || input.protocol === 'https:') return HttpSource.open(input.href, options);
     if (input.protocol === 'file:') {
+      const url = await importBuiltin('node:url');
+      if (!url) throw ioError('file: URLs are only supported on Node');
       let path;
       try {
-        const spec = 'node:url';
-        path = (await import(/* @vite-ignore */ /* webpackIgnore: true */ spec)).fileURLToPath(input);
+        path = url.fileURLToPath(input);
       } catch (e) {
-        throw ioError('file: URLs are only supported on Node', e);
+        throw ioError(`unusable file: URL ${input.href}`, e);
       }
       return FileSource.open(path);
     }

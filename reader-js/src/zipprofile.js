@@ -17,6 +17,15 @@ const SIG_Z64_LOCATOR = 0x07064b50;
 const U16_MAX = 0xffff;
 const U32_MAX = 0xffffffff;
 const EOCD_SEARCH = 65557;
+// §2.7: host systems a central record may name, the highest version needed,
+// and the MS-DOS attribute bits of a regular file (read-only, archive)
+const HOST_MSDOS = 0;
+const HOST_UNIX = 3;
+const MAX_VERSION_NEEDED = 45;
+const DOS_FILE_BITS = 0x0021;
+const UNIX_MODE_MARK = 0x8000;
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
 
 const u16 = (b, o) => b[o] | (b[o + 1] << 8);
 const u32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
@@ -37,6 +46,34 @@ function hasSignature(bytes, sig) {
 export function isValidName(name) {
   if (name.length === 0 || name.length > MAX_NAME_BYTES) return false;
   return name.split('/').every((s) => /^[A-Za-z0-9._-]+$/.test(s) && s !== '.' && s !== '..');
+}
+
+/** Why external attributes break §2.7 for a host system (0 or 3), or null. */
+function attributesProblem(host, attributes) {
+  const mode = Math.floor(attributes / 0x10000);
+  const dos = attributes & 0xffff;
+  let allowed = DOS_FILE_BITS;
+  if (host === HOST_MSDOS) {
+    if (mode !== 0) return `a Unix mode (0o${mode.toString(8)}) in the upper half of an MS-DOS record`;
+  } else {
+    const kind = mode & S_IFMT;
+    if (kind !== 0 && kind !== S_IFREG) return `file type 0o${kind.toString(8)} in the Unix mode (not a regular file)`;
+    if (mode & 0o7000) return `set-user-ID, set-group-ID or sticky bit in the Unix mode 0o${mode.toString(8)}`;
+    if (!(mode & 0o400)) return `Unix mode 0o${mode.toString(8)} without the owner-read bit`;
+    allowed |= UNIX_MODE_MARK;
+  }
+  if (dos & ~allowed) return `MS-DOS attribute bits 0x${(dos & ~allowed).toString(16)} (only read-only and archive are allowed)`;
+  return null;
+}
+
+/** The first name that, followed by '/', begins another name ignoring ASCII case (§2.2), or undefined. */
+function directoryClash(names) {
+  const dirs = new Set();
+  for (const name of names) {
+    const low = name.toLowerCase();
+    for (let cut = low.indexOf('/'); cut >= 0; cut = low.indexOf('/', cut + 1)) dirs.add(low.slice(0, cut));
+  }
+  return names.find((n) => dirs.has(n.toLowerCase()));
 }
 
 /**
@@ -181,11 +218,17 @@ export async function readCentralDirectory(src, end) {
     };
     rec.name = latin1(rec.nameBytes);
     const nloc = { offset: at, member: /^[\x20-\x7e]*$/.test(rec.name) ? rec.name : undefined };
+    const host = cd[p + 5];
+    if (host !== HOST_MSDOS && host !== HOST_UNIX) throw fail('ZIP_VERSION_MADE_BY', `host system ${host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted`, nloc);
+    if (rec.versionNeeded > MAX_VERSION_NEEDED) throw fail('ZIP_VERSION_NEEDED', `version needed to extract ${rec.versionNeeded} is above ${MAX_VERSION_NEEDED}`, nloc);
     if (flags & 0x41) throw fail('ZIP_ENCRYPTED', 'member is encrypted', nloc);
     if (flags & 0x08) throw fail('ZIP_DATA_DESCRIPTOR', 'member uses a data descriptor', nloc);
     if (flags !== 0) throw fail('ZIP_FLAGS', `general purpose flags 0x${flags.toString(16)}`, nloc);
     if (method !== 0) throw fail('ZIP_COMPRESSED', `compression method ${method}`, nloc);
     if (u16(cd, p + 34) !== 0) throw fail('ZIP_MULTI_DISK', 'member starts on another disk', nloc);
+    const attributes = u32(cd, p + 38);
+    const why = attributesProblem(host, attributes);
+    if (why) throw fail('ZIP_ATTRIBUTES', `external attributes 0x${attributes.toString(16)} are not those of a regular file: ${why}`, nloc);
     if (commentLen !== 0) throw fail('ZIP_CD_INVALID', 'member has a file comment', nloc);
     if (!isValidName(rec.name)) throw fail('ZIP_NAME_INVALID', 'invalid member name', nloc);
     const extra = parseExtra(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), [0x0001], nloc);
@@ -218,6 +261,8 @@ export async function readCentralDirectory(src, end) {
     if (lower.has(k)) throw fail('ZIP_NAME_CASE_COLLISION', 'two member names differ only in case', { member: m.name });
     lower.add(k);
   }
+  const clash = directoryClash(members.map((m) => m.name));
+  if (clash !== undefined) throw fail('ZIP_NAME_DIRECTORY_CLASH', 'a member name is also the directory of another member', { member: clash });
   return members;
 }
 

@@ -5,14 +5,20 @@
     python tests/bench/bench.py --mb 100
 
 Every figure is the best of --repeat runs (page cache warm), so it measures the
-code, not the disk. Nothing here asserts a speed: it prints.
+code, not the disk. Nothing here asserts a speed: it prints. The JavaScript
+reader (reader-js/bench/bench.mjs, when `node` is on the PATH) opens, verifies
+and materialises the same archive file in the same run, with the runtime's
+built-in CRC-32 and SHA-256 and with the package's JavaScript ones.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import io
+import json
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 import zipfile
@@ -20,6 +26,24 @@ import zipfile
 import numpy as np
 
 import rlarchive
+
+JS_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reader-js", "bench", "bench.mjs")
+
+
+def js_bench(path: str, repeat: int) -> tuple[dict | None, str]:
+    """The JavaScript reader's figures on ``path`` (bench.mjs --json), or None and the reason."""
+    node = shutil.which("node")
+    if node is None:
+        return None, "node is not on the PATH"
+    try:
+        out = subprocess.run(
+            [node, JS_BENCH, path, "--repeat", str(repeat), "--json"],
+            capture_output=True, text=True, timeout=1800, check=True,
+        )
+        return json.loads(out.stdout), ""
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        detail = getattr(e, "stderr", None) or str(e)
+        return None, detail.strip().splitlines()[-1] if detail.strip() else type(e).__name__
 
 
 def best(fn, repeat: int) -> float:
@@ -107,6 +131,9 @@ def main() -> None:
 
         results["rlarchive verify (CRC-32 + SHA-256)"] = best(ra_verify, args.repeat)
 
+        # the JavaScript reader on the same file
+        js, js_skipped = js_bench(ra, args.repeat)
+
         # an SB3-style zip: torch.save of the state dict inside a deflated zip
         try:
             import torch
@@ -147,6 +174,29 @@ def main() -> None:
     if "sb3-style zip load" in r:
         print(f"  sb3-style zip load / rlarchive materialise:         {r['sb3-style zip load'] / r['rlarchive materialise all']:.2f}x")
         print(f"  sb3-style zip save / rlarchive save:                {r['sb3-style zip save'] / r['rlarchive save']:.2f}x")
+
+    print("\nJavaScript reader (reader-js) on the same file, against the Python reader in this run")
+    if js is None:
+        print(f"  skipped: {js_skipped}")
+        return
+    python_figures = {
+        "open": r["rlarchive open + map all tensors"],
+        "verify": r["rlarchive verify (CRC-32 + SHA-256)"],
+        "materialise": r["rlarchive materialise all"],
+    }
+    print(f"  Node {js['node']}; best of {js['repeat']}; CRC-32/SHA-256 alone over {js['hash_sample_bytes'] / 1e6:.0f} MB")
+    for mode, m in js["modes"].items():
+        print(f"  {mode} digests (CRC-32: {m['crc32']}; SHA-256: {m['sha256']['oneShot']}, incremental {m['sha256']['incremental']})")
+        for op, t in m["seconds"].items():
+            size = js["hash_sample_bytes"] if op.endswith("alone") else js["file_bytes"]
+            rate = "" if op == "open" else f"{size / 1e9 / t:8.2f} GB/s"  # opening reads a few records, not the file
+            ratio = f"   JS/Python {t / python_figures[op]:.2f}x" if op in python_figures else ""
+            print(f"    {op:14} {t:10.4f} s {rate:>13}{ratio}")
+    fast, slow = js["modes"].get("built-in"), js["modes"].get("javascript")
+    if fast and slow:
+        print(f"  verify, JavaScript digests / built-in digests:      {slow['seconds']['verify'] / fast['seconds']['verify']:.2f}x")
+        print(f"  CRC-32 alone, JavaScript / node:zlib:               {slow['seconds']['crc32 alone'] / fast['seconds']['crc32 alone']:.2f}x")
+        print(f"  SHA-256 alone, JavaScript / built-in:               {slow['seconds']['sha256 alone'] / fast['seconds']['sha256 alone']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -769,7 +769,8 @@ BAD_NAMES = ["../x", "/abs", "a//b", "tensors/", "données", "a" * 256, "tensors
              "tensors/...safetensors", "extensions/ACME_notes/x", "extensions/Other/x", "extensions/x", "Data.json", "DATA.JSON",
              "Manifest.json", "other.txt", "tensors/policy.SAFETENSORS", "tensors/POLICY.safetensors", "mimetype", "data.json",
              "manifest.json", "tensors/a b.safetensors", "tensors/arrays.safetensors", "tensors/" + "g" * 235 + ".safetensors",
-             "tensors/" + "g" * 236 + ".safetensors", "extensions/ACME_notes/" + "n" * 240, "x"]
+             "tensors/" + "g" * 236 + ".safetensors", "extensions/ACME_notes/" + "n" * 240, "x", "data.json/x", "Data.json/x", "mimetype/x",
+             "tensors/policy.safetensors/x", "extensions/ACME_notes"]
 
 
 class Archive:
@@ -1012,7 +1013,8 @@ def mutate_members(ar: Archive, rng: random.Random) -> str:
             align = rng.choice([64, 64, 0, 8])
         elif op == "add-ext":
             data = rng.choice([b"", b"notes", bytes(100)])
-            name = rng.choice(["extensions/ACME_notes/a.txt", "extensions/ACME_notes/d/e", "extensions/Other/a"])
+            name = rng.choice(["extensions/ACME_notes/a.txt", "extensions/ACME_notes/d/e", "extensions/Other/a", "extensions/ACME_notes/notes.txt/x",
+                               "extensions/ACME_notes/NOTES.txt/x", "extensions/ACME_notes/notes.txt.d/x", "extensions/ACME_notes/d"])
             align = 0
         else:
             data = rng.choice([b"", b"x", b"{}", bytes(range(256))])
@@ -1045,7 +1047,7 @@ def mutate_zip_knobs(ar: Archive, rng: random.Random) -> str:
     ms = ar.members
     m = rng.choice(ms) if ms else None
     op = rng.choice(["flags", "local_flags", "method", "crc", "local_crc", "sizes", "offset", "extra_local", "extra_central",
-                     "comment", "disk_start", "version", "gap", "local_sig", "central_sig", "ignored", "hidden", "zip64", "align",
+                     "comment", "disk_start", "version", "gap", "local_sig", "central_sig", "ignored", "attributes", "hidden", "zip64", "align",
                      "layout", "layout", "layout", "zip64_eocd"])
     if m is None or op == "layout":
         k = rng.choice(["prefix", "suffix", "comment", "cd_gap", "eocd_disk", "counts", "cd_size", "cd_offset", "duplicate_eocd",
@@ -1117,7 +1119,7 @@ def mutate_zip_knobs(ar: Archive, rng: random.Random) -> str:
     elif op == "disk_start":
         kn["disk_start"] = rng.choice([1, 0xFFFF])
     elif op == "version":
-        kn[rng.choice(["version", "local_version"])] = rng.choice([0, 10, 45, 63, 0xFFFF])
+        kn[rng.choice(["version", "local_version"])] = rng.choice([0, 10, 45, 46, 63, 0x032D, 0xFFFF])
     elif op == "gap":
         kn["gap_before"] = rng.choice([b"\x00", bytes(16), b"PK\x03\x04", b"PK\x05\x06" + bytes(18)])
     elif op == "local_sig":
@@ -1125,7 +1127,14 @@ def mutate_zip_knobs(ar: Archive, rng: random.Random) -> str:
     elif op == "central_sig":
         kn["central_sig"] = rng.choice([b"PK\x01\x09", b"PK\x03\x04", b"\x00\x00\x00\x00"])
     elif op == "ignored":  # fields readers must ignore: still valid
-        kn.update(mtime=rng.randrange(65536), mdate=rng.randrange(65536), made_by=rng.randrange(65536), ext_attr=rng.randrange(2**32))
+        kn.update(mtime=rng.randrange(65536), mdate=rng.randrange(65536), int_attr=rng.randrange(65536))
+    elif op == "attributes":  # host system and external attributes (spec §2.7): allowed and refused forms
+        host = rng.choice([0, 0, 3, 3, 1, 5, 10, 11, 19, 255, rng.randrange(256)])
+        kn["made_by"] = host << 8 | rng.choice([0, 20, 45, 63, 255, rng.randrange(256)])
+        mode = rng.choice([0, 0o600, 0o644, 0o100644, 0o100444, 0o100400, 0o100000, 0o100044, 0o104755, 0o102755, 0o101644,
+                           0o120777, 0o040755, 0o020644, 0o010644, 0o140644, 0o160644, rng.randrange(65536)])
+        dos = rng.choice([0, 0x01, 0x20, 0x21, 0x8020, 0x8021, 0x02, 0x04, 0x08, 0x10, 0x40, 0x80, 0x400, 0x8000, rng.randrange(65536)])
+        kn["ext_attr"] = (mode << 16 | dos) if rng.random() < 0.9 else rng.randrange(2**32)
     elif op == "hidden":
         kn[rng.choice(["in_central", "in_local"])] = False
     elif op == "zip64":

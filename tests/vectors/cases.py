@@ -448,13 +448,51 @@ def _():
     return saved(data, {"policy": policy, "variables": {"log_ent_coef": np.array([-0.5], np.float32)}}, opts)
 
 
-@case("zip-other-fields-ignored", "Members with a modification time, Unix attributes and another 'version made by': readers give them no meaning.", "§2.7")
+@case("zip-other-fields-ignored", "Members with a modification time, the internal 'text' attribute, host system 3 (Unix, ZIP 3.0 in 'version made by') and the regular-file mode 0o100644: readers give time and internal attributes no meaning and admit this host and mode.", "§2.7")
 def _():
     def edit(es):
         for e in es[1:]:
-            e.mtime, e.mdate, e.made_by, e.ext_attr = 0x6000, 0x5A21, 0x031E, 0o100644 << 16
+            e.mtime, e.mdate, e.made_by, e.int_attr, e.ext_attr = 0x6000, 0x5A21, 0x031E, 1, 0o100644 << 16
 
     return entries_edit(edit)
+
+
+EXT = "ACME_files"
+
+
+def ext_archive(members: dict, edit=lambda es: None) -> bytes:
+    """An archive declaring the optional extension EXT with the given members under extensions/EXT/."""
+    es = standard_entries(
+        jsonstrict.dumps({"data": {"gamma": 0.99}}),
+        extra_members={f"extensions/{EXT}/{k}": v for k, v in members.items()},
+        manifest_patch=lambda m: m.update(extensions_used=[EXT]),
+    )
+    edit(es)
+    return assemble(es)
+
+
+def ext_member(es, short: str) -> Entry:
+    return by_name(es, f"extensions/{EXT}/{short}")
+
+
+@case("zip-versions-and-attributes-allowed", "Every form §2.7 admits, one per member: host 0 with the read-only and archive bits (0x21) and ZIP version 63 in 'version made by'; host 3 with type bits 0 and mode 0o600 (as Python's zipfile writes); host 3 with 0o100444 and the MS-DOS bits 0x8021 (as 7-Zip writes); host 3 with 0o100755 and ZIP version 255; versions needed 0, 10 and 45. Every extraction tool makes a regular file of each.", ["§2.7", "§5.4"], warnings=["EXTENSION_UNKNOWN"])
+def _():
+    def edit(es):
+        d = by_name(es, "data.json")
+        d.made_by, d.ext_attr, d.version = 0x003F, 0x21, 10
+        a = ext_member(es, "a.txt")
+        a.made_by, a.ext_attr, a.version = 0x0314, 0o600 << 16, 0
+        b = ext_member(es, "b.txt")
+        b.made_by, b.ext_attr, b.version = 0x033F, (0o100444 << 16) | 0x8021, 45
+        m = by_name(es, "manifest.json")
+        m.made_by, m.ext_attr = 0x03FF, 0o100755 << 16
+
+    return ext_archive({"a.txt": b"first\n", "b.txt": b"second\n"}, edit)
+
+
+@case("zip-name-prefix-not-a-directory", "Member names that begin with another member's name but not with that name and '/' (d, d.bin and dd/f): no file/directory clash.", ["§2.2", "§5.4"], warnings=["EXTENSION_UNKNOWN"])
+def _():
+    return ext_archive({"d": b"file d\n", "d.bin": b"file d.bin\n", "dd/f": b"file dd/f\n"})
 
 
 # ======================================================================= invalid: identification and ZIP
@@ -733,6 +771,95 @@ def _():
         e.data = bytes(b)
 
     return entries_edit(edit, groups)
+
+
+def _set(e: Entry, **fields) -> None:
+    for k, v in fields.items():
+        setattr(e, k, v)
+
+
+S_IFLNK, S_IFDIR, S_IFCHR = 0o120000, 0o040000, 0o020000
+LINK_TARGET = b"/etc/passwd"
+
+
+@case("zip-made-by-host-atari-symlink", "A member whose 'version made by' names host 5 (Atari ST) with a symbolic-link mode and an absolute path as its data: Info-ZIP unzip extracts it as a link to that path.", "§2.7", "ZIP_VERSION_MADE_BY")
+def _():
+    return ext_archive({"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), made_by=0x051E, ext_attr=(S_IFLNK | 0o777) << 16))
+
+
+@case("zip-made-by-host-ntfs-directory", "data.json in a record naming host 11 (NTFS to 7-Zip) with the MS-DOS directory bit: 7-Zip extracts it as a directory.", "§2.7", "ZIP_VERSION_MADE_BY")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x0B3F, ext_attr=0x10))
+
+
+@case("zip-version-needed-63", "data.json needing ZIP version 6.3 to extract (in both headers): Info-ZIP unzip refuses it.", "§2.7", "ZIP_VERSION_NEEDED")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), version=63))
+
+
+@case("zip-host-checked-before-version-needed", "data.json naming host 11 and needing version 6.3: the host system is checked first.", ["§2.2", "§2.7", "§11.1"], "ZIP_VERSION_MADE_BY")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x0B3F, version=63))
+
+
+@case("zip-attributes-unix-symlink", "A member with host 3 and a symbolic-link mode whose data is an absolute path: unzip, bsdtar and 7-Zip extract a link to that path.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return ext_archive({"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), made_by=0x031E, ext_attr=(S_IFLNK | 0o777) << 16))
+
+
+@case("zip-attributes-unix-directory", "data.json with host 3 and a directory mode: bsdtar and 7-Zip extract a directory.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x031E, ext_attr=(S_IFDIR | 0o755) << 16))
+
+
+@case("zip-attributes-unix-setuid", "A tensor member with host 3 and the mode 0o104755 (set-user-ID): bsdtar run as root keeps the bit.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "tensors/policy.safetensors"), made_by=0x031E, ext_attr=0o104755 << 16), {"policy": st_group(POLICY)})
+
+
+@case("zip-attributes-unix-device", "An empty member with host 3 and a character-device mode: bsdtar run as root makes a device node.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return ext_archive({"dev": b""}, lambda es: _set(ext_member(es, "dev"), made_by=0x031E, ext_attr=(S_IFCHR | 0o644) << 16))
+
+
+@case("zip-attributes-unix-not-owner-readable", "data.json with host 3 and the mode 0o100044: every tool extracts a file its owner cannot read.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x031E, ext_attr=0o100044 << 16))
+
+
+@case("zip-attributes-dos-directory", "data.json with host 0 and the MS-DOS directory bit 0x10: bsdtar and 7-Zip extract a directory.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), ext_attr=0x10))
+
+
+@case("zip-attributes-dos-volume-label", "data.json with host 0 and the MS-DOS volume-label bit 0x08: Info-ZIP unzip does not extract it.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), ext_attr=0x08))
+
+
+@case("zip-attributes-dos-reparse-point", "data.json with host 0 and the Windows reparse-point bit 0x400: 7-Zip reports an error.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return entries_edit(lambda es: _set(by_name(es, "data.json"), ext_attr=0x400))
+
+
+@case("zip-attributes-dos-with-unix-symlink-mode", "A member with host 0, the read-only bit and a symbolic-link Unix mode (0o120444) in the upper half, its data an absolute path: Info-ZIP unzip and 7-Zip extract a link to that path.", "§2.7", "ZIP_ATTRIBUTES")
+def _():
+    return ext_archive({"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), ext_attr=((S_IFLNK | 0o444) << 16) | 0x01))
+
+
+@case("zip-name-file-and-directory", "Members extensions/ACME_files/d and extensions/ACME_files/d/f: extracted, d would be a file and a directory at once.", "§2.2", "ZIP_NAME_DIRECTORY_CLASH")
+def _():
+    return ext_archive({"d": b"file\n", "d/f": b"inner\n"})
+
+
+@case("zip-name-file-and-directory-ignoring-case", "Members extensions/ACME_files/D and extensions/ACME_files/d/f: on a file system that ignores case, D would be a file and a directory at once.", "§2.2", "ZIP_NAME_DIRECTORY_CLASH")
+def _():
+    return ext_archive({"D": b"file\n", "d/f": b"inner\n"})
+
+
+@case("zip-case-collision-before-directory-clash", "Members data.json and DATA.json, and extensions/ACME_files/d beside extensions/ACME_files/d/f: case collisions are checked before file/directory clashes.", ["§2.2", "§11.1"], "ZIP_NAME_CASE_COLLISION")
+def _():
+    return ext_archive({"d": b"file\n", "d/f": b"inner\n"}, lambda es: es.insert(2, Entry("DATA.json", b'{"data":{}}')))
 
 
 @case("too-many-members", "An end record announcing 5000 members.", ["§2.2", "§15"], "LIMIT_EXCEEDED")

@@ -47,6 +47,7 @@ class Entry:
     mtime: int = 0
     mdate: int = 0x21
     made_by: int = 45
+    int_attr: int = 0
     ext_attr: int = 0
     in_central: bool = True
     in_local: bool = True
@@ -108,7 +109,7 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
             usize32, csize32, off32 = usize, csize, off
         central.append(
             e.central_sig
-            + struct.pack("<HHHHHHIIIHHHHHII", e.made_by, version, e.flags, e.method, e.mtime, e.mdate, crc, csize32, usize32, len(name), len(cextra), len(e.comment), e.disk_start, 0, e.ext_attr, off32)
+            + struct.pack("<HHHHHHIIIHHHHHII", e.made_by, version, e.flags, e.method, e.mtime, e.mdate, crc, csize32, usize32, len(name), len(cextra), len(e.comment), e.disk_start, e.int_attr, e.ext_attr, off32)
             + name
             + cextra
             + e.comment

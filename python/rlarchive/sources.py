@@ -1,0 +1,341 @@
+"""Random-access byte sources: what a reader reads an archive from.
+
+A :class:`Source` has a ``size`` and ``read(offset, length)``, which returns
+exactly ``length`` bytes or raises :class:`~rlarchive.errors.RlarchiveError`:
+``ZIP_TRUNCATED`` for a range outside ``0..size`` (offsets come from the file,
+so a range beyond its end means the file is cut short), ``IO_ERROR`` when the
+bytes cannot be had. Implementations:
+
+- :class:`PathSource`: a local file, read with ``os.pread`` where the platform
+  has it and with seek and read under a lock elsewhere; it can be
+  memory-mapped (``mappable``, ``fileno()``).
+- :class:`BytesSource`: any bytes-like object, held as a ``memoryview``
+  without a copy (``in_memory``, ``view()``).
+- :class:`FileObjectSource`: a seekable binary file object.
+- :class:`FsspecSource`: a URL (``http(s)://``, ``s3://``, ``memory://``...)
+  through fsspec, with range reads and no block cache; needs the ``fsspec``
+  extra (``http`` for http(s) URLs).
+
+:func:`open_source` picks one for what the caller gives.
+"""
+from __future__ import annotations
+
+import io
+import operator
+import os
+import re
+import stat
+import threading
+import urllib.parse
+import urllib.request
+from typing import Any, BinaryIO, Callable, Mapping, Optional, Union
+
+from .errors import RlarchiveError
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+#: what :func:`open_source` accepts (any other object with the buffer protocol is taken as bytes)
+SourceInput = Union["Source", str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
+
+
+def _io_error(message: str, offset: Optional[int] = None) -> RlarchiveError:
+    return RlarchiveError("IO_ERROR", message, offset=offset)
+
+
+def _reason(e: BaseException) -> str:
+    text = getattr(e, "strerror", None) or str(e)
+    return text or type(e).__name__
+
+
+class Source:
+    """Bytes read by position. ``size`` is fixed when the source is opened.
+
+    Attributes:
+        size: the number of bytes.
+        mappable: whether :meth:`fileno` gives a descriptor to memory-map.
+        in_memory: whether the bytes are already in memory (:meth:`view` is zero-copy).
+        bytes_read: bytes returned by :meth:`read` so far.
+        reads: calls of :meth:`read` that returned bytes.
+    """
+
+    mappable: bool = False
+    in_memory: bool = False
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.bytes_read = 0
+        self.reads = 0
+        self._closed = False
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Exactly ``length`` bytes at ``offset``.
+
+        Raises:
+            RlarchiveError: ``ZIP_TRUNCATED`` when the range is not within
+                ``0..size``; ``IO_ERROR`` when the source is closed or fails.
+        """
+        offset, length = operator.index(offset), operator.index(length)  # ints, NumPy integers; TypeError otherwise
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise RlarchiveError(
+                "ZIP_TRUNCATED", f"a read of {length} bytes at {offset} goes beyond the {self.size} bytes of the file", offset=offset
+            )
+        if self._closed:
+            raise _io_error("the source is closed", offset)
+        if length == 0:
+            return b""
+        data = self._read(offset, length)
+        if len(data) != length:
+            raise _io_error(f"got {len(data)} of {length} bytes: the file changed while being read", offset)
+        self.reads += 1
+        self.bytes_read += length
+        return data
+
+    def _read(self, offset: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    def fileno(self) -> int:
+        """The file descriptor to memory-map (only when ``mappable``)."""
+        raise _io_error(f"a {type(self).__name__} cannot be memory-mapped")
+
+    def close(self) -> None:
+        """Releases what the source holds; later reads raise ``IO_ERROR``."""
+        self._closed = True
+
+    def __enter__(self) -> "Source":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _read_exactly(read: Callable[[int], bytes], length: int, offset: int) -> bytes:
+    """Calls ``read(n)`` until ``length`` bytes have come (a short read means the file shrank)."""
+    first = read(length)
+    if not isinstance(first, bytes):
+        raise _io_error("the file object does not return bytes (opened in text mode?)", offset)
+    if len(first) == length:
+        return first
+    chunks, got = [first], len(first)
+    while got < length:
+        b = read(length - got)
+        if not b:
+            raise _io_error("the file ended before the expected size: it changed while being read", offset + got)
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+class PathSource(Source):
+    """A local file. ``use_pread``: positional reads with ``os.pread`` (default:
+    where the platform has it), otherwise seek and read under a lock."""
+
+    mappable = True
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, use_pread: Optional[bool] = None) -> None:
+        self.path = os.fspath(path)
+        try:
+            self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        except (OSError, ValueError) as e:
+            raise _io_error(f"cannot open {self.path}: {_reason(e)}") from None
+        try:
+            st = os.fstat(self._file.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise _io_error(f"cannot open {self.path}: not a regular file")
+        except OSError as e:
+            self._file.close()
+            raise _io_error(f"cannot open {self.path}: {_reason(e)}") from None
+        except RlarchiveError:
+            self._file.close()
+            raise
+        super().__init__(st.st_size)
+        self.use_pread = hasattr(os, "pread") if use_pread is None else bool(use_pread)
+        if self.use_pread and not hasattr(os, "pread"):
+            self._file.close()
+            raise ValueError("os.pread is not available on this platform")
+        self._lock = threading.Lock()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        try:
+            if self.use_pread:
+                fd = self._file.fileno()
+                got = 0
+
+                def pread(n: int) -> bytes:
+                    nonlocal got
+                    b = os.pread(fd, n, offset + got)
+                    got += len(b)
+                    return b
+
+                return _read_exactly(pread, length, offset)
+            with self._lock:
+                self._file.seek(offset)
+                return _read_exactly(self._file.read, length, offset)
+        except OSError as e:
+            raise _io_error(f"cannot read {self.path}: {_reason(e)}", offset) from None
+
+    def fileno(self) -> int:
+        if self._closed:
+            raise _io_error("the source is closed")
+        return self._file.fileno()
+
+    def close(self) -> None:
+        super().close()
+        self._file.close()
+
+
+class BytesSource(Source):
+    """Bytes in memory: any object with the buffer protocol (``bytes``,
+    ``bytearray``, ``memoryview``, a NumPy array, an ``mmap``), held as a
+    ``memoryview`` without a copy."""
+
+    in_memory = True
+
+    def __init__(self, data: Any) -> None:
+        try:
+            view = memoryview(data)
+        except TypeError as e:
+            raise _io_error(f"not a bytes-like object: {_reason(e)}") from None
+        if not view.c_contiguous:
+            raise _io_error("the bytes-like object is not contiguous in memory")
+        self._view: Optional[memoryview] = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+        super().__init__(self._view.nbytes)
+
+    def _read(self, offset: int, length: int) -> bytes:
+        assert self._view is not None
+        return bytes(self._view[offset : offset + length])
+
+    def view(self, offset: int = 0, length: Optional[int] = None) -> memoryview:
+        """A zero-copy ``memoryview`` of ``length`` bytes at ``offset`` (to the end by default)."""
+        if length is None:
+            length = self.size - offset
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise RlarchiveError("ZIP_TRUNCATED", f"a view of {length} bytes at {offset} goes beyond the {self.size} bytes", offset=offset)
+        if self._view is None:
+            raise _io_error("the source is closed", offset)
+        return self._view[offset : offset + length]
+
+    def close(self) -> None:
+        super().close()
+        self._view = None
+
+
+class FileObjectSource(Source):
+    """A seekable binary file object (``io.BytesIO``, an open file...). Reads
+    move its position; the caller keeps it open and closes it."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        if not callable(getattr(f, "read", None)) or not callable(getattr(f, "seek", None)):
+            raise _io_error("not a file object: it needs read() and seek()")
+        try:
+            seekable = f.seekable() if callable(getattr(f, "seekable", None)) else True
+            if not seekable:
+                raise _io_error("the stream is not seekable: give a path, bytes or a seekable file")
+            size = f.seek(0, io.SEEK_END)
+            if isinstance(f.read(0), str):
+                raise _io_error("the file object is in text mode: open it in binary mode ('rb')")
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation) as e:
+            raise _io_error(f"the stream is not seekable: {_reason(e)}") from None
+        if not isinstance(size, int) or size < 0:
+            raise _io_error("the file object does not report its size through seek()")
+        super().__init__(size)
+        self._f = f
+        self._lock = threading.Lock()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        try:
+            with self._lock:
+                self._f.seek(offset)
+                return _read_exactly(self._f.read, length, offset)
+        except (OSError, ValueError) as e:
+            raise _io_error(f"cannot read the file object: {_reason(e)}", offset) from None
+
+
+class FsspecSource(Source):
+    """A URL read through fsspec (``http(s)://``, ``s3://``, ``gs://``,
+    ``memory://``...): each read is one range request of exactly the bytes
+    asked for (no block cache, no read-ahead). ``storage_options`` go to the
+    file system (credentials, headers)."""
+
+    def __init__(self, url: str, storage_options: Optional[Mapping[str, Any]] = None) -> None:
+        try:
+            import fsspec
+            import fsspec.core
+        except ImportError:
+            raise _io_error(f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))") from None
+        self.url = url
+        try:
+            fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
+            info = fs.info(path)
+            if info.get("type", "file") != "file":
+                raise _io_error(f"cannot open {url}: not a file")
+            size = info.get("size")
+            if size is None:
+                size = fs.size(path)
+            if not isinstance(size, int) or size < 0:
+                raise _io_error(f"cannot open {url}: its size is unknown")
+            self._f = fs.open(path, "rb", block_size=1 << 20, cache_type="none")
+        except RlarchiveError:
+            raise
+        except ImportError as e:
+            detail = f"the package {e.name} is missing" if getattr(e, "name", None) else _reason(e)
+            raise _io_error(f"cannot open {url}: {detail} (for http(s) URLs: pip install 'rlarchive[http]')") from None
+        except Exception as e:  # noqa: BLE001 - file systems raise their own types; all become IO_ERROR
+            raise _io_error(f"cannot open {url}: {_reason(e)}") from None
+        super().__init__(size)
+        self._lock = threading.Lock()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        try:
+            with self._lock:
+                self._f.seek(offset)
+                return _read_exactly(self._f.read, length, offset)
+        except RlarchiveError:
+            raise
+        except Exception as e:  # noqa: BLE001 - as above
+            raise _io_error(f"cannot read {self.url}: {_reason(e)}", offset) from None
+
+    def close(self) -> None:
+        super().close()
+        try:
+            self._f.close()
+        except Exception:  # noqa: BLE001 - nothing left to release
+            pass
+
+
+def _file_url_path(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise _io_error(f"cannot open {url}: a file: URL on another host")
+    return urllib.request.url2pathname(parts.path)
+
+
+def open_source(obj: SourceInput, *, storage_options: Optional[Mapping[str, Any]] = None) -> Source:
+    """A :class:`Source` for ``obj``: a Source (returned as it is); a path
+    (``str`` or ``os.PathLike``) or ``file://`` URL; another URL
+    (``scheme://...``, through fsspec, with ``storage_options``); a bytes-like
+    object; or a seekable binary file object.
+
+    Raises:
+        RlarchiveError: ``IO_ERROR`` when ``obj`` is none of these or cannot be opened.
+    """
+    if isinstance(obj, Source):
+        return obj
+    if isinstance(obj, os.PathLike):
+        obj = os.fspath(obj)
+    if isinstance(obj, str):
+        if obj == "" or "\x00" in obj:
+            raise _io_error(f"{obj!r} is neither a file path nor a URL")
+        if _URL.match(obj):
+            if obj[:7].lower() == "file://":
+                return PathSource(_file_url_path(obj))
+            return FsspecSource(obj, storage_options)
+        return PathSource(obj)
+    try:
+        memoryview(obj)
+    except TypeError:
+        pass
+    else:
+        return BytesSource(obj)
+    if callable(getattr(obj, "read", None)):
+        return FileObjectSource(obj)
+    raise _io_error(f"unsupported source {type(obj).__name__}: give a path, a URL, bytes or a seekable binary file")

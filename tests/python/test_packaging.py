@@ -1,0 +1,166 @@
+"""The Python package as users get it: the wheel and the sdist carry the
+licence, the type marker and the schemas, their metadata declare what the
+package needs, and the wheel works in a fresh environment without torch."""
+from __future__ import annotations
+
+import email.parser
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import venv
+import zipfile
+
+import pytest
+
+from conftest import ROOT
+
+PYTHON_DIR = os.path.join(ROOT, "python")
+VALID = os.path.join(ROOT, "test-vectors", "valid", "minimal.rlarchive")
+INVALID = os.path.join(ROOT, "test-vectors", "invalid", "manifest-wrong-format.rlarchive")
+
+
+def _setuptools_version() -> tuple[int, ...]:
+    try:
+        import setuptools
+    except ImportError:
+        return (0,)
+    return tuple(int(x) for x in re.findall(r"\d+", setuptools.__version__)[:2])
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory) -> dict[str, str]:
+    """The wheel and the sdist, built offline with the setuptools of this environment from a copy of python/."""
+    if _setuptools_version() < (77,):
+        pytest.skip("building needs setuptools>=77 in this environment (the test extra installs it)")
+    work = tmp_path_factory.mktemp("build")
+    src = work / "src"
+    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "dist"))
+    out = work / "dist"
+    out.mkdir()
+    for hook in ("build_sdist", "build_wheel"):  # one process each: setuptools keeps state between the two
+        code = f"import sys; from setuptools import build_meta as b; b.{hook}(sys.argv[1])"
+        r = subprocess.run([sys.executable, "-c", code, str(out)], cwd=src, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-4000:]
+    wheels, sdists = sorted(out.glob("rlarchive-*.whl")), sorted(out.glob("rlarchive-*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, os.listdir(out)
+    return {"wheel": str(wheels[0]), "sdist": str(sdists[0]), "dir": str(out)}
+
+
+def _metadata(wheel: str) -> email.message.Message:
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        return email.parser.Parser().parsestr(z.read(name).decode("utf-8"))
+
+
+def test_the_licence_files_are_the_same_apache_text():
+    texts = {}
+    for rel in ("LICENSE", "python/LICENSE", "reader-js/LICENSE"):
+        with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+            texts[rel] = f.read()
+    assert len(set(texts.values())) == 1, "the copies of LICENSE differ"
+    text = texts["LICENSE"]
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_wheel_and_sdist_contain_the_licence_and_py_typed(dists):
+    with zipfile.ZipFile(dists["wheel"]) as z:
+        names = z.namelist()
+        lic = [n for n in names if re.fullmatch(r"rlarchive-[^/]+\.dist-info/licenses/LICENSE", n)]
+        assert lic, names
+        with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
+            assert z.read(lic[0]) == f.read()
+    for f in ("rlarchive/py.typed", "rlarchive/sources.py", "rlarchive/schemas/manifest-1.0.schema.json", "rlarchive/interop/sb3.py"):
+        assert f in names, f
+    with tarfile.open(dists["sdist"]) as t:
+        snames = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    for f in ("LICENSE", "README.md", "pyproject.toml", "rlarchive/py.typed", "rlarchive/schemas/data-1.0.schema.json"):
+        assert f in snames, f
+
+
+def test_wheel_metadata(dists):
+    md = _metadata(dists["wheel"])
+    assert md["License-Expression"] == "Apache-2.0"
+    assert md.get_all("License-File") == ["LICENSE"]
+    assert not [c for c in md.get_all("Classifier") or [] if c.startswith("License ::")], "no licence classifiers beside the expression"
+    assert md["Description-Content-Type"] == "text/markdown"
+    assert "pip install rlarchive" in md.get_payload()
+    assert md.get_all("Project-URL")
+    requires = md.get_all("Requires-Dist") or []
+    plain = [r for r in requires if "extra ==" not in r]
+    assert sorted(re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in plain) == ["jsonschema", "numpy"], plain
+    extras = set(md.get_all("Provides-Extra") or [])
+    assert {"torch", "sb3", "fsspec", "http", "test"} <= extras
+
+
+def test_declared_dependencies_are_imported_and_extras_fit_the_tested_versions(dists):
+    """Every runtime dependency is imported by the package; every installed tested version is within its extra's range."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    reqs = [Requirement(r) for r in _metadata(dists["wheel"]).get_all("Requires-Dist") or []]
+    sources = []
+    for dirpath, _, files in os.walk(os.path.join(PYTHON_DIR, "rlarchive")):
+        for f in files:
+            if f.endswith(".py"):
+                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                    sources.append(fh.read())
+    code = "\n".join(sources)
+    for r in reqs:
+        if r.marker is None:
+            assert re.search(rf"^\s*(import|from) {r.name}\b", code, re.M), f"{r.name} is declared but nothing imports it"
+        try:
+            installed = md.version(r.name)
+        except md.PackageNotFoundError:
+            continue
+        assert r.specifier.contains(installed, prereleases=True), f"{r.name} {installed} is outside {r}"
+
+
+def test_readme_links_are_absolute():
+    with open(os.path.join(PYTHON_DIR, "README.md"), encoding="utf-8") as f:
+        links = re.findall(r"\]\(([^)\s]+)\)", f.read())
+    assert links
+    for link in links:
+        assert link.startswith("https://"), f"{link}: relative links break on the package index"
+        m = re.match(r"https://github\.com/rlarchive/rlarchive/blob/main/(.+)", link)
+        if m:
+            assert os.path.exists(os.path.join(ROOT, m.group(1))), link
+
+
+def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    py = str(env_dir / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python"))
+    # this environment's pip installs into the fresh one, from the configured (local) index
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", py, "install", "-q", "--disable-pip-version-check", "--find-links", dists["dir"], dists["wheel"]],
+        capture_output=True, text=True,
+    )
+    if r.returncode != 0 and re.search(r"No matching distribution|Could not find a version|Network is unreachable|Failed to establish", r.stderr):
+        pytest.skip(f"the dependencies cannot be installed here: {r.stderr.strip().splitlines()[-1]}")
+    assert r.returncode == 0, r.stderr[-4000:]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    probe = (
+        "import importlib.util, rlarchive, rlarchive.sources; "
+        "assert importlib.util.find_spec('torch') is None, 'torch is installed'; "
+        "print(rlarchive.__version__, rlarchive.__file__)"
+    )
+    r = subprocess.run([py, "-c", probe], cwd=empty, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    version, location = r.stdout.split()
+    assert location.startswith(str(env_dir)), f"rlarchive came from {location}, not the fresh environment"
+    cli = str(env_dir / ("Scripts" if os.name == "nt" else "bin") / "rlarchive")
+    r = subprocess.run([cli, "validate", VALID], cwd=empty, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "valid" in r.stdout
+    r = subprocess.run([cli, "validate", "--json", INVALID], cwd=empty, env=env, capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "MANIFEST_INVALID" in r.stdout
+    r = subprocess.run([cli, "--version"], cwd=empty, env=env, capture_output=True, text=True)
+    assert version in r.stdout + r.stderr
