@@ -424,7 +424,7 @@ def test_pickles_that_run_code_are_never_run(tmp_path):
     payloads = {
         "evil_system": cloudpickle.dumps(F.RunsCommand(f"touch {marker1}")),
         "evil_exec": cloudpickle.dumps(F.WritesMarker(str(marker2))),
-        "evil_box": cloudpickle.dumps(F.BoxWithPayload(f"touch {marker3}")),
+        "action_noise": cloudpickle.dumps(F.BoxWithPayload(f"touch {marker3}")),  # a key SB3 uses
     }
     F.rewrite_sb3_zip(src, evil, {k: ("pickle", v, "<class 'object'>") for k, v in payloads.items()})
     arc = str(tmp_path / "evil.rlarchive")
@@ -444,12 +444,12 @@ def test_pickles_that_run_code_are_never_run(tmp_path):
     data = json.loads(zipfile.ZipFile(out).read("data"))
     for k, raw in payloads.items():
         assert base64.b64decode(data[k][":serialized:"]) == raw
-    # load refuses to unpickle by default, and skipping works
+    # load refuses to unpickle by default, and skipping works; keys SB3 does not use never reach it
     with pytest.raises(RlarchiveError) as e:
         rsb3.load(arc)
-    assert e.value.code == "PICKLE_NOT_ALLOWED"
+    assert e.value.code == "PICKLE_NOT_ALLOWED" and "action_noise" in e.value.message and "evil" not in e.value.message
     m = rsb3.load(arc, opaque="skip")
-    assert not hasattr(m, "evil_system")
+    assert not hasattr(m, "evil_system") and not hasattr(m, "evil_exec") and m.action_noise is None
     assert not marker1.exists() and not marker2.exists() and not marker3.exists()
 
 
@@ -567,6 +567,25 @@ def test_import_errors(tmp_path):
     with pytest.raises(RlarchiveError) as e:
         rsb3.import_archive(str(zp), str(tmp_path / "o.rlarchive"))
     assert e.value.code == "VALUE_UNSUPPORTED" and not marker.exists()
+    # SB2's members make it an SB2 model, even beside a .pth: refused with the command to use
+    hybrid = tmp_path / "hybrid.zip"
+    with zipfile.ZipFile(hybrid, "w") as zf:
+        zf.writestr("data", json.dumps({"gamma": 0.9}))
+        zf.writestr("policy.pth", buf.getvalue())
+        zf.writestr("parameter_list", "[]")
+    with pytest.raises(RlarchiveError) as e:
+        rsb3.import_archive(str(hybrid), str(tmp_path / "o.rlarchive"))
+    assert e.value.code == "IMPORT_INVALID" and "rlarchive import-sb2" in e.value.message
+    # a sparse tensor is not stored (and never made dense behind the budget's back)
+    sparse = tmp_path / "sparse.zip"
+    sbuf = __import__("io").BytesIO()
+    torch.save({"w": torch.eye(3).to_sparse()}, sbuf)
+    with zipfile.ZipFile(sparse, "w") as zf:
+        zf.writestr("data", json.dumps({"gamma": 0.9}))
+        zf.writestr("policy.pth", sbuf.getvalue())
+    with pytest.raises(RlarchiveError) as e:
+        rsb3.import_archive(str(sparse), str(tmp_path / "o.rlarchive"))
+    assert e.value.code == "VALUE_UNSUPPORTED" and not (tmp_path / "o.rlarchive").exists()
 
 
 def test_report_text(tmp_path):
@@ -680,3 +699,43 @@ def test_javascript_reads_an_imported_ppo_archive(tmp_path):
         w = got["weights"][name]
         assert w["shape"] == list(t.shape)
         assert np.array_equal(np.array(w["values"], np.float32), t.numpy().reshape(-1)), name
+
+
+# ---------------------------------------------------------------------------
+# load over every model of the zoo: the key table lets through what SB3 needs
+# ---------------------------------------------------------------------------
+
+
+def _zoo_names():
+    try:
+        import sb_zoo
+    except ImportError:  # pragma: no cover - sb3_contrib missing
+        return []
+    return list(sb_zoo.CATALOGUE)
+
+
+@pytest.mark.parametrize("name", _zoo_names())
+def test_load_reproduces_every_zoo_model(name, sb3_zoo, tmp_path):
+    """``rlarchive.sb3.load`` of the imported archive predicts exactly what SB3's own load of the zip predicts."""
+    import sb_zoo
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    m = sb3_zoo[name]
+    entry = sb_zoo.CATALOGUE[name]
+    arc = str(tmp_path / "m.rlarchive")
+    report = rsb3.import_archive(m.path, arc, algorithm=m.algorithm)
+    custom = {}
+    if sb_zoo.USER_CLASS in entry.features:  # the user class makes policy_kwargs opaque: the caller supplies it
+        assert "policy_kwargs" in report.opaque_keys
+        custom["policy_kwargs"] = dict(entry.kwargs["policy_kwargs"])
+    venv = DummyVecEnv([entry.env])  # HerReplayBuffer needs an env to be built
+    normalizer = None
+    if m.vecnormalize is not None:
+        normalizer = venv = VecNormalize.load(m.vecnormalize, venv)
+        normalizer.training = False
+    model = rsb3.load(arc, env=venv, opaque="skip", custom_objects=custom)
+    assert type(model) is entry.algo and model.tensorboard_log is None and model.verbose == 0
+    got = sb_zoo.predict_actions(model, m.observations, vecnormalize=normalizer, action_masks=m.action_masks, episode_starts=m.episode_starts)
+    assert len(got) == len(m.actions)
+    for a, b in zip(m.actions, got):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)

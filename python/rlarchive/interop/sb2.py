@@ -26,6 +26,7 @@ import io
 import json
 import math
 import os
+import struct
 import zipfile
 from typing import Any, Mapping, Optional, Union
 
@@ -34,7 +35,7 @@ import numpy as np
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES
 from .budget import ImportBudget, budget_for
-from .sb3 import ImportReport, _decode_data, _open_zip, _parse_data_json, _read_member
+from .sb3 import ImportReport, _decode_data, _json_cost, _open_zip, _parse_data_json, _read_member
 from ..values import ClassRef
 
 __all__ = ["import_archive", "infer_algorithm"]
@@ -44,6 +45,7 @@ META_PARAMETER_LIST = "sb2.parameter_list"
 META_SOURCE = "source"
 
 _PARAMS_LIMIT = 1 << 34
+_MAX_NPY_HEADER = 65535  # bytes: a version 1 header's largest; NumPy itself refuses more than 10,000
 
 # SB2 policy modules that name their algorithm
 _POLICY_MODULES = {
@@ -91,9 +93,13 @@ def import_archive(
         out_path: the rlarchive to write (replaced atomically).
         algorithm: the SB2 algorithm name (``"PPO2"``, ``"DQN"``, ...) to record;
             guessed with :func:`infer_algorithm` when omitted.
-        budget: bytes the import may allocate (an int or an
-            :class:`~rlarchive.interop.budget.ImportBudget`); by default
-            :func:`~rlarchive.interop.budget.budget_for` the input's size.
+        budget: bytes the import may allocate (an int, or an
+            :class:`~rlarchive.interop.budget.ImportBudget` several imports may
+            share); by default ``max(256 MiB, 4 × the input's size)``
+            (:func:`~rlarchive.interop.budget.budget_for`). Every member's
+            uncompressed size, what parsing its JSON can build, every array
+            (from its ``.npy`` header, before it is read) and everything the
+            unpickler builds is charged before it is allocated (Annex B.7).
     Returns:
         An :class:`rlarchive.sb3.ImportReport` (``source="stable-baselines"``).
     Raises:
@@ -125,13 +131,12 @@ def import_archive(
                 "IMPORT_INVALID",
                 "this is a Stable-Baselines3 model (it has .pth members and no 'parameters'); use 'rlarchive import-sb3'",
             )
-        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES)), report, budget)
+        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget)
         if ("parameters" in names) != ("parameter_list" in names):
             raise RlarchiveError("IMPORT_INVALID", "'parameters' and 'parameter_list' must both be present")
         if "parameters" in names:
-            plist = _parse_json_list(_read_member(zf, "parameter_list", MAX_JSON_BYTES))
-            budget.charge(zf.getinfo("parameters").file_size, "the 'parameters' member", member="parameters")
-            raw = _read_member(zf, "parameters", _PARAMS_LIMIT)
+            plist = _parse_json_list(_read_member(zf, "parameter_list", MAX_JSON_BYTES, budget), budget)
+            raw = _read_member(zf, "parameters", _PARAMS_LIMIT, budget)
             params, extra = _read_npz(raw, plist, budget)
             del raw
             if extra:
@@ -178,7 +183,12 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
                     if version == (1, 0):
                         shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
                     elif version == (2, 0):
-                        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+                        # NumPy reads a version 2 header of any declared length before it checks the length
+                        prefix = f.read(4)
+                        if len(prefix) == 4 and struct.unpack("<I", prefix)[0] > _MAX_NPY_HEADER:
+                            raise ValueError(f"its header declares {struct.unpack('<I', prefix)[0]} bytes")
+                        header = io.BytesIO(prefix + f.read(struct.unpack("<I", prefix)[0] if len(prefix) == 4 else 0))
+                        shape, fortran, dtype = np.lib.format.read_array_header_2_0(header)
                     else:
                         raise ValueError(f"unsupported .npy format version {version}")
                     if dtype.hasobject or code_of_numpy(dtype) is None:
@@ -193,13 +203,15 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
             if len(buf) != nbytes:
                 raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is shorter than its header says", member="parameters")
             arr = np.frombuffer(buf, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-            if arr.dtype.byteorder == ">":
-                arr = arr.astype(arr.dtype.newbyteorder("<"))
-            params[name] = np.ascontiguousarray(arr)
+            little = dtype.newbyteorder("<") if dtype.byteorder == ">" else dtype
+            if little != dtype or not arr.flags.c_contiguous:  # one copy, little-endian and in C order
+                budget.charge(nbytes, f"a little-endian C-order copy of parameter {name!r}", member="parameters")
+            params[name] = np.ascontiguousarray(arr, dtype=little)
     return params, sorted(set(members) - set(plist))
 
 
-def _parse_json_list(raw: bytes) -> list:
+def _parse_json_list(raw: bytes, budget: ImportBudget) -> list:
+    budget.charge(_json_cost(raw), "the objects parsed from the parameter_list member", member="parameter_list")
     try:
         v = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:

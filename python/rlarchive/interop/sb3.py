@@ -19,8 +19,11 @@ with ``torch.load(weights_only=True)``.
 :func:`export_archive` writes an SB3 ``.zip`` that ``stable_baselines3``'s own
 ``load`` accepts, and :func:`load` builds a ready SB3 model straight from an
 rlarchive. Both rebuild real gymnasium spaces and SB3 schedule objects from
-the neutral values; class references are resolved only for names under
-:data:`ALLOWED_CLASSES` (plus any the caller adds). See
+the neutral values; class references are resolved only for the exact names
+of :data:`ALLOWED_CLASSES` (plus any the caller adds), through
+:meth:`rlarchive.values.ClassRef.resolve`, and :func:`load` hands SB3 only the
+data keys :data:`LOAD_KEYS` lets through. Imports are bounded by one
+:class:`~rlarchive.interop.budget.ImportBudget`. See
 ``spec/annex-b-stable-baselines.md`` for the full mapping.
 
 stable_baselines3, torch, gymnasium and cloudpickle are imported only by the
@@ -34,9 +37,11 @@ import io
 import json
 import os
 import re
+import sys
 import zipfile
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 import numpy as np
@@ -50,6 +55,7 @@ __all__ = [
     "ImportReport",
     "OpaqueValue",
     "ALLOWED_CLASSES",
+    "LOAD_KEYS",
     "import_archive",
     "export_archive",
     "load",
@@ -133,8 +139,83 @@ ALLOWED_CLASSES: tuple[str, ...] = (
     "torch.optim.sgd.SGD",
 )
 
-#: SB3 algorithms :func:`load` knows by name (``metadata["sb3.algorithm"]``).
+#: SB3 algorithms :func:`infer_algorithm` recognises (``metadata["sb3.algorithm"]``);
+#: :func:`load` knows every name of :data:`rlarchive.interop.algorithms.ALGORITHMS`.
 ALGORITHMS: tuple[str, ...] = ("A2C", "DDPG", "DQN", "PPO", "SAC", "TD3")
+
+_DATA_KEYS = (
+    # BaseAlgorithm
+    "n_envs", "num_timesteps", "_total_timesteps", "_num_timesteps_at_start",
+    "seed", "action_noise", "start_time", "learning_rate", "lr_schedule", "_last_obs", "_last_episode_starts",
+    "_last_original_obs", "_episode_num", "use_sde", "sde_sample_freq", "_current_progress_remaining",
+    "_stats_window_size", "ep_info_buffer", "ep_success_buffer", "_n_updates",
+    # on-policy algorithms (A2C, PPO, TRPO, MaskablePPO, RecurrentPPO)
+    "n_steps", "gamma", "gae_lambda", "ent_coef", "vf_coef", "max_grad_norm", "batch_size", "n_epochs",
+    "clip_range", "clip_range_vf", "normalize_advantage", "target_kl", "_last_lstm_states",
+    "cg_max_steps", "cg_damping", "line_search_shrinking_factor", "line_search_max_iter", "n_critic_updates",
+    "sub_sampling_factor",
+    # off-policy algorithms (DQN, SAC, TD3, DDPG, QRDQN, TQC, CrossQ)
+    "buffer_size", "learning_starts", "tau", "train_freq", "gradient_steps", "optimize_memory_usage",
+    "use_sde_at_warmup", "target_update_interval", "exploration_fraction", "exploration_initial_eps",
+    "exploration_final_eps", "exploration_rate", "exploration_schedule", "_n_calls", "target_entropy",
+    "policy_delay", "target_policy_noise", "target_noise_clip", "n_quantiles", "top_quantiles_to_drop_per_net",
+    "batch_norm_stats", "batch_norm_stats_target", "actor_batch_norm_stats", "actor_batch_norm_stats_target",
+    "critic_batch_norm_stats", "critic_batch_norm_stats_target",
+    # ARS
+    "n_delta", "n_top", "delta_std_schedule", "zero_policy", "alive_bonus_offset", "n_eval_episodes",
+    "pop_size", "old_count", "weights", "n_params",
+)
+
+#: What :func:`load` does with each key of an archive's data before SB3's
+#: ``load`` sees it (Annex B.8). SB3's ``load`` makes every data key it is
+#: given an attribute of the new model before it builds the networks, and
+#: some attributes name things that get imported, opened or called, so a key
+#: passes only when SB3 uses it as plain data:
+#:
+#: - ``"data"``: passed, rebuilt as for export (numbers, flags, arrays, spaces,
+#:   schedules, classes resolved under the allow-list);
+#: - ``"space"``: must be a space (rebuilt as a gymnasium space);
+#: - ``"policy"``: must be a class reference that resolves to a subclass of
+#:   SB3's ``BasePolicy``, or a policy alias of the algorithm (``"MlpPolicy"``);
+#: - ``"buffer"``: None, or a class reference that resolves to a subclass of
+#:   SB3's ``BaseBuffer``;
+#: - ``"kwargs"``: a map of keyword arguments, passed without the entries
+#:   named in ``_CALLER_KWARGS`` (``device``, ``env``), its values rebuilt as data;
+#: - ``"caller"``: replaced by the caller's value (``verbose``: the ``verbose``
+#:   keyword of :func:`load`, else 0);
+#: - ``"drop"``: never passed: the model keeps what its constructor sets, and the
+#:   caller may give a value as a keyword of :func:`load`.
+#:
+#: A key not listed is dropped.
+LOAD_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        **{k: "data" for k in _DATA_KEYS},
+        "observation_space": "space",
+        "action_space": "space",
+        "policy_class": "policy",
+        "replay_buffer_class": "buffer",
+        "rollout_buffer_class": "buffer",
+        "policy_kwargs": "kwargs",
+        "replay_buffer_kwargs": "kwargs",
+        "rollout_buffer_kwargs": "kwargs",
+        "verbose": "caller",
+        # an env id is given to gymnasium.make, which imports the module it names
+        "env": "drop",
+        "_vec_normalize_env": "drop",
+        # a folder that learn() creates and writes to
+        "tensorboard_log": "drop",
+        "device": "drop",
+        # objects SB3 builds itself (it never saves them)
+        "policy": "drop",
+        "replay_buffer": "drop",
+        "rollout_buffer": "drop",
+        "_logger": "drop",
+        "_custom_logger": "drop",
+        "_episode_storage": "drop",
+        "processes": "drop",
+    }
+)
+_CALLER_KWARGS = frozenset({"device", "env"})
 
 #: Metadata keys written by :func:`import_archive`.
 META_VERSION = "sb3.version"
@@ -248,18 +329,26 @@ def _open_zip(path: Union[str, os.PathLike]) -> zipfile.ZipFile:
     return zf
 
 
-def _read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
+def _read_member(zf: zipfile.ZipFile, name: str, limit: int, budget: Optional[ImportBudget] = None) -> bytes:
+    """A member's bytes, its uncompressed size (from its header) checked against ``limit`` and charged to ``budget`` first."""
     info = zf.getinfo(name)
     if info.file_size > limit:
         raise RlarchiveError("LIMIT_EXCEEDED", f"member {name} is {info.file_size} bytes, above {limit}", member=name)
+    if budget is not None:
+        budget.charge(info.file_size, f"member {name}", member=name)
     try:
         return zf.read(name)  # zipfile never returns more than file_size bytes and checks the CRC
     except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
         raise RlarchiveError("IMPORT_INVALID", f"cannot read member {name}: {e}", member=name) from None
 
 
-def _parse_data_json(raw: bytes, member: str = "data") -> dict:
-    """The SB ``data`` member: JSON as Python's json module writes it (NaN/Infinity allowed)."""
+def _parse_data_json(raw: bytes, member: str = "data", budget: Optional[ImportBudget] = None) -> dict:
+    """The SB ``data`` member: JSON as Python's json module writes it (NaN/Infinity allowed).
+
+    With a ``budget``, what parsing may allocate (:func:`_json_cost`) is charged first.
+    """
+    if budget is not None:
+        budget.charge(_json_cost(raw), f"the objects parsed from the {member} member", member=member)
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
@@ -358,6 +447,44 @@ def _tensor_dict(obj: Any, member: str) -> dict:
     return out
 
 
+#: Bytes of Python objects one byte of a pickle or of JSON text can make at
+#: most (an empty dict for the byte ``}``, plus its slot in a list).
+_OBJECT_BYTES_PER_BYTE = 80
+
+
+def _pth_cost(raw: bytes, member: str) -> int:
+    """What ``torch.load`` may allocate for the ``.pth`` bytes ``raw``, known before it runs.
+
+    The ``.pth`` of torch >= 1.6 is itself a ZIP whose records may be deflated:
+    each storage is read into a buffer of its record's uncompressed size, and
+    the pickle ``data.pkl`` may build :data:`_OBJECT_BYTES_PER_BYTE` bytes of
+    objects per byte. The legacy format (one stream) reads its storages from
+    the stream itself.
+    """
+    if not zipfile.is_zipfile(io.BytesIO(raw)):
+        return 2 * len(raw)
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as inner:
+            infos = inner.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise _fail(f"{member} is not a readable torch file: {e}", member) from None
+    if len(infos) > MAX_MEMBERS:
+        raise RlarchiveError("LIMIT_EXCEEDED", f"{member} has more than {MAX_MEMBERS} records", member=member)
+    return sum(i.file_size * (_OBJECT_BYTES_PER_BYTE if i.filename.endswith(".pkl") else 1) for i in infos)
+
+
+def _json_cost(raw: bytes) -> int:
+    """An upper bound of the memory ``json.loads(raw.decode())`` needs, counted before parsing.
+
+    The decoded text and the strings' contents take at most 4 bytes per byte
+    (one character outside Latin-1 makes a whole string 4 bytes per
+    character); every value (at most one per ``,``, ``:``, ``[``, ``{``, plus
+    one) at most :data:`_OBJECT_BYTES_PER_BYTE` bytes more.
+    """
+    values = 1 + raw.count(b",") + raw.count(b":") + raw.count(b"[") + raw.count(b"{")
+    return 8 * len(raw) + _OBJECT_BYTES_PER_BYTE * values
+
+
 def _charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
     """Charge every tensor in ``obj`` (a state dict, an optimizer state) at its full size, before it is copied.
 
@@ -373,6 +500,8 @@ def _charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
         if seen > 1_000_000:
             raise RlarchiveError("LIMIT_EXCEEDED", f"{member} holds more than 1,000,000 values", member=member)
         if isinstance(v, torch.Tensor):
+            if v.layout is not torch.strided or v.is_nested or v.device.type != "cpu":
+                raise _fail(f"{member} holds a {v.layout} tensor on {v.device.type} (only dense CPU tensors can be stored)", member)
             budget.charge(v.numel() * v.element_size(), f"a tensor of shape {tuple(v.shape)} in {member}", member=member)
         elif isinstance(v, Mapping):
             stack.extend(v.values())
@@ -394,11 +523,13 @@ def import_archive(
         out_path: the rlarchive to write (replaced atomically).
         algorithm: the SB3 algorithm name (``"PPO"``, ``"SAC"``, ...) to record in
             the metadata; guessed with :func:`infer_algorithm` when omitted.
-        budget: bytes the import may allocate (an int or an
-            :class:`~rlarchive.interop.budget.ImportBudget`); by default
-            :func:`~rlarchive.interop.budget.budget_for` the input's size. Every
-            member's uncompressed size, every tensor written and everything the
-            unpickler builds is charged before it is allocated.
+        budget: bytes the import may allocate (an int, or an
+            :class:`~rlarchive.interop.budget.ImportBudget` several imports may
+            share); by default ``max(256 MiB, 4 × the input's size)``
+            (:func:`~rlarchive.interop.budget.budget_for`). Every member's
+            uncompressed size, what parsing the ``data`` JSON and ``torch.load``
+            of each ``.pth`` can build, every tensor written and everything the
+            unpickler builds is charged before it is allocated (Annex B.7).
     Returns:
         An :class:`ImportReport`; ``report.opaque`` lists every value kept as an
         opaque pickle (with its data key, pickled type and the reason).
@@ -411,11 +542,6 @@ def import_archive(
     from ..writer import save
 
     budget = budget_for(in_zip, budget)
-
-    def read(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
-        budget.charge(zf.getinfo(name).file_size, f"member {name}", member=name)
-        return _read_member(zf, name, limit)
-
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}
@@ -424,23 +550,23 @@ def import_archive(
         names = zf.namelist()
         if "data" not in names:
             raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines3 model: no 'data' member")
-        if ("parameters" in names or "parameter_list" in names) and not any(n.endswith(".pth") for n in names):
+        if "parameters" in names or "parameter_list" in names:
             raise RlarchiveError(
                 "IMPORT_INVALID",
-                "this is a Stable-Baselines (SB2) model (it has 'parameters' and no .pth members); use 'rlarchive import-sb2'",
+                "this is a Stable-Baselines (SB2) model (it has 'parameters' or 'parameter_list'); use 'rlarchive import-sb2'",
             )
-        data = _decode_data(_parse_data_json(read(zf, "data", MAX_JSON_BYTES)), report, budget)
+        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget)
         for name in names:
             if name == "data":
                 continue
             if name == "_stable_baselines3_version":
-                metadata[META_VERSION] = read(zf, name, 1 << 16).decode("utf-8", "replace").strip()
+                metadata[META_VERSION] = _read_member(zf, name, 1 << 16, budget).decode("utf-8", "replace").strip()
                 report.library_version = metadata[META_VERSION]
             elif name == "system_info.txt":
-                metadata[META_SYSTEM_INFO] = read(zf, name, 1 << 20).decode("utf-8", "replace")
+                metadata[META_SYSTEM_INFO] = _read_member(zf, name, 1 << 20, budget).decode("utf-8", "replace")
             elif name.endswith(".pth"):
-                raw = read(zf, name, _PTH_LIMIT)
-                budget.charge(len(raw), f"the tensors of {name}", member=name)  # the storages torch.load builds
+                raw = _read_member(zf, name, _PTH_LIMIT, budget)
+                budget.charge(_pth_cost(raw, name), f"what torch.load builds from {name}", member=name)
                 obj = _torch_load(raw, name)
                 del raw
                 _charge_tensors(obj, budget, name)
@@ -545,10 +671,16 @@ class _Rebuilder:
         if key == "train_freq" and isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], str):
             from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
 
-            return TrainFreq(self.value(value[0], key), TrainFrequencyUnit(value[1]))
+            try:
+                unit = TrainFrequencyUnit(value[1])
+            except ValueError:
+                raise _fail(f"data key {key!r}: unknown train frequency unit {value[1][:40]!r}") from None
+            return TrainFreq(self.value(value[0], key), unit)
         if key in _DEQUE_KEYS and isinstance(value, list):
             maxlen = self.data.get("_stats_window_size", 100)
-            return deque((self.value(v, key) for v in value), maxlen=maxlen if isinstance(maxlen, int) else 100)
+            if not (isinstance(maxlen, int) and 0 <= maxlen <= sys.maxsize):
+                maxlen = 100
+            return deque((self.value(v, key) for v in value), maxlen=maxlen)
         if isinstance(value, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
             return self.schedule(value, wrap=key in _FLOAT_SCHEDULE_KEYS)
         return self.value(value, key)
@@ -575,8 +707,12 @@ class _Rebuilder:
         return sbu.get_schedule_fn(inner) if wrap else inner
 
     def classref(self, ref: ClassRef, key: str) -> Any:
+        """The class ``ref`` names, through :meth:`ClassRef.resolve` only (export: by name when not allowed)."""
         if ref.allowed(self.allow):
-            return ref.resolve(self.allow)
+            try:
+                return ref.resolve(self.allow)
+            except RlarchiveError as e:
+                raise RlarchiveError(e.code, f"data key {key!r}: {e.message}") from None
         if self.mode == "export":
             return _ByName(ref)
         raise RlarchiveError(
@@ -744,9 +880,12 @@ def export_archive(
     scalars NumPy objects, and every value JSON cannot hold is cloudpickled as
     SB3's own ``save`` does. Opaque values go back as their original bytes
     (they are never unpickled here). Class references under
-    :data:`ALLOWED_CLASSES` (or ``allow_classes``) are resolved and pickled as
-    SB3 would; any other class reference is written by name, so only
-    ``stable_baselines3.load`` will import it. The file is written atomically.
+    :data:`ALLOWED_CLASSES` (or ``allow_classes``) are resolved through
+    :meth:`ClassRef.resolve` and pickled as SB3 would (IMPORT_NOT_ALLOWED when
+    such a name is no class defined there); any other class reference is
+    written by name, so only ``stable_baselines3.load`` will import it: the
+    exported file runs what the archive names when SB3 loads it, like the
+    opaque values. The file is written atomically.
 
     Args:
         in_path: the rlarchive to read (fully verified first).
@@ -757,6 +896,8 @@ def export_archive(
     """
     from ..writer import atomic_file
 
+    if isinstance(allow_classes, str):
+        raise TypeError("allow_classes must be a list of names, not a string")
     data, metadata, params, variables = _read_rlarchive(in_path)
     rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data)
     items = {k: (v if isinstance(v, Opaque) else rb.top(k, v)) for k, v in data.items()}
@@ -766,22 +907,135 @@ def export_archive(
 
 
 def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:
+    """The SB3 algorithm class for :func:`load`: the caller's class, a known name, or an exactly allowed dotted name.
+
+    A name (the caller's or the archive's ``sb3.algorithm``) becomes a class
+    only through :meth:`ClassRef.resolve`: a key of
+    :data:`rlarchive.interop.algorithms.ALGORITHMS` by its exact module and
+    class, anything else only as a dotted name on ``allow`` that is a subclass
+    of SB3's ``BaseAlgorithm``.
+    """
+    from stable_baselines3.common.base_class import BaseAlgorithm
+
+    from . import algorithms
+
     if algorithm is None:
         algorithm = metadata.get(META_ALGORITHM)
         if algorithm is None:
             raise RlarchiveError("VALUE_UNSUPPORTED", "the archive does not record its SB3 algorithm; pass algorithm=")
     if isinstance(algorithm, type):
+        if not issubclass(algorithm, BaseAlgorithm):
+            raise TypeError("algorithm must be a Stable-Baselines3 algorithm class (a subclass of BaseAlgorithm) or its name")
         return algorithm
     if not isinstance(algorithm, str):
-        raise TypeError("algorithm must be an SB3 algorithm class or its name")
-    if algorithm in ALGORITHMS:
-        import stable_baselines3
-
-        return getattr(stable_baselines3, algorithm)
+        raise TypeError("algorithm must be a Stable-Baselines3 algorithm class or its name")
+    if algorithm in algorithms.ALGORITHMS:
+        return algorithms.algorithm_class(algorithm)
     module, _, qual = algorithm.rpartition(".")
     if not module:
-        raise RlarchiveError("IMPORT_NOT_ALLOWED", f"unknown algorithm {algorithm!r}; give a dotted name in the allow-list or a class")
-    return ClassRef(module, qual).resolve(tuple(allow))
+        raise RlarchiveError(
+            "IMPORT_NOT_ALLOWED",
+            f"unknown algorithm {algorithm!r}; give one of {', '.join(algorithms.ALGORITHMS)}, "
+            "an algorithm class, or a dotted class name passed in allow_classes",
+        )
+    cls = ClassRef(module, qual).resolve(tuple(allow))
+    if not issubclass(cls, BaseAlgorithm):
+        raise RlarchiveError("IMPORT_NOT_ALLOWED", f"algorithm {algorithm} is not a Stable-Baselines3 algorithm class")
+    return cls
+
+
+def _load_items(data: Mapping[str, Any], cls: type, rb: "_Rebuilder", verbose: Any) -> dict:
+    """The archive's data keys as :func:`load` hands them to SB3, following :data:`LOAD_KEYS`.
+
+    Opaque values are returned as they are (the caller of this decides).
+    """
+    out: dict = {}
+    for key, value in data.items():
+        rule = LOAD_KEYS.get(key, "drop")
+        if rule == "drop":
+            continue
+        if rule == "caller":
+            out[key] = verbose
+        elif isinstance(value, Opaque):
+            out[key] = value
+        elif rule == "space":
+            out[key] = _space(key, value, rb)
+        elif rule == "policy":
+            out[key] = _policy_class(key, value, cls, rb)
+        elif rule == "buffer":
+            out[key] = _buffer_class(key, value, rb)
+        elif rule == "kwargs":
+            out[key] = _kwargs(key, value, rb)
+        else:
+            out[key] = rb.top(key, value)
+    if "verbose" not in out:  # SB3's load reads data["verbose"] when it is given an env
+        out["verbose"] = verbose
+    return out
+
+
+def _space(key: str, value: Any, rb: "_Rebuilder") -> Any:
+    from .. import spaces
+
+    obj = rb.top(key, value)
+    if not spaces.is_gymnasium_space(obj):
+        raise _fail(f"data key {key!r} must be a space, not {_describe(value)}")
+    return obj
+
+
+def _policy_class(key: str, value: Any, cls: type, rb: "_Rebuilder") -> type:
+    from stable_baselines3.common.policies import BasePolicy
+
+    if isinstance(value, str):  # a policy alias ("MlpPolicy"), looked up in the algorithm's own table
+        aliases = getattr(cls, "policy_aliases", {})
+        found = aliases.get(value) if isinstance(aliases, Mapping) else None
+        if found is None:
+            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"data key {key!r}: {value!r} is not a policy alias of {cls.__name__}")
+        return found
+    obj = rb.top(key, value)
+    if not (isinstance(obj, type) and issubclass(obj, BasePolicy)):
+        raise RlarchiveError("IMPORT_NOT_ALLOWED", f"data key {key!r} must name a policy class, not {_describe(value)}")
+    return obj
+
+
+def _buffer_class(key: str, value: Any, rb: "_Rebuilder") -> Optional[type]:
+    from stable_baselines3.common.buffers import BaseBuffer
+
+    if value is None:
+        return None
+    obj = rb.top(key, value)
+    if not (isinstance(obj, type) and issubclass(obj, BaseBuffer)):
+        raise RlarchiveError("IMPORT_NOT_ALLOWED", f"data key {key!r} must name a buffer class, not {_describe(value)}")
+    return obj
+
+
+def _kwargs(key: str, value: Any, rb: "_Rebuilder") -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise _fail(f"data key {key!r} must be a map of keyword arguments, not {_describe(value)}")
+    return {k: rb.value(v, f"{key}/{k}") for k, v in value.items() if k not in _CALLER_KWARGS}
+
+
+def _describe(value: Any) -> str:
+    return value.name if isinstance(value, ClassRef) else f"a {type(value).__name__}"
+
+
+_PARAM_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*")
+_VARIABLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _check_load_names(params: Mapping[str, Any], variables: Mapping[str, Any]) -> None:
+    """Refuse tensor group and variable names SB3 would look up as anything but a public attribute path.
+
+    SB3's ``set_parameters`` calls ``getattr`` along each group name, and its
+    ``load`` calls ``setattr`` with each variable name.
+    """
+    for name in params:
+        if not _PARAM_NAME.fullmatch(name):
+            raise _fail(f"tensor group {name!r} is not a public attribute path of an SB3 model")
+    for name in variables:
+        if not _VARIABLE_NAME.fullmatch(name):
+            raise _fail(f"variable {name!r} (tensor group 'variables') is not a public attribute name of an SB3 model")
 
 
 def load(
@@ -798,62 +1052,81 @@ def load(
     """Build a ready Stable-Baselines3 model straight from an rlarchive.
 
     Spaces and schedules are rebuilt from their neutral values, tensors and
-    optimizer states are loaded without pickle, and class references are
-    imported only under :data:`ALLOWED_CLASSES` (plus ``allow_classes``).
-    Nothing from the archive is unpickled unless ``opaque="unpickle"``.
+    optimizer states are loaded without pickle, and a class reference becomes a
+    class only through :meth:`ClassRef.resolve` under :data:`ALLOWED_CLASSES`
+    (plus ``allow_classes``). Nothing from the archive is unpickled unless
+    ``opaque="unpickle"``. Only the data keys :data:`LOAD_KEYS` lets through
+    reach SB3 (Annex B.8): the environment, ``tensorboard_log``, ``device``
+    and ``verbose`` always come from the caller, never from the archive, so no
+    string from the archive reaches anything that imports, opens or connects.
 
     Args:
         path: the rlarchive.
         env: passed to SB3's ``load`` (optional: prediction needs none); SB3
             raises ValueError when its spaces differ from the archive's.
         device: torch device for the model.
-        algorithm: SB3 algorithm class, or a name in :data:`ALGORITHMS`;
-            defaults to the archive's ``sb3.algorithm`` metadata.
+        algorithm: SB3 algorithm class, or a name in
+            :data:`rlarchive.interop.algorithms.ALGORITHMS`, or a dotted class
+            name given in ``allow_classes``; defaults to the archive's
+            ``sb3.algorithm`` metadata, resolved the same way.
         custom_objects: data key -> object, used instead of the archive's
-            value (as in SB3's own ``load``).
+            value (as in SB3's own ``load``); the archive's value for such a key
+            is not read at all.
         opaque: what to do with opaque values not in ``custom_objects``:
             ``"error"`` (default) raises PICKLE_NOT_ALLOWED naming them;
             ``"skip"`` leaves them out (SB3 then uses its defaults, e.g. for a
             learning rate given as a lambda); ``"unpickle"`` unpickles them,
             which runs code from the file: only for trusted archives.
-        allow_classes: further dotted names or ``prefix.*`` patterns that may be imported.
-        **kwargs: passed to SB3's ``load``.
+        allow_classes: further exact names (``"package.module.Class"``,
+            ``"package.module:Outer.Inner"``) or ``"package.module.*"``
+            patterns that may be imported.
+        **kwargs: passed to SB3's ``load`` (e.g. ``verbose``, ``tensorboard_log``).
     Returns:
         The SB3 model.
+    Raises:
+        RlarchiveError: IMPORT_NOT_ALLOWED naming a class reference or
+            algorithm outside the allow-list, PICKLE_NOT_ALLOWED for opaque
+            values, VALUE_UNSUPPORTED for values SB3 cannot take,
+            LIMIT_EXCEEDED when SB3 runs out of memory building the model.
     """
     if opaque not in ("error", "skip", "unpickle"):
         raise ValueError("opaque must be 'error', 'skip' or 'unpickle'")
+    if isinstance(allow_classes, str):
+        raise TypeError("allow_classes must be a list of names, not a string")
     allow = ALLOWED_CLASSES + tuple(allow_classes)
     data, metadata, params, variables = _read_rlarchive(path)
+    _check_load_names(params, variables)
     cls = _algorithm_class(algorithm, metadata, allow)
     custom = dict(custom_objects or {})
     rb = _Rebuilder("load", allow, data)
+    items = _load_items({k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0))
     json_items: dict[str, Any] = {}
-    objects: dict[str, Any] = {}
+    objects: dict[str, Any] = dict(custom)
     pending_opaque = []
-    for k, v in data.items():
-        if k in custom:
-            json_items[k] = None
-            objects[k] = custom[k]
-        elif isinstance(v, Opaque):
+    for k, v in items.items():
+        if isinstance(v, Opaque):
             if opaque == "unpickle":
                 json_items[k] = v  # SB3's load unpickles it: the caller asked for that
-            elif opaque == "skip":
-                continue
-            else:
+            elif opaque == "error":
                 pending_opaque.append(k)
-        else:
-            json_items[k] = None
-            objects[k] = rb.top(k, v)
+            continue
+        json_items[k] = None
+        objects[k] = v
     if pending_opaque:
         raise RlarchiveError(
             "PICKLE_NOT_ALLOWED",
             f"the archive keeps {pending_opaque} as opaque pickles; pass custom_objects for them, "
             "opaque='skip' to leave them out, or opaque='unpickle' for a trusted archive",
         )
+    for k in custom:
+        json_items[k] = None
     buf = io.BytesIO()
     _write_sb3_zip(buf, _sb3_data_json(json_items), params, variables, metadata)
     buf.seek(0)
-    # Every non-opaque key is supplied through custom_objects, so SB3's loader
-    # never unpickles anything from this zip; .pth members are our own tensors.
-    return cls.load(buf, env=env, device=device, custom_objects=objects, **kwargs)
+    # Every key but the opaque ones the caller asked to unpickle is supplied
+    # through custom_objects, so SB3's loader unpickles nothing else from this
+    # zip; the .pth members hold only our own tensors.
+    try:
+        return cls.load(buf, env=env, device=device, custom_objects=objects, **kwargs)
+    except MemoryError as e:
+        raise RlarchiveError("LIMIT_EXCEEDED", f"building the model needs more memory than is available: {e}") from None
