@@ -86,6 +86,7 @@ fuzz: setup
 
 bench: setup-python
 	$(PY) tests/bench/bench.py
+	$(PY) tests/bench/bench_sb3_load.py
 
 clean:
 	rm -rf $(VENV) reader-js/node_modules

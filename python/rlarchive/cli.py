@@ -302,7 +302,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     import importlib
 
     mod = importlib.import_module(f"rlarchive.interop.{args.module}")
-    report = mod.import_archive(args.input, args.output, algorithm=args.algorithm)
+    report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget)
     print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
     return EXIT_OK
 
@@ -310,9 +310,20 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from .interop import sb3
 
-    sb3.export_archive(args.input, args.output, allow_classes=tuple(args.allow_class))
+    sb3.export_archive(args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version)
     print(f"wrote {args.output}")
     return EXIT_OK
+
+
+def _size(text: str) -> int:
+    """A byte count: digits with an optional K, M or G (powers of 1024)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in units else ""
+    number = t[: len(t) - len(unit)]
+    if not number.isdigit() or len(number) > 15:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G, 1000000)")
+    return int(number) * units[unit]
 
 
 # ---------------------------------------------------------------- entry point
@@ -343,13 +354,21 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(f"import-{module}", help=f"convert a {library} .zip without running its pickles")
         p.add_argument("input")
         p.add_argument("output")
-        p.add_argument("--algorithm", help=f"e.g. {example} (guessed from the data when omitted)")
+        p.add_argument("--algorithm", help=f"e.g. {example} (told from the data when omitted)")
+        p.add_argument(
+            "--budget", type=_size, metavar="BYTES",
+            help="memory the import may allocate, e.g. 2G (default: 256M or 4 times the input's size, whichever is larger)",
+        )
         p.add_argument("--json", action="store_true", help="print the import report as JSON")
         p.set_defaults(fn=_cmd_import, module=module)
     p = sub.add_parser("export-sb3", help="write a Stable-Baselines3 .zip that SB3's load accepts")
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--allow-class", action="append", default=[], metavar="NAME", help="also allow this class name (or prefix.*)")
+    p.add_argument(
+        "--sb3-version", metavar="X.Y",
+        help="the Stable-Baselines3 version (2.0 or later) that must load the file (default: the version recorded at import)",
+    )
     p.set_defaults(fn=_cmd_export)
     return parser
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
@@ -273,9 +274,17 @@ def to_gymnasium(space: Space) -> Any:
         dt = numpy_view_dtype(space.dtype)
         return gs.Box(low=np.array(space.low), high=np.array(space.high), shape=space.shape, dtype=dt)
     if isinstance(space, Discrete):
-        return gs.Discrete(space.n, start=space.start, dtype=numpy_view_dtype(space.dtype))
+        if "dtype" in inspect.signature(gs.Discrete.__init__).parameters:  # gymnasium >= 1.0
+            return gs.Discrete(space.n, start=space.start, dtype=numpy_view_dtype(space.dtype))
+        if space.dtype != "I64":
+            raise TypeError(f"gymnasium {getattr(gs, '__version__', '< 1.0')} has no Discrete of dtype {space.dtype}")
+        return gs.Discrete(space.n, start=space.start)
     if isinstance(space, MultiDiscrete):
-        return gs.MultiDiscrete(np.array(space.nvec), dtype=numpy_view_dtype(space.dtype), start=np.array(space.start))
+        if "start" in inspect.signature(gs.MultiDiscrete.__init__).parameters:
+            return gs.MultiDiscrete(np.array(space.nvec), dtype=numpy_view_dtype(space.dtype), start=np.array(space.start))
+        if np.any(np.asarray(space.start) != 0):
+            raise TypeError(f"gymnasium {getattr(gs, '__version__', '')} has no MultiDiscrete with a start")
+        return gs.MultiDiscrete(np.array(space.nvec), dtype=numpy_view_dtype(space.dtype))
     if isinstance(space, MultiBinary):
         return gs.MultiBinary(list(space.n) if isinstance(space.n, tuple) else space.n)
     if isinstance(space, Dict):

@@ -12,7 +12,7 @@ and a few hostile streams) mutated at the opcode level (truncation, opcode
 deletion, duplication, swaps and replacement, memo GET/PUT rewiring, BUILD
 insertions, argument replacement, splices, memo amplification, byte flips),
 or a random opcode program built from the allowed globals (the keys of
-``CONSTRUCTORS``), names under ``CLASS_REF_PREFIXES`` and disallowed names.
+``CONSTRUCTORS``), plain names (recorded, never resolved) and malformed names.
 Case I of seed S is always the same bytes.
 
 The cases run in a separate worker process (only ``rlarchive`` and NumPy
@@ -471,11 +471,12 @@ def case_rng(seed: int, index: int) -> random.Random:
 
 
 def global_names() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(the allow-listed constructors, names under the class-reference prefixes)."""
-    from rlarchive.interop.unpickle import CLASS_REF_PREFIXES, CONSTRUCTORS
+    """(the allow-listed constructors, plain names a stream may record and call)."""
+    from rlarchive.interop.unpickle import CONSTRUCTORS
 
     allowed = sorted(CONSTRUCTORS)
-    names = [(p + tail, cls) for p in CLASS_REF_PREFIXES for tail, cls in (("common.policies", "ActorCriticPolicy"), ("x", "Y"), ("a.b", "C.D"))]
+    prefixes = ("stable_baselines3.", "sb3_contrib.", "torch.nn.modules.", "mypkg.", "os.", "builtins.")
+    names = [(p + tail, cls) for p in prefixes for tail, cls in (("common.policies", "ActorCriticPolicy"), ("x", "Y"), ("a.b", "C.D"))]
     return allowed, names
 
 

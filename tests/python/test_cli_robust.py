@@ -303,12 +303,28 @@ def test_every_command_on_a_file_without_read_permission(tmp_path):
 # ---------------------------------------------------------------- broken destinations
 
 
+def _ppo_data() -> dict:
+    """The data of a PPO model, as little as tells its algorithm (a policy class and PPO's keys)."""
+    import base64
+
+    from rlarchive.interop import pickler
+
+    policy = pickler.dumps(pickler.Name("stable_baselines3.common.policies", "ActorCriticPolicy"))
+    return {
+        "policy_class": {":type:": "<class 'abc.ABCMeta'>", ":serialized:": base64.b64encode(policy).decode()},
+        "gamma": 0.99, "n_steps": 8, "batch_size": 8, "n_epochs": 1, "clip_range": 0.2,
+    }  # fmt: skip
+
+
+PPO_DATA = _ppo_data()
+
+
 @pytest.fixture(scope="module")
 def good_inputs(tmp_path_factory):
     """A valid input for each writing command."""
     d = tmp_path_factory.mktemp("good")
     return {
-        "import-sb3": sb3_zip(d / "sb3.zip", json.dumps({"gamma": 0.99, "comment": "x" * 20000})),
+        "import-sb3": sb3_zip(d / "sb3.zip", json.dumps({**PPO_DATA, "comment": "x" * 20000})),
         "import-sb2": sb2_zip(d / "sb2.zip"),
         "export-sb3": MINIMAL,
     }
@@ -479,7 +495,7 @@ def test_integers_of_the_most_digits_round_trip(tmp_path):
 
 
 def test_import_of_deeply_nested_sb3_data_is_write_invalid(tmp_path):
-    src = sb3_zip(tmp_path / "deep.zip", '{"gamma": ' + "[" * 900 + "]" * 900 + "}")
+    src = sb3_zip(tmp_path / "deep.zip", json.dumps(PPO_DATA)[:-1] + ', "deep": ' + "[" * 900 + "]" * 900 + "}")
     (r,) = run_batch([{"argv": ["import-sb3", src, str(tmp_path / "out.rlarchive")]}])
     check_failure(r, status=1, code="WRITE_INVALID")
     assert not (tmp_path / "out.rlarchive").exists()

@@ -284,14 +284,17 @@ def test_round_trip(name, tmp_path):
         assert z0.read("_stable_baselines3_version") == z1.read("_stable_baselines3_version")
 
     # load straight from the rlarchive
-    kwargs = {"opaque": "skip"} if expect_opaque else {}
-    direct = rsb3.load(arc, device="cpu", **kwargs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        direct = rsb3.load(arc, device="cpu")
+    left_out = [w for w in caught if issubclass(w.category, rsb3.LoadWarning)]
+    assert len(left_out) == (1 if expect_opaque else 0)
     assert type(direct) is algo
     assert_same_parameters(original, direct)
     assert_same_predictions(original, direct)
     if expect_opaque:
         with pytest.raises(RlarchiveError) as e:
-            rsb3.load(arc)
+            rsb3.load(arc, opaque="error")
         assert e.value.code == "PICKLE_NOT_ALLOWED"
 
     # importing the exported zip gives the same archive content
@@ -347,7 +350,12 @@ def test_policy_kwargs_and_classes(tmp_path):
     rsb3.export_archive(bad, out)
     raw = base64.b64decode(json.loads(zipfile.ZipFile(out).read("data"))["policy_kwargs"][":serialized:"])
     names = unpickle.describe_globals(raw)
-    assert ("os", "system") not in names and ("importlib", "import_module") in names and b"system" in raw
+    # a bare global: nothing is called to find it, and importing the export records the same name
+    assert ("os", "system") in names and ("importlib", "import_module") not in names
+    again = str(tmp_path / "bad-again.rlarchive")
+    rsb3.import_archive(out, again)
+    with rlarchive.open(again, spaces="neutral") as ar:
+        assert ar.data["policy_kwargs"]["activation_fn"] == ClassRef("os", "system")
 
 
 def _np_copy(v):
@@ -444,11 +452,12 @@ def test_pickles_that_run_code_are_never_run(tmp_path):
     data = json.loads(zipfile.ZipFile(out).read("data"))
     for k, raw in payloads.items():
         assert base64.b64decode(data[k][":serialized:"]) == raw
-    # load refuses to unpickle by default, and skipping works; keys SB3 does not use never reach it
+    # strict load refuses to unpickle, the default skips with a warning; keys SB3 does not use never reach it
     with pytest.raises(RlarchiveError) as e:
-        rsb3.load(arc)
+        rsb3.load(arc, opaque="error")
     assert e.value.code == "PICKLE_NOT_ALLOWED" and "action_noise" in e.value.message and "evil" not in e.value.message
-    m = rsb3.load(arc, opaque="skip")
+    with pytest.warns(rsb3.LoadWarning, match="action_noise"):
+        m = rsb3.load(arc)
     assert not hasattr(m, "evil_system") and not hasattr(m, "evil_exec") and m.action_noise is None
     assert not marker1.exists() and not marker2.exists() and not marker3.exists()
 
@@ -723,17 +732,23 @@ def test_load_reproduces_every_zoo_model(name, sb3_zoo, tmp_path):
     m = sb3_zoo[name]
     entry = sb_zoo.CATALOGUE[name]
     arc = str(tmp_path / "m.rlarchive")
-    report = rsb3.import_archive(m.path, arc, algorithm=m.algorithm)
-    custom = {}
-    if sb_zoo.USER_CLASS in entry.features:  # the user class makes policy_kwargs opaque: the caller supplies it
-        assert "policy_kwargs" in report.opaque_keys
-        custom["policy_kwargs"] = dict(entry.kwargs["policy_kwargs"])
+    report = rsb3.import_archive(m.path, arc)  # the algorithm is told from the data
+    assert report.algorithm == m.algorithm
+    allow = []
+    if sb_zoo.USER_CLASS in entry.features:  # the user class is a class reference: load names it and the argument
+        assert "policy_kwargs" not in report.opaque_keys
+        with pytest.raises(RlarchiveError) as e:
+            rsb3.load(arc)
+        assert e.value.code == "IMPORT_NOT_ALLOWED" and "sb_zoo.TinyExtractor" in e.value.message and "allow_classes" in e.value.message
+        allow = ["sb_zoo.TinyExtractor"]
     venv = DummyVecEnv([entry.env])  # HerReplayBuffer needs an env to be built
     normalizer = None
     if m.vecnormalize is not None:
         normalizer = venv = VecNormalize.load(m.vecnormalize, venv)
         normalizer.training = False
-    model = rsb3.load(arc, env=venv, opaque="skip", custom_objects=custom)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rsb3.LoadWarning)
+        model = rsb3.load(arc, env=venv, allow_classes=allow)
     assert type(model) is entry.algo and model.tensorboard_log is None and model.verbose == 0
     got = sb_zoo.predict_actions(model, m.observations, vecnormalize=normalizer, action_masks=m.action_masks, episode_starts=m.episode_starts)
     assert len(got) == len(m.actions)

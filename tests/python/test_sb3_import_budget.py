@@ -36,7 +36,7 @@ def _import_in_child(src, out):
         "from rlarchive.errors import RlarchiveError\n"
         "from rlarchive.interop import sb3\n"
         "try:\n"
-        "    sb3.import_archive(sys.argv[1], sys.argv[2]); code = None\n"
+        "    sb3.import_archive(sys.argv[1], sys.argv[2], algorithm='PPO'); code = None\n"
         "except RlarchiveError as e:\n"
         "    code = e.code\n"
         # VmHWM: this process's own peak (ru_maxrss would also count the parent it was forked from)

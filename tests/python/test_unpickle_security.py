@@ -28,7 +28,7 @@ from rlarchive.errors import RlarchiveError
 from rlarchive.interop import unpickle
 from rlarchive.interop.budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from rlarchive.limits import MAX_INT_DIGITS
-from rlarchive.values import ClassRef, Encoder
+from rlarchive.values import ClassRef, Encoder, Opaque
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.join(HERE, "..", "..", "python")
@@ -392,11 +392,14 @@ def test_spaces_the_writer_would_refuse_are_not_neutral():
 # ---------------------------------------------------------------------------
 
 
-def test_find_class_records_only_plain_names_under_the_prefixes():
+def test_find_class_records_plain_names_and_refuses_malformed_ones():
     good = unpickle.decode(P4 + g("stable_baselines3.common.policies", "ActorCriticPolicy") + b".")
     assert good == ClassRef("stable_baselines3.common.policies", "ActorCriticPolicy")
     nested = unpickle.decode(P4 + g("sb3_contrib.common.x", "Outer.Inner") + b".")
     assert nested == ClassRef("sb3_contrib.common.x", "Outer.Inner")
+    # any plain identifier path is only a name: recorded, never imported
+    for module, name in [("stable_baselines3", "PPO"), ("mypkg.extractors", "Custom"), ("os", "system"), ("builtins", "eval")]:
+        assert unpickle.decode(P4 + g(module, name) + b".") == ClassRef(module, name)
     for module, name in [
         ("stable_baselines3.common\n", "X"),
         ("stable_baselines3.common", "X\n"),
@@ -405,15 +408,41 @@ def test_find_class_records_only_plain_names_under_the_prefixes():
         ("stable_baselines3.x", ""),
         ("stable_baselines3.x", "a..b"),
         ("stable_baselines3.", "X"),
-        ("stable_baselines3", "PPO"),  # the package itself is not under the prefix
-        ("stable_baselines3x.y", "Z"),
-        ("os", "system"),
-        ("torch", "load"),
-        ("builtins", "eval"),
+        ("", "X"),
     ]:
         with pytest.raises(unpickle.NotNeutral):
             unpickle.decode(P4 + g(module, name) + b".")
             pytest.fail(f"{module!r} {name!r}")
+
+
+_CALLED: list = []
+
+
+def _record_call(*args):  # what a pickle below names; it must never run
+    _CALLED.append(args)
+
+
+def test_a_call_of_a_name_is_recorded_never_made():
+    here = __name__
+    never = P4 + g(here, "_record_call") + b"\x8c\x04true\x85R."
+    with pytest.raises(unpickle.NotNeutral):
+        unpickle.decode(never)
+    assert pickle.loads(never) is None and _CALLED == [("true",)]  # the plain unpickler does run it
+    _CALLED.clear()
+    # os.system("true") at the top: the whole value stays opaque (its original bytes)
+    call = P4 + g("os", "system") + b"\x8c\x04true\x85R."
+    with pytest.raises(unpickle.NotNeutral) as e:
+        unpickle.decode(call)
+    assert "os.system" in e.value.reason
+    # inside a list: only that element becomes an opaque leaf, a pickle of exactly the call
+    value = unpickle.decode(P4 + b"]\x94(K\x01" + g("os", "system") + b"\x8c\x04true\x85Re.")
+    assert value[0] == 1 and isinstance(value[1], Opaque)
+    assert value[1].type == "os.system"
+    assert unpickle.describe_globals(value[1].data) == [("os", "system")]
+    inner = unpickle.decode(P4 + b"]\x94(K\x01" + g(here, "_record_call") + b"\x8c\x04true\x85Re.")
+    assert isinstance(inner[1], Opaque) and _CALLED == []
+    pickle.loads(inner[1].data)  # the leaf makes exactly the recorded call
+    assert _CALLED == [("true",)]
 
 
 def test_a_recorded_dotted_name_never_traverses_a_module():

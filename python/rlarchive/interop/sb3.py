@@ -36,6 +36,7 @@ import binascii
 import io
 import json
 import os
+import pickle
 import re
 import sys
 import zipfile
@@ -49,7 +50,8 @@ import numpy as np
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
 from ..values import ClassRef, Opaque
-from .budget import ImportBudget, budget_for
+from . import pickler
+from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget, budget_for
 
 __all__ = [
     "ImportReport",
@@ -59,7 +61,10 @@ __all__ = [
     "import_archive",
     "export_archive",
     "load",
+    "save",
     "infer_algorithm",
+    "ARCHITECTURE_KEYS",
+    "LoadWarning",
 ]
 
 #: Class references that :func:`export_archive` and :func:`load` may import,
@@ -139,9 +144,6 @@ ALLOWED_CLASSES: tuple[str, ...] = (
     "torch.optim.sgd.SGD",
 )
 
-#: SB3 algorithms :func:`infer_algorithm` recognises (``metadata["sb3.algorithm"]``);
-#: :func:`load` knows every name of :data:`rlarchive.interop.algorithms.ALGORITHMS`.
-ALGORITHMS: tuple[str, ...] = ("A2C", "DDPG", "DQN", "PPO", "SAC", "TD3")
 
 _DATA_KEYS = (
     # BaseAlgorithm
@@ -221,9 +223,15 @@ _CALLER_KWARGS = frozenset({"device", "env"})
 META_VERSION = "sb3.version"
 META_SYSTEM_INFO = "sb3.system_info"
 META_ALGORITHM = "sb3.algorithm"
+META_ALGORITHM_CLASS = "sb3.algorithm_class"
+META_TORCH_VALUES = "sb3.torch_values"
 META_SOURCE = "source"
 
-# data keys whose schedules SB3 wraps in FloatSchedule (SB3 >= 2.4)
+# SB3 pickles schedules as FloatSchedule/LinearSchedule/ConstantSchedule objects from 2.7 on, as closures before
+_SCHEDULE_CLASSES = (2, 7)
+# the oldest SB3 an export can be written for
+_OLDEST_SB3 = (2, 0)
+# data keys whose schedules SB3 wraps in FloatSchedule (get_schedule_fn before 2.7)
 _FLOAT_SCHEDULE_KEYS = frozenset({"lr_schedule", "clip_range", "clip_range_vf"})
 # data keys that SB3 keeps as collections.deque(maxlen=_stats_window_size)
 _DEQUE_KEYS = frozenset({"ep_info_buffer", "ep_success_buffer"})
@@ -259,6 +267,9 @@ class ImportReport:
         library_version: the library version the model was saved with, if recorded.
         converted: data keys whose pickled values became neutral values.
         opaque: values kept as opaque pickles (never unpickled by the import).
+        torch_values: JSON Pointers (into ``data``) of the arrays that were torch
+            tensors in the pickles (kept in the metadata ``sb3.torch_values``;
+            the bridge gives tensors back).
         tensor_groups: tensor group -> number of tensors.
         optimizers: optimizer names stored without pickle (spec §7.9).
         skipped_members: input members that were not imported, with the reason.
@@ -275,6 +286,7 @@ class ImportReport:
     optimizers: list = field(default_factory=list)
     skipped_members: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    torch_values: list = field(default_factory=list)
 
     @property
     def opaque_keys(self) -> list:
@@ -368,8 +380,6 @@ def _type_name(sb_type: Any) -> Optional[str]:
 
 def _decode_data(doc: Mapping[str, Any], report: ImportReport, budget: Optional["ImportBudget"] = None) -> dict:
     """Decode an SB/SB3 data object: plain JSON stays, ``:serialized:`` values go through the restricted unpickler."""
-    from . import unpickle
-
     out: dict = {}
     for key, item in doc.items():
         if isinstance(item, dict) and ":serialized:" in item:
@@ -378,17 +388,73 @@ def _decode_data(doc: Mapping[str, Any], report: ImportReport, budget: Optional[
                 raw = base64.b64decode(str(item[":serialized:"]).encode("ascii"), validate=True)
             except (binascii.Error, ValueError, UnicodeEncodeError):
                 raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: ':serialized:' is not base64", member="data") from None
-            try:
-                out[key] = unpickle.decode(raw, budget=budget)
-                report.converted.append(key)
-            except unpickle.NotNeutral as e:
-                if tname is None:
-                    tname = unpickle.pickled_type_name(raw)
-                out[key] = Opaque(raw, tname, e.reason)
-                report.opaque.append(OpaqueValue(key, tname, e.reason))
+            out[key] = _decode_pickle(key, raw, tname, report, budget)
         else:
             out[key] = item
     return out
+
+
+def _decode_pickle(key: str, raw: bytes, tname: Optional[str], report: ImportReport, budget: Optional[ImportBudget]) -> Any:
+    """One pickled data value: its neutral value (opaque leaves reported), or the whole value opaque."""
+    from . import unpickle
+
+    try:
+        value = _note_leaves(unpickle.decode(raw, budget=budget), "/" + _escape(key), report)
+        report.converted.append(key)
+        return value
+    except unpickle.NotNeutral as e:
+        if tname is None:
+            tname = unpickle.pickled_type_name(raw)
+        report.opaque.append(OpaqueValue(key, tname, e.reason))
+        return Opaque(raw, tname, e.reason)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _note_leaves(value: Any, ptr: str, report: ImportReport) -> Any:
+    """``value`` with its torch arrays made plain (their pointers noted) and its opaque leaves reported."""
+    from .recorded import TorchArray
+
+    if isinstance(value, TorchArray):
+        report.torch_values.append(ptr)
+        return value.view(np.ndarray)
+    if isinstance(value, Opaque):
+        report.opaque.append(OpaqueValue(ptr.lstrip("/"), value.type, value.note or ""))
+        return value
+    if isinstance(value, list):
+        return [_note_leaves(v, f"{ptr}/{i}", report) for i, v in enumerate(value)]
+    if isinstance(value, tuple):
+        return tuple(_note_leaves(v, f"{ptr}/{i}", report) for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return {k: _note_leaves(v, f"{ptr}/{_escape(k) if isinstance(k, str) else k}", report) for k, v in value.items()}
+    return value
+
+
+def _torch_values(data: dict, pointers: Iterable[str]) -> dict:
+    """``data`` with the arrays at ``pointers`` (metadata ``sb3.torch_values``) turned into torch tensors."""
+    import torch
+
+    def at(v: Any, parts: list) -> Any:
+        if not parts:
+            return torch.from_numpy(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v
+        head, rest = parts[0], parts[1:]
+        if isinstance(v, dict):
+            key = next((k for k in v if (_escape(k) if isinstance(k, str) else str(k)) == head), None)
+            if key is None:
+                return v
+            return {**v, key: at(v[key], rest)}
+        if isinstance(v, (list, tuple)) and head.isdigit() and int(head) < len(v):
+            items = list(v)
+            items[int(head)] = at(items[int(head)], rest)
+            return type(v)(items) if isinstance(v, tuple) else items
+        return v
+
+    for p in pointers:
+        if isinstance(p, str) and p.startswith("/"):
+            data = at(data, p[1:].split("/"))
+    return data
 
 
 # ---------------------------------------------------------------------------
@@ -397,28 +463,13 @@ def _decode_data(doc: Mapping[str, Any], report: ImportReport, budget: Optional[
 
 
 def infer_algorithm(data: Mapping[str, Any]) -> Optional[str]:
-    """Guess the SB3 algorithm from the decoded data (SB3 does not record it).
+    """The SB3 or sb3-contrib algorithm that saved a model, told from its decoded data, or None when unsure.
 
-    Uses the policy class's module and algorithm-specific keys. Returns None
-    when unsure (for example for sb3_contrib algorithms).
+    See :func:`rlarchive.interop.algorithms.identify`.
     """
-    pc = data.get("policy_class")
-    module = pc.module if isinstance(pc, ClassRef) else ""
-    if module == "stable_baselines3.dqn.policies":
-        return "DQN"
-    if module == "stable_baselines3.sac.policies":
-        return "SAC"
-    if module == "stable_baselines3.td3.policies":
-        # DDPG is TD3 with policy_delay=1, target_noise_clip=0.0 (same data keys)
-        if data.get("policy_delay") == 1 and data.get("target_noise_clip") == 0.0:
-            return "DDPG"
-        return "TD3"
-    if module == "stable_baselines3.common.policies":
-        if "clip_range" in data and "n_epochs" in data:
-            return "PPO"
-        if "n_steps" in data and "gae_lambda" in data:
-            return "A2C"
-    return None
+    from . import algorithms
+
+    return algorithms.identify(data)
 
 
 def _torch_load(raw: bytes, member: str) -> Any:
@@ -539,8 +590,6 @@ def import_archive(
             result would break the spec, LIMIT_EXCEEDED when the budget would be
             exceeded.
     """
-    from ..writer import save
-
     budget = budget_for(in_zip, budget)
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
     tensors: dict[str, dict] = {}
@@ -570,86 +619,153 @@ def import_archive(
                 obj = _torch_load(raw, name)
                 del raw
                 _charge_tensors(obj, budget, name)
-                stem = name[: -len(".pth")]
                 if name in _VARIABLES_MEMBERS:
-                    if not isinstance(obj, Mapping):
-                        raise _fail(f"{name} is not a dict of tensors", name)
-                    none_names = [k for k, v in obj.items() if v is None]
-                    if none_names:
-                        report.notes.append(f"pytorch variables set to None were dropped: {none_names}")
-                    variables = _tensor_dict({k: v for k, v in obj.items() if v is not None}, name)
-                    if variables:
-                        tensors["variables"] = variables
-                elif _is_optimizer_state(obj):
-                    optimizers[stem] = obj
+                    _add_variables(obj, name, tensors, report)
                 else:
-                    if not _GROUP_NAME.match(stem) or stem in ("variables", "arrays") or stem.startswith("optimizer."):
-                        raise _fail(f"cannot store {name} as a tensor group", name)
-                    tensors[stem] = _tensor_dict(obj, name)
+                    _add_state(name[: -len(".pth")], obj, name, tensors, optimizers)
             else:
                 report.skipped_members.append((name, "not part of the SB3 format"))
 
-    algo = algorithm or infer_algorithm(data)
-    if algo:
-        metadata[META_ALGORITHM] = algo
-        report.algorithm = algo
-        if not algorithm:
-            report.notes.append(f"algorithm inferred from the data: {algo}")
-    else:
-        report.notes.append("algorithm not recorded: pass algorithm= to import_archive or load")
+    return _finish_import(out_path, data, tensors, optimizers, metadata, report, algorithm)
+
+
+def _add_variables(obj: Any, member: str, tensors: dict, report: ImportReport) -> None:
+    """SB3's pytorch variables (``log_ent_coef``, ...) as the tensor group ``variables``; None entries dropped."""
+    if not isinstance(obj, Mapping):
+        raise _fail(f"{member} is not a dict of tensors", member)
+    none_names = [k for k, v in obj.items() if v is None]
+    if none_names:
+        report.notes.append(f"pytorch variables set to None were dropped: {none_names}")
+    variables = _tensor_dict({k: v for k, v in obj.items() if v is not None}, member)
+    if variables:
+        tensors["variables"] = variables
+
+
+def _add_state(stem: str, obj: Any, member: str, tensors: dict, optimizers: dict) -> None:
+    """One state dict SB3 saves (``policy``, ``policy.optimizer``, ...): an optimizer state, or a tensor group."""
+    if _is_optimizer_state(obj):
+        optimizers[stem] = obj
+        return
+    if not _GROUP_NAME.match(stem) or stem in ("variables", "arrays") or stem.startswith("optimizer."):
+        raise _fail(f"cannot store {member} as a tensor group", member)
+    tensors[stem] = _tensor_dict(obj, member)
+
+
+def _finish_import(
+    out_path: Union[str, os.PathLike],
+    data: dict,
+    tensors: dict,
+    optimizers: dict,
+    metadata: dict,
+    report: ImportReport,
+    algorithm: Optional[str],
+    vec_normalize: Any = None,
+) -> ImportReport:
+    """Record the algorithm (given, or told from ``data``) and write the archive."""
+    from ..writer import save
+    from . import algorithms
+
+    if algorithm is not None and algorithm not in algorithms.ALGORITHMS:
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"unknown algorithm {algorithm!r}; give one of {', '.join(algorithms.ALGORITHMS)}"
+        )
+    algo = algorithm or algorithms.identify(data)
+    if not algo:
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED",
+            "cannot tell which Stable-Baselines3 or sb3-contrib algorithm saved this model from its data; "
+            f"give it with --algorithm NAME (algorithm=NAME), one of {', '.join(algorithms.ALGORITHMS)}",
+        )
+    metadata[META_ALGORITHM] = algo
+    metadata[META_ALGORITHM_CLASS] = algorithms.ALGORITHMS[algo].ref.name
+    report.algorithm = algo
+    if not algorithm:
+        report.notes.append(f"algorithm identified from the data: {algo}")
+    if report.torch_values:
+        metadata[META_TORCH_VALUES] = json.dumps(report.torch_values)
     report.tensor_groups = {g: len(t) for g, t in tensors.items()}
     report.optimizers = list(optimizers)
     save(out_path, data, tensors, optimizers, metadata=metadata)
     return report
 
 
+def save(
+    model: Any,
+    path: Union[str, os.PathLike],
+    *,
+    vec_normalize: Any = None,
+    budget: Union[int, ImportBudget, None] = None,
+) -> ImportReport:
+    """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
+
+    The model's attributes are taken as SB3's ``save`` takes them (the same
+    exclusions, the same state dicts, optimizers and pytorch variables) and
+    converted exactly as :func:`import_archive` converts a saved zip: values
+    JSON can hold stay, every other one goes through the restricted unpickler
+    (B.3), so the archive equals the import of ``model.save(...)``'s zip; no
+    zip is written. The algorithm is the model's class when it is one of
+    :data:`rlarchive.interop.algorithms.ALGORITHMS`, else told from the data.
+
+    Args:
+        model: the SB3 model.
+        path: the rlarchive to write (replaced atomically).
+        vec_normalize: a ``VecNormalize`` whose statistics travel with the model (extension ``RLA_vec_normalize``).
+        budget: as for :func:`import_archive` (default: 256 MiB or 4 times the parameters' size).
+    Returns:
+        The :class:`ImportReport`.
+    """
+    import cloudpickle
+    import stable_baselines3
+    from stable_baselines3.common.save_util import recursive_getattr
+
+    from . import algorithms
+
+    data = model.__dict__.copy()
+    exclude = set(model._excluded_save_params())
+    state_dicts_names, torch_variable_names = model._get_torch_save_params()
+    for name in list(state_dicts_names) + list(torch_variable_names):
+        exclude.add(name.split(".")[0])
+    for name in exclude:
+        data.pop(name, None)
+    params = model.get_parameters()
+    size = sum(t.numel() * t.element_size() for sd in params.values() for t in _tensors_in(sd))
+    if not isinstance(budget, ImportBudget):
+        budget = ImportBudget(budget if budget is not None else max(DEFAULT_IMPORT_BUDGET, 4 * size))
+    report = ImportReport(source="stable-baselines3", output=os.fspath(path))
+    decoded: dict = {}
+    for key, value in data.items():
+        if _is_json_serializable(value):
+            decoded[key] = json.loads(json.dumps(value))  # as SB3's data member holds it
+        else:
+            decoded[key] = _decode_pickle(key, cloudpickle.dumps(value), f"{type(value).__module__}.{type(value).__qualname__}", report, budget)
+    tensors: dict[str, dict] = {}
+    optimizers: dict[str, Any] = {}
+    for name, state in params.items():
+        _charge_tensors(state, budget, name)
+        _add_state(name, state, name, tensors, optimizers)
+    _add_variables({n: recursive_getattr(model, n) for n in torch_variable_names}, "pytorch variables", tensors, report)
+    metadata = {META_SOURCE: "stable-baselines3", META_VERSION: stable_baselines3.__version__}
+    report.library_version = stable_baselines3.__version__
+    cls = type(model)
+    known = algorithms.ALGORITHMS.get(cls.__name__)
+    algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
+    extension = None
+    if vec_normalize is not None:
+        from . import vecnormalize
+
+        extension = vecnormalize.from_wrapper(vec_normalize)
+    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, extension)
+
+
+def _tensors_in(obj: Any) -> list:
+    out: list = []
+    _map_leaves(obj, lambda x: out.append(x) if hasattr(x, "element_size") else None)
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Neutral values -> SB3 objects
 # ---------------------------------------------------------------------------
-
-
-class _ByName:
-    """A class reference exported by name, without importing it (pickled as getattr(import_module(m), q))."""
-
-    def __init__(self, ref: ClassRef):
-        self.ref = ref
-
-    def __reduce__(self):
-        head, *rest = self.ref.qualname.split(".")
-        obj: Any = (getattr, (_ModuleByName(self.ref.module), head))
-        for part in rest:
-            obj = (getattr, (_Reduced(obj), part))
-        return obj
-
-
-class _ModuleByName:
-    def __init__(self, name: str):
-        self.name = name
-
-    def __reduce__(self):
-        import importlib
-
-        return (importlib.import_module, (self.name,))
-
-
-class _Reduced:
-    def __init__(self, rv):
-        self.rv = rv
-
-    def __reduce__(self):
-        return self.rv
-
-
-class _NestedOpaque:
-    """An opaque value inside a structure: exported as ``pickle.loads(original bytes)``."""
-
-    def __init__(self, op: Opaque):
-        self.op = op
-
-    def __reduce__(self):
-        import pickle
-
-        return (pickle.loads, (self.op.data,))
 
 
 class _Rebuilder:
@@ -660,10 +776,12 @@ class _Rebuilder:
     ``"load"`` (they are refused unless allowed).
     """
 
-    def __init__(self, mode: str, allow: Iterable[str], data: Mapping[str, Any]):
+    def __init__(self, mode: str, allow: Iterable[str], data: Mapping[str, Any], target: tuple = (99, 0), unpickle: bool = False):
         self.mode = mode
+        self.unpickle = unpickle  # load: unpickle opaque values (the caller trusts the archive)
         self.allow = tuple(allow)
         self.data = data
+        self.target = target  # the SB3 version (major, minor) that reads the values
 
     def top(self, key: str, value: Any) -> Any:
         from .. import schedules
@@ -686,10 +804,13 @@ class _Rebuilder:
         return self.value(value, key)
 
     def schedule(self, s: Any, wrap: bool) -> Any:
+        """A schedule in the form the target SB3 version pickles: classes from 2.7 on, closures before."""
+        import warnings
+
         from .. import schedules
         from stable_baselines3.common import utils as sbu
 
-        if hasattr(sbu, "FloatSchedule"):
+        if self.target >= _SCHEDULE_CLASSES and hasattr(sbu, "FloatSchedule"):
             if isinstance(s, schedules.Constant):
                 inner = sbu.ConstantSchedule(s.value)
             elif isinstance(s, schedules.Linear):
@@ -697,14 +818,16 @@ class _Rebuilder:
             else:
                 inner = s  # a Piecewise schedule: callable, pickled by reference to rlarchive
             return sbu.FloatSchedule(inner) if wrap else inner
-        # SB3 < 2.4: the closure helpers
-        if isinstance(s, schedules.Constant):
-            inner = sbu.constant_fn(s.value)
-        elif isinstance(s, schedules.Linear):
-            inner = sbu.get_linear_fn(s.start, s.end, s.end_fraction)
-        else:
-            inner = s
-        return sbu.get_schedule_fn(inner) if wrap else inner
+        # SB3 < 2.7: the closure helpers (deprecated, still present, in later versions)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if isinstance(s, schedules.Constant):
+                inner = sbu.constant_fn(s.value)
+            elif isinstance(s, schedules.Linear):
+                inner = sbu.get_linear_fn(s.start, s.end, s.end_fraction)
+            else:
+                inner = s
+            return sbu.get_schedule_fn(inner) if wrap else inner
 
     def classref(self, ref: ClassRef, key: str) -> Any:
         """The class ``ref`` names, through :meth:`ClassRef.resolve` only (export: by name when not allowed)."""
@@ -714,7 +837,7 @@ class _Rebuilder:
             except RlarchiveError as e:
                 raise RlarchiveError(e.code, f"data key {key!r}: {e.message}") from None
         if self.mode == "export":
-            return _ByName(ref)
+            return pickler.Name(ref.module, ref.qualname)  # written by name: only SB3's own load imports it
         raise RlarchiveError(
             "IMPORT_NOT_ALLOWED",
             f"data key {key!r} names {ref.name}, which is not in the allow-list; pass allow_classes=[{ref.name!r}] to import it",
@@ -745,11 +868,15 @@ class _Rebuilder:
         if isinstance(v, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
             return self.schedule(v, wrap=False)
         if isinstance(v, Opaque):
-            if self.mode == "export":
-                return _NestedOpaque(v)
+            if self.mode == "export":  # written as pickle.loads(original bytes), which an import reads back as this value
+                return pickler.Call(pickler.Name("pickle", "loads"), (v.data,))
+            if self.unpickle:
+                return v.unpickle(trusted=True)
             raise RlarchiveError("PICKLE_NOT_ALLOWED", f"data key {key!r} holds a nested opaque value")
         if isinstance(v, RawTensor):
             return v.to_torch()
+        if type(v).__module__ == "torch" and type(v).__name__ == "Tensor":  # a torch value (metadata sb3.torch_values)
+            return v.clone()
         raise _fail(f"data key {key!r}: cannot rebuild a {type(v).__name__} for Stable-Baselines3")
 
 
@@ -761,13 +888,36 @@ def _is_json_serializable(obj: Any) -> bool:
     return True
 
 
+def _has_function(obj: Any, depth: int = 0) -> bool:
+    """Whether ``obj`` holds a function that must be pickled by value (a schedule closure)."""
+    import types
+
+    if isinstance(obj, types.FunctionType):
+        return "<locals>" in obj.__qualname__ or "<lambda>" in obj.__qualname__
+    if depth < 8 and isinstance(obj, (list, tuple)):
+        return any(_has_function(x, depth + 1) for x in obj)
+    if depth < 8 and isinstance(obj, dict):
+        return any(_has_function(x, depth + 1) for x in obj.values())
+    return False
+
+
+def _pickle_value(obj: Any) -> bytes:
+    """A value as SB3 finds it in ``data``: portable pickles (:mod:`rlarchive.interop.pickler`), closures by value with cloudpickle."""
+    if _has_function(obj):
+        import cloudpickle
+
+        return cloudpickle.dumps(obj)
+    try:
+        return pickler.dumps(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise _fail(f"cannot write a {type(obj).__name__} for Stable-Baselines3: {e}") from None
+
+
 def _sb3_data_json(items: Mapping[str, Any]) -> str:
     """SB3's ``data_to_json`` with opaque values passed through as their original bytes.
 
     ``items`` maps keys to rebuilt Python objects or to :class:`Opaque` values.
     """
-    import cloudpickle
-
     out: dict = {}
     for key, obj in items.items():
         if isinstance(obj, Opaque):
@@ -777,7 +927,7 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
         if _is_json_serializable(obj):
             out[key] = obj
             continue
-        entry = {":type:": str(type(obj)), ":serialized:": base64.b64encode(cloudpickle.dumps(obj)).decode()}
+        entry = {":type:": str(type(obj)), ":serialized:": base64.b64encode(_pickle_value(obj)).decode()}
         if hasattr(obj, "__dict__") or isinstance(obj, dict):
             gen = obj.items if isinstance(obj, dict) else obj.__dict__.items
             for name, item in gen():
@@ -788,29 +938,47 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
 
 
 def _read_rlarchive(path: Union[str, os.PathLike]):
-    """Everything an SB3 zip needs from an rlarchive: (data, metadata, params, variables)."""
+    """Everything an SB3 zip needs from an rlarchive: (data, metadata, params, variables), copied out of the file."""
     from ..reader import open_archive
 
     with open_archive(os.fspath(path), spaces="neutral") as ar:
-        ar.verify()
-        data = dict(ar.data)
-        # copy arrays out of the mapped file before it closes
-        data = {k: _copy_arrays(v) for k, v in data.items()}
-        metadata = dict(ar.metadata)
-        params: dict[str, Any] = {}
-        variables: dict[str, Any] = {}
-        for g in ar.groups:
-            if g == "arrays" or g.startswith("optimizer."):
-                continue
-            ts = {k: v.clone() for k, v in ar.tensors(g, framework="torch").items()}
-            if g == "variables":
-                variables = ts
-            else:
-                params[g] = ts
-        for name in ar.optimizer_names:
-            params[name] = _clone_tensors(ar.optimizer(name, framework="torch"))
+        return _archive_parts(ar, copy=True)
+
+
+def _archive_parts(ar: Any, copy: bool):
+    """(data, metadata, params, variables) of an open, verified archive.
+
+    With ``copy=False`` tensors view the archive's mapped file: use them before it closes.
+    """
+    ar.verify()
+    data = dict(ar.data)
+    # copy arrays out of the mapped file
+    data = {k: _copy_arrays(v) for k, v in data.items()}
+    metadata = dict(ar.metadata)
+    params: dict[str, Any] = {}
+    variables: dict[str, Any] = {}
+    for g in ar.groups:
+        if g == "arrays" or g.startswith("optimizer."):
+            continue
+        ts = ar.tensors(g, framework="torch")
+        if copy:
+            ts = {k: v.clone() for k, v in ts.items()}
+        if g == "variables":
+            variables = ts
+        else:
+            params[g] = ts
+    for name in ar.optimizer_names:
+        params[name] = _clone_tensors(ar.optimizer(name, framework="torch"))
     # policy first, as SB3 writes it
     ordered = {k: params[k] for k in sorted(params, key=lambda n: (n != "policy", n))}
+    if META_TORCH_VALUES in metadata:
+        try:
+            pointers = json.loads(metadata[META_TORCH_VALUES])
+        except ValueError:
+            pointers = None
+        if not (isinstance(pointers, list) and all(isinstance(p, str) for p in pointers)):
+            raise _fail(f"metadata {META_TORCH_VALUES} is not a JSON list of JSON Pointers")
+        data = _torch_values(data, pointers)
     return data, metadata, ordered, variables
 
 
@@ -844,7 +1012,36 @@ def _clone_tensors(v: Any) -> Any:
     return _map_leaves(v, leaf)
 
 
-def _write_sb3_zip(dest: Any, data_json: str, params: Mapping[str, Any], variables: Mapping[str, Any], metadata: Mapping[str, str]) -> None:
+def _target_version(requested: Optional[str], metadata: Mapping[str, str]) -> tuple[str, tuple]:
+    """(the version string to write, (major, minor)) of the SB3 an export is for.
+
+    ``requested`` (``"2.4"``) wins; else the version recorded at import; else the installed SB3's.
+    """
+    recorded = metadata.get(META_VERSION)
+    text = requested or recorded
+    if text is None:
+        try:
+            import stable_baselines3
+
+            text = stable_baselines3.__version__
+        except ImportError:  # pragma: no cover - export needs SB3 anyway
+            text = "2.7.0"
+    m = re.match(r"^\s*(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?", str(text))
+    if not m:
+        raise _fail(f"not a Stable-Baselines3 version: {str(text)[:40]!r} (give X.Y, e.g. 2.4)")
+    target = (int(m.group(1)), int(m.group(2)))
+    if target < _OLDEST_SB3:
+        raise _fail(f"exports are written for Stable-Baselines3 2.0 or later, not {m.group(0).strip()}")
+    if requested is None:
+        return str(text).strip(), target
+    if recorded is not None and re.match(rf"^{target[0]}\.{target[1]}(\.|$)", recorded.strip()):
+        return recorded.strip(), target
+    return f"{target[0]}.{target[1]}.{int(m.group(3) or 0)}", target
+
+
+def _write_sb3_zip(
+    dest: Any, data_json: str, params: Mapping[str, Any], variables: Mapping[str, Any], metadata: Mapping[str, str], version: Optional[str] = None
+) -> None:
     """Write the SB3 zip layout (as ``save_to_zip_file`` does) to a path or binary file."""
     import torch
 
@@ -855,7 +1052,7 @@ def _write_sb3_zip(dest: Any, data_json: str, params: Mapping[str, Any], variabl
         for name, sd in params.items():
             with archive.open(name + ".pth", mode="w", force_zip64=True) as f:
                 torch.save(sd, f)
-        version = metadata.get(META_VERSION)
+        version = version or metadata.get(META_VERSION)
         if version is None:
             try:
                 import stable_baselines3
@@ -873,13 +1070,17 @@ def export_archive(
     out_zip: Union[str, os.PathLike],
     *,
     allow_classes: Iterable[str] = (),
+    sb3_version: Optional[str] = None,
 ) -> None:
     """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
 
-    Spaces become gymnasium spaces, schedules SB3 schedule objects, arrays and
-    scalars NumPy objects, and every value JSON cannot hold is cloudpickled as
-    SB3's own ``save`` does. Opaque values go back as their original bytes
-    (they are never unpickled here). Class references under
+    Spaces become gymnasium spaces, schedules SB3 schedule objects (the
+    classes of SB3 2.7 and later, or the closures earlier versions pickle),
+    arrays and scalars NumPy objects, and every value JSON cannot hold is
+    pickled as SB3's own ``save`` would, in pickles that NumPy 1.x and 2.x
+    both read (:mod:`rlarchive.interop.pickler`; closures with cloudpickle).
+    Opaque values go back as their original bytes (they are never unpickled
+    here; one nested in a structure as ``pickle.loads(bytes)``). Class references under
     :data:`ALLOWED_CLASSES` (or ``allow_classes``) are resolved through
     :meth:`ClassRef.resolve` and pickled as SB3 would (IMPORT_NOT_ALLOWED when
     such a name is no class defined there); any other class reference is
@@ -891,6 +1092,8 @@ def export_archive(
         in_path: the rlarchive to read (fully verified first).
         out_zip: the SB3 ``.zip`` to write.
         allow_classes: further dotted names or ``prefix.*`` patterns to resolve.
+        sb3_version: ``"X.Y"``, the Stable-Baselines3 version (2.0 or later)
+            that must load the file; by default the version recorded at import.
     Raises:
         RlarchiveError: for an invalid archive or a value SB3 cannot hold.
     """
@@ -899,11 +1102,12 @@ def export_archive(
     if isinstance(allow_classes, str):
         raise TypeError("allow_classes must be a list of names, not a string")
     data, metadata, params, variables = _read_rlarchive(in_path)
-    rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data)
+    version, target = _target_version(sb3_version, metadata)
+    rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data, target)
     items = {k: (v if isinstance(v, Opaque) else rb.top(k, v)) for k, v in data.items()}
     data_json = _sb3_data_json(items)
     with atomic_file(out_zip) as f:
-        _write_sb3_zip(f, data_json, params, variables, metadata)
+        _write_sb3_zip(f, data_json, params, variables, metadata, version)
 
 
 def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:
@@ -944,33 +1148,45 @@ def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterabl
     return cls
 
 
-def _load_items(data: Mapping[str, Any], cls: type, rb: "_Rebuilder", verbose: Any) -> dict:
+def _load_items(data: Mapping[str, Any], cls: type, rb: "_Rebuilder", verbose: Any) -> tuple[dict, list]:
     """The archive's data keys as :func:`load` hands them to SB3, following :data:`LOAD_KEYS`.
 
-    Opaque values are returned as they are (the caller of this decides).
+    Returns (the items, the keys left out because they are or hold opaque
+    values that ``rb`` does not unpickle).
     """
     out: dict = {}
+    left_out: list = []
     for key, value in data.items():
         rule = LOAD_KEYS.get(key, "drop")
         if rule == "drop":
             continue
         if rule == "caller":
             out[key] = verbose
-        elif isinstance(value, Opaque):
-            out[key] = value
-        elif rule == "space":
-            out[key] = _space(key, value, rb)
-        elif rule == "policy":
-            out[key] = _policy_class(key, value, cls, rb)
-        elif rule == "buffer":
-            out[key] = _buffer_class(key, value, rb)
-        elif rule == "kwargs":
-            out[key] = _kwargs(key, value, rb)
-        else:
-            out[key] = rb.top(key, value)
+            continue
+        if isinstance(value, Opaque):
+            if rb.unpickle:
+                out[key] = value.unpickle(trusted=True)
+            else:
+                left_out.append(key)
+            continue
+        try:
+            if rule == "space":
+                out[key] = _space(key, value, rb)
+            elif rule == "policy":
+                out[key] = _policy_class(key, value, cls, rb)
+            elif rule == "buffer":
+                out[key] = _buffer_class(key, value, rb)
+            elif rule == "kwargs":
+                out[key] = _kwargs(key, value, rb)
+            else:
+                out[key] = rb.top(key, value)
+        except RlarchiveError as e:
+            if e.code != "PICKLE_NOT_ALLOWED":
+                raise
+            left_out.append(key)
     if "verbose" not in out:  # SB3's load reads data["verbose"] when it is given an env
         out["verbose"] = verbose
-    return out
+    return out, left_out
 
 
 def _space(key: str, value: Any, rb: "_Rebuilder") -> Any:
@@ -1038,6 +1254,92 @@ def _check_load_names(params: Mapping[str, Any], variables: Mapping[str, Any]) -
             raise _fail(f"variable {name!r} (tensor group 'variables') is not a public attribute name of an SB3 model")
 
 
+#: Data keys that decide the policy's architecture: :func:`load` cannot leave them out.
+ARCHITECTURE_KEYS = frozenset({"observation_space", "action_space", "policy_class", "policy_kwargs"})
+
+
+class LoadWarning(UserWarning):
+    """:func:`load` left out values it could not rebuild without unpickling them (training-only values)."""
+
+
+_INIT_FUNCTIONS = (
+    "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
+)  # fmt: skip
+_INIT_LOCK = __import__("threading").Lock()
+
+
+class _SkipInit:
+    """Within it, ``torch.nn.init``'s initialisers leave tensors as they are: every weight is assigned from the archive afterwards.
+
+    The patch is process-wide while it lasts, so one thread at a time holds it.
+    """
+
+    def __enter__(self) -> None:
+        import torch.nn.init as init
+
+        _INIT_LOCK.acquire()
+        self.saved = {n: getattr(init, n) for n in _INIT_FUNCTIONS if hasattr(init, n)}
+        for n in self.saved:
+            setattr(init, n, _keep)
+
+    def __exit__(self, *exc: Any) -> None:
+        import torch.nn.init as init
+
+        for n, fn in self.saved.items():
+            setattr(init, n, fn)
+        _INIT_LOCK.release()
+
+
+def _keep(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+    return tensor
+
+
+def _build_model(cls: type, data: dict, params: Mapping[str, Any], variables: Mapping[str, Any], env: Any, device: Any, kwargs: dict, skip_init: bool) -> Any:
+    """What SB3's ``load`` does after reading its zip, from objects already rebuilt (no pickle, no zip)."""
+    from stable_baselines3.common.utils import check_for_correct_spaces
+    from stable_baselines3.common.vec_env.patch_gym import _convert_space
+
+    data = dict(data)
+    pk = data.get("policy_kwargs")
+    if isinstance(pk, dict):
+        pk = {k: v for k, v in pk.items() if k != "device"}
+        arch = pk.get("net_arch")
+        if arch and isinstance(arch, list) and isinstance(arch[0], dict):  # SB3 < 1.8 wrote [dict(pi=..., vf=...)]
+            pk["net_arch"] = arch[0]
+        data["policy_kwargs"] = pk
+    if "policy_kwargs" in kwargs and kwargs["policy_kwargs"] != data.get("policy_kwargs"):
+        raise ValueError(f"the policy_kwargs given differ from the archive's: {data.get('policy_kwargs')}")
+    for key in ("observation_space", "action_space"):
+        if key not in data:
+            raise _fail(f"the archive's data has no {key}")
+        data[key] = _convert_space(data[key])
+    if env is not None:
+        env = cls._wrap_env(env, data.get("verbose", 0))
+        check_for_correct_spaces(env, data["observation_space"], data["action_space"])
+        if kwargs.pop("force_reset", True):
+            data["_last_obs"] = None
+        data["n_envs"] = env.num_envs
+    kwargs.pop("force_reset", None)
+    model = cls(policy=data["policy_class"], env=env, device=device, _init_setup_model=False)
+    model.__dict__.update(data)
+    model.__dict__.update(kwargs)
+    if skip_init:
+        with _SkipInit():
+            model._setup_model()
+    else:
+        model._setup_model()
+    model.set_parameters(dict(params), exact_match=True, device=device)
+    for name, tensor in variables.items():
+        target = model
+        for part in name.split(".")[:-1]:
+            target = getattr(target, part)
+        getattr(target, name.split(".")[-1]).data = tensor.data.clone().to(model.device)
+    if model.use_sde:
+        model.policy.reset_noise()
+    return model
+
+
 def load(
     path: Union[str, os.PathLike],
     env: Any = None,
@@ -1045,7 +1347,7 @@ def load(
     *,
     algorithm: Any = None,
     custom_objects: Optional[Mapping[str, Any]] = None,
-    opaque: str = "error",
+    opaque: str = "skip",
     allow_classes: Iterable[str] = (),
     **kwargs: Any,
 ) -> Any:
@@ -1060,11 +1362,26 @@ def load(
     and ``verbose`` always come from the caller, never from the archive, so no
     string from the archive reaches anything that imports, opens or connects.
 
+    The model is built as SB3's own ``load`` builds it, from the rebuilt values
+    directly (no intermediate zip, no pickle): the networks are made without
+    initialising their weights (``torch.nn.init`` does nothing meanwhile) and
+    every weight is then copied from the archive, whose tensors are read from
+    the mapped file. The archive is verified (CRC-32 and SHA-256) first.
+
+    Values the import kept opaque (a lambda learning rate, ``action_noise``,
+    ``_last_obs``, a leaf inside ``replay_buffer_kwargs``) are left out by
+    default, with one :class:`LoadWarning` naming each key: the model then has
+    SB3's defaults for them, which changes nothing for prediction and is what a
+    model built by the algorithm's constructor would have for further training
+    (for example a constant learning rate of the constructor's default instead
+    of the lambda). Keys that decide the policy's architecture
+    (:data:`ARCHITECTURE_KEYS`) are never left out.
+
     Args:
         path: the rlarchive.
-        env: passed to SB3's ``load`` (optional: prediction needs none); SB3
-            raises ValueError when its spaces differ from the archive's.
-        device: torch device for the model.
+        env: as for SB3's ``load`` (optional: prediction needs none); SB3's
+            ValueError when its spaces differ from the archive's.
+        device: torch device for the model (``"cpu"``, ``"cuda"``, ``"auto"``...).
         algorithm: SB3 algorithm class, or a name in
             :data:`rlarchive.interop.algorithms.ALGORITHMS`, or a dotted class
             name given in ``allow_classes``; defaults to the archive's
@@ -1073,60 +1390,65 @@ def load(
             value (as in SB3's own ``load``); the archive's value for such a key
             is not read at all.
         opaque: what to do with opaque values not in ``custom_objects``:
-            ``"error"`` (default) raises PICKLE_NOT_ALLOWED naming them;
-            ``"skip"`` leaves them out (SB3 then uses its defaults, e.g. for a
-            learning rate given as a lambda); ``"unpickle"`` unpickles them,
-            which runs code from the file: only for trusted archives.
+            ``"skip"`` (default) leaves out those of training-only keys with a
+            :class:`LoadWarning` and refuses those the architecture needs;
+            ``"error"`` (strict) raises PICKLE_NOT_ALLOWED naming every one;
+            ``"unpickle"`` unpickles them, which runs code from the file: only
+            for trusted archives.
         allow_classes: further exact names (``"package.module.Class"``,
             ``"package.module:Outer.Inner"``) or ``"package.module.*"``
-            patterns that may be imported.
-        **kwargs: passed to SB3's ``load`` (e.g. ``verbose``, ``tensorboard_log``).
+            patterns that may be imported: a policy that depends on a user
+            class (a custom features extractor) loads only when it is named
+            here; otherwise IMPORT_NOT_ALLOWED names the class and this argument.
+        **kwargs: as for SB3's ``load`` (e.g. ``verbose``, ``tensorboard_log``, ``force_reset``).
     Returns:
         The SB3 model.
     Raises:
         RlarchiveError: IMPORT_NOT_ALLOWED naming a class reference or
             algorithm outside the allow-list, PICKLE_NOT_ALLOWED for opaque
-            values, VALUE_UNSUPPORTED for values SB3 cannot take,
-            LIMIT_EXCEEDED when SB3 runs out of memory building the model.
+            values (above), VALUE_UNSUPPORTED for values SB3 cannot take or
+            weights that do not fit the policy, LIMIT_EXCEEDED when SB3 runs
+            out of memory building the model.
     """
     if opaque not in ("error", "skip", "unpickle"):
-        raise ValueError("opaque must be 'error', 'skip' or 'unpickle'")
+        raise ValueError("opaque must be 'skip', 'error' or 'unpickle'")
     if isinstance(allow_classes, str):
         raise TypeError("allow_classes must be a list of names, not a string")
+    import warnings
+
+    from ..reader import open_archive
+
     allow = ALLOWED_CLASSES + tuple(allow_classes)
-    data, metadata, params, variables = _read_rlarchive(path)
-    _check_load_names(params, variables)
-    cls = _algorithm_class(algorithm, metadata, allow)
-    custom = dict(custom_objects or {})
-    rb = _Rebuilder("load", allow, data)
-    items = _load_items({k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0))
-    json_items: dict[str, Any] = {}
-    objects: dict[str, Any] = dict(custom)
-    pending_opaque = []
-    for k, v in items.items():
-        if isinstance(v, Opaque):
-            if opaque == "unpickle":
-                json_items[k] = v  # SB3's load unpickles it: the caller asked for that
-            elif opaque == "error":
-                pending_opaque.append(k)
-            continue
-        json_items[k] = None
-        objects[k] = v
-    if pending_opaque:
-        raise RlarchiveError(
-            "PICKLE_NOT_ALLOWED",
-            f"the archive keeps {pending_opaque} as opaque pickles; pass custom_objects for them, "
-            "opaque='skip' to leave them out, or opaque='unpickle' for a trusted archive",
-        )
-    for k in custom:
-        json_items[k] = None
-    buf = io.BytesIO()
-    _write_sb3_zip(buf, _sb3_data_json(json_items), params, variables, metadata)
-    buf.seek(0)
-    # Every key but the opaque ones the caller asked to unpickle is supplied
-    # through custom_objects, so SB3's loader unpickles nothing else from this
-    # zip; the .pth members hold only our own tensors.
-    try:
-        return cls.load(buf, env=env, device=device, custom_objects=objects, **kwargs)
-    except MemoryError as e:
-        raise RlarchiveError("LIMIT_EXCEEDED", f"building the model needs more memory than is available: {e}") from None
+    with open_archive(os.fspath(path), spaces="neutral") as ar:
+        data, metadata, params, variables = _archive_parts(ar, copy=False)
+        _check_load_names(params, variables)
+        cls = _algorithm_class(algorithm, metadata, allow)
+        custom = dict(custom_objects or {})
+        rb = _Rebuilder("load", allow, data, unpickle=opaque == "unpickle")
+        items, left_out = _load_items({k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0))
+        blocking = [k for k in left_out if k in ARCHITECTURE_KEYS or opaque == "error"]
+        if blocking:
+            raise RlarchiveError(
+                "PICKLE_NOT_ALLOWED",
+                f"the archive keeps {blocking} as opaque pickles"
+                + (" and the policy's architecture depends on them" if any(k in ARCHITECTURE_KEYS for k in blocking) else "")
+                + "; pass custom_objects for them"
+                + (", opaque='skip' to leave out the training-only ones" if opaque == "error" else "")
+                + ", or opaque='unpickle' for a trusted archive",
+            )
+        if left_out:
+            warnings.warn(
+                f"left out {', '.join(left_out)}: the archive keeps them as opaque pickles; the model uses "
+                "SB3's defaults for them (they matter only to further training); pass custom_objects to give them",
+                LoadWarning,
+                stacklevel=2,
+            )
+        items.update(custom)
+        try:
+            return _build_model(cls, items, params, variables, env, device, dict(kwargs), skip_init=True)
+        except MemoryError as e:
+            raise RlarchiveError("LIMIT_EXCEEDED", f"building the model needs more memory than is available: {e}") from None
+        except RuntimeError as e:  # load_state_dict: the weights do not fit the policy built from the data
+            raise RlarchiveError(
+                "VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds from its data: {str(e)[:500]}"
+            ) from None

@@ -12,10 +12,14 @@ This module reads them without running any of it, in two steps:
    global is either on the allow-list (:data:`CONSTRUCTORS`, Annex B.5),
    which gives a local stand-in class or an immutable callable
    (:class:`GlobalName` for names that may only be referred to), or, when
-   module and name are plain identifier paths and the module is under
-   :data:`CLASS_REF_PREFIXES`, a mere name (:class:`GlobalName`) that refuses
-   to be called. Anything else aborts the load.
+   module and name are plain identifier paths, a mere name
+   (:class:`GlobalName`). Calling or instantiating such a name makes nothing:
+   it records the call as an :class:`Unknown`. A malformed name aborts the load.
 2. :func:`to_neutral` turns the stand-in graph into neutral rlarchive values.
+   An :class:`Unknown` inside a value becomes the smallest opaque leaf: a
+   pickle of exactly that recorded call, written again by
+   :mod:`rlarchive.interop.pickler` (Annex B.4); a whole value that is one
+   keeps its original bytes.
 
 A recorded name is never resolved here. A caller that wants the object later
 goes through :meth:`rlarchive.values.ClassRef.resolve`, which imports only an
@@ -32,9 +36,10 @@ Safety properties, each tested:
   allow-list is a read-only mapping, and the callables it holds are immutable
   objects bound to one unpickler (the functions behind them are never handed
   to the stream). ``BUILD`` reaches only the stand-ins designed for it
-  (spaces, schedules, dtypes, arrays, random generators); on any other object
-  it aborts the load. ``REDUCE``, ``NEWOBJ``, ``INST`` and ``OBJ`` call only
-  allow-listed stand-ins; ``APPEND(S)``, ``SETITEM(S)`` and ``ADDITEMS``
+  (spaces, schedules, dtypes, arrays, random generators, and once the record
+  of an :class:`Unknown` call); on any other object it aborts the load.
+  ``REDUCE``, ``NEWOBJ``, ``INST`` and ``OBJ`` call only allow-listed
+  stand-ins, or record the call of a mere name; ``APPEND(S)``, ``SETITEM(S)`` and ``ADDITEMS``
   reach only lists, deques, dicts and sets, whose keys must hash cheaply (no
   deep or widely shared tuple); extension codes, persistent ids and
   out-of-band buffers are refused.
@@ -84,7 +89,8 @@ __all__ = [
     "to_neutral",
     "decode",
     "CONSTRUCTORS",
-    "CLASS_REF_PREFIXES",
+    "Unknown",
+    "PickledTensor",
     "describe_globals",
     "pickled_type_name",
 ]
@@ -187,10 +193,10 @@ class _Frozen(metaclass=_FrozenMeta):
 class GlobalName(_Frozen):
     """A reference to a global (a class or a function) by name; never resolved here.
 
-    Returned by :meth:`RestrictedUnpickler.find_class` for names under
-    :data:`CLASS_REF_PREFIXES` (and for the few allow-listed names of
-    Annex B.5). It cannot be called, instantiated or changed: a pickle that
-    tries is refused (the value goes opaque).
+    Returned by :meth:`RestrictedUnpickler.find_class` for every plain
+    identifier path off the allow-list (and for the few allow-listed names of
+    Annex B.5). It cannot be changed; calling or instantiating it only
+    records the call (:class:`Unknown`).
     """
 
     __slots__ = ("module", "qualname")
@@ -200,7 +206,7 @@ class GlobalName(_Frozen):
         _set(self, "qualname", qualname)
 
     def __call__(self, *args, **kwargs):
-        raise NotNeutral(f"the pickle calls {self._label()}, which is not allowed")
+        return Unknown(self, args, kwargs or None)
 
     def _label(self) -> str:
         return f"{self.module}.{self.qualname}"
@@ -266,6 +272,37 @@ class _Buildable(_Frozen):
     """Base of the stand-ins that accept BUILD (their ``__setstate__`` is designed for it)."""
 
     __slots__ = ()
+
+
+class Unknown(_Buildable):
+    """What a call of a global off the allow-list would have made: the call, recorded and never made.
+
+    ``func`` is the :class:`GlobalName` the stream called (or instantiated,
+    ``new``), ``args``/``kwargs`` its arguments (stand-ins), ``state`` what
+    ``BUILD`` gave it (set at most once). The conversion recognises a few
+    (Stable-Baselines3 enums, torch tensors, ``pickle.loads`` of bytes) and
+    turns any other into an opaque leaf: a pickle of exactly this call,
+    written again with :mod:`rlarchive.interop.pickler`.
+    """
+
+    __slots__ = ("func", "args", "kwargs", "new", "state", "has_state")
+
+    def __init__(self, func: GlobalName, args: tuple, kwargs: Optional[dict], new: bool = False):
+        _set(self, "func", func)
+        _set(self, "args", args)
+        _set(self, "kwargs", kwargs)
+        _set(self, "new", new)
+        _set(self, "state", None)
+        _set(self, "has_state", False)
+
+    def __setstate__(self, state):
+        if self.has_state:
+            raise NotNeutral(f"the pickle sets the state of {self._label()} twice")
+        _set(self, "state", state)
+        _set(self, "has_state", True)
+
+    def _label(self) -> str:
+        return f"an object made by {self.func._label()}"
 
 
 # ---- numpy -----------------------------------------------------------------
@@ -369,12 +406,27 @@ def _reconstruct(ctx: _Context, subtype, shape, typecode) -> _Reconstructed:
     return _Reconstructed(ctx)
 
 
-def _frombuffer(ctx: _Context, buf, dtype, shape, order="C") -> _Array:
-    """Stand-in for ``numpy._core.numeric._frombuffer`` (protocol 5 arrays)."""
+def _frombuffer(ctx: _Context, buf, dtype, shape, order="C", axis_order=None) -> _Array:
+    """Stand-in for ``numpy._core.numeric._frombuffer`` (protocol 5 arrays).
+
+    NumPy 2 writes an array that is neither C- nor Fortran-contiguous (a
+    transposed image batch) as its bytes in memory order, with ``order="K"``
+    and ``axis_order``: the array is those bytes in C order, transposed by
+    ``axis_order``.
+    """
     if not isinstance(shape, (tuple, list)) or len(shape) > MAX_NDIM:
         raise NotNeutral("malformed array shape")
+    shape = _check_shape(tuple(shape))
+    if type(order) is str and order == "K" and axis_order is not None:
+        if not (isinstance(axis_order, (tuple, list)) and sorted(a if type(a) is int else -1 for a in axis_order) == list(range(len(shape)))):
+            raise NotNeutral("malformed axis order")
+        arr = _array_from_bytes(ctx, buf, _np_dtype(dtype), shape, False)
+        ctx.charge(arr.nbytes, "a transposed numpy array")
+        return _Array(np.ascontiguousarray(arr.transpose(tuple(axis_order))))
+    if axis_order is not None:
+        raise NotNeutral("an axis order without order 'K'")
     fortran = type(order) is str and order == "F"
-    return _Array(_array_from_bytes(ctx, buf, _np_dtype(dtype), _check_shape(tuple(shape)), fortran))
+    return _Array(_array_from_bytes(ctx, buf, _np_dtype(dtype), shape, fortran))
 
 
 class _Scalar(_Frozen):
@@ -857,19 +909,6 @@ def _build_constructors() -> dict:
 #: the unpickler asking for it.
 CONSTRUCTORS: Mapping[tuple[str, str], Any] = types.MappingProxyType(_build_constructors())
 
-#: Globals under these module prefixes may appear as *names* (class references:
-#: policy classes, buffer classes, activation functions, optimizer classes).
-#: They are recorded, never imported, and cannot be called.
-CLASS_REF_PREFIXES: tuple[str, ...] = (
-    "stable_baselines3.",
-    "sb3_contrib.",
-    "stable_baselines.",
-    "torch.nn.modules.",
-    "torch.optim.",
-    "tensorflow.python.ops.",
-)
-
-
 # ---------------------------------------------------------------------------
 # The unpickler
 # ---------------------------------------------------------------------------
@@ -920,8 +959,8 @@ class RestrictedUnpickler(_Base):
     """An unpickler that resolves globals only through :data:`CONSTRUCTORS`.
 
     ``find_class`` never imports a module. A global that is neither a
-    constructor on the allow-list nor a plain name under
-    :data:`CLASS_REF_PREFIXES` raises :class:`NotNeutral`, which aborts the
+    constructor on the allow-list nor a plain identifier path (recorded as a
+    :class:`GlobalName`) raises :class:`NotNeutral`, which aborts the
     whole load; so do the opcodes listed in the module docstring when they
     reach anything but the stand-ins designed for them. Every opcode and every
     allocation is charged to ``budget`` (a fresh default
@@ -944,7 +983,7 @@ class RestrictedUnpickler(_Base):
             return found.bind(self._ctx)
         if found is not None:
             return found
-        if _IDENT.fullmatch(module) and _IDENT.fullmatch(name) and module.startswith(CLASS_REF_PREFIXES):
+        if _IDENT.fullmatch(module) and _IDENT.fullmatch(name):
             return GlobalName(module, name)
         raise NotNeutral(f"the pickle needs the global {module[:100]}.{name[:100]}, which is not on the allow-list")
 
@@ -962,6 +1001,9 @@ class RestrictedUnpickler(_Base):
         return func(*args, **(kwargs or {}))
 
     def _new(self, cls: Any, args: Any, kwargs: Any) -> Any:
+        if type(cls) is GlobalName and type(args) is tuple and type(kwargs) is dict:
+            self.budget.charge(_NODE_COST, "an object of the pickle")
+            return Unknown(cls, args, kwargs or None, new=True)
         if not _instantiable(cls):
             raise NotNeutral(f"the pickle instantiates {_describe(cls)}, which is not an allowed class")
         if type(args) is not tuple or type(kwargs) is not dict:
@@ -1234,7 +1276,7 @@ def _levels(obj: Any) -> int:
         return _SPACE_LEVELS.get(type(obj).kind, 3)
     if isinstance(obj, _Array):
         return 2
-    if isinstance(obj, (_Schedule, _Function)):
+    if isinstance(obj, (_Schedule, _Function, Unknown)):
         return 2
     return 1
 
@@ -1242,7 +1284,7 @@ def _levels(obj: Any) -> int:
 class _Neutralizer:
     """Converts one stand-in graph, charging ``budget`` for what the output holds and what it copies."""
 
-    def __init__(self, budget: ImportBudget):
+    def __init__(self, budget: ImportBudget, nested: int = 0):
         from .. import schedules as _schedules
         from .. import spaces as _spaces
         from .. import values as _values
@@ -1251,6 +1293,7 @@ class _Neutralizer:
         self.schedules = _schedules
         self.values = _values
         self.budget = budget
+        self.nested = nested  # pickles this one is nested in (pickle.loads of bytes)
         self.level = 0  # JSON levels of the value being converted
         self.peak = 0
         self.nodes = 0
@@ -1358,7 +1401,21 @@ class _Neutralizer:
             raise NotNeutral("a bare numpy dtype has no neutral form")
         if isinstance(obj, _Ctor):
             raise NotNeutral(f"the function {obj._label()} has no neutral form")
+        if isinstance(obj, Unknown):
+            return _recorded.convert(obj, self.budget.charge, self.nested, self._decode_nested)
         raise NotNeutral(f"no neutral form for {_describe(obj)}")
+
+    def _decode_nested(self, data: bytes) -> Any:
+        """A pickle inside this value (``pickle.loads(data)``), converted with the same budget."""
+        inner = _Neutralizer(self.budget, self.nested + 1)
+        return inner.top(restricted_loads(data, budget=self.budget))
+
+    def top(self, obj: Any) -> Any:
+        """The neutral value of a whole pickle; one that is only an opaque leaf raises NotNeutral (the original bytes are kept)."""
+        value = self.convert(obj)
+        if isinstance(value, self.values.Opaque):
+            raise NotNeutral(value.note or "no neutral form")
+        return value
 
     def _classref(self, module, qualname):
         if not (type(module) is str and type(qualname) is str and _IDENT.fullmatch(module) and _IDENT.fullmatch(qualname)):
@@ -1616,7 +1673,7 @@ def to_neutral(obj: Any, *, budget: Optional[ImportBudget] = None) -> Any:
     if budget is None:
         budget = ImportBudget(DEFAULT_IMPORT_BUDGET)
     try:
-        return _Neutralizer(budget).convert(obj)
+        return _Neutralizer(budget).top(obj)
     except Exception as e:
         raise _contain(e, "the value cannot be converted") from None
 
@@ -1647,3 +1704,7 @@ def pickled_type_name(data: bytes) -> Optional[str]:
         return None
     mod, name = g[0]
     return f"{mod}.{name}"
+
+
+# What a recorded call converts to; imported last, as it builds on the names above.
+from . import recorded as _recorded  # noqa: E402
