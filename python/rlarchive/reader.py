@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import mmap
-from typing import Any, Callable, Optional
+import os
+from typing import Any, Callable, Mapping, Optional
 
 from . import jsonstrict, manifest as manifest_mod
 from .errors import RlarchiveError
 from .limits import MAX_JSON_BYTES
+from .sources import SourceInput, open_source
 from .tensors import TensorInfo, read_group, view_numpy, view_torch
 from .values import Checker, Decoder, Ref
-from .zipprofile import Member, Source, digests, member_chunks, read_directory
+from .zipprofile import Member, digests, member_chunks, read_directory
 
 TENSOR_PREFIX = "tensors/"
 TENSOR_SUFFIX = ".safetensors"
@@ -53,13 +55,20 @@ class Archive:
     read-only memory map; :meth:`verify` checks every CRC-32 and digest.
     """
 
-    def __init__(self, path: str, *, spaces: str = "auto", collect: Optional[list] = None) -> None:
+    def __init__(
+        self,
+        source: SourceInput,
+        *,
+        spaces: str = "auto",
+        collect: Optional[list] = None,
+        storage_options: Optional[Mapping[str, Any]] = None,
+    ) -> None:
         if spaces not in ("auto", "neutral", "gymnasium"):
             raise ValueError("spaces must be 'auto', 'neutral' or 'gymnasium'")
-        self.path = path
+        self.path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else f"<{type(source).__name__}>"
         self._space_mode = spaces
-        self._src = Source(path)
-        self._mmap: Optional[mmap.mmap] = None
+        self._src = open_source(source, storage_options=storage_options)
+        self._mmap: Optional[Any] = None
         self._data: Optional[dict] = None
         self.warnings: list[RlarchiveError] = []
         self._collect = collect
@@ -269,9 +278,18 @@ class Archive:
     def _numpy_ref(self, group: str, name: str) -> Any:
         return self.tensor(group, name)
 
-    def _buffer(self) -> mmap.mmap:
+    def _buffer(self) -> Any:
+        """The archive's bytes as one buffer: a read-only memory map of a local
+        file, the caller's bytes without a copy, or (a file object, a URL) the
+        bytes read once, on first use."""
         if self._mmap is None:
-            self._mmap = mmap.mmap(self._src.fileno(), 0, access=mmap.ACCESS_READ)
+            src = self._src
+            if src.mappable and src.size > 0:
+                self._mmap = mmap.mmap(src.fileno(), 0, access=mmap.ACCESS_READ)
+            elif src.in_memory:
+                self._mmap = src.view()  # type: ignore[attr-defined]
+            else:
+                self._mmap = src.read(0, src.size)
         return self._mmap
 
     @property
@@ -281,12 +299,12 @@ class Archive:
 
     def close(self) -> None:
         """Release the file. Tensor views must not be used afterwards."""
-        if self._mmap is not None:
+        if isinstance(self._mmap, mmap.mmap):
             try:
                 self._mmap.close()
             except BufferError:
                 pass  # views still alive keep the map; it closes when they go
-            self._mmap = None
+        self._mmap = None
         self._src.close()
 
     def __enter__(self) -> "Archive":
@@ -299,6 +317,15 @@ class Archive:
         return f"<rlarchive.Archive {self.path!r} v{self.format_version} groups={self.groups}>"
 
 
-def open_archive(path: str, *, spaces: str = "auto") -> Archive:
-    """Open and check an archive (see :class:`Archive`)."""
-    return Archive(str(path), spaces=spaces)
+def open_archive(source: SourceInput, *, spaces: str = "auto", storage_options: Optional[Mapping[str, Any]] = None) -> Archive:
+    """Open and check an archive (see :class:`Archive`).
+
+    Args:
+        source: a path, ``bytes``/``bytearray``/``memoryview``, a seekable
+            binary file object, a URL (``https://``, ``s3://``... through
+            fsspec), or a :class:`rlarchive.sources.Source`
+            (:func:`rlarchive.sources.open_source`).
+        spaces: ``"auto"``, ``"neutral"`` or ``"gymnasium"``.
+        storage_options: passed to fsspec for a URL.
+    """
+    return Archive(source, spaces=spaces, storage_options=storage_options)

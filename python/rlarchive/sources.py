@@ -56,6 +56,7 @@ class Source:
         in_memory: whether the bytes are already in memory (:meth:`view` is zero-copy).
         bytes_read: bytes returned by :meth:`read` so far.
         reads: calls of :meth:`read` that returned bytes.
+        log: None, or a list to which each read appends ``(offset, length)``.
     """
 
     mappable: bool = False
@@ -65,6 +66,7 @@ class Source:
         self.size = size
         self.bytes_read = 0
         self.reads = 0
+        self.log: Optional[list] = None
         self._closed = False
 
     def read(self, offset: int, length: int) -> bytes:
@@ -88,6 +90,8 @@ class Source:
             raise _io_error(f"got {len(data)} of {length} bytes: the file changed while being read", offset)
         self.reads += 1
         self.bytes_read += length
+        if self.log is not None:
+            self.log.append((offset, length))
         return data
 
     def _read(self, offset: int, length: int) -> bytes:

@@ -22,9 +22,11 @@ def _bool_warnings(ar: Any) -> list[RlarchiveError]:
     return out
 
 
-def validate(path: "os.PathLike[str] | str") -> dict:
+def validate(path: Any) -> dict:
     """Check a file against every rule of the spec and return the report (spec §14).
 
+    ``path`` is anything :func:`rlarchive.open` takes: a path, bytes, a
+    seekable binary file object, a URL, a :class:`rlarchive.sources.Source`.
     Never raises for a bad file: problems are issues in the report.
     """
     from . import __version__
@@ -32,7 +34,7 @@ def validate(path: "os.PathLike[str] | str") -> dict:
 
     issues: list[RlarchiveError] = []
     try:
-        ar = Archive(os.fspath(path), spaces="neutral", collect=issues)
+        ar = Archive(path, spaces="neutral", collect=issues)
     except RlarchiveError as e:
         issues.append(e)
     else:
@@ -45,7 +47,7 @@ def validate(path: "os.PathLike[str] | str") -> dict:
     counts = {s: sum(1 for i in issues if i.severity == s) for s in ("error", "warning", "info")}
     return {
         "validator": {"name": VALIDATOR_NAME, "version": __version__},
-        "file": os.fspath(path),
+        "file": os.fspath(path) if isinstance(path, (str, os.PathLike)) else f"<{type(path).__name__}>",
         "valid": counts["error"] == 0,
         "summary": {"errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"]},
         "issues": [i.as_issue() for i in issues],

@@ -1,6 +1,6 @@
 """The strict ZIP profile of spec §2-§3: reading and checking the directory, and writing.
 
-Reading goes through a :class:`Source` (positional reads), so that opening an
+Reading goes through a :class:`rlarchive.sources.Source` (positional reads), so that opening an
 archive touches only the records it needs. Checks run in the order of spec
 §11.1 steps 1-5.
 """
@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
 from .errors import RlarchiveError
 from .limits import MAX_MEMBERS, MAX_NAME_BYTES
+from .sources import Source
 
 MEDIA_TYPE = b"application/vnd.rlarchive+zip"
 #: bytes 26..66 of every archive (spec §3)
@@ -61,47 +62,6 @@ S_IFMT = 0o170000
 S_IFREG = 0o100000
 DOS_DATE = 0x0021  # 1980-01-01
 DOS_TIME = 0
-
-
-class Source:
-    """Positional, bounded reads from a file; counts what it reads."""
-
-    def __init__(self, path: str) -> None:
-        try:
-            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            self.size = os.fstat(self._fd).st_size
-        except OSError as e:
-            raise RlarchiveError("IO_ERROR", f"cannot open {path}: {e.strerror}") from None
-        self.path = path
-        self.bytes_read = 0
-        self.reads: list[tuple[int, int]] = []
-
-    def read(self, offset: int, length: int) -> bytes:
-        """Exactly ``length`` bytes at ``offset`` (callers check bounds first)."""
-        if offset < 0 or length < 0 or offset + length > self.size:
-            raise RlarchiveError("ZIP_TRUNCATED", "read beyond the end of the file", offset=offset)
-        self.reads.append((offset, length))
-        self.bytes_read += length
-        chunks = []
-        got = 0
-        try:
-            while got < length:
-                b = os.pread(self._fd, length - got, offset + got)
-                if not b:
-                    raise RlarchiveError("IO_ERROR", "file shrank while reading", offset=offset + got)
-                chunks.append(b)
-                got += len(b)
-        except OSError as e:
-            raise RlarchiveError("IO_ERROR", f"read failed: {e.strerror}", offset=offset) from None
-        return b"".join(chunks)
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
 
 
 @dataclass

@@ -27,7 +27,8 @@ from typing import Optional
 import pytest
 
 import rlarchive
-from rlarchive.zipprofile import Source, read_directory
+from rlarchive.sources import PathSource as Source
+from rlarchive.zipprofile import read_directory
 
 from conftest import ROOT
 

@@ -226,18 +226,22 @@ def test_open_reads_no_tensor_bytes(tmp_path):
     big = {"w": np.ones((1024, 1024), np.float32), "b": np.zeros(4096, np.float64)}
     p = tmp_path / "big.rlarchive"
     rlarchive.save(p, {"gamma": 0.99, "obs_low": np.zeros(2000)}, {"policy": big})
-    ar = rlarchive.open(p)
+    from rlarchive.sources import PathSource
+
+    src = PathSource(p)
+    src.log = []
+    ar = rlarchive.open(src)
     regions = []
     for g in ar.groups:
         for info in ar.tensor_info(g).values():
             regions.append((info.offset, info.offset + info.nbytes))
-    for off, n in ar._src.reads:
+    for off, n in src.log:
         for a, b in regions:
             assert off + n <= a or off >= b, f"open read bytes {off}..{off + n} of a tensor at {a}..{b}"
     assert ar.bytes_read < 200_000  # directory, manifest, data.json, headers
     w = ar.tensor("policy", "w")  # a view: still no read
     assert w.shape == (1024, 1024) and not w.flags.writeable
-    assert all(not (a < off + n and off < b) for off, n in ar._src.reads for a, b in regions)
+    assert all(not (a < off + n and off < b) for off, n in src.log for a, b in regions)
     ar.close()
 
 
