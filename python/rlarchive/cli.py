@@ -351,7 +351,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.set_defaults(fn=_cmd_dump)
     for module, library, example in (("sb3", "Stable-Baselines3", "PPO"), ("sb2", "Stable-Baselines (SB2)", "PPO2")):
-        p = sub.add_parser(f"import-{module}", help=f"convert a {library} .zip without running its pickles")
+        p = sub.add_parser(f"import-{module}", help=f"convert a {library} model file without running its pickles")
         p.add_argument("input")
         p.add_argument("output")
         p.add_argument("--algorithm", help=f"e.g. {example} (told from the data when omitted)")

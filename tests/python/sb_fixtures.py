@@ -401,3 +401,19 @@ LINEAR_FN_CLOUDPICKLE_1_6 = (
     "ZWxslJOURz+5mZmZmZmahZRSlGg4Rz/TMzMzMzMzhZRSlGg4Rz/wAAAAAAAAhZRSlIeUjBdfY2xv"
     "dWRwaWNrbGVfc3VibW9kdWxlc5RdlIwLX19nbG9iYWxzX1+UfZR1hpSGUjAu"
 )
+
+
+def assert_ppo2_cartpole_values(d) -> None:
+    """The neutral values every SB2 PPO2 CartPole fixture must import to: policy, policy_kwargs and spaces."""
+    import numpy as np
+
+    from rlarchive import spaces
+    from rlarchive.values import ClassRef
+
+    assert d["policy"] == ClassRef("stable_baselines.common.policies", "MlpPolicy")
+    assert d["policy_kwargs"] == {"act_fun": ClassRef("tensorflow.python.ops.gen_nn_ops", "relu"), "net_arch": [8, 8]}
+    inf = np.inf
+    assert d["observation_space"] == spaces.Box(
+        np.array([-4.8, -inf, -0.42, -inf], np.float32), np.array([4.8, inf, 0.42, inf], np.float32), (4,), "F32"
+    )
+    assert d["action_space"] == spaces.Discrete(2, 0, "I64")
