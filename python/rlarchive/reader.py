@@ -1,10 +1,11 @@
 """Opening archives: the checks of spec §11.1 in order, and lazy, zero-copy access."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import mmap
 import os
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from . import jsonstrict, manifest as manifest_mod
 from .errors import RlarchiveError
@@ -69,6 +70,7 @@ class Archive:
         self._space_mode = spaces
         self._src = open_source(source, storage_options=storage_options)
         self._mmap: Optional[Any] = None
+        self._fetched: dict[tuple[int, int], bytes] = {}  # tensor bytes read by range (sources not at hand)
         self._data: Optional[dict] = None
         self.warnings: list[RlarchiveError] = []
         self._collect = collect
@@ -137,7 +139,7 @@ class Archive:
             if name not in self._members:
                 raise RlarchiveError("MEMBER_MISSING", f"listed member {name} is absent", member="manifest.json", pointer=f"/members/{i}")
         d = self._members["data.json"]
-        if digests(member_chunks(self._buffer(), d))[1] != listed["data.json"]["sha256"]:
+        if digests(self._chunks(d))[1] != listed["data.json"]["sha256"]:
             raise RlarchiveError("MEMBER_DIGEST_MISMATCH", "data.json does not match its SHA-256", member="data.json")
 
     def _check_data(self) -> None:
@@ -167,7 +169,7 @@ class Archive:
                 self._attempt(lambda: self._verify_member(m))
 
     def _verify_member(self, m: Member) -> None:
-        crc, sha = digests(member_chunks(self._buffer(), m))
+        crc, sha = digests(self._chunks(m))
         if crc != m.crc32:
             raise RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=m.name, offset=m.data_offset)
         entry = self.manifest.members.get(m.name)
@@ -232,7 +234,9 @@ class Archive:
         info = self.tensor_info(group).get(name)
         if info is None:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
-        buf = self._buffer()
+        buf = self._buffer() if self._local else self._range(info.offset, info.nbytes)
+        if not self._local:
+            info = dataclasses.replace(info, offset=0)
         if framework == "numpy":
             return view_numpy(buf, info)
         if framework == "torch":
@@ -250,8 +254,7 @@ class Archive:
     def tensor_sha256(self, group: str, name: str) -> str:
         """SHA-256 of one tensor's element bytes, as lower-case hex."""
         info = self.tensor_info(group)[name]
-        buf = memoryview(self._buffer())
-        return hashlib.sha256(buf[info.offset : info.offset + info.nbytes]).hexdigest()
+        return hashlib.sha256(self._range(info.offset, info.nbytes)).hexdigest()
 
     def dump(self) -> bytes:
         """The canonical dump (spec §13); performs every deferred check first."""
@@ -278,6 +281,29 @@ class Archive:
     def _numpy_ref(self, group: str, name: str) -> Any:
         return self.tensor(group, name)
 
+    @property
+    def _local(self) -> bool:
+        """Whether the bytes are at hand (a mapped file, the caller's bytes, or already read whole)."""
+        return self._src.mappable or self._src.in_memory or self._mmap is not None
+
+    def _range(self, offset: int, nbytes: int) -> Any:
+        """``nbytes`` bytes of the file at ``offset``: a view when local, else read once by range and kept."""
+        if self._local:
+            return memoryview(self._buffer())[offset : offset + nbytes]
+        key = (offset, nbytes)
+        got = self._fetched.get(key)
+        if got is None:
+            got = self._fetched[key] = self._src.read(offset, nbytes)
+        return got
+
+    def _chunks(self, m: Member, chunk: int = 1 << 24) -> Iterator[Any]:
+        """A member's data in bounded pieces: slices of the local bytes, or range reads."""
+        if self._local:
+            yield from member_chunks(self._buffer(), m, chunk)
+            return
+        for pos in range(m.data_offset, m.data_offset + m.size, chunk):
+            yield self._src.read(pos, min(chunk, m.data_offset + m.size - pos))
+
     def _buffer(self) -> Any:
         """The archive's bytes as one buffer: a read-only memory map of a local
         file, the caller's bytes without a copy, or (a file object, a URL) the
@@ -299,6 +325,7 @@ class Archive:
 
     def close(self) -> None:
         """Release the file. Tensor views must not be used afterwards."""
+        self._fetched = {}
         if isinstance(self._mmap, mmap.mmap):
             try:
                 self._mmap.close()

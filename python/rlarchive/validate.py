@@ -16,7 +16,7 @@ def _bool_warnings(ar: Any) -> list[RlarchiveError]:
     for g in ar.groups:
         for name, info in ar.tensor_info(g).items():
             if info.dtype == "BOOL" and info.nbytes:
-                raw = np.frombuffer(ar._buffer(), dtype=np.uint8, count=info.nbytes, offset=info.offset)
+                raw = np.frombuffer(ar._range(info.offset, info.nbytes), dtype=np.uint8)
                 if raw.max() > 1:
                     out.append(RlarchiveError("ST_BOOL_VALUE", f"BOOL tensor {name!r} holds bytes other than 0 and 1", member=f"tensors/{g}.safetensors", offset=info.offset))
     return out

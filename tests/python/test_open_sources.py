@@ -82,3 +82,31 @@ def test_a_closed_archive_reads_nothing(archive):
     with pytest.raises(RlarchiveError) as e:
         ar._src.read(0, 1)
     assert e.value.code == "IO_ERROR"
+
+
+def test_an_archive_over_http_reads_by_range(tmp_path):
+    """Opening a 20 MB archive over HTTP and reading one small tensor transfers less than 2 MB."""
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp", reason="http(s) URLs need aiohttp (the http extra)")
+    from test_sources import serve
+
+    rng = np.random.default_rng(0)
+    big = {f"layer{i}": rng.standard_normal((640, 1024)).astype(np.float32) for i in range(8)}  # 20 MiB
+    small = np.arange(16, dtype=np.float32)
+    p = tmp_path / "big.rlarchive"
+    rlarchive.save(p, {"gamma": 0.99}, {"policy": {**big, "small": small}})
+    body = p.read_bytes()
+    assert len(body) > 20_000_000
+    with serve(body) as (url, handler):
+        with rlarchive.open(url, spaces="neutral") as ar:
+            assert ar.data["gamma"] == 0.99
+            assert np.array_equal(ar.tensor("policy", "small"), small)
+            assert np.array_equal(ar.tensor("policy", "layer3")[:2], big["layer3"][:2])
+        assert handler.sent < 5_000_000, f"{handler.sent} bytes sent"
+        handler.sent = 0
+        with rlarchive.open(url, spaces="neutral") as ar:
+            ar.tensor("policy", "small")
+        assert handler.sent < 2_000_000, f"{handler.sent} bytes sent to open and read one small tensor"
+        handler.sent = 0
+        report = rlarchive.validate(url)  # validating reads (and checks) every byte
+        assert report["valid"] and handler.sent >= len(body)

@@ -2,6 +2,7 @@
 file is read by range, and bad input gets a stable code."""
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
@@ -223,11 +224,10 @@ class _RangeHandler(BaseHTTPRequestHandler):
             pass
 
 
-@pytest.fixture
-def http_server() -> Iterator[tuple[str, type]]:
-    pytest.importorskip("fsspec")
-    pytest.importorskip("aiohttp", reason="http(s) URLs need aiohttp (the http extra)")
-    handler = type("Handler", (_RangeHandler,), {"body": random.Random(20).randbytes(20 * 1024 * 1024), "sent": 0})
+@contextlib.contextmanager
+def serve(body: bytes) -> Iterator[tuple[str, type]]:
+    """A local HTTP server of ``body`` honouring Range: (its URL, the handler class counting ``sent`` bytes)."""
+    handler = type("Handler", (_RangeHandler,), {"body": body, "sent": 0})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -237,6 +237,14 @@ def http_server() -> Iterator[tuple[str, type]]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, type]]:
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp", reason="http(s) URLs need aiohttp (the http extra)")
+    with serve(random.Random(20).randbytes(20 * 1024 * 1024)) as s:
+        yield s
 
 
 def test_http_reads_only_the_range_asked_for(http_server):
