@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 from . import jsonstrict, manifest as manifest_mod
 from .errors import RlarchiveError
 from .limits import MAX_JSON_BYTES
-from .sources import SourceInput, open_source
+from .sources import Source, SourceInput, open_source
 from .tensors import TensorInfo, read_group, view_numpy, view_torch
 from .values import Checker, Decoder, Ref
 from .zipprofile import Member, digests, member_chunks, read_directory
