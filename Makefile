@@ -7,16 +7,23 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+CORE_STAMP := $(VENV)/.core-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance vectors vectors-check fuzz bench clean
+.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance vectors vectors-check fuzz bench clean
 
-$(PY_STAMP): python/pyproject.toml
+# the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
+$(CORE_STAMP): python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e python
+	rm -f $(VENV)/.core-*
+	touch $@
+
+$(PY_STAMP): $(CORE_STAMP)
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e 'python[test,sb3,bench]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
 	rm -f $(VENV)/.installed-*
@@ -27,6 +34,7 @@ $(JS_STAMP): reader-js/package.json reader-js/package-lock.json
 	rm -f reader-js/node_modules/.installed-*
 	touch $@
 
+setup-core: $(CORE_STAMP)
 setup-python: $(PY_STAMP)
 setup-js: $(JS_STAMP)
 
@@ -34,6 +42,7 @@ setup-js: $(JS_STAMP)
 setup-browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "setup-browser: installing Debian's chromium for the browser test (apt-get, a minute or two)"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	      || echo "setup-browser: chromium could not be installed; the browser test will be skipped"; \
 	  else echo "setup-browser: no chromium and no apt-get as root; the browser test will be skipped"; fi; }
@@ -59,7 +68,8 @@ setup-ziptools:
 
 setup: setup-python setup-js
 
-test-python: setup-python setup-ziptools
+# Node first: some Python tests run the JavaScript reader
+test-python: setup-python setup-js setup-ziptools
 	$(PY) -m pytest -q tests/python
 
 test-js: setup-js setup-browser
@@ -69,7 +79,7 @@ test-js: setup-js setup-browser
 test-property: setup
 	$(PY) -m pytest -q tests/property
 
-conformance: setup
+conformance: setup-core setup-js
 	$(PY) tests/conformance/run
 
 vectors: setup-python
