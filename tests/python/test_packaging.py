@@ -164,3 +164,14 @@ def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     assert "MANIFEST_INVALID" in r.stdout
     r = subprocess.run([cli, "--version"], cwd=empty, env=env, capture_output=True, text=True)
     assert version in r.stdout + r.stderr
+
+
+def test_the_packaged_schemas_are_the_specs_schemas():
+    """python/rlarchive/schemas holds real files (no symlink: Windows checkouts break them), equal to schemas/ (`make schemas`)."""
+    here = os.path.join(ROOT, "python", "rlarchive", "schemas")
+    assert not os.path.islink(here)
+    spec = sorted(f for f in os.listdir(os.path.join(ROOT, "schemas")) if f.endswith(".json"))
+    assert sorted(f for f in os.listdir(here) if f.endswith(".json")) == spec
+    for f in spec:
+        with open(os.path.join(ROOT, "schemas", f), "rb") as a, open(os.path.join(here, f), "rb") as b:
+            assert a.read() == b.read(), f"{f} is stale: run make schemas"
