@@ -141,7 +141,7 @@ def _archives_under(folder: str, problems: list) -> Iterator[str]:
 
 
 def _validation_targets(paths: Sequence[str], problems: list) -> list:
-    out = []
+    out: list = []
     for p in paths:
         if os.path.isdir(p):
             out.extend(_archives_under(p, problems))

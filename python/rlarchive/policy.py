@@ -100,16 +100,20 @@ class Policy:
         if desc.get("vec_normalize") and vec_normalize is None:
             raise _fail("the policy takes normalised observations but the archive holds no RLA_vec_normalize statistics")
         self.nodes = list(desc.get("nodes", []))
-        self.action = desc.get("action")
-        if not isinstance(self.action, Mapping):
+        action = desc.get("action")
+        if not isinstance(action, Mapping):
             raise _fail("the policy has no action head", "/action")
-        self.recurrent = desc.get("recurrent")
+        self.action: Mapping[str, Any] = action
+        recurrent = desc.get("recurrent")
+        if recurrent is not None and not isinstance(recurrent, Mapping):
+            raise _fail("'recurrent' must be a map", "/recurrent")
+        self.recurrent: Optional[Mapping[str, Any]] = recurrent
         self._check()
 
     # -- checking --------------------------------------------------------------
     def _check(self) -> None:
         known = set(self._input_names())
-        if self.recurrent:
+        if self.recurrent is not None:
             known |= {self.recurrent["hidden_in"], self.recurrent["cell_in"]}
         for i, node in enumerate(self.nodes):
             ptr = f"/nodes/{i}"
@@ -159,8 +163,8 @@ class Policy:
         obs, single = self._batch(observation)
         values = self._preprocess(obs)
         n = next(iter(values.values())).shape[0]
-        if self.recurrent:
-            values.update(self._state_in(state, episode_start, n))
+        if self.recurrent is not None:
+            values.update(self._state_in(self.recurrent, state, episode_start, n))
         for node in self.nodes:
             out = _OPS[node["op"]](node, [values[name] for name in node["in"]])
             names = node["out"] if isinstance(node["out"], list) else [node["out"]]
@@ -171,7 +175,7 @@ class Policy:
             masks = np.asarray(action_masks, dtype=bool).reshape(n, -1)
         action = _HEADS[self.action["op"]](self.action, values[self.action["in"]], masks)
         new_state = None
-        if self.recurrent:
+        if self.recurrent is not None:
             new_state = (values[self.recurrent["hidden_out"]], values[self.recurrent["cell_out"]])
         if single:
             action = action[0]
@@ -198,8 +202,7 @@ class Policy:
             return {f"obs.{k}": _preprocess_one(obs[k], _sub(sp, k), self.normalize_images) for k in _dict_keys(sp)}
         return {"obs": _preprocess_one(obs, sp, self.normalize_images)}
 
-    def _state_in(self, state: Optional[tuple], episode_start: Any, n: int) -> dict:
-        rec = self.recurrent
+    def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple], episode_start: Any, n: int) -> dict:
         shape = (int(rec["layers"]), n, int(rec["hidden_size"]))
         if state is None:
             h = np.zeros(shape, _F32)

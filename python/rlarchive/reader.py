@@ -95,7 +95,7 @@ class Archive:
             ):
                 raise RlarchiveError("MEMBER_UNEXPECTED", f"member {m.name} is not part of the archive layout", member=m.name)
         self._check_manifest(members)  # step 6
-        self._doc = {"data": {}, "optimizers": {}}
+        self._doc: dict[str, Any] = {"data": {}, "optimizers": {}}
         self._refs: list[Ref] = []
         self._attempt(self._check_data)  # step 7
         self._groups: dict[str, dict[str, TensorInfo]] = {}
@@ -104,7 +104,7 @@ class Archive:
             g = group_of(m.name)
             if g is not None and not self._attempt(lambda: self._groups.__setitem__(g, read_group(src, m))):
                 failed.add(g)
-        self._attempt(lambda: [self._check_ref(r) for r in self._refs if r.group not in failed])  # step 9
+        self._attempt(lambda: self._check_refs(failed))  # step 9
 
     def _attempt(self, fn: Callable[[], Any]) -> bool:
         """Run a check; a validator (``collect`` given) records its error and goes on."""
@@ -154,6 +154,12 @@ class Archive:
         checker.check_map(doc.get("optimizers", {}), "/optimizers")
         self._doc = {"data": doc["data"], "optimizers": doc.get("optimizers", {})}
         self._refs = checker.refs
+
+    def _check_refs(self, failed: set) -> None:
+        """Step 9: every reference of data.json (but those into groups that failed to read)."""
+        for r in self._refs:
+            if r.group not in failed:
+                self._check_ref(r)
 
     def _check_ref(self, ref: Ref) -> None:
         info = self._groups.get(ref.group, {}).get(ref.name)

@@ -335,11 +335,11 @@ def open_source(obj: SourceInput, *, storage_options: Optional[Mapping[str, Any]
             return FsspecSource(obj, storage_options)
         return PathSource(obj)
     try:
-        memoryview(obj)
+        memoryview(obj)  # type: ignore[arg-type]
     except TypeError:
         pass
     else:
         return BytesSource(obj)
     if callable(getattr(obj, "read", None)):
-        return FileObjectSource(obj)
+        return FileObjectSource(obj)  # type: ignore[arg-type]
     raise _io_error(f"unsupported source {type(obj).__name__}: give a path, a URL, bytes or a seekable binary file")

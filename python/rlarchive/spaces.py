@@ -209,7 +209,7 @@ def from_json(node: dict, decode: Callable[[Any], Any]) -> Space:
     return Text(node["max_length"], node["min_length"], node["charset"])
 
 
-def to_json(space: Space, encode: Callable[[Any, str], Any], ptr: str) -> dict:
+def to_json(space: Space, encode: Callable[..., Any], ptr: str) -> dict:
     """The value-model form of a neutral space; ``encode(value, ptr)`` encodes nested values."""
     out: dict = {"$type": "space"}
     if isinstance(space, Box):
@@ -241,13 +241,18 @@ def from_gymnasium(space: Any) -> Space:
     name = type(space).__name__
     if name == "Box":
         dt = code_of_numpy(space.dtype)
+        if dt is None:
+            raise TypeError(f"a Box of dtype {space.dtype} has no neutral space")
         return Box(np.asarray(space.low), np.asarray(space.high), tuple(space.shape), dt)
     if name == "Discrete":
-        return Discrete(int(space.n), int(getattr(space, "start", 0)), code_of_numpy(getattr(space, "dtype", np.int64)) or "I64")
+        return Discrete(int(space.n), int(getattr(space, "start", 0)), code_of_numpy(np.dtype(getattr(space, "dtype", None) or np.int64)) or "I64")
     if name == "MultiDiscrete":
         nvec = np.asarray(space.nvec)
         start = np.asarray(getattr(space, "start", np.zeros_like(nvec)), dtype=nvec.dtype)
-        return MultiDiscrete(nvec, start, code_of_numpy(nvec.dtype))
+        code = code_of_numpy(nvec.dtype)
+        if code is None:
+            raise TypeError(f"a MultiDiscrete of dtype {nvec.dtype} has no neutral space")
+        return MultiDiscrete(nvec, start, code)
     if name == "MultiBinary":
         n = space.n
         return MultiBinary(tuple(int(d) for d in n) if not isinstance(n, (int, np.integer)) else int(n))

@@ -146,7 +146,7 @@ def view_torch(buf: Any, info: TensorInfo):
     """A torch tensor sharing ``buf``'s memory (read-only by contract)."""
     import torch
 
-    dt = getattr(torch, DTYPES[info.dtype].torch)
+    dt = getattr(torch, str(DTYPES[info.dtype].torch))
     count = info.nbytes // DTYPES[info.dtype].size
     if count == 0:
         return torch.empty(info.shape, dtype=dt)
@@ -202,9 +202,10 @@ def as_tensor(obj: Any) -> TensorData:
         a = a.reshape(tuple(obj.shape))
     elif isinstance(obj, (np.ndarray, np.generic)):
         a = np.asarray(obj)
-        code = code_of_numpy(a.dtype)
-        if code is None:
+        found = code_of_numpy(a.dtype)
+        if found is None:
             raise RlarchiveError("VALUE_UNSUPPORTED", f"NumPy dtype {a.dtype} has no rlarchive dtype")
+        code = found
     elif _is_torch_tensor(obj):
         code, a = _torch_to_numpy(obj)
     else:
@@ -247,7 +248,7 @@ def group_chunks(prefix: bytes, order: list[TensorData], chunk: int = 1 << 24) -
     """The bytes of a group member, as chunks that reference the tensors' own memory."""
     yield memoryview(prefix)
     for t in order:
-        mv = memoryview(t.data)
+        mv = memoryview(t.data)  # type: ignore[arg-type]  # a contiguous NumPy array
         for i in range(0, t.nbytes, chunk):
             yield mv[i : i + chunk]
 

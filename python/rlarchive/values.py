@@ -28,7 +28,7 @@ import math
 import re
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
@@ -227,7 +227,7 @@ class Checker:
         for k, x in m.items():
             self.check(x, f"{ptr}/{esc(k)}")
 
-    def _members(self, v: dict, ptr: str, required: set, optional: set = frozenset()) -> None:
+    def _members(self, v: dict, ptr: str, required: set, optional: Union[set, frozenset] = frozenset()) -> None:
         keys = set(v) - {"$type"}
         if not required <= keys or not keys <= required | optional:
             raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), ptr)
@@ -518,7 +518,7 @@ class Encoder:
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return {"$type": "bytes", "base64": base64.b64encode(bytes(obj)).decode("ascii")}
         if isinstance(obj, RawTensor) and obj.scalar:  # what the decoder gives for a scalar of a dtype NumPy lacks
-            return self._scalar(obj, ptr)
+            return self._scalar(obj, ptr)  # type: ignore[arg-type]  # _scalar takes a RawTensor scalar too
         if is_tensor(obj):
             return self._array(obj, ptr, inline)
         if isinstance(obj, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
@@ -572,7 +572,7 @@ class Encoder:
 
     def _array(self, obj: Any, ptr: str, inline: bool) -> dict:
         t = as_tensor(obj)
-        out = {"$type": "ndarray", "dtype": t.dtype, "shape": list(t.shape)}
+        out: dict[str, Any] = {"$type": "ndarray", "dtype": t.dtype, "shape": list(t.shape)}
         if inline or (self.inline_limit >= 0 and t.nbytes <= self.inline_limit):
             out["base64"] = base64.b64encode(t.data.tobytes()).decode("ascii")
         else:

@@ -60,7 +60,10 @@ _NDARRAY = Name("numpy", "ndarray")
 _DTYPE = Name("numpy", "dtype")
 
 
-class _Pickler(pickle._Pickler):  # the Python implementation: its save() can be extended per object
+_PythonPickler: Any = pickle._Pickler  # type: ignore[attr-defined]  # the Python implementation: its save() can be extended per object
+
+
+class _Pickler(_PythonPickler):
     def __init__(self, file: Any, protocol: int) -> None:
         super().__init__(file, protocol=protocol)
         # id of an array or dtype -> (its memo index, the object, kept alive while writing)
@@ -118,7 +121,8 @@ class _Pickler(pickle._Pickler):  # the Python implementation: its save() can be
     def _save_dtype(self, dtype: np.dtype) -> None:
         if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
             raise pickle.PicklingError(f"numpy dtype {dtype} has no portable pickle")
-        _, args, state = dtype.__reduce__()
+        reduced: Any = dtype.__reduce__()
+        _, args, state = reduced
         self._save_call(Call(_DTYPE, tuple(args), state=state, has_state=True), dtype)
 
     def _save_array(self, arr: np.ndarray) -> None:

@@ -223,7 +223,7 @@ class _StorageUnpickler(RestrictedUnpickler):
 
 # the storage reference is the one persistent id allowed, and only here
 _StorageUnpickler.dispatch = MappingProxyType(
-    {**RestrictedUnpickler.dispatch, pickle.BINPERSID[0]: _metered(pickle._Unpickler.load_binpersid)}
+    {**RestrictedUnpickler.dispatch, pickle.BINPERSID[0]: _metered(pickle._Unpickler.load_binpersid)}  # type: ignore[attr-defined]
 )
 
 

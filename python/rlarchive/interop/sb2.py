@@ -384,7 +384,7 @@ def _value_pickle(raw: bytes, end: int, size: int) -> bytes:
     out = bytearray()
     last = 0
     for op, _, pos in pickletools.genops(raw[:end] + b"."):
-        if op.name == "FRAME":
+        if op.name == "FRAME" and pos is not None:
             out += raw[last:pos]
             last = pos + 9
     out += raw[last:end] + b"."

@@ -659,7 +659,6 @@ def _finish_import(
     metadata: dict,
     report: ImportReport,
     algorithm: Optional[str],
-    vec_normalize: Any = None,
 ) -> ImportReport:
     """Record the algorithm (given, or told from ``data``) and write the archive."""
     from ..writer import save
@@ -693,7 +692,6 @@ def save(
     model: Any,
     path: Union[str, os.PathLike],
     *,
-    vec_normalize: Any = None,
     budget: Union[int, ImportBudget, None] = None,
 ) -> ImportReport:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
@@ -709,7 +707,6 @@ def save(
     Args:
         model: the SB3 model.
         path: the rlarchive to write (replaced atomically).
-        vec_normalize: a ``VecNormalize`` whose statistics travel with the model (extension ``RLA_vec_normalize``).
         budget: as for :func:`import_archive` (default: 256 MiB or 4 times the parameters' size).
     Returns:
         The :class:`ImportReport`.
@@ -749,12 +746,7 @@ def save(
     cls = type(model)
     known = algorithms.ALGORITHMS.get(cls.__name__)
     algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
-    extension = None
-    if vec_normalize is not None:
-        from . import vecnormalize
-
-        extension = vecnormalize.from_wrapper(vec_normalize)
-    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, extension)
+    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm)
 
 
 def _tensors_in(obj: Any) -> list:
@@ -810,6 +802,7 @@ class _Rebuilder:
         from .. import schedules
         from stable_baselines3.common import utils as sbu
 
+        inner: Any
         if self.target >= _SCHEDULE_CLASSES and hasattr(sbu, "FloatSchedule"):
             if isinstance(s, schedules.Constant):
                 inner = sbu.ConstantSchedule(s.value)
@@ -1295,7 +1288,7 @@ def _keep(tensor: Any, *args: Any, **kwargs: Any) -> Any:
     return tensor
 
 
-def _build_model(cls: type, data: dict, params: Mapping[str, Any], variables: Mapping[str, Any], env: Any, device: Any, kwargs: dict, skip_init: bool) -> Any:
+def _build_model(cls: Any, data: dict, params: Mapping[str, Any], variables: Mapping[str, Any], env: Any, device: Any, kwargs: dict, skip_init: bool) -> Any:
     """What SB3's ``load`` does after reading its zip, from objects already rebuilt (no pickle, no zip)."""
     from stable_baselines3.common.utils import check_for_correct_spaces
     from stable_baselines3.common.vec_env.patch_gym import _convert_space

@@ -141,6 +141,7 @@ class _Context:
     """What one unpickler's stand-ins share: the import budget."""
 
     __slots__ = ("budget",)
+    budget: Any
 
     def __init__(self, budget: ImportBudget):
         self.budget = budget
@@ -200,6 +201,8 @@ class GlobalName(_Frozen):
     """
 
     __slots__ = ("module", "qualname")
+    module: Any
+    qualname: Any
 
     def __init__(self, module: str, qualname: str):
         _set(self, "module", module)
@@ -245,6 +248,10 @@ class _Ctor(_Frozen):
     """
 
     __slots__ = ("module", "name", "_fn", "_ctx")
+    module: Any
+    name: Any
+    _fn: Any
+    _ctx: Any
 
     def __init__(self, module: str, name: str, fn: Callable[..., Any], ctx: Optional[_Context] = None):
         _set(self, "module", module)
@@ -286,6 +293,12 @@ class Unknown(_Buildable):
     """
 
     __slots__ = ("func", "args", "kwargs", "new", "state", "has_state")
+    func: Any
+    args: Any
+    kwargs: Any
+    new: Any
+    state: Any
+    has_state: Any
 
     def __init__(self, func: GlobalName, args: tuple, kwargs: Optional[dict], new: bool = False):
         _set(self, "func", func)
@@ -315,6 +328,8 @@ class _DType(_Buildable):
     """Stand-in for ``numpy.dtype(obj, align, copy)`` (+ BUILD with its state tuple)."""
 
     __slots__ = ("code", "dtype")
+    code: Any
+    dtype: Any
 
     def __init__(self, obj: Any):
         if not isinstance(obj, str) or not _DTYPE_STR.fullmatch(obj):
@@ -373,6 +388,7 @@ class _Array(_Frozen):
     """A NumPy array rebuilt from the stream (the array itself never sits on the unpickler's stack)."""
 
     __slots__ = ("array",)
+    array: Any
 
     def __init__(self, array: Optional[np.ndarray]):
         _set(self, "array", array)
@@ -382,6 +398,7 @@ class _Reconstructed(_Array, _Buildable):
     """Stand-in for ``numpy.core.multiarray._reconstruct(ndarray, shape, b'b')`` + BUILD."""
 
     __slots__ = ("_ctx",)
+    _ctx: Any
 
     def __init__(self, ctx: _Context):
         super().__init__(None)
@@ -433,6 +450,7 @@ class _Scalar(_Frozen):
     """A NumPy scalar rebuilt from the stream."""
 
     __slots__ = ("value",)
+    value: Any
 
     def __init__(self, value: np.generic):
         _set(self, "value", value)
@@ -558,6 +576,8 @@ class _StandInType(_Buildable):
     """
 
     __slots__ = ("_dict_state", "_slot_state")
+    _dict_state: Any
+    _slot_state: Any
     _pickle_module: str = ""
     _pickle_name: str = ""
 
@@ -628,6 +648,7 @@ class _TrainFrequencyUnit(_Frozen):
     """Stand-in for SB3's ``TrainFrequencyUnit`` enum (values "step", "episode")."""
 
     __slots__ = ("value",)
+    value: Any
     _pickle_module = "stable_baselines3.common.type_aliases"
     _pickle_name = "TrainFrequencyUnit"
 
@@ -643,6 +664,8 @@ class _Code(_Frozen):
     """Stand-in for ``types.CodeType(...)``: records the names it needs, builds nothing."""
 
     __slots__ = ("freevars", "name")
+    freevars: Any
+    name: Any
 
     def __init__(self, args: tuple):
         if not 14 <= len(args) <= 24:
@@ -669,6 +692,7 @@ class _Cell(_Frozen):
     """Stand-in for a closure cell."""
 
     __slots__ = ("value",)
+    value: Any
 
     def __init__(self, value: Any = _EMPTY):
         _set(self, "value", value)
@@ -702,6 +726,7 @@ class _ModuleRef(_Frozen):
     """Stand-in for ``cloudpickle.subimport(name)``: the name only, nothing is imported."""
 
     __slots__ = ("name",)
+    name: Any
 
     def __init__(self, name):
         _set(self, "name", name)
@@ -715,6 +740,9 @@ class _Function(_Frozen):
     """Stand-in for a function pickled by value; its code is never built or run."""
 
     __slots__ = ("code", "closure", "attrs")
+    code: Any
+    closure: Any
+    attrs: Any
 
     def __init__(self, code: _Code, closure: Optional[list]):
         _set(self, "code", code)
@@ -821,7 +849,7 @@ def _builtin_type(ctx: _Context, name) -> _Ctor:
     fn = _BUILTIN_TYPES.get(name) if type(name) is str else None
     if fn is None:
         raise NotNeutral(f"the pickle asks for types.{_describe(name)}, which is not allowed")
-    return _Ctor("types", name, fn, ctx)
+    return _Ctor("types", name, fn, ctx)  # type: ignore[arg-type]
 
 
 def _copyreg_reconstructor(ctx: _Context, cls, base, state):
@@ -945,7 +973,7 @@ def _instantiable(x: Any) -> bool:
     return isinstance(x, _FrozenMeta) and issubclass(x, _INSTANTIABLE)
 
 
-_Base = pickle._Unpickler  # the pure-Python implementation: its memo is a dict, its reads never pre-allocate
+_Base: Any = pickle._Unpickler  # type: ignore[attr-defined]  # the pure-Python implementation: its memo is a dict, its reads never pre-allocate
 
 
 def _refuse(reason: str) -> Callable[[Any], None]:
