@@ -13,7 +13,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas vectors vectors-check fuzz bench clean
+.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas vectors vectors-check fuzz bench compat clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -97,6 +97,10 @@ test: test-python test-js test-property conformance vectors-check
 fuzz: setup
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)
 	$(PY) tests/fuzz/unpickle_fuzz.py --cases $(UNPICKLE_FUZZ_CASES)
+
+# exports load in SB3 2.0 and 2.4, and their models import here (own virtual environments under .compat/; not in make test)
+compat: setup-python
+	$(PY) compat/run
 
 bench: setup-python
 	$(PY) tests/bench/bench.py

@@ -201,3 +201,30 @@ def test_load_places_the_model_on_the_requested_device(tmp_path):
     if torch.cuda.is_available():  # pragma: no cover - no GPU on the CI machine
         g = rsb3.load(a, device="cuda")
         assert all(p.device.type == "cuda" for p in g.policy.parameters())
+
+
+def test_a_dqn_optimizer_state_travels_between_sb3_before_and_after_2_4(tmp_path):
+    """SB3 < 2.4 kept the target network's parameters in DQN's optimizer: exports for it add them, loads drop them."""
+    from stable_baselines3 import DQN
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    model = _tiny_models()[2]
+    a, old, again = tmp_path / "m.rlarchive", tmp_path / "old.zip", tmp_path / "again.rlarchive"
+    rsb3.save(model, a)
+    n = len(model.policy.optimizer.param_groups[0]["params"])
+    rsb3.export_archive(a, old, sb3_version="2.0")
+    _, params, _ = load_from_zip_file(str(old), device="cpu")
+    assert len(params["policy.optimizer"]["param_groups"][0]["params"]) == 2 * n
+    # SB3 here reads that form (it drops the second half), and so does rlarchive's load of its import
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DQN.load(old, device="cpu")
+    rsb3.import_archive(old, again)
+    loaded = rsb3.load(again)
+    assert len(loaded.policy.optimizer.param_groups[0]["params"]) == n
+    want = model.policy.optimizer.state_dict()["state"]
+    got = loaded.policy.optimizer.state_dict()["state"]
+    assert want.keys() == got.keys()
+    for k in want:
+        for name, t in want[k].items():
+            assert torch.equal(t, got[k][name]), (k, name)

@@ -1096,6 +1096,8 @@ def export_archive(
         raise TypeError("allow_classes must be a list of names, not a string")
     data, metadata, params, variables = _read_rlarchive(in_path)
     version, target = _target_version(sb3_version, metadata)
+    if target < (2, 4) and metadata.get(META_ALGORITHM) == "DQN":
+        params = _dqn_optimizer_for_old_sb3(params)
     rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data, target)
     items = {k: (v if isinstance(v, Opaque) else rb.top(k, v)) for k, v in data.items()}
     data_json = _sb3_data_json(items)
@@ -1288,6 +1290,40 @@ def _keep(tensor: Any, *args: Any, **kwargs: Any) -> Any:
     return tensor
 
 
+def _optimizer_params_for(model: Any, params: dict) -> dict:
+    """``params`` with a DQN optimizer state of SB3 < 2.4 fitted to the model (as SB3's own ``load`` does).
+
+    Before 2.4 DQN's optimizer also held the target network's parameters
+    (twice as many, the second half never stepped); later versions hold only
+    the Q-network's. The state of the first half is kept.
+    """
+    opt = params.get("policy.optimizer")
+    optimizer = getattr(getattr(model, "policy", None), "optimizer", None)
+    if not (isinstance(opt, dict) and optimizer is not None and len(opt.get("param_groups", ())) == 1):
+        return params
+    saved = opt["param_groups"][0].get("params", [])
+    n = len(optimizer.param_groups[0]["params"])
+    if len(saved) == 2 * n:
+        group = dict(opt["param_groups"][0], params=list(saved[:n]))
+        state = {k: v for k, v in opt.get("state", {}).items() if k in set(saved[:n])}
+        params = dict(params, **{"policy.optimizer": dict(opt, param_groups=[group], state=state)})
+    return params
+
+
+def _dqn_optimizer_for_old_sb3(params: dict) -> dict:
+    """For an export to SB3 < 2.4: DQN's optimizer state over the Q-network and its target, as those versions hold it."""
+    opt = params.get("policy.optimizer")
+    policy = params.get("policy", {})
+    if not (isinstance(opt, dict) and len(opt.get("param_groups", ())) == 1):
+        return params
+    saved = list(opt["param_groups"][0].get("params", []))
+    n_q = sum(1 for k in policy if k.startswith("q_net.") and not k.startswith("q_net_target."))
+    if len(saved) == n_q:
+        group = dict(opt["param_groups"][0], params=saved + [max(saved, default=-1) + 1 + i for i in range(n_q)])
+        params = dict(params, **{"policy.optimizer": dict(opt, param_groups=[group])})
+    return params
+
+
 def _build_model(cls: Any, data: dict, params: Mapping[str, Any], variables: Mapping[str, Any], env: Any, device: Any, kwargs: dict, skip_init: bool) -> Any:
     """What SB3's ``load`` does after reading its zip, from objects already rebuilt (no pickle, no zip)."""
     from stable_baselines3.common.utils import check_for_correct_spaces
@@ -1322,7 +1358,8 @@ def _build_model(cls: Any, data: dict, params: Mapping[str, Any], variables: Map
             model._setup_model()
     else:
         model._setup_model()
-    model.set_parameters(dict(params), exact_match=True, device=device)
+    params = _optimizer_params_for(model, dict(params))
+    model.set_parameters(params, exact_match=True, device=device)
     for name, tensor in variables.items():
         target = model
         for part in name.split(".")[:-1]:
