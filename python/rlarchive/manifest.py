@@ -34,7 +34,7 @@ def _ecma_pattern(validator, pattern, instance, schema):
     (Python's ``$`` also matches before a final newline, which would let
     ``"...\n"`` through where every ECMA-262 engine refuses it.)
     """
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]
 
     if isinstance(instance, str) and not re.search(_DOLLAR.sub(r"\\Z", pattern), instance):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")

@@ -262,8 +262,8 @@ class FsspecSource(Source):
 
     def __init__(self, url: str, storage_options: Optional[Mapping[str, Any]] = None) -> None:
         try:
-            import fsspec
-            import fsspec.core
+            import fsspec  # type: ignore[import-untyped]
+            import fsspec.core  # type: ignore[import-untyped]
         except ImportError:
             raise _io_error(f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))") from None
         self.url = url

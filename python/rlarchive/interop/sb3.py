@@ -711,7 +711,7 @@ def save(
     Returns:
         The :class:`ImportReport`.
     """
-    import cloudpickle
+    import cloudpickle  # type: ignore[import-untyped]
     import stable_baselines3
     from stable_baselines3.common.save_util import recursive_getattr
 
