@@ -26,14 +26,6 @@ settings.register_profile("default", **_common)
 settings.register_profile("long", max_examples=2000, **_common)
 settings.load_profile(os.environ.get("RLARCHIVE_HYPOTHESIS_PROFILE", "default"))
 
-#: multiplies every test's example count (the long profile runs ten times more)
-SCALE = 10 if os.environ.get("RLARCHIVE_HYPOTHESIS_PROFILE") == "long" else 1
-
-
-def examples(n: int) -> int:
-    return n * SCALE
-
-
 @pytest.fixture(scope="session")
 def workdir():
     """A folder for archives, in tmpfs when there is one; file names are reused."""

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlarchive
-from conftest import examples
+from scale import examples
 from strategies import EDGE_STRINGS, archives, keys
 
 import mutators  # tests/fuzz: JSON trees written with any literal text

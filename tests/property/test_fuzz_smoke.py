@@ -10,7 +10,7 @@ import os
 import pytest
 
 from campaign import run
-from conftest import examples
+from scale import examples
 
 SEED = int(os.environ.get("RLARCHIVE_FUZZ_SEED", "20261122"))
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import rlarchive
 from compare import assert_same
-from conftest import examples
+from scale import examples
 from strategies import ArchiveInput, archives, schedules, spaces_, values, wild_values
 
 AUTO_GROUPS = ("arrays",)  # created by the writer from data; optimizer.NAME groups come from optimizers

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import rlarchive
 from compare import tensor_bits
-from conftest import examples
+from scale import examples
 from rlarchive.dtypes import DTYPES
 from strategies import shapes, tensor_names
 

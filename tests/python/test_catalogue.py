@@ -4,7 +4,7 @@ import re
 
 from rlarchive.errors import API_CODES, CATALOGUE, RlarchiveError
 
-from conftest import ROOT
+from suite import ROOT
 
 
 def _table(text: str, heading: str) -> list:

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from cases import CASES
-from conftest import ROOT, schema_validator
+from suite import ROOT, schema_validator
 
 RLARCHIVE = [sys.executable, "-m", "rlarchive.cli"]
 

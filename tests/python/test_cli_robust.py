@@ -28,7 +28,7 @@ import pytest
 import rlarchive
 from rlarchive.errors import API_CODES, CATALOGUE
 
-from conftest import ROOT
+from suite import ROOT
 from test_atomic_writes import limit_file_size, read_only_folder, run_on_full_disk
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="FIFOs, limits and signals as POSIX has them")

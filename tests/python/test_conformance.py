@@ -5,7 +5,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT
+from suite import ROOT
 
 RUN = os.path.join(ROOT, "tests", "conformance", "run")
 TESTEE = os.path.join(ROOT, "tests", "conformance", "testee_python.py")

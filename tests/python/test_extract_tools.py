@@ -30,7 +30,7 @@ import rlarchive
 from rlarchive.sources import PathSource as Source
 from rlarchive.zipprofile import read_directory
 
-from conftest import ROOT
+from suite import ROOT
 
 VECTORS = os.path.join(ROOT, "test-vectors")
 #: the codes of the rules that make every tool extract a plain regular file

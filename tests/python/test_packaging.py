@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from conftest import ROOT
+from suite import ROOT
 
 PYTHON_DIR = os.path.join(ROOT, "python")
 VALID = os.path.join(ROOT, "test-vectors", "valid", "minimal.rlarchive")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from suite import ROOT
 
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as _f:
     BLOCKS = re.findall(r"```python\n(.*?)```", _f.read(), re.S)

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from suite import ROOT
 
 
 def test_mypy_passes():

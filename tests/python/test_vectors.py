@@ -11,7 +11,7 @@ import rlarchive
 from rlarchive.errors import CATALOGUE
 
 from cases import CASES, build_bytes
-from conftest import ROOT, schema_validator
+from suite import ROOT, schema_validator
 
 VECTORS = os.path.join(ROOT, "test-vectors")
 #: error codes no file can trigger, with the reason
