@@ -1,0 +1,165 @@
+"""Read Stable-Baselines3's ``vecnormalize.pkl`` without running it.
+
+``VecNormalize.save`` pickles the wrapper object (its ``__dict__`` without the
+wrapped environment): running mean, variance and count of the observations
+(one ``RunningMeanStd`` per key for Dict observations) and of the discounted
+return, and the settings (``clip_obs``, ``clip_reward``, ``epsilon``,
+``gamma``, ``norm_obs``, ``norm_reward``, ``norm_obs_keys``, ``training``).
+
+:func:`read` loads the file with the restricted unpickler, where the wrapper
+and each ``RunningMeanStd`` arrive as recorded calls with their ``BUILD``
+state (nothing is called or imported), checks the exact class names and the
+state, and returns :class:`Statistics`: the value of the draft extension
+``RLA_vec_normalize`` (``spec/extensions/RLA_vec_normalize.md`` §3). The
+normalisation itself is :meth:`Statistics.normalize_obs`, SB3's formula.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Union
+
+import numpy as np
+
+from ..errors import RlarchiveError
+from .budget import ImportBudget, budget_for
+from .unpickle import GlobalName, NotNeutral, Unknown, _Array, _Scalar, restricted_loads
+
+__all__ = ["Stats", "Statistics", "read"]
+
+_VEC_NORMALIZE = GlobalName("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize")
+_RUNNING_MEAN_STD = GlobalName("stable_baselines3.common.running_mean_std", "RunningMeanStd")
+_MAX_PKL_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Running statistics: float64 ``mean`` and ``var`` of one shape, and ``count``."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    count: float
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """What ``VecNormalize`` keeps (spec RLA_vec_normalize §3)."""
+
+    norm_obs: bool
+    norm_reward: bool
+    clip_obs: float
+    clip_reward: float
+    epsilon: float
+    gamma: float
+    training: bool
+    obs: Union[Stats, Mapping[str, Stats], None]
+    obs_keys: Optional[list]
+    ret: Stats
+
+    def normalize_obs(self, obs: Any) -> Any:
+        """SB3's ``VecNormalize.normalize_obs``: (obs − mean) / √(var + ε) in float64, clipped, as float32."""
+        if not self.norm_obs or self.obs is None:
+            return obs
+        if isinstance(self.obs, Mapping):
+            out = dict(obs)
+            for key in self.obs_keys or ():
+                out[key] = self._one(np.asarray(obs[key]), self.obs[key])
+            return out
+        return self._one(np.asarray(obs), self.obs)
+
+    def _one(self, obs: np.ndarray, s: Stats) -> np.ndarray:
+        return np.clip((obs - s.mean) / np.sqrt(s.var + self.epsilon), -self.clip_obs, self.clip_obs).astype(np.float32)
+
+
+def _fail(msg: str) -> RlarchiveError:
+    return RlarchiveError("IMPORT_INVALID", f"not a VecNormalize file: {msg}")
+
+
+def _number(x: Any, what: str) -> float:
+    if isinstance(x, _Scalar):
+        x = x.value.item()
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise _fail(f"{what} is not a number")
+    return float(x)
+
+
+def _array(x: Any, what: str) -> np.ndarray:
+    if isinstance(x, _Array) and x.array is not None:
+        return np.asarray(x.array, dtype=np.float64).copy()
+    if isinstance(x, _Scalar):
+        return np.asarray(x.value, dtype=np.float64)
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return np.asarray(float(x))
+    raise _fail(f"{what} is not an array")
+
+
+def _stats(x: Any, what: str) -> Stats:
+    if not (isinstance(x, Unknown) and x.func == _RUNNING_MEAN_STD and x.has_state and isinstance(x.state, dict)):
+        raise _fail(f"{what} is not a RunningMeanStd")
+    mean, var = _array(x.state.get("mean"), f"{what}.mean"), _array(x.state.get("var"), f"{what}.var")
+    if mean.shape != var.shape:
+        raise _fail(f"{what}: mean and var differ in shape")
+    count = _number(x.state.get("count"), f"{what}.count")
+    if not math.isfinite(count) or np.any(var < 0):
+        raise _fail(f"{what}: a negative variance or an infinite count")
+    return Stats(mean, var, count)
+
+
+def read(source: Union[str, os.PathLike, bytes], *, budget: Union[int, ImportBudget, None] = None) -> Statistics:
+    """The statistics of a ``vecnormalize.pkl``, read with the restricted unpickler.
+
+    Raises:
+        RlarchiveError: IMPORT_INVALID for anything but a VecNormalize pickle
+            with its statistics; LIMIT_EXCEEDED past the budget; IO_ERROR when
+            the file cannot be read.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        raw = bytes(source)
+        budget = budget if isinstance(budget, ImportBudget) else ImportBudget(budget or max(1 << 28, 4 * len(raw)))
+    else:
+        budget = budget_for(source, budget)
+        try:
+            with open(os.fspath(source), "rb") as f:
+                raw = f.read(_MAX_PKL_BYTES + 1)
+        except OSError as e:
+            raise RlarchiveError("IO_ERROR", f"cannot read {os.fspath(source)}: {e.strerror}") from None
+        if len(raw) > _MAX_PKL_BYTES:
+            raise RlarchiveError("LIMIT_EXCEEDED", f"{os.fspath(source)} is larger than {_MAX_PKL_BYTES} bytes")
+    budget.charge(len(raw), "the VecNormalize file")
+    try:
+        top = restricted_loads(raw, budget=budget)
+    except NotNeutral as e:
+        raise _fail(e.reason) from None
+    if not (isinstance(top, Unknown) and top.func == _VEC_NORMALIZE and top.has_state and isinstance(top.state, dict)):
+        raise _fail("the pickle is not a VecNormalize object")
+    st = top.state
+    flags = {k: st.get(k) for k in ("norm_obs", "norm_reward", "training")}
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise _fail("norm_obs, norm_reward and training must be booleans")
+    keys = st.get("norm_obs_keys")
+    obs_rms = st.get("obs_rms")
+    obs: Union[Stats, dict, None]
+    if isinstance(obs_rms, dict):
+        if not all(isinstance(k, str) for k in obs_rms):
+            raise _fail("obs_rms has a key that is not a string")
+        obs = {k: _stats(v, f"obs_rms[{k!r}]") for k, v in obs_rms.items()}
+        if keys is None:
+            keys = list(obs)
+        if not (isinstance(keys, list) and keys == [k for k in keys if k in obs] and set(keys) == set(obs)):
+            raise _fail("norm_obs_keys do not name the observation statistics")
+    else:
+        obs = _stats(obs_rms, "obs_rms") if obs_rms is not None else None
+        keys = None
+    return Statistics(
+        norm_obs=bool(flags["norm_obs"]),
+        norm_reward=bool(flags["norm_reward"]),
+        clip_obs=_number(st.get("clip_obs"), "clip_obs"),
+        clip_reward=_number(st.get("clip_reward"), "clip_reward"),
+        epsilon=_number(st.get("epsilon"), "epsilon"),
+        gamma=_number(st.get("gamma"), "gamma"),
+        training=bool(flags["training"]),
+        obs=obs,
+        obs_keys=keys,
+        ret=_stats(st.get("ret_rms"), "ret_rms"),
+    )

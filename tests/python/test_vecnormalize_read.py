@@ -1,0 +1,74 @@
+"""vecnormalize.pkl is read without running it, and its statistics equal what VecNormalize.load gives."""
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import sb_zoo  # noqa: E402
+from rlarchive.errors import RlarchiveError  # noqa: E402
+from rlarchive.interop import vecnormalize  # noqa: E402
+
+NAMES = [n for n, e in sb_zoo.CATALOGUE.items() if e.vecnormalize is not None]
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_statistics_equal_sb3s_bit_for_bit(name, sb3_zoo):
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
+    got = vecnormalize.read(m.vecnormalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = VecNormalize.load(m.vecnormalize, DummyVecEnv([entry.env]))
+    assert (got.norm_obs, got.norm_reward, got.training) == (want.norm_obs, want.norm_reward, want.training)
+    assert (got.clip_obs, got.clip_reward, got.epsilon, got.gamma) == (want.clip_obs, want.clip_reward, want.epsilon, want.gamma)
+    pairs = [(got.ret, want.ret_rms)]
+    if isinstance(want.obs_rms, dict):
+        assert got.obs_keys == want.norm_obs_keys and list(got.obs) == list(want.obs_rms)
+        pairs += [(got.obs[k], want.obs_rms[k]) for k in want.obs_rms]
+    else:
+        pairs.append((got.obs, want.obs_rms))
+    for s, w in pairs:
+        assert _same(s.mean, np.asarray(w.mean, np.float64)) and _same(s.var, np.asarray(w.var, np.float64)) and s.count == w.count
+    want.training = False
+    for obs in m.observations:
+        a, b = got.normalize_obs(obs), want.normalize_obs(obs)
+        if isinstance(a, dict):
+            assert a.keys() == b.keys() and all(_same(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+        else:
+            assert _same(a, b)
+
+
+class _Marker:
+    ran: list = []
+
+    def __reduce__(self):
+        return (_Marker.ran.append, ("ran",))
+
+
+def test_other_pickles_are_refused_and_nothing_runs(tmp_path):
+    cases = {
+        "a dict": pickle.dumps({"obs_rms": None}),
+        "a call": pickle.dumps(_Marker()),
+        "truncated": pickle.dumps({"a": 1})[:-3],
+    }
+    for label, raw in cases.items():
+        with pytest.raises(RlarchiveError) as e:
+            vecnormalize.read(raw)
+        assert e.value.code == "IMPORT_INVALID", label
+    assert _Marker.ran == []
+    with pytest.raises(RlarchiveError) as e:
+        vecnormalize.read(tmp_path / "missing.pkl")
+    assert e.value.code == "IO_ERROR"
+    with pytest.raises(RlarchiveError) as e:
+        vecnormalize.read(b"\x80\x04" + b"\x8c\x05numpy\x94" * 3 + b".", budget=16)
+    assert e.value.code == "LIMIT_EXCEEDED"
