@@ -72,3 +72,35 @@ def test_other_pickles_are_refused_and_nothing_runs(tmp_path):
     with pytest.raises(RlarchiveError) as e:
         vecnormalize.read(b"\x80\x04" + b"\x8c\x05numpy\x94" * 3 + b".", budget=16)
     assert e.value.code == "LIMIT_EXCEEDED"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_wrapper_is_rebuilt_and_written_back(name, sb3_zoo, tmp_path):
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
+    stats = vecnormalize.read(m.vecnormalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = VecNormalize.load(m.vecnormalize, DummyVecEnv([entry.env]))
+        want.training = False
+        rebuilt = vecnormalize.wrap(stats, DummyVecEnv([entry.env]))
+        rebuilt.training = False
+        out = tmp_path / "vecnormalize.pkl"
+        vecnormalize.write(stats, DummyVecEnv([entry.env]), out)
+        loaded = VecNormalize.load(str(out), DummyVecEnv([entry.env]))
+        loaded.training = False
+    for vn in (rebuilt, loaded):
+        for obs in m.observations:
+            a, b = vn.normalize_obs(obs), want.normalize_obs(obs)
+            if isinstance(a, dict):
+                assert all(_same(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+            else:
+                assert _same(a, b)
+    again = vecnormalize.read(out)
+    scalars = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")
+    assert all(getattr(again, f) == getattr(stats, f) for f in scalars)
+    pairs = [(again.ret, stats.ret)]
+    pairs += [(again.obs[k], stats.obs[k]) for k in stats.obs] if isinstance(stats.obs, dict) else [(again.obs, stats.obs)]
+    for x, y in pairs:
+        assert _same(x.mean, y.mean) and _same(x.var, y.var) and x.count == y.count

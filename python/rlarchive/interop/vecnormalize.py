@@ -12,6 +12,8 @@ state (nothing is called or imported), checks the exact class names and the
 state, and returns :class:`Statistics`: the value of the draft extension
 ``RLA_vec_normalize`` (``spec/extensions/RLA_vec_normalize.md`` §3). The
 normalisation itself is :meth:`Statistics.normalize_obs`, SB3's formula.
+:func:`wrap` rebuilds the wrapper around a given environment, and
+:func:`write` a file ``VecNormalize.load`` accepts.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from ..errors import RlarchiveError
 from .budget import ImportBudget, budget_for
 from .unpickle import GlobalName, NotNeutral, Unknown, _Array, _Scalar, restricted_loads
 
-__all__ = ["Stats", "Statistics", "read"]
+__all__ = ["Stats", "Statistics", "read", "wrap", "write"]
 
 _VEC_NORMALIZE = GlobalName("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize")
 _RUNNING_MEAN_STD = GlobalName("stable_baselines3.common.running_mean_std", "RunningMeanStd")
@@ -163,3 +165,43 @@ def read(source: Union[str, os.PathLike, bytes], *, budget: Union[int, ImportBud
         obs_keys=keys,
         ret=_stats(st.get("ret_rms"), "ret_rms"),
     )
+
+
+def wrap(stats: Statistics, venv: Any) -> Any:
+    """A ``VecNormalize`` around ``venv`` (a SB3 ``VecEnv``) holding ``stats``, as ``VecNormalize.load`` would give it."""
+    from stable_baselines3.common.running_mean_std import RunningMeanStd
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    def rms(s: Stats) -> Any:
+        r = RunningMeanStd(shape=s.mean.shape)
+        r.mean, r.var, r.count = s.mean.copy(), s.var.copy(), s.count
+        return r
+
+    vn = VecNormalize(
+        venv,
+        training=stats.training,
+        norm_obs=stats.norm_obs,
+        norm_reward=stats.norm_reward,
+        clip_obs=stats.clip_obs,
+        clip_reward=stats.clip_reward,
+        gamma=stats.gamma,
+        epsilon=stats.epsilon,
+        norm_obs_keys=list(stats.obs_keys) if stats.obs_keys is not None else None,
+    )
+    if isinstance(stats.obs, Mapping):
+        vn.obs_rms = {k: rms(v) for k, v in stats.obs.items()}
+    elif stats.obs is not None:
+        vn.obs_rms = rms(stats.obs)
+    vn.ret_rms = rms(stats.ret)
+    return vn
+
+
+def write(stats: Statistics, venv: Any, path: Union[str, os.PathLike]) -> None:
+    """Write ``stats`` as ``VecNormalize.save`` does (a pickle of the wrapper around ``venv``), atomically."""
+    import pickle
+
+    from ..writer import atomic_file
+
+    wrapper = wrap(stats, venv)
+    with atomic_file(path) as f:
+        pickle.dump(wrapper, f)
