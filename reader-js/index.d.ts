@@ -162,9 +162,78 @@ export interface OpenOptions {
   headers?: Record<string, string>;
 }
 
+/** Running statistics of VecNormalize (extension RLA_vec_normalize §3): F64 arrays of one shape, and a count. */
+export interface VecNormalizeStats {
+  mean: NDArray;
+  var: NDArray;
+  count: number;
+}
+
+/** The value of the extension RLA_vec_normalize (§3), decoded, every array loaded. */
+export interface VecNormalizeStatistics {
+  norm_obs: boolean;
+  norm_reward: boolean;
+  clip_obs: number;
+  clip_reward: number;
+  epsilon: number;
+  gamma: number;
+  training: boolean;
+  /** One set for a Box observation space, one per key (in obs_keys order) for a Dict one, or null. */
+  obs: VecNormalizeStats | { [key: string]: VecNormalizeStats } | null;
+  obs_keys: string[] | null;
+  ret: VecNormalizeStats;
+}
+
+/** An array as the policy takes and gives it: dtype code, shape, and the elements in C order. */
+export interface ArrayLikeValue {
+  dtype: string;
+  shape: number[];
+  data: ArrayLike<number | bigint>;
+}
+
+/** An observation: an array-like value, a number (Discrete), nested arrays of numbers, or for a Dict space an object or Map of those. */
+export type Observation = ArrayLikeValue | number | bigint | unknown[] | { [key: string]: Observation } | Map<string, Observation>;
+
+/** The recurrent state of a recurrent policy: F32 arrays of shape [layers, batch, hidden]. */
+export interface RecurrentState {
+  hidden: ArrayLikeValue;
+  cell: ArrayLikeValue;
+}
+
+/** The portable policy (extension RLA_policy): acts like Stable-Baselines3's deterministic `predict`, in float32. */
+export class Policy {
+  constructor(desc: object, options?: { vecNormalize?: VecNormalizeStatistics | null });
+  /** One observation gives one action; a batch (leading dimension) a batch. */
+  predict(
+    observation: Observation,
+    options?: { state?: RecurrentState | null; episodeStart?: ArrayLike<boolean | number> | null; actionMasks?: ArrayLike<boolean | number> | null },
+  ): { action: ArrayLikeValue; state: RecurrentState | null };
+}
+
+/** Actions for single observations in order, carrying the recurrent state (the conformance `predict` request). */
+export function act(
+  policy: Policy,
+  observations: Observation[],
+  options?: { episodeStarts?: boolean[] | null; actionMasks?: ArrayLike<boolean | number>[] | null },
+): ArrayLikeValue[];
+
+/** Activation functions of RLA_policy §5 and their default parameters. */
+export const ACTIVATIONS: Readonly<Record<string, [(x: number, parameters: Record<string, unknown>) => number, Record<string, unknown>]>>;
+
+/** Extensions this reader supports (spec §5.4, spec/extensions/). */
+export const SUPPORTED_EXTENSIONS: readonly string[];
+
 export class Archive {
   /** The manifest as a plain object. */
   readonly manifest: Record<string, unknown>;
+  /** The extensions the archive uses (`extensions_used`). */
+  readonly extensionsUsed: string[];
+  /** The VecNormalize statistics (extension RLA_vec_normalize), checked, or null when the archive has none. */
+  vecNormalize(): Promise<VecNormalizeStatistics | null>;
+  /** The portable policy (extension RLA_policy), checked and loaded, or null when the archive has none. */
+  policy(): Promise<Policy | null>;
+  /** §11.1 step 11: checks the member of every used extension this reader supports. */
+  checkExtensions(): Promise<void>;
   readonly formatVersion: string;
   readonly producer: { name: string; version: string };
   readonly metadata: Record<string, string>;

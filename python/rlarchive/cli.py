@@ -36,7 +36,7 @@ EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_ERROR = 2
 #: Codes that are about the environment or the request rather than a file's content.
-_EXIT_ERROR_CODES = frozenset({"IO_ERROR", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR"})
+_EXIT_ERROR_CODES = frozenset({"IO_ERROR", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR", "INPUT_INVALID"})
 #: Longest message printed, in characters (a message can quote a whole library error).
 _MAX_MESSAGE = 2000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
@@ -249,6 +249,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     with Archive(args.file, spaces="neutral") as ar:
         if args.verify:
             ar.verify()
+        ar.check_extensions()
         p = ar.producer
         print(f"{args.file}")
         print(f"  format version  {ar.format_version}")
@@ -262,6 +263,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             print(f"  metadata        {k}: {first}")
         if ar.manifest.extensions_used:
             print(f"  extensions      {', '.join(ar.manifest.extensions_used)}")
+        stats = ar.vec_normalize()
+        if stats is not None:
+            what = "none" if stats.obs is None else (", ".join(stats.obs_keys) if stats.obs_keys is not None else f"shape {list(stats.obs.mean.shape)}")  # type: ignore[union-attr]
+            print(f"  vec_normalize   observations: {what}; rewards: {'yes' if stats.norm_reward else 'no'}; clip_obs {stats.clip_obs}")
         data = ar.data
         space_keys = [k for k, v in data.items() if isinstance(v, (sp.Box, sp.Discrete, sp.MultiDiscrete, sp.MultiBinary, sp.Dict, sp.Tuple, sp.Text))]
         if space_keys:
@@ -302,7 +307,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     import importlib
 
     mod = importlib.import_module(f"rlarchive.interop.{args.module}")
-    report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget)
+    extra = {"vec_normalize": args.vecnormalize} if args.module == "sb3" else {}
+    report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget, **extra)
     print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
     return EXIT_OK
 
@@ -310,8 +316,40 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from .interop import sb3
 
-    sb3.export_archive(args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version)
-    print(f"wrote {args.output}")
+    sb3.export_archive(
+        args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version, vec_normalize_out=args.vecnormalize_out
+    )
+    print(f"wrote {args.output}" + (f" and {args.vecnormalize_out}" if args.vecnormalize_out else ""))
+    return EXIT_OK
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from .policy import act
+    from .reader import Archive
+    from .values import dump_value, load_value
+
+    try:
+        with open(args.obs, "rb") as f:
+            given = json.loads(f.read())
+        request = given if isinstance(given, dict) and "observations" in given else {"observations": [given]}
+        if not isinstance(request["observations"], list):
+            raise ValueError("'observations' must be a list")
+        observations = [load_value(v, f"/observations/{i}") for i, v in enumerate(request["observations"])]
+        masks = request.get("action_masks")
+        masks = [load_value(v, f"/action_masks/{i}") for i, v in enumerate(masks)] if masks is not None else None
+        starts = request.get("episode_starts")
+    except (ValueError, KeyError, RlarchiveError) as e:  # the caller's input, not an archive
+        raise RlarchiveError("INPUT_INVALID", f"{args.obs}: {e}") from None
+    with Archive(args.file, spaces="neutral") as ar:
+        policy = ar.policy()
+    if policy is None:
+        raise RlarchiveError("INPUT_INVALID", f"{args.file} has no portable policy (extension RLA_policy); import it again with SB3 installed")
+    try:
+        actions = act(policy, observations, starts, masks)
+    except (ValueError, IndexError, TypeError) as e:
+        raise RlarchiveError("INPUT_INVALID", f"{args.obs}: the observations do not fit the policy: {e}") from None
+    out = [dump_value(a) if args.values else a.tolist() for a in actions]
+    print(json.dumps({"actions": out}))
     return EXIT_OK
 
 
@@ -360,6 +398,11 @@ def _parser() -> argparse.ArgumentParser:
             help="memory the import may allocate, e.g. 2G (default: 256M or 4 times the input's size, whichever is larger)",
         )
         p.add_argument("--json", action="store_true", help="print the import report as JSON")
+        if module == "sb3":
+            p.add_argument(
+                "--vecnormalize", metavar="PKL",
+                help="the vecnormalize.pkl saved beside the model: its statistics go into the archive (read without running it)",
+            )
         p.set_defaults(fn=_cmd_import, module=module)
     p = sub.add_parser("export-sb3", help="write a Stable-Baselines3 .zip that SB3's load accepts")
     p.add_argument("input")
@@ -369,7 +412,16 @@ def _parser() -> argparse.ArgumentParser:
         "--sb3-version", metavar="X.Y",
         help="the Stable-Baselines3 version (2.0 or later) that must load the file (default: the version recorded at import)",
     )
+    p.add_argument("--vecnormalize-out", metavar="PKL", help="also write the archive's VecNormalize statistics, for VecNormalize.load")
     p.set_defaults(fn=_cmd_export)
+    p = sub.add_parser("predict", help="print the actions the archive's portable policy takes (NumPy only)")
+    p.add_argument("file")
+    p.add_argument(
+        "--obs", required=True, metavar="OBS.json",
+        help='one observation (JSON numbers, or a value of spec §7), or {"observations": [...], "episode_starts": [...], "action_masks": [...]}',
+    )
+    p.add_argument("--values", action="store_true", help="print actions as typed values of spec §7 (dtype, shape, base64)")
+    p.set_defaults(fn=_cmd_predict)
     return parser
 
 

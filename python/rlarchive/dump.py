@@ -15,9 +15,10 @@ DUMP_VERSION = "1.0"
 def dump(archive: "Archive") -> bytes:
     """The canonical dump of an open archive, as UTF-8 bytes (no trailing newline).
 
-    Performs the deferred checks (spec §11.1 step 10) first.
+    Performs the deferred checks and the supported extensions' checks (spec §11.1 steps 10-11) first.
     """
     archive.verify()
+    archive.check_extensions()
     doc = archive.raw_data
     tensors = {
         group: {

@@ -40,6 +40,7 @@ CATALOGUE: dict[str, str] = {
     "VERSION_UNSUPPORTED": "error",
     "EXTENSION_UNDECLARED": "error",
     "EXTENSION_UNSUPPORTED": "error",
+    "EXTENSION_INVALID": "error",
     "MEMBER_UNLISTED": "error",
     "MEMBER_MISSING": "error",
     "MEMBER_SIZE_MISMATCH": "error",
@@ -90,6 +91,7 @@ API_CODES: frozenset[str] = frozenset(
         "FRAMEWORK_UNAVAILABLE",
         "IMPORT_INVALID",
         "INTERNAL_ERROR",
+        "INPUT_INVALID",
     }
 )
 

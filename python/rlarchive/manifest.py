@@ -9,12 +9,13 @@ from importlib import resources
 from typing import Any, Mapping, Optional
 
 from .errors import RlarchiveError
+from .extensions import SUPPORTED
 
 FORMAT = "rlarchive"
 FORMAT_VERSION = "1.0"
 MAJOR, MINOR = 1, 0
-#: Extensions this implementation supports (format 1.0 defines none).
-SUPPORTED_EXTENSIONS: frozenset[str] = frozenset()
+#: Extensions this implementation supports (spec §5.4 and spec/extensions/).
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(SUPPORTED)
 KNOWN_PROPERTIES = {"format", "format_version", "producer", "members", "extensions_used", "extensions_required", "extensions", "metadata"}
 _VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
 

@@ -8,29 +8,22 @@ references into the archive's tensor groups, so no weight is stored twice.
 
 :class:`Policy` evaluates it in float32, as Stable-Baselines3 computes, with
 ``predict(obs, state=None, episode_start=None, action_masks=None)`` shaped like
-SB3's ``predict``. Only NumPy is needed. The description is not yet written into archives:
-:func:`rlarchive.interop.sb3_policy.describe` makes one from a built SB3 model.
+SB3's ``predict``. Only NumPy is needed. :func:`rlarchive.interop.sb3_policy.describe`
+makes a description from a built SB3 model; its structure is checked by
+:mod:`rlarchive.policy_description` before a :class:`Policy` is made.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .dtypes import numpy_view_dtype
 
-__all__ = ["EXTENSION", "MEMBER", "Policy", "ACTIVATIONS"]
-
-#: The extension's name and its one member.
-EXTENSION = "RLA_policy"
-MEMBER = "extensions/RLA_policy/policy.json"
+__all__ = ["Policy", "ACTIVATIONS", "act"]
 
 _F32 = np.float32
-
-
-def _fail(msg: str, ptr: str = "") -> ValueError:
-    """A malformed description (the reader of the extension member turns it into its error code)."""
-    return ValueError(f"{msg} (at {ptr or '/'})")
 
 
 # -- activations (spec RLA_policy §5.3): float32 in, float32 out -------------------
@@ -80,61 +73,31 @@ _SPACE_KINDS = ("box", "discrete", "multi_discrete", "multi_binary", "dict")
 
 
 class Policy:
-    """A checked policy description, ready to act.
+    """A policy description, ready to act (open it with :meth:`rlarchive.Archive.policy`).
 
     Args:
-        desc: the decoded description (the value under ``policy`` in the member),
-            with every ``ndarray`` already resolved to an array.
-        vec_normalize: observation statistics (``rlarchive.ext_vec_normalize``
-            object with ``normalize_obs``) when the description asks for them.
+        desc: the decoded description (the value under ``policy`` in the
+            member), checked by :func:`rlarchive.policy_description.check`,
+            with every ``ndarray`` resolved to an array.
+        vec_normalize: the archive's :class:`rlarchive.vec_normalize.Statistics`,
+            needed when the description says ``vec_normalize``.
     """
 
     def __init__(self, desc: Mapping[str, Any], vec_normalize: Any = None) -> None:
-        if not isinstance(desc, Mapping):
-            raise _fail("the policy is not a map")
         self.desc = desc
-        self.observation_space = desc.get("observation_space")
-        self.action_space = desc.get("action_space")
+        self.observation_space = desc["observation_space"]
+        self.action_space = desc["action_space"]
         self.normalize_images = bool(desc.get("normalize_images", True))
-        self.vec_normalize = vec_normalize
+        self.vec_normalize = vec_normalize if desc.get("vec_normalize") else None
         if desc.get("vec_normalize") and vec_normalize is None:
-            raise _fail("the policy takes normalised observations but the archive holds no RLA_vec_normalize statistics")
-        self.nodes = list(desc.get("nodes", []))
-        action = desc.get("action")
-        if not isinstance(action, Mapping):
-            raise _fail("the policy has no action head", "/action")
+            raise ValueError("the policy takes normalised observations: give the archive's RLA_vec_normalize statistics")
+        self.nodes = list(desc["nodes"])
+        action = dict(desc["action"])
+        if action["op"] == "box":  # the bounds and dtype of the action space
+            sp = self.action_space
+            action.update(low=np.asarray(sp.low, _F32), high=np.asarray(sp.high, _F32), dtype=numpy_view_dtype(sp.dtype))
         self.action: Mapping[str, Any] = action
-        recurrent = desc.get("recurrent")
-        if recurrent is not None and not isinstance(recurrent, Mapping):
-            raise _fail("'recurrent' must be a map", "/recurrent")
-        self.recurrent: Optional[Mapping[str, Any]] = recurrent
-        self._check()
-
-    # -- checking --------------------------------------------------------------
-    def _check(self) -> None:
-        known = set(self._input_names())
-        if self.recurrent is not None:
-            known |= {self.recurrent["hidden_in"], self.recurrent["cell_in"]}
-        for i, node in enumerate(self.nodes):
-            ptr = f"/nodes/{i}"
-            if not isinstance(node, Mapping) or node.get("op") not in _OPS:
-                raise _fail(f"node {i}: unknown operation {node.get('op') if isinstance(node, Mapping) else node!r}", ptr)
-            ins = node.get("in")
-            if not isinstance(ins, list) or not all(isinstance(n, str) for n in ins):
-                raise _fail(f"node {i}: 'in' must be a list of names", ptr)
-            missing = [n for n in ins if n not in known]
-            if missing:
-                raise _fail(f"node {i}: {missing} are not computed before it", ptr)
-            outs = node.get("out")
-            outs = outs if isinstance(outs, list) else [outs]
-            if not all(isinstance(o, str) for o in outs):
-                raise _fail(f"node {i}: 'out' must be a name or a list of names", ptr)
-            known.update(outs)
-        head_in = self.action.get("in")
-        if head_in not in known:
-            raise _fail(f"the action head reads {head_in!r}, which is not computed", "/action")
-        if self.action.get("op") not in _HEADS:
-            raise _fail(f"unknown action head {self.action.get('op')!r}", "/action")
+        self.recurrent: Optional[Mapping[str, Any]] = desc.get("recurrent")
 
     def _input_names(self) -> list:
         sp = self.observation_space
@@ -174,6 +137,7 @@ class Policy:
         if action_masks is not None:
             masks = np.asarray(action_masks, dtype=bool).reshape(n, -1)
         action = _HEADS[self.action["op"]](self.action, values[self.action["in"]], masks)
+        action = action.reshape((n,) + _obs_shape(self.action_space))  # SB3 gives actions the action space's shape
         new_state = None
         if self.recurrent is not None:
             new_state = (values[self.recurrent["hidden_out"]], values[self.recurrent["cell_out"]])
@@ -196,7 +160,7 @@ class Policy:
 
     def _preprocess(self, obs: Any) -> dict:
         sp = self.observation_space
-        if self.vec_normalize is not None and self.desc.get("vec_normalize"):
+        if self.vec_normalize is not None:
             obs = self.vec_normalize.normalize_obs(obs)
         if _kind(sp) == "dict":
             return {f"obs.{k}": _preprocess_one(obs[k], _sub(sp, k), self.normalize_images) for k in _dict_keys(sp)}
@@ -213,6 +177,23 @@ class Policy:
             keep = (1.0 - np.asarray(episode_start, _F32).reshape(1, n, 1)).astype(_F32)
             h, c = h * keep, c * keep
         return {rec["hidden_in"]: h, rec["cell_in"]: c}
+
+
+def act(policy: Policy, observations: Sequence[Any], episode_starts: Optional[Sequence[bool]] = None, action_masks: Optional[Sequence[Any]] = None) -> list:
+    """The actions for a sequence of single observations, in order (the conformance ``predict`` request, Annex A).
+
+    A recurrent policy carries its state from one observation to the next and
+    resets it where ``episode_starts`` is true; ``action_masks[i]`` goes with
+    ``observations[i]``.
+    """
+    state = None
+    out = []
+    for i, obs in enumerate(observations):
+        start = [bool(episode_starts[i])] if episode_starts is not None else None
+        mask = action_masks[i] if action_masks is not None else None
+        action, state = policy.predict(obs, state=state, episode_start=start, action_masks=mask)
+        out.append(np.asarray(action))
+    return out
 
 
 # -- spaces ---------------------------------------------------------------------------
@@ -439,7 +420,7 @@ def _box(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarra
         a = (low + _F32(0.5) * (a + _F32(1.0)) * (high - low)).astype(_F32)
     else:
         a = np.clip(a, low, high)
-    return a.astype(np.dtype(head.get("dtype", "float32")))
+    return a.astype(head["dtype"])
 
 
 def _quantile_argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:

@@ -5,7 +5,7 @@ import dataclasses
 import hashlib
 import mmap
 import os
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 from . import jsonstrict, manifest as manifest_mod
 from .errors import RlarchiveError
@@ -14,6 +14,10 @@ from .sources import Source, SourceInput, open_source
 from .tensors import TensorInfo, read_group, view_numpy, view_torch
 from .values import Checker, Decoder, Ref
 from .zipprofile import Member, digests, member_chunks, read_directory
+
+if TYPE_CHECKING:
+    from .policy import Policy
+    from .vec_normalize import Statistics
 
 TENSOR_PREFIX = "tensors/"
 TENSOR_SUFFIX = ".safetensors"
@@ -105,6 +109,7 @@ class Archive:
             if g is not None and not self._attempt(lambda: self._groups.__setitem__(g, read_group(src, m))):
                 failed.add(g)
         self._attempt(lambda: self._check_refs(failed))  # step 9
+        # step 11 (supported extensions) runs in dump() and validate(), and when the content is asked for
 
     def _attempt(self, fn: Callable[[], Any]) -> bool:
         """Run a check; a validator (``collect`` given) records its error and goes on."""
@@ -261,6 +266,46 @@ class Archive:
         """SHA-256 of one tensor's element bytes, as lower-case hex."""
         info = self.tensor_info(group)[name]
         return hashlib.sha256(self._range(info.offset, info.nbytes)).hexdigest()
+
+    @property
+    def extensions_used(self) -> list[str]:
+        """The extensions the archive uses (``extensions_used`` of the manifest)."""
+        return self.manifest.extensions_used
+
+    def vec_normalize(self) -> Optional["Statistics"]:
+        """The observation and return normalisation statistics (extension ``RLA_vec_normalize``), or None.
+
+        The extension member is checked first (spec RLA_vec_normalize §5):
+        RlarchiveError with its code for a malformed member.
+        """
+        from . import extensions, vec_normalize
+
+        raw = extensions.read_document(self, vec_normalize.EXTENSION)
+        if raw is None:
+            return None
+        return vec_normalize.from_value(Decoder(self._numpy_ref, "neutral").decode(raw))
+
+    def policy(self) -> Optional["Policy"]:
+        """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.
+
+        Only NumPy is needed. The description is checked first (spec
+        RLA_policy §8); its weights are copied out of the file, so the policy
+        stays usable after the archive is closed.
+        """
+        from . import extensions, policy_description
+        from .policy import Policy
+
+        raw = extensions.read_document(self, policy_description.EXTENSION)
+        if raw is None:
+            return None
+        desc = Decoder(lambda g, n: self.tensor(g, n).copy(), "neutral").decode(raw)
+        return Policy(desc, vec_normalize=self.vec_normalize() if desc.get("vec_normalize") else None)
+
+    def check_extensions(self) -> None:
+        """Spec §11.1 step 11: check the member of every used extension this package supports."""
+        from . import extensions
+
+        extensions.check_used(self)
 
     def dump(self) -> bytes:
         """The canonical dump (spec §13); performs every deferred check first."""

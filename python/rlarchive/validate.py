@@ -41,6 +41,7 @@ def validate(path: Any) -> dict:
         try:
             issues.extend(ar.warnings)
             ar.verify()
+            ar.check_extensions()
             issues.extend(_bool_warnings(ar))
         finally:
             ar.close()

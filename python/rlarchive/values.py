@@ -185,6 +185,19 @@ def _int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+@dataclass(frozen=True)
+class TensorRef:
+    """For a writer: an ``ndarray`` value that references a tensor the archive already holds (spec §7.6).
+
+    The writer checks that the tensor exists with exactly this dtype and shape.
+    """
+
+    group: str
+    name: str
+    dtype: str
+    shape: tuple
+
+
 @dataclass
 class Ref:
     """An ndarray reference found while checking (spec §7.6), checked at step 9."""
@@ -517,6 +530,8 @@ class Encoder:
             }
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return {"$type": "bytes", "base64": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, TensorRef):
+            return {"$type": "ndarray", "dtype": obj.dtype, "shape": list(obj.shape), "ref": {"group": obj.group, "name": obj.name}}
         if isinstance(obj, RawTensor) and obj.scalar:  # what the decoder gives for a scalar of a dtype NumPy lacks
             return self._scalar(obj, ptr)  # type: ignore[arg-type]  # _scalar takes a RawTensor scalar too
         if is_tensor(obj):
@@ -581,3 +596,32 @@ class Encoder:
             self.tensors[name] = t
             out["ref"] = {"group": self.group, "name": name}
         return out
+
+
+# ---------------------------------------------------------------- standalone values (requests, CLI input)
+
+
+def load_value(v: Any, ptr: str = "") -> Any:
+    """A value given outside an archive (parsed JSON, e.g. an observation): checked, then decoded.
+
+    Arrays must be inline (there is no tensor group to reference).
+
+    Raises:
+        RlarchiveError: the value's code (§7), or REF_NOT_FOUND for a reference.
+    """
+    checker = Checker()
+    checker.check(v, ptr)
+    if checker.refs:
+        r = checker.refs[0]
+        raise RlarchiveError("REF_NOT_FOUND", f"a value outside an archive cannot reference tensors ({r.group}/{r.name})", pointer=r.pointer)
+    return Decoder(lambda g, n: None, "neutral").decode(v)
+
+
+def dump_value(obj: Any) -> Any:
+    """A Python object (e.g. an action) as a standalone value, arrays inline (the JSON-ready form of §7).
+
+    A NumPy scalar at the top becomes a 0-dimensional ``ndarray`` (as actions and observations are).
+    """
+    if isinstance(obj, np.generic):
+        obj = np.asarray(obj)
+    return Encoder("", {}, MAX_ELEMENT_BYTES).encode(obj, "", inline=True)

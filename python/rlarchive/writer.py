@@ -65,6 +65,32 @@ def _encode_document(
     return raw
 
 
+def _extension_member(
+    name: str, value: Any, groups: dict[str, dict[str, TensorData]], data_json: bytes, extensions_used: list
+) -> dict[str, bytes]:
+    """The member of a supported extension for ``value``, checked as a reader checks it (spec §11.1 step 11)."""
+    from .extensions import SUPPORTED
+
+    ext = SUPPORTED.get(name)
+    if ext is None:
+        raise RlarchiveError("WRITE_INVALID", f"{name!r} is not an extension this package writes; pass its members as extension_members")
+    arrays: dict[str, TensorData] = {}
+    encoded = Encoder(ext.group, arrays, INLINE_ARRAY_BYTES).encode(value, "/" + ext.key)
+    if arrays:
+        _add_group(groups, ext.group, arrays)
+    checker = Checker()
+    try:
+        checker.check(encoded, "/" + ext.key)
+        for ref in checker.refs:
+            t = groups.get(ref.group, {}).get(ref.name)
+            if t is None or t.dtype != ref.dtype or list(t.shape) != list(ref.shape):
+                raise RlarchiveError("REF_MISMATCH", f"{ref.group}/{ref.name} is not a tensor of dtype {ref.dtype} and shape {ref.shape}", pointer=ref.pointer)
+        ext.check(encoded, jsonstrict.parse(data_json, member="data.json")["data"], extensions_used)
+    except RlarchiveError as e:
+        raise RlarchiveError("WRITE_INVALID", f"the {name} member would break the spec: {e}") from None
+    return {ext.member: _json_member({ext.key: encoded}, ext.member)}
+
+
 def _json_member(doc: Any, name: str) -> bytes:
     """The JSON text of a member, checked against the JSON rules readers apply (spec §6).
 
@@ -303,6 +329,7 @@ def save(
     extensions_required: Optional[list] = None,
     extensions: Optional[Mapping[str, Any]] = None,
     extension_members: Optional[Mapping[str, bytes]] = None,
+    extension_values: Optional[Mapping[str, Any]] = None,
     opaque_fallback: bool = False,
     force_zip64: bool = False,
 ) -> None:
@@ -321,6 +348,12 @@ def save(
         producer: ``(name, version)``; defaults to this package.
         extensions_used, extensions_required, extensions: manifest extension fields (spec §5.4).
         extension_members: ``{"extensions/EXT/...": bytes}`` for used extensions.
+        extension_values: ``{EXT: value}`` for extensions this package supports
+            (:data:`rlarchive.extensions.SUPPORTED`): each value is written as the
+            extension's member, its large arrays to the extension's tensor group,
+            :class:`rlarchive.values.TensorRef` as references to tensors given
+            above, and EXT added to ``extensions_used``; checked as a reader
+            would check it (else WRITE_INVALID).
         opaque_fallback: keep values the model cannot hold as opaque pickles instead of failing.
         force_zip64: use ZIP64 records even where sizes do not need them.
     Raises:
@@ -337,7 +370,13 @@ def save(
         _add_group(groups, g, converted)
     data_json = _encode_document(data, optimizers or {}, groups, opaque_fallback)
     ext_members = dict(extension_members or {})
-    used = set(extensions_used or [])
+    extensions_used = list(extensions_used or [])
+    for ext_name, value in (extension_values or {}).items():
+        if ext_name not in extensions_used:
+            extensions_used.append(ext_name)
+    for ext_name, value in (extension_values or {}).items():
+        ext_members.update(_extension_member(ext_name, value, groups, data_json, extensions_used))
+    used = set(extensions_used)
     for name, content in ext_members.items():
         parts = name.split("/")
         if len(parts) < 3 or parts[0] != "extensions" or parts[1] not in used or check_name(name.encode("ascii", "replace")):

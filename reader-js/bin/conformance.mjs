@@ -2,7 +2,9 @@
 // The conformance testee of annex A: JSON lines on stdin/stdout, one process for all cases.
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
-import { dump, RlarchiveError } from '../src/index.js';
+import { dump, open, act, parseJson, RlarchiveError, SUPPORTED_EXTENSIONS } from '../src/index.js';
+import { checkValue } from '../src/values.js';
+import { decodeValue, inlineArray } from '../src/decode.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -16,23 +18,46 @@ function finish() {
   process.stdout.write('', () => process.exit(0));
 }
 
+/** A value of the request (spec §7, inline arrays), checked and decoded. */
+function requestValue(v, pointer) {
+  const tree = parseJson(new TextEncoder().encode(JSON.stringify(v)), { member: 'request' });
+  checkValue(tree, pointer, { member: 'request', late: [] });
+  return decodeValue(tree, null);
+}
+
+/** Annex A predict: the archive's portable policy over the request's observations. */
+async function predict(req) {
+  const ar = await open(req.file);
+  try {
+    await ar.checkExtensions();
+    const policy = await ar.policy();
+    if (policy === null) return { result: 'skipped', reason: 'the archive has no portable policy (RLA_policy)' };
+    const observations = req.observations.map((v, i) => requestValue(v, `/observations/${i}`));
+    const actionMasks = req.action_masks ? req.action_masks.map((v, i) => requestValue(v, `/action_masks/${i}`)) : null;
+    const actions = act(policy, observations, { episodeStarts: req.episode_starts ?? null, actionMasks });
+    return { result: 'actions', actions: actions.map(inlineArray) };
+  } finally {
+    await ar.close();
+  }
+}
+
 async function handle(req) {
   if (req?.cmd === 'start') {
     if (req.protocol !== 1) {
       send({ ok: false });
       return 'exit';
     }
-    send({ ok: true, protocol: 1, reader: { name: pkg.name, version: pkg.version, language: 'javascript' } });
+    send({ ok: true, protocol: 1, reader: { name: pkg.name, version: pkg.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS] });
     return null;
   }
-  if (req?.cmd === 'dump') {
+  if (req?.cmd === 'dump' || req?.cmd === 'predict') {
     const seq = req.seq;
     if (typeof req.file !== 'string') {
       send({ seq, result: 'skipped', reason: 'request has no file path' });
       return null;
     }
     try {
-      send({ seq, result: 'dump', dump: await dump(req.file) });
+      send({ seq, ...(req.cmd === 'dump' ? { result: 'dump', dump: await dump(req.file) } : await predict(req)) });
     } catch (e) {
       if (e instanceof RlarchiveError) send({ seq, result: 'error', code: e.code, message: e.message });
       else {

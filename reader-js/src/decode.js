@@ -1,7 +1,7 @@
 // The value model decoded into JavaScript types (documented in README.md).
 
 import { viewElements } from './dtypes.js';
-import { decodeBase64 } from './base64.js';
+import { decodeBase64, encodeBase64 } from './base64.js';
 import { f16ToNumber, bf16ToNumber, fp8ToNumber as fp8 } from './convert.js';
 import { evaluateSchedule } from './schedules.js';
 
@@ -139,4 +139,24 @@ export function decodeValue(v, archive) {
   }
   /* c8 ignore next */
   throw new TypeError('unchecked value');
+}
+
+/** Loads every referenced NDArray inside a decoded value (objects, arrays, Maps, spaces); returns the value. */
+export async function loadArrays(v) {
+  if (v instanceof NDArray) {
+    await v.load();
+  } else if (Array.isArray(v)) {
+    for (const x of v) await loadArrays(x);
+  } else if (v instanceof Map) {
+    for (const x of v.values()) await loadArrays(x);
+  } else if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {
+    for (const x of Object.values(v)) await loadArrays(x);
+  }
+  return v;
+}
+
+/** An NDArray-like `{dtype, shape, data}` (data a typed array) as a JSON-ready inline `ndarray` value (§7.6). */
+export function inlineArray(a) {
+  const bytes = new Uint8Array(a.data.buffer, a.data.byteOffset, a.data.byteLength);
+  return { $type: 'ndarray', dtype: a.dtype, shape: [...a.shape], base64: encodeBase64(bytes) };
 }

@@ -34,6 +34,7 @@ export const CATALOGUE = Object.freeze({
   VERSION_UNSUPPORTED: 'error',
   EXTENSION_UNDECLARED: 'error',
   EXTENSION_UNSUPPORTED: 'error',
+  EXTENSION_INVALID: 'error',
   MEMBER_UNLISTED: 'error',
   MEMBER_MISSING: 'error',
   MEMBER_SIZE_MISMATCH: 'error',
@@ -83,6 +84,7 @@ export const API_CODES = Object.freeze([
   'FRAMEWORK_UNAVAILABLE',
   'IMPORT_INVALID',
   'INTERNAL_ERROR',
+  'INPUT_INVALID',
 ]);
 
 /**

@@ -11,3 +11,5 @@ export { validateSchema } from './schema.js';
 export { loadSchemas, getSchema } from './schemas.js';
 export { openSource, MemorySource, BlobSource, FileSource, HttpSource } from './sources.js';
 export * as limits from './limits.js';
+export { SUPPORTED_EXTENSIONS } from './manifest.js';
+export { Policy, act, ACTIVATIONS } from './policy.js';

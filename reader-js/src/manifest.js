@@ -2,12 +2,13 @@
 
 import { fail, pointerJoin } from './errors.js';
 import { validateSchema } from './schema.js';
+import { SUPPORTED } from './extensions.js';
 
 export const FORMAT = 'rlarchive';
 export const MAJOR = 1;
 export const MINOR = 0;
-/** Extensions this reader supports (format 1.0 defines none). */
-export const SUPPORTED_EXTENSIONS = Object.freeze([]);
+/** Extensions this reader supports (spec §5.4 and spec/extensions/). */
+export const SUPPORTED_EXTENSIONS = Object.freeze([...SUPPORTED.keys()]);
 export const KNOWN_PROPERTIES = Object.freeze(['format', 'format_version', 'producer', 'members', 'extensions_used', 'extensions_required', 'extensions', 'metadata']);
 const VERSION = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 

@@ -14,7 +14,11 @@ import { readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { viewElements } from './dtypes.js';
-import { decodeMap } from './decode.js';
+import { decodeMap, decodeValue, loadArrays } from './decode.js';
+import { checkUsed, readDocument } from './extensions.js';
+import { EXTENSION as VEC_NORMALIZE } from './vec_normalize.js';
+import { EXTENSION as POLICY } from './policy_description.js';
+import { Policy } from './policy.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 
 export const DUMP_VERSION = '1.0';
@@ -118,6 +122,7 @@ export class Archive {
     const { entries, used } = checkManifest(mtree, await getSchema('manifest-1.0.schema.json'));
     this._manifestTree = mtree;
     this._entries = entries;
+    this._used = used;
     for (const k of mtree.keys()) {
       if (!KNOWN_PROPERTIES.includes(k)) this.warnings.push(new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, { member: 'manifest.json' }));
     }
@@ -158,13 +163,17 @@ export class Archive {
       if (g !== null) this._groups.set(g, { member: m, ...(await readSafetensorsHeader(src, m)) });
     }
     // step 9
-    for (const item of checked.late) {
-      const { group, name } = item.info.ref;
-      const t = this._groups.get(group)?.tensors.get(name);
-      if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member: 'data.json', pointer: item.pointer + '/ref' });
-      const same = t.dtype === item.info.dtype && t.shape.length === item.info.shape.length && t.shape.every((d, k) => BigInt(d) === item.info.shape[k]);
-      if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member: 'data.json', pointer: item.pointer });
-    }
+    for (const item of checked.late) this._checkRef(item, 'data.json');
+    // step 11 (supported extensions) runs in dump(), and when their content is asked for
+  }
+
+  /** §7.6: a reference found in `member` names a tensor of exactly its dtype and shape. */
+  _checkRef(item, member) {
+    const { group, name } = item.info.ref;
+    const t = this._groups.get(group)?.tensors.get(name);
+    if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member, pointer: item.pointer + '/ref' });
+    const same = t.dtype === item.info.dtype && t.shape.length === item.info.shape.length && t.shape.every((d, k) => BigInt(d) === item.info.shape[k]);
+    if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member, pointer: item.pointer });
   }
 
   /**
@@ -219,7 +228,40 @@ export class Archive {
     }
   }
 
-  /** The canonical dump (§13) as a string; performs every deferred check first. */
+  /** §11.1 step 11: checks the member of every used extension this reader supports. */
+  async checkExtensions() {
+    await checkUsed(this);
+  }
+
+  /**
+   * The VecNormalize statistics (extension RLA_vec_normalize) as a decoded
+   * value with every array loaded, or null when the archive has none. The
+   * member is checked first (EXTENSION_INVALID and the codes of §6, §7).
+   */
+  async vecNormalize() {
+    const raw = await readDocument(this, VEC_NORMALIZE);
+    return raw === null ? null : loadArrays(decodeValue(raw, this));
+  }
+
+  /**
+   * The portable policy (extension RLA_policy), ready to `predict`, or null
+   * when the archive has none. The description is checked first
+   * (EXTENSION_INVALID, LIMIT_EXCEEDED and the codes of §6, §7), then every
+   * weight is loaded.
+   */
+  async policy() {
+    const raw = await readDocument(this, POLICY);
+    if (raw === null) return null;
+    const desc = await loadArrays(decodeValue(raw, this));
+    return new Policy(desc, { vecNormalize: desc.vec_normalize ? await this.vecNormalize() : null });
+  }
+
+  /** The extensions the archive uses (`extensions_used`). */
+  get extensionsUsed() {
+    return [...this._used];
+  }
+
+  /** The canonical dump (§13) as a string; performs every deferred check and the extensions' checks first. */
   async dump() {
     const tensors = new Map();
     for (const m of this._members) {
@@ -234,6 +276,7 @@ export class Archive {
         tensors.set(g, new Map(infos.map((t, k) => [t.name, new Map([['dtype', t.dtype], ['shape', t.shape], ['sha256', r.tensorShas[k]]])])));
       }
     }
+    await checkUsed(this);
     const doc = new Map([
       ['dump_version', DUMP_VERSION],
       ['manifest', this._manifestTree],

@@ -1227,8 +1227,18 @@ export default {
               "minItems": 1,
               "items": {
                 "type": "string",
-                "pattern": "^§[0-9]+(\\.[0-9]+)?$"
-              }
+                "pattern": "^([A-Za-z0-9_]{1,64} )?§[0-9]+(\\.[0-9]+)?$"
+              },
+              "description": "sections of spec/rlarchive.md, or of an extension's specification when prefixed by its name"
+            },
+            "extensions": {
+              "type": "array",
+              "items": {
+                "type": "string",
+                "pattern": "^[A-Za-z0-9_]{1,64}$"
+              },
+              "uniqueItems": true,
+              "description": "extensions a reader must support for the expected outcome; the harness skips the case for a reader that does not list them all (Annex A.3)"
             },
             "file": {
               "type": "string",
@@ -1257,6 +1267,23 @@ export default {
                     },
                     "dump_file": {
                       "type": "string"
+                    }
+                  }
+                },
+                {
+                  "type": "object",
+                  "required": [
+                    "result",
+                    "predict_file"
+                  ],
+                  "additionalProperties": false,
+                  "properties": {
+                    "result": {
+                      "const": "actions"
+                    },
+                    "predict_file": {
+                      "type": "string",
+                      "description": "relative to index.json: {observations, episode_starts?, action_masks?, actions}, sent as a predict request (Annex A)"
                     }
                   }
                 },

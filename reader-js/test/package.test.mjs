@@ -122,6 +122,7 @@ for (const [label, schema] of [
     const index = JSON.parse(readFileSync(join(repoDir, 'test-vectors/index.json'), 'utf8'));
     let invalid = 0;
     for (const c of index.cases) {
+      if (c.expect.result === 'actions') continue; // its archive is judged by its dump case; actions in vectors.test.mjs
       const g = got[c.id];
       if (c.expect.result === 'error') {
         assert.deepEqual(g, { result: 'error', code: c.expect.code }, c.id);

@@ -4,6 +4,27 @@ import json
 import sys
 
 import rlarchive
+from rlarchive.manifest import SUPPORTED_EXTENSIONS
+
+
+def predict(req: dict) -> dict:
+    """Annex A predict: the archive's portable policy over the request's observations."""
+    from rlarchive.policy import act
+    from rlarchive.values import dump_value, load_value
+
+    seq = req["seq"]
+    try:
+        with rlarchive.open(req["file"], spaces="neutral") as ar:
+            ar.check_extensions()
+            policy = ar.policy()
+    except rlarchive.RlarchiveError as e:
+        return {"seq": seq, "result": "error", "code": e.code, "message": str(e)}
+    if policy is None:
+        return {"seq": seq, "result": "skipped", "reason": "the archive has no portable policy (RLA_policy)"}
+    observations = [load_value(v) for v in req["observations"]]
+    masks = [load_value(v) for v in req["action_masks"]] if "action_masks" in req else None
+    actions = act(policy, observations, req.get("episode_starts"), masks)
+    return {"seq": seq, "result": "actions", "actions": [dump_value(a) for a in actions]}
 
 
 def main() -> int:
@@ -13,13 +34,20 @@ def main() -> int:
         cmd = req.get("cmd")
         if cmd == "start":
             ok = req.get("protocol") == 1
-            reply = {"ok": ok, "protocol": 1, "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"}}
+            reply = {
+                "ok": ok,
+                "protocol": 1,
+                "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"},
+                "extensions": sorted(SUPPORTED_EXTENSIONS),
+            }
         elif cmd == "dump":
             try:
                 with rlarchive.open(req["file"], spaces="neutral") as ar:
                     reply = {"seq": req["seq"], "result": "dump", "dump": ar.dump().decode("utf-8")}
             except rlarchive.RlarchiveError as e:
                 reply = {"seq": req["seq"], "result": "error", "code": e.code, "message": str(e)}
+        elif cmd == "predict":
+            reply = predict(req)
         elif cmd == "stop":
             return 0
         else:

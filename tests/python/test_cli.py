@@ -4,7 +4,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import rlarchive
+import rlarchive.values
 
 from cases import CASES
 from suite import ROOT, schema_validator
@@ -233,3 +237,54 @@ def test_commands_that_need_torch_say_what_to_install(ppo, tmp_path):
         assert err.startswith("rlarchive: FRAMEWORK_UNAVAILABLE: ") and err.count("\n") == 1
         assert "torch" in err and "pip install 'rlarchive[sb3]'" in err
     assert os.listdir(tmp_path) == ["ppo.zip"]
+
+
+def _predict_case(model_id: str) -> tuple:
+    base = os.path.join(ROOT, "test-vectors", "valid")
+    return os.path.join(base, f"policy-{model_id}.rlarchive"), os.path.join(base, f"policy-{model_id}-predict.predict.json")
+
+
+def test_predict_prints_the_actions_sb3_computes(tmp_path):
+    from generate import judge_actions
+
+    judge = judge_actions()
+    for model_id in ("recurrent-ppo-two-layer-lstm", "maskable-ppo-masks", "ppo-dict-observation", "sac-silu"):
+        archive, request = _predict_case(model_id)
+        with open(request, encoding="utf-8") as f:
+            want = json.load(f)["actions"]
+        r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", request, "--values"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert judge(json.loads(r.stdout)["actions"], want) == ""
+        # plain JSON numbers in and out
+        r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", request], capture_output=True, text=True)
+        plain = json.loads(r.stdout)["actions"]
+        for got, w in zip(plain, want):
+            expected = rlarchive.values.load_value(w)
+            assert np.allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-4) and np.asarray(got).shape == expected.shape
+
+
+def test_predict_takes_one_plain_observation(tmp_path):
+    archive, request = _predict_case("ppo-mlp-discrete")
+    with open(request, encoding="utf-8") as f:
+        spec = json.load(f)
+    first = rlarchive.values.load_value(spec["observations"][0]).tolist()
+    obs = tmp_path / "obs.json"
+    obs.write_text(json.dumps(first))
+    r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", str(obs)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["actions"] == [int(rlarchive.values.load_value(spec["actions"][0]))]
+
+
+def test_predict_refuses_bad_input_with_a_code(tmp_path):
+    archive, _ = _predict_case("ppo-mlp-discrete")
+    cases = {"wrong shape": [1.0, 2.0], "not json": "{", "bad value": {"$type": "ndarray", "dtype": "F32", "shape": [4], "base64": "AAAA"}}
+    for what, content in cases.items():
+        obs = tmp_path / "obs.json"
+        obs.write_text(content if isinstance(content, str) else json.dumps(content))
+        r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", str(obs)], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stderr.startswith("rlarchive: INPUT_INVALID"), (what, r.stderr)
+        assert "Traceback" not in r.stderr
+    plain = os.path.join(ROOT, "test-vectors", "valid", "vec-normalize-box.rlarchive")
+    obs.write_text("[0, 0, 0]")
+    r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", plain, "--obs", str(obs)], capture_output=True, text=True)
+    assert r.returncode == 2 and "no portable policy" in r.stderr

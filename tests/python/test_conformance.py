@@ -15,8 +15,8 @@ def _harness(*args, timeout=300):
     return subprocess.run([sys.executable, RUN, "--quiet", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
-def _liar(tmp_path, body: str) -> str:
-    """A testee that wraps the reference reader and then misbehaves as ``body`` says."""
+def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "") -> str:
+    """A testee that wraps the reference reader and then misbehaves as ``body`` says (``setup`` runs first)."""
     p = tmp_path / "liar.py"
     p.write_text(
         textwrap.dedent(
@@ -24,10 +24,11 @@ def _liar(tmp_path, body: str) -> str:
             import json, sys, runpy
             sys.path.insert(0, {os.path.dirname(TESTEE)!r})
             import rlarchive
+            {setup}
             for line in sys.stdin:
                 req = json.loads(line)
                 if req["cmd"] == "start":
-                    print(json.dumps({{"ok": True, "protocol": 1, "reader": {{"name": "liar", "version": "0", "language": "python"}}}}), flush=True)
+                    print(json.dumps({{"ok": True, "protocol": 1, "reader": {{"name": "liar", "version": "0", "language": "python"}}, "extensions": {list(extensions)!r}}}), flush=True)
                     continue
                 if req["cmd"] == "stop":
                     break
@@ -112,3 +113,25 @@ def test_outside_vector_folder(tmp_path):
     (dst / "index.json").write_text(json.dumps(index))
     r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--vectors", str(dst))
     assert r.returncode == 0 and "5 passed, 0 failed" in r.stdout
+
+
+def _extension_cases() -> list:
+    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
+        return [c for c in json.load(f)["cases"] if c.get("extensions")]
+
+
+def test_extension_cases_run_only_for_readers_that_declare_the_extension(tmp_path):
+    n = len(_extension_cases())
+    assert n > 0
+    r = _harness("--reader-cmd", _liar(tmp_path, ""), "--reader-name", "plain")
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert f"{n} skipped" in r.stdout
+
+
+def test_a_reader_that_declares_an_extension_but_does_not_check_it_fails(tmp_path):
+    ignore = "import rlarchive.extensions as _x; _x.check_used = lambda ar: None"
+    cmd = _liar(tmp_path, "", extensions=("RLA_vec_normalize",), setup=ignore)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "lax")
+    assert r.returncode == 1
+    failed = {line.split()[0] for line in r.stdout.splitlines() if "FAIL" in line.split()[1:]}
+    assert failed and all(c.startswith("vec-normalize-") for c in failed)

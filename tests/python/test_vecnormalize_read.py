@@ -87,10 +87,16 @@ def test_the_wrapper_is_rebuilt_and_written_back(name, sb3_zoo, tmp_path):
         rebuilt = vecnormalize.wrap(stats, DummyVecEnv([entry.env]))
         rebuilt.training = False
         out = tmp_path / "vecnormalize.pkl"
-        vecnormalize.write(stats, DummyVecEnv([entry.env]), out)
+        vecnormalize.write(stats, out, venv=DummyVecEnv([entry.env]))
         loaded = VecNormalize.load(str(out), DummyVecEnv([entry.env]))
         loaded.training = False
-    for vn in (rebuilt, loaded):
+        # from the spaces alone (what export-sb3 --vecnormalize-out has)
+        env = entry.env()
+        bare = tmp_path / "bare.pkl"
+        vecnormalize.write(stats, bare, observation_space=env.observation_space, action_space=env.action_space)
+        from_spaces = VecNormalize.load(str(bare), DummyVecEnv([entry.env]))
+        from_spaces.training = False
+    for vn in (rebuilt, loaded, from_spaces):
         for obs in m.observations:
             a, b = vn.normalize_obs(obs), want.normalize_obs(obs)
             if isinstance(a, dict):

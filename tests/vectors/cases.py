@@ -35,26 +35,29 @@ class Case:
     build: Callable[[], bytes]
     warnings: list = field(default_factory=list)
     gzip: bool = False
+    extensions: list = field(default_factory=list)  # what a reader must support for this outcome (Annex A.3)
+    predict: Optional[Callable[[], dict]] = None  # expect "actions": the predict request and the actions (Annex A)
+    file_id: Optional[str] = None  # the case whose file this one reads (a predict case reads its dump case's archive)
 
     @property
     def folder(self) -> str:
-        return "valid" if self.expect == "dump" else "invalid"
+        return "invalid" if self.expect not in ("dump", "actions") else "valid"
 
     @property
     def file(self) -> str:
-        return f"{self.folder}/{self.id}.rlarchive" + (".gz" if self.gzip else "")
+        return f"{self.folder}/{self.file_id or self.id}.rlarchive" + (".gz" if self.gzip else "")
 
 
 CASES: list[Case] = []
 
 
-def case(id: str, description: str, spec, expect: str = "dump", warnings=(), gzip: bool = False):
+def case(id: str, description: str, spec, expect: str = "dump", warnings=(), gzip: bool = False, extensions=()):
     sections = [spec] if isinstance(spec, str) else list(spec)
     if expect == "dump" and "§13.1" not in sections:
         sections.append("§13.1")  # every valid case checks the dump
 
     def deco(fn):
-        CASES.append(Case(id, description, sections, expect, fn, list(warnings), gzip))
+        CASES.append(Case(id, description, sections, expect, fn, list(warnings), gzip, list(extensions)))
         return fn
 
     return deco
@@ -1479,3 +1482,9 @@ def _():
 @case("value-ndarray-base64-astral-characters", "An inline base64 string of 43,693 astral characters: 43,693 code points (87,386 UTF-16 units, 174,772 UTF-8 bytes), within the 87,384 the length check allows, so the error is the base64 form (VALUE_INVALID), not LIMIT_EXCEEDED (stored gzipped in this folder).", ["§7.6", "§15"], "VALUE_INVALID", gzip=True)
 def _():
     return with_value({"$type": "ndarray", "dtype": "U8", "shape": [1], "base64": "\U0001f600" * 43693})
+
+
+# ======================================================================= the extensions this specification defines
+
+import cases_extensions  # noqa: E402,F401  (registers its cases after these)
+import cases_policy  # noqa: E402,F401

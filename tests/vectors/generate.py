@@ -46,6 +46,37 @@ def _outcome(raw: bytes) -> tuple[str, bytes]:
             return e.code, b""
 
 
+def judge_actions():
+    """The harness's judge of actions (RLA_policy §7), loaded from tests/conformance/run."""
+    import importlib.machinery
+    import importlib.util
+
+    run = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conformance", "run")
+    loader = importlib.machinery.SourceFileLoader("conformance_run", run)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("conformance_run", loader))
+    loader.exec_module(module)
+    return module.same_actions
+
+
+def check_predict(c, raw: bytes) -> None:
+    """The reference reader's policy acts as SB3 did on the case's observations."""
+    from rlarchive.policy import act
+    from rlarchive.values import dump_value, load_value
+
+    spec = c.predict()
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "v.rlarchive")
+        with open(p, "wb") as f:
+            f.write(raw)
+        with rlarchive.open(p, spaces="neutral") as ar:
+            policy = ar.policy()
+    masks = [load_value(m) for m in spec["action_masks"]] if "action_masks" in spec else None
+    got = act(policy, [load_value(o) for o in spec["observations"]], spec.get("episode_starts"), masks)
+    why = judge_actions()([dump_value(a) for a in got], spec["actions"])
+    if why:
+        raise SystemExit(f"case {c.id}: the reference reader's actions differ from SB3's: {why}")
+
+
 def generate(out: str) -> None:
     """Write every case, its expected result, and index.json into ``out``."""
     for sub in ("valid", "invalid"):
@@ -62,10 +93,20 @@ def generate(out: str) -> None:
         with open(os.path.join(out, c.file), "wb") as f:
             f.write(stored)
         got, dump = _outcome(raw)
-        if got != c.expect:
+        if c.expect == "actions":
+            check_predict(c, raw)
+        elif got != c.expect:
             raise SystemExit(f"case {c.id}: the reference reader answers {got}, the case expects {c.expect}")
         entry = {"id": c.id, "description": c.description, "spec": c.spec, "file": c.file}
-        if c.expect == "dump":
+        if c.extensions:
+            entry["extensions"] = c.extensions
+        if c.expect == "actions":
+            predict_file = f"valid/{c.id}.predict.json"
+            with open(os.path.join(out, predict_file), "w", encoding="utf-8") as f:
+                json.dump(c.predict(), f, indent=1)
+                f.write("\n")
+            entry["expect"] = {"result": "actions", "predict_file": predict_file}
+        elif c.expect == "dump":
             dump_file = f"valid/{c.id}.dump.json"
             with open(os.path.join(out, dump_file), "wb") as f:
                 f.write(dump)
@@ -80,6 +121,21 @@ def generate(out: str) -> None:
         f.write("\n")
 
 
+def _same_predict(new: str, old: str) -> str:
+    """Predict files agree when their requests are identical and their actions equal as readers' are judged.
+
+    The actions come from SB3 computing in float32 on this machine's CPU, whose
+    last bits may differ between machines (RLA_policy §7 allows 1e-4).
+    """
+    with open(new, encoding="utf-8") as f:
+        a = json.load(f)
+    with open(old, encoding="utf-8") as f:
+        b = json.load(f)
+    if {k: v for k, v in a.items() if k != "actions"} != {k: v for k, v in b.items() if k != "actions"}:
+        return "the requests differ"
+    return judge_actions()(a["actions"], b["actions"])
+
+
 def check(folder: str) -> int:
     """Regenerate into a temporary folder; report every file that differs from ``folder``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,6 +147,10 @@ def check(folder: str) -> int:
                 mine = os.path.join(folder, rel)
                 if not os.path.exists(mine):
                     problems.append(f"missing from {folder}: {rel}")
+                elif name.endswith(".predict.json"):
+                    why = _same_predict(os.path.join(root, name), mine)
+                    if why:
+                        problems.append(f"differs: {rel}: {why}")
                 elif not filecmp.cmp(os.path.join(root, name), mine, shallow=False):
                     problems.append(f"differs: {rel}")
         for sub in ("valid", "invalid"):

@@ -39,6 +39,9 @@ import os
 import pickle
 import re
 import sys
+import tempfile
+import typing
+import warnings
 import zipfile
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -49,7 +52,9 @@ import numpy as np
 
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
-from ..values import ClassRef, Opaque
+from .. import policy_description, vec_normalize as vec_normalize_ext
+from ..values import ClassRef, Opaque, TensorRef
+from ..vec_normalize import Statistics
 from . import pickler
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget, budget_for
 
@@ -61,6 +66,7 @@ __all__ = [
     "import_archive",
     "export_archive",
     "load",
+    "load_vec_normalize",
     "save",
     "infer_algorithm",
     "ARCHITECTURE_KEYS",
@@ -273,6 +279,8 @@ class ImportReport:
         tensor_groups: tensor group -> number of tensors.
         optimizers: optimizer names stored without pickle (spec §7.9).
         skipped_members: input members that were not imported, with the reason.
+        policy: ``"written"`` when the archive holds the portable policy
+            (extension ``RLA_policy``), else why it does not.
         notes: other remarks.
     """
 
@@ -287,6 +295,7 @@ class ImportReport:
     skipped_members: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     torch_values: list = field(default_factory=list)
+    policy: Optional[str] = None
 
     @property
     def opaque_keys(self) -> list:
@@ -316,6 +325,8 @@ class ImportReport:
             lines.append("  kept opaque: (none)")
         for m, why in self.skipped_members:
             lines.append(f"  skipped member {m}: {why}")
+        if self.policy is not None:
+            lines.append(f"  portable policy: {self.policy}")
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
@@ -566,6 +577,7 @@ def import_archive(
     *,
     algorithm: Optional[str] = None,
     budget: Union[int, ImportBudget, None] = None,
+    vec_normalize: Union[str, os.PathLike, bytes, None] = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines3 model ``.zip`` into an rlarchive, running no code from it.
 
@@ -581,6 +593,10 @@ def import_archive(
             uncompressed size, what parsing the ``data`` JSON and ``torch.load``
             of each ``.pth`` can build, every tensor written and everything the
             unpickler builds is charged before it is allocated (Annex B.7).
+        vec_normalize: the ``vecnormalize.pkl`` saved beside the model (path or
+            bytes): its statistics are read with the restricted unpickler
+            (:func:`rlarchive.interop.vecnormalize.read`) and stored as the
+            extension ``RLA_vec_normalize`` (Annex B.6).
     Returns:
         An :class:`ImportReport`; ``report.opaque`` lists every value kept as an
         opaque pickle (with its data key, pickled type and the reason).
@@ -591,6 +607,7 @@ def import_archive(
             exceeded.
     """
     budget = budget_for(in_zip, budget)
+    stats = _read_vec_normalize(vec_normalize, budget)
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}
@@ -626,7 +643,20 @@ def import_archive(
             else:
                 report.skipped_members.append((name, "not part of the SB3 format"))
 
-    return _finish_import(out_path, data, tensors, optimizers, metadata, report, algorithm)
+    return _finish_import(out_path, data, tensors, optimizers, metadata, report, algorithm, stats)
+
+
+def _read_vec_normalize(source: Any, budget: ImportBudget) -> Optional[Statistics]:
+    """The statistics of a ``vecnormalize.pkl`` (path or bytes), of a live ``VecNormalize``, or given as they are."""
+    from . import vecnormalize
+
+    if source is None or isinstance(source, Statistics):
+        return source
+    if isinstance(source, (bytes, bytearray)):
+        return vecnormalize.read(bytes(source), budget=budget)
+    if isinstance(source, (str, os.PathLike)):
+        return vecnormalize.read(source, budget=budget)
+    return vecnormalize.from_wrapper(source)
 
 
 def _add_variables(obj: Any, member: str, tensors: dict, report: ImportReport) -> None:
@@ -659,8 +689,10 @@ def _finish_import(
     metadata: dict,
     report: ImportReport,
     algorithm: Optional[str],
+    vec_normalize: Optional[Statistics] = None,
+    model: Any = None,
 ) -> ImportReport:
-    """Record the algorithm (given, or told from ``data``) and write the archive."""
+    """Record the algorithm (given, or told from ``data``) and write the archive (with the VecNormalize statistics, if any)."""
     from ..writer import save
     from . import algorithms
 
@@ -684,14 +716,71 @@ def _finish_import(
         metadata[META_TORCH_VALUES] = json.dumps(report.torch_values)
     report.tensor_groups = {g: len(t) for g, t in tensors.items()}
     report.optimizers = list(optimizers)
-    save(out_path, data, tensors, optimizers, metadata=metadata)
+    extension_values = {}
+    if vec_normalize is not None:
+        extension_values[vec_normalize_ext.EXTENSION] = vec_normalize_ext.to_value(vec_normalize)
+        report.notes.append(f"VecNormalize statistics stored as the extension {vec_normalize_ext.EXTENSION}")
+    if model is None:  # build the model from a first archive, to describe its policy
+        with tempfile.TemporaryDirectory(prefix="rlarchive-import-") as tmp:
+            first = os.path.join(tmp, "model.rlarchive")
+            save(first, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
+            policy, report.policy = _policy_value(lambda env: load(first, env=env, device="cpu"), vec_normalize, data)
+    else:
+        policy, report.policy = _policy_value(lambda env: model, vec_normalize, data)
+    if policy is not None:
+        extension_values[policy_description.EXTENSION] = policy
+    save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
     return report
+
+
+def _policy_value(build: Callable[[Any], Any], stats: Optional[Statistics], data: Mapping[str, Any]) -> tuple[Optional[dict], str]:
+    """(the RLA_policy value of the model ``build(env)`` gives, or None; what the report says about it).
+
+    The model is built without an environment, or, when SB3 needs one (HER),
+    around a stand-in environment with the model's spaces that never steps.
+    """
+    from .. import spaces
+    from . import sb3_policy, vecnormalize
+
+    import importlib.util
+
+    if importlib.util.find_spec("stable_baselines3") is None:
+        return None, "not written: stable-baselines3 is not installed, and describing the policy needs the built model"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                model = build(None)
+            except AssertionError:  # SB3 asserts an environment for HER
+                obs, act = (data.get(k) for k in ("observation_space", "action_space"))
+                kinds = typing.get_args(spaces.Space)
+                if not (isinstance(obs, kinds) and isinstance(act, kinds)):
+                    raise
+                model = build(vecnormalize.stand_in_env(spaces.to_gymnasium(obs), spaces.to_gymnasium(act)))
+            desc = sb3_policy.describe(model)
+    except sb3_policy.Unsupported as e:
+        return None, f"not written: {e}"
+    except RlarchiveError as e:
+        return None, f"not written: the model cannot be built without running code ({e.code}: {e.message})"
+
+    def ref(w: Any) -> Any:
+        if w.array.dtype != np.float32:
+            raise sb3_policy.Unsupported(f"{w.name} is {w.array.dtype}, the portable policy computes in float32")
+        return TensorRef(w.group, w.name, "F32", tuple(w.array.shape))
+
+    try:
+        value = sb3_policy.resolve(desc, ref)
+    except sb3_policy.Unsupported as e:
+        return None, f"not written: {e}"
+    value["vec_normalize"] = bool(stats is not None and stats.norm_obs)
+    return value, "written"
 
 
 def save(
     model: Any,
     path: Union[str, os.PathLike],
     *,
+    vec_normalize: Any = None,
     budget: Union[int, ImportBudget, None] = None,
 ) -> ImportReport:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
@@ -707,6 +796,10 @@ def save(
     Args:
         model: the SB3 model.
         path: the rlarchive to write (replaced atomically).
+        vec_normalize: the ``VecNormalize`` wrapper the model was trained in
+            (its statistics are read from its attributes), a ``vecnormalize.pkl``
+            path, or :class:`rlarchive.vec_normalize.Statistics`; stored as the
+            extension ``RLA_vec_normalize``.
         budget: as for :func:`import_archive` (default: 256 MiB or 4 times the parameters' size).
     Returns:
         The :class:`ImportReport`.
@@ -746,7 +839,8 @@ def save(
     cls = type(model)
     known = algorithms.ALGORITHMS.get(cls.__name__)
     algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
-    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm)
+    stats = _read_vec_normalize(vec_normalize, budget)
+    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model)
 
 
 def _tensors_in(obj: Any) -> list:
@@ -944,14 +1038,18 @@ def _archive_parts(ar: Any, copy: bool):
     With ``copy=False`` tensors view the archive's mapped file: use them before it closes.
     """
     ar.verify()
+    ar.check_extensions()
     data = dict(ar.data)
     # copy arrays out of the mapped file
     data = {k: _copy_arrays(v) for k, v in data.items()}
     metadata = dict(ar.metadata)
     params: dict[str, Any] = {}
     variables: dict[str, Any] = {}
+    from ..extensions import SUPPORTED
+
+    extension_groups = {e.group for e in SUPPORTED.values()}  # arrays of extension members, not SB3 state
     for g in ar.groups:
-        if g == "arrays" or g.startswith("optimizer."):
+        if g == "arrays" or g.startswith("optimizer.") or g in extension_groups:
             continue
         ts = ar.tensors(g, framework="torch")
         if copy:
@@ -1064,6 +1162,7 @@ def export_archive(
     *,
     allow_classes: Iterable[str] = (),
     sb3_version: Optional[str] = None,
+    vec_normalize_out: Union[str, os.PathLike, None] = None,
 ) -> None:
     """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
 
@@ -1087,6 +1186,10 @@ def export_archive(
         allow_classes: further dotted names or ``prefix.*`` patterns to resolve.
         sb3_version: ``"X.Y"``, the Stable-Baselines3 version (2.0 or later)
             that must load the file; by default the version recorded at import.
+        vec_normalize_out: also write the archive's VecNormalize statistics
+            (extension ``RLA_vec_normalize``) to this path, as a file
+            ``VecNormalize.load(path, venv)`` accepts; VALUE_UNSUPPORTED when
+            the archive holds none.
     Raises:
         RlarchiveError: for an invalid archive or a value SB3 cannot hold.
     """
@@ -1095,6 +1198,7 @@ def export_archive(
     if isinstance(allow_classes, str):
         raise TypeError("allow_classes must be a list of names, not a string")
     data, metadata, params, variables = _read_rlarchive(in_path)
+    stats = _archive_vec_normalize(in_path) if vec_normalize_out is not None else None
     version, target = _target_version(sb3_version, metadata)
     if target < (2, 4) and metadata.get(META_ALGORITHM) == "DQN":
         params = _dqn_optimizer_for_old_sb3(params)
@@ -1103,6 +1207,33 @@ def export_archive(
     data_json = _sb3_data_json(items)
     with atomic_file(out_zip) as f:
         _write_sb3_zip(f, data_json, params, variables, metadata, version)
+    if stats is not None and vec_normalize_out is not None:
+        from . import vecnormalize
+
+        obs_space, act_space = (rb.top(k, data[k]) if k in data else None for k in ("observation_space", "action_space"))
+        vecnormalize.write(stats, vec_normalize_out, observation_space=obs_space, action_space=act_space)
+
+
+def load_vec_normalize(path: Union[str, os.PathLike], venv: Any) -> Any:
+    """A ``VecNormalize`` around ``venv`` holding the archive's statistics, as ``VecNormalize.load`` gives it.
+
+    As with SB3, set ``training = False`` (and ``norm_reward = False``) on the
+    result to evaluate the agent. VALUE_UNSUPPORTED when the archive holds no statistics.
+    """
+    from . import vecnormalize
+
+    return vecnormalize.wrap(_archive_vec_normalize(path), venv)
+
+
+def _archive_vec_normalize(path: Union[str, os.PathLike]) -> Statistics:
+    """The VecNormalize statistics an archive holds; VALUE_UNSUPPORTED when it holds none."""
+    from ..reader import open_archive
+
+    with open_archive(os.fspath(path), spaces="neutral") as ar:
+        stats = ar.vec_normalize()
+    if stats is None:
+        raise RlarchiveError("VALUE_UNSUPPORTED", f"{os.fspath(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})")
+    return stats
 
 
 def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:

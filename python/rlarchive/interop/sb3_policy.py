@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
 __all__ = ["Weight", "Unsupported", "describe", "resolve"]
 
 
@@ -146,14 +144,8 @@ def _space(space: Any) -> Any:
 
 
 def _box_head(action_space: Any, x: str, squash: str) -> dict:
-    return {
-        "op": "box",
-        "in": x,
-        "low": np.asarray(action_space.low, np.float32),
-        "high": np.asarray(action_space.high, np.float32),
-        "squash": squash,
-        "dtype": str(np.dtype(action_space.dtype)),
-    }
+    """A box head: the action space's bounds and dtype are those of the description's ``action_space``."""
+    return {"op": "box", "in": x, "squash": squash}
 
 
 def _distribution_head(action_space: Any, x: str, squash_output: bool) -> dict:

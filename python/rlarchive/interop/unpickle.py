@@ -90,7 +90,6 @@ __all__ = [
     "decode",
     "CONSTRUCTORS",
     "Unknown",
-    "PickledTensor",
     "describe_globals",
     "pickled_type_name",
 ]

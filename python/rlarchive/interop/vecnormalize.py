@@ -9,69 +9,31 @@ return, and the settings (``clip_obs``, ``clip_reward``, ``epsilon``,
 :func:`read` loads the file with the restricted unpickler, where the wrapper
 and each ``RunningMeanStd`` arrive as recorded calls with their ``BUILD``
 state (nothing is called or imported), checks the exact class names and the
-state, and returns :class:`Statistics`: the value of the draft extension
-``RLA_vec_normalize`` (``spec/extensions/RLA_vec_normalize.md`` §3). The
-normalisation itself is :meth:`Statistics.normalize_obs`, SB3's formula.
-:func:`wrap` rebuilds the wrapper around a given environment, and
-:func:`write` a file ``VecNormalize.load`` accepts.
+state, and returns :class:`rlarchive.vec_normalize.Statistics`: the value of
+the extension ``RLA_vec_normalize`` (``spec/extensions/RLA_vec_normalize.md``
+§3). The normalisation itself is :meth:`Statistics.normalize_obs`, SB3's
+formula. :func:`wrap` rebuilds the wrapper around a given environment, and
+:func:`write` a file ``VecNormalize.load`` accepts (from the archive's spaces
+alone, with portable pickles NumPy 1.x and 2.x read).
 """
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
 import numpy as np
 
 from ..errors import RlarchiveError
+from ..vec_normalize import Statistics, Stats
 from .budget import ImportBudget, budget_for
 from .unpickle import GlobalName, NotNeutral, Unknown, _Array, _Scalar, restricted_loads
 
-__all__ = ["Stats", "Statistics", "read", "wrap", "write"]
+__all__ = ["Stats", "Statistics", "read", "from_wrapper", "wrap", "write"]
 
 _VEC_NORMALIZE = GlobalName("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize")
 _RUNNING_MEAN_STD = GlobalName("stable_baselines3.common.running_mean_std", "RunningMeanStd")
 _MAX_PKL_BYTES = 1 << 30
-
-
-@dataclass(frozen=True)
-class Stats:
-    """Running statistics: float64 ``mean`` and ``var`` of one shape, and ``count``."""
-
-    mean: np.ndarray
-    var: np.ndarray
-    count: float
-
-
-@dataclass(frozen=True)
-class Statistics:
-    """What ``VecNormalize`` keeps (spec RLA_vec_normalize §3)."""
-
-    norm_obs: bool
-    norm_reward: bool
-    clip_obs: float
-    clip_reward: float
-    epsilon: float
-    gamma: float
-    training: bool
-    obs: Union[Stats, Mapping[str, Stats], None]
-    obs_keys: Optional[list]
-    ret: Stats
-
-    def normalize_obs(self, obs: Any) -> Any:
-        """SB3's ``VecNormalize.normalize_obs``: (obs − mean) / √(var + ε) in float64, clipped, as float32."""
-        if not self.norm_obs or self.obs is None:
-            return obs
-        if isinstance(self.obs, Mapping):
-            out = dict(obs)
-            for key in self.obs_keys or ():
-                out[key] = self._one(np.asarray(obs[key]), self.obs[key])
-            return out
-        return self._one(np.asarray(obs), self.obs)
-
-    def _one(self, obs: np.ndarray, s: Stats) -> np.ndarray:
-        return np.clip((obs - s.mean) / np.sqrt(s.var + self.epsilon), -self.clip_obs, self.clip_obs).astype(np.float32)
 
 
 def _fail(msg: str) -> RlarchiveError:
@@ -167,6 +129,34 @@ def read(source: Union[str, os.PathLike, bytes], *, budget: Union[int, ImportBud
     )
 
 
+def from_wrapper(vn: Any) -> Statistics:
+    """The statistics of a live ``VecNormalize`` (the caller's object: its attributes are read, nothing is pickled)."""
+    def stats(r: Any) -> Stats:
+        return Stats(np.array(r.mean, np.float64), np.array(r.var, np.float64), float(r.count))
+
+    obs_rms = getattr(vn, "obs_rms", None) if vn.norm_obs else None
+    keys = getattr(vn, "norm_obs_keys", None)
+    obs: Union[Stats, dict, None]
+    if isinstance(obs_rms, Mapping):
+        keys = list(keys) if keys is not None else list(obs_rms)
+        obs = {k: stats(obs_rms[k]) for k in keys}
+    else:
+        obs = stats(obs_rms) if obs_rms is not None else None
+        keys = None
+    return Statistics(
+        norm_obs=bool(vn.norm_obs),
+        norm_reward=bool(vn.norm_reward),
+        clip_obs=float(vn.clip_obs),
+        clip_reward=float(vn.clip_reward),
+        epsilon=float(vn.epsilon),
+        gamma=float(vn.gamma),
+        training=bool(vn.training),
+        obs=obs,
+        obs_keys=keys,
+        ret=stats(vn.ret_rms),
+    )
+
+
 def wrap(stats: Statistics, venv: Any) -> Any:
     """A ``VecNormalize`` around ``venv`` (a SB3 ``VecEnv``) holding ``stats``, as ``VecNormalize.load`` would give it."""
     from stable_baselines3.common.running_mean_std import RunningMeanStd
@@ -196,12 +186,42 @@ def wrap(stats: Statistics, venv: Any) -> Any:
     return vn
 
 
-def write(stats: Statistics, venv: Any, path: Union[str, os.PathLike]) -> None:
-    """Write ``stats`` as ``VecNormalize.save`` does (a pickle of the wrapper around ``venv``), atomically."""
-    import pickle
+def write(
+    stats: Statistics,
+    path: Union[str, os.PathLike],
+    *,
+    venv: Any = None,
+    observation_space: Any = None,
+    action_space: Any = None,
+) -> None:
+    """Write ``stats`` as ``VecNormalize.save`` does, atomically, for ``VecNormalize.load(path, venv)``.
 
+    The wrapper is built around ``venv`` when given, else around a stand-in
+    environment with the given (gymnasium) spaces, which ``VecNormalize.load``
+    replaces by the caller's environment. Like ``VecNormalize.save``, the
+    file holds the wrapper without its environment; it is written with the
+    portable pickler (:mod:`rlarchive.interop.pickler`).
+    """
     from ..writer import atomic_file
+    from . import pickler
 
-    wrapper = wrap(stats, venv)
+    if venv is None:
+        if observation_space is None or action_space is None:
+            raise ValueError("write needs venv, or both observation_space and action_space")
+        venv = stand_in_env(observation_space, action_space)
+    data = pickler.dumps(wrap(stats, venv))
     with atomic_file(path) as f:
-        pickle.dump(wrapper, f)
+        f.write(data)
+
+
+def stand_in_env(observation_space: Any, action_space: Any) -> Any:
+    """A one-environment VecEnv with these spaces that never steps (only its spaces are used)."""
+    import gymnasium
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    class _Spaces(gymnasium.Env):
+        def __init__(self) -> None:
+            self.observation_space = observation_space
+            self.action_space = action_space
+
+    return DummyVecEnv([_Spaces])

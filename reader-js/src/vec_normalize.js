@@ -1,0 +1,111 @@
+// Extension RLA_vec_normalize: observation and return normalisation statistics
+// (spec/extensions/RLA_vec_normalize.md). The member's structural checks (§3,
+// EXTENSION_INVALID) and the normalisation (§4); the twin of
+// python/rlarchive/vec_normalize.py.
+
+import { fail, pointerJoin } from './errors.js';
+import { isMap, isTagged } from './values.js';
+
+export const EXTENSION = 'RLA_vec_normalize';
+export const MEMBER = 'extensions/RLA_vec_normalize/vec_normalize.json';
+export const KEY = 'vec_normalize';
+export const GROUP = 'RLA_vec_normalize';
+
+const FLAGS = ['norm_obs', 'norm_reward', 'training'];
+const FLOATS = ['clip_obs', 'clip_reward', 'epsilon', 'gamma'];
+const KEYS = [...FLAGS, ...FLOATS, 'obs', 'obs_keys', 'ret'];
+
+const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
+// a float: a number literal, an integer literal (bigint) or a tagged float
+const isFloat = (v) => typeof v === 'number' || typeof v === 'bigint' || isTagged(v, 'float');
+const isPlainMap = (v) => isMap(v) && !v.has('$type');
+const sameShape = (a, b) => a.length === b.length && a.every((d, i) => BigInt(d) === BigInt(b[i]));
+const showShape = (s) => `[${s.map(String).join(', ')}]`;
+
+/** Checks STATS ({mean, var, count}) and returns the arrays' shape. */
+function statsShape(v, ptr) {
+  if (!isPlainMap(v) || v.size !== 3 || !['mean', 'var', 'count'].every((k) => v.has(k))) {
+    throw bad('statistics must be a map with exactly mean, var and count', ptr);
+  }
+  const shapes = [];
+  for (const k of ['mean', 'var']) {
+    const a = v.get(k);
+    if (!(isTagged(a, 'ndarray') && a.get('dtype') === 'F64')) throw bad(`${k} must be an F64 ndarray`, pointerJoin(ptr, k));
+    shapes.push(a.get('shape'));
+  }
+  if (!sameShape(shapes[0], shapes[1])) throw bad(`mean has shape ${showShape(shapes[0])} and var ${showShape(shapes[1])}`, pointerJoin(ptr, 'var'));
+  if (!isFloat(v.get('count'))) throw bad('count must be a float', pointerJoin(ptr, 'count'));
+  return shapes[0];
+}
+
+function observationSpace(data) {
+  const sp = data?.get('observation_space');
+  return isTagged(sp, 'space') ? sp : null;
+}
+
+/**
+ * Checks the value under `vec_normalize` (§3) against the archive's raw
+ * `data` object; throws EXTENSION_INVALID with the JSON Pointer of the
+ * offending value.
+ */
+export function check(value, data) {
+  const base = '/' + KEY;
+  if (!isPlainMap(value)) throw bad('the statistics must be a map', base);
+  for (const k of value.keys()) if (!KEYS.includes(k)) throw bad(`unknown key ${JSON.stringify(k)}`, pointerJoin(base, k));
+  for (const k of [...KEYS].sort()) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base);
+  for (const k of FLAGS) if (typeof value.get(k) !== 'boolean') throw bad(`${k} must be a boolean`, `${base}/${k}`);
+  for (const k of FLOATS) if (!isFloat(value.get(k))) throw bad(`${k} must be a float`, `${base}/${k}`);
+  if (statsShape(value.get('ret'), `${base}/ret`).length !== 0) throw bad('the return statistics must be 0-dimensional', `${base}/ret/mean`);
+  const obs = value.get('obs');
+  const keys = value.get('obs_keys');
+  const space = observationSpace(data);
+  if (obs === null) {
+    if (value.get('norm_obs')) throw bad('norm_obs is true but there are no observation statistics', `${base}/obs`);
+    if (keys !== null) throw bad('obs_keys must be null when obs is null', `${base}/obs_keys`);
+    return;
+  }
+  const kind = space ? space.get('kind') : null;
+  if (keys === null) {
+    const shape = statsShape(obs, `${base}/obs`);
+    if (kind === 'dict') throw bad('a Dict observation space needs statistics per key (obs_keys)', `${base}/obs_keys`);
+    if (kind === 'box' && !sameShape(space.get('shape'), shape)) {
+      throw bad(`the statistics have shape ${showShape(shape)}, the observation space ${showShape(space.get('shape'))}`, `${base}/obs/mean`);
+    }
+    return;
+  }
+  if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) throw bad('obs_keys must be null or a list of strings', `${base}/obs_keys`);
+  const obsKeys = isPlainMap(obs) ? [...obs.keys()] : null;
+  if (obsKeys === null || obsKeys.length !== keys.length || !obsKeys.every((k, i) => k === keys[i])) {
+    throw bad(`obs must be a map with exactly the keys of obs_keys ${JSON.stringify(keys)}, in order`, `${base}/obs`);
+  }
+  if (kind !== null && kind !== 'dict') throw bad(`obs_keys given for a ${kind} observation space`, `${base}/obs_keys`);
+  const sub = kind === 'dict' ? new Map(space.get('spaces')) : null;
+  for (const k of keys) {
+    const shape = statsShape(obs.get(k), pointerJoin(`${base}/obs`, k));
+    if (sub !== null) {
+      if (!sub.has(k)) throw bad(`${JSON.stringify(k)} is not a key of the observation space`, `${base}/obs_keys`);
+      const s = sub.get(k);
+      if (s.get('kind') === 'box' && !sameShape(s.get('shape'), shape)) {
+        throw bad(`the statistics of ${JSON.stringify(k)} have shape ${showShape(shape)}, the space ${showShape(s.get('shape'))}`, pointerJoin(pointerJoin(`${base}/obs`, k), 'mean'));
+      }
+    }
+  }
+}
+
+/**
+ * §4: normalises one observation's values (`data`, a typed array or array of
+ * numbers) with statistics {mean, var} (NDArray F64, loaded) in float64,
+ * clipped, rounded to float32; returns a Float32Array.
+ */
+export function normalizeArray(data, stats, epsilon, clipObs) {
+  const mean = stats.mean.data;
+  const variance = stats.var.data;
+  const n = mean.length;
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const j = i % n; // a batch repeats the statistics' shape
+    const x = (Number(data[i]) - mean[j]) / Math.sqrt(variance[j] + epsilon);
+    out[i] = Math.min(Math.max(x, -clipObs), clipObs);
+  }
+  return out;
+}

@@ -1,0 +1,184 @@
+"""VecNormalize statistics travel inside the archive (extension RLA_vec_normalize) and come back out for SB3."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import sb_zoo  # noqa: E402
+from suite import ROOT  # noqa: E402
+
+import rlarchive  # noqa: E402
+from rlarchive import vec_normalize as ext  # noqa: E402
+from rlarchive.errors import RlarchiveError  # noqa: E402
+from rlarchive.interop import sb3, vecnormalize  # noqa: E402
+
+NAMES = [n for n, e in sb_zoo.CATALOGUE.items() if e.vecnormalize is not None]
+
+
+def _same_stats(a: ext.Statistics, b: ext.Statistics) -> bool:
+    scalars = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")
+    if any(getattr(a, f) != getattr(b, f) for f in scalars):
+        return False
+    pairs = [(a.ret, b.ret)]
+    if isinstance(b.obs, dict):
+        if not isinstance(a.obs, dict) or list(a.obs) != list(b.obs):
+            return False
+        pairs += [(a.obs[k], b.obs[k]) for k in b.obs]
+    else:
+        pairs.append((a.obs, b.obs))
+    return all(
+        x.mean.dtype == y.mean.dtype and x.mean.tobytes() == y.mean.tobytes() and x.var.tobytes() == y.var.tobytes() and x.count == y.count
+        for x, y in pairs
+    )
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_import_stores_the_statistics_and_export_gives_them_back(name, sb3_zoo, tmp_path):
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
+    want = vecnormalize.read(m.vecnormalize)
+    out = tmp_path / "m.rlarchive"
+    r = _cli("import-sb3", m.path, str(out), "--vecnormalize", m.vecnormalize)
+    assert r.returncode == 0, r.stderr
+    with rlarchive.open(out) as ar:
+        assert ext.EXTENSION in ar.extensions_used
+        got = ar.vec_normalize()
+        ar.dump()  # checks the extension member as every reader must
+    assert _same_stats(got, want)
+    report = rlarchive.validate(str(out))
+    assert report["valid"] and not [i for i in report["issues"] if i["code"] == "EXTENSION_UNKNOWN"], report
+
+    back_zip, back_pkl = tmp_path / "back.zip", tmp_path / "back.pkl"
+    r = _cli("export-sb3", str(out), str(back_zip), "--vecnormalize-out", str(back_pkl))
+    assert r.returncode == 0, r.stderr
+    assert _same_stats(vecnormalize.read(back_pkl), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        original = VecNormalize.load(m.vecnormalize, DummyVecEnv([entry.env]))
+        loaded = VecNormalize.load(str(back_pkl), DummyVecEnv([entry.env]))
+        rebuilt = sb3.load_vec_normalize(out, DummyVecEnv([entry.env]))
+    for vn in (original, loaded, rebuilt):
+        vn.training = False
+    for obs in m.observations:
+        a = original.normalize_obs(obs)
+        for vn in (loaded, rebuilt):
+            b = vn.normalize_obs(obs)
+            if isinstance(a, dict):
+                assert all(np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes() for k in a)
+            else:
+                assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_save_from_a_live_model_and_wrapper(name, sb3_zoo, tmp_path):
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
+    want = vecnormalize.read(m.vecnormalize)
+    live = vecnormalize.wrap(want, DummyVecEnv([entry.env]))
+    imported = tmp_path / "plain.rlarchive"
+    sb3.import_archive(m.path, imported)
+    model = sb3.load(imported)
+    out = tmp_path / "saved.rlarchive"
+    sb3.save(model, out, vec_normalize=live)
+    with rlarchive.open(out) as ar:
+        assert _same_stats(ar.vec_normalize(), want)
+    # a path or the statistics themselves give the same archive
+    for given in (m.vecnormalize, want):
+        other = tmp_path / "other.rlarchive"
+        sb3.save(model, other, vec_normalize=given)
+        with rlarchive.open(other) as ar:
+            assert _same_stats(ar.vec_normalize(), want)
+
+
+def test_an_archive_without_statistics(sb3_zoo, tmp_path):
+    m = sb3_zoo["ppo_cartpole"]
+    out = tmp_path / "plain.rlarchive"
+    sb3.import_archive(m.path, out)
+    with rlarchive.open(out) as ar:
+        assert ar.vec_normalize() is None and ext.EXTENSION not in ar.extensions_used
+    with pytest.raises(RlarchiveError) as e:
+        sb3.export_archive(out, tmp_path / "x.zip", vec_normalize_out=tmp_path / "x.pkl")
+    assert e.value.code == "VALUE_UNSUPPORTED"
+    assert not (tmp_path / "x.pkl").exists()
+
+
+def test_statistics_that_do_not_fit_the_observation_space_are_not_written(sb3_zoo, tmp_path):
+    name = next(n for n in NAMES if not isinstance(vecnormalize.read(sb3_zoo[n].vecnormalize).obs, dict))
+    m = sb3_zoo[name]
+    stats = vecnormalize.read(m.vecnormalize)
+    assert isinstance(stats.obs, ext.Stats)
+    wrong = dataclasses.replace(stats, obs=ext.Stats(np.zeros(stats.obs.mean.size + 1), np.ones(stats.obs.mean.size + 1), 1.0))
+    out = tmp_path / "bad.rlarchive"
+    with pytest.raises(RlarchiveError) as e:
+        sb3.import_archive(m.path, out, vec_normalize=wrong)
+    assert e.value.code == "WRITE_INVALID" and "shape" in e.value.message
+    assert not out.exists()
+
+
+def test_the_member_holds_values_and_tensors_only(sb3_zoo, tmp_path):
+    name = NAMES[0]
+    m = sb3_zoo[name]
+    out = tmp_path / "m.rlarchive"
+    sb3.import_archive(m.path, out, vec_normalize=m.vecnormalize)
+    with rlarchive.open(out) as ar:
+        raw = ar._src.read(ar._members[ext.MEMBER].data_offset, ar._members[ext.MEMBER].size)
+    doc = json.loads(raw)
+    assert list(doc) == ["vec_normalize"]
+    text = json.dumps(doc)
+    assert '"opaque"' not in text and "pickle" not in text
+
+
+def test_javascript_reads_the_same_statistics(sb3_zoo, tmp_path):
+    import os
+    import shutil
+
+    node = shutil.which("node")
+    if node is None or not os.path.isdir(os.path.join(ROOT, "reader-js", "node_modules")):
+        pytest.skip("node or the JavaScript reader's npm install is missing")
+    paths = []
+    for name in NAMES:
+        out = tmp_path / f"{name}.rlarchive"
+        sb3.import_archive(sb3_zoo[name].path, out, vec_normalize=sb3_zoo[name].vecnormalize)
+        paths.append(str(out))
+    js = os.path.abspath(os.path.join(ROOT, "reader-js", "src", "index.js"))
+    script = f"""
+        import {{ open }} from {json.dumps('file://' + js)};
+        const hex = (nd) => Buffer.from(nd.data.buffer, nd.data.byteOffset, nd.data.byteLength).toString('hex');
+        const st = (s) => ({{ mean: hex(s.mean), var: hex(s.var), shape: s.mean.shape, count: s.count }});
+        const out = {{}};
+        for (const p of {json.dumps(paths)}) {{
+          const ar = await open(p);
+          const v = await ar.vecNormalize();
+          const obs = v.obs === null ? null : v.obs_keys === null ? st(v.obs) : Object.fromEntries(v.obs_keys.map((k) => [k, st(v.obs[k])]));
+          out[p] = {{ ...v, obs, ret: st(v.ret) }};
+          await ar.close();
+        }}
+        console.log(JSON.stringify(out));
+    """
+    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+
+    def st(s: ext.Stats) -> dict:
+        return {"mean": s.mean.tobytes().hex(), "var": s.var.tobytes().hex(), "shape": list(s.mean.shape), "count": s.count}
+
+    for p in paths:
+        with rlarchive.open(p) as ar:
+            want = ar.vec_normalize()
+        obs = None if want.obs is None else st(want.obs) if want.obs_keys is None else {k: st(want.obs[k]) for k in want.obs_keys}
+        scalars = {f: getattr(want, f) for f in ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")}
+        assert got[p] == {**scalars, "obs": obs, "ret": st(want.ret)}
