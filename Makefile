@@ -105,6 +105,7 @@ compat: setup-python
 bench: setup-python
 	$(PY) tests/bench/bench.py
 	$(PY) tests/bench/bench_sb3_load.py
+	$(PY) tests/bench/bench_policy.py
 
 clean:
 	rm -rf $(VENV) reader-js/node_modules

@@ -620,8 +620,16 @@ def load_value(v: Any, ptr: str = "") -> Any:
 def dump_value(obj: Any) -> Any:
     """A Python object (e.g. an action) as a standalone value, arrays inline (the JSON-ready form of §7).
 
-    A NumPy scalar at the top becomes a 0-dimensional ``ndarray`` (as actions and observations are).
+    NumPy scalars become 0-dimensional ``ndarray`` values (as observations and actions are, Annex A).
     """
-    if isinstance(obj, np.generic):
-        obj = np.asarray(obj)
-    return Encoder("", {}, MAX_ELEMENT_BYTES).encode(obj, "", inline=True)
+
+    def arrays(x: Any) -> Any:
+        if isinstance(x, np.generic):
+            return np.asarray(x)
+        if isinstance(x, dict):
+            return {k: arrays(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return type(x)(arrays(v) for v in x)
+        return x
+
+    return Encoder("", {}, MAX_ELEMENT_BYTES).encode(arrays(obj), "", inline=True)

@@ -187,13 +187,14 @@ export function act(policy, observations, { episodeStarts = null, actionMasks = 
 
 // -- spaces ---------------------------------------------------------------------------------
 
-/** Every element of nested arrays, typed arrays or an NDArray-like, as a flat array. */
+/** Every element of nested arrays, typed arrays or an NDArray-like, as a flat array (a typed array is returned as it is). */
 function flatten(v) {
   if (v === null || v === undefined) return [];
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return [v];
-  if (ArrayBuffer.isView(v)) return Array.from(v);
+  if (ArrayBuffer.isView(v)) return v;
   if (Array.isArray(v)) return v.flatMap(flatten);
   if (v.data !== undefined) return flatten(v.data);
+  if (v.value !== undefined && v.dtype !== undefined) return flatten(v.value); // a Scalar
   throw new TypeError(`not an array: ${typeof v}`);
 }
 
@@ -204,9 +205,13 @@ function shapeOf(v) {
   return [];
 }
 
+const IMAGES = new WeakMap();
+
+/** SB3's is_image_space without the channel check: a U8 Box of rank 3 with bounds 0 and 255 (remembered per space). */
 function isImage(space) {
   if (space.kind !== 'box' || space.shape.length !== 3 || space.low.dtype !== 'U8') return false;
-  return space.low.data.every((x) => x === 0) && space.high.data.every((x) => x === 255);
+  if (!IMAGES.has(space)) IMAGES.set(space, space.low.data.every((x) => x === 0) && space.high.data.every((x) => x === 255));
+  return IMAGES.get(space);
 }
 
 function obsShape(space) {
@@ -243,13 +248,13 @@ function asBatch(obs, space) {
 
 /** Spec RLA_policy §4 (and RLA_vec_normalize §4 first when `norm` is given): a {shape, data} of float32. */
 function preprocessOne(b, space, normalizeImages, norm, n) {
-  let values = b.values.map(num);
+  let values = b.values instanceof BigInt64Array || b.values instanceof BigUint64Array || Array.isArray(b.values) ? Array.from(b.values, num) : b.values;
   if (norm) {
     const mean = norm.stats.mean.data;
     const variance = norm.stats.var.data;
     const eps = num(norm.vn.epsilon);
     const clip = num(norm.vn.clip_obs);
-    values = values.map((x, i) => f32(Math.min(Math.max((x - mean[i % mean.length]) / Math.sqrt(variance[i % mean.length] + eps), -clip), clip)));
+    values = Float32Array.from(values, (x, i) => Math.min(Math.max((x - mean[i % mean.length]) / Math.sqrt(variance[i % mean.length] + eps), -clip), clip));
   }
   switch (space.kind) {
     case 'box': {
@@ -288,6 +293,23 @@ function oneHot(values, nvec, n) {
 
 const weights = (nd) => nd.data;
 
+/** sum over j < n of a[ai + j] * b[bi + j], in float64 with four partial sums (§5 lets sums associate in any order). */
+function dot(a, ai, b, bi, n) {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let j = 0;
+  for (; j + 3 < n; j += 4) {
+    s0 += a[ai + j] * b[bi + j];
+    s1 += a[ai + j + 1] * b[bi + j + 1];
+    s2 += a[ai + j + 2] * b[bi + j + 2];
+    s3 += a[ai + j + 3] * b[bi + j + 3];
+  }
+  for (; j < n; j++) s0 += a[ai + j] * b[bi + j];
+  return s0 + s1 + (s2 + s3);
+}
+
 function linear(node, [x]) {
   const w = weights(node.weight);
   const [O, I] = node.weight.shape.map(num);
@@ -296,8 +318,7 @@ function linear(node, [x]) {
   const out = new Float32Array(rows * O);
   for (let r = 0; r < rows; r++) {
     for (let o = 0; o < O; o++) {
-      let s = 0;
-      for (let i = 0; i < I; i++) s += x.data[r * I + i] * w[o * I + i];
+      const s = dot(x.data, r * I, w, o * I, I);
       out[r * O + o] = bias ? f32(f32(s) + bias[o]) : s;
     }
   }
@@ -314,23 +335,25 @@ function conv2d(node, [x]) {
   const OW = Math.floor((W + 2 * pw - KW) / sw) + 1;
   const bias = node.bias ? weights(node.bias) : null;
   const out = new Float32Array(n * O * OH * OW);
+  const K = C * KH * KW; // one patch, in the weights' (c, ky, kx) order, zero outside the image
+  const patch = new Float32Array(K);
+  const xd = x.data;
   for (let b = 0; b < n; b++) {
-    for (let o = 0; o < O; o++) {
-      for (let oy = 0; oy < OH; oy++) {
-        for (let ox = 0; ox < OW; ox++) {
-          let s = 0;
-          for (let c = 0; c < C; c++) {
-            for (let ky = 0; ky < KH; ky++) {
-              const iy = oy * sh + ky - ph;
-              if (iy < 0 || iy >= H) continue;
-              for (let kx = 0; kx < KW; kx++) {
-                const ix = ox * sw + kx - pw;
-                if (ix < 0 || ix >= W) continue;
-                s += x.data[((b * C + c) * H + iy) * W + ix] * w[((o * C + c) * KH + ky) * KW + kx];
-              }
+    for (let oy = 0; oy < OH; oy++) {
+      for (let ox = 0; ox < OW; ox++) {
+        let k = 0;
+        for (let c = 0; c < C; c++) {
+          for (let ky = 0; ky < KH; ky++) {
+            const iy = oy * sh + ky - ph;
+            for (let kx = 0; kx < KW; kx++, k++) {
+              const ix = ox * sw + kx - pw;
+              patch[k] = iy < 0 || iy >= H || ix < 0 || ix >= W ? 0 : xd[((b * C + c) * H + iy) * W + ix];
             }
           }
-          out[((b * O + o) * OH + oy) * OW + ox] = bias ? f32(f32(s) + bias[o]) : s;
+        }
+        for (let o = 0; o < O; o++) {
+          const sum = dot(patch, 0, w, o * K, K);
+          out[((b * O + o) * OH + oy) * OW + ox] = bias ? f32(f32(sum) + bias[o]) : sum;
         }
       }
     }
@@ -416,10 +439,7 @@ function lstm(node, [x, h, c]) {
     for (let b = 0; b < n; b++) {
       const gates = new Float32Array(4 * H);
       for (let g = 0; g < 4 * H; g++) {
-        let s = bih[g] + bhh[g];
-        for (let i = 0; i < I; i++) s += input.data[b * I + i] * wih[g * I + i];
-        for (let k = 0; k < H; k++) s += h.data[(l * n + b) * H + k] * whh[g * H + k];
-        gates[g] = s;
+        gates[g] = bih[g] + bhh[g] + dot(input.data, b * I, wih, g * I, I) + dot(h.data, (l * n + b) * H, whh, g * H, H);
       }
       for (let k = 0; k < H; k++) {
         const i = f32(sigmoid(gates[k]));

@@ -122,3 +122,42 @@ print('ok', 'torch' in sys.modules)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["ok", "False"]
+
+
+def test_javascript_acts_like_sb3_on_every_zoo_model(sb3_zoo, imported):
+    """The JavaScript reader's policy, through the conformance predict request, gives SB3's actions for every standard model."""
+    import json
+    import os
+    import shutil
+
+    from generate import judge_actions
+    from suite import ROOT
+
+    from rlarchive.values import dump_value
+
+    node = shutil.which("node")
+    if node is None or not os.path.isdir(os.path.join(ROOT, "reader-js", "node_modules")):
+        pytest.skip("node or the JavaScript reader's npm install is missing")
+    names = [n for n in NAMES if sb_zoo.USER_CLASS not in sb_zoo.CATALOGUE[n].features]
+    lines = [{"cmd": "start", "protocol": 1}]
+    for seq, name in enumerate(names, 1):
+        m = sb3_zoo[name]
+        req = {"cmd": "predict", "seq": seq, "file": str(imported[name][0]), "observations": [dump_value(o) for o in m.observations]}
+        if m.episode_starts is not None:
+            req["episode_starts"] = list(m.episode_starts)
+        if m.action_masks is not None:
+            req["action_masks"] = [dump_value(np.asarray(k)) for k in m.action_masks]
+        lines.append(req)
+    lines.append({"cmd": "stop"})
+    r = subprocess.run(
+        [node, os.path.join(ROOT, "reader-js", "bin", "conformance.mjs")],
+        input="".join(json.dumps(x) + "\n" for x in lines), capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    replies = [json.loads(line) for line in r.stdout.splitlines()][1:]
+    judge = judge_actions()
+    for name, reply in zip(names, replies):
+        assert reply.get("result") == "actions", (name, reply)
+        want = [dump_value(np.asarray(a)) for a in sb3_zoo[name].actions]
+        assert judge(reply["actions"], want) == "", name
+    assert len(replies) == len(names)

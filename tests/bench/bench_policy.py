@@ -1,0 +1,121 @@
+"""Benchmark: per-step ``predict`` of the portable policy (NumPy, JavaScript) against SB3's ``policy.predict`` with torch.
+
+Two policies, built by Stable-Baselines3 and saved with ``rlarchive.sb3.save``:
+
+- a PPO ``MlpPolicy`` with two hidden layers of 64 units over an
+  8-dimensional Box observation (Discrete actions);
+- a DQN ``CnnPolicy`` (NatureCNN) over an 84x84x4 uint8 image.
+
+For each, the time of one single-observation deterministic ``predict`` is
+measured, the median of ``--steps`` calls after a warm-up, for:
+``model.policy.predict`` (torch, one thread), ``Archive.policy().predict``
+(NumPy), and the JavaScript reader's ``policy.predict`` (Node, timed inside
+one process). Prints the times and the ratios against SB3 in this run;
+asserts nothing about speed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+JS = """
+import { open } from %(index)s;
+const [path, steps] = [process.argv[2], Number(process.argv[3])];
+const ar = await open(path);
+const policy = await ar.policy();
+const obs = JSON.parse(process.argv[4]);
+const x = { dtype: obs.dtype, shape: obs.shape, data: obs.dtype === 'U8' ? Uint8Array.from(obs.data) : Float32Array.from(obs.data) };
+for (let i = 0; i < 20; i++) policy.predict(x);
+const times = [];
+for (let i = 0; i < steps; i++) {
+  const t = process.hrtime.bigint();
+  policy.predict(x);
+  times.push(Number(process.hrtime.bigint() - t) / 1e6);
+}
+times.sort((a, b) => a - b);
+console.log(times[Math.floor(times.length / 2)]);
+"""
+
+
+def _median_ms(fn, steps: int) -> float:
+    for _ in range(20):
+        fn()
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=300)
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from stable_baselines3 import DQN, PPO
+
+    import rlarchive
+    from rlarchive.interop import sb3
+
+    torch.set_num_threads(1)
+
+    class Env(gym.Env):
+        def __init__(self, obs, act):
+            self.observation_space, self.action_space = obs, act
+
+        def reset(self, *, seed=None, options=None):
+            return self.observation_space.sample(), {}
+
+        def step(self, action):
+            return self.observation_space.sample(), 0.0, False, False, {}
+
+    cases = [
+        ("MLP 64x64 (PPO)", lambda: PPO("MlpPolicy", Env(gym.spaces.Box(-1, 1, (8,), np.float32), gym.spaces.Discrete(4)), device="cpu")),
+        ("NatureCNN (DQN)", lambda: DQN("CnnPolicy", Env(gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Discrete(6)), buffer_size=10, device="cpu")),
+    ]
+    node = shutil.which("node")
+    index = os.path.join(ROOT, "reader-js", "src", "index.js")
+    print(f"per-step predict, median of {args.steps} single observations (torch with 1 thread)")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "bench.mjs")
+        with open(script, "w") as f:
+            f.write(JS % {"index": json.dumps("file://" + index)})
+        for label, make in cases:
+            model = make()
+            path = os.path.join(tmp, "m.rlarchive")
+            sb3.save(model, path)
+            obs = model.observation_space.sample()
+            with rlarchive.open(path) as ar:
+                policy = ar.policy()
+            a, _ = policy.predict(obs)
+            b, _ = model.policy.predict(obs, deterministic=True)
+            assert np.array_equal(a, b), "the two policies disagree"
+            t_sb3 = _median_ms(lambda: model.policy.predict(obs, deterministic=True), args.steps)
+            t_np = _median_ms(lambda: policy.predict(obs), args.steps)
+            row = f"  {label:18} SB3/torch {t_sb3:8.3f} ms   NumPy {t_np:8.3f} ms ({t_np / t_sb3:5.2f}x SB3)"
+            if node:
+                payload = json.dumps({"dtype": "U8" if obs.dtype == np.uint8 else "F32", "shape": list(obs.shape), "data": obs.reshape(-1).tolist()})
+                r = subprocess.run([node, script, path, str(args.steps), payload], capture_output=True, text=True, check=True)
+                t_js = float(r.stdout.strip())
+                row += f"   JavaScript {t_js:8.3f} ms ({t_js / t_sb3:5.2f}x SB3)"
+            print(row)
+
+
+if __name__ == "__main__":
+    main()
