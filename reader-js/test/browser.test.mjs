@@ -1,6 +1,8 @@
 // A real headless browser (Debian's chromium, driven by playwright-core) opens
 // an archive from a local HTTP server through Range requests and checks a
-// tensor's values. Reports itself skipped where chromium is not installed.
+// tensor's values, then runs portable policies of the test vectors and
+// compares their actions with SB3's. Reports itself skipped where chromium is
+// not installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, readFileSync, readdirSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { dump } from '../src/index.js';
 import { archive, bytesOf, enc } from './helpers/build.mjs';
 import { serve } from './helpers/server.mjs';
+import { sameActions } from './helpers/actions.mjs';
 
 const CHROMIUM = process.env.RLARCHIVE_CHROMIUM ?? '/usr/bin/chromium'; // the override exists to test the skip path
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -33,6 +36,10 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
     tensors: { policy: { w: { dtype: 'F32', shape: [512, 512], data: bytesOf(w) }, b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) } } },
   });
   const files = { '/a.rlarchive': bytes, '/index.html': enc('<!doctype html><title>rlarchive-reader test</title>') };
+  // portable policies of the test vectors, with the actions Stable-Baselines3 computed
+  const vectors = new URL('../../test-vectors/valid/', import.meta.url);
+  const policies = ['recurrent-ppo-two-layer-lstm', 'dqn-nature-cnn'].filter((id) => existsSync(new URL(`policy-${id}.rlarchive`, vectors)));
+  for (const id of policies) files[`/${id}.rlarchive`] = readFileSync(new URL(`policy-${id}.rlarchive`, vectors));
   const srcDir = new URL('../src/', import.meta.url);
   for (const f of readdirSync(srcDir)) files[`/src/${f}`] = readFileSync(new URL(f, srcDir));
   const js = (req, res) => {
@@ -90,6 +97,18 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
       }
     });
     assert.deepEqual(bad, [true, 'ARCHIVE_NOT_RLARCHIVE']);
+    for (const id of policies) {
+      const spec = JSON.parse(readFileSync(new URL(`policy-${id}-predict.predict.json`, vectors), 'utf8'));
+      const actions = await page.evaluate(async ({ url, spec }) => {
+        const m = await import('/src/index.js');
+        const d = await import('/src/decode.js');
+        const value = (v) => d.decodeValue(m.parseJson(new TextEncoder().encode(JSON.stringify(v))), null);
+        const policy = await (await m.open(url)).policy();
+        const masks = spec.action_masks ? spec.action_masks.map(value) : null;
+        return m.act(policy, spec.observations.map(value), { episodeStarts: spec.episode_starts ?? null, actionMasks: masks }).map(d.inlineArray);
+      }, { url: srv.url(`/${id}.rlarchive`), spec });
+      assert.equal(sameActions(actions, spec.actions), '', `the browser acts like SB3 (${id})`);
+    }
     assert.deepEqual(errors, []);
     t.diagnostic(`browser: opening transferred ${openBytes} bytes of ${bytes.length} in ${srv.stats.ranges.length} range requests`);
   } finally {
