@@ -209,6 +209,20 @@ class ReaderProcess:
                 answers.append(reply)
         return answers
 
+    def predict(self, path: str, **fields) -> dict:
+        """A predict request (Annex A) with ``observations`` and the optional fields: the reader's answer.
+
+        A hang or death raises (the property tests treat it as a failure)."""
+        if not self.alive():
+            self.kill()
+            self.start()
+        self.seq += 1
+        self._send({"cmd": "predict", "seq": self.seq, "file": path, **fields})
+        reply = self._receive(self.timeout)
+        if reply.get("seq") != self.seq:
+            raise ReaderDied(f"{self.name}: answer out of order: {str(reply)[:200]}")
+        return reply
+
     def __enter__(self) -> "ReaderProcess":
         self.start()
         return self
