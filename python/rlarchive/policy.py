@@ -52,6 +52,15 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
         return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(_F32)
 
 
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _f64(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``fn`` evaluated in float64, rounded to float32 (spec RLA_policy §5.5: higher precision, then rounded)."""
+    return np.asarray(fn(x.astype(np.float64))).astype(_F32)
+
+
 #: name -> (function of (x, **parameters), the parameters it takes with their defaults)
 ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict]] = {
     "identity": (lambda x: x, {}),
@@ -64,6 +73,12 @@ ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict]] = {
     "gelu": (_gelu, {"approximate": "none"}),
     "softplus": (_softplus, {"beta": 1.0, "threshold": 20.0}),
     "hardtanh": (lambda x, min_val=-1.0, max_val=1.0: np.clip(x, _F32(min_val), _F32(max_val)).astype(_F32), {"min_val": -1.0, "max_val": 1.0}),
+    "selu": (lambda x: _f64(lambda v: _SELU_SCALE * np.where(v > 0, v, _SELU_ALPHA * np.expm1(np.minimum(v, 0.0))), x), {}),
+    "celu": (lambda x, alpha=1.0: _f64(lambda v: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0) / alpha)), x), {"alpha": 1.0}),
+    "mish": (lambda x: _f64(lambda v: v * np.tanh(np.where(v > 20.0, v, np.log1p(np.exp(np.minimum(v, 20.0))))), x), {}),
+    "hardswish": (lambda x: _f64(lambda v: v * np.clip(v + 3.0, 0.0, 6.0) / 6.0, x), {}),
+    "hardsigmoid": (lambda x: _f64(lambda v: np.clip(v + 3.0, 0.0, 6.0) / 6.0, x), {}),
+    "softsign": (lambda x: _f64(lambda v: v / (1.0 + np.abs(v)), x), {}),
 }
 
 

@@ -44,6 +44,12 @@ ACTIVATION_PARAMETERS: Mapping[str, Mapping[str, Any]] = {
     "gelu": {"approximate": ("none", "tanh")},
     "softplus": {"beta": "float", "threshold": "float"},
     "hardtanh": {"min_val": "float", "max_val": "float"},
+    "selu": {},
+    "celu": {"alpha": "float"},
+    "mish": {},
+    "hardswish": {},
+    "hardsigmoid": {},
+    "softsign": {},
 }
 
 #: Operations: required and optional parameters besides ``op``, ``in`` and ``out``.

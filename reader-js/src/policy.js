@@ -36,6 +36,8 @@ function erf(x) {
 }
 
 const sigmoid = (x) => 1 / (1 + Math.exp(-x));
+const SELU_ALPHA = 1.6732632423543772848170429916717;
+const SELU_SCALE = 1.0507009873554804934193349852946;
 
 /** name -> [function of (x, parameters) in float64, defaults]; results are rounded to float32 by the caller. */
 export const ACTIVATIONS = Object.freeze({
@@ -49,6 +51,12 @@ export const ACTIVATIONS = Object.freeze({
   gelu: [(x, p) => (p.approximate === 'tanh' ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))) : 0.5 * x * (1 + erf(x / Math.SQRT2))), { approximate: 'none' }],
   softplus: [(x, p) => (x * p.beta > p.threshold ? x : Math.log1p(Math.exp(x * p.beta)) / p.beta), { beta: 1.0, threshold: 20.0 }],
   hardtanh: [(x, p) => Math.min(Math.max(x, p.min_val), p.max_val), { min_val: -1.0, max_val: 1.0 }],
+  selu: [(x) => SELU_SCALE * (x > 0 ? x : SELU_ALPHA * Math.expm1(x)), {}],
+  celu: [(x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)), { alpha: 1.0 }],
+  mish: [(x) => x * Math.tanh(x > 20 ? x : Math.log1p(Math.exp(x))), {}],
+  hardswish: [(x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6, {}],
+  hardsigmoid: [(x) => Math.min(Math.max(x + 3, 0), 6) / 6, {}],
+  softsign: [(x) => x / (1 + Math.abs(x)), {}],
 });
 
 // -- the policy ---------------------------------------------------------------------------

@@ -33,6 +33,12 @@ export const ACTIVATION_PARAMETERS = Object.freeze({
   gelu: { approximate: ['none', 'tanh'] },
   softplus: { beta: 'float', threshold: 'float' },
   hardtanh: { min_val: 'float', max_val: 'float' },
+  selu: {},
+  celu: { alpha: 'float' },
+  mish: {},
+  hardswish: {},
+  hardsigmoid: {},
+  softsign: {},
 });
 
 /** Operations: [required parameters, optional parameters] besides op, in and out. */

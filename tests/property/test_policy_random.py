@@ -33,6 +33,7 @@ ACTIVATIONS = {
     "gelu": {"approximate": st.sampled_from(["none", "tanh"])},
     "softplus": {"beta": st.floats(0.5, 3.0), "threshold": st.floats(1.0, 20.0)},
     "hardtanh": {"min_val": st.floats(-2.0, -0.1), "max_val": st.floats(0.1, 2.0)},
+    "selu": {}, "celu": {"alpha": st.floats(0.2, 2.0)}, "mish": {}, "hardswish": {}, "hardsigmoid": {}, "softsign": {},
 }
 
 

@@ -52,6 +52,12 @@ _ACTIVATIONS = {
     "GELU": ("gelu", ("approximate",)),
     "Softplus": ("softplus", ("beta", "threshold")),
     "Identity": ("identity", ()),
+    "SELU": ("selu", ()),
+    "CELU": ("celu", ("alpha",)),
+    "Mish": ("mish", ()),
+    "Hardswish": ("hardswish", ()),
+    "Hardsigmoid": ("hardsigmoid", ()),
+    "Softsign": ("softsign", ()),
 }
 
 
@@ -103,7 +109,7 @@ class _Walker:
         if name in _ACTIVATIONS and type(m).__module__.startswith("torch.nn"):
             fn, params = _ACTIVATIONS[name]
             return self.add("activation", [x], fn=fn, **{p: getattr(m, p) for p in params})
-        if name == "Hardtanh":
+        if name in ("Hardtanh", "ReLU6"):  # ReLU6 is Hardtanh(0, 6)
             return self.add("activation", [x], fn="hardtanh", min_val=float(m.min_val), max_val=float(m.max_val))
         if isinstance(m, nn.LayerNorm):
             if len(m.normalized_shape) != 1:

@@ -1,0 +1,40 @@
+"""Every activation of the portable policy computes what its torch.nn module computes, within float32 rounding."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rlarchive.interop.sb3_policy import _ACTIVATIONS  # noqa: E402
+from rlarchive.policy import ACTIVATIONS  # noqa: E402
+from rlarchive.policy_description import ACTIVATION_PARAMETERS  # noqa: E402
+
+MODULES = {
+    "ReLU": {}, "Tanh": {}, "Sigmoid": {}, "ELU": {"alpha": 0.7}, "LeakyReLU": {"negative_slope": 0.2}, "SiLU": {},
+    "GELU": {"approximate": "tanh"}, "Softplus": {"beta": 2.0, "threshold": 5.0}, "Identity": {}, "SELU": {}, "CELU": {"alpha": 0.5},
+    "Mish": {}, "Hardswish": {}, "Hardsigmoid": {}, "Softsign": {},
+}
+
+
+def test_the_tables_agree():
+    assert set(ACTIVATIONS) == set(ACTIVATION_PARAMETERS)
+    assert {fn for fn, _ in _ACTIVATIONS.values()} <= set(ACTIVATIONS)
+    assert set(MODULES) == set(_ACTIVATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_activation_matches_torch(name):
+    x = np.concatenate([np.linspace(-30, 30, 2001), np.random.default_rng(0).normal(0, 3, 2000)]).astype(np.float32)
+    module = getattr(torch.nn, name)(**MODULES[name])
+    want = module(torch.from_numpy(x)).numpy()
+    fn, params = _ACTIVATIONS[name]
+    got = ACTIVATIONS[fn][0](x, **{p: getattr(module, p) for p in params})
+    assert got.dtype == np.float32
+    assert np.allclose(got, want, rtol=2e-6, atol=2e-6), np.max(np.abs(got - want))
+
+
+def test_relu6_and_gelu_none():
+    x = np.linspace(-10, 10, 1001).astype(np.float32)
+    assert np.array_equal(ACTIVATIONS["hardtanh"][0](x, 0.0, 6.0), torch.nn.ReLU6()(torch.from_numpy(x)).numpy())
+    assert np.allclose(ACTIVATIONS["gelu"][0](x, "none"), torch.nn.GELU()(torch.from_numpy(x)).numpy(), rtol=2e-6, atol=2e-6)
