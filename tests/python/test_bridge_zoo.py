@@ -168,3 +168,27 @@ def test_javascript_reads_every_tensor(imported):
         with rlarchive.open(p, spaces="neutral") as ar:
             want = {g: {n: ar.tensor_sha256(g, n) for n in ar.tensor_info(g)} for g in ar.groups}
         assert got[p] == want, p
+
+
+@pytest.mark.parametrize("name", ["dqn_cartpole", "qrdqn_cartpole"])
+def test_export_for_sb3_before_2_4_puts_the_target_network_in_the_optimizer(name, sb3_zoo, imported, tmp_path):
+    """Before 2.4, DQN's and QR-DQN's optimizer held the target network's parameters too; the export writes that form and load fits it back."""
+    import io
+    import zipfile
+
+    import torch
+
+    arc, _ = imported[name]
+    out = tmp_path / "old.zip"
+    rsb3.export_archive(arc, out, sb3_version="2.3")
+    with zipfile.ZipFile(out) as z:
+        old = torch.load(io.BytesIO(z.read("policy.optimizer.pth")), weights_only=True)
+        policy = torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+    online = "q_net." if name.startswith("dqn") else "quantile_net."
+    n = sum(1 for k in policy if k.startswith(online))
+    assert len(old["param_groups"][0]["params"]) == 2 * n
+    # importing that file again and loading it gives the optimizer of the online network only
+    again = tmp_path / "again.rlarchive"
+    rsb3.import_archive(out, again)
+    model = rsb3.load(again)
+    assert len(model.policy.optimizer.param_groups[0]["params"]) == n

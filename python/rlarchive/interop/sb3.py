@@ -1200,8 +1200,8 @@ def export_archive(
     data, metadata, params, variables = _read_rlarchive(in_path)
     stats = _archive_vec_normalize(in_path) if vec_normalize_out is not None else None
     version, target = _target_version(sb3_version, metadata)
-    if target < (2, 4) and metadata.get(META_ALGORITHM) == "DQN":
-        params = _dqn_optimizer_for_old_sb3(params)
+    if target < (2, 4) and metadata.get(META_ALGORITHM) in _TARGET_IN_OPTIMIZER:
+        params = _dqn_optimizer_for_old_sb3(params, _TARGET_IN_OPTIMIZER[metadata[META_ALGORITHM]])
     rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data, target)
     items = {k: (v if isinstance(v, Opaque) else rb.top(k, v)) for k, v in data.items()}
     data_json = _sb3_data_json(items)
@@ -1422,9 +1422,9 @@ def _keep(tensor: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _optimizer_params_for(model: Any, params: dict) -> dict:
-    """``params`` with a DQN optimizer state of SB3 < 2.4 fitted to the model (as SB3's own ``load`` does).
+    """``params`` with a DQN or QR-DQN optimizer state of SB3 < 2.4 fitted to the model (as SB3's own ``load`` does).
 
-    Before 2.4 DQN's optimizer also held the target network's parameters
+    Before 2.4 their optimizer also held the target network's parameters
     (twice as many, the second half never stepped); later versions hold only
     the Q-network's. The state of the first half is kept.
     """
@@ -1441,14 +1441,19 @@ def _optimizer_params_for(model: Any, params: dict) -> dict:
     return params
 
 
-def _dqn_optimizer_for_old_sb3(params: dict) -> dict:
-    """For an export to SB3 < 2.4: DQN's optimizer state over the Q-network and its target, as those versions hold it."""
+#: Algorithms whose optimizer held the target network too before SB3 / sb3-contrib 2.4, by the prefix of the
+#: network it should hold (SB3 pull request 1963, sb3-contrib pull request 252).
+_TARGET_IN_OPTIMIZER = {"DQN": "q_net.", "QRDQN": "quantile_net."}
+
+
+def _dqn_optimizer_for_old_sb3(params: dict, prefix: str = "q_net.") -> dict:
+    """For an export to SB3 < 2.4: a DQN or QR-DQN optimizer state over the network and its target, as those versions hold it."""
     opt = params.get("policy.optimizer")
     policy = params.get("policy", {})
     if not (isinstance(opt, dict) and len(opt.get("param_groups", ())) == 1):
         return params
     saved = list(opt["param_groups"][0].get("params", []))
-    n_q = sum(1 for k in policy if k.startswith("q_net.") and not k.startswith("q_net_target."))
+    n_q = sum(1 for k in policy if k.startswith(prefix))
     if len(saved) == n_q:
         group = dict(opt["param_groups"][0], params=saved + [max(saved, default=-1) + 1 + i for i in range(n_q)])
         params = dict(params, **{"policy.optimizer": dict(opt, param_groups=[group])})
