@@ -122,10 +122,12 @@ def _extension_cases() -> list:
 
 def test_extension_cases_run_only_for_readers_that_declare_the_extension(tmp_path):
     n = len(_extension_cases())
+    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
+        total = len(json.load(f)["cases"])
     assert n > 0
     r = _harness("--reader-cmd", _liar(tmp_path, ""), "--reader-name", "plain")
     assert r.returncode == 0, r.stdout[-2000:]
-    assert f"{n} skipped" in r.stdout
+    assert f"coverage {total - n} of {total} cases ({n} need extensions the reader does not declare)" in r.stdout
 
 
 def test_a_reader_that_declares_an_extension_but_does_not_check_it_fails(tmp_path):
@@ -135,3 +137,43 @@ def test_a_reader_that_declares_an_extension_but_does_not_check_it_fails(tmp_pat
     assert r.returncode == 1
     failed = {line.split()[0] for line in r.stdout.splitlines() if "FAIL" in line.split()[1:]}
     assert failed and all(c.startswith("vec-normalize-") for c in failed)
+
+
+def test_a_reader_that_skips_everything_fails(tmp_path):
+    cmd = _liar(tmp_path, """
+        reply = {"seq": req["seq"], "result": "skipped", "reason": "not implemented"}
+    """)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "lazy")
+    assert r.returncode == 1 and "SKIPPED" in r.stdout and "0 passed" in r.stdout
+
+
+def test_the_testees_stderr_is_shown_beside_a_failure(tmp_path):
+    cmd = _liar(tmp_path, """
+        if "json-bom" in req["file"]:
+            print("my reader is confused about BOMs", file=sys.stderr, flush=True)
+            reply["code"] = "JSON_SYNTAX"
+    """)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    assert r.returncode == 1 and "stderr: my reader is confused about BOMs" in r.stdout
+
+
+def test_a_refused_handshake_says_why(tmp_path):
+    p = tmp_path / "old.py"
+    p.write_text("import sys, json\nfor line in sys.stdin:\n    print(json.dumps({'ok': False}), flush=True)\n    print('I speak protocol 0 only', file=sys.stderr, flush=True)\n    break\n")
+    r = _harness("--reader-cmd", f"{sys.executable} {p}", "--reader-name", "old")
+    assert r.returncode == 1 and "handshake refused" in r.stdout and "protocol 0 only" in r.stdout
+
+
+def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp_path):
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    shutil.copy(TESTEE, tmp_path / "my_reader.py")
+    (tmp_path / "xfail.json").write_text("{}")
+    r = subprocess.run(
+        [sys.executable, RUN, "--quiet", "--reader-cmd", f"{sys.executable} ./my_reader.py", "--xfail", "xfail.json", "--junit", "out.xml"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stdout[-2000:]
+    suite = ET.parse(tmp_path / "out.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "0" and int(suite.get("tests")) > 200
