@@ -276,6 +276,8 @@ def to_gymnasium(space: Space) -> Any:
     import gymnasium.spaces as gs
 
     if isinstance(space, Box):
+        if DTYPES[space.dtype].numpy is None:
+            raise TypeError(f"gymnasium has no Box of dtype {space.dtype} (NumPy has no such dtype)")
         dt = numpy_view_dtype(space.dtype)
         return gs.Box(low=np.array(space.low), high=np.array(space.high), shape=space.shape, dtype=dt)
     if isinstance(space, Discrete):

@@ -1486,5 +1486,6 @@ def _():
 
 # ======================================================================= the extensions this specification defines
 
-import cases_extensions  # noqa: E402,F401  (registers its cases after these)
+import cases_decisions  # noqa: E402,F401  (registers its cases after these)
+import cases_extensions  # noqa: E402,F401
 import cases_policy  # noqa: E402,F401

@@ -949,7 +949,10 @@ class _Rebuilder:
         if isinstance(v, ClassRef):
             return self.classref(v, key)
         if isinstance(v, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
-            return spaces.to_gymnasium(v)
+            try:
+                return spaces.to_gymnasium(v)
+            except (TypeError, ValueError) as e:  # a space gymnasium cannot hold (an FP8 box, a dtype older gymnasium lacks)
+                raise _fail(f"data key {key!r}: {e}") from None
         if spaces.is_gymnasium_space(v):
             return v
         if isinstance(v, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
