@@ -30,10 +30,10 @@ _F32 = np.float32
 
 
 def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
-    bx = x * _F32(beta)
-    with np.errstate(over="ignore"):
-        soft = (np.log1p(np.exp(bx)) / _F32(beta)).astype(_F32)
-    return np.where(bx > _F32(threshold), x, soft).astype(_F32)
+    bx = x.astype(np.float64) * beta
+    with np.errstate(over="ignore"):  # exp overflows only where the threshold takes x itself
+        soft = np.log1p(np.exp(np.minimum(bx, 700.0))) / beta
+    return np.where(bx > threshold, x, soft).astype(_F32)
 
 
 def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:

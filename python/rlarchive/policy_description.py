@@ -110,10 +110,17 @@ def _inline_ints(nd: Mapping[str, Any]) -> list:
     return [int(x) for x in np.frombuffer(raw, dtype=numpy_view_dtype(nd["dtype"])).reshape(-1)]
 
 
+#: Box dtypes the portable policy takes observations of, and acts in (float actions only).
+OBSERVATION_DTYPES = frozenset({"BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F32", "F64"})
+ACTION_DTYPES = frozenset({"F32", "F64"})
+
+
 def _space_shape(sp: Mapping[str, Any], ptr: str) -> list:
     """The shape a space's observations have once preprocessed (spec §4), without the batch dimension."""
     kind = sp.get("kind")
     if kind == "box":
+        if sp["dtype"] not in OBSERVATION_DTYPES:
+            raise _fail(f"the portable policy takes no Box observations of dtype {sp['dtype']}", ptr)
         return list(sp["shape"])
     if kind == "discrete":
         if not _is_int(sp["n"]):
@@ -359,8 +366,8 @@ class _Shapes:
         else:
             if head["squash"] not in _SQUASH:
                 raise _fail(f"squash must be one of {list(_SQUASH)}", f"{ptr}/squash")
-            if not sp["dtype"].startswith(("F", "BF")):
-                raise _fail(f"a box head acts in a float action space, not {sp['dtype']}", ptr)
+            if sp["dtype"] not in ACTION_DTYPES:
+                raise _fail(f"a box head acts in an F32 or F64 action space, not {sp['dtype']}", ptr)
             need = math.prod(sp["shape"])
         if width != need:
             raise _fail(f"the head {op} needs {need} values per observation, the network gives {width}", f"{ptr}/in")

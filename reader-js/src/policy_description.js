@@ -85,9 +85,16 @@ function inlineInts(nd) {
   return Array.from(viewElements(nd.get('dtype'), decodeBase64(nd.get('base64'))), Number);
 }
 
+/** Box dtypes the portable policy takes observations of, and acts in (float actions only). */
+export const OBSERVATION_DTYPES = Object.freeze(['BOOL', 'U8', 'I8', 'U16', 'I16', 'U32', 'I32', 'U64', 'I64', 'F32', 'F64']);
+export const ACTION_DTYPES = Object.freeze(['F32', 'F64']);
+
 function spaceShape(sp, ptr) {
   const kind = sp.get('kind');
-  if (kind === 'box') return sp.get('shape').map(num);
+  if (kind === 'box') {
+    if (!OBSERVATION_DTYPES.includes(sp.get('dtype'))) throw bad(`the portable policy takes no Box observations of dtype ${sp.get('dtype')}`, ptr);
+    return sp.get('shape').map(num);
+  }
   if (kind === 'discrete') {
     if (!isInt(sp.get('n'))) throw bad('a Discrete observation space of more than 2^53 values', ptr);
     return [num(sp.get('n'))];
@@ -300,7 +307,7 @@ class Shapes {
       need = isInt(n) ? num(n) : prod(n.map(num));
     } else {
       if (!SQUASH.includes(head.get('squash'))) throw bad(`squash must be one of ${JSON.stringify(SQUASH)}`, `${ptr}/squash`);
-      if (!(sp.get('dtype').startsWith('F') || sp.get('dtype').startsWith('BF'))) throw bad(`a box head acts in a float action space, not ${sp.get('dtype')}`, ptr);
+      if (!ACTION_DTYPES.includes(sp.get('dtype'))) throw bad(`a box head acts in an F32 or F64 action space, not ${sp.get('dtype')}`, ptr);
       need = prod(sp.get('shape').map(num));
     }
     if (width !== need) throw bad(`the head ${op} needs ${need} values per observation, the network gives ${width}`, `${ptr}/in`);

@@ -281,3 +281,17 @@ def _():
 @case("policy-ref-not-found", "A weight that references a tensor the policy group does not have.", ["§7.6", "RLA_policy §8"], "REF_NOT_FOUND", extensions=[POLICY])
 def _():
     return _raw_policy(_policy_json(nodes=_node(2, weight=_ref("l3.weight", shape=[2, 4]))))
+
+
+@case("policy-observation-box-bf16", "A Box observation space of dtype BF16, which the portable policy does not take (observations are integer, BOOL, F32 or F64).", ["RLA_policy §3", "RLA_policy §8"], "EXTENSION_INVALID", extensions=[POLICY])
+def _():
+    from rlarchive.tensors import RawTensor
+
+    bf = sp.Box(RawTensor("BF16", (3,), np.zeros(3, np.uint16)), RawTensor("BF16", (3,), np.full(3, 0x3F80, np.uint16)), (3,), "BF16")
+    return _raw_policy(_policy_json(observation_space=_space_json(bf)))
+
+
+@case("policy-box-head-f16", "A box head over an F16 action space: the portable policy acts in F32 or F64 boxes only.", ["RLA_policy §6", "RLA_policy §8"], "EXTENSION_INVALID", extensions=[POLICY])
+def _():
+    half = sp.Box(np.full(2, -1, np.float16), np.full(2, 1, np.float16), (2,), "F16")
+    return _raw_policy(_policy_json(action_space=_space_json(half), action={"op": "box", "in": "q", "squash": "clip"}))
