@@ -88,6 +88,7 @@ schemas:
 
 vectors: setup-python
 	$(PY) tests/vectors/generate.py test-vectors
+	rm -rf python/rlarchive/vectors && cp -r test-vectors python/rlarchive/vectors  # the conformance kit ships them
 
 vectors-check: setup-python
 	$(PY) tests/vectors/generate.py --check test-vectors

@@ -66,6 +66,12 @@ def test_the_licence_files_are_the_same_apache_text():
     assert "END OF TERMS AND CONDITIONS" in text
 
 
+def test_the_wheel_carries_the_conformance_kit(dists):
+    with zipfile.ZipFile(dists["wheel"]) as z:
+        names = set(z.namelist())
+    assert {"rlarchive/conformance.py", "rlarchive/vectors/index.json", "rlarchive/vectors/valid/minimal.rlarchive"} <= names
+
+
 def test_wheel_and_sdist_contain_the_licence_and_py_typed(dists):
     with zipfile.ZipFile(dists["wheel"]) as z:
         names = z.namelist()
@@ -164,6 +170,22 @@ def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     assert "MANIFEST_INVALID" in r.stdout
     r = subprocess.run([cli, "--version"], cwd=empty, env=env, capture_output=True, text=True)
     assert version in r.stdout + r.stderr
+    # the conformance kit: the package's own vectors, a reader given by a path relative to the caller's folder
+    shutil.copy(os.path.join(ROOT, "tests", "conformance", "testee_python.py"), empty / "my_reader.py")
+    r = subprocess.run([cli, "conformance", "--quiet", "--reader-cmd", f"{py} ./my_reader.py"], cwd=empty, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "0 failed" in r.stdout and "coverage" in r.stdout
+
+
+def test_the_package_carries_the_test_vectors():
+    """python/rlarchive/vectors, which the conformance kit runs, is test-vectors/ (`make vectors` copies it)."""
+    here = os.path.join(ROOT, "python", "rlarchive", "vectors")
+    mine = sorted(os.path.relpath(os.path.join(d, f), here) for d, _, fs in os.walk(here) for f in fs)
+    spec = sorted(os.path.relpath(os.path.join(d, f), os.path.join(ROOT, "test-vectors")) for d, _, fs in os.walk(os.path.join(ROOT, "test-vectors")) for f in fs)
+    assert mine == spec, "python/rlarchive/vectors is stale: run make vectors"
+    for rel in spec:
+        with open(os.path.join(ROOT, "test-vectors", rel), "rb") as a, open(os.path.join(here, rel), "rb") as b:
+            assert a.read() == b.read(), f"{rel} is stale: run make vectors"
 
 
 def test_the_packaged_schemas_are_the_specs_schemas():

@@ -48,14 +48,9 @@ def _outcome(raw: bytes) -> tuple[str, bytes]:
 
 def judge_actions():
     """The harness's judge of actions (RLA_policy §7), loaded from tests/conformance/run."""
-    import importlib.machinery
-    import importlib.util
+    from rlarchive.conformance import same_actions
 
-    run = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conformance", "run")
-    loader = importlib.machinery.SourceFileLoader("conformance_run", run)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("conformance_run", loader))
-    loader.exec_module(module)
-    return module.same_actions
+    return same_actions
 
 
 def check_predict(c, raw: bytes) -> None:

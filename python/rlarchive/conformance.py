@@ -1,0 +1,384 @@
+"""The rlarchive conformance harness (spec Annex A), shipped with the package.
+
+Runs readers (commands speaking the JSON-lines protocol of Annex A) over every
+test vector and prints a reader x case matrix; the exit status is 0 only when
+every result is expected. The vectors of this package's format version come
+inside the package, so a reader author needs nothing else:
+
+    rlarchive conformance --reader-cmd "./my-reader"               # from any folder
+    rlarchive conformance --reader-cmd "node my-reader.js" --xfail known.json --junit results.xml
+
+This repository's own readers run through ``tests/conformance/run`` (the
+registered readers of ``tests/conformance/readers.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import collections
+import gzip
+import json
+import os
+import queue
+import shlex
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Optional
+
+SYMBOL = {"pass": "ok", "fail": "FAIL", "skip": "SKIPPED", "n/a": "n/a", "xfail": "xfail", "xpass": "XPASS", "crash": "CRASH", "timeout": "TIMEOUT"}
+# A case the testee answers "skipped" counts against it: it was sent only because the testee
+# declared every extension the case needs ("n/a" marks the cases not sent, Annex A.3).
+UNEXPECTED = {"fail", "skip", "xpass", "crash", "timeout"}
+
+
+class TesteeDied(Exception):
+    pass
+
+
+class Testee:
+    """One long-lived reader process."""
+
+    def __init__(self, name: str, cmd: list, timeout: float, cwd: str) -> None:
+        self.name, self.cmd, self.timeout, self.cwd = name, cmd, timeout, cwd
+        self.proc: Any = None  # the running testee (subprocess.Popen), or None
+        self.info: dict = {}
+        self.extensions: set = set()
+        self.seq = 0
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            self.cmd, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", bufsize=1
+        )
+        self.lines: queue.Queue = queue.Queue()
+        self.stderr: collections.deque = collections.deque(maxlen=20)
+        threading.Thread(target=self._pump, args=(self.proc, self.lines), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(self.proc, self.stderr), daemon=True).start()
+        try:
+            reply = self._ask({"cmd": "start", "protocol": 1})
+        except TesteeDied as e:
+            raise TesteeDied(f"no handshake ({e}){self.stderr_tail()}") from None
+        if not reply.get("ok") or reply.get("protocol") != 1:
+            raise TesteeDied(f"handshake refused: the testee answered {json.dumps(reply)[:300]} to {{\"cmd\": \"start\", \"protocol\": 1}}, not {{\"ok\": true, \"protocol\": 1, ...}}{self.stderr_tail()}")
+        self.info = reply.get("reader", {})
+        ext = reply.get("extensions", [])
+        self.extensions = set(ext) if isinstance(ext, list) else set()
+
+    @staticmethod
+    def _pump_stderr(proc: Any, tail: collections.deque) -> None:
+        for line in proc.stderr:
+            tail.append(line.rstrip("\n")[:500])
+
+    def stderr_tail(self, lines: int = 8) -> str:
+        """The testee's last lines of standard error, to show beside a failure."""
+        time.sleep(0.05)  # let the pump catch up with what was just written
+        got = list(self.stderr)[-lines:]
+        return ("\n      stderr: " + "\n      stderr: ".join(got)) if got else ""
+
+    @staticmethod
+    def _pump(proc: Any, q: queue.Queue) -> None:
+        for line in proc.stdout:
+            q.put(line)
+        q.put(None)
+
+    def _ask(self, msg: dict) -> dict:
+        try:
+            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise TesteeDied("reader exited") from None
+        try:
+            line = self.lines.get(timeout=self.timeout)
+        except queue.Empty:
+            self.stop(kill=True)
+            raise TimeoutError from None
+        if line is None:
+            raise TesteeDied("reader exited")
+        try:
+            reply = json.loads(line)
+        except json.JSONDecodeError:
+            raise TesteeDied(f"not a JSON line: {line[:200]!r}") from None
+        if not isinstance(reply, dict):
+            raise TesteeDied(f"not a JSON object: {line[:200]!r}")
+        return reply
+
+    def request(self, cmd: str, path: str, **fields) -> dict:
+        """One case's request (``dump`` or ``predict``), answered in order."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        self.seq += 1
+        reply = self._ask({"cmd": cmd, "seq": self.seq, "file": path, **fields})
+        if reply.get("seq") != self.seq:
+            raise TesteeDied(f"answer out of order: {reply}")
+        return reply
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc is None:
+            return
+        if not kill:
+            try:
+                self.proc.stdin.write(json.dumps({"cmd": "stop"}) + "\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=5)
+            except Exception:
+                kill = True
+        if kill and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+def load_cases(vectors: str) -> list:
+    """The cases of ``vectors/index.json``, checked against the index schema."""
+    from .manifest import validator
+
+    with open(os.path.join(vectors, "index.json"), encoding="utf-8") as f:
+        index = json.load(f)
+    validator("test-vectors-index-1.schema.json").validate(index)
+    return index["cases"]
+
+
+def expand(vectors: str, case: dict, tmp: str) -> str:
+    """The path a reader gets for a case (gzip-stored vectors are expanded first)."""
+    path = os.path.join(os.path.abspath(vectors), case["file"])
+    if path.endswith(".gz"):
+        out = os.path.join(tmp, os.path.basename(path)[:-3])
+        if not os.path.exists(out):
+            with gzip.open(path, "rb") as src, open(out, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+        return out
+    return path
+
+
+# dtype code -> struct format of one element (little-endian), for judging actions without NumPy
+_ELEMENT = {"BOOL": "?", "U8": "B", "I8": "b", "U16": "H", "I16": "h", "U32": "I", "I32": "i", "U64": "Q", "I64": "q", "F16": "e", "F32": "f", "F64": "d"}
+
+
+def _elements(value) -> tuple:
+    """(dtype, shape, elements) of an inline ndarray value; raises ValueError for anything else."""
+    if not (isinstance(value, dict) and value.get("$type") == "ndarray" and "base64" in value and value.get("dtype") in _ELEMENT):
+        raise ValueError(f"not an inline ndarray of a known dtype: {str(value)[:120]}")
+    raw = base64.b64decode(value["base64"], validate=True)
+    fmt = _ELEMENT[value["dtype"]]
+    n = len(raw) // struct.calcsize(fmt)
+    count = 1
+    for d in value["shape"]:
+        count *= d
+    if n != count or n * struct.calcsize(fmt) != len(raw):
+        raise ValueError("the bytes do not match the shape")
+    return value["dtype"], list(value["shape"]), struct.unpack(f"<{n}{fmt}", raw)
+
+
+def same_actions(got, want) -> str:
+    """"" when ``got`` equals ``want`` as RLA_policy §7 says (integers exactly, floats within 1e-4 absolute or relative), else why not."""
+    if not isinstance(got, list) or len(got) != len(want):
+        return f"expected {len(want)} actions, got {len(got) if isinstance(got, list) else got!r}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        try:
+            gd, gs, ge = _elements(g)
+        except ValueError as e:
+            return f"action {i}: {e}"
+        wd, ws, we = _elements(w)
+        if (gd, gs) != (wd, ws):
+            return f"action {i}: {gd}{gs}, expected {wd}{ws}"
+        for k, (a, b) in enumerate(zip(ge, we)):
+            ok = a == b if not wd.startswith("F") else (a == b or abs(a - b) <= max(1e-4, 1e-4 * abs(b)))
+            if not ok:
+                return f"action {i}, element {k}: {a!r}, expected {b!r}"
+    return ""
+
+
+def judge(vectors: str, case: dict, reply: dict) -> tuple[str, str]:
+    exp = case["expect"]
+    result = reply.get("result")
+    if result == "skipped":
+        return "skip", reply.get("reason", "")
+    if exp["result"] == "actions":
+        if result != "actions":
+            return "fail", f"expected actions, got {reply.get('code', result)}: {reply.get('message', '')[:160]}"
+        with open(os.path.join(vectors, exp["predict_file"]), encoding="utf-8") as f:
+            want = json.load(f)["actions"]
+        why = same_actions(reply.get("actions"), want)
+        return ("fail", why) if why else ("pass", "")
+    if exp["result"] == "error":
+        if result == "error" and reply.get("code") == exp["code"]:
+            return "pass", ""
+        got = reply.get("code") if result == "error" else result
+        return "fail", f"expected {exp['code']}, got {got}: {reply.get('message', '')[:160]}"
+    if result != "dump":
+        return "fail", f"expected a dump, got {reply.get('code', result)}: {reply.get('message', '')[:160]}"
+    with open(os.path.join(vectors, exp["dump_file"]), "rb") as f:
+        want = f.read()
+    got = reply.get("dump", "")
+    if not isinstance(got, str) or got.encode("utf-8") != want:
+        g = got.encode("utf-8") if isinstance(got, str) else b""
+        i = next((k for k in range(min(len(g), len(want))) if g[k] != want[k]), min(len(g), len(want)))
+        return "fail", f"dump differs at byte {i}: got {g[max(0, i - 40):i + 40]!r}, want {want[max(0, i - 40):i + 40]!r}"
+    return "pass", ""
+
+
+def ask(testee: Testee, vectors: str, case: dict, path: str) -> dict:
+    """Send a case's request: ``predict`` (with the observations of its predict file) or ``dump``."""
+    if case["expect"]["result"] == "actions":
+        with open(os.path.join(vectors, case["expect"]["predict_file"]), encoding="utf-8") as f:
+            spec = json.load(f)
+        fields = {k: spec[k] for k in ("observations", "episode_starts", "action_masks") if k in spec}
+        return testee.request("predict", path, **fields)
+    return testee.request("dump", path)
+
+
+def run_reader(name: str, cmd: list, cases: list, vectors: str, xfail: dict, timeout: float, tmp: str, cwd: str) -> dict:
+    testee = Testee(name, cmd, timeout, cwd)
+    results: dict[str, Any] = {}
+    try:
+        testee.start()
+    except (TesteeDied, TimeoutError, OSError) as e:
+        return {c["id"]: ("crash", f"cannot start reader: {e}") for c in cases}
+    for c in cases:
+        missing = [x for x in c.get("extensions", []) if x not in testee.extensions]
+        if missing:
+            results[c["id"]] = ("n/a", f"not sent: the reader does not declare {', '.join(missing)}")
+            continue
+        if hasattr(testee, "stderr"):
+            testee.stderr.clear()  # what the testee writes for this case only
+        try:
+            status, detail = judge(vectors, c, ask(testee, vectors, c, expand(vectors, c, tmp)))
+        except TimeoutError:
+            status, detail = "timeout", f"no answer within {timeout} s"
+        except TesteeDied as e:
+            status, detail = "crash", str(e)
+            testee.stop(kill=True)
+        except OSError as e:
+            status, detail = "crash", f"cannot start reader: {e}"
+        if status in ("fail", "crash", "timeout", "skip"):
+            detail += testee.stderr_tail()
+        if c["id"] in xfail:
+            if status == "pass":
+                status, detail = "xpass", f"listed as expected failure ({xfail[c['id']]}) but passed: remove it from the list"
+            elif status == "fail":
+                status, detail = "xfail", xfail[c["id"]]
+        results[c["id"]] = (status, detail)
+    testee.stop()
+    results["__info__"] = testee.info
+    return results
+
+
+def write_junit(path: str, names: list, cases: list, results: dict) -> None:
+    """The results as JUnit XML: one test suite per reader, one test case per vector."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element("testsuites", name="rlarchive conformance")
+    for n in names:
+        res = results[n]
+        suite = ET.SubElement(root, "testsuite", name=n, tests=str(len(cases)), time=f"{res['__seconds__']:.3f}")
+        bad = skipped = 0
+        for c in cases:
+            status, detail = res[c["id"]]
+            tc = ET.SubElement(suite, "testcase", classname=n, name=c["id"])
+            if status in UNEXPECTED:
+                bad += 1
+                ET.SubElement(tc, "failure", message=f"{status}: {detail}"[:2000])
+            elif status == "n/a":
+                skipped += 1
+                ET.SubElement(tc, "skipped", message=detail)
+        suite.set("failures", str(bad))
+        suite.set("skipped", str(skipped))
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def vectors_dir() -> str:
+    """The test vectors of this package's format version: inside the package, or the checkout's test-vectors/."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "vectors"), os.path.join(here, "..", "..", "test-vectors")):
+        if os.path.isfile(os.path.join(candidate, "index.json")):
+            return os.path.abspath(candidate)
+    raise SystemExit("rlarchive conformance: this installation carries no test vectors")
+
+
+def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: str = "rlarchive conformance") -> int:
+    """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vectors", default=None, help="folder with index.json (default: the vectors inside this package)")
+    ap.add_argument("--reader-cmd", help="command of an outside reader (shell-quoted)")
+    ap.add_argument("--reader-name", default="outside", help="name of the outside reader in the matrix")
+    ap.add_argument("--xfail", help="expected-failure list of the outside reader (JSON: case id -> reason)")
+    ap.add_argument("--readers", help="comma-separated registered readers to run (default: all)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
+    ap.add_argument("--quiet", action="store_true", help="print only rows with an unexpected result")
+    ap.add_argument("--report", help="write the results as JSON here")
+    ap.add_argument("--junit", help="write the results as JUnit XML here (one test case per reader and case)")
+    args = ap.parse_args(argv)
+    if args.vectors is None:
+        args.vectors = vectors_dir()
+    if not args.reader_cmd and registered is None:
+        ap.error("give the reader to test: --reader-cmd CMD")
+    cases = load_cases(args.vectors)
+    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
+        xf = os.path.abspath(args.xfail) if args.xfail else None
+        readers = [{"name": args.reader_name, "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd()}]
+    else:
+        assert registered is not None  # checked above
+        with open(registered, encoding="utf-8") as f:
+            readers = json.load(f)["readers"]
+        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
+        for r in readers:  # registered commands and xfail lists are relative to the repository's root
+            r["cwd"] = root
+            if r.get("xfail") and not os.path.isabs(r["xfail"]):
+                r["xfail"] = os.path.join(root, r["xfail"])
+        if args.readers:
+            wanted = set(args.readers.split(","))
+            readers = [r for r in readers if r["name"] in wanted]
+    all_results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in readers:
+            xfail = {}
+            if r.get("xfail"):
+                with open(r["xfail"], encoding="utf-8") as f:
+                    xfail = json.load(f)
+            t0 = time.monotonic()
+            all_results[r["name"]] = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
+            all_results[r["name"]]["__seconds__"] = time.monotonic() - t0
+
+    names = [r["name"] for r in readers]
+    width = max(len(c["id"]) for c in cases) + 2
+    print("case".ljust(width) + "".join(n.ljust(12) for n in names))
+    bad = 0
+    for c in cases:
+        row = [all_results[n][c["id"]] for n in names]
+        unexpected = any(s in UNEXPECTED for s, _ in row)
+        bad += unexpected
+        if args.quiet and not unexpected:
+            continue
+        print(c["id"].ljust(width) + "".join(SYMBOL[s].ljust(12) for s, _ in row))
+        for n, (s, d) in zip(names, row):
+            if s in UNEXPECTED:
+                print(f"    {n}: {d}")
+    print()
+    total_pass = total_fail = 0
+    for n in names:
+        res = [v for k, v in all_results[n].items() if not k.startswith("__")]
+        count = {s: sum(1 for st, _ in res if st == s) for s in SYMBOL}
+        failed = sum(count[s] for s in UNEXPECTED)
+        total_pass += count["pass"] + count["xfail"]
+        total_fail += failed
+        info = all_results[n].get("__info__", {})
+        who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+        sent = len(cases) - count["n/a"]
+        print(
+            f"{n} ({who}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
+            f" of {sent} cases sent in {all_results[n]['__seconds__']:.1f} s; coverage {sent} of {len(cases)} cases"
+            + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
+        )
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump({n: {k: v for k, v in all_results[n].items()} for n in names}, f, indent=1)
+    if args.junit:
+        write_junit(args.junit, names, cases, all_results)
+    print(f"conformance: {total_pass} passed, {total_fail} failed")
+    return 1 if total_fail or not readers else 0
+
+
