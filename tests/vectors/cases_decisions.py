@@ -181,3 +181,66 @@ def _():
     b = assemble(es)
     i = b.rfind(b"PK\x05\x06")
     return b + b[i:]
+
+
+# ----------------------------------------------------------------------- the manifest schema, constraint by constraint (§5.1)
+
+
+def _producer(**over):
+    return lambda m: m.update(producer=dict(m["producer"], **over))
+
+
+@case("manifest-producer-longest", "A producer name and version of 256 characters each: the longest allowed.", ["§5.1"])
+def _():
+    return archive({"data": {}}, manifest_patch=_producer(name="n" * 256, version="v" * 256))
+
+
+@case("manifest-producer-name-empty", "An empty producer name.", ["§5.1"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=_producer(name=""))
+
+
+@case("manifest-producer-name-too-long", "A producer name of 257 characters.", ["§5.1"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=_producer(name="n" * 257))
+
+
+@case("manifest-producer-version-too-long", "A producer version of 257 characters.", ["§5.1"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=_producer(version="v" * 257))
+
+
+@case("manifest-producer-extra-property", "A producer with a property besides name and version.", ["§5.1"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=_producer(url="https://example.org"))
+
+
+@case("manifest-member-sha256-upper-case", "A member digest in upper-case hexadecimal.", ["§5.3"], "MANIFEST_INVALID")
+def _():
+    def patch(m):
+        m["members"][0]["sha256"] = m["members"][0]["sha256"].upper()
+
+    return archive({"data": {}}, manifest_patch=patch)
+
+
+@case("manifest-member-size-negative", "A member size below zero.", ["§5.3"], "MANIFEST_INVALID")
+def _():
+    def patch(m):
+        m["members"][0]["size"] = -1
+
+    return archive({"data": {}}, manifest_patch=patch)
+
+
+@case("manifest-metadata-not-string", "A metadata value that is not a string.", ["§5.1"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=lambda m: m.update(metadata={"steps": 5}))
+
+
+@case("manifest-extension-name-invalid", "An extensions_used entry that is not an extension name.", ["§5.4"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=lambda m: m.update(extensions_used=["bad-name"]))
+
+
+@case("manifest-extensions-used-twice", "An extension listed twice in extensions_used.", ["§5.1"], "MANIFEST_INVALID")
+def _():
+    return archive({"data": {}}, manifest_patch=lambda m: m.update(extensions_used=["ACME_x", "ACME_x"]))
