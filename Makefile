@@ -13,7 +13,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas vectors vectors-check fuzz bench compat clean
+.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables vectors vectors-check fuzz bench compat clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -85,6 +85,10 @@ conformance: setup-core setup-js
 # the JSON Schemas inside the Python package: copies of schemas/ (a test checks they are the same)
 schemas:
 	cp schemas/*.json python/rlarchive/schemas/
+
+# the shared tables (error codes, dtypes, limits): spec/tables.json into the spec, Python, JavaScript and index.d.ts
+tables:
+	$(PYTHON) spec/tables.py
 
 vectors: setup-python
 	$(PY) tests/vectors/generate.py test-vectors

@@ -1,10 +1,12 @@
-"""The dtype table of spec §10.1 and its NumPy / PyTorch equivalents."""
+"""The dtype table of spec §10.1 (from spec/tables.json) and its NumPy / PyTorch equivalents."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from .tables import DTYPE_TABLE
 
 
 @dataclass(frozen=True)
@@ -20,27 +22,32 @@ class DType:
     kind: str  # "bool", "int", "uint", "float", "complex"
 
 
-_TABLE = [
-    DType("BOOL", 1, 1, "bool", "u1", "bool", "bool"),
-    DType("U8", 1, 1, "<u1", "u1", "uint8", "uint"),
-    DType("I8", 1, 1, "<i1", "i1", "int8", "int"),
-    DType("U16", 2, 2, "<u2", "<u2", "uint16", "uint"),
-    DType("I16", 2, 2, "<i2", "<i2", "int16", "int"),
-    DType("U32", 4, 4, "<u4", "<u4", "uint32", "uint"),
-    DType("I32", 4, 4, "<i4", "<i4", "int32", "int"),
-    DType("U64", 8, 8, "<u8", "<u8", "uint64", "uint"),
-    DType("I64", 8, 8, "<i8", "<i8", "int64", "int"),
-    DType("F16", 2, 2, "<f2", "<u2", "float16", "float"),
-    DType("BF16", 2, 2, None, "<u2", "bfloat16", "float"),
-    DType("F32", 4, 4, "<f4", "<u4", "float32", "float"),
-    DType("F64", 8, 8, "<f8", "<u8", "float64", "float"),
-    DType("F8_E4M3", 1, 1, None, "u1", "float8_e4m3fn", "float"),
-    DType("F8_E5M2", 1, 1, None, "u1", "float8_e5m2", "float"),
-    DType("F8_E4M3FNUZ", 1, 1, None, "u1", "float8_e4m3fnuz", "float"),
-    DType("F8_E5M2FNUZ", 1, 1, None, "u1", "float8_e5m2fnuz", "float"),
-    DType("F8_E8M0", 1, 1, None, "u1", "float8_e8m0fnu", "float"),
-    DType("C64", 8, 4, "<c8", "<u8", "complex64", "complex"),
-]
+#: code -> (NumPy dtype or None, NumPy dtype viewing the raw bytes, torch attribute): how this
+#: language holds each dtype of spec/tables.json (whose sizes, alignments and kinds it takes).
+_FRAMEWORKS: dict[str, tuple[Optional[str], str, Optional[str]]] = {
+    "BOOL": ("bool", "u1", "bool"),
+    "U8": ("<u1", "u1", "uint8"),
+    "I8": ("<i1", "i1", "int8"),
+    "U16": ("<u2", "<u2", "uint16"),
+    "I16": ("<i2", "<i2", "int16"),
+    "U32": ("<u4", "<u4", "uint32"),
+    "I32": ("<i4", "<i4", "int32"),
+    "U64": ("<u8", "<u8", "uint64"),
+    "I64": ("<i8", "<i8", "int64"),
+    "F16": ("<f2", "<u2", "float16"),
+    "BF16": (None, "<u2", "bfloat16"),
+    "F32": ("<f4", "<u4", "float32"),
+    "F64": ("<f8", "<u8", "float64"),
+    "F8_E4M3": (None, "u1", "float8_e4m3fn"),
+    "F8_E5M2": (None, "u1", "float8_e5m2"),
+    "F8_E4M3FNUZ": (None, "u1", "float8_e4m3fnuz"),
+    "F8_E5M2FNUZ": (None, "u1", "float8_e5m2fnuz"),
+    "F8_E8M0": (None, "u1", "float8_e8m0fnu"),
+    "C64": ("<c8", "<u8", "complex64"),
+}
+assert list(_FRAMEWORKS) == list(DTYPE_TABLE), "spec/tables.json and this module list different dtypes"
+
+_TABLE = [DType(code, size, alignment, *_FRAMEWORKS[code], kind) for code, (size, alignment, kind) in DTYPE_TABLE.items()]
 
 #: dtype code -> DType
 DTYPES: dict[str, DType] = {d.code: d for d in _TABLE}

@@ -1,31 +1,40 @@
 // The dtype table of spec §10.1 and the typed arrays used to view each dtype.
 
+import { DTYPE_TABLE } from './tables.js';
+
+/** The typed array viewing each dtype's elements in JavaScript (sizes, alignments and kinds come from spec/tables.json). */
+const ARRAYS = {
+  BOOL: Uint8Array,
+  U8: Uint8Array,
+  I8: Int8Array,
+  U16: Uint16Array,
+  I16: Int16Array,
+  U32: Uint32Array,
+  I32: Int32Array,
+  U64: BigUint64Array,
+  I64: BigInt64Array,
+  F16: Uint16Array,
+  BF16: Uint16Array,
+  F32: Float32Array,
+  F64: Float64Array,
+  F8_E4M3: Uint8Array,
+  F8_E5M2: Uint8Array,
+  F8_E4M3FNUZ: Uint8Array,
+  F8_E5M2FNUZ: Uint8Array,
+  F8_E8M0: Uint8Array,
+  C64: Float32Array,
+};
+
 /**
  * code -> {code, size, alignment, kind, array}: `array` is the typed-array
  * constructor viewing the elements (raw Uint8Array / Uint16Array for the
  * dtypes JavaScript has no type for; Float32Array interleaved re/im for C64).
  */
-export const DTYPES = Object.freeze(Object.fromEntries([
-  ['BOOL', 1, 1, 'bool', Uint8Array],
-  ['U8', 1, 1, 'uint', Uint8Array],
-  ['I8', 1, 1, 'int', Int8Array],
-  ['U16', 2, 2, 'uint', Uint16Array],
-  ['I16', 2, 2, 'int', Int16Array],
-  ['U32', 4, 4, 'uint', Uint32Array],
-  ['I32', 4, 4, 'int', Int32Array],
-  ['U64', 8, 8, 'uint', BigUint64Array],
-  ['I64', 8, 8, 'int', BigInt64Array],
-  ['F16', 2, 2, 'float', Uint16Array],
-  ['BF16', 2, 2, 'float', Uint16Array],
-  ['F32', 4, 4, 'float', Float32Array],
-  ['F64', 8, 8, 'float', Float64Array],
-  ['F8_E4M3', 1, 1, 'float', Uint8Array],
-  ['F8_E5M2', 1, 1, 'float', Uint8Array],
-  ['F8_E4M3FNUZ', 1, 1, 'float', Uint8Array],
-  ['F8_E5M2FNUZ', 1, 1, 'float', Uint8Array],
-  ['F8_E8M0', 1, 1, 'float', Uint8Array],
-  ['C64', 8, 4, 'complex', Float32Array],
-].map(([code, size, alignment, kind, array]) => [code, Object.freeze({ code, size, alignment, kind, array })])));
+export const DTYPES = Object.freeze(
+  Object.fromEntries(
+    Object.entries(DTYPE_TABLE).map(([code, [size, alignment, kind]]) => [code, Object.freeze({ code, size, alignment, kind, array: ARRAYS[code] })]),
+  ),
+);
 
 /** Integer dtype codes (signed and unsigned). */
 export const INTEGER_CODES = Object.freeze(['I8', 'I16', 'I32', 'I64', 'U8', 'U16', 'U32', 'U64']);
