@@ -13,7 +13,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables vectors vectors-check fuzz bench compat clean
+.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -85,6 +85,14 @@ conformance: setup-core setup-js
 # the JSON Schemas inside the Python package: copies of schemas/ (a test checks they are the same)
 schemas:
 	cp schemas/*.json python/rlarchive/schemas/
+
+# the packages and the standalone conformance kit (vectors + harness), into dist/
+dist: setup-python setup-js
+	rm -rf dist && mkdir -p dist
+	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_sdist('../dist')"
+	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_wheel('../dist')"
+	cd reader-js && npm pack --pack-destination ../dist --loglevel=error
+	$(PY) tests/vectors/kit.py dist
 
 # the shared tables (error codes, dtypes, limits): spec/tables.json into the spec, Python, JavaScript and index.d.ts
 tables:

@@ -197,3 +197,25 @@ def test_the_packaged_schemas_are_the_specs_schemas():
     for f in spec:
         with open(os.path.join(ROOT, "schemas", f), "rb") as a, open(os.path.join(here, f), "rb") as b:
             assert a.read() == b.read(), f"{f} is stale: run make schemas"
+
+
+def test_the_standalone_conformance_kit_runs_on_the_standard_library(tmp_path):
+    """make dist's kit: run.py with Python's standard library alone (-S: no site-packages) judges a reader given by a relative path."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "vectors"))
+    import kit
+
+    path = kit.build(str(tmp_path / "dist"))
+    assert path == kit.build(str(tmp_path / "again")).replace("again", "dist")
+    with open(path, "rb") as a, open(kit.build(str(tmp_path / "again")), "rb") as b:
+        assert a.read() == b.read(), "the kit is not reproducible"
+    with tarfile.open(path) as tar:
+        tar.extractall(tmp_path / "x", filter="data")
+    top = next((tmp_path / "x").iterdir())
+    assert {"run.py", "README.txt", "annex-a-conformance.md", "errors.md", "vectors"} <= set(os.listdir(top))
+    shutil.copy(os.path.join(ROOT, "tests", "conformance", "testee_python.py"), top / "my_reader.py")
+    r = subprocess.run(
+        [sys.executable, "-S", "run.py", "--quiet", "--reader-cmd", f"{sys.executable} ./my_reader.py"],
+        cwd=top, capture_output=True, text=True, timeout=600,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "0 failed" in r.stdout
