@@ -65,9 +65,9 @@ OPS: Mapping[str, tuple[frozenset, frozenset]] = {
 }
 
 #: Heads: required parameters besides ``op`` and ``in``, and the action space kind each acts in.
-HEADS: Mapping[str, tuple[frozenset, str]] = {
+HEADS: Mapping[str, tuple[frozenset, Any]] = {
     "argmax": (frozenset(), "discrete"),
-    "multi_argmax": (frozenset({"sizes"}), "multi_discrete"),
+    "multi_argmax": (frozenset({"sizes"}), ("multi_discrete", "multi_binary")),
     "bernoulli": (frozenset(), "multi_binary"),
     "box": (frozenset({"squash"}), "box"),
     "quantile_argmax": (frozenset({"n_quantiles"}), "discrete"),
@@ -341,8 +341,9 @@ class _Shapes:
         if not _name(x) or x not in self.known:
             raise _fail(f"the head reads {x!r}, which is not computed", f"{ptr}/in")
         shape = self.shape_of(x, f"{ptr}/in")
-        if not (isinstance(action_space, dict) and action_space.get("$type") == "space" and action_space.get("kind") == kind):
-            raise _fail(f"the head {op} acts in a {kind} action space", ptr)
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not (isinstance(action_space, dict) and action_space.get("$type") == "space" and action_space.get("kind") in kinds):
+            raise _fail(f"the head {op} acts in a {' or '.join(kinds)} action space", ptr)
         width = math.prod(shape) if len(shape) == 1 else None
         if width is None:
             raise _fail(f"the head reads a vector, not a value of shape {shape}", f"{ptr}/in")
@@ -356,7 +357,11 @@ class _Shapes:
             need = nq * sp["n"]
         elif op == "multi_argmax":
             sizes = head["sizes"]
-            nvec = _inline_ints(sp["nvec"])
+            if sp["kind"] == "multi_binary":  # MaskablePPO: a categorical over {0, 1} per binary action
+                n = sp["n"]
+                nvec = [2] * (n if _is_int(n) else math.prod(n))
+            else:
+                nvec = _inline_ints(sp["nvec"])
             if sizes != nvec:
                 raise _fail(f"sizes must be the action space's nvec {nvec}", f"{ptr}/sizes")
             need = sum(nvec)

@@ -56,7 +56,7 @@ export const OPS = Object.freeze({
 /** Heads: [required parameters besides op and in, the action space kind]. */
 export const HEADS = Object.freeze({
   argmax: [[], 'discrete'],
-  multi_argmax: [['sizes'], 'multi_discrete'],
+  multi_argmax: [['sizes'], ['multi_discrete', 'multi_binary']],
   bernoulli: [[], 'multi_binary'],
   box: [['squash'], 'box'],
   quantile_argmax: [['n_quantiles'], 'discrete'],
@@ -287,7 +287,8 @@ class Shapes {
     const x = head.get('in');
     if (!isName(x) || !this.known.has(x)) throw bad(`the head reads ${JSON.stringify(x)}, which is not computed`, `${ptr}/in`);
     const shape = this.shapeOf(x, `${ptr}/in`);
-    if (!(isTagged(actionSpace, 'space') && actionSpace.get('kind') === kind)) throw bad(`the head ${op} acts in a ${kind} action space`, ptr);
+    const kinds = Array.isArray(kind) ? kind : [kind];
+    if (!(isTagged(actionSpace, 'space') && kinds.includes(actionSpace.get('kind')))) throw bad(`the head ${op} acts in a ${kinds.join(' or ')} action space`, ptr);
     if (shape.length !== 1) throw bad(`the head reads a vector, not a value of shape ${show(shape)}`, `${ptr}/in`);
     const width = shape[0];
     const sp = actionSpace;
@@ -299,7 +300,8 @@ class Shapes {
       need = num(nq) * num(sp.get('n'));
     } else if (op === 'multi_argmax') {
       const sizes = head.get('sizes');
-      const nvec = inlineInts(sp.get('nvec'));
+      // for a multi_binary space (MaskablePPO): a categorical over {0, 1} per binary action
+      const nvec = sp.get('kind') === 'multi_binary' ? new Array(isInt(sp.get('n')) ? num(sp.get('n')) : prod(sp.get('n').map(num))).fill(2) : inlineInts(sp.get('nvec'));
       if (!(Array.isArray(sizes) && sizes.every(isInt) && sameList(sizes.map(num), nvec))) throw bad(`sizes must be the action space's nvec ${show(nvec)}`, `${ptr}/sizes`);
       need = nvec.reduce((a, b) => a + b, 0);
     } else if (op === 'bernoulli') {

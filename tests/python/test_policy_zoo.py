@@ -161,3 +161,22 @@ def test_javascript_acts_like_sb3_on_every_zoo_model(sb3_zoo, imported):
         want = [dump_value(np.asarray(a)) for a in sb3_zoo[name].actions]
         assert judge(reply["actions"], want) == "", name
     assert len(replies) == len(names)
+
+
+def test_an_import_survives_a_policy_it_cannot_write(sb3_zoo, tmp_path, monkeypatch):
+    """A description the checks refuse is left out, the model is still imported, and the report says why."""
+    from rlarchive.interop import sb3_policy
+
+    real = sb3_policy.describe
+
+    def broken(model):
+        desc = real(model)
+        desc["action"] = {"op": "argmax", "in": "obs"}  # the observation is not as wide as the action space
+        return desc
+
+    monkeypatch.setattr(sb3_policy, "describe", broken)
+    out = tmp_path / "m.rlarchive"
+    report = sb3.import_archive(sb3_zoo["ppo_cartpole"].path, out)
+    assert report.policy.startswith("not written") and "EXTENSION_INVALID" in report.policy
+    with rlarchive.open(out) as ar:
+        assert ar.policy() is None and ar.data["gamma"] == 0.99

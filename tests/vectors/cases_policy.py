@@ -95,6 +95,12 @@ def _sample(space: Any, rng: np.random.Generator) -> Any:
 
 
 def _mask(space: Any, rng: np.random.Generator) -> np.ndarray:
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.MultiBinary):  # MaskablePPO: a mask over {0, 1} for each binary action
+        m = rng.random((int(np.prod(space.shape)), 2)) < 0.6
+        m[np.arange(len(m)), rng.integers(0, 2, len(m))] = True
+        return m.reshape(-1)
     n = int(space.n) if hasattr(space, "n") else int(np.sum(space.nvec))
     m = rng.random(n) < 0.6
     m[rng.integers(0, n)] = True
@@ -213,6 +219,10 @@ def _models() -> dict:
         "maskable-ppo-masks": (
             "MaskablePPO with action masks: masked-out actions are never chosen.", ["RLA_policy §6"],
             lambda: _build(lambda env: MaskablePPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"), box3, spaces.Discrete(6), masks=True),
+        ),
+        "maskable-ppo-multibinary": (
+            "MaskablePPO with MultiBinary actions: two masked logits per binary action, the larger one's index (int64), as MaskablePPO computes.", ["RLA_policy §6"],
+            lambda: _build(lambda env: MaskablePPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"), box3, spaces.MultiBinary(3), masks=True),
         ),
         "crossq-batch-renorm": (
             "CrossQ: batch renormalisation in evaluation mode (running statistics).", ["RLA_policy §5"],

@@ -729,6 +729,14 @@ def _finish_import(
         policy, report.policy = _policy_value(lambda env: model, vec_normalize, data)
     if policy is not None:
         extension_values[policy_description.EXTENSION] = policy
+        try:
+            save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
+            return report
+        except RlarchiveError as e:  # a description the checks refuse: the archive goes without it, and says why
+            if e.code != "WRITE_INVALID" or policy_description.EXTENSION not in e.message:
+                raise
+            del extension_values[policy_description.EXTENSION]
+            report.policy = f"not written: {e.message}"
     save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
     return report
 

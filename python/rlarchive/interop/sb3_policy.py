@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 __all__ = ["Weight", "Unsupported", "describe", "resolve"]
 
 
@@ -154,9 +156,12 @@ def _box_head(action_space: Any, x: str, squash: str) -> dict:
     return {"op": "box", "in": x, "squash": squash}
 
 
-def _distribution_head(action_space: Any, x: str, squash_output: bool) -> dict:
+def _distribution_head(action_space: Any, x: str, squash_output: bool, distribution: Any = None) -> dict:
     from gymnasium import spaces
 
+    if isinstance(action_space, spaces.MultiBinary) and type(distribution).__name__ == "MaskableBernoulliDistribution":
+        # MaskablePPO: two logits per binary action (a categorical over {0, 1} each), the index of the larger
+        return {"op": "multi_argmax", "in": x, "sizes": [2] * int(np.prod(action_space.shape))}
     if isinstance(action_space, spaces.Discrete):
         return {"op": "argmax", "in": x}
     if isinstance(action_space, spaces.MultiDiscrete):
@@ -210,7 +215,7 @@ def describe(model: Any) -> dict:
             x = _lstm(w, policy.lstm_actor, x, desc)
         x = w.module(policy.mlp_extractor.policy_net, x)
         x = w.module(policy.action_net, x)
-        head = _distribution_head(action_space, x, bool(getattr(policy, "squash_output", False)))
+        head = _distribution_head(action_space, x, bool(getattr(policy, "squash_output", False)), getattr(policy, "action_dist", None))
     elif hasattr(policy, "q_net"):  # DQN
         x = w.features(policy.q_net.features_extractor, model.observation_space)
         x = w.module(policy.q_net.q_net, x)
