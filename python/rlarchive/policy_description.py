@@ -76,6 +76,8 @@ HEADS: Mapping[str, tuple[frozenset, Any]] = {
 #: Elements a value of the description may have per observation (spec §5): the
 #: evaluators allocate every value, so its size is bounded before they run.
 MAX_POLICY_VALUE_ELEMENTS = 1 << 24
+#: Multiply-adds (and element operations) one observation may cost (spec §5): bounds the time to act.
+MAX_POLICY_OPERATIONS = 1 << 32
 
 _TOP_REQUIRED = {"observation_space", "action_space", "normalize_images", "nodes", "action"}
 _TOP_OPTIONAL = {"vec_normalize", "recurrent"}
@@ -139,6 +141,17 @@ def _bounded(shape: Any, ptr: str) -> None:
         raise RlarchiveError("LIMIT_EXCEEDED", f"a value of shape {shape} has more than MAX_POLICY_VALUE_ELEMENTS elements", member=MEMBER, pointer=ptr)
 
 
+def _operations(op: str, node: Mapping[str, Any], out: list) -> int:
+    """What one observation costs a node (spec §5): multiply-adds for the layers, elements for the rest."""
+    if op == "linear":
+        return math.prod(out) * node["weight"]["shape"][1]
+    if op == "conv2d":
+        return math.prod(out) * math.prod(node["weight"]["shape"][1:])
+    if op == "lstm":
+        return sum(math.prod(layer["weight_ih"]["shape"]) + math.prod(layer["weight_hh"]["shape"]) for layer in node["layers"])
+    return math.prod(out)
+
+
 def _inputs(space: Any, ptr: str) -> dict:
     """Name -> shape of the preprocessed observation(s)."""
     if not (isinstance(space, dict) and space.get("$type") == "space"):
@@ -163,6 +176,7 @@ class _Shapes:
         self.known = known  # name -> shape, or ("state", layers, hidden) for a recurrent state
         self.recurrent = recurrent
         self.lstm_seen = False
+        self.cost = 0  # operations per observation so far
 
     # -- parameters
     def weight(self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False) -> Optional[list]:
@@ -227,6 +241,9 @@ class _Shapes:
                 raise _fail(f"{name!r} is computed twice", where)
             _bounded(shape, where)
             self.known[name] = shape
+        self.cost += _operations(op, node, shapes[0])
+        if self.cost > MAX_POLICY_OPERATIONS:
+            raise RlarchiveError("LIMIT_EXCEEDED", "the nodes so far cost more than MAX_POLICY_OPERATIONS per observation", member=MEMBER, pointer=ptr)
 
     def _linear(self, node: Mapping, ptr: str, xs: list) -> list:
         (x,) = xs

@@ -20,6 +20,8 @@ export const KEY = 'policy';
 export const GROUP = 'RLA_policy';
 /** Elements a value of the description may have per observation (RLA_policy §5). */
 export const MAX_POLICY_VALUE_ELEMENTS = 2 ** 24;
+/** Multiply-adds (and element operations) one observation may cost (RLA_policy §5): bounds the time to act. */
+export const MAX_POLICY_OPERATIONS = 2 ** 32;
 
 /** Activation functions: parameter -> 'float' or the strings allowed. */
 export const ACTIVATION_PARAMETERS = Object.freeze({
@@ -113,6 +115,15 @@ function bounded(shape, ptr) {
   }
 }
 
+/** What one observation costs a node (RLA_policy §5): multiply-adds for the layers, elements for the rest. */
+function operations(op, node, out) {
+  const shape = (nd) => nd.get('shape').map(num);
+  if (op === 'linear') return prod(out) * shape(node.get('weight'))[1];
+  if (op === 'conv2d') return prod(out) * prod(shape(node.get('weight')).slice(1));
+  if (op === 'lstm') return node.get('layers').reduce((a, l) => a + prod(shape(l.get('weight_ih'))) + prod(shape(l.get('weight_hh'))), 0);
+  return prod(out);
+}
+
 /** Name -> shape of the preprocessed observation(s). */
 function inputs(space, ptr) {
   if (!isTagged(space, 'space')) throw bad('observation_space must be a space', ptr);
@@ -138,6 +149,7 @@ class Shapes {
     this.known = known; // name -> shape array, or {state: [layers, hidden]}
     this.recurrent = recurrent;
     this.lstmSeen = false;
+    this.cost = 0; // operations per observation so far
   }
 
   weight(node, key, ptr, ndim, optional = false) {
@@ -191,6 +203,8 @@ class Shapes {
       bounded(shapes[i], where);
       this.known.set(name, shapes[i]);
     });
+    this.cost += operations(op, node, shapes[0]);
+    if (this.cost > MAX_POLICY_OPERATIONS) throw fail('LIMIT_EXCEEDED', 'the nodes so far cost more than MAX_POLICY_OPERATIONS per observation', { member: MEMBER, pointer: ptr });
   }
 
   linear(node, ptr, [x]) {

@@ -295,3 +295,10 @@ def _():
 def _():
     half = sp.Box(np.full(2, -1, np.float16), np.full(2, 1, np.float16), (2,), "F16")
     return _raw_policy(_policy_json(action_space=_space_json(half), action={"op": "box", "in": "q", "squash": "clip"}))
+
+
+@case("policy-operations-too-many", "300 activations over a one-hot of 2^24 elements: more than MAX_POLICY_OPERATIONS per observation, refused before anything runs.", ["RLA_policy §5", "RLA_policy §8"], "LIMIT_EXCEEDED", extensions=[POLICY])
+def _():
+    n = 1 << 24
+    nodes = [{"op": "activation", "in": ["obs" if i == 0 else f"a{i - 1}"], "out": f"a{i}", "fn": "relu"} for i in range(300)]
+    return _raw_policy(_policy_json(observation_space=_space_json(sp.Discrete(n)), nodes=nodes, action={"op": "argmax", "in": "a299"}, action_space=_space_json(sp.Discrete(n))))
