@@ -1,0 +1,47 @@
+"""spec/rules.json maps every MUST of the specification to the vectors (or tests) that catch a reader breaking it."""
+import json
+import os
+import re
+
+from suite import ROOT
+
+
+def _musts() -> list:
+    """(section, sentence) of every sentence with MUST in spec/rlarchive.md, before the change log (the split rules.json uses)."""
+    with open(os.path.join(ROOT, "spec", "rlarchive.md"), encoding="utf-8") as f:
+        text = f.read()
+    text = text[: text.index("## Change log")]
+    out, section = [], None
+    for para in re.split(r"\n\s*\n", text):
+        m = re.match(r"#{2,3} (\d+(?:\.\d+)?)\.? ", para)
+        if m:
+            section = m.group(1)
+            continue
+        if section is None:
+            continue
+        for s in re.split(r"(?<=[.:;])\s+(?=[A-Z`(-])", " ".join(para.split())):
+            if "MUST" in s:
+                out.append((section, s))
+    return out
+
+
+def _rules() -> list:
+    with open(os.path.join(ROOT, "spec", "rules.json"), encoding="utf-8") as f:
+        return json.load(f)["rules"]
+
+
+def test_every_must_of_the_spec_is_mapped_in_order():
+    musts, rules = _musts(), _rules()
+    assert [(r["id"].split("/")[0].lstrip("§"), r["rule"]) for r in rules] == [(s, t[:200]) for s, t in musts], (
+        "spec/rules.json is stale: a MUST was added, removed or reworded"
+    )
+
+
+def test_every_rule_names_existing_vectors_or_tests():
+    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
+        ids = {c["id"] for c in json.load(f)["cases"]}
+    for r in _rules():
+        assert r["vectors"] or r.get("tests"), r["id"]
+        assert set(r["vectors"]) <= ids, (r["id"], set(r["vectors"]) - ids)
+        for t in r.get("tests", []):
+            assert os.path.exists(os.path.join(ROOT, t)), (r["id"], t)
