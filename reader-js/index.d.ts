@@ -205,6 +205,31 @@ export function act(
 /** Activation functions of RLA_policy §5 and their default parameters. */
 export const ACTIVATIONS: Readonly<Record<string, [(x: number, parameters: Record<string, unknown>) => number, Record<string, unknown>]>>;
 
+/** One problem of a validation report (spec §14). */
+export interface Issue {
+  code: ErrorCode;
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  member?: string;
+  pointer?: string;
+  offset?: number;
+}
+
+/** The validation report of spec §14 for one file. */
+export interface Report {
+  validator: { name: string; version: string };
+  file: string;
+  valid: boolean;
+  summary: { errors: number; warnings: number; infos: number };
+  issues: Issue[];
+}
+
+/** Every problem the reader finds in a file, as the report of spec §14; never rejects for a bad file. */
+export function validate(input: Input, options?: OpenOptions): Promise<Report>;
+
+/** This package's version. */
+export const VERSION: string;
+
 /** Extensions this reader supports (spec §5.4, spec/extensions/). */
 export const SUPPORTED_EXTENSIONS: readonly string[];
 

@@ -47,6 +47,7 @@ class Testee:
         self.proc: Any = None  # the running testee (subprocess.Popen), or None
         self.info: dict = {}
         self.extensions: set = set()
+        self.requests: set = set()  # requests besides dump the testee answers (Annex A: "validate")
         self.seq = 0
 
     def start(self) -> None:
@@ -66,6 +67,8 @@ class Testee:
         self.info = reply.get("reader", {})
         ext = reply.get("extensions", [])
         self.extensions = set(ext) if isinstance(ext, list) else set()
+        req = reply.get("requests", [])
+        self.requests = set(req) if isinstance(req, list) else set()
 
     @staticmethod
     def _pump_stderr(proc: Any, tail: collections.deque) -> None:
@@ -194,6 +197,19 @@ def same_actions(got, want) -> str:
     return ""
 
 
+def judge_report(case: dict, reply: dict) -> tuple[str, str]:
+    """A validate answer (Annex A): the report's issues, by code, severity and member, in order."""
+    if reply.get("result") != "report" or not isinstance(reply.get("report"), dict):
+        return "fail", f"validate: expected a report, got {reply.get('code', reply.get('result'))}: {str(reply.get('message', ''))[:160]}"
+    issues = reply["report"].get("issues")
+    if not isinstance(issues, list):
+        return "fail", "validate: the report has no issues list"
+    got = [{k: i[k] for k in ("code", "severity", "member") if isinstance(i, dict) and k in i} for i in issues]
+    if got != case["issues"]:
+        return "fail", f"validate: issues {got}, expected {case['issues']}"
+    return "pass", ""
+
+
 def judge(vectors: str, case: dict, reply: dict) -> tuple[str, str]:
     exp = case["expect"]
     result = reply.get("result")
@@ -248,7 +264,10 @@ def run_reader(name: str, cmd: list, cases: list, vectors: str, xfail: dict, tim
         if hasattr(testee, "stderr"):
             testee.stderr.clear()  # what the testee writes for this case only
         try:
-            status, detail = judge(vectors, c, ask(testee, vectors, c, expand(vectors, c, tmp)))
+            path = expand(vectors, c, tmp)
+            status, detail = judge(vectors, c, ask(testee, vectors, c, path))
+            if status == "pass" and "validate" in testee.requests and "issues" in c:
+                status, detail = judge_report(c, testee.request("validate", path))
         except TimeoutError:
             status, detail = "timeout", f"no answer within {timeout} s"
         except TesteeDied as e:

@@ -129,7 +129,7 @@ def directory_clash(names: list[str]) -> Optional[str]:
     return next((n for n in names if n.lower() in dirs), None)
 
 
-def _parse_extra(data: bytes, allowed: tuple[int, ...], member: str, offset: int) -> dict[int, bytes]:
+def _parse_extra(data: bytes, allowed: tuple[int, ...], member: Optional[str], offset: int) -> dict[int, bytes]:
     fields: dict[int, bytes] = {}
     pos = 0
     while pos < len(data):
@@ -241,7 +241,9 @@ def read_directory(src: Source) -> list[Member]:
         if pos + 46 + nlen + xlen + clen > len(cd):
             raise _err("ZIP_CD_INVALID", "central directory record runs past the directory", offset=at)
         raw_name = cd[pos + 46 : pos + 46 + nlen]
-        label = raw_name.decode("ascii", "replace")
+        text = raw_name.decode("ascii", "replace")
+        # an issue names its member only when the name is printable ASCII (as every reader can then give it alike)
+        label = text if all(0x20 <= b <= 0x7E for b in raw_name) else None
         host = made >> 8
         if host not in (HOST_MSDOS, HOST_UNIX):
             raise _err("ZIP_VERSION_MADE_BY", f"host system {host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted", label, at)
@@ -264,7 +266,7 @@ def read_directory(src: Source) -> list[Member]:
             raise _err("ZIP_CD_INVALID", "member has a file comment", label, at)
         why = check_name(raw_name)
         if why:
-            raise _err("ZIP_NAME_INVALID", f"invalid member name {label!r}: {why}", label, at)
+            raise _err("ZIP_NAME_INVALID", f"invalid member name {text!r}: {why}", label, at)
         extra = _parse_extra(cd[pos + 46 + nlen : pos + 46 + nlen + xlen], (ID_ZIP64,), label, at + 46 + nlen)
         wanted = [v == U32_MAX for v in (usize, csize, lh_offset)]
         z64 = extra.get(ID_ZIP64)

@@ -2,7 +2,7 @@
 // The conformance testee of annex A: JSON lines on stdin/stdout, one process for all cases.
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
-import { dump, open, act, parseJson, RlarchiveError, SUPPORTED_EXTENSIONS } from '../src/index.js';
+import { dump, open, act, parseJson, validate, RlarchiveError, SUPPORTED_EXTENSIONS } from '../src/index.js';
 import { checkValue } from '../src/values.js';
 import { decodeValue, inlineArray } from '../src/decode.js';
 
@@ -47,17 +47,18 @@ async function handle(req) {
       send({ ok: false });
       return 'exit';
     }
-    send({ ok: true, protocol: 1, reader: { name: pkg.name, version: pkg.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS] });
+    send({ ok: true, protocol: 1, reader: { name: pkg.name, version: pkg.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS], requests: ['predict', 'validate'] });
     return null;
   }
-  if (req?.cmd === 'dump' || req?.cmd === 'predict') {
+  if (req?.cmd === 'dump' || req?.cmd === 'predict' || req?.cmd === 'validate') {
     const seq = req.seq;
     if (typeof req.file !== 'string') {
       send({ seq, result: 'skipped', reason: 'request has no file path' });
       return null;
     }
     try {
-      send({ seq, ...(req.cmd === 'dump' ? { result: 'dump', dump: await dump(req.file) } : await predict(req)) });
+      const answer = req.cmd === 'dump' ? { result: 'dump', dump: await dump(req.file) } : req.cmd === 'validate' ? { result: 'report', report: await validate(req.file) } : await predict(req);
+      send({ seq, ...answer });
     } catch (e) {
       if (e instanceof RlarchiveError) send({ seq, result: 'error', code: e.code, message: e.message });
       else {

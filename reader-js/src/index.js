@@ -1,5 +1,6 @@
 // rlarchive-reader: the JavaScript reader of the rlarchive format.
-export { open, dump, Archive, groupOf, DUMP_VERSION } from './reader.js';
+export { open, dump, validate, Archive, groupOf, DUMP_VERSION } from './reader.js';
+export { VERSION } from './version.js';
 export { RlarchiveError, CATALOGUE, API_CODES } from './errors.js';
 export { Tuple, NDArray, Scalar, Space, Schedule, ClassRef, Opaque } from './decode.js';
 export { evaluateSchedule } from './schedules.js';

@@ -15,7 +15,8 @@ import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { viewElements } from './dtypes.js';
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
-import { checkUsed, readDocument } from './extensions.js';
+import { checkUsed, readDocument, SUPPORTED } from './extensions.js';
+import { VERSION } from './version.js';
 import { EXTENSION as VEC_NORMALIZE } from './vec_normalize.js';
 import { EXTENSION as POLICY } from './policy_description.js';
 import { Policy } from './policy.js';
@@ -63,6 +64,64 @@ export async function open(input, options = {}) {
     throw e;
   }
   return archive;
+}
+
+/**
+ * The validation report of spec §14 for one file: every problem found, never
+ * a rejection (the twin of python/rlarchive/validate.py). Stops at the first
+ * error of §11.1 steps 1 to 6; after that checks data.json, each tensor
+ * member, the references, every member's CRC-32 and digest and each used
+ * extension this reader supports independently, and reports warnings.
+ */
+export async function validate(input, options = {}) {
+  const issues = [];
+  let archive = null;
+  try {
+    const src = await openSource(input, options);
+    archive = new Archive(src);
+    archive._collect = issues;
+    await archive._open();
+  } catch (e) {
+    if (!(e instanceof RlarchiveError)) throw e;
+    issues.push(e);
+    if (archive) await archive.close();
+    archive = null;
+  }
+  if (archive) {
+    try {
+      issues.push(...archive.warnings);
+      const bools = [];
+      for (const m of archive._members) {
+        if (m.name === 'manifest.json' || m.name === 'data.json') continue;
+        const g = groupOf(m.name);
+        const infos = g !== null && archive._groups.has(g) ? [...archive._groups.get(g).tensors.values()] : [];
+        await archive._attempt(async () => {
+          const r = await archive._verifyMember(m, infos);
+          for (const name of r.badBools) bools.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, offset: archive._groups.get(g).tensors.get(name).offset }));
+        });
+      }
+      for (const name of archive._used) {
+        if (SUPPORTED.has(name)) await archive._attempt(() => readDocument(archive, name));
+      }
+      issues.push(...bools);
+    } finally {
+      await archive.close();
+    }
+  }
+  const count = (sev) => issues.filter((i) => i.severity === sev).length;
+  return {
+    validator: { name: 'rlarchive-reader', version: VERSION },
+    file: typeof input === 'string' ? input : `<${input?.constructor?.name ?? typeof input}>`,
+    valid: count('error') === 0,
+    summary: { errors: count('error'), warnings: count('warning'), infos: count('info') },
+    issues: issues.map((e) => {
+      const issue = { code: e.code, severity: e.severity, message: e.message };
+      if (e.member !== undefined && e.member !== null) issue.member = e.member;
+      if (e.pointer !== undefined && e.pointer !== null) issue.pointer = e.pointer;
+      if (e.offset !== undefined && e.offset !== null) issue.offset = e.offset;
+      return issue;
+    }),
+  };
 }
 
 /** Opens an archive, performs every check and returns its canonical dump (§13) as a string. */
@@ -149,22 +208,44 @@ export class Archive {
     const { sha, bytes: dataBytes } = await this._hashMember(dm, [], MAX_JSON_BYTES);
     if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
     // step 7
-    const doc = await this._readJson(dm, dataBytes);
-    const checked = checkDataDocument(doc);
-    for (const k of doc.keys()) {
-      if (k !== 'data' && k !== 'optimizers') this.warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json' }));
-    }
-    this._dataTree = checked.data;
-    this._optimizersTree = checked.optimizers;
+    let checked = null;
+    await this._attempt(async () => {
+      const doc = await this._readJson(dm, dataBytes);
+      checked = checkDataDocument(doc);
+      for (const k of doc.keys()) {
+        if (k !== 'data' && k !== 'optimizers') this.warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json' }));
+      }
+    });
+    this._dataTree = checked?.data ?? new Map();
+    this._optimizersTree = checked?.optimizers ?? new Map();
     // step 8
     this._groups = new Map();
+    const failed = new Set();
     for (const m of members) {
       const g = groupOf(m.name);
-      if (g !== null) this._groups.set(g, { member: m, ...(await readSafetensorsHeader(src, m)) });
+      if (g !== null && !(await this._attempt(async () => this._groups.set(g, { member: m, ...(await readSafetensorsHeader(src, m)) })))) failed.add(g);
     }
-    // step 9
-    for (const item of checked.late) this._checkRef(item, 'data.json');
+    // step 9 (but for references into groups that failed to read)
+    await this._attempt(async () => {
+      for (const item of checked?.late ?? []) if (!failed.has(item.info.ref.group)) this._checkRef(item, 'data.json');
+    });
     // step 11 (supported extensions) runs in dump(), and when their content is asked for
+  }
+
+  /** Runs a check; a validator (`this._collect` set) records its error and goes on. Resolves to whether it passed. */
+  async _attempt(fn) {
+    if (!this._collect) {
+      await fn();
+      return true;
+    }
+    try {
+      await fn();
+      return true;
+    } catch (e) {
+      if (!(e instanceof RlarchiveError)) throw e;
+      this._collect.push(e);
+      return false;
+    }
   }
 
   /** §7.6: a reference found in `member` names a tensor of exactly its dtype and shape. */

@@ -1252,6 +1252,34 @@ export default {
               },
               "description": "codes a validator reports (valid cases)"
             },
+            "issues": {
+              "type": "array",
+              "description": "what a validator reports for the file (Annex A validate): each issue's code, severity and member, in report order",
+              "items": {
+                "type": "object",
+                "required": [
+                  "code",
+                  "severity"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "code": {
+                    "type": "string",
+                    "pattern": "^[A-Z][A-Z0-9_]+$"
+                  },
+                  "severity": {
+                    "enum": [
+                      "error",
+                      "warning",
+                      "info"
+                    ]
+                  },
+                  "member": {
+                    "type": "string"
+                  }
+                }
+              }
+            },
             "expect": {
               "oneOf": [
                 {

@@ -42,3 +42,20 @@ test('the error catalogue equals spec/errors.md', (t) => {
   assert.deepEqual({ ...api.CATALOGUE }, fileCodes);
   assert.deepEqual([...api.API_CODES].sort(), apiCodes.sort());
 });
+
+test('VERSION is the package version', async () => {
+  const { VERSION } = await import('../src/index.js');
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  assert.equal(VERSION, pkg.version);
+});
+
+test('validate reports every problem as the report of spec §14 and never rejects for a bad file', async () => {
+  const { validate } = await import('../src/index.js');
+  const bad = await validate(new Uint8Array([1, 2, 3]));
+  assert.equal(bad.valid, false);
+  assert.deepEqual(bad.issues.map((i) => [i.code, i.severity]), [['ARCHIVE_NOT_RLARCHIVE', 'error']]);
+  assert.deepEqual(bad.summary, { errors: 1, warnings: 0, infos: 0 });
+  const good = await validate(readFileSync(new URL('../../test-vectors/valid/extension-optional.rlarchive', import.meta.url)));
+  assert.equal(good.valid, true);
+  assert.deepEqual(good.issues.map((i) => i.code), ['EXTENSION_UNKNOWN']);
+});

@@ -44,7 +44,7 @@ test('handshake, dumps, errors and stop', async () => {
     assert.ok(/^[\x00-\x7f]*$/.test(raw), 'answers are ASCII lines');
     const msgs = lines.map((l) => JSON.parse(l));
     assert.equal(msgs.length, 4);
-    assert.deepEqual(msgs[0], { ok: true, protocol: 1, reader: { name: 'rlarchive-reader', version: msgs[0].reader.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS] });
+    assert.deepEqual(msgs[0], { ok: true, protocol: 1, reader: { name: 'rlarchive-reader', version: msgs[0].reader.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS], requests: ['predict', 'validate'] });
     assert.ok(msgs[0].extensions.includes('RLA_vec_normalize'));
     assert.deepEqual({ ...msgs[1], dump: undefined }, { seq: 1, result: 'dump', dump: undefined });
     assert.equal(msgs[1].dump, await dump(bytes));

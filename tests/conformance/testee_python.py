@@ -39,6 +39,7 @@ def main() -> int:
                 "protocol": 1,
                 "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"},
                 "extensions": sorted(SUPPORTED_EXTENSIONS),
+                "requests": ["predict", "validate"],
             }
         elif cmd == "dump":
             try:
@@ -48,6 +49,8 @@ def main() -> int:
                 reply = {"seq": req["seq"], "result": "error", "code": e.code, "message": str(e)}
         elif cmd == "predict":
             reply = predict(req)
+        elif cmd == "validate":
+            reply = {"seq": req["seq"], "result": "report", "report": rlarchive.validate(req["file"])}
         elif cmd == "stop":
             return 0
         else:

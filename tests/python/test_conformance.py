@@ -15,7 +15,7 @@ def _harness(*args, timeout=300):
     return subprocess.run([sys.executable, RUN, "--quiet", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
-def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "") -> str:
+def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "", requests: tuple = ()) -> str:
     """A testee that wraps the reference reader and then misbehaves as ``body`` says (``setup`` runs first)."""
     p = tmp_path / "liar.py"
     p.write_text(
@@ -28,15 +28,18 @@ def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "") -> str:
             for line in sys.stdin:
                 req = json.loads(line)
                 if req["cmd"] == "start":
-                    print(json.dumps({{"ok": True, "protocol": 1, "reader": {{"name": "liar", "version": "0", "language": "python"}}, "extensions": {list(extensions)!r}}}), flush=True)
+                    print(json.dumps({{"ok": True, "protocol": 1, "reader": {{"name": "liar", "version": "0", "language": "python"}}, "extensions": {list(extensions)!r}, "requests": {list(requests)!r}}}), flush=True)
                     continue
                 if req["cmd"] == "stop":
                     break
-                try:
-                    with rlarchive.open(req["file"], spaces="neutral") as ar:
-                        reply = {{"seq": req["seq"], "result": "dump", "dump": ar.dump().decode()}}
-                except rlarchive.RlarchiveError as e:
-                    reply = {{"seq": req["seq"], "result": "error", "code": e.code}}
+                if req["cmd"] == "validate":
+                    reply = {{"seq": req["seq"], "result": "report", "report": rlarchive.validate(req["file"])}}
+                else:
+                    try:
+                        with rlarchive.open(req["file"], spaces="neutral") as ar:
+                            reply = {{"seq": req["seq"], "result": "dump", "dump": ar.dump().decode()}}
+                    except rlarchive.RlarchiveError as e:
+                        reply = {{"seq": req["seq"], "result": "error", "code": e.code}}
             {textwrap.indent(textwrap.dedent(body), " " * 16)}
                 print(json.dumps(reply), flush=True)
             """
@@ -177,3 +180,14 @@ def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp
     assert r.returncode == 0, r.stdout[-2000:]
     suite = ET.parse(tmp_path / "out.xml").getroot().find("testsuite")
     assert suite.get("failures") == "0" and int(suite.get("tests")) > 200
+
+
+def test_validate_reports_are_judged_issue_by_issue(tmp_path):
+    honest = _harness("--reader-cmd", _liar(tmp_path, "", requests=("validate",)), "--reader-name", "validator")
+    assert honest.returncode == 0, honest.stdout[-2000:]
+    cmd = _liar(tmp_path, """
+        if req["cmd"] == "validate":
+            reply["report"]["issues"] = [i for i in reply["report"]["issues"] if i["severity"] == "error"]
+    """, requests=("validate",))
+    r = _harness("--reader-cmd", cmd, "--reader-name", "quiet-validator")
+    assert r.returncode == 1 and "validate: issues" in r.stdout

@@ -53,6 +53,16 @@ def judge_actions():
     return same_actions
 
 
+def _issues(raw: bytes) -> list:
+    out = []
+    for i in rlarchive.validate(raw)["issues"]:
+        issue = {"code": i["code"], "severity": i["severity"]}
+        if "member" in i:
+            issue["member"] = i["member"]
+        out.append(issue)
+    return out
+
+
 def check_predict(c, raw: bytes) -> None:
     """The reference reader's policy acts as SB3 did on the case's observations."""
     from rlarchive.policy import act
@@ -95,6 +105,8 @@ def generate(out: str) -> None:
         entry = {"id": c.id, "description": c.description, "spec": c.spec, "file": c.file}
         if c.extensions:
             entry["extensions"] = c.extensions
+        if c.expect != "actions":  # what a validator reports (Annex A validate): code, severity and member of each issue, in order
+            entry["issues"] = _issues(raw)
         if c.expect == "actions":
             predict_file = f"valid/{c.id}.predict.json"
             with open(os.path.join(out, predict_file), "w", encoding="utf-8") as f:
