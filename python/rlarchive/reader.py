@@ -65,8 +65,8 @@ class Archive:
         source: SourceInput,
         *,
         spaces: str = "auto",
-        collect: Optional[list] = None,
         storage_options: Optional[Mapping[str, Any]] = None,
+        _collect: Optional[list] = None,
     ) -> None:
         if spaces not in ("auto", "neutral", "gymnasium"):
             raise ValueError("spaces must be 'auto', 'neutral' or 'gymnasium'")
@@ -77,7 +77,7 @@ class Archive:
         self._fetched: dict[tuple[int, int], bytes] = {}  # tensor bytes read by range (sources not at hand)
         self._data: Optional[dict] = None
         self.warnings: list[RlarchiveError] = []
-        self._collect = collect
+        self._collect = _collect  # a validator's list of errors (rlarchive.validate): checks go on past them
         try:
             self._open()
         except BaseException:
@@ -112,7 +112,7 @@ class Archive:
         # step 11 (supported extensions) runs in dump() and validate(), and when the content is asked for
 
     def _attempt(self, fn: Callable[[], Any]) -> bool:
-        """Run a check; a validator (``collect`` given) records its error and goes on."""
+        """Run a check; for a validator (``_collect`` given) record its error and go on."""
         if self._collect is None:
             fn()
             return True

@@ -34,7 +34,7 @@ def validate(path: Any) -> dict:
 
     issues: list[RlarchiveError] = []
     try:
-        ar = Archive(path, spaces="neutral", collect=issues)
+        ar = Archive(path, spaces="neutral", _collect=issues)
     except RlarchiveError as e:
         issues.append(e)
     else:
