@@ -6,11 +6,11 @@ import re
 from suite import ROOT
 
 
-def _musts() -> list:
-    """(section, sentence) of every sentence with MUST in spec/rlarchive.md, before the change log (the split rules.json uses)."""
-    with open(os.path.join(ROOT, "spec", "rlarchive.md"), encoding="utf-8") as f:
+def _musts(path: str = os.path.join("spec", "rlarchive.md")) -> list:
+    """(section, sentence) of every sentence with MUST in a specification, before any change log (the split rules.json uses)."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         text = f.read()
-    text = text[: text.index("## Change log")]
+    text = text.split("## Change log")[0]
     out, section = [], None
     for para in re.split(r"\n\s*\n", text):
         m = re.match(r"#{2,3} (\d+(?:\.\d+)?)\.? ", para)
@@ -25,9 +25,9 @@ def _musts() -> list:
     return out
 
 
-def _rules() -> list:
+def _rules(key: str = "rules") -> list:
     with open(os.path.join(ROOT, "spec", "rules.json"), encoding="utf-8") as f:
-        return json.load(f)["rules"]
+        return json.load(f)[key]
 
 
 def test_every_must_of_the_spec_is_mapped_in_order():
@@ -37,10 +37,18 @@ def test_every_must_of_the_spec_is_mapped_in_order():
     )
 
 
+def test_every_must_of_each_extension_is_mapped_in_order():
+    got = [(r["id"].split(" §")[0], r["id"].split(" §")[1].split("/")[0], r["rule"]) for r in _rules("extension_rules")]
+    want = []
+    for name in sorted(os.listdir(os.path.join(ROOT, "spec", "extensions"))):
+        want += [(name[:-3], s, t[:200]) for s, t in _musts(os.path.join("spec", "extensions", name))]
+    assert got == want, "the extension_rules of spec/rules.json are stale"
+
+
 def test_every_rule_names_existing_vectors_or_tests():
     with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
         ids = {c["id"] for c in json.load(f)["cases"]}
-    for r in _rules():
+    for r in _rules() + _rules("extension_rules"):
         assert r["vectors"] or r.get("tests"), r["id"]
         assert set(r["vectors"]) <= ids, (r["id"], set(r["vectors"]) - ids)
         for t in r.get("tests", []):
