@@ -1,7 +1,7 @@
 // The public API: declarations match the exports, and the README's Node example runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as api from '../src/index.js';
@@ -58,4 +58,22 @@ test('validate reports every problem as the report of spec §14 and never reject
   const good = await validate(readFileSync(new URL('../../test-vectors/valid/extension-optional.rlarchive', import.meta.url)));
   assert.equal(good.valid, true);
   assert.deepEqual(good.issues.map((i) => i.code), ['EXTENSION_UNKNOWN']);
+});
+
+test("the README's policy example runs", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const vector = fileURLToPath(new URL('../../test-vectors/valid/policy-ppo-mlp-discrete.rlarchive', import.meta.url));
+  if (!existsSync(vector)) return;
+  const code = /## Extensions, acting, validating[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)[1]
+    .replace("'rlarchive-reader'", JSON.stringify(new URL('../src/index.js', import.meta.url).href))
+    .replace("'agent.rlarchive'", JSON.stringify(vector));
+  const file = new URL('./.readme-policy.mjs', import.meta.url);
+  writeFileSync(file, code);
+  try {
+    const r = spawnSync(process.execPath, [fileURLToPath(file)], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^I64 BigInt64Array\(1\) \[ [0-2]n \]/);
+  } finally {
+    rmSync(file);
+  }
 });
