@@ -1487,5 +1487,6 @@ def _():
 # ======================================================================= the extensions this specification defines
 
 import cases_decisions  # noqa: E402,F401  (registers its cases after these)
+import cases_from_reader_js  # noqa: E402,F401
 import cases_extensions  # noqa: E402,F401
 import cases_policy  # noqa: E402,F401
