@@ -409,11 +409,24 @@ def _recurrent(rec: Any, inputs: dict, ptr: str) -> Optional[Mapping[str, Any]]:
     return rec
 
 
+def _outline(space: Any) -> Any:
+    """What the VecNormalize statistics depend on in a space value: its kind, a box's shape, a dict's keys and their outlines."""
+    if not (isinstance(space, dict) and space.get("$type") == "space"):
+        return None
+    kind = space.get("kind")
+    if kind == "box":
+        return ("box", list(space.get("shape", [])))
+    if kind == "dict":
+        return ("dict", [(k, _outline(s)) for k, s in space.get("spaces", [])])
+    return (kind,)
+
+
 def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> None:
     """Check a description (the value under ``policy``), inferring every value's shape.
 
-    ``data`` is the archive's raw ``data`` object (unused: the description
-    carries its own spaces), ``used`` its ``extensions_used``.
+    ``data`` is the archive's raw ``data`` object (with ``vec_normalize``, its
+    observation space must have the description's outline), ``used`` its
+    ``extensions_used``.
 
     Raises:
         RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
@@ -431,6 +444,9 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
             raise _fail(f"{k} must be a boolean", f"{base}/{k}")
     if value.get("vec_normalize") and "RLA_vec_normalize" not in used:
         raise _fail("vec_normalize is true but the archive does not use RLA_vec_normalize", f"{base}/vec_normalize")
+    if value.get("vec_normalize") and _outline(value.get("observation_space")) != _outline((data or {}).get("observation_space")):
+        # the statistics are checked against the data's observation space (RLA_vec_normalize §3)
+        raise _fail("vec_normalize is true but the observation space differs from the data's", f"{base}/observation_space")
     inputs = _inputs(value["observation_space"], f"{base}/observation_space")
     shapes = _Shapes(dict(inputs), _recurrent(value.get("recurrent"), inputs, f"{base}/recurrent"))
     if shapes.recurrent is not None:

@@ -341,6 +341,15 @@ function recurrentOf(rec, known, ptr) {
   return rec;
 }
 
+/** What the VecNormalize statistics depend on in a space value: its kind, a box's shape, a dict's keys and their outlines. */
+function outline(space) {
+  if (!isTagged(space, 'space')) return null;
+  const kind = space.get('kind');
+  if (kind === 'box') return ['box', space.get('shape').map(num)];
+  if (kind === 'dict') return ['dict', space.get('spaces').map(([k, s]) => [k, outline(s)])];
+  return [kind];
+}
+
 /**
  * Checks a description (the json.js tree under `policy`), inferring every
  * value's shape. `used` is the archive's extensions_used. Throws
@@ -356,6 +365,10 @@ export function check(value, data, used = []) {
   }
   if (value.get('vec_normalize') === true && !used.includes('RLA_vec_normalize')) {
     throw bad('vec_normalize is true but the archive does not use RLA_vec_normalize', `${base}/vec_normalize`);
+  }
+  // the statistics are checked against the data's observation space (RLA_vec_normalize §3)
+  if (value.get('vec_normalize') === true && JSON.stringify(outline(value.get('observation_space'))) !== JSON.stringify(outline(data?.get('observation_space')))) {
+    throw bad("vec_normalize is true but the observation space differs from the data's", `${base}/observation_space`);
   }
   const known = inputs(value.get('observation_space'), `${base}/observation_space`);
   const rec = recurrentOf(value.get('recurrent'), known, `${base}/recurrent`);

@@ -302,3 +302,11 @@ def _():
     n = 1 << 24
     nodes = [{"op": "activation", "in": ["obs" if i == 0 else f"a{i - 1}"], "out": f"a{i}", "fn": "relu"} for i in range(300)]
     return _raw_policy(_policy_json(observation_space=_space_json(sp.Discrete(n)), nodes=nodes, action={"op": "argmax", "in": "a299"}, action_space=_space_json(sp.Discrete(n))))
+
+
+@case("policy-vec-normalize-other-space", "vec_normalize is true but the description's observation space (shape [2]) differs from the data's ([3]), against which the statistics are checked.", ["RLA_policy §3", "RLA_policy §8"], "EXTENSION_INVALID", extensions=[POLICY, VN])
+def _():
+    desc = _policy_json(vec_normalize=True, observation_space=_space_json(_box((2,))))
+    desc["nodes"] = _node(0, weight=nd("F32", [4, 2], np.zeros((4, 2), np.float32).tobytes()))
+    return saved(_spaces(_box((3,))), {"policy": _WEIGHTS}, extensions_used=[POLICY, VN],
+                 extension_values={VN: _vn(_stats((3,), 9))}, extension_members={POLICY_MEMBER: json.dumps({"policy": desc}).encode()})
