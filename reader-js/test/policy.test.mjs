@@ -42,7 +42,9 @@ const probe = (input, width) => ({ action_space: boxSpace([width], -Infinity, In
 function load(desc, vecNormalize = null) {
   const text = JSON.stringify({ policy: { normalize_images: true, ...desc }, vec_normalize: vecNormalize }, (k, v) => (typeof v === 'number' && !Number.isFinite(v) ? { $type: 'float', value: v > 0 ? 'inf' : v < 0 ? '-inf' : 'nan' } : v));
   const tree = parseJson(new TextEncoder().encode(text));
-  check(tree.get('policy'), null, vecNormalize ? ['RLA_vec_normalize'] : []);
+  // the archive's data holds the same observation space (RLA_policy §3, with vec_normalize)
+  const data = new Map([['observation_space', tree.get('policy').get('observation_space')]]);
+  check(tree.get('policy'), data, vecNormalize ? ['RLA_vec_normalize'] : []);
   const vn = vecNormalize ? decodeValue(tree.get('vec_normalize'), null) : null;
   return new Policy(decodeValue(tree.get('policy'), null), { vecNormalize: vn });
 }
