@@ -66,7 +66,7 @@ def _encode_document(
 
 
 def _extension_member(
-    name: str, value: Any, groups: dict[str, dict[str, TensorData]], data_json: bytes, extensions_used: list
+    name: str, value: Any, groups: dict[str, dict[str, TensorData]], data: Mapping[str, Any], extensions_used: list
 ) -> dict[str, bytes]:
     """The member of a supported extension for ``value``, checked as a reader checks it (spec §11.1 step 11)."""
     from .extensions import SUPPORTED
@@ -85,7 +85,7 @@ def _extension_member(
             t = groups.get(ref.group, {}).get(ref.name)
             if t is None or t.dtype != ref.dtype or list(t.shape) != list(ref.shape):
                 raise RlarchiveError("REF_MISMATCH", f"{ref.group}/{ref.name} is not a tensor of dtype {ref.dtype} and shape {ref.shape}", pointer=ref.pointer)
-        ext.check(encoded, jsonstrict.parse(data_json, member="data.json")["data"], extensions_used)
+        ext.check(encoded, data, extensions_used)
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the {name} member would break the spec: {e}") from None
     return {ext.member: _json_member({ext.key: encoded}, ext.member)}
@@ -374,8 +374,10 @@ def save(
     for ext_name, value in (extension_values or {}).items():
         if ext_name not in extensions_used:
             extensions_used.append(ext_name)
-    for ext_name, value in (extension_values or {}).items():
-        ext_members.update(_extension_member(ext_name, value, groups, data_json, extensions_used))
+    if extension_values:
+        raw_data = jsonstrict.parse(data_json, member="data.json")["data"]  # what readers check the members against
+        for ext_name, value in extension_values.items():
+            ext_members.update(_extension_member(ext_name, value, groups, raw_data, extensions_used))
     used = set(extensions_used)
     for name, content in ext_members.items():
         parts = name.split("/")

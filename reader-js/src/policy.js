@@ -7,6 +7,8 @@
 // loaded). Values are {shape, data} with the batch first and data a
 // Float32Array; every operation rounds its results to float32 (RLA_policy §5).
 
+import { normalizeArray } from './vec_normalize.js';
+
 const f32 = Math.fround;
 
 // -- activations (RLA_policy §5.5): float32 in, float32 out -----------------------------
@@ -257,13 +259,7 @@ function asBatch(obs, space) {
 /** Spec RLA_policy §4 (and RLA_vec_normalize §4 first when `norm` is given): a {shape, data} of float32. */
 function preprocessOne(b, space, normalizeImages, norm, n) {
   let values = b.values instanceof BigInt64Array || b.values instanceof BigUint64Array || Array.isArray(b.values) ? Array.from(b.values, num) : b.values;
-  if (norm) {
-    const mean = norm.stats.mean.data;
-    const variance = norm.stats.var.data;
-    const eps = num(norm.vn.epsilon);
-    const clip = num(norm.vn.clip_obs);
-    values = Float32Array.from(values, (x, i) => Math.min(Math.max((x - mean[i % mean.length]) / Math.sqrt(variance[i % mean.length] + eps), -clip), clip));
-  }
+  if (norm) values = normalizeArray(values, norm.stats, num(norm.vn.epsilon), num(norm.vn.clip_obs));
   switch (space.kind) {
     case 'box': {
       const data = Float32Array.from(values);

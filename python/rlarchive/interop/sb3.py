@@ -1035,14 +1035,6 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
     return json.dumps(out, indent=4)
 
 
-def _read_rlarchive(path: Union[str, os.PathLike]):
-    """Everything an SB3 zip needs from an rlarchive: (data, metadata, params, variables), copied out of the file."""
-    from ..reader import open_archive
-
-    with open_archive(os.fspath(path), spaces="neutral") as ar:
-        return _archive_parts(ar, copy=True)
-
-
 def _archive_parts(ar: Any, copy: bool):
     """(data, metadata, params, variables) of an open, verified archive.
 
@@ -1204,12 +1196,14 @@ def export_archive(
     Raises:
         RlarchiveError: for an invalid archive or a value SB3 cannot hold.
     """
+    from ..reader import open_archive
     from ..writer import atomic_file
 
     if isinstance(allow_classes, str):
         raise TypeError("allow_classes must be a list of names, not a string")
-    data, metadata, params, variables = _read_rlarchive(in_path)
-    stats = _archive_vec_normalize(in_path) if vec_normalize_out is not None else None
+    with open_archive(os.fspath(in_path), spaces="neutral") as ar:
+        data, metadata, params, variables = _archive_parts(ar, copy=True)
+        stats = _vec_normalize_of(ar, in_path) if vec_normalize_out is not None else None
     version, target = _target_version(sb3_version, metadata)
     if target < (2, 4) and metadata.get(META_ALGORITHM) in _TARGET_IN_OPTIMIZER:
         params = _dqn_optimizer_for_old_sb3(params, _TARGET_IN_OPTIMIZER[metadata[META_ALGORITHM]])
@@ -1233,15 +1227,15 @@ def load_vec_normalize(path: Union[str, os.PathLike], venv: Any) -> Any:
     """
     from . import vecnormalize
 
-    return vecnormalize.wrap(_archive_vec_normalize(path), venv)
-
-
-def _archive_vec_normalize(path: Union[str, os.PathLike]) -> Statistics:
-    """The VecNormalize statistics an archive holds; VALUE_UNSUPPORTED when it holds none."""
     from ..reader import open_archive
 
     with open_archive(os.fspath(path), spaces="neutral") as ar:
-        stats = ar.vec_normalize()
+        return vecnormalize.wrap(_vec_normalize_of(ar, path), venv)
+
+
+def _vec_normalize_of(ar: Any, path: Union[str, os.PathLike]) -> Statistics:
+    """The VecNormalize statistics an open archive holds; VALUE_UNSUPPORTED when it holds none."""
+    stats = ar.vec_normalize()
     if stats is None:
         raise RlarchiveError("VALUE_UNSUPPORTED", f"{os.fspath(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})")
     return stats
