@@ -198,13 +198,14 @@ def same_actions(got, want) -> str:
 
 
 def judge_report(case: dict, reply: dict) -> tuple[str, str]:
-    """A validate answer (Annex A): the report's issues, by code, severity and member, in order."""
+    """A validate answer (Annex A): the report's issues, by code, severity and location
+    (member, pointer, offset: spec §11.2), in order; messages are free."""
     if reply.get("result") != "report" or not isinstance(reply.get("report"), dict):
         return "fail", f"validate: expected a report, got {reply.get('code', reply.get('result'))}: {str(reply.get('message', ''))[:160]}"
     issues = reply["report"].get("issues")
     if not isinstance(issues, list):
         return "fail", "validate: the report has no issues list"
-    got = [{k: i[k] for k in ("code", "severity", "member") if isinstance(i, dict) and k in i} for i in issues]
+    got = [{k: i[k] for k in ("code", "severity", "member", "pointer", "offset") if isinstance(i, dict) and k in i} for i in issues]
     if got != case["issues"]:
         return "fail", f"validate: issues {got}, expected {case['issues']}"
     return "pass", ""

@@ -4,7 +4,7 @@ The catalogue comes from spec/tables.json (via the generated :mod:`rlarchive.tab
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Iterable, Optional
 
 from .tables import API_CODES as _API_CODES, CATALOGUE
 
@@ -12,6 +12,19 @@ from .tables import API_CODES as _API_CODES, CATALOGUE
 API_CODES: frozenset[str] = frozenset(_API_CODES)
 
 __all__ = ["CATALOGUE", "API_CODES", "RlarchiveError"]
+
+
+def esc(key: str) -> str:
+    """Escape a key for a JSON Pointer (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def members_pointer(node: dict, ptr: str, allowed: Iterable[Any]) -> str:
+    """Where an object whose members are not the allowed ones is at fault (spec §11.2):
+    its first member (in document order) that is not allowed, else the object itself."""
+    allowed = set(allowed)
+    extra = next((k for k in node if k not in allowed), None)
+    return ptr if extra is None else f"{ptr}/{esc(extra)}"
 
 
 class RlarchiveError(Exception):

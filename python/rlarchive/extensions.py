@@ -82,7 +82,11 @@ def read_document(ar: "Archive", name: str) -> Optional[Any]:
 
 def check_used(ar: "Archive") -> None:
     """Spec §11.1 step 11: the checks of every used, supported extension, in the order of ``extensions_used``."""
-    for name in ar.manifest.extensions_used:
-        if name in SUPPORTED:
-            ar._attempt(lambda: read_document(ar, name))
+    for name in supported_used(ar):
+        read_document(ar, name)
+
+
+def supported_used(ar: "Archive") -> list[str]:
+    """The extensions the archive uses that this package supports, in the order of ``extensions_used``."""
+    return [name for name in ar.manifest.extensions_used if name in SUPPORTED]
 

@@ -18,6 +18,8 @@ _BOM = b"\xef\xbb\xbf"
 _DEPTH_TOKENS = re.compile(r'["\\\[\]{}]')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# the tokens of a JSON text that json.loads accepted (or stopped in at a NaN literal)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\]:,]|true|false|null|\s+')
 
 
 def _depth(text: str) -> int:
@@ -107,6 +109,90 @@ def _has_surrogate(obj: Any) -> bool:
     return False
 
 
+def _locate(text: str, rule: str) -> int:
+    """The character position of the first token, in document order, that breaks ``rule`` (spec §11.2).
+
+    ``rule`` is one of "surrogate" (a string holding a lone surrogate: its
+    opening quote), "duplicate" (a key an earlier key of its object equals: its
+    opening quote), "nan" (a NaN or Infinity literal), "int" (an integer literal
+    outside ±(2^53-1)) and "float" (a float literal that overflows binary64).
+    Called only once the rule is known to be broken, on a text json.loads read.
+    """
+    stack: list = []  # per open container: the keys seen (an object) or None (an array)
+    expect_key = False
+    for m in _TOKEN.finditer(text):
+        tok, pos = m.group(), m.start()
+        c = tok[0]
+        if c == '"':
+            value = json.loads(tok)
+            if rule == "surrogate" and _SURROGATE.search(value):
+                return pos
+            if expect_key:
+                expect_key = False
+                if rule == "duplicate" and value in stack[-1]:
+                    return pos
+                stack[-1].add(value)
+        elif c == "{":
+            stack.append(set())
+            expect_key = True
+        elif c == "[":
+            stack.append(None)
+        elif c in "]}":
+            stack.pop()
+        elif c == ",":
+            expect_key = bool(stack) and stack[-1] is not None
+        elif c in "-0123456789NI":
+            if rule == "nan" and tok in ("NaN", "Infinity", "-Infinity"):
+                return pos
+            if rule == "int" and not any(ch in tok for ch in ".eEIN") and (len(tok.lstrip("-")) > 16 or abs(int(tok)) > MAX_SAFE_INTEGER):
+                return pos
+            if rule == "float" and any(ch in tok for ch in ".eE") and math.isinf(float(tok)):
+                return pos
+    raise AssertionError(f"no token breaks {rule}")  # pragma: no cover - parse() found one
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _syntax_at(text: str, e: json.JSONDecodeError) -> int:
+    """The character position of a JSON_SYNTAX error (spec §11.2): the length of
+    the longest prefix of ``text`` that begins some JSON text.
+
+    json.loads stops at the start of the token it could not take; this moves
+    on over the part of that token that is still a valid beginning.
+    """
+    pos, msg, n = e.pos, e.msg, len(text)
+    if msg.startswith("Unterminated string"):
+        return n
+    if msg.startswith("Invalid \\escape"):
+        return text.rfind("\\", 0, pos + 1) + 1
+    if msg.startswith("Invalid \\uXXXX"):
+        k = text.rfind("\\", 0, pos + 1) + 2
+        while k < n and k < pos + 6 and text[k] in _HEX:
+            k += 1
+        return k
+    if pos < n and msg.startswith("Expecting value"):
+        if text[pos] == "-":
+            return pos + 1
+        for word in ("true", "false", "null"):
+            if text[pos] == word[0]:
+                k = 1
+                while k < len(word) and pos + k < n and text[pos + k] == word[k]:
+                    k += 1
+                return pos + k
+    start = pos
+    while start > 0 and text[start - 1] in "0123456789.eE+-":
+        start -= 1
+    number = text[start:pos]
+    if number[-1:].isdigit() and text[pos : pos + 1] in (".", "e", "E") and not any(c in number for c in ("." if text[pos] == "." else "") + "eE"):
+        # a number json.loads ended early: "1." and "1e+" begin longer numbers
+        k = pos + 1
+        if text[pos] in "eE" and k < n and text[k] in "+-":
+            k += 1
+        return k
+    return pos
+
+
 def parse(
     raw: bytes,
     *,
@@ -131,6 +217,10 @@ def parse(
         off = None if offset is None else offset + (at or 0)
         return RlarchiveError(code, msg, member=member, offset=off)
 
+    def fail_at(code: str, msg: str, rule: str) -> RlarchiveError:
+        pos = _locate(text, rule)
+        return fail(code, msg, len(text[:pos].encode("utf-8")))
+
     if len(raw) > max_bytes:
         raise fail(size_code, f"JSON text of {len(raw)} bytes exceeds the limit of {max_bytes}")
     if raw.startswith(_BOM):
@@ -151,20 +241,20 @@ def parse(
             parse_constant=_nan_literal,
         )
     except _NanLiteral as e:
-        raise fail("JSON_NAN_LITERAL", f"JSON text holds the literal {e.args[0]}") from None
+        raise fail_at("JSON_NAN_LITERAL", f"JSON text holds the literal {e.args[0]}", "nan") from None
     except json.JSONDecodeError as e:
-        at = len(text[: e.pos].encode("utf-8"))
+        at = len(text[: _syntax_at(text, e)].encode("utf-8"))
         raise fail("JSON_SYNTAX", f"invalid JSON: {e.msg}", at) from None
     except (RecursionError, ValueError) as e:  # ValueError: int too long for str conversion
         raise fail("JSON_SYNTAX", f"invalid JSON: {e}") from None
     if _SURROGATE_ESCAPE.search(text) and (hooks.surrogate or _has_surrogate(value)):
-        raise fail("JSON_UTF8", "JSON string escapes a lone surrogate")
+        raise fail_at("JSON_UTF8", "JSON string escapes a lone surrogate", "surrogate")
     if hooks.duplicate is not None:
-        raise fail("JSON_DUPLICATE_KEY", f"JSON object has the key {hooks.duplicate!r} twice")
+        raise fail_at("JSON_DUPLICATE_KEY", f"JSON object has the key {hooks.duplicate!r} twice", "duplicate")
     if hooks.int_range is not None:
-        raise fail("JSON_INTEGER_RANGE", f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)")
+        raise fail_at("JSON_INTEGER_RANGE", f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)", "int")
     if hooks.float_range is not None:
-        raise fail("JSON_NUMBER_RANGE", f"float literal {hooks.float_range[:40]} overflows binary64")
+        raise fail_at("JSON_NUMBER_RANGE", f"float literal {hooks.float_range[:40]} overflows binary64", "float")
     return value
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping, Optional
 
-from .errors import RlarchiveError
+from .errors import RlarchiveError, esc
 from .extensions import SUPPORTED
 
 FORMAT = "rlarchive"
@@ -79,6 +79,36 @@ def _fail(code: str, msg: str, ptr: Optional[str] = None) -> RlarchiveError:
     return RlarchiveError(code, msg, member="manifest.json", pointer=ptr)
 
 
+def _schema_error_path(e: Any) -> list:
+    """Where a JSON Schema error is located (spec §11.2): a property that is not allowed,
+    or the later of two equal items, rather than the object or array holding it."""
+    path = list(e.absolute_path)
+    if e.validator == "additionalProperties" and e.validator_value is False and isinstance(e.instance, dict):
+        known = e.schema.get("properties", {})
+        patterns = [re.compile(p) for p in e.schema.get("patternProperties", {})]
+        extra = next((k for k in e.instance if k not in known and not any(p.search(k) for p in patterns)), None)
+        if extra is not None:
+            path.append(extra)
+    elif e.validator == "uniqueItems" and isinstance(e.instance, list):
+        seen: list = []
+        for i, item in enumerate(e.instance):
+            text = json.dumps(item, sort_keys=True)
+            if text in seen:
+                path.append(i)
+                break
+            seen.append(text)
+    return path
+
+
+def _document_order(obj: Any, path: list) -> list:
+    """A sort key placing locations in the order their values appear in the document."""
+    key, node = [], obj
+    for p in path:
+        key.append(list(node).index(p) if isinstance(node, dict) else p)
+        node = node[p]
+    return key
+
+
 def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
     """Check a parsed manifest: version first, then schema, then extensions (spec §5)."""
     if not isinstance(obj, dict):
@@ -91,11 +121,10 @@ def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
         raise _fail("MANIFEST_INVALID", "format_version must be a string MAJOR.MINOR", "/format_version")
     if int(m.group(1)) != MAJOR:
         raise _fail("VERSION_UNSUPPORTED", f"format version {ver} is not supported (this reader reads {MAJOR}.x)", "/format_version")
-    errors = sorted(validator("manifest-1.0.schema.json").iter_errors(obj), key=lambda e: list(e.absolute_path))
+    errors = [(_schema_error_path(e), e.message) for e in validator("manifest-1.0.schema.json").iter_errors(obj)]
     if errors:
-        e = errors[0]
-        ptr = "".join(f"/{p}" for p in e.absolute_path)
-        raise _fail("MANIFEST_INVALID", e.message[:300], ptr)
+        path, message = min(errors, key=lambda pm: _document_order(obj, pm[0]))
+        raise _fail("MANIFEST_INVALID", message[:300], "".join(f"/{esc(str(p))}" for p in path))
     members: dict[str, dict] = {}
     for i, entry in enumerate(obj["members"]):
         if entry["name"] in members:
@@ -114,7 +143,7 @@ def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
     out = Manifest(obj, members)
     for k in obj:
         if k not in KNOWN_PROPERTIES:
-            out.warnings.append(_fail("MANIFEST_UNKNOWN_PROPERTY", f"unknown manifest property {k!r} ignored", "/" + k))
+            out.warnings.append(_fail("MANIFEST_UNKNOWN_PROPERTY", f"unknown manifest property {k!r} ignored", "/" + esc(k)))
     for i, ext in enumerate(used):
         if ext not in supported:
             out.warnings.append(_fail("EXTENSION_UNKNOWN", f"extension {ext} is used but not supported; ignored", f"/extensions_used/{i}"))

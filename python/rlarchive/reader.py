@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 from . import jsonstrict, manifest as manifest_mod
-from .errors import RlarchiveError
+from .errors import RlarchiveError, esc
 from .limits import MAX_JSON_BYTES
 from .sources import Source, SourceInput, open_source
 from .tensors import TensorInfo, read_group, view_numpy, view_torch
@@ -66,8 +66,29 @@ class Archive:
         *,
         spaces: str = "auto",
         storage_options: Optional[Mapping[str, Any]] = None,
-        _collect: Optional[list] = None,
     ) -> None:
+        self._setup(source, spaces, storage_options)
+        try:
+            self._check_structure()
+            self._check_content()
+        except BaseException:
+            self._src.close()
+            raise
+
+    @classmethod
+    def _with_checked_structure(cls, source: SourceInput, *, spaces: str = "auto") -> "Archive":
+        """An archive after steps 1-6 of spec §11.1 only (they raise at the first error); the
+        validator (:mod:`rlarchive.validate`) then runs every later check itself, one by one."""
+        ar = cls.__new__(cls)
+        ar._setup(source, spaces, None)
+        try:
+            ar._check_structure()
+        except BaseException:
+            ar._src.close()
+            raise
+        return ar
+
+    def _setup(self, source: SourceInput, spaces: str, storage_options: Optional[Mapping[str, Any]]) -> None:
         if spaces not in ("auto", "neutral", "gymnasium"):
             raise ValueError("spaces must be 'auto', 'neutral' or 'gymnasium'")
         self.path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else f"<{type(source).__name__}>"
@@ -77,16 +98,14 @@ class Archive:
         self._fetched: dict[tuple[int, int], bytes] = {}  # tensor bytes read by range (sources not at hand)
         self._data: Optional[dict] = None
         self.warnings: list[RlarchiveError] = []
-        self._collect = _collect  # a validator's list of errors (rlarchive.validate): checks go on past them
-        try:
-            self._open()
-        except BaseException:
-            self._src.close()
-            raise
+        self._doc: dict[str, Any] = {"data": {}, "optimizers": {}}
+        self._refs: list[Ref] = []
+        self._groups: dict[str, dict[str, TensorInfo]] = {}
 
     # -- checking, in the order of spec §11.1
 
-    def _open(self) -> None:
+    def _check_structure(self) -> None:
+        """Steps 1-6: the container, the layout and the manifest."""
         src = self._src
         members = read_directory(src)  # steps 1-4 and the mimetype rule
         self._members = {m.name: m for m in members}
@@ -99,29 +118,22 @@ class Archive:
             ):
                 raise RlarchiveError("MEMBER_UNEXPECTED", f"member {m.name} is not part of the archive layout", member=m.name)
         self._check_manifest(members)  # step 6
-        self._doc: dict[str, Any] = {"data": {}, "optimizers": {}}
-        self._refs: list[Ref] = []
-        self._attempt(self._check_data)  # step 7
-        self._groups: dict[str, dict[str, TensorInfo]] = {}
-        failed = set()
-        for m in members:  # step 8
-            g = group_of(m.name)
-            if g is not None and not self._attempt(lambda: self._groups.__setitem__(g, read_group(src, m))):
-                failed.add(g)
-        self._attempt(lambda: self._check_refs(failed))  # step 9
-        # step 11 (supported extensions) runs in dump() and validate(), and when the content is asked for
 
-    def _attempt(self, fn: Callable[[], Any]) -> bool:
-        """Run a check; for a validator (``_collect`` given) record its error and go on."""
-        if self._collect is None:
-            fn()
-            return True
-        try:
-            fn()
-            return True
-        except RlarchiveError as e:
-            self._collect.append(e)
-            return False
+    def _check_content(self) -> None:
+        """Steps 7-9, stopping at the first error; step 11 (supported extensions)
+        runs in dump() and validate(), and when the content is asked for."""
+        self._check_data()
+        for m in self._group_members():
+            self._read_group(m)
+        self._check_refs(set())
+
+    def _group_members(self) -> list[Member]:
+        """The tensor members, in ZIP order (step 8)."""
+        return [m for m in self._members.values() if group_of(m.name) is not None]
+
+    def _read_group(self, m: Member) -> None:
+        """Step 8 for one tensor member."""
+        self._groups[str(group_of(m.name))] = read_group(self._src, m)
 
     def _check_manifest(self, members: list[Member]) -> None:
         src = self._src
@@ -150,10 +162,11 @@ class Archive:
     def _check_data(self) -> None:
         _, doc = _read_json_member(self._src, self._members["data.json"])
         if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict) or not isinstance(doc.get("optimizers", {}), dict):
-            raise RlarchiveError("DATA_INVALID", "data.json must be an object with a 'data' object and an optional 'optimizers' object", member="data.json", pointer="")
+            where = "" if not isinstance(doc, dict) or "data" not in doc else "/data" if not isinstance(doc["data"], dict) else "/optimizers"
+            raise RlarchiveError("DATA_INVALID", "data.json must be an object with a 'data' object and an optional 'optimizers' object", member="data.json", pointer=where)
         for k in doc:
             if k not in ("data", "optimizers"):
-                self.warnings.append(RlarchiveError("DATA_UNKNOWN_PROPERTY", f"unknown data.json property {k!r} ignored", member="data.json", pointer="/" + k))
+                self.warnings.append(RlarchiveError("DATA_UNKNOWN_PROPERTY", f"unknown data.json property {k!r} ignored", member="data.json", pointer="/" + esc(k)))
         checker = Checker()
         checker.check_map(doc["data"], "/data")
         checker.check_map(doc.get("optimizers", {}), "/optimizers")
@@ -175,9 +188,12 @@ class Archive:
 
     def verify(self) -> None:
         """The deferred checks (spec §11.1 step 10): CRC-32 then digest of every other member."""
-        for m in self._members.values():
-            if m.name not in ("manifest.json", "data.json"):
-                self._attempt(lambda: self._verify_member(m))
+        for m in self._deferred_members():
+            self._verify_member(m)
+
+    def _deferred_members(self) -> list[Member]:
+        """The members step 10 checks, in ZIP order."""
+        return [m for m in self._members.values() if m.name not in ("manifest.json", "data.json")]
 
     def _verify_member(self, m: Member) -> None:
         crc, sha = digests(self._chunks(m))

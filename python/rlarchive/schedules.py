@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Union
 
-from .errors import RlarchiveError
+from .errors import RlarchiveError, members_pointer
 
 Number = Union[int, float]
 
@@ -81,7 +81,7 @@ def check(node: dict, ptr: str, fail: Callable[..., RlarchiveError]) -> None:
         raise fail("VALUE_INVALID", f"unknown schedule kind {kind!r}", ptr)
     want = _FIELDS[kind][0] | {"$type", "kind"}
     if set(node) != want:
-        raise fail("VALUE_INVALID", f"schedule {kind} needs exactly the members {sorted(want)}", ptr)
+        raise fail("VALUE_INVALID", f"schedule {kind} needs exactly the members {sorted(want)}", members_pointer(node, ptr, want))
     if kind == "piecewise":
         pts = node["points"]
         if not isinstance(pts, list) or not all(

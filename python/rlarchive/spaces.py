@@ -9,7 +9,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from .dtypes import DTYPES, INTEGER_CODES, code_of_numpy, numpy_view_dtype
-from .errors import RlarchiveError
+from .errors import RlarchiveError, members_pointer
 
 
 def _arrays_equal(a: np.ndarray, b: np.ndarray) -> bool:
@@ -121,7 +121,7 @@ def check(node: dict, ptr: str, check_value: Callable[[Any, str], None], fail: C
         raise fail("VALUE_INVALID", f"unknown space kind {kind!r}", ptr)
     want = _MEMBERS[kind] | {"$type", "kind"}
     if set(node) != want:
-        raise fail("VALUE_INVALID", f"space {kind} needs exactly the members {sorted(want)}", ptr)
+        raise fail("VALUE_INVALID", f"space {kind} needs exactly the members {sorted(want)}", members_pointer(node, ptr, want))
 
     def need(cond: bool, member: str, what: str) -> None:
         if not cond:

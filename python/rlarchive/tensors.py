@@ -5,13 +5,13 @@ import math
 import struct
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 
 from . import jsonstrict
 from .dtypes import DTYPES, DType, code_of_numpy, code_of_torch, numpy_view_dtype
-from .errors import RlarchiveError
+from .errors import RlarchiveError, esc
 from .limits import MAX_ELEMENT_BYTES, MAX_NAME_BYTES, MAX_NDIM, MAX_SAFETENSORS_HEADER_BYTES
 from .zipprofile import Member, Source
 
@@ -61,30 +61,36 @@ def _int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def entry_pointer(name: str) -> str:
+    """The JSON Pointer (RFC 6901) of tensor ``name``'s entry in its safetensors header."""
+    return "/" + esc(name)
+
+
 def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
     """Check one safetensors member (spec §10.2, in its order) and list its tensors."""
 
-    def fail(code: str, msg: str, offset: int | None = None) -> RlarchiveError:
-        return RlarchiveError(code, msg, member=m.name, offset=offset)
+    def fail(code: str, msg: str, name: Optional[str] = None) -> RlarchiveError:
+        # spec §11.2: the member's first byte, and the tensor's entry in the header when one is at fault
+        return RlarchiveError(code, msg, member=m.name, pointer=None if name is None else entry_pointer(name), offset=m.data_offset)
 
     if m.size < 8:
-        raise fail("ST_TRUNCATED", "safetensors member shorter than 8 bytes", m.data_offset)
+        raise fail("ST_TRUNCATED", "safetensors member shorter than 8 bytes")
     (n,) = struct.unpack("<Q", src.read(m.data_offset, 8))
     if n > MAX_SAFETENSORS_HEADER_BYTES:
-        raise fail("ST_HEADER_TOO_LARGE", f"header of {n} bytes exceeds {MAX_SAFETENSORS_HEADER_BYTES}", m.data_offset)
+        raise fail("ST_HEADER_TOO_LARGE", f"header of {n} bytes exceeds {MAX_SAFETENSORS_HEADER_BYTES}")
     if n > m.size - 8:
-        raise fail("ST_TRUNCATED", "header runs past the end of the member", m.data_offset)
+        raise fail("ST_TRUNCATED", "header runs past the end of the member")
     raw = src.read(m.data_offset + 8, n)
     header = jsonstrict.parse(raw, member=m.name, offset=m.data_offset + 8, max_bytes=MAX_SAFETENSORS_HEADER_BYTES, size_code="ST_HEADER_TOO_LARGE")
     if not raw.startswith(b"{") or not raw.rstrip(b" ").endswith(b"}"):
-        raise fail("ST_HEADER_INVALID", "header must start with '{' and be padded only with spaces", m.data_offset + 8)
+        raise fail("ST_HEADER_INVALID", "header must start with '{' and be padded only with spaces")
     if not isinstance(header, dict):
         raise fail("ST_HEADER_INVALID", "header is not a JSON object")
     for name, e in header.items():
         if name == "__metadata__":
-            raise fail("ST_HEADER_INVALID", "__metadata__ is not permitted in this profile")
+            raise fail("ST_HEADER_INVALID", "__metadata__ is not permitted in this profile", name)
         if not name or name.startswith("__") or len(name.encode("utf-8")) > MAX_NAME_BYTES:
-            raise fail("ST_HEADER_INVALID", f"invalid tensor name {name[:60]!r}")
+            raise fail("ST_HEADER_INVALID", f"invalid tensor name {name[:60]!r}", name)
         if not (
             isinstance(e, dict)
             and set(e) == _ENTRY_KEYS
@@ -95,39 +101,39 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
             and len(e["data_offsets"]) == 2
             and all(_int(o) and o >= 0 for o in e["data_offsets"])
         ):
-            raise fail("ST_HEADER_INVALID", f"tensor {name!r} entry must be {{dtype, shape, data_offsets}} of the right types")
+            raise fail("ST_HEADER_INVALID", f"tensor {name!r} entry must be {{dtype, shape, data_offsets}} of the right types", name)
     for name, e in header.items():
         if e["dtype"] not in DTYPES:
-            raise fail("ST_DTYPE_UNKNOWN", f"tensor {name!r} has unknown dtype {e['dtype'][:40]!r}")
+            raise fail("ST_DTYPE_UNKNOWN", f"tensor {name!r} has unknown dtype {e['dtype'][:40]!r}", name)
     for name, e in header.items():
         if len(e["shape"]) > MAX_NDIM:
-            raise fail("LIMIT_EXCEEDED", f"tensor {name!r} has more than {MAX_NDIM} dimensions")
+            raise fail("LIMIT_EXCEEDED", f"tensor {name!r} has more than {MAX_NDIM} dimensions", name)
     buf_start = m.data_offset + 8 + n
     buf_len = m.size - 8 - n
     for name, e in header.items():
         b, en = e["data_offsets"]
         if not b <= en <= buf_len:
-            raise fail("ST_OFFSETS_INVALID", f"tensor {name!r} offsets [{b}, {en}] are reversed or outside the buffer")
+            raise fail("ST_OFFSETS_INVALID", f"tensor {name!r} offsets [{b}, {en}] are reversed or outside the buffer", name)
     for name, e in header.items():
         b, en = e["data_offsets"]
         if math.prod(e["shape"]) * DTYPES[e["dtype"]].size != en - b:
-            raise fail("ST_SHAPE_MISMATCH", f"tensor {name!r}: {en - b} bytes do not hold shape {e['shape']} of {e['dtype']}")
+            raise fail("ST_SHAPE_MISMATCH", f"tensor {name!r}: {en - b} bytes do not hold shape {e['shape']} of {e['dtype']}", name)
     prev = 0
     for name, e in sorted(header.items(), key=lambda kv: tuple(kv[1]["data_offsets"])):
         b, en = e["data_offsets"]
         if b > prev:
-            raise fail("ST_HOLE", f"{b - prev} unused bytes before tensor {name!r}", buf_start + prev)
+            raise fail("ST_HOLE", f"{b - prev} unused bytes before tensor {name!r}", name)
         if b < prev:
-            raise fail("ST_OVERLAP", f"tensor {name!r} overlaps the tensor before it", buf_start + b)
+            raise fail("ST_OVERLAP", f"tensor {name!r} overlaps the tensor before it", name)
         prev = en
     if prev != buf_len:
-        raise fail("ST_TRAILING_BYTES", f"{buf_len - prev} bytes after the last tensor", buf_start + prev)
+        raise fail("ST_TRAILING_BYTES", f"{buf_len - prev} bytes after the last tensor")
     out = {}
     for name, e in header.items():
         d = DTYPES[e["dtype"]]
         off = buf_start + e["data_offsets"][0]
         if off % d.alignment:
-            raise fail("ST_MISALIGNED", f"tensor {name!r} starts at {off}, not a multiple of {d.alignment}", off)
+            raise fail("ST_MISALIGNED", f"tensor {name!r} starts at {off}, not a multiple of {d.alignment}", name)
         out[name] = TensorInfo(name, d.code, tuple(e["shape"]), off, e["data_offsets"][1] - e["data_offsets"][0])
     return out
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 from .errors import RlarchiveError
+from .tensors import entry_pointer
 
 VALIDATOR_NAME = "rlarchive-python"
 
@@ -18,7 +19,7 @@ def _bool_warnings(ar: Any) -> list[RlarchiveError]:
             if info.dtype == "BOOL" and info.nbytes:
                 raw = np.frombuffer(ar._range(info.offset, info.nbytes), dtype=np.uint8)
                 if raw.max() > 1:
-                    out.append(RlarchiveError("ST_BOOL_VALUE", f"BOOL tensor {name!r} holds bytes other than 0 and 1", member=f"tensors/{g}.safetensors", offset=info.offset))
+                    out.append(RlarchiveError("ST_BOOL_VALUE", f"BOOL tensor {name!r} holds bytes other than 0 and 1", member=f"tensors/{g}.safetensors", pointer=entry_pointer(name), offset=info.offset))
     return out
 
 
@@ -30,18 +31,35 @@ def validate(path: Any) -> dict:
     Never raises for a bad file: problems are issues in the report.
     """
     from . import __version__
-    from .reader import Archive
+    from .extensions import read_document, supported_used
+    from .reader import Archive, group_of
 
     issues: list[RlarchiveError] = []
+
+    def attempt(check: Callable[[], Any]) -> bool:
+        """Run one check; its error becomes an issue and the validator goes on (spec §14)."""
+        try:
+            check()
+            return True
+        except RlarchiveError as e:
+            issues.append(e)
+            return False
+
     try:
-        ar = Archive(path, spaces="neutral", _collect=issues)
+        # steps 1-6: nothing after their first error can be trusted
+        ar = Archive._with_checked_structure(path, spaces="neutral")
     except RlarchiveError as e:
         issues.append(e)
     else:
         try:
+            attempt(ar._check_data)  # step 7
+            failed = {group_of(m.name) for m in ar._group_members() if not attempt(lambda: ar._read_group(m))}  # step 8
+            attempt(lambda: ar._check_refs(failed))  # step 9, but references into groups that failed
             issues.extend(ar.warnings)
-            ar.verify()
-            ar.check_extensions()
+            for m in ar._deferred_members():  # step 10
+                attempt(lambda: ar._verify_member(m))
+            for name in supported_used(ar):  # step 11
+                attempt(lambda: read_document(ar, name))
             issues.extend(_bool_warnings(ar))
         finally:
             ar.close()

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import schedules, spaces
 from .dtypes import DTYPES, numpy_view_dtype
-from .errors import RlarchiveError
+from .errors import RlarchiveError, esc, members_pointer
 from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_NDIM, MAX_SAFE_INTEGER
 from .tensors import RawTensor, as_tensor, check_tensor_name, is_tensor
 
@@ -164,11 +164,6 @@ def _fail(code: str, msg: str, ptr: str) -> RlarchiveError:
     return RlarchiveError(code, msg, member="data.json", pointer=ptr)
 
 
-def esc(key: str) -> str:
-    """Escape a key for a JSON Pointer (RFC 6901)."""
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _b64(s: Any, ptr: str) -> bytes:
     if not isinstance(s, str):
         raise _fail("VALUE_INVALID", "base64 member must be a string", ptr)
@@ -243,7 +238,8 @@ class Checker:
     def _members(self, v: dict, ptr: str, required: set, optional: Union[set, frozenset] = frozenset()) -> None:
         keys = set(v) - {"$type"}
         if not required <= keys or not keys <= required | optional:
-            raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), ptr)
+            where = members_pointer(v, ptr, required | optional | {"$type"})
+            raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), where)
 
     def _float(self, v: dict, ptr: str) -> None:
         self._members(v, ptr, {"value"})
@@ -325,7 +321,12 @@ class Checker:
         else:
             r = v["ref"]
             if not (isinstance(r, dict) and set(r) == {"group", "name"} and all(isinstance(r[k], str) for k in r)):
-                raise _fail("VALUE_INVALID", "ref must be {group, name} of strings", ptr + "/ref")
+                where = ptr + "/ref"
+                if isinstance(r, dict):
+                    where = members_pointer(r, where, ("group", "name"))
+                    if set(r) == {"group", "name"}:
+                        where += "/group" if not isinstance(r["group"], str) else "/name"
+                raise _fail("VALUE_INVALID", "ref must be {group, name} of strings", where)
             self.refs.append(Ref(ptr, r["group"], r["name"], v["dtype"], shape))
 
     def _scalar(self, v: dict, ptr: str) -> None:

@@ -130,18 +130,20 @@ def directory_clash(names: list[str]) -> Optional[str]:
 
 
 def _parse_extra(data: bytes, allowed: tuple[int, ...], member: Optional[str], offset: int) -> dict[int, bytes]:
+    """The records of an extra field (spec §2.5); errors are located at ``offset``, the
+    header (central or local) that holds the field (spec §11.2)."""
     fields: dict[int, bytes] = {}
     pos = 0
     while pos < len(data):
         if pos + 4 > len(data):
-            raise _err("ZIP_EXTRA_FIELD", "extra field ends inside a record header", member, offset + pos)
+            raise _err("ZIP_EXTRA_FIELD", "extra field ends inside a record header", member, offset)
         hid, n = struct.unpack_from("<HH", data, pos)
         if pos + 4 + n > len(data):
-            raise _err("ZIP_EXTRA_FIELD", "extra record runs past the extra field", member, offset + pos)
+            raise _err("ZIP_EXTRA_FIELD", "extra record runs past the extra field", member, offset)
         if hid not in allowed:
-            raise _err("ZIP_EXTRA_FIELD", f"extra record 0x{hid:04X} is not permitted here", member, offset + pos)
+            raise _err("ZIP_EXTRA_FIELD", f"extra record 0x{hid:04X} is not permitted here", member, offset)
         if hid in fields:
-            raise _err("ZIP_EXTRA_FIELD", f"extra record 0x{hid:04X} appears twice", member, offset + pos)
+            raise _err("ZIP_EXTRA_FIELD", f"extra record 0x{hid:04X} appears twice", member, offset)
         fields[hid] = data[pos + 4 : pos + 4 + n]
         pos += 4 + n
     if ID_ALIGN in fields:
@@ -267,7 +269,7 @@ def read_directory(src: Source) -> list[Member]:
         why = check_name(raw_name)
         if why:
             raise _err("ZIP_NAME_INVALID", f"invalid member name {text!r}: {why}", label, at)
-        extra = _parse_extra(cd[pos + 46 + nlen : pos + 46 + nlen + xlen], (ID_ZIP64,), label, at + 46 + nlen)
+        extra = _parse_extra(cd[pos + 46 + nlen : pos + 46 + nlen + xlen], (ID_ZIP64,), label, at)
         wanted = [v == U32_MAX for v in (usize, csize, lh_offset)]
         z64 = extra.get(ID_ZIP64)
         if z64 is None and any(wanted):
@@ -316,7 +318,7 @@ def read_directory(src: Source) -> list[Member]:
             raise _err("ZIP_TRUNCATED", "local header runs past the end of the file", name, lh)
         var = src.read(lh + 30, l_nlen + l_xlen)
         l_name = var[:l_nlen]
-        extra = _parse_extra(var[l_nlen:], (ID_ZIP64, ID_ALIGN), name, lh + 30 + l_nlen)
+        extra = _parse_extra(var[l_nlen:], (ID_ZIP64, ID_ALIGN), name, lh)
         z64 = extra.get(ID_ZIP64)
         if U32_MAX in (l_csize, l_usize):
             if l_csize != U32_MAX or l_usize != U32_MAX or z64 is None or len(z64) != 16:
@@ -337,14 +339,14 @@ def read_directory(src: Source) -> list[Member]:
             raise _err("ZIP_GAP", f"{m.header_offset - expected} unaccounted bytes before this member", m.name, expected)
         expected = m.data_offset + m.size
         if expected > cd_offset:
-            raise _err("ZIP_OVERLAP", "member data runs into the central directory", m.name, m.data_offset)
+            raise _err("ZIP_OVERLAP", "member data runs into the central directory", m.name, m.header_offset)
     if expected < cd_offset:
         raise _err("ZIP_GAP", f"{cd_offset - expected} unaccounted bytes before the central directory", offset=expected)
     _check_end_gap(src, cd_offset + cd_size, region_end)
 
     # step 5 (first part): the mimetype member
     if not members or members[0].name != "mimetype":
-        raise _err("ARCHIVE_NOT_RLARCHIVE", "the first member is not 'mimetype'")
+        raise _err("ARCHIVE_NOT_RLARCHIVE", "the first member is not 'mimetype'", offset=0)
     if members[0].size != len(MEDIA_TYPE):
         raise _err("ARCHIVE_NOT_RLARCHIVE", "the 'mimetype' member has the wrong size", "mimetype", 0)
     return members

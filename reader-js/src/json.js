@@ -70,6 +70,7 @@ function parseGrammar(s, found) {
 
   function string() {
     // s[i] is the opening quote
+    const start = i;
     i++;
     let out = '';
     let segStart = i;
@@ -102,7 +103,7 @@ function parseGrammar(s, found) {
           let v = 0;
           for (let k = 2; k < 6; k++) {
             const h = i + k < n ? hexVal(s.charCodeAt(i + k)) : -1;
-            if (h < 0) throw bad('invalid \\u escape');
+            if (h < 0) throw bad('invalid \\u escape', Math.min(i + k, n));
             v = v * 16 + h;
           }
           if (v >= 0xd800 && v <= 0xdfff) surrogateEscape = true;
@@ -111,12 +112,12 @@ function parseGrammar(s, found) {
           break;
         }
         default:
-          throw bad('invalid escape');
+          throw bad('invalid escape', Math.min(i + 1, n));
       }
       i += 2;
       segStart = i;
     }
-    if (surrogateEscape && found.surrogate < 0 && !wellFormed(out)) found.surrogate = i;
+    if (surrogateEscape && found.surrogate < 0 && !wellFormed(out)) found.surrogate = start;
     return out;
   }
 
@@ -127,7 +128,7 @@ function parseGrammar(s, found) {
     if (c0 === 0x30) i++;
     else if (c0 >= 0x31 && c0 <= 0x39) {
       while (i < n && isDigit(s.charCodeAt(i))) i++;
-    } else throw bad('invalid number', start);
+    } else throw bad('invalid number');
     let isFloat = false;
     if (s.charCodeAt(i) === 0x2e) {
       i++;
@@ -161,7 +162,11 @@ function parseGrammar(s, found) {
   }
 
   function literal(word, v) {
-    if (!s.startsWith(word, i)) throw bad('invalid literal');
+    if (!s.startsWith(word, i)) {
+      let k = 1;
+      while (k < word.length && s.charCodeAt(i + k) === word.charCodeAt(k)) k++;
+      throw bad('invalid literal', i + k);
+    }
     i += word.length;
     return v;
   }
@@ -219,13 +224,14 @@ function parseGrammar(s, found) {
       if (s.charCodeAt(i) !== 0x22) throw bad('expected a property name');
       const keyPos = i;
       const key = string();
+      // the first repeated key in document order (spec §11.2), before anything in its value
+      const repeated = out.has(key);
+      if (repeated && found.duplicate < 0) found.duplicate = keyPos;
       ws();
       if (s.charCodeAt(i) !== 0x3a) throw bad("expected ':'");
       i++;
       const v = value();
-      if (out.has(key)) {
-        if (found.duplicate < 0) found.duplicate = keyPos;
-      } else out.set(key, v);
+      if (!repeated) out.set(key, v);
       ws();
       const c = s.charCodeAt(i);
       if (c === 0x2c) i++;
@@ -240,6 +246,36 @@ function parseGrammar(s, found) {
   ws();
   if (i < n) throw bad('extra data after the value');
   return result;
+}
+
+/**
+ * The index of the first byte of `bytes` that does not begin or continue a
+ * well-formed UTF-8 sequence (Unicode 15, table 3-7): the location of a
+ * JSON_UTF8 error (spec §11.2). Called only on bytes that failed to decode.
+ */
+function firstIllFormed(bytes) {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    let n, lo = 0x80, hi = 0xbf;
+    if (b < 0x80) n = 0;
+    else if (b >= 0xc2 && b <= 0xdf) n = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      n = 2;
+      if (b === 0xe0) lo = 0xa0;
+      if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 3;
+      if (b === 0xf0) lo = 0x90;
+      if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    for (let k = 1; k <= n; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return bytes.length;
 }
 
 /**
@@ -263,7 +299,8 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } =
   try {
     text = decoder.decode(bytes);
   } catch {
-    throw fail('JSON_UTF8', 'JSON text is not well-formed UTF-8', { member, offset });
+    const bad = firstIllFormed(bytes);
+    throw fail('JSON_UTF8', 'JSON text is not well-formed UTF-8', { member, offset: offset === undefined ? undefined : offset + bad });
   }
   if (rawDepth(text) > MAX_JSON_DEPTH) {
     throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });

@@ -1,7 +1,7 @@
 // Opening archives: the checks of §11.1 in order, then lazy access to values
 // and tensors, the deferred checks and the canonical dump.
 
-import { fail, RlarchiveError } from './errors.js';
+import { fail, pointerJoin, RlarchiveError } from './errors.js';
 import { MAX_JSON_BYTES } from './limits.js';
 import { openSource } from './sources.js';
 import { readZip, readAt } from './zipprofile.js';
@@ -10,7 +10,7 @@ import { createSha256, sha256Hex } from './sha256.js';
 import { parseJson } from './json.js';
 import { checkManifest, KNOWN_PROPERTIES, SUPPORTED_EXTENSIONS } from './manifest.js';
 import { checkDataDocument } from './values.js';
-import { readSafetensorsHeader } from './tensors.js';
+import { entryPointer, readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { viewElements } from './dtypes.js';
@@ -58,7 +58,8 @@ export async function open(input, options = {}) {
   const src = await openSource(input, options);
   const archive = new Archive(src);
   try {
-    await archive._open();
+    await archive._checkStructure();
+    await archive._checkContent();
   } catch (e) {
     await archive.close();
     throw e;
@@ -75,12 +76,22 @@ export async function open(input, options = {}) {
  */
 export async function validate(input, options = {}) {
   const issues = [];
+  /** Runs one check; its error becomes an issue and the validator goes on (§14). Resolves to whether it passed. */
+  const attempt = async (check) => {
+    try {
+      await check();
+      return true;
+    } catch (e) {
+      if (!(e instanceof RlarchiveError)) throw e;
+      issues.push(e);
+      return false;
+    }
+  };
   let archive = null;
   try {
     const src = await openSource(input, options);
     archive = new Archive(src);
-    archive._collect = issues;
-    await archive._open();
+    await archive._checkStructure(); // steps 1 to 6: nothing after their first error can be trusted
   } catch (e) {
     if (!(e instanceof RlarchiveError)) throw e;
     issues.push(e);
@@ -89,19 +100,23 @@ export async function validate(input, options = {}) {
   }
   if (archive) {
     try {
+      await attempt(() => archive._checkData()); // step 7
+      const failed = new Set();
+      for (const m of archive._groupMembers()) if (!(await attempt(() => archive._readGroup(m)))) failed.add(groupOf(m.name)); // step 8
+      await attempt(() => archive._checkRefs(failed)); // step 9, but references into groups that failed
       issues.push(...archive.warnings);
       const bools = [];
       for (const m of archive._members) {
         if (m.name === 'manifest.json' || m.name === 'data.json') continue;
         const g = groupOf(m.name);
         const infos = g !== null && archive._groups.has(g) ? [...archive._groups.get(g).tensors.values()] : [];
-        await archive._attempt(async () => {
+        await attempt(async () => {
           const r = await archive._verifyMember(m, infos);
-          for (const name of r.badBools) bools.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, offset: archive._groups.get(g).tensors.get(name).offset }));
+          for (const name of r.badBools) bools.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, pointer: entryPointer(name), offset: archive._groups.get(g).tensors.get(name).offset }));
         });
       }
       for (const name of archive._used) {
-        if (SUPPORTED.has(name)) await archive._attempt(() => readDocument(archive, name));
+        if (SUPPORTED.has(name)) await attempt(() => readDocument(archive, name));
       }
       issues.push(...bools);
     } finally {
@@ -159,13 +174,14 @@ export class Archive {
     return parseJson(bytes, { member: m.name, offset: m.dataOffset });
   }
 
-  async _open() {
+  /** Steps 1 to 6 of §11.1: the container, the layout and the manifest. */
+  async _checkStructure() {
     const src = this._src;
     const { members } = await readZip(src); // steps 1 to 4
     this._members = members;
     this._byName = new Map(members.map((m) => [m.name, m]));
     // step 5
-    if (members.length === 0 || members[0].name !== 'mimetype') throw fail('ARCHIVE_NOT_RLARCHIVE', "the first member is not 'mimetype'");
+    if (members.length === 0 || members[0].name !== 'mimetype') throw fail('ARCHIVE_NOT_RLARCHIVE', "the first member is not 'mimetype'", { offset: 0 });
     if (members[0].size !== 29) throw fail('ARCHIVE_NOT_RLARCHIVE', "the 'mimetype' member has the wrong size", { member: 'mimetype', offset: 0 });
     for (const req of ['manifest.json', 'data.json']) {
       if (!this._byName.has(req)) throw fail('MEMBER_REQUIRED_MISSING', `required member ${req} is absent`, { member: req });
@@ -183,11 +199,11 @@ export class Archive {
     this._entries = entries;
     this._used = used;
     for (const k of mtree.keys()) {
-      if (!KNOWN_PROPERTIES.includes(k)) this.warnings.push(new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, { member: 'manifest.json' }));
+      if (!KNOWN_PROPERTIES.includes(k)) this.warnings.push(new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, { member: 'manifest.json', pointer: pointerJoin('', k) }));
     }
-    for (const x of used) {
-      if (!SUPPORTED_EXTENSIONS.includes(x)) this.warnings.push(new RlarchiveError('EXTENSION_UNKNOWN', `extension ${x} is used but not supported; ignored`, { member: 'manifest.json' }));
-    }
+    used.forEach((x, i) => {
+      if (!SUPPORTED_EXTENSIONS.includes(x)) this.warnings.push(new RlarchiveError('EXTENSION_UNKNOWN', `extension ${x} is used but not supported; ignored`, { member: 'manifest.json', pointer: `/extensions_used/${i}` }));
+    });
     for (const m of members) {
       if (m.name.startsWith('extensions/') && !used.includes(m.name.split('/')[1])) {
         throw fail('MEMBER_UNEXPECTED', `member ${m.name} belongs to an extension not in extensions_used`, { member: m.name });
@@ -207,45 +223,50 @@ export class Archive {
     const dm = this._byName.get('data.json');
     const { sha, bytes: dataBytes } = await this._hashMember(dm, [], MAX_JSON_BYTES);
     if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
-    // step 7
-    let checked = null;
-    await this._attempt(async () => {
-      const doc = await this._readJson(dm, dataBytes);
-      checked = checkDataDocument(doc);
-      for (const k of doc.keys()) {
-        if (k !== 'data' && k !== 'optimizers') this.warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json' }));
-      }
-    });
-    this._dataTree = checked?.data ?? new Map();
-    this._optimizersTree = checked?.optimizers ?? new Map();
-    // step 8
+    this._dataBytes = dataBytes;
+    this._dataTree = new Map();
+    this._optimizersTree = new Map();
+    this._late = [];
     this._groups = new Map();
-    const failed = new Set();
-    for (const m of members) {
-      const g = groupOf(m.name);
-      if (g !== null && !(await this._attempt(async () => this._groups.set(g, { member: m, ...(await readSafetensorsHeader(src, m)) })))) failed.add(g);
-    }
-    // step 9 (but for references into groups that failed to read)
-    await this._attempt(async () => {
-      for (const item of checked?.late ?? []) if (!failed.has(item.info.ref.group)) this._checkRef(item, 'data.json');
-    });
-    // step 11 (supported extensions) runs in dump(), and when their content is asked for
   }
 
-  /** Runs a check; a validator (`this._collect` set) records its error and goes on. Resolves to whether it passed. */
-  async _attempt(fn) {
-    if (!this._collect) {
-      await fn();
-      return true;
+  /**
+   * Steps 7 to 9, stopping at the first error; step 11 (supported extensions)
+   * runs in dump(), and when their content is asked for.
+   */
+  async _checkContent() {
+    await this._checkData();
+    for (const m of this._groupMembers()) await this._readGroup(m);
+    this._checkRefs(new Set());
+  }
+
+  /** Step 7: data.json. */
+  async _checkData() {
+    const dataBytes = this._dataBytes;
+    this._dataBytes = undefined;
+    const doc = await this._readJson(this._byName.get('data.json'), dataBytes);
+    const checked = checkDataDocument(doc);
+    for (const k of doc.keys()) {
+      if (k !== 'data' && k !== 'optimizers') this.warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json', pointer: pointerJoin('', k) }));
     }
-    try {
-      await fn();
-      return true;
-    } catch (e) {
-      if (!(e instanceof RlarchiveError)) throw e;
-      this._collect.push(e);
-      return false;
-    }
+    this._dataTree = checked.data;
+    this._optimizersTree = checked.optimizers;
+    this._late = checked.late;
+  }
+
+  /** The tensor members, in ZIP order (step 8). */
+  _groupMembers() {
+    return this._members.filter((m) => groupOf(m.name) !== null);
+  }
+
+  /** Step 8 for one tensor member. */
+  async _readGroup(m) {
+    this._groups.set(groupOf(m.name), { member: m, ...(await readSafetensorsHeader(this._src, m)) });
+  }
+
+  /** Step 9: the references of data.json, in document order, but those into the groups in `failed`. */
+  _checkRefs(failed) {
+    for (const item of this._late) if (!failed.has(item.info.ref.group)) this._checkRef(item, 'data.json');
   }
 
   /** §7.6: a reference found in `member` names a tensor of exactly its dtype and shape. */
@@ -351,7 +372,7 @@ export class Archive {
       const infos = g === null ? [] : [...this._groups.get(g).tensors.values()];
       const r = await this._verifyMember(m, infos);
       for (const name of r.badBools) {
-        this.warnings.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name }));
+        this.warnings.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, pointer: entryPointer(name), offset: infos.find((t) => t.name === name).offset }));
       }
       if (g !== null) {
         tensors.set(g, new Map(infos.map((t, k) => [t.name, new Map([['dtype', t.dtype], ['shape', t.shape], ['sha256', r.tensorShas[k]]])])));

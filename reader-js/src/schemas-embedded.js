@@ -1254,7 +1254,7 @@ export default {
             },
             "issues": {
               "type": "array",
-              "description": "what a validator reports for the file (Annex A validate): each issue's code, severity and member, in report order",
+              "description": "what a validator reports for the file (Annex A validate): each issue's code, severity and location (member, pointer, offset; spec 11.2), in report order",
               "items": {
                 "type": "object",
                 "required": [
@@ -1276,6 +1276,13 @@ export default {
                   },
                   "member": {
                     "type": "string"
+                  },
+                  "pointer": {
+                    "type": "string"
+                  },
+                  "offset": {
+                    "type": "integer",
+                    "minimum": 0
                   }
                 }
               }

@@ -9,6 +9,9 @@ import { readAt } from './zipprofile.js';
 const utf8Length = (s) => new TextEncoder().encode(s).length;
 const isNonNegInt = (x) => typeof x === 'bigint' && x >= 0n;
 
+/** The JSON Pointer (RFC 6901) of tensor `name`'s entry in its safetensors header. */
+export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\//g, '~1');
+
 /**
  * Reads and checks the header of safetensors member `m` (with `dataOffset`,
  * `size`, `name`). Returns {headerLength, bufferOffset, tensors: Map(name ->
@@ -25,7 +28,9 @@ export async function readSafetensorsHeader(src, m) {
   if (n > m.size - 8) throw fail('ST_TRUNCATED', 'safetensors header runs past the member', loc);
   const header = await readAt(src, m.dataOffset + 8, n);
   const tree = parseJson(header, { member: m.name, offset: m.dataOffset + 8, maxBytes: Infinity });
-  const invalid = (msg) => fail('ST_HEADER_INVALID', msg, loc);
+  // spec §11.2: the member's first byte, and the tensor's entry in the header when one is at fault
+  const tloc = (name) => ({ member: m.name, offset: m.dataOffset, pointer: entryPointer(name) });
+  const invalid = (msg, name) => fail('ST_HEADER_INVALID', msg, name === undefined ? loc : tloc(name));
   let last = header.length;
   while (last > 0 && header[last - 1] === 0x20) last--;
   if (header[0] !== 0x7b) throw invalid('safetensors header does not begin with "{"');
@@ -33,42 +38,41 @@ export async function readSafetensorsHeader(src, m) {
   const bufferLength = m.size - 8 - n;
   const entries = [];
   for (const [name, e] of tree) {
-    if (name.length === 0 || utf8Length(name) > MAX_NAME_BYTES) throw invalid('bad tensor name length');
-    if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`);
+    if (name.length === 0 || utf8Length(name) > MAX_NAME_BYTES) throw invalid('bad tensor name length', name);
+    if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`, name);
     if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
-      throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`);
+      throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`, name);
     }
     const dtype = e.get('dtype'), shape = e.get('shape'), offs = e.get('data_offsets');
-    if (typeof dtype !== 'string') throw invalid(`tensor ${JSON.stringify(name)}: dtype is not a string`);
-    if (!Array.isArray(shape) || !shape.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`);
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`);
+    if (typeof dtype !== 'string') throw invalid(`tensor ${JSON.stringify(name)}: dtype is not a string`, name);
+    if (!Array.isArray(shape) || !shape.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`, name);
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`, name);
     entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
   }
-  const tloc = (t) => ({ member: m.name, offset: m.dataOffset, pointer: '/' + t.name.replace(/~/g, '~0').replace(/\//g, '~1') });
   for (const t of entries) {
-    if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t));
+    if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t.name));
   }
   for (const t of entries) {
-    if (t.shapeBig.length > MAX_NDIM) throw fail('LIMIT_EXCEEDED', `${t.shapeBig.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t));
+    if (t.shapeBig.length > MAX_NDIM) throw fail('LIMIT_EXCEEDED', `${t.shapeBig.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t.name));
   }
   for (const t of entries) {
-    if (t.begin > t.end || t.end > bufferLength) throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t));
+    if (t.begin > t.end || t.end > bufferLength) throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t.name));
   }
   for (const t of entries) {
     const want = t.shapeBig.reduce((a, d) => a * d, 1n) * BigInt(DTYPES[t.dtype].size);
-    if (BigInt(t.end - t.begin) !== want) throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t));
+    if (BigInt(t.end - t.begin) !== want) throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t.name));
   }
   const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
   let pos = 0;
   for (const t of sorted) {
-    if (t.begin > pos) throw fail('ST_HOLE', 'bytes before this tensor belong to no tensor', tloc(t));
-    if (t.begin < pos) throw fail('ST_OVERLAP', 'tensor overlaps the previous one', tloc(t));
+    if (t.begin > pos) throw fail('ST_HOLE', 'bytes before this tensor belong to no tensor', tloc(t.name));
+    if (t.begin < pos) throw fail('ST_OVERLAP', 'tensor overlaps the previous one', tloc(t.name));
     pos = t.end;
   }
   if (pos !== bufferLength) throw fail('ST_TRAILING_BYTES', 'the data buffer continues after the last tensor', loc);
   const bufferOffset = m.dataOffset + 8 + n;
   for (const t of entries) {
-    if ((bufferOffset + t.begin) % DTYPES[t.dtype].alignment !== 0) throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t));
+    if ((bufferOffset + t.begin) % DTYPES[t.dtype].alignment !== 0) throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t.name));
   }
   const tensors = new Map();
   for (const t of entries) {

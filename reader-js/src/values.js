@@ -37,11 +37,14 @@ export function valueError(ctx, code, msg, ptr) {
   return fail(code, msg, { member: ctx.member, pointer: ptr });
 }
 
-/** Checks that a tagged value has exactly `required` (+ `optional`) members besides `$type`. */
+/**
+ * Checks that a tagged value has exactly `required` (+ `optional`) members besides `$type`.
+ * Located (spec §11.2) at the first member not allowed, else at the value itself.
+ */
 export function exactMembers(v, required, optional, ptr, ctx, what) {
   for (const k of v.keys()) {
     if (k !== '$type' && !required.includes(k) && !optional.includes(k)) {
-      throw valueError(ctx, 'VALUE_INVALID', `${what} has the unexpected member ${JSON.stringify(k)}`, ptr);
+      throw valueError(ctx, 'VALUE_INVALID', `${what} has the unexpected member ${JSON.stringify(k)}`, pointerJoin(ptr, k));
     }
   }
   for (const k of required) {
@@ -67,17 +70,17 @@ export function elementCount(shape) {
 function checkFloatTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'float');
   const s = v.get('value');
-  if (s !== 'nan' && s !== 'inf' && s !== '-inf') throw valueError(ctx, 'VALUE_INVALID', 'a tagged float must be "nan", "inf" or "-inf"', ptr);
+  if (s !== 'nan' && s !== 'inf' && s !== '-inf') throw valueError(ctx, 'VALUE_INVALID', 'a tagged float must be "nan", "inf" or "-inf"', pointerJoin(ptr, 'value'));
 }
 
 function checkIntTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'int');
   const s = v.get('value');
-  if (typeof s !== 'string' || !/^-?[1-9][0-9]*$/.test(s)) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must be a decimal string', ptr);
+  if (typeof s !== 'string' || !/^-?[1-9][0-9]*$/.test(s)) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must be a decimal string', pointerJoin(ptr, 'value'));
   const digits = s[0] === '-' ? s.length - 1 : s.length;
-  if (digits > MAX_INT_DIGITS) throw valueError(ctx, 'LIMIT_EXCEEDED', `${digits} digits exceed the limit of ${MAX_INT_DIGITS}`, ptr);
+  if (digits > MAX_INT_DIGITS) throw valueError(ctx, 'LIMIT_EXCEEDED', `${digits} digits exceed the limit of ${MAX_INT_DIGITS}`, pointerJoin(ptr, 'value'));
   const n = BigInt(s);
-  if (n <= MAX_SAFE_INTEGER_BIG && n >= -MAX_SAFE_INTEGER_BIG) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must lie outside ±(2^53-1)', ptr);
+  if (n <= MAX_SAFE_INTEGER_BIG && n >= -MAX_SAFE_INTEGER_BIG) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must lie outside ±(2^53-1)', pointerJoin(ptr, 'value'));
 }
 
 function checkBase64Member(v, key, ptr, ctx, what) {
@@ -160,10 +163,11 @@ function checkNdarrayTag(v, ptr, ctx) {
   const rptr = pointerJoin(ptr, 'ref');
   if (!isMap(ref)) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref is not an object', rptr);
   for (const k of ref.keys()) {
-    if (k !== 'group' && k !== 'name') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref has the unexpected member ${JSON.stringify(k)}`, rptr);
+    if (k !== 'group' && k !== 'name') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref has the unexpected member ${JSON.stringify(k)}`, pointerJoin(rptr, k));
   }
-  if (typeof ref.get('group') !== 'string' || typeof ref.get('name') !== 'string') {
-    throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs string members "group" and "name"', rptr);
+  if (!ref.has('group') || !ref.has('name')) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs the members "group" and "name"', rptr);
+  for (const k of ['group', 'name']) {
+    if (typeof ref.get(k) !== 'string') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref member ${k} is not a string`, pointerJoin(rptr, k));
   }
   const info = { dtype, shape, ref: { group: ref.get('group'), name: ref.get('name') }, node: v };
   ctx.late.push({ kind: 'ref', pointer: ptr, info });
@@ -175,7 +179,7 @@ function checkScalarTag(v, ptr, ctx) {
   const dtype = v.get('dtype');
   if (!isDtype(dtype)) throw valueError(ctx, 'VALUE_INVALID', 'scalar dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
   const s = checkBase64Member(v, 'base64', ptr, ctx, 'scalar');
-  if (base64Length(s) !== DTYPES[dtype].size) throw valueError(ctx, 'ARRAY_SIZE_MISMATCH', 'scalar bytes are not exactly one element', ptr);
+  if (base64Length(s) !== DTYPES[dtype].size) throw valueError(ctx, 'ARRAY_SIZE_MISMATCH', 'scalar bytes are not exactly one element', pointerJoin(ptr, 'base64'));
 }
 
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;

@@ -37,9 +37,10 @@ const u64x = (b, o) => BigInt(u32(b, o)) + (BigInt(u32(b, o + 4)) << 32n);
 
 const latin1 = (bytes) => String.fromCharCode(...bytes);
 
-function hasSignature(bytes, sig) {
-  for (let i = 0; i + 4 <= bytes.length; i++) if (u32(bytes, i) === sig) return true;
-  return false;
+/** The index of the last occurrence of a 4-byte signature in `bytes`, or -1. */
+function lastSignature(bytes, sig) {
+  for (let i = bytes.length - 4; i >= 0; i--) if (u32(bytes, i) === sig) return i;
+  return -1;
 }
 
 /** A member name of §2.4: segments of [A-Za-z0-9._-]+ joined by '/', none '.' or '..'. */
@@ -112,7 +113,7 @@ export async function readAt(src, offset, length) {
 
 /** §3: the 45 identification bytes (step 1). */
 export async function checkIdentification(src) {
-  if (src.size < 67) throw fail('ARCHIVE_NOT_RLARCHIVE', 'file too short to be an rlarchive');
+  if (src.size < 67) throw fail('ARCHIVE_NOT_RLARCHIVE', 'file too short to be an rlarchive', { offset: 0 });
   const head = await readAt(src, 0, 67);
   if (u32(head, 0) !== SIG_LOCAL || IDENT_TAIL.some((v, i) => head[26 + i] !== v)) {
     throw fail('ARCHIVE_NOT_RLARCHIVE', 'identification bytes absent (not an rlarchive)', { offset: 0 });
@@ -127,7 +128,8 @@ export async function readEndRecords(src) {
   const tail = await readAt(src, tailStart, tailLen);
   const e = tailLen - 22;
   if (size < 22 || u32(tail, e) !== SIG_EOCD) {
-    if (hasSignature(tail, SIG_EOCD)) throw fail('ZIP_TRAILING_DATA', 'bytes follow the end of central directory record');
+    const found = lastSignature(tail, SIG_EOCD);
+    if (found >= 0) throw fail('ZIP_TRAILING_DATA', 'bytes follow the end of central directory record', { offset: tailStart + found });
     throw fail('ZIP_EOCD_NOT_FOUND', 'no end of central directory record');
   }
   const eocdAt = size - 22;
@@ -154,8 +156,9 @@ export async function readEndRecords(src) {
     if (recAt + 56 !== locAt) throw bad('the ZIP64 end record does not end where its locator begins');
     const r = recAt - tailStart;
     if (r < 0) throw bad('the ZIP64 end record lies outside the end region');
-    if (u32(tail, r) !== SIG_Z64_EOCD) throw bad('bad ZIP64 end record signature');
-    if (u64(tail, r + 4) !== 44) throw bad('the ZIP64 end record has extensible data');
+    // errors in the ZIP64 end record are located there; in the locator, at the locator (spec §11.2)
+    if (u32(tail, r) !== SIG_Z64_EOCD) throw fail('ZIP_ZIP64_INVALID', 'bad ZIP64 end record signature', { offset: recAt });
+    if (u64(tail, r + 4) !== 44) throw fail('ZIP_ZIP64_INVALID', 'the ZIP64 end record has extensible data', { offset: recAt });
     if (totalDisks !== 1) throw bad('the ZIP64 locator gives a total number of disks other than 1');
     const z = {
       disk: u32(tail, r + 16),
@@ -168,7 +171,7 @@ export async function readEndRecords(src) {
       cdOffset: u64(tail, r + 48),
     };
     for (const k of Object.keys(maxOf)) {
-      if (eocd[k] !== maxOf[k] && eocd[k] !== z[k]) throw bad(`the end record's ${k} disagrees with the ZIP64 end record`);
+      if (eocd[k] !== maxOf[k] && eocd[k] !== z[k]) throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} disagrees with the ZIP64 end record`, { offset: eocdAt });
     }
     v = z;
     endStart = recAt;
@@ -182,14 +185,14 @@ export async function readEndRecords(src) {
     throw fail('ZIP_MULTI_DISK', 'multi-disk archive', { offset: eocdAt });
   }
   if (v.entries > MAX_MEMBERS) throw fail('LIMIT_EXCEEDED', `${v.entries} members exceed the limit of ${MAX_MEMBERS}`, { offset: eocdAt });
-  return { count: v.entries, cdOffset: v.cdOffset, cdSize: v.cdSize, endStart };
+  return { count: v.entries, cdOffset: v.cdOffset, cdSize: v.cdSize, endStart, eocdAt };
 }
 
 /** §2.2: the central directory records (step 3). Returns the member list. */
 export async function readCentralDirectory(src, end) {
-  const { count, cdOffset, cdSize, endStart } = end;
+  const { count, cdOffset, cdSize, endStart, eocdAt } = end;
   // the longest record this profile admits: fixed part, longest name, a full ZIP64 extra record
-  if (cdSize > count * (46 + MAX_NAME_BYTES + 28)) throw fail('ZIP_CD_INVALID', 'central directory larger than its entries can be', { offset: cdOffset });
+  if (cdSize > count * (46 + MAX_NAME_BYTES + 28)) throw fail('ZIP_CD_INVALID', 'central directory larger than its entries can be', { offset: eocdAt });
   if (cdOffset + cdSize > endStart) throw fail('ZIP_TRUNCATED', 'the central directory runs past its region', { offset: cdOffset });
   const cd = await readAt(src, cdOffset, cdSize);
   const members = [];
@@ -214,6 +217,7 @@ export async function readCentralDirectory(src, end) {
       csize: u32(cd, p + 20),
       usize: u32(cd, p + 24),
       localOffset: u32(cd, p + 42),
+      centralOffset: at,
       nameBytes: cd.subarray(p + 46, p + 46 + nameLen),
     };
     rec.name = latin1(rec.nameBytes);
@@ -252,17 +256,19 @@ export async function readCentralDirectory(src, end) {
   if (p !== cdSize) throw fail('ZIP_CD_INVALID', 'the records do not fill the central directory', { offset: cdOffset + p });
   const seen = new Set();
   for (const m of members) {
-    if (seen.has(m.name)) throw fail('ZIP_NAME_DUPLICATE', 'two members have the same name', { member: m.name });
+    if (seen.has(m.name)) throw fail('ZIP_NAME_DUPLICATE', 'two members have the same name', { member: m.name, offset: m.centralOffset });
     seen.add(m.name);
   }
   const lower = new Set();
   for (const m of members) {
     const k = m.name.toLowerCase(); // names are ASCII here
-    if (lower.has(k)) throw fail('ZIP_NAME_CASE_COLLISION', 'two member names differ only in case', { member: m.name });
+    if (lower.has(k)) throw fail('ZIP_NAME_CASE_COLLISION', 'two member names differ only in case', { member: m.name, offset: m.centralOffset });
     lower.add(k);
   }
   const clash = directoryClash(members.map((m) => m.name));
-  if (clash !== undefined) throw fail('ZIP_NAME_DIRECTORY_CLASH', 'a member name is also the directory of another member', { member: clash });
+  if (clash !== undefined) {
+    throw fail('ZIP_NAME_DIRECTORY_CLASH', 'a member name is also the directory of another member', { member: clash, offset: members.find((m) => m.name === clash).centralOffset });
+  }
   return members;
 }
 
@@ -320,7 +326,7 @@ export async function checkLocalHeadersAndLayout(src, end, members) {
   const cdEnd = end.cdOffset + end.cdSize;
   if (cdEnd < end.endStart) {
     const between = await readAt(src, cdEnd, end.endStart - cdEnd);
-    if (hasSignature(between, SIG_EOCD)) throw fail('ZIP_MULTIPLE_EOCD', 'a second end record precedes the end record', { offset: cdEnd });
+    if (lastSignature(between, SIG_EOCD) >= 0) throw fail('ZIP_MULTIPLE_EOCD', 'a second end record precedes the end record', { offset: cdEnd });
     throw fail('ZIP_GAP', 'bytes between the central directory and the end record', { offset: cdEnd });
   }
 }

@@ -213,11 +213,17 @@ class ReaderProcess:
         """A predict request (Annex A) with ``observations`` and the optional fields: the reader's answer.
 
         A hang or death raises (the property tests treat it as a failure)."""
+        return self.request("predict", path, **fields)
+
+    def request(self, cmd: str, path: str, **fields) -> dict:
+        """One request of Annex A (``predict``, ``validate``, ...) on one file: the reader's answer.
+
+        A hang or death raises (the property tests treat it as a failure)."""
         if not self.alive():
             self.kill()
             self.start()
         self.seq += 1
-        self._send({"cmd": "predict", "seq": self.seq, "file": path, **fields})
+        self._send({"cmd": cmd, "seq": self.seq, "file": path, **fields})
         reply = self._receive(self.timeout)
         if reply.get("seq") != self.seq:
             raise ReaderDied(f"{self.name}: answer out of order: {str(reply)[:200]}")

@@ -92,3 +92,35 @@ def test_any_data_json_gets_the_same_answer(workdir, js_reader, pairs, style):
     assert got[0] == want[0] and got[1] == want[1], (
         f"python {want[0]} {want[1][:80]!r}, javascript {got[0]} {got[1][:80]!r}" if want[0] != "dump" or got[0] != "dump" else first_difference(want[1], got[1])
     )
+
+
+def _issues(report: dict) -> list:
+    return [(i["code"], i["severity"], i.get("member"), i.get("pointer"), i.get("offset")) for i in report["issues"]]
+
+
+@settings(max_examples=examples(150))
+@given(
+    st.lists(st.tuples(keys(), json_values), max_size=4),
+    st.builds(mutators.Style, st.booleans(), st.sampled_from(["", " "]), st.booleans()),
+    st.data(),
+)
+def test_broken_data_json_is_located_alike(workdir, js_reader, pairs, style, data):
+    """A data.json text cut short, or with a byte put in or changed: both validators report the same
+    issues at the same locations (spec §11.2: code, severity, member, pointer and offset)."""
+    text = mutators.tree_bytes(mutators.JObj([["data", mutators.JObj([list(p) for p in pairs])]]), style)
+    at = data.draw(st.integers(0, len(text)))
+    how = data.draw(st.sampled_from(["cut", "insert", "replace"]))
+    byte = bytes([data.draw(st.sampled_from(list(b'"\\{}[]:,-.0123456789eEtfnuNI \t\x00\x7f') + [0xC3, 0xED, 0xFF]))])
+    if how == "cut":
+        text = text[:at]
+    elif how == "insert":
+        text = text[:at] + byte + text[at:]
+    else:
+        text = text[:at] + byte + text[at + 1:]
+    p = os.path.join(workdir, "loc.rlarchive")
+    with open(p, "wb") as f:
+        f.write(raw_archive(text))
+    want = _issues(rlarchive.validate(p))
+    reply = js_reader.request("validate", p)
+    assert reply.get("result") == "report", reply
+    assert _issues(reply["report"]) == want, (text, want, _issues(reply["report"]))

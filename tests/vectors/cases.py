@@ -1489,4 +1489,5 @@ def _():
 import cases_decisions  # noqa: E402,F401  (registers its cases after these)
 import cases_from_reader_js  # noqa: E402,F401
 import cases_extensions  # noqa: E402,F401
+import cases_locations  # noqa: E402,F401
 import cases_policy  # noqa: E402,F401

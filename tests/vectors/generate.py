@@ -56,10 +56,7 @@ def judge_actions():
 def _issues(raw: bytes) -> list:
     out = []
     for i in rlarchive.validate(raw)["issues"]:
-        issue = {"code": i["code"], "severity": i["severity"]}
-        if "member" in i:
-            issue["member"] = i["member"]
-        out.append(issue)
+        out.append({k: i[k] for k in ("code", "severity", "member", "pointer", "offset") if k in i})
     return out
 
 
