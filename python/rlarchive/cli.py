@@ -1,4 +1,4 @@
-"""The ``rlarchive`` command: validate, inspect, dump, and Stable-Baselines conversion.
+"""The ``rlarchive`` command: validate, inspect, dump, Stable-Baselines conversion, and ONNX export.
 
 Exit status:
 
@@ -353,6 +353,14 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_export_onnx(args: argparse.Namespace) -> int:
+    from .onnx_export import DEFAULT_OPSET, export_onnx
+
+    report = export_onnx(args.file, args.output, opset=DEFAULT_OPSET if args.opset is None else args.opset)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
+    return EXIT_OK
+
+
 def _size(text: str) -> int:
     """A byte count: digits with an optional K, M or G (powers of 1024)."""
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -422,6 +430,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--values", action="store_true", help="print actions as typed values of spec §7 (dtype, shape, base64)")
     p.set_defaults(fn=_cmd_predict)
+    p = sub.add_parser("export-onnx", help="write the archive's portable policy as an ONNX model (needs the package onnx)")
+    p.add_argument("file")
+    p.add_argument("output", metavar="OUT.onnx")
+    p.add_argument("--opset", type=int, metavar="N", help="the ONNX opset to write (default 17; 14 or later)")
+    p.add_argument("--json", action="store_true", help="print what was written (inputs, outputs, size) as JSON")
+    p.set_defaults(fn=_cmd_export_onnx)
     # listed for --help only: main() hands "conformance ..." to rlarchive.conformance before parsing
     sub.add_parser("conformance", help="run a reader over the test vectors of this package's format version (spec Annex A); see rlarchive conformance --help")
     return parser

@@ -127,6 +127,7 @@ def commands(src: str, out_dir: str) -> list:
         ["import-sb3", src, os.path.join(out_dir, "out.rlarchive")],
         ["import-sb2", src, os.path.join(out_dir, "out.rlarchive")],
         ["export-sb3", src, os.path.join(out_dir, "out.zip")],
+        ["export-onnx", src, os.path.join(out_dir, "out.onnx")],
     ]
 
 
@@ -217,7 +218,7 @@ def test_every_command_on_every_vector(tmp_path):
                 assert "not (use --verify)" in r["stdout"] and r["stderr"] == "", r
                 continue
             got = check_failure(r, status=1)
-            if command in ("validate", "inspect", "dump") and code is not None:
+            if command in ("validate", "inspect", "dump", "export-onnx") and code is not None:
                 assert got == code, f"{' '.join(r['argv'])}: {r['stderr']}"
             if command.startswith("import"):
                 assert got == "IMPORT_INVALID", r["stderr"]
@@ -232,6 +233,8 @@ def test_every_command_on_every_vector(tmp_path):
             continue
         if command.startswith("import"):
             assert check_failure(r, status=1) == "IMPORT_INVALID"
+        elif command == "export-onnx" and not os.path.basename(r["argv"][1]).startswith("policy-"):  # no portable policy: a bad request
+            assert check_failure(r, status=2) == "INPUT_INVALID" and "no portable policy" in r["stderr"], r
         elif command == "export-sb3" and os.path.basename(r["argv"][1]) in NOT_FOR_SB3:
             assert check_failure(r, status=1) == "VALUE_UNSUPPORTED" and NOT_FOR_SB3[os.path.basename(r["argv"][1])] in r["stderr"], r
         else:
