@@ -188,6 +188,18 @@ export interface RecurrentState {
 /** The portable policy (extension RLA_policy): acts like Stable-Baselines3's deterministic `predict`, in float32. */
 export class Policy {
   constructor(desc: object, options?: { vecNormalize?: VecNormalizeStatistics | null });
+  /** The checked description (the RLA_policy map, decoded). */
+  readonly desc: object;
+  /** The observation space the policy takes (before preprocessing). */
+  readonly observationSpace: Space;
+  /** The action space its head acts in. */
+  readonly actionSpace: Space;
+  /** The head (RLA_policy §6): `op` and its parameters. */
+  readonly action: { op: string; [parameter: string]: unknown };
+  /** The recurrent state's names and sizes (RLA_policy §5.9), or null. */
+  readonly recurrent: { hidden_in: string; cell_in: string; hidden_out: string; cell_out: string; layers: number; hidden_size: number } | null;
+  /** How many action-mask entries the head takes, or null for heads that take no masks. */
+  readonly maskWidth: number | null;
   /** One observation gives one action; a batch (leading dimension) a batch. */
   predict(
     observation: Observation,

@@ -139,16 +139,6 @@ def _observations(policy: Policy) -> list:
     return [("obs", sp)]
 
 
-def _mask_width(policy: Policy) -> Optional[int]:
-    """The width of the action masks a head takes (spec RLA_policy §6), or None for heads without masks."""
-    head = policy.action
-    if head["op"] == "argmax":
-        return int(policy.action_space.n)
-    if head["op"] == "multi_argmax":
-        return sum(int(n) for n in head["sizes"])
-    return None
-
-
 def _action_dtype(policy: Policy) -> np.dtype:
     op = policy.action["op"]
     if op == "box":
@@ -175,7 +165,7 @@ def _interface(policy: Policy, action_masks: bool) -> tuple:
         outputs.append(TensorInfo(rec["hidden_out"], "float32", shape, "the next LSTM hidden state"))
         outputs.append(TensorInfo(rec["cell_out"], "float32", shape, "the next LSTM cell state"))
     if action_masks:
-        width = _mask_width(policy)
+        width = policy.mask_width
         if width is None:
             raise RlarchiveError("INPUT_INVALID", f"the head {policy.action['op']} takes no action masks (argmax and multi_argmax heads do)")
         inputs.append(TensorInfo(ACTION_MASKS, "bool", (BATCH, width), "true where an action is allowed"))
@@ -643,7 +633,7 @@ def export_onnx(
     if policy is None:
         raise RlarchiveError("INPUT_INVALID", f"{where} has no portable policy (extension RLA_policy), so there is nothing to export "
             "(the SB3 import writes one for standard policies when stable-baselines3 is installed; its report says why it did not)")
-    masks = _masked_algorithm(metadata) and _mask_width(policy) is not None if action_masks is None else bool(action_masks)
+    masks = _masked_algorithm(metadata) and policy.mask_width is not None if action_masks is None else bool(action_masks)
     model, inputs, outputs = _build(policy, opset, masks, "rlarchive_policy")
     if model.ByteSize() >= 2**31:
         raise RlarchiveError("VALUE_UNSUPPORTED", "the ONNX model would be larger than 2 GiB, the limit of a single ONNX file")

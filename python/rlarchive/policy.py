@@ -114,6 +114,18 @@ class Policy:
         self.action: Mapping[str, Any] = action
         self.recurrent: Optional[Mapping[str, Any]] = desc.get("recurrent")
 
+    @property
+    def mask_width(self) -> Optional[int]:
+        """How many action-mask entries the head takes (RLA_policy §6: ``argmax`` one per
+        action, ``multi_argmax`` one per choice of every component), or None for heads
+        that take no masks."""
+        head = self.action
+        if head["op"] == "argmax":
+            return int(self.action_space.n)
+        if head["op"] == "multi_argmax":
+            return sum(int(n) for n in head["sizes"])
+        return None
+
     def _input_names(self) -> list:
         sp = self.observation_space
         if _kind(sp) == "dict":

@@ -85,6 +85,17 @@ export class Policy {
   }
 
   /**
+   * How many action-mask entries the head takes (RLA_policy §6: `argmax` one per action,
+   * `multi_argmax` one per choice of every component), or null for heads that take no masks.
+   * @returns {number|null}
+   */
+  get maskWidth() {
+    if (this.action.op === 'argmax') return Number(this.actionSpace.n);
+    if (this.action.op === 'multi_argmax') return this.action.sizes.reduce((a, n) => a + Number(n), 0);
+    return null;
+  }
+
+  /**
    * The deterministic action for `observation` (one, or a batch with a leading dimension), and the next recurrent state.
    * Shaped like Stable-Baselines3's `predict`. An observation is an NDArray-like `{dtype, shape, data}`, a number (Discrete),
    * or nested arrays of numbers; a Dict observation an object (or Map) of those.

@@ -12,22 +12,11 @@ import { dump } from '../src/index.js';
 import { archive, bytesOf, enc } from './helpers/build.mjs';
 import { serve } from './helpers/server.mjs';
 import { sameActions } from './helpers/actions.mjs';
-
-const CHROMIUM = process.env.RLARCHIVE_CHROMIUM ?? '/usr/bin/chromium'; // the override exists to test the skip path
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-async function playwright() {
-  try {
-    return (await import('playwright-core')).chromium;
-  } catch {
-    return null;
-  }
-}
+import { ARGS, CHROMIUM, chromiumOrReason } from './helpers/chromium.mjs'; // RLARCHIVE_CHROMIUM overrides the path, to test the skip path
 
 test('browser: open a vector over HTTP Range requests and check a tensor', { timeout: 120_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) return t.skip(`${CHROMIUM} is not installed (apt-get install chromium)`);
-  const chromium = await playwright();
-  if (!chromium) return t.skip('playwright-core is not installed (npm ci)');
+  const chromium = await chromiumOrReason();
+  if (typeof chromium === 'string') return t.skip(chromium);
 
   const w = new Float32Array(256 * 1024); // 1 MiB tensor
   for (let i = 0; i < w.length; i++) w[i] = i * 0.5;

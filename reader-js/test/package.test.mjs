@@ -44,9 +44,9 @@ after(() => {
 
 const skipUnlessNpm = (t) => (npmWorks ? false : (t.skip('npm is not on the PATH'), true));
 
-test('the tarball holds the sources, types, README, LICENSE and CHANGELOG, and nothing for development', (t) => {
+test('the tarball holds the sources, types, web inspector, README, LICENSE and CHANGELOG, and nothing for development', (t) => {
   if (skipUnlessNpm(t)) return;
-  for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'index.d.ts', 'src/index.js', 'src/schemas-embedded.js', 'bin/conformance.mjs']) {
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'index.d.ts', 'src/index.js', 'src/schemas-embedded.js', 'bin/conformance.mjs', 'web/index.html', 'web/inspector.js', 'web/style.css']) {
     assert.ok(files.has(f), `${f} is in the tarball`);
   }
   for (const f of files) assert.ok(!/^(test|bench|scripts|node_modules)\//.test(f), `${f} is not part of the package`);

@@ -322,6 +322,7 @@ const one = obs('F32', [1], [0]);
 test('argmax: the first largest logit, I64, without start; action masks count masked-out logits as −1e8', () => {
   const logits = [0.5, 2, 2, -1, 1.5];
   const p = constantLogits({ op: 'argmax' }, discreteSpace(5), logits);
+  assert.equal(p.maskWidth, 5);
   const a = p.predict(one).action;
   assert.deepEqual([a.dtype, a.shape, a.data[0]], ['I64', [], BigInt(argmax64(logits))]);
   const masks = [true, false, false, true, true];
@@ -346,6 +347,7 @@ test('multi_argmax: argmax of each consecutive part of the given sizes, masks ov
   const logits = randoms(120, 6, 5);
   const parts = (v) => [v.slice(0, 3), v.slice(3, 4), v.slice(4, 6)].map(argmax64).map(BigInt);
   const p = constantLogits({ op: 'multi_argmax', sizes }, multiDiscreteSpace(sizes), logits);
+  assert.equal(p.maskWidth, 6);
   const a = p.predict(one).action;
   assert.deepEqual([a.dtype, a.shape, [...a.data]], ['I64', [3], parts(logits)]);
   const masks = [false, true, true, true, true, false];
@@ -355,6 +357,7 @@ test('multi_argmax: argmax of each consecutive part of the given sizes, masks ov
 test('bernoulli: 1.0 where sigmoid(x) > 0.5 else 0.0, F32', () => {
   const logits = [-2, 0, 0.25, 3, -1e-3];
   const p = constantLogits({ op: 'bernoulli' }, multiBinarySpace(5), logits);
+  assert.equal(p.maskWidth, null);
   const a = p.predict(one).action;
   assert.deepEqual([a.dtype, a.shape, [...a.data]], ['F32', [5], logits.map((v) => (sigmoid64(v) > 0.5 ? 1 : 0))]);
 });

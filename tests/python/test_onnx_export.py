@@ -282,3 +282,58 @@ def test_rlarchive_does_not_import_onnx_and_the_command_fails_cleanly_without_it
     assert r.returncode == 2 and "Traceback" not in r.stderr and not os.path.exists(out)
     assert r.stderr.startswith("rlarchive: FRAMEWORK_UNAVAILABLE: ") and "pip install 'rlarchive[onnx]'" in r.stderr
     assert len(r.stderr.splitlines()) == 1
+
+
+# -- (f) onnxruntime-web, the runtime of browsers ---------------------------------------------------
+
+ORT_WEB = os.path.join(ROOT, "reader-js", "node_modules", "onnxruntime-web", "package.json")
+ORT_WEB_RUN = os.path.join(ROOT, "reader-js", "test", "helpers", "ort-web-run.mjs")
+
+
+def _feed(a: np.ndarray) -> dict:
+    a = np.asarray(a)
+    data = [str(x) for x in a.ravel().tolist()] if a.dtype.kind in "iu" and a.dtype.itemsize == 8 else a.ravel().astype(float if a.dtype.kind == "f" else int).tolist()
+    return {"dtype": "bool" if a.dtype == np.bool_ else str(a.dtype), "dims": list(a.shape), "data": data}
+
+
+def _as_array(out: dict) -> np.ndarray:
+    dtype = {"bool": np.bool_}.get(out["dtype"], out["dtype"])
+    return np.asarray([int(x) if isinstance(x, str) else x for x in out["data"]], dtype=dtype).reshape(out["dims"])
+
+
+def test_onnxruntime_web_runs_every_exported_vector(tmp_path):
+    """The default opset runs in onnxruntime-web (WebAssembly, under Node, as in a browser) and gives the vectors' actions."""
+    import shutil
+
+    if shutil.which("node") is None or not os.path.exists(ORT_WEB):
+        pytest.skip("node or reader-js's onnxruntime-web (npm ci in reader-js) is missing")
+    assert len(PREDICT_CASES) >= 16
+    jobs, expected = [], []
+    for case in PREDICT_CASES:
+        with open(os.path.join(VECTORS, case["expect"]["predict_file"]), encoding="utf-8") as f:
+            spec = json.load(f)
+        path = os.path.join(VECTORS, case["file"])
+        out = tmp_path / f"{case['id']}.onnx"
+        export_onnx(path, out)
+        with rlarchive.open(path, spaces="neutral") as ar:
+            policy = ar.policy()
+        starts = spec.get("episode_starts")
+        masks = spec.get("action_masks")
+        steps, singles = [], []
+        for i, obs in enumerate(spec["observations"]):
+            feeds, single = onnx_inputs(policy, load_value(obs), None, [starts[i]] if starts is not None else None, load_value(masks[i]) if masks is not None else None)
+            steps.append({k: _feed(v) for k, v in feeds.items()})
+            singles.append(single)
+        rec = policy.recurrent
+        carry = {rec["hidden_in"]: rec["hidden_out"], rec["cell_in"]: rec["cell_out"]} if rec is not None else {}
+        jobs.append({"model": str(out), "steps": steps, "carry": carry})
+        expected.append((case["id"], singles, spec["actions"]))
+    job = tmp_path / "jobs.json"
+    job.write_text(json.dumps(jobs))
+    run = subprocess.run(["node", ORT_WEB_RUN, str(job)], capture_output=True, text=True, timeout=600, cwd=os.path.join(ROOT, "reader-js"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads(run.stdout)
+    assert len(results) == len(expected)
+    for outputs, (cid, singles, actions) in zip(results, expected):
+        got = [_as_array(o["action"])[0] if single else _as_array(o["action"]) for o, single in zip(outputs, singles)]
+        assert same_actions([dump_value(np.asarray(a)) for a in got], actions) == "", cid

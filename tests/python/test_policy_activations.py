@@ -38,3 +38,28 @@ def test_relu6_and_gelu_none():
     x = np.linspace(-10, 10, 1001).astype(np.float32)
     assert np.array_equal(ACTIVATIONS["hardtanh"][0](x, 0.0, 6.0), torch.nn.ReLU6()(torch.from_numpy(x)).numpy())
     assert np.allclose(ACTIVATIONS["gelu"][0](x, "none"), torch.nn.GELU()(torch.from_numpy(x)).numpy(), rtol=2e-6, atol=2e-6)
+
+
+def test_mask_width_is_what_the_masked_vectors_take():
+    """Policy.mask_width: the length of the masks each predict vector gives, None for heads without masks."""
+    import json
+    import os
+
+    import rlarchive
+    from suite import ROOT
+
+    vectors = os.path.join(ROOT, "test-vectors")
+    with open(os.path.join(vectors, "index.json"), encoding="utf-8") as f:
+        cases = [c for c in json.load(f)["cases"] if c["expect"]["result"] == "actions"]
+    seen = set()
+    for c in cases:
+        with open(os.path.join(vectors, c["expect"]["predict_file"]), encoding="utf-8") as f:
+            spec = json.load(f)
+        with rlarchive.open(os.path.join(vectors, c["file"]), spaces="neutral") as ar:
+            policy = ar.policy()
+        if "action_masks" in spec:
+            assert policy.mask_width == spec["action_masks"][0]["shape"][-1], c["id"]
+        if policy.action["op"] not in ("argmax", "multi_argmax"):
+            assert policy.mask_width is None, c["id"]
+        seen.add(policy.action["op"])
+    assert {"argmax", "multi_argmax", "box"} <= seen

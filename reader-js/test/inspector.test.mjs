@@ -1,0 +1,256 @@
+// The web inspector (web/) in a real headless browser (Debian's chromium,
+// driven by playwright-core): it opens test vectors by `?url=` (Range
+// requests) and through the file picker, shows the validation report,
+// producer, spaces, schedules and a tensor's histogram, computes the actions
+// of every portable-policy vector from its observation form as SB3 did, shows
+// the error codes of invalid vectors, reads no tensor bytes of a large archive
+// until asked, puts the file's strings in the page as text only, and opens a
+// dropped file. Screenshots go to a temporary directory (kept when
+// RLARCHIVE_KEEP_SCREENSHOTS is set) and the main one to /tmp/inspector.png.
+// Reports itself skipped where chromium is not installed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, readFileSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { open } from '../src/index.js';
+import { DTYPES, viewElements } from '../src/dtypes.js';
+import { decodeBase64 } from '../src/base64.js';
+import { archive, bytesOf } from './helpers/build.mjs';
+import { serve } from './helpers/server.mjs';
+import { staticHandlers } from './helpers/static.mjs';
+import { sameActions } from './helpers/actions.mjs';
+import { CHROMIUM, ARGS, chromiumOrReason } from './helpers/chromium.mjs';
+
+const vectorsDir = new URL('../../test-vectors/', import.meta.url);
+const SCREENSHOT = '/tmp/inspector.png';
+const SHOWCASE = 'policy-ppo-dict-observation';
+
+/** The elements of an inline ndarray value as numbers. */
+const elements = (v) => Array.from(viewElements(v.dtype, decodeBase64(v.base64)), Number);
+
+/** [[data-obs-path, element values]] for one observation of a predict file (an ndarray, or a map of them). */
+function formFields(obs) {
+  if (obs.$type === 'ndarray') return [['obs', elements(obs)]];
+  return Object.entries(obs).map(([k, v]) => [`obs/${k}`, elements(v)]);
+}
+
+/** The action the page shows, as an inline ndarray value (what sameActions compares). */
+function shownAction({ dtype, shape, values }) {
+  const T = DTYPES[dtype].array;
+  const items = values === '(empty)' ? [] : values.split(', ');
+  const data = T === BigInt64Array || T === BigUint64Array ? T.from(items, BigInt) : T.from(items, Number);
+  return { $type: 'ndarray', dtype, shape: JSON.parse(shape), base64: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') };
+}
+
+/** Sets the observation form's controls (inputs, selects, checkboxes, text areas) as a user would. */
+async function fillObservation(page, fields, masks) {
+  await page.evaluate(({ fields, masks }) => {
+    const set = (el, v) => {
+      if (el.type === 'checkbox') el.checked = v !== 0;
+      else el.value = String(v);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+    };
+    for (const [path, values] of fields) {
+      const field = document.querySelector(`[data-obs-path="${CSS.escape(path)}"]`);
+      if (!field) throw new Error(`no field ${path}`);
+      if (field.dataset.form === 'text') set(field.querySelector('textarea'), values.join(' '));
+      else values.forEach((v, i) => set(field.querySelector(`[data-index="${i}"]`), v));
+    }
+    if (masks) masks.forEach((m, i) => set(document.querySelector(`#action-masks [data-index="${i}"]`), m));
+  }, { fields, masks });
+}
+
+async function readAction(page, count) {
+  await page.waitForSelector(`#action[data-count="${count}"]`);
+  return page.evaluate(() => ({
+    dtype: document.querySelector('#action .action-dtype').textContent,
+    shape: document.querySelector('#action .action-shape').textContent,
+    values: document.querySelector('#action .action-values').textContent,
+  }));
+}
+
+test('web inspector in chromium: vectors by URL, picker and drop, report, plots, histogram, policy actions, invalid codes, lazy reads, escaping', { timeout: 120_000 }, async (t) => {
+  const chromium = await chromiumOrReason();
+  if (typeof chromium === 'string') return t.skip(chromium);
+  if (!existsSync(new URL('index.json', vectorsDir))) return t.skip('test-vectors/index.json is not there');
+
+  const index = JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8'));
+  const files = {};
+  const addVector = (file) => (files[`/vectors/${file}`] = readFileSync(new URL(file, vectorsDir)));
+  const predictCases = index.cases.filter((c) => c.expect.result === 'actions');
+  assert.ok(predictCases.length > 0, 'the vectors have predict cases');
+  for (const c of predictCases) addVector(c.file);
+  // one invalid vector refused by opening, one opened but refused by validation (its policy description)
+  const invalid = [
+    index.cases.find((c) => c.expect.result === 'error' && c.issues?.[0]?.code?.startsWith('ZIP_') && !c.file.endsWith('.gz')),
+    index.cases.find((c) => c.id === 'policy-weight-not-f32'),
+  ].filter(Boolean);
+  assert.equal(invalid.length, 2);
+  for (const c of invalid) addVector(c.file);
+  // a large archive: 4 MiB of weights
+  const w = new Float32Array(1024 * 1024);
+  for (let i = 0; i < w.length; i++) w[i] = Math.sin(i / 1000);
+  // (with markup in its strings, which must reach the page as text)
+  const HOSTILE = '<img src=x onerror="window.__injected=1">';
+  const big = archive({
+    data: { data: { gamma: 0.99, lr: { $type: 'schedule', kind: 'linear', start: 0.001, end: 0, end_fraction: 0.5 }, [HOSTILE]: HOSTILE } },
+    tensors: { policy: { w: { dtype: 'F32', shape: [1024, 1024], data: bytesOf(w) }, b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) }, [HOSTILE]: { dtype: 'U8', shape: [2], data: new Uint8Array([1, 2]) } } },
+    manifest: (m) => ({ ...m, producer: { name: HOSTILE, version: '<b>1</b>' }, metadata: { [HOSTILE]: HOSTILE } }),
+  });
+  files['/big.rlarchive'] = big;
+
+  const extra = { ...staticHandlers(new URL('../web/', import.meta.url), '/web'), ...staticHandlers(new URL('../src/', import.meta.url), '/src') };
+  const srv = await serve(files, { extra });
+  const origin = new URL(srv.url('/')).origin;
+  const profile = mkdtempSync(join(tmpdir(), 'rla-inspector-'));
+  const shots = mkdtempSync(join(tmpdir(), 'rla-inspector-shots-'));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e}`));
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    page.on('request', (r) => !r.url().startsWith(origin) && problems.push(`request outside the test server: ${r.url()}`));
+    const openUrl = async (rel, extraQuery = '') => {
+      await page.goto(srv.url(`/web/?url=${encodeURIComponent(rel)}${extraQuery}`));
+      await page.waitForSelector('body[data-state="ready"], body[data-state="error"]');
+    };
+
+    // 1. a valid policy vector by a relative ?url=: report, producer, spaces, schedules, a tensor's histogram
+    const showcase = predictCases.find((c) => c.id === `${SHOWCASE}-predict`);
+    const showcaseDump = JSON.parse(readFileSync(new URL(`valid/${SHOWCASE}.dump.json`, vectorsDir), 'utf8'));
+    srv.reset();
+    await openUrl(`../vectors/${showcase.file}`);
+    assert.ok(srv.stats.ranges.length > 0, 'the archive was read with Range requests');
+    assert.equal(await page.getAttribute('#validation', 'data-status'), 'valid');
+    assert.match(await page.textContent('#report .banner'), /^Valid/);
+    const { producer } = showcaseDump.manifest;
+    assert.equal(await page.textContent('#producer'), `${producer.name} ${producer.version}`);
+    assert.equal(await page.textContent('#format-version'), showcaseDump.manifest.format_version);
+    assert.match(await page.textContent('#overview'), /sb3\.algorithm/);
+    assert.match(await page.textContent('#hyperparameters-table'), /gamma/);
+    const spaces = await page.$$eval('#spaces .card', (cards) => cards.map((c) => [c.dataset.path, c.querySelector('.space').dataset.kind]));
+    assert.deepEqual(spaces.sort(), [['action_space', 'discrete'], ['observation_space', 'dict']]);
+    assert.equal(await page.locator('#spaces [data-path="observation_space"] .space-dict > ul.tree > li').count(), 2, 'the Dict space is a tree of its two keys');
+    assert.match(await page.textContent('#spaces [data-path="observation_space"]'), /Box\(F32, \[3\]\)[\s\S]*low[\s\S]*-1/);
+    const plots = await page.$$eval('#schedules figure.schedule', (fs) => fs.map((f) => [f.dataset.path, f.querySelector('svg path.series')?.getAttribute('d').split('L').length]));
+    assert.ok(plots.length >= 1 && plots.every(([, n]) => n > 100), `schedules plotted: ${JSON.stringify(plots)}`);
+    // choosing a tensor reads it and shows its histogram and statistics
+    const ar = await open(readFileSync(new URL(showcase.file, vectorsDir)));
+    const info = ar.tensorInfo('policy')[0];
+    const tensor = Array.from((await ar.tensor('policy', info.name)).data);
+    await page.click(`button.tensor[data-tensor="policy/${info.name}"]`);
+    await page.waitForSelector('#tensor-detail svg.histogram rect.bar');
+    const stats = await page.evaluate(() => ['min', 'max', 'mean'].map((k) => Math.fround(Number(document.querySelector(`#tensor-detail .stat-${k}`).textContent))));
+    const mean = tensor.reduce((a, b) => a + b, 0) / tensor.length;
+    assert.deepEqual(stats.slice(0, 2), [Math.min(...tensor), Math.max(...tensor)]);
+    assert.ok(Math.abs(stats[2] - mean) <= 1e-3 * Math.max(1, Math.abs(mean)), `mean ${stats[2]} vs ${mean}`);
+    assert.equal(await page.locator('#tensor-detail rect.bar').count() > 0, true);
+
+    // 2. every portable-policy vector: the page's form and Predict button give SB3's actions
+    // (through the page's URL field; the showcase, open already, comes first)
+    const openByField = async (rel) => {
+      await page.fill('#url-input', rel);
+      await page.click('#url-form button[type=submit]');
+      await page.waitForSelector('body[data-state="ready"], body[data-state="error"]');
+    };
+    let screenshotTaken = false;
+    for (const c of [showcase, ...predictCases.filter((x) => x !== showcase)]) {
+      const spec = JSON.parse(readFileSync(new URL(c.expect.predict_file, vectorsDir), 'utf8'));
+      if (c !== showcase) await openByField(`../vectors/${c.file}`);
+      await page.waitForSelector('#policy[data-status="ready"]');
+      assert.equal(await page.evaluate(() => new URLSearchParams(location.search).get('url')), `../vectors/${c.file}`);
+      const got = [];
+      for (let i = 0; i < spec.observations.length; i++) {
+        if (spec.episode_starts?.[i]) {
+          assert.ok(await page.locator('#reset-state').count(), `${c.id}: a recurrent policy has a state reset`);
+          await page.click('#reset-state');
+        }
+        await fillObservation(page, formFields(spec.observations[i]), spec.action_masks ? elements(spec.action_masks[i]) : null);
+        await page.click('#predict');
+        const shown = await readAction(page, i + 1);
+        got.push(shownAction(shown));
+      }
+      assert.equal(sameActions(got, spec.actions), '', `${c.id}: the page acts like SB3`);
+      if (c === showcase && !screenshotTaken) {
+        await page.screenshot({ path: join(shots, 'inspector.png'), fullPage: true });
+        copyFileSync(join(shots, 'inspector.png'), SCREENSHOT);
+        screenshotTaken = true;
+      }
+    }
+    // the random sample and reset buttons fill the form with values the policy takes
+    await openUrl(`../vectors/${predictCases.find((c) => c.id === 'policy-dqn-nature-cnn-predict').file}`);
+    await page.waitForSelector('#policy[data-status="ready"]');
+    await page.click('#random-sample');
+    await page.click('#predict');
+    assert.match(await page.textContent('#action .action-values'), /^\d+$/);
+    await page.click('#reset-observation');
+    assert.match(await page.inputValue('[data-obs-path="obs"] textarea'), /^0( 0)+$/);
+
+    // 3. invalid vectors: the report shows their expected error code
+    for (const c of invalid) {
+      await openUrl(`../vectors/${c.file}`);
+      await page.waitForSelector('#validation[data-status="invalid"]');
+      assert.match(await page.textContent('#report .banner'), new RegExp(`^Invalid: .*${c.expect.code}`));
+      const rows = await page.$$eval('#report tr[data-code]', (trs) => trs.map((tr) => [tr.dataset.code, tr.querySelector('.badge').textContent]));
+      assert.ok(rows.some(([code, sev]) => code === c.expect.code && sev === 'error'), `${c.id}: ${JSON.stringify(rows)}`);
+      const opened = await page.evaluate(() => window.rlarchiveInspector.openError?.code ?? null);
+      if (opened) assert.equal(await page.getAttribute('#open-error .banner', 'data-code'), opened);
+      await page.screenshot({ path: join(shots, `${c.id}.png`), fullPage: true });
+    }
+
+    // 4. the file picker (a File: sliced reads)
+    await page.goto(srv.url('/web/'));
+    await page.setInputFiles('#file-input', fileURLToPath(new URL(showcase.file, vectorsDir)));
+    await page.waitForSelector('body[data-state="ready"]');
+    assert.equal(await page.getAttribute('#validation', 'data-status'), 'valid');
+    assert.equal(await page.textContent('#producer'), `${producer.name} ${producer.version}`);
+    assert.match(await page.textContent('#overview'), new RegExp(showcase.file.split('/').pop().replace(/\./g, '\\.')));
+
+    // 5. a large archive: opening reads the headers only; a tensor's bytes are read when it is chosen
+    srv.reset();
+    await openUrl('/big.rlarchive', '&autoread=0');
+    const openBytes = srv.stats.bytes;
+    assert.ok(openBytes < 200_000, `opening transferred ${openBytes} of ${big.length} bytes`);
+    assert.equal(await page.locator('#run-validation').count(), 1, 'full validation waits for a click');
+    assert.equal(await page.locator('#schedules figure.schedule').count(), 1);
+    await page.click('button.tensor[data-tensor="policy/w"]');
+    await page.waitForSelector('#tensor-detail[data-tensor="policy/w"], #tensor-detail .tensor-detail');
+    const wStats = await page.evaluate(() => ['min', 'max'].map((k) => Math.fround(Number(document.querySelector(`#tensor-detail .stat-${k}`).textContent))));
+    assert.deepEqual(wStats, [w.reduce((a, b) => Math.min(a, b)), w.reduce((a, b) => Math.max(a, b))]);
+    const tensorBytes = srv.stats.bytes - openBytes;
+    assert.ok(tensorBytes >= w.byteLength && tensorBytes < w.byteLength + 200_000, `choosing the tensor transferred ${tensorBytes} bytes`);
+    await page.click('#run-validation');
+    await page.waitForSelector('#validation[data-status="valid"]');
+    assert.equal(await page.textContent('#producer'), `${HOSTILE} <b>1</b>`);
+    assert.ok((await page.textContent('#overview')).includes(`${HOSTILE}${HOSTILE}`), 'metadata shown as text');
+    assert.ok((await page.textContent('#hyperparameters')).includes(JSON.stringify(HOSTILE)), 'a data string shown as text');
+    await page.click(`button.tensor[data-tensor=${JSON.stringify(`policy/${HOSTILE}`)}]`);
+    await page.waitForSelector('#tensor-detail svg.histogram');
+    assert.deepEqual(await page.evaluate(() => [document.querySelectorAll('main img, main b').length, window.__injected ?? null]), [0, null]);
+
+    // 6. drag and drop (a File)
+    await page.goto(srv.url('/web/'));
+    const dropped = await page.evaluate(async (url) => {
+      const file = new File([await (await fetch(url)).arrayBuffer()], 'dropped.rlarchive');
+      const dt = new DataTransfer();
+      dt.items.add(file);
+      document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      await window.rlarchiveInspector.ready;
+      return [document.querySelector('#validation').dataset.status, document.querySelector('#producer').textContent, document.querySelector('#status strong').textContent];
+    }, srv.url(`/vectors/${showcase.file}`));
+    assert.deepEqual(dropped, ['valid', `${producer.name} ${producer.version}`, 'dropped.rlarchive']);
+
+    assert.deepEqual(problems, []);
+    t.diagnostic(`inspector: ${predictCases.length} policy vectors acted as SB3; opening a ${big.length}-byte archive transferred ${openBytes} bytes; screenshot ${SCREENSHOT}${process.env.RLARCHIVE_KEEP_SCREENSHOTS ? `, more in ${shots}` : ''}`);
+  } finally {
+    await context?.close();
+    await srv.close();
+    rmSync(profile, { recursive: true, force: true });
+    if (!process.env.RLARCHIVE_KEEP_SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
+  }
+});

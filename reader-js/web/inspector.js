@@ -1,0 +1,248 @@
+// The inspector page: opens an archive from a dropped or picked file or from
+// `?url=` (Range requests), then shows its validation report, manifest, data,
+// spaces, schedules, tensors and policy, reading tensor bytes only when asked.
+//
+// `?autoread=BYTES` (default 16 MiB): archives up to this size are validated
+// in full and their policy loaded right away; larger ones wait for a click.
+// `window.rlarchiveInspector` exposes the page's state for scripts and tests.
+
+import { open, validate, VERSION } from '../src/index.js';
+import { h, fill } from './dom.js';
+import { formatBytes } from './format.js';
+import { openShared, resolveUrl } from './source.js';
+import { renderReport, renderOpenError, renderReportPending, renderReportRunning } from './views/report.js';
+import { renderOverview } from './views/overview.js';
+import { renderHyperparameters } from './views/hyperparameters.js';
+import { renderSpaces } from './views/spaces.js';
+import { renderSchedules } from './views/schedules.js';
+import { renderTensors } from './views/tensors.js';
+import { renderPolicy, renderPolicyPending } from './views/policy.js';
+
+const DEFAULT_AUTOREAD = 16 * 1024 * 1024;
+const SECTIONS = ['validation', 'overview', 'hyperparameters', 'spaces', 'schedules', 'tensors', 'policy'];
+
+const $ = (id) => document.getElementById(id);
+const body = (id) => $(id).querySelector('.body');
+
+const params = new URLSearchParams(location.search);
+const autoread = params.has('autoread') && Number.isFinite(Number(params.get('autoread'))) ? Number(params.get('autoread')) : DEFAULT_AUTOREAD;
+
+/** What is shown now. */
+const current = { generation: 0, label: null, source: null, archive: null, openError: null, report: null, policy: null, ready: Promise.resolve() };
+
+function show(id, visible = true) {
+  $(id).hidden = !visible;
+}
+
+function setState(state) {
+  document.body.dataset.state = state;
+}
+
+function refreshStatus() {
+  const src = current.source;
+  if (!src) return;
+  fill($('status'), h('strong', null, current.label), ` — ${formatBytes(src.size)}; read so far: ${formatBytes(src.transferred)}`);
+  $('status').dataset.transferred = String(src.transferred);
+}
+
+function errorParts(e) {
+  return [h('code', { class: 'code' }, e?.code ?? 'ERROR'), ' ', e?.detail ?? e?.message ?? String(e)];
+}
+
+async function runValidation(gen) {
+  const el = $('report');
+  $('validation').dataset.status = 'running';
+  renderReportRunning(el);
+  let report;
+  try {
+    report = await validate(current.source);
+  } catch (e) {
+    if (gen !== current.generation) return;
+    $('validation').dataset.status = 'failed';
+    fill(el, h('p', { class: 'error' }, 'The validator failed: ', errorParts(e)));
+    return;
+  }
+  if (gen !== current.generation) return;
+  current.report = report;
+  renderReport(el, report);
+  $('validation').dataset.status = report.valid ? 'valid' : 'invalid';
+  refreshStatus();
+}
+
+async function loadPolicy(gen) {
+  const el = body('policy');
+  fill(el, h('p', { class: 'muted' }, 'Loading the policy…'));
+  $('policy').dataset.status = 'loading';
+  try {
+    const policy = await current.archive.policy();
+    if (gen !== current.generation) return;
+    current.policy = policy;
+    renderPolicy(el, policy);
+    $('policy').dataset.status = 'ready';
+  } catch (e) {
+    if (gen !== current.generation) return;
+    $('policy').dataset.status = 'error';
+    fill(el, h('div', { class: 'banner bad' }, 'Cannot load the policy: ', errorParts(e)));
+  }
+  refreshStatus();
+}
+
+function renderArchive(archive, gen) {
+  renderOverview(body('overview'), archive, { label: current.label, size: current.source.size });
+  renderHyperparameters(body('hyperparameters'), archive.data, archive.optimizers);
+  show('overview');
+  show('hyperparameters');
+  show('spaces', renderSpaces(body('spaces'), archive.data) > 0);
+  show('schedules', renderSchedules(body('schedules'), archive.data) > 0);
+  show('tensors', renderTensors(body('tensors'), archive, { onRead: () => gen === current.generation && refreshStatus() }) > 0);
+}
+
+/**
+ * Opens and shows an archive.
+ * @param {Blob|string} input a File/Blob, or an absolute http(s) URL
+ * @param {string} label what to call it on the page
+ * @returns {Promise<void>} resolves once opening, and any automatic validation and policy loading, are done
+ */
+async function load(input, label) {
+  const gen = ++current.generation;
+  const previous = current.source;
+  Object.assign(current, { label, source: null, archive: null, openError: null, report: null, policy: null });
+  setState('loading');
+  for (const id of SECTIONS) show(id, false);
+  for (const id of ['open-error', 'report']) fill($(id));
+  delete $('validation').dataset.status;
+  delete $('policy').dataset.status;
+  fill($('status'), `Opening ${label}…`);
+  document.title = `${label} — rlarchive inspector`;
+  await previous?.release().catch(() => {});
+
+  let src;
+  try {
+    src = await openShared(input);
+  } catch (e) {
+    if (gen !== current.generation) return;
+    current.openError = e;
+    fill($('status'), label);
+    renderOpenError($('open-error'), e);
+    show('validation');
+    setState('error');
+    return;
+  }
+  if (gen !== current.generation) return src.release();
+  current.source = src;
+  try {
+    current.archive = await open(src);
+  } catch (e) {
+    current.openError = e;
+  }
+  if (gen !== current.generation) return;
+  show('validation');
+  if (current.openError) renderOpenError($('open-error'), current.openError);
+  else renderArchive(current.archive, gen);
+  refreshStatus();
+
+  const tasks = [];
+  const validateNow = () => runValidation(gen);
+  if (src.size <= autoread) tasks.push(validateNow());
+  else renderReportPending($('report'), src.size, validateNow);
+  if (current.archive?.extensionsUsed.includes('RLA_policy')) {
+    show('policy');
+    if (src.size <= autoread) tasks.push(loadPolicy(gen));
+    else renderPolicyPending(body('policy'), () => loadPolicy(gen));
+  }
+  await Promise.all(tasks);
+  if (gen !== current.generation) return;
+  refreshStatus();
+  setState(current.openError ? 'error' : 'ready');
+}
+
+function start(input, label) {
+  current.ready = load(input, label).catch((e) => {
+    setState('error');
+    fill($('status'), h('span', { class: 'error' }, `Unexpected failure: ${e?.message ?? e}`));
+  });
+  return current.ready;
+}
+
+function openFile(file) {
+  if (!file) return;
+  const q = new URLSearchParams(location.search);
+  q.delete('url');
+  history.replaceState(null, '', q.size ? `${location.pathname}?${q}` : location.pathname);
+  $('url-input').value = '';
+  start(file, file.name);
+}
+
+function openUrl(value) {
+  let url;
+  try {
+    url = resolveUrl(value);
+  } catch {
+    fill($('status'), h('span', { class: 'error' }, 'Not a URL: ', value));
+    return;
+  }
+  start(url, value);
+}
+
+function wire() {
+  $('file-input').addEventListener('change', (ev) => {
+    openFile(ev.target.files[0]);
+    ev.target.value = '';
+  });
+  $('url-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const value = $('url-input').value.trim();
+    if (!value) return;
+    const q = new URLSearchParams(location.search);
+    q.set('url', value);
+    history.pushState(null, '', `${location.pathname}?${q}`);
+    openUrl(value);
+  });
+  let depth = 0;
+  const overlay = $('drop-overlay');
+  const hasFiles = (ev) => Array.from(ev.dataTransfer?.types ?? []).includes('Files');
+  document.addEventListener('dragenter', (ev) => {
+    if (!hasFiles(ev)) return;
+    depth++;
+    overlay.hidden = false;
+  });
+  document.addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (depth === 0) overlay.hidden = true;
+  });
+  document.addEventListener('dragover', (ev) => {
+    if (hasFiles(ev)) ev.preventDefault();
+  });
+  document.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    depth = 0;
+    overlay.hidden = true;
+    openFile(ev.dataTransfer?.files?.[0]);
+  });
+  window.addEventListener('popstate', () => {
+    const u = new URLSearchParams(location.search).get('url');
+    if (u) openUrl(u);
+  });
+  fill($('footer'), `rlarchive-reader ${VERSION} — everything is computed in this page; the only requests are for the archive you open.`);
+}
+
+/**
+ * The page's state for scripts and tests: `open(input, label)` opens a File,
+ * Blob or URL; `ready` resolves when the current archive is shown (with its
+ * automatic validation and policy loading); `archive`, `report`, `policy`,
+ * `openError` and `source` are what is shown.
+ */
+window.rlarchiveInspector = Object.freeze({
+  version: VERSION,
+  open: (input, label = String(input?.name ?? input)) => start(typeof input === 'string' ? resolveUrl(input) : input, label),
+  get ready() { return current.ready; },
+  get archive() { return current.archive; },
+  get report() { return current.report; },
+  get policy() { return current.policy; },
+  get openError() { return current.openError; },
+  get source() { return current.source; },
+});
+
+wire();
+const initial = params.get('url');
+if (initial) openUrl(initial);

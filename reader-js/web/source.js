@@ -1,0 +1,56 @@
+// The byte source the page reads an archive through: the reader's own
+// BlobSource (a dropped or picked file) or HttpSource (Range requests for a
+// URL), wrapped so that opening, validating and acting share one source and
+// the page can show how many bytes were read.
+
+import { openSource } from '../src/index.js';
+
+/** A source shared by open() and validate(): counts reads; close() is left to the page. */
+export class SharedSource {
+  /**
+   * @param {{size: number, read(offset: number, length: number): Promise<Uint8Array>, bytesFetched?: number}} inner
+   */
+  constructor(inner) {
+    this.inner = inner;
+    this.size = inner.size;
+    this.bytesRead = 0;
+    this.reads = 0;
+  }
+  /** Positional read, delegated. */
+  async read(offset, length) {
+    const bytes = await this.inner.read(offset, length);
+    this.bytesRead += length;
+    this.reads++;
+    return bytes;
+  }
+  /** Bytes transferred: fetched over HTTP for a URL (read-ahead included), else bytes read. */
+  get transferred() {
+    return typeof this.inner.bytesFetched === 'number' ? this.inner.bytesFetched : this.bytesRead;
+  }
+  /** Kept open while the page shows the archive; see release(). */
+  async close() {}
+  /** Releases the underlying source. */
+  async release() {
+    await this.inner.close?.();
+  }
+}
+
+/**
+ * Resolves a `?url=` parameter against the page's address.
+ * @param {string} value the parameter as given
+ * @param {string} [base] the page's address
+ * @returns {string} an absolute URL
+ */
+export function resolveUrl(value, base = globalThis.location?.href) {
+  return new URL(value, base).href;
+}
+
+/**
+ * Opens what the user chose: a File/Blob (sliced reads) or an http(s) URL (Range requests).
+ * Rejects with the reader's RlarchiveError (IO_ERROR) when the source cannot be read.
+ * @param {Blob|string} input
+ * @returns {Promise<SharedSource>}
+ */
+export async function openShared(input) {
+  return new SharedSource(await openSource(input));
+}

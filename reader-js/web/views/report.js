@@ -1,0 +1,68 @@
+// The validation report (spec §14) and the error of an archive that fails to open.
+
+import { h, fill } from '../dom.js';
+import { formatBytes } from '../format.js';
+
+const LOCATION = ['member', 'pointer', 'offset'];
+
+/**
+ * Shows a report: a banner (valid, or invalid with its error codes) and every
+ * issue with its code, severity, message and location fields.
+ * @param {HTMLElement} el the section's body
+ * @param {{valid: boolean, summary: {errors: number, warnings: number, infos: number}, issues: object[], validator: {name: string, version: string}}} report
+ */
+export function renderReport(el, report) {
+  const errors = report.issues.filter((i) => i.severity === 'error');
+  const codes = [...new Set(errors.map((i) => i.code))];
+  const { summary } = report;
+  const counts = `${summary.errors} error${summary.errors === 1 ? '' : 's'}, ${summary.warnings} warning${summary.warnings === 1 ? '' : 's'}, ${summary.infos} info${summary.infos === 1 ? '' : 's'}`;
+  const banner = report.valid
+    ? h('div', { class: 'banner ok', role: 'status' }, h('strong', null, 'Valid'), ` — ${counts}`)
+    : h('div', { class: 'banner bad', role: 'alert' }, h('strong', null, 'Invalid'), ': ', codes.map((c, i) => [i ? ', ' : '', h('code', { class: 'code' }, c)]), ` — ${counts}`);
+  const fields = LOCATION.filter((f) => report.issues.some((i) => i[f] !== undefined));
+  const table = report.issues.length === 0
+    ? h('p', { class: 'muted' }, 'No issues.')
+    : h('table', { class: 'issues' },
+      h('thead', null, h('tr', null, h('th', null, 'severity'), h('th', null, 'code'), fields.map((f) => h('th', null, f)), h('th', null, 'message'))),
+      h('tbody', null, report.issues.map((i) => h('tr', { class: `sev-${i.severity}`, dataset: { code: i.code } },
+        h('td', null, h('span', { class: `badge ${i.severity}` }, i.severity)),
+        h('td', null, h('code', { class: 'code' }, i.code)),
+        fields.map((f) => h('td', { class: 'loc' }, i[f] === undefined ? '' : String(i[f]))),
+        h('td', { class: 'message' }, i.message.startsWith(`${i.code}: `) ? i.message.slice(i.code.length + 2) : i.message)))));
+  fill(el, banner, table, h('p', { class: 'muted small' }, `Checked by ${report.validator.name} ${report.validator.version}: every rule of §11.1, including the CRC-32 and SHA-256 of every member.`));
+}
+
+/**
+ * Shows why an archive could not be opened: the error code, its message and location.
+ * @param {HTMLElement} el
+ * @param {Error & {code?: string, detail?: string, member?: string, pointer?: string, offset?: number}} error
+ */
+export function renderOpenError(el, error) {
+  const code = error?.code ?? 'ERROR';
+  const loc = LOCATION.filter((f) => error?.[f] !== undefined && error?.[f] !== null).map((f) => `${f} ${error[f]}`).join(', ');
+  fill(el,
+    h('div', { class: 'banner bad', role: 'alert', dataset: { code } },
+      h('strong', null, 'Cannot open this archive: '), h('code', { class: 'code' }, code),
+      h('div', { class: 'message' }, error?.detail ?? error?.message ?? String(error)),
+      loc ? h('div', { class: 'loc' }, loc) : null));
+}
+
+/**
+ * Shows that the full validation has not run yet, with a button that runs it.
+ * @param {HTMLElement} el
+ * @param {number} size the file's size (validation reads all of it)
+ * @param {() => void} run
+ */
+export function renderReportPending(el, size, run) {
+  fill(el, h('p', null,
+    `Opening checked the layout, manifest, data and tensor headers. The full validation checks every member's CRC-32 and SHA-256 and reads the whole file (${formatBytes(size)}). `,
+    h('button', { type: 'button', id: 'run-validation', onclick: run }, 'Validate fully')));
+}
+
+/**
+ * Shows that validation is running.
+ * @param {HTMLElement} el
+ */
+export function renderReportRunning(el) {
+  fill(el, h('p', { class: 'muted' }, 'Validating…'));
+}

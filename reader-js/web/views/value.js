@@ -1,0 +1,184 @@
+// Readable renderings of decoded values (spec §7): scalars inline, containers
+// as nested lists and tables, arrays and spaces summarised.
+
+import { NDArray, Scalar, Space, Schedule, ClassRef, Opaque, Tuple, toFloat32 } from '../../src/index.js';
+import { h } from '../dom.js';
+import { formatNumber, formatShort, formatShape, formatBytes, elementCount } from '../format.js';
+
+const MAX_ITEMS = 50;
+const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F8_E8M0']);
+
+/**
+ * Element values of a loaded NDArray as numbers (bigint kept), F16/BF16/FP8 decoded.
+ * @param {{dtype: string, data: ArrayLike<number|bigint>}} nd
+ * @returns {Array<number|bigint|boolean>}
+ */
+export function arrayValues(nd) {
+  if (DECODED.has(nd.dtype)) return Array.from(toFloat32(nd.dtype, nd.data));
+  if (nd.dtype === 'BOOL') return Array.from(nd.data, (b) => b !== 0);
+  if (nd.dtype === 'C64') {
+    const out = [];
+    for (let i = 0; i < nd.data.length; i += 2) out.push(`${formatNumber(nd.data[i], 'F32')}${nd.data[i + 1] < 0 || Object.is(nd.data[i + 1], -0) ? '-' : '+'}${formatNumber(Math.abs(nd.data[i + 1]), 'F32')}j`);
+    return out;
+  }
+  return Array.from(nd.data);
+}
+
+/**
+ * A one-line summary of an array's elements: all of them when few, else
+ * the common value or the range and the first few.
+ * @param {{dtype: string, shape: number[], data: ArrayLike<number|bigint>}} nd a loaded array
+ * @param {number} [few] how many elements count as few
+ * @returns {string}
+ */
+export function summarizeArray(nd, few = 8) {
+  const vals = arrayValues(nd);
+  const exact = (v) => (typeof v === 'string' ? v : formatNumber(v, nd.dtype));
+  if (vals.length <= few) return `[${vals.map(exact).join(', ')}]`;
+  const f = (v) => (typeof v === 'number' && !Number.isInteger(v) ? formatShort(v) : exact(v));
+  const first = vals[0];
+  if (vals.every((v) => Object.is(v, first) || v === first)) return `all ${f(first)} (${vals.length} values)`;
+  if (typeof first === 'string') return `[${vals.slice(0, 4).map(f).join(', ')}, …] (${vals.length} values)`;
+  let lo = vals[0], hi = vals[0];
+  for (const v of vals) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return `${f(lo)} … ${f(hi)}, [${vals.slice(0, 4).map(f).join(', ')}, …] (${vals.length} values)`;
+}
+
+/**
+ * An NDArray: dtype, shape and its values summarised; a reference is shown
+ * by name with a button that loads it (only then its bytes are read).
+ * @param {NDArray} nd
+ * @returns {HTMLElement}
+ */
+export function renderArray(nd) {
+  const head = h('span', { class: 'type' }, `${nd.dtype}${formatShape(nd.shape)}`);
+  const body = h('span', { class: 'array-values' });
+  const show = () => body.replaceChildren(document.createTextNode(` ${summarizeArray(nd)}`));
+  if (nd.data !== null) {
+    show();
+    return h('span', { class: 'ndarray' }, head, body);
+  }
+  const count = elementCount(nd.shape);
+  const button = h('button', {
+    type: 'button',
+    class: 'small',
+    onclick: async () => {
+      button.disabled = true;
+      try {
+        await nd.load();
+        show();
+      } catch (e) {
+        body.replaceChildren(h('span', { class: 'error' }, ` ${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
+      }
+    },
+  }, 'load');
+  body.append(` → tensors/${nd.ref.group} ${nd.ref.name} (${count} elements) `, button);
+  return h('span', { class: 'ndarray' }, head, body);
+}
+
+/**
+ * A short one-line description of a space, e.g. `Box(F32, [3])`.
+ * @param {Space} sp
+ * @returns {string}
+ */
+export function spaceLabel(sp) {
+  switch (sp.kind) {
+    case 'box': return `Box(${sp.dtype}, ${formatShape(sp.shape)})`;
+    case 'discrete': return `Discrete(${sp.n}${Number(sp.start) !== 0 ? `, start=${sp.start}` : ''})`;
+    case 'multi_discrete': return `MultiDiscrete(${sp.nvec.data ? summarizeArray(sp.nvec) : formatShape(sp.nvec.shape)})`;
+    case 'multi_binary': return `MultiBinary(${Array.isArray(sp.n) ? formatShape(sp.n) : sp.n})`;
+    case 'dict': return `Dict(${sp.spaces.length} keys)`;
+    case 'tuple': return `Tuple(${sp.spaces.length} spaces)`;
+    case 'text': return `Text(${sp.min_length}..${sp.max_length})`;
+    default: return `space ${sp.kind}`;
+  }
+}
+
+/**
+ * A schedule in one line, e.g. `linear 0.001 → 0 (end_fraction 0.1)`.
+ * @param {Schedule} sc
+ * @returns {string}
+ */
+export function scheduleLabel(sc) {
+  const f = (v) => formatNumber(v);
+  if (sc.kind === 'constant') return `constant ${f(sc.value)}`;
+  if (sc.kind === 'linear') return `linear ${f(sc.start)} → ${f(sc.end)} (end_fraction ${f(sc.end_fraction)})`;
+  return `piecewise, ${sc.points.length} points, ${sc.interpolation}`;
+}
+
+function isPlainObject(v) {
+  return v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/**
+ * Whether a value is shown inline (a scalar of the value model), not as a tree.
+ * @param {unknown} v
+ * @returns {boolean}
+ */
+export function isScalarValue(v) {
+  return v === null || ['boolean', 'number', 'string', 'bigint'].includes(typeof v) || v instanceof Scalar || v instanceof ClassRef;
+}
+
+function collection(items, render, depth, open) {
+  const shown = items.slice(0, MAX_ITEMS);
+  const list = h('ul', { class: 'tree' }, shown.map((it) => h('li', null, render(it))));
+  if (items.length > MAX_ITEMS) list.appendChild(h('li', { class: 'muted' }, `… ${items.length - MAX_ITEMS} more`));
+  return list;
+}
+
+function container(summary, list, depth) {
+  return h('details', { class: 'value-tree', open: depth < 2 }, h('summary', null, summary), list);
+}
+
+/**
+ * Any decoded value as DOM: scalars inline, lists, tuples, maps and dicts as
+ * collapsible trees, arrays, spaces, schedules, classes and opaque values summarised.
+ * @param {unknown} v a value as the reader decodes it
+ * @param {number} [depth] nesting depth (deeper trees start collapsed)
+ * @returns {Node}
+ */
+export function renderValue(v, depth = 0) {
+  if (v === null) return h('span', { class: 'v-null' }, 'null');
+  if (typeof v === 'boolean') return h('span', { class: 'v-bool' }, v ? 'true' : 'false');
+  if (typeof v === 'number') return h('span', { class: 'v-num' }, formatNumber(v));
+  if (typeof v === 'bigint') return h('span', { class: 'v-num', title: 'int (beyond ±(2^53 − 1))' }, v.toString());
+  if (typeof v === 'string') return h('span', { class: 'v-str' }, JSON.stringify(v));
+  if (v instanceof Uint8Array) {
+    const hex = Array.from(v.subarray(0, 24), (b) => b.toString(16).padStart(2, '0')).join(' ');
+    return h('span', { class: 'v-bytes' }, h('span', { class: 'type' }, `bytes(${v.length})`), ` ${hex}${v.length > 24 ? ' …' : ''}`);
+  }
+  if (v instanceof NDArray) return renderArray(v);
+  if (v instanceof Scalar) {
+    const val = Array.isArray(v.value) ? `${formatNumber(v.value[0], 'F32')}, ${formatNumber(v.value[1], 'F32')}j` : formatNumber(v.value, v.dtype);
+    return h('span', { class: 'v-num' }, val, h('span', { class: 'type' }, ` ${v.dtype}`));
+  }
+  if (v instanceof Space) return h('span', { class: 'v-space' }, spaceLabel(v), h('span', { class: 'muted' }, ' (see Spaces)'));
+  if (v instanceof Schedule) return h('span', { class: 'v-schedule' }, scheduleLabel(v), h('span', { class: 'muted' }, ' (see Schedules)'));
+  if (v instanceof ClassRef) return h('span', { class: 'v-class' }, h('span', { class: 'type' }, 'class '), `${v.module}.${v.qualname}`);
+  if (v instanceof Opaque) {
+    return h('span', { class: 'v-opaque' }, h('span', { class: 'type' }, `opaque ${v.format}`), ` ${formatBytes(v.bytes.length)}`, v.type ? ` type ${v.type}` : '', v.note ? ` — ${v.note}` : '');
+  }
+  if (v instanceof Tuple) {
+    if (v.length === 0) return h('span', { class: 'v-tuple' }, '()');
+    if (v.every(isScalarValue) && v.length <= 8) return h('span', { class: 'v-tuple' }, '(', v.map((x, i) => [i ? ', ' : '', renderValue(x, depth + 1)]), ')');
+    return container(`tuple (${v.length})`, collection(v, (x) => renderValue(x, depth + 1), depth), depth);
+  }
+  if (Array.isArray(v)) {
+    if (v.length === 0) return h('span', { class: 'v-list' }, '[]');
+    if (v.every(isScalarValue) && v.length <= 8) return h('span', { class: 'v-list' }, '[', v.map((x, i) => [i ? ', ' : '', renderValue(x, depth + 1)]), ']');
+    return container(`list (${v.length})`, collection(v, (x) => renderValue(x, depth + 1), depth), depth);
+  }
+  if (v instanceof Map) {
+    if (v.size === 0) return h('span', { class: 'v-map' }, 'dict {}');
+    return container(`dict (${v.size})`, collection([...v], ([k, x]) => [h('span', { class: 'key' }, renderValue(k, depth + 1)), ': ', renderValue(x, depth + 1)], depth), depth);
+  }
+  if (isPlainObject(v)) {
+    const entries = Object.entries(v);
+    if (entries.length === 0) return h('span', { class: 'v-map' }, '{}');
+    return container(`map (${entries.length})`, collection(entries, ([k, x]) => [h('span', { class: 'key' }, k), ': ', renderValue(x, depth + 1)], depth), depth);
+  }
+  return h('span', { class: 'muted' }, String(v));
+}
