@@ -482,18 +482,28 @@ def _head(g: _Graph, policy: Policy, x: str, action_masks: bool) -> None:
     def to_shape() -> str:  # [batch, *the action space's shape]
         return g.const(np.array([-1] + shape, np.int64), "action_shape")
 
+    def argmax(v: str) -> str:
+        """[batch, 1]: the first largest value of each row, the first NaN where a row holds one (RLA_policy §6)."""
+        nan = g.cast(g.op("IsNaN", [v], "head"), _F32, "head")
+        first_nan = g.op("ArgMax", [nan], "head", axis=1, keepdims=1)
+        has_nan = g.op("Greater", [g.op("GatherElements", [nan, first_nan], "head", axis=1), g.scalar(0.5)], "head")
+        return str(g.op("Where", [has_nan, first_nan, g.op("ArgMax", [v], "head", axis=1, keepdims=1)], "head"))
+
+    def flat(v: str) -> str:
+        return str(g.op("Reshape", [v, g.const(np.array([-1], np.int64), "shape")], "head"))
+
     if action_masks:  # masked-out logits count as −1e8
         x = g.op("Where", [ACTION_MASKS, x, g.scalar(_MASKED_LOGIT)], "head/masks")
     if op == "argmax":
-        y = g.op("ArgMax", [x], "head", axis=1, keepdims=0)
+        y = flat(argmax(x))
     elif op == "quantile_argmax":
         n = int(policy.action_space.n)
         q = g.op("Reshape", [x, g.const(np.array([-1, int(head["n_quantiles"]), n], np.int64), "shape")], "head")
-        y = g.op("ArgMax", [g.reduce_mean(q, [1], "head", 0)], "head", axis=1, keepdims=0)
+        y = flat(argmax(g.reduce_mean(q, [1], "head", 0)))
     elif op == "multi_argmax":
         sizes = [int(n) for n in head["sizes"]]
         parts = g.op("Split", [x, g.const(np.array(sizes, np.int64), "split")], "head", outputs=len(sizes), axis=1) if len(sizes) > 1 else [x]
-        picks = [g.op("ArgMax", [p], "head", axis=1, keepdims=1) for p in parts]
+        picks = [argmax(p) for p in parts]
         y = g.op("Reshape", [g.op("Concat", picks, "head", axis=1) if len(picks) > 1 else picks[0], to_shape()], "head")
     elif op == "bernoulli":  # 1.0 where sigmoid(x) > 0.5, as SB3 gives MultiBinary actions
         hot = g.op("Greater", [g.op("Sigmoid", [x], "head"), g.scalar(0.5)], "head")

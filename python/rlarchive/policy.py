@@ -155,15 +155,16 @@ class Policy:
         n = next(iter(values.values())).shape[0]
         if self.recurrent is not None:
             values.update(self._state_in(self.recurrent, state, episode_start, n))
-        for node in self.nodes:
-            out = _OPS[node["op"]](node, [values[name] for name in node["in"]])
-            names = node["out"] if isinstance(node["out"], list) else [node["out"]]
-            outs = out if isinstance(node["out"], list) else [out]
-            values.update(zip(names, outs))
         masks = None
         if action_masks is not None:
             masks = np.asarray(action_masks, dtype=bool).reshape(n, -1)
-        action = _HEADS[self.action["op"]](self.action, values[self.action["in"]], masks)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # IEEE float32: inf and NaN are values here
+            for node in self.nodes:
+                out = _OPS[node["op"]](node, [values[name] for name in node["in"]])
+                names = node["out"] if isinstance(node["out"], list) else [node["out"]]
+                outs = out if isinstance(node["out"], list) else [out]
+                values.update(zip(names, outs))
+            action = _HEADS[self.action["op"]](self.action, values[self.action["in"]], masks)
         action = action.reshape((n,) + _obs_shape(self.action_space))  # SB3 gives actions the action space's shape
         new_state = None
         if self.recurrent is not None:

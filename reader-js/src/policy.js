@@ -486,12 +486,16 @@ const OPS = Object.freeze({
 
 // -- heads (RLA_policy §6) ------------------------------------------------------------------------
 
-/** The index of the largest of `width` values from `start` (the first on ties), masked-out entries counting as -1e8. */
+/**
+ * The index of the largest of `width` values from `start` (the first on ties), masked-out entries
+ * counting as -1e8; a NaN is larger than every number, so the first NaN wins (RLA_policy §6).
+ */
 function argmaxRow(data, start, width, masks) {
   let best = 0;
   let bestValue = -Infinity;
   for (let k = 0; k < width; k++) {
     const v = masks && !masks[start + k] ? -1e8 : data[start + k];
+    if (Number.isNaN(v)) return k;
     if (v > bestValue) {
       bestValue = v;
       best = k;

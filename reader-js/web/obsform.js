@@ -168,11 +168,12 @@ function compactField(path, dtype, shape, n, sample, initial) {
 
 function numberInputs(path, dtype, shape, lo, hi, initial) {
   const integer = INTEGER.has(dtype);
+  // text, not type=number: a float Box may hold inf, -inf and NaN, which number inputs refuse
   const inputs = initial.map((v, i) => h('input', {
-    type: 'number',
-    step: integer ? '1' : 'any',
-    min: Number.isFinite(lo[i]) ? String(lo[i]) : null,
-    max: Number.isFinite(hi[i]) ? String(hi[i]) : null,
+    type: 'text',
+    inputmode: integer ? 'numeric' : 'decimal',
+    spellcheck: 'false',
+    title: `${Number.isFinite(lo[i]) ? formatNumber(lo[i], dtype) : '-inf'} … ${Number.isFinite(hi[i]) ? formatNumber(hi[i], dtype) : 'inf'}${integer ? '' : '; also nan, inf, -inf'}`,
     value: formatNumber(v, dtype),
     dataset: { index: String(i) },
     'aria-label': `${path}${indexLabel(i, shape)}`,
@@ -182,9 +183,8 @@ function numberInputs(path, dtype, shape, lo, hi, initial) {
     el,
     set: (values) => values.forEach((v, i) => (inputs[i].value = formatNumber(v, dtype))),
     values: () => inputs.map((input, i) => {
-      const v = input.value.trim() === '' ? NaN : Number(input.value);
-      if (Number.isNaN(v)) throw new Error(`${path}${indexLabel(i, shape)}: not a number`);
-      return v;
+      if (!isNumberText(input.value)) throw new Error(`${path}${indexLabel(i, shape)}: not a number`);
+      return parseNumber(input.value);
     }),
   };
 }

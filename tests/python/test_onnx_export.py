@@ -10,6 +10,7 @@ the behaviour without the package ``onnx`` are checked too.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -291,14 +292,15 @@ ORT_WEB_RUN = os.path.join(ROOT, "reader-js", "test", "helpers", "ort-web-run.mj
 
 
 def _feed(a: np.ndarray) -> dict:
-    a = np.asarray(a)
-    data = [str(x) for x in a.ravel().tolist()] if a.dtype.kind in "iu" and a.dtype.itemsize == 8 else a.ravel().astype(float if a.dtype.kind == "f" else int).tolist()
-    return {"dtype": "bool" if a.dtype == np.bool_ else str(a.dtype), "dims": list(a.shape), "data": data}
+    """An array for ort-web-run.mjs: dtype, dims and its little-endian bytes (non-finite floats included)."""
+    a = np.ascontiguousarray(a)
+    dtype = "bool" if a.dtype == np.bool_ else str(a.dtype)
+    return {"dtype": dtype, "dims": list(a.shape), "base64": base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode()}
 
 
 def _as_array(out: dict) -> np.ndarray:
-    dtype = {"bool": np.bool_}.get(out["dtype"], out["dtype"])
-    return np.asarray([int(x) if isinstance(x, str) else x for x in out["data"]], dtype=dtype).reshape(out["dims"])
+    dtype = np.dtype(np.bool_ if out["dtype"] == "bool" else out["dtype"]).newbyteorder("<")
+    return np.frombuffer(base64.b64decode(out["base64"]), dtype=dtype).reshape(out["dims"])
 
 
 def test_onnxruntime_web_runs_every_exported_vector(tmp_path):

@@ -19,7 +19,7 @@ import os
 import tempfile
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -107,7 +107,11 @@ def _mask(space: Any, rng: np.random.Generator) -> np.ndarray:
     return m
 
 
-def _build(make: Callable[[Any], Any], obs_space: Any, act_space: Any, *, masks: bool = False, recurrent: bool = False, vec_normalize: bool = False) -> Built:
+def _build(
+    make: Callable[[Any], Any], obs_space: Any, act_space: Any, *, masks: bool = False, recurrent: bool = False, vec_normalize: bool = False,
+    weights: Optional[dict] = None, observations: Optional[list] = None,
+) -> Built:
+    """A model with drawn weights (``weights`` then sets some by name), SB3's actions for drawn (or the given) observations."""
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -121,6 +125,11 @@ def _build(make: Callable[[Any], Any], obs_space: Any, act_space: Any, *, masks:
         venv = DummyVecEnv([lambda: _env(obs_space, act_space)])
         model = make(venv)
     _fill(model, rng)
+    if weights:
+        with torch.no_grad():
+            params = model.policy.state_dict(keep_vars=True)
+            for name, values in weights.items():
+                params[name].copy_(torch.from_numpy(np.asarray(values, np.float32)))
     stats = None
     if vec_normalize:
         shape = obs_space.shape
@@ -129,7 +138,8 @@ def _build(make: Callable[[Any], Any], obs_space: Any, act_space: Any, *, masks:
             obs=Stats(rng.normal(size=shape), rng.uniform(0.2, 3.0, size=shape), 321.0), obs_keys=None,
             ret=Stats(np.asarray(rng.normal()), np.asarray(rng.uniform(0.5, 2.0)), 321.0),
         )
-    observations = [_sample(obs_space, rng) for _ in range(N_OBS)]
+    if observations is None:
+        observations = [_sample(obs_space, rng) for _ in range(N_OBS)]
     starts = [True] + [bool(x) for x in rng.random(N_OBS - 1) < 0.4] if recurrent else None
     action_masks = [_mask(act_space, rng) for _ in range(N_OBS)] if masks else None
     normalizer = vecnormalize.wrap(stats, venv) if stats is not None else None
@@ -237,6 +247,14 @@ def _models() -> dict:
             lambda: _build(
                 lambda env: PPO("MultiInputPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.Sigmoid), seed=0, device="cpu"),
                 spaces.Dict({"pos": box3, "mode": spaces.Discrete(3)}), spaces.Discrete(2),
+            ),
+        ),
+        "dqn-nan-logits": (
+            "DQN whose single linear layer turns the observations +inf, NaN and -inf into Q-values with NaN beside ±inf: argmax takes the first NaN as the largest value, as torch does.", ["RLA_policy §6"],
+            lambda: _build(
+                lambda env: DQN("MlpPolicy", env, policy_kwargs=dict(net_arch=[]), seed=0, device="cpu"), spaces.Box(-np.inf, np.inf, (1,), np.float32), spaces.Discrete(4),
+                weights={"q_net.q_net.0.weight": [[-1.0], [0.0], [1.0], [0.0]], "q_net.q_net.0.bias": [0.0, 0.0, 0.0, 0.0]},
+                observations=[np.array([v], np.float32) for v in (np.inf, -np.inf, np.nan, 2.0, 0.0)],
             ),
         ),
         "ppo-vec-normalize": (

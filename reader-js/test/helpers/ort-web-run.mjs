@@ -3,10 +3,11 @@
 // given as the only argument and prints their outputs as one JSON line.
 //
 // Jobs: [{"model": PATH, "steps": [FEEDS, ...], "carry": {INPUT: OUTPUT, ...}}, ...]
-// where FEEDS maps input names to {"dtype", "dims", "data"} (data a flat list;
-// int64 as decimal strings). Steps run in order; from the second step on, each
-// input named in `carry` takes the previous step's output (a recurrent state).
-// Output: [[{NAME: {"dtype", "dims", "data"}}, ...per step], ...per job].
+// where FEEDS maps input names to {"dtype", "dims", "base64"} (the elements'
+// little-endian bytes in C order; bool one byte each). Steps run in order; from
+// the second step on, each input named in `carry` takes the previous step's
+// output (a recurrent state).
+// Output: [[{NAME: {"dtype", "dims", "base64"}}, ...per step], ...per job].
 import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-web';
 
@@ -27,16 +28,17 @@ const ARRAYS = {
   bool: Uint8Array,
 };
 
-function tensor({ dtype, dims, data }) {
+function tensor({ dtype, dims, base64 }) {
   const Kind = ARRAYS[dtype];
   if (!Kind) throw new Error(`unsupported dtype ${dtype}`);
-  const values = Kind === BigInt64Array || Kind === BigUint64Array ? data.map((x) => BigInt(x)) : data.map(Number);
-  return new ort.Tensor(dtype, Kind.from(values), dims);
+  const bytes = Buffer.from(base64, 'base64');
+  const copy = new Uint8Array(bytes); // aligned, owned
+  return new ort.Tensor(dtype, new Kind(copy.buffer, 0, copy.length / Kind.BYTES_PER_ELEMENT), dims);
 }
 
 function plain(t) {
-  const data = Array.from(t.data, (x) => (typeof x === 'bigint' ? x.toString() : typeof x === 'boolean' ? Number(x) : x));
-  return { dtype: t.type, dims: [...t.dims], data };
+  const data = t.data instanceof Array ? Uint8Array.from(t.data, Number) : t.data; // bool tensors may come as arrays
+  return { dtype: t.type, dims: [...t.dims], base64: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') };
 }
 
 async function run(job) {
