@@ -40,28 +40,45 @@ class TesteeDied(Exception):
 
 
 class Testee:
-    """One long-lived reader process."""
+    """One long-lived reader process speaking the protocol of Annex A.
 
-    def __init__(self, name: str, cmd: list, timeout: float, cwd: str) -> None:
-        self.name, self.cmd, self.timeout, self.cwd = name, cmd, timeout, cwd
+    :meth:`request` asks one question and waits for its answer; :meth:`send`
+    and :meth:`receive` let a caller keep many requests in flight (answers
+    come in order). A testee that exits or writes something that is not an
+    answer raises :class:`TesteeDied`; one that does not answer in time,
+    :class:`TimeoutError`.
+    """
+
+    #: The least time a testee is given to answer the handshake (starting an interpreter can be slow).
+    HANDSHAKE_SECONDS = 30.0
+
+    def __init__(self, name: str, cmd: list, timeout: float, cwd: str, env: Optional[dict] = None) -> None:
+        self.name, self.cmd, self.timeout, self.cwd, self.env = name, cmd, timeout, cwd, env
         self.proc: Any = None  # the running testee (subprocess.Popen), or None
         self.info: dict = {}
         self.extensions: set = set()
         self.requests: set = set()  # requests besides dump the testee answers (Annex A: "validate")
         self.seq = 0
+        self.lines: queue.Queue = queue.Queue()
+        self.stderr: collections.deque = collections.deque(maxlen=20)
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            self.cmd, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", bufsize=1
+            self.cmd, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding="utf-8", errors="replace", bufsize=1,
         )
-        self.lines: queue.Queue = queue.Queue()
-        self.stderr: collections.deque = collections.deque(maxlen=20)
+        self.lines = queue.Queue()
+        self.stderr = collections.deque(maxlen=20)
         threading.Thread(target=self._pump, args=(self.proc, self.lines), daemon=True).start()
         threading.Thread(target=self._pump_stderr, args=(self.proc, self.stderr), daemon=True).start()
         try:
-            reply = self._ask({"cmd": "start", "protocol": 1})
+            self.send({"cmd": "start", "protocol": 1})
+            reply = self.receive(max(self.timeout, self.HANDSHAKE_SECONDS))
         except TesteeDied as e:
             raise TesteeDied(f"no handshake ({e}){self.stderr_tail()}") from None
+        except TimeoutError:
+            self.stop(kill=True)
+            raise TesteeDied(f"no handshake within {max(self.timeout, self.HANDSHAKE_SECONDS)} s") from None
         if not reply.get("ok") or reply.get("protocol") != 1:
             raise TesteeDied(f"handshake refused: the testee answered {json.dumps(reply)[:300]} to {{\"cmd\": \"start\", \"protocol\": 1}}, not {{\"ok\": true, \"protocol\": 1, ...}}{self.stderr_tail()}")
         self.info = reply.get("reader", {})
@@ -69,6 +86,9 @@ class Testee:
         self.extensions = set(ext) if isinstance(ext, list) else set()
         req = reply.get("requests", [])
         self.requests = set(req) if isinstance(req, list) else set()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     @staticmethod
     def _pump_stderr(proc: Any, tail: collections.deque) -> None:
@@ -87,19 +107,22 @@ class Testee:
             q.put(line)
         q.put(None)
 
-    def _ask(self, msg: dict) -> dict:
+    def send(self, msg: dict) -> None:
+        """Write one request line."""
         try:
             self.proc.stdin.write(json.dumps(msg) + "\n")
             self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError, AttributeError):
             raise TesteeDied("reader exited") from None
+
+    def receive(self, timeout: float) -> dict:
+        """The next answer line, as an object."""
         try:
-            line = self.lines.get(timeout=self.timeout)
+            line = self.lines.get(timeout=timeout)
         except queue.Empty:
-            self.stop(kill=True)
-            raise TimeoutError from None
+            raise TimeoutError(f"no answer within {timeout} s") from None
         if line is None:
-            raise TesteeDied("reader exited")
+            raise TesteeDied(f"reader exited (status {self.proc.poll() if self.proc is not None else '?'})")
         try:
             reply = json.loads(line)
         except json.JSONDecodeError:
@@ -109,11 +132,17 @@ class Testee:
         return reply
 
     def request(self, cmd: str, path: str, **fields) -> dict:
-        """One case's request (``dump`` or ``predict``), answered in order."""
-        if self.proc is None or self.proc.poll() is not None:
+        """One request (``dump``, ``predict``, ``validate``) on one file, answered in order; a testee that
+        does not answer in time is killed (the next request starts it again)."""
+        if not self.alive():
             self.start()
         self.seq += 1
-        reply = self._ask({"cmd": cmd, "seq": self.seq, "file": path, **fields})
+        self.send({"cmd": cmd, "seq": self.seq, "file": path, **fields})
+        try:
+            reply = self.receive(self.timeout)
+        except TimeoutError:
+            self.stop(kill=True)
+            raise
         if reply.get("seq") != self.seq:
             raise TesteeDied(f"answer out of order: {reply}")
         return reply
@@ -123,8 +152,7 @@ class Testee:
             return
         if not kill:
             try:
-                self.proc.stdin.write(json.dumps({"cmd": "stop"}) + "\n")
-                self.proc.stdin.flush()
+                self.send({"cmd": "stop"})
                 self.proc.wait(timeout=5)
             except Exception:
                 kill = True

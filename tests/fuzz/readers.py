@@ -1,20 +1,20 @@
 """Long-lived reader processes speaking the conformance protocol (spec Annex A).
 
-:class:`ReaderProcess` starts one testee, keeps it running for many cases,
-pipelines requests (many in flight, answers in order), enforces a time limit
-per case, restarts the testee when it dies or hangs, and records the peak
+:class:`ReaderProcess` is the conformance harness's testee
+(:class:`rlarchive.conformance.Testee`) with what fuzzing needs besides: it
+pipelines requests (many in flight, answers in order), turns a hang or a
+death into that case's answer and restarts the testee, and records the peak
 resident memory of every process it started (``VmHWM`` from /proc).
 """
 from __future__ import annotations
 
-import json
 import os
-import queue
 import subprocess
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
+
+from rlarchive.conformance import Testee, TesteeDied
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -33,12 +33,10 @@ DEEP = {
 }
 
 
-class ReaderDied(Exception):
-    """The testee exited, or wrote something that is not an answer."""
-
-
-class ReaderTimeout(Exception):
-    """The testee did not answer within the time limit."""
+#: The testee exited, or wrote something that is not an answer.
+ReaderDied = TesteeDied
+#: The testee did not answer within the time limit.
+ReaderTimeout = TimeoutError
 
 
 def proc_status_kib(pid: int, key: str) -> int:
@@ -61,51 +59,18 @@ class Stats:
     peak_rss_kib: int = 0  # max VmHWM over every process started
     first_rss_kib: int = 0  # VmRSS at the first measurement
     last_rss_kib: int = 0  # VmRSS at the last measurement
-    stderr_tail: list = field(default_factory=list)
 
 
-class ReaderProcess:
+class ReaderProcess(Testee):
     """One testee process; restarted transparently after a death or a hang."""
 
     def __init__(self, name: str, cmd: list, *, timeout: float = 10.0, cwd: str = ROOT, env: Optional[dict] = None) -> None:
-        self.name, self.cmd, self.timeout, self.cwd = name, cmd, timeout, cwd
-        self.env = env
-        self.proc: Optional[subprocess.Popen] = None
-        self.info: dict = {}
-        self.seq = 0
+        super().__init__(name, cmd, timeout, cwd, env)
         self.stats = Stats()
-        self._lines: queue.Queue = queue.Queue()
-
-    # -- process management
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
-            self.cmd, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
-        )
         self.stats.started += 1
-        self._lines = queue.Queue()
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self._lines), daemon=True).start()
-        threading.Thread(target=self._pump_err, args=(self.proc.stderr,), daemon=True).start()
-        self._send({"cmd": "start", "protocol": 1})
-        reply = self._receive(max(self.timeout, 30.0))
-        if not reply.get("ok") or reply.get("protocol") != 1:
-            raise ReaderDied(f"{self.name}: handshake refused: {reply}")
-        self.info = reply.get("reader", {})
-
-    @staticmethod
-    def _pump(stream, q: queue.Queue) -> None:
-        for line in iter(stream.readline, b""):
-            q.put(line)
-        q.put(None)
-
-    def _pump_err(self, stream) -> None:
-        for line in iter(stream.readline, b""):
-            tail = self.stats.stderr_tail
-            tail.append(line.decode("utf-8", "replace").rstrip())
-            del tail[:-20]
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        super().start()
 
     def measure(self) -> None:
         """Fold the current process's VmHWM into the peak and record its VmRSS."""
@@ -127,42 +92,13 @@ class ReaderProcess:
             pass
         self.proc = None
 
-    def stop(self) -> None:
+    def stop(self, kill: bool = False) -> None:
         """Ask the testee to exit (kill it if it does not)."""
-        if self.proc is None:
-            return
         self.measure()
-        try:
-            self._send({"cmd": "stop"})
-            self.proc.stdin.close()
-            self.proc.wait(timeout=5)
-        except Exception:
-            pass
-        self.kill()
-
-    # -- protocol
-
-    def _send(self, msg: dict) -> None:
-        try:
-            self.proc.stdin.write((json.dumps(msg) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            raise ReaderDied(f"{self.name}: reader exited") from None
-
-    def _receive(self, timeout: float) -> dict:
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise ReaderTimeout(f"{self.name}: no answer within {timeout} s") from None
-        if line is None:
-            raise ReaderDied(f"{self.name}: reader exited (status {self.proc.poll() if self.proc else '?'})")
-        try:
-            reply = json.loads(line)
-        except json.JSONDecodeError:
-            raise ReaderDied(f"{self.name}: not a JSON line: {line[:200]!r}") from None
-        if not isinstance(reply, dict):
-            raise ReaderDied(f"{self.name}: not a JSON object: {line[:200]!r}")
-        return reply
+        if kill:
+            self.kill()
+        else:
+            super().stop()
 
     def dump(self, path: str) -> dict:
         """One case: the reader's answer (``result`` dump/error/skipped), or a pseudo-answer
@@ -183,22 +119,22 @@ class ReaderProcess:
             try:
                 for p in todo:
                     self.seq += 1
-                    self._send({"cmd": "dump", "seq": self.seq, "file": p})
-            except ReaderDied:
+                    self.send({"cmd": "dump", "seq": self.seq, "file": p})
+            except TesteeDied:
                 pass  # the answers already in the pipe are still read below
             for k in range(len(todo)):
                 t0 = time.monotonic()
                 try:
-                    reply = self._receive(self.timeout)
-                except ReaderTimeout:
+                    reply = self.receive(self.timeout)
+                except TimeoutError:
                     self.stats.timeouts += 1
                     answers.append({"result": "hang", "message": f"no answer within {self.timeout} s", "seconds": time.monotonic() - t0})
                     self.kill()
                     break
-                except ReaderDied as e:
+                except TesteeDied as e:
                     self.stats.deaths += 1
                     self.measure()
-                    answers.append({"result": "died", "message": str(e), "stderr": list(self.stats.stderr_tail)})
+                    answers.append({"result": "died", "message": f"{self.name}: {e}", "stderr": list(self.stderr)})
                     self.kill()
                     break
                 if reply.get("seq") != first + k:
@@ -214,20 +150,6 @@ class ReaderProcess:
 
         A hang or death raises (the property tests treat it as a failure)."""
         return self.request("predict", path, **fields)
-
-    def request(self, cmd: str, path: str, **fields) -> dict:
-        """One request of Annex A (``predict``, ``validate``, ...) on one file: the reader's answer.
-
-        A hang or death raises (the property tests treat it as a failure)."""
-        if not self.alive():
-            self.kill()
-            self.start()
-        self.seq += 1
-        self._send({"cmd": cmd, "seq": self.seq, "file": path, **fields})
-        reply = self._receive(self.timeout)
-        if reply.get("seq") != self.seq:
-            raise ReaderDied(f"{self.name}: answer out of order: {str(reply)[:200]}")
-        return reply
 
     def __enter__(self) -> "ReaderProcess":
         self.start()
