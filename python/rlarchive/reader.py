@@ -40,7 +40,7 @@ def member_of(group: str) -> str:
 
 def _read_json_member(src: Source, m: Member) -> Any:
     if m.size > MAX_JSON_BYTES:
-        raise RlarchiveError("JSON_TOO_LARGE", f"{m.size} bytes exceed MAX_JSON_BYTES", member=m.name)
+        raise RlarchiveError("JSON_TOO_LARGE", f"{m.size} bytes exceed MAX_JSON_BYTES", member=m.name, offset=m.data_offset)
     raw = src.read(m.data_offset, m.size)
     import zlib
 

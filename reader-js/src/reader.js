@@ -168,7 +168,7 @@ export class Archive {
 
   /** Reads a JSON member (size limit, then CRC-32) and parses it (§6). `bytes`: the member's data if already read. */
   async _readJson(m, bytes) {
-    if (m.size > MAX_JSON_BYTES) throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name });
+    if (m.size > MAX_JSON_BYTES) throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name, offset: m.dataOffset });
     bytes ??= await this._readMember(m);
     if (crc32(bytes) !== m.crc) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
     return parseJson(bytes, { member: m.name, offset: m.dataOffset });
