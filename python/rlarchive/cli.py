@@ -356,7 +356,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 def _cmd_export_onnx(args: argparse.Namespace) -> int:
     from .onnx_export import DEFAULT_OPSET, export_onnx
 
-    report = export_onnx(args.file, args.output, opset=DEFAULT_OPSET if args.opset is None else args.opset)
+    masks = {"auto": None, "yes": True, "no": False}[args.action_masks]
+    report = export_onnx(args.file, args.output, opset=DEFAULT_OPSET if args.opset is None else args.opset, action_masks=masks)
     print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
     return EXIT_OK
 
@@ -434,6 +435,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("output", metavar="OUT.onnx")
     p.add_argument("--opset", type=int, metavar="N", help="the ONNX opset to write (default 17; 14 or later)")
+    p.add_argument(
+        "--action-masks", choices=("auto", "yes", "no"), default="auto",
+        help="give the model an action_masks input: auto (for MaskablePPO), yes (any argmax head), no",
+    )
     p.add_argument("--json", action="store_true", help="print what was written (inputs, outputs, size) as JSON")
     p.set_defaults(fn=_cmd_export_onnx)
     # listed for --help only: main() hands "conformance ..." to rlarchive.conformance before parsing

@@ -232,6 +232,13 @@ def test_the_command_writes_the_model(tmp_path):
     assert all(i.name.startswith("obs.") for i in model.graph.input)
     r = _cli("export-onnx", src, str(out), "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["opset"] == 17
+    assert "action_masks" not in [i.name for i in onnx.load(str(out)).graph.input]
+    r = _cli("export-onnx", src, str(out), "--action-masks", "yes")
+    assert r.returncode == 0 and "action_masks" in [i.name for i in onnx.load(str(out)).graph.input]
+    masked = os.path.join(VECTORS, "valid", "policy-maskable-ppo-multibinary.rlarchive")
+    for flag, want in (("auto", True), ("no", False)):
+        r = _cli("export-onnx", masked, str(out), "--action-masks", flag)
+        assert r.returncode == 0 and ("action_masks" in [i.name for i in onnx.load(str(out)).graph.input]) == want, flag
 
 
 @pytest.mark.parametrize("args, code", [
