@@ -325,18 +325,63 @@ function dot(a, ai, b, bi, n) {
   return s0 + s1 + (s2 + s3);
 }
 
+/**
+ * out[r·O + o] = Σ_k a[r·K + k] · b[o·K + k] (a: R×K, b: O×K, row-major), each sum in binary64 and
+ * rounded once to float32 by the Float32Array. Four rows by four columns at a time, so that each
+ * loaded value serves four products.
+ */
+function gemm(a, R, b, O, K, out) {
+  let r = 0;
+  for (; r + 3 < R; r += 4) {
+    const a0 = r * K, a1 = a0 + K, a2 = a1 + K, a3 = a2 + K;
+    let o = 0;
+    for (; o + 3 < O; o += 4) {
+      const b0 = o * K, b1 = b0 + K, b2 = b1 + K, b3 = b2 + K;
+      let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+      let s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+      for (let k = 0; k < K; k++) {
+        const x0 = a[a0 + k], x1 = a[a1 + k], x2 = a[a2 + k], x3 = a[a3 + k];
+        const w0 = b[b0 + k], w1 = b[b1 + k], w2 = b[b2 + k], w3 = b[b3 + k];
+        s00 += x0 * w0; s01 += x0 * w1; s02 += x0 * w2; s03 += x0 * w3;
+        s10 += x1 * w0; s11 += x1 * w1; s12 += x1 * w2; s13 += x1 * w3;
+        s20 += x2 * w0; s21 += x2 * w1; s22 += x2 * w2; s23 += x2 * w3;
+        s30 += x3 * w0; s31 += x3 * w1; s32 += x3 * w2; s33 += x3 * w3;
+      }
+      const row = r * O + o;
+      out[row] = s00; out[row + 1] = s01; out[row + 2] = s02; out[row + 3] = s03;
+      out[row + O] = s10; out[row + O + 1] = s11; out[row + O + 2] = s12; out[row + O + 3] = s13;
+      out[row + 2 * O] = s20; out[row + 2 * O + 1] = s21; out[row + 2 * O + 2] = s22; out[row + 2 * O + 3] = s23;
+      out[row + 3 * O] = s30; out[row + 3 * O + 1] = s31; out[row + 3 * O + 2] = s32; out[row + 3 * O + 3] = s33;
+    }
+    for (; o < O; o++) for (let i = 0; i < 4; i++) out[(r + i) * O + o] = dot(a, (r + i) * K, b, o * K, K);
+  }
+  for (; r < R; r++) {
+    let o = 0;
+    for (; o + 3 < O; o += 4) {
+      const a0 = r * K, b0 = o * K, b1 = b0 + K, b2 = b1 + K, b3 = b2 + K;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let k = 0; k < K; k++) {
+        const x = a[a0 + k];
+        s0 += x * b[b0 + k]; s1 += x * b[b1 + k]; s2 += x * b[b2 + k]; s3 += x * b[b3 + k];
+      }
+      out[r * O + o] = s0; out[r * O + o + 1] = s1; out[r * O + o + 2] = s2; out[r * O + o + 3] = s3;
+    }
+    for (; o < O; o++) out[r * O + o] = dot(a, r * K, b, o * K, K);
+  }
+}
+
+/** Adds `bias` (length O) to every row of the R×O float32 matrix `m`, rounding each sum to float32. */
+function addBias(m, O, bias) {
+  for (let i = 0; i < m.length; i++) m[i] = f32(m[i] + bias[i % O]);
+}
+
 function linear(node, [x]) {
   const w = weights(node.weight);
   const [O, I] = node.weight.shape.map(num);
-  const bias = node.bias ? weights(node.bias) : null;
   const rows = x.data.length / I;
   const out = new Float32Array(rows * O);
-  for (let r = 0; r < rows; r++) {
-    for (let o = 0; o < O; o++) {
-      const s = dot(x.data, r * I, w, o * I, I);
-      out[r * O + o] = bias ? f32(f32(s) + bias[o]) : s;
-    }
-  }
+  gemm(x.data, rows, w, O, I, out);
+  if (node.bias) addBias(out, O, weights(node.bias));
   return { shape: [...x.shape.slice(0, -1), O], data: out };
 }
 
@@ -348,29 +393,32 @@ function conv2d(node, [x]) {
   const [n, , H, W] = x.shape;
   const OH = Math.floor((H + 2 * ph - KH) / sh) + 1;
   const OW = Math.floor((W + 2 * pw - KW) / sw) + 1;
-  const bias = node.bias ? weights(node.bias) : null;
-  const out = new Float32Array(n * O * OH * OW);
+  const P = OH * OW;
   const K = C * KH * KW; // one patch, in the weights' (c, ky, kx) order, zero outside the image
-  const patch = new Float32Array(K);
+  const cols = new Float32Array(P * K); // im2col: one patch per output position
+  const prod = new Float32Array(P * O);
+  const out = new Float32Array(n * O * P);
+  const bias = node.bias ? weights(node.bias) : null;
   const xd = x.data;
   for (let b = 0; b < n; b++) {
+    let k = 0;
     for (let oy = 0; oy < OH; oy++) {
       for (let ox = 0; ox < OW; ox++) {
-        let k = 0;
         for (let c = 0; c < C; c++) {
           for (let ky = 0; ky < KH; ky++) {
             const iy = oy * sh + ky - ph;
             for (let kx = 0; kx < KW; kx++, k++) {
               const ix = ox * sw + kx - pw;
-              patch[k] = iy < 0 || iy >= H || ix < 0 || ix >= W ? 0 : xd[((b * C + c) * H + iy) * W + ix];
+              cols[k] = iy < 0 || iy >= H || ix < 0 || ix >= W ? 0 : xd[((b * C + c) * H + iy) * W + ix];
             }
           }
         }
-        for (let o = 0; o < O; o++) {
-          const sum = dot(patch, 0, w, o * K, K);
-          out[((b * O + o) * OH + oy) * OW + ox] = bias ? f32(f32(sum) + bias[o]) : sum;
-        }
       }
+    }
+    gemm(cols, P, w, O, K, prod); // [P, O]
+    for (let o = 0; o < O; o++) {
+      const base = (b * O + o) * P;
+      for (let p = 0; p < P; p++) out[base + p] = bias ? f32(prod[p * O + o] + bias[o]) : prod[p * O + o];
     }
   }
   return { shape: [n, O, OH, OW], data: out };
