@@ -124,3 +124,35 @@ def test_broken_data_json_is_located_alike(workdir, js_reader, pairs, style, dat
     reply = js_reader.request("validate", p)
     assert reply.get("result") == "report", reply
     assert _issues(reply["report"]) == want, (text, want, _issues(reply["report"]))
+
+
+_SEEDS = sorted(
+    os.path.join(root, f)
+    for root, _, fs in os.walk(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "test-vectors", "valid"))
+    for f in fs
+    if f.endswith(".rlarchive")
+)
+
+
+@settings(max_examples=examples(150))
+@given(st.sampled_from(_SEEDS), st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255), st.sampled_from(["replace", "insert", "delete"])), min_size=1, max_size=3))
+def test_broken_archives_are_located_alike(workdir, js_reader, seed, edits):
+    """A valid vector with a few bytes replaced, inserted or deleted anywhere (ZIP records, JSON,
+    safetensors headers, tensor data): both validators give the same issues at the same locations."""
+    with open(seed, "rb") as f:
+        raw = bytearray(f.read())
+    for where, byte, how in edits:
+        at = int(where * len(raw))
+        if how == "replace":
+            raw[at] = byte
+        elif how == "insert":
+            raw[at:at] = bytes([byte])
+        elif len(raw) > 1:
+            del raw[at]
+    p = os.path.join(workdir, "edit.rlarchive")
+    with open(p, "wb") as f:
+        f.write(raw)
+    want = _issues(rlarchive.validate(p))
+    reply = js_reader.request("validate", p)
+    assert reply.get("result") == "report", reply
+    assert _issues(reply["report"]) == want, (os.path.basename(seed), edits, want, _issues(reply["report"]))
