@@ -199,9 +199,7 @@ def onnx_inputs(
     n = next(iter(feeds.values())).shape[0]
     rec = policy.recurrent
     if rec is not None:
-        shape = (int(rec["layers"]), n, int(rec["hidden_size"]))
-        h, c = (np.zeros(shape, _F32), np.zeros(shape, _F32)) if state is None else (np.asarray(s, _F32).reshape(shape) for s in state)
-        feeds[rec["hidden_in"]], feeds[rec["cell_in"]] = h, c
+        feeds[rec["hidden_in"]], feeds[rec["cell_in"]] = policy._state(rec, state, n)  # the graph applies episode_start
         start = np.zeros(n, _F32) if episode_start is None else np.asarray(episode_start, _F32).reshape(n)
         feeds[EPISODE_START] = start
     if action_masks is not None:

@@ -194,13 +194,16 @@ class Policy:
             return {f"obs.{k}": _preprocess_one(obs[k], _sub(sp, k), self.normalize_images) for k in _dict_keys(sp)}
         return {"obs": _preprocess_one(obs, sp, self.normalize_images)}
 
-    def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple], episode_start: Any, n: int) -> dict:
+    def _state(self, rec: Mapping[str, Any], state: Optional[tuple], n: int) -> tuple:
+        """The recurrent state ``(hidden, cell)`` for a batch of ``n``, float32 ``[layers, n, hidden_size]``: zeros without ``state``."""
         shape = (int(rec["layers"]), n, int(rec["hidden_size"]))
         if state is None:
-            h = np.zeros(shape, _F32)
-            c = np.zeros(shape, _F32)
-        else:
-            h, c = (np.asarray(s, _F32).reshape(shape) for s in state)
+            return np.zeros(shape, _F32), np.zeros(shape, _F32)
+        h, c = (np.asarray(s, _F32).reshape(shape) for s in state)
+        return h, c
+
+    def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple], episode_start: Any, n: int) -> dict:
+        h, c = self._state(rec, state, n)
         if episode_start is not None:
             keep = (1.0 - np.asarray(episode_start, _F32).reshape(1, n, 1)).astype(_F32)
             h, c = h * keep, c * keep
