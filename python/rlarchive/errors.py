@@ -19,10 +19,15 @@ def esc(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def members_pointer(node: dict, ptr: str, allowed: Iterable[Any]) -> str:
-    """Where an object whose members are not the allowed ones is at fault (spec §11.2):
-    its first member (in document order) that is not allowed, else the object itself."""
+def members_pointer(node: Any, ptr: str, allowed: Iterable[Any], required: Optional[Iterable[Any]] = None) -> str:
+    """Where an object whose members are not the allowed ones is at fault (spec §11.2): the object
+    itself when it is not one or lacks a ``required`` member (by default every allowed one), else its
+    first member (in document order) that is not allowed, else the object (a rule on it as a whole)."""
+    if not isinstance(node, dict):
+        return ptr
     allowed = set(allowed)
+    if not (allowed if required is None else set(required)) <= set(node):
+        return ptr
     extra = next((k for k in node if k not in allowed), None)
     return ptr if extra is None else f"{ptr}/{esc(extra)}"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from . import policy_description as _policy, vec_normalize as _vec_normalize
-from .errors import RlarchiveError
+from .errors import RlarchiveError, members_pointer
 from .values import Checker
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def read_document(ar: "Archive", name: str) -> Optional[Any]:
 
     _, doc = _read_json_member(ar._src, m)
     if not isinstance(doc, dict) or list(doc) != [ext.key]:
-        raise RlarchiveError("EXTENSION_INVALID", f"{ext.member} must be an object with exactly the property {ext.key!r}", member=ext.member, pointer="")
+        raise RlarchiveError("EXTENSION_INVALID", f"{ext.member} must be an object with exactly the property {ext.key!r}", member=ext.member, pointer=members_pointer(doc, "", [ext.key]))
     checker = Checker()
     try:
         checker.check(doc[ext.key], "/" + ext.key)

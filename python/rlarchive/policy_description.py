@@ -19,8 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from .dtypes import numpy_view_dtype
-from .errors import RlarchiveError
-from .values import esc
+from .errors import RlarchiveError, esc, members_pointer
 
 __all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "OPS", "HEADS", "ACTIVATION_PARAMETERS", "MAX_POLICY_VALUE_ELEMENTS", "check"]
 
@@ -82,6 +81,7 @@ MAX_POLICY_OPERATIONS = 1 << 32
 _TOP_REQUIRED = {"observation_space", "action_space", "normalize_images", "nodes", "action"}
 _TOP_OPTIONAL = {"vec_normalize", "recurrent"}
 _RECURRENT = {"hidden_in", "cell_in", "hidden_out", "cell_out", "layers", "hidden_size"}
+_LAYER = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}
 _OBS_KINDS = ("box", "discrete", "multi_discrete", "multi_binary")
 _SQUASH = ("clip", "tanh", "rescale")
 
@@ -333,8 +333,8 @@ class _Shapes:
         width = x[0]
         for i, layer in enumerate(layers):
             lp = f"{ptr}/layers/{i}"
-            if not (_is_map(layer) and set(layer) == {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}):
-                raise _fail("a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh", lp)
+            if not (_is_map(layer) and set(layer) == _LAYER):
+                raise _fail("a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh", members_pointer(layer, lp, _LAYER))
             for key, want in (("weight_ih", [4 * hidden, width]), ("weight_hh", [4 * hidden, hidden])):
                 if self.weight(layer, key, lp, 2) != want:
                     raise _fail(f"{key} must have shape {want}", f"{lp}/{key}")
@@ -353,7 +353,7 @@ class _Shapes:
         required, kind = HEADS[op]
         keys = set(head) - {"op", "in"}
         if keys != required:
-            raise _fail(f"the head {op} takes exactly the parameters {sorted(required)}", ptr)
+            raise _fail(f"the head {op} takes exactly the parameters {sorted(required)}", members_pointer(head, ptr, required | {"op", "in"}, required))
         x = head.get("in")
         if not _name(x) or x not in self.known:
             raise _fail(f"the head reads {x!r}, which is not computed", f"{ptr}/in")
@@ -399,7 +399,7 @@ def _recurrent(rec: Any, inputs: dict, ptr: str) -> Optional[Mapping[str, Any]]:
     if rec is None:
         return None
     if not (_is_map(rec) and set(rec) == _RECURRENT):
-        raise _fail(f"recurrent must be a map with exactly {sorted(_RECURRENT)}", ptr)
+        raise _fail(f"recurrent must be a map with exactly {sorted(_RECURRENT)}", members_pointer(rec, ptr, _RECURRENT))
     names = [rec[k] for k in ("hidden_in", "cell_in", "hidden_out", "cell_out")]
     if not all(_name(n) for n in names) or len(set(names)) != 4 or any(n in inputs for n in names):
         raise _fail("the four state names must be distinct names, none an observation", ptr)
@@ -434,11 +434,11 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     base = "/" + KEY
     if not _is_map(value):
         raise _fail("the policy must be a map", base)
+    for k in sorted(_TOP_REQUIRED - set(value)):  # spec §11.2: the object before its members
+        raise _fail(f"the key {k!r} is missing", base)
     for k in value:
         if k not in _TOP_REQUIRED | _TOP_OPTIONAL:
             raise _fail(f"unknown key {k!r}", f"{base}/{esc(k)}")
-    for k in sorted(_TOP_REQUIRED - set(value)):
-        raise _fail(f"the key {k!r} is missing", base)
     for k in ("normalize_images", "vec_normalize"):
         if k in value and not isinstance(value[k], bool):
             raise _fail(f"{k} must be a boolean", f"{base}/{k}")

@@ -238,7 +238,7 @@ class Checker:
     def _members(self, v: dict, ptr: str, required: set, optional: Union[set, frozenset] = frozenset()) -> None:
         keys = set(v) - {"$type"}
         if not required <= keys or not keys <= required | optional:
-            where = members_pointer(v, ptr, required | optional | {"$type"})
+            where = members_pointer(v, ptr, required | optional | {"$type"}, required)
             raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), where)
 
     def _float(self, v: dict, ptr: str) -> None:
@@ -321,11 +321,9 @@ class Checker:
         else:
             r = v["ref"]
             if not (isinstance(r, dict) and set(r) == {"group", "name"} and all(isinstance(r[k], str) for k in r)):
-                where = ptr + "/ref"
-                if isinstance(r, dict):
-                    where = members_pointer(r, where, ("group", "name"))
-                    if set(r) == {"group", "name"}:
-                        where += "/group" if not isinstance(r["group"], str) else "/name"
+                where = members_pointer(r, ptr + "/ref", ("group", "name"))
+                if isinstance(r, dict) and set(r) == {"group", "name"}:
+                    where += "/group" if not isinstance(r["group"], str) else "/name"
                 raise _fail("VALUE_INVALID", "ref must be {group, name} of strings", where)
             self.refs.append(Ref(ptr, r["group"], r["name"], v["dtype"], shape))
 

@@ -17,8 +17,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .errors import RlarchiveError
-from .values import esc
+from .errors import RlarchiveError, esc, members_pointer
 
 __all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "Stats", "Statistics", "check", "from_value", "to_value"]
 
@@ -108,7 +107,7 @@ def _is_float(v: Any) -> bool:
 def _stats_shape(v: Any, ptr: str) -> list:
     """Check STATS (``{"mean", "var", "count"}``) and return the arrays' shape."""
     if not isinstance(v, dict) or "$type" in v or set(v) != {"mean", "var", "count"}:
-        raise _fail("statistics must be a map with exactly mean, var and count", ptr)
+        raise _fail("statistics must be a map with exactly mean, var and count", members_pointer(v, ptr, ("mean", "var", "count")))
     shapes = []
     for k in ("mean", "var"):
         a = v[k]
@@ -136,11 +135,11 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     base = "/" + KEY
     if not isinstance(value, dict) or "$type" in value:
         raise _fail("the statistics must be a map", base)
+    for k in sorted(_KEYS - set(value)):  # spec §11.2: the object before its members
+        raise _fail(f"the key {k!r} is missing", base)
     for k in value:
         if k not in _KEYS:
             raise _fail(f"unknown key {k!r}", f"{base}/{esc(k)}")
-    for k in sorted(_KEYS - set(value)):
-        raise _fail(f"the key {k!r} is missing", base)
     for k in _FLAGS:
         if not isinstance(value[k], bool):
             raise _fail(f"{k} must be a boolean", f"{base}/{k}")
@@ -170,7 +169,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
         raise _fail("obs_keys must be null or a list of strings", f"{base}/obs_keys")
     if not isinstance(obs, dict) or "$type" in obs or list(obs) != keys:
-        raise _fail(f"obs must be a map with exactly the keys of obs_keys {keys}, in order", f"{base}/obs")
+        raise _fail(f"obs must be a map with exactly the keys of obs_keys {keys}, in order", members_pointer(obs, f"{base}/obs", keys))
     if kind not in (None, "dict"):
         raise _fail(f"obs_keys given for a {kind} observation space", f"{base}/obs_keys")
     for k in keys:

@@ -42,6 +42,17 @@ export function pointerJoin(pointer, token) {
   return pointer + '/' + String(token).replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/**
+ * Where an object whose members are not the allowed ones is at fault (spec §11.2): the object itself
+ * when it is not a Map or lacks a `required` member (by default every allowed one), else its first
+ * member (in document order) that is not allowed, else the object (a rule on it as a whole).
+ */
+export function membersPointer(map, pointer, allowed, required = allowed) {
+  if (!(map instanceof Map) || !required.every((k) => map.has(k))) return pointer;
+  const extra = [...map.keys()].find((k) => !allowed.includes(k));
+  return extra === undefined ? pointer : pointerJoin(pointer, extra);
+}
+
 /** A short, printable rendering of any parsed JSON value for messages. */
 export function show(v) {
   let s;

@@ -7,7 +7,7 @@
 // references of §7.6, then the extension's own structure
 // (EXTENSION_INVALID); every error names the extension member.
 
-import { fail } from './errors.js';
+import { fail, membersPointer } from './errors.js';
 import { checkValue, isMap } from './values.js';
 import * as policyDescription from './policy_description.js';
 import * as vecNormalize from './vec_normalize.js';
@@ -34,7 +34,7 @@ export async function readDocument(archive, name) {
   if (!m) throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
   const doc = await archive._readJson(m);
   if (!isMap(doc) || doc.size !== 1 || !doc.has(ext.key)) {
-    throw fail('EXTENSION_INVALID', `${ext.member} must be an object with exactly the property ${JSON.stringify(ext.key)}`, { member: ext.member, pointer: '' });
+    throw fail('EXTENSION_INVALID', `${ext.member} must be an object with exactly the property ${JSON.stringify(ext.key)}`, { member: ext.member, pointer: membersPointer(doc, '', [ext.key]) });
   }
   const ctx = { member: ext.member, late: [] };
   checkValue(doc.get(ext.key), '/' + ext.key, ctx);

@@ -9,7 +9,7 @@
 // not fit together is refused here (EXTENSION_INVALID, with the JSON Pointer
 // of the offending value) and the evaluator only sees descriptions that compute.
 
-import { fail, pointerJoin } from './errors.js';
+import { fail, membersPointer, pointerJoin } from './errors.js';
 import { decodeBase64 } from './base64.js';
 import { viewElements } from './dtypes.js';
 import { isMap, isTagged } from './values.js';
@@ -67,6 +67,7 @@ export const HEADS = Object.freeze({
 const TOP_REQUIRED = ['observation_space', 'action_space', 'normalize_images', 'nodes', 'action'];
 const TOP_OPTIONAL = ['vec_normalize', 'recurrent'];
 const RECURRENT = ['hidden_in', 'cell_in', 'hidden_out', 'cell_out', 'layers', 'hidden_size'];
+const LAYER = ['weight_ih', 'weight_hh', 'bias_ih', 'bias_hh'];
 const OBS_KINDS = ['box', 'discrete', 'multi_discrete', 'multi_binary'];
 const SQUASH = ['clip', 'tanh', 'rescale'];
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -280,8 +281,9 @@ class Shapes {
     let width = x[0];
     layers.forEach((layer, i) => {
       const lp = `${ptr}/layers/${i}`;
-      const names = ['weight_ih', 'weight_hh', 'bias_ih', 'bias_hh'];
-      if (!(isPlainMap(layer) && layer.size === 4 && names.every((k) => layer.has(k)))) throw bad('a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh', lp);
+      if (!(isPlainMap(layer) && layer.size === LAYER.length && LAYER.every((k) => layer.has(k)))) {
+        throw bad('a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh', membersPointer(layer, lp, LAYER));
+      }
       for (const [key, want] of [['weight_ih', [4 * hidden, width]], ['weight_hh', [4 * hidden, hidden]]]) {
         if (!sameList(this.weight(layer, key, lp, 2), want)) throw bad(`${key} must have shape ${show(want)}`, `${lp}/${key}`);
       }
@@ -297,7 +299,9 @@ class Shapes {
     if (typeof op !== 'string' || !Object.hasOwn(HEADS, op)) throw bad(`unknown action head ${JSON.stringify(op)}`, `${ptr}/op`);
     const [required, kind] = HEADS[op];
     const keys = [...head.keys()].filter((k) => k !== 'op' && k !== 'in');
-    if (!(keys.length === required.length && required.every((k) => head.has(k)))) throw bad(`the head ${op} takes exactly the parameters ${JSON.stringify(required)}`, ptr);
+    if (!(keys.length === required.length && required.every((k) => head.has(k)))) {
+      throw bad(`the head ${op} takes exactly the parameters ${JSON.stringify(required)}`, membersPointer(head, ptr, [...required, 'op', 'in'], required));
+    }
     const x = head.get('in');
     if (!isName(x) || !this.known.has(x)) throw bad(`the head reads ${JSON.stringify(x)}, which is not computed`, `${ptr}/in`);
     const shape = this.shapeOf(x, `${ptr}/in`);
@@ -332,7 +336,9 @@ class Shapes {
 
 function recurrentOf(rec, known, ptr) {
   if (rec === undefined || rec === null) return null;
-  if (!(isPlainMap(rec) && rec.size === RECURRENT.length && RECURRENT.every((k) => rec.has(k)))) throw bad(`recurrent must be a map with exactly ${JSON.stringify([...RECURRENT].sort())}`, ptr);
+  if (!(isPlainMap(rec) && rec.size === RECURRENT.length && RECURRENT.every((k) => rec.has(k)))) {
+    throw bad(`recurrent must be a map with exactly ${JSON.stringify([...RECURRENT].sort())}`, membersPointer(rec, ptr, RECURRENT));
+  }
   const names = ['hidden_in', 'cell_in', 'hidden_out', 'cell_out'].map((k) => rec.get(k));
   if (!names.every(isName) || new Set(names).size !== 4 || names.some((n) => known.has(n))) throw bad('the four state names must be distinct names, none an observation', ptr);
   for (const k of ['layers', 'hidden_size']) {
@@ -358,8 +364,8 @@ function outline(space) {
 export function check(value, data, used = []) {
   const base = '/' + KEY;
   if (!isPlainMap(value)) throw bad('the policy must be a map', base);
+  for (const k of [...TOP_REQUIRED].sort()) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base); // §11.2: the object before its members
   for (const k of value.keys()) if (!TOP_REQUIRED.includes(k) && !TOP_OPTIONAL.includes(k)) throw bad(`unknown key ${JSON.stringify(k)}`, pointerJoin(base, k));
-  for (const k of [...TOP_REQUIRED].sort()) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base);
   for (const k of ['normalize_images', 'vec_normalize']) {
     if (value.has(k) && typeof value.get(k) !== 'boolean') throw bad(`${k} must be a boolean`, `${base}/${k}`);
   }

@@ -39,16 +39,16 @@ export function valueError(ctx, code, msg, ptr) {
 
 /**
  * Checks that a tagged value has exactly `required` (+ `optional`) members besides `$type`.
- * Located (spec §11.2) at the first member not allowed, else at the value itself.
+ * Located (spec §11.2) at the value itself when a member is missing, else at the first member not allowed.
  */
 export function exactMembers(v, required, optional, ptr, ctx, what) {
+  for (const k of required) {
+    if (!v.has(k)) throw valueError(ctx, 'VALUE_INVALID', `${what} lacks the member ${JSON.stringify(k)}`, ptr);
+  }
   for (const k of v.keys()) {
     if (k !== '$type' && !required.includes(k) && !optional.includes(k)) {
       throw valueError(ctx, 'VALUE_INVALID', `${what} has the unexpected member ${JSON.stringify(k)}`, pointerJoin(ptr, k));
     }
-  }
-  for (const k of required) {
-    if (!v.has(k)) throw valueError(ctx, 'VALUE_INVALID', `${what} lacks the member ${JSON.stringify(k)}`, ptr);
   }
 }
 
@@ -162,10 +162,10 @@ function checkNdarrayTag(v, ptr, ctx) {
   const ref = v.get('ref');
   const rptr = pointerJoin(ptr, 'ref');
   if (!isMap(ref)) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref is not an object', rptr);
+  if (!ref.has('group') || !ref.has('name')) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs the members "group" and "name"', rptr);
   for (const k of ref.keys()) {
     if (k !== 'group' && k !== 'name') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref has the unexpected member ${JSON.stringify(k)}`, pointerJoin(rptr, k));
   }
-  if (!ref.has('group') || !ref.has('name')) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs the members "group" and "name"', rptr);
   for (const k of ['group', 'name']) {
     if (typeof ref.get(k) !== 'string') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref member ${k} is not a string`, pointerJoin(rptr, k));
   }

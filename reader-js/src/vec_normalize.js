@@ -3,7 +3,7 @@
 // EXTENSION_INVALID) and the normalisation (§4); the twin of
 // python/rlarchive/vec_normalize.py.
 
-import { fail, pointerJoin } from './errors.js';
+import { fail, membersPointer, pointerJoin } from './errors.js';
 import { isMap, isTagged } from './values.js';
 
 export const EXTENSION = 'RLA_vec_normalize';
@@ -25,7 +25,7 @@ const showShape = (s) => `[${s.map(String).join(', ')}]`;
 /** Checks STATS ({mean, var, count}) and returns the arrays' shape. */
 function statsShape(v, ptr) {
   if (!isPlainMap(v) || v.size !== 3 || !['mean', 'var', 'count'].every((k) => v.has(k))) {
-    throw bad('statistics must be a map with exactly mean, var and count', ptr);
+    throw bad('statistics must be a map with exactly mean, var and count', membersPointer(v, ptr, ['mean', 'var', 'count']));
   }
   const shapes = [];
   for (const k of ['mean', 'var']) {
@@ -51,8 +51,8 @@ function observationSpace(data) {
 export function check(value, data) {
   const base = '/' + KEY;
   if (!isPlainMap(value)) throw bad('the statistics must be a map', base);
+  for (const k of [...KEYS].sort()) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base); // §11.2: the object before its members
   for (const k of value.keys()) if (!KEYS.includes(k)) throw bad(`unknown key ${JSON.stringify(k)}`, pointerJoin(base, k));
-  for (const k of [...KEYS].sort()) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base);
   for (const k of FLAGS) if (typeof value.get(k) !== 'boolean') throw bad(`${k} must be a boolean`, `${base}/${k}`);
   for (const k of FLOATS) if (!isFloat(value.get(k))) throw bad(`${k} must be a float`, `${base}/${k}`);
   if (statsShape(value.get('ret'), `${base}/ret`).length !== 0) throw bad('the return statistics must be 0-dimensional', `${base}/ret/mean`);
@@ -76,7 +76,7 @@ export function check(value, data) {
   if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) throw bad('obs_keys must be null or a list of strings', `${base}/obs_keys`);
   const obsKeys = isPlainMap(obs) ? [...obs.keys()] : null;
   if (obsKeys === null || obsKeys.length !== keys.length || !obsKeys.every((k, i) => k === keys[i])) {
-    throw bad(`obs must be a map with exactly the keys of obs_keys ${JSON.stringify(keys)}, in order`, `${base}/obs`);
+    throw bad(`obs must be a map with exactly the keys of obs_keys ${JSON.stringify(keys)}, in order`, membersPointer(obs, `${base}/obs`, keys));
   }
   if (kind !== null && kind !== 'dict') throw bad(`obs_keys given for a ${kind} observation space`, `${base}/obs_keys`);
   const sub = kind === 'dict' ? new Map(space.get('spaces')) : null;

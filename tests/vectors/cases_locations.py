@@ -60,6 +60,11 @@ def _():
     return with_value({"$type": "tuple"})
 
 
+@case("location-value-missing-and-extra-member", "A tagged float without 'value' but with an extra member 'note': VALUE_INVALID at the tagged value (the missing member is its fault, which comes before its members in document order), not at 'note'.", ["§7.3", "§11.2"], "VALUE_INVALID")
+def _():
+    return with_value({"$type": "float", "note": "x"})
+
+
 @case("location-ref-group-not-string", "An ndarray reference whose group is a number: VALUE_INVALID at ref/group, not at the reference.", ["§7.6", "§11.2"], "VALUE_INVALID")
 def _():
     return with_value({"$type": "ndarray", "dtype": "F32", "shape": [1], "ref": {"group": 1, "name": "w"}})
