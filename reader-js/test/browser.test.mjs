@@ -5,14 +5,15 @@
 // not installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dump } from '../src/index.js';
 import { archive, bytesOf, enc } from './helpers/build.mjs';
 import { serve } from './helpers/server.mjs';
 import { sameActions } from './helpers/actions.mjs';
-import { ARGS, CHROMIUM, chromiumOrReason } from './helpers/chromium.mjs'; // RLARCHIVE_CHROMIUM overrides the path, to test the skip path
+import { ARGS, CHROMIUM, chromiumOrReason } from './helpers/chromium.mjs';
+import { staticHandlers } from './helpers/static.mjs'; // RLARCHIVE_CHROMIUM overrides the path, to test the skip path
 
 test('browser: open a vector over HTTP Range requests and check a tensor', { timeout: 120_000 }, async (t) => {
   const chromium = await chromiumOrReason();
@@ -29,14 +30,7 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
   const vectors = new URL('../../test-vectors/valid/', import.meta.url);
   const policies = ['recurrent-ppo-two-layer-lstm', 'dqn-nature-cnn'].filter((id) => existsSync(new URL(`policy-${id}.rlarchive`, vectors)));
   for (const id of policies) files[`/${id}.rlarchive`] = readFileSync(new URL(`policy-${id}.rlarchive`, vectors));
-  const srcDir = new URL('../src/', import.meta.url);
-  for (const f of readdirSync(srcDir)) files[`/src/${f}`] = readFileSync(new URL(f, srcDir));
-  const js = (req, res) => {
-    const body = files[new URL(req.url, 'http://x').pathname];
-    res.writeHead(body ? 200 : 404, { 'Content-Type': 'text/javascript' });
-    res.end(body);
-  };
-  const extra = Object.fromEntries(Object.keys(files).filter((p) => p.startsWith('/src/')).map((p) => [p, js]));
+  const extra = staticHandlers(new URL('../src/', import.meta.url), '/src'); // ES modules need their content type
   extra['/index.html'] = (req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/html' });
     res.end(files['/index.html']);
