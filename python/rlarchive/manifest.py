@@ -90,13 +90,13 @@ def _schema_error_path(e: Any) -> list:
         if extra is not None:
             path.append(extra)
     elif e.validator == "uniqueItems" and isinstance(e.instance, list):
-        seen: list = []
+        seen: set = set()
         for i, item in enumerate(e.instance):
             text = json.dumps(item, sort_keys=True)
             if text in seen:
                 path.append(i)
                 break
-            seen.append(text)
+            seen.add(text)
     return path
 
 
