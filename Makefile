@@ -94,9 +94,11 @@ dist: setup-python setup-js
 	cd reader-js && npm pack --pack-destination ../dist --loglevel=error
 	$(PY) tests/vectors/kit.py dist
 
-# the shared tables (error codes, dtypes, limits): spec/tables.json into the spec, Python, JavaScript and index.d.ts
+# the shared tables (error codes, dtypes, limits): spec/tables.json into the spec, Python, JavaScript and index.d.ts;
+# the portable-policy registry: spec/policy_ops.json into RLA_policy.md, policy_ops.py and policy_ops.js
 tables:
 	$(PYTHON) spec/tables.py
+	$(PYTHON) spec/policy_ops.py
 
 vectors: setup-python
 	$(PY) tests/vectors/generate.py test-vectors

@@ -2,7 +2,7 @@
 
 // <!-- table:error-codes -->
 /** Every stable error code (spec/errors.md; generated from spec/tables.json by spec/tables.py (make tables): do not edit). */
-export type ErrorCode = 'IO_ERROR' | 'ARCHIVE_NOT_RLARCHIVE' | 'ZIP_EOCD_NOT_FOUND' | 'ZIP_TRAILING_DATA' | 'ZIP_MULTIPLE_EOCD' | 'ZIP_MULTI_DISK' | 'ZIP_ZIP64_INVALID' | 'ZIP_TRUNCATED' | 'ZIP_CD_INVALID' | 'ZIP_VERSION_MADE_BY' | 'ZIP_VERSION_NEEDED' | 'ZIP_ENCRYPTED' | 'ZIP_DATA_DESCRIPTOR' | 'ZIP_FLAGS' | 'ZIP_COMPRESSED' | 'ZIP_ATTRIBUTES' | 'ZIP_NAME_INVALID' | 'ZIP_EXTRA_FIELD' | 'ZIP_NAME_DUPLICATE' | 'ZIP_NAME_CASE_COLLISION' | 'ZIP_NAME_DIRECTORY_CLASH' | 'ZIP_LOCAL_HEADER_INVALID' | 'ZIP_HEADER_MISMATCH' | 'ZIP_OVERLAP' | 'ZIP_GAP' | 'ZIP_CRC_MISMATCH' | 'MEMBER_REQUIRED_MISSING' | 'MEMBER_UNEXPECTED' | 'MANIFEST_INVALID' | 'VERSION_UNSUPPORTED' | 'EXTENSION_UNDECLARED' | 'EXTENSION_UNSUPPORTED' | 'EXTENSION_INVALID' | 'MEMBER_UNLISTED' | 'MEMBER_MISSING' | 'MEMBER_SIZE_MISMATCH' | 'MEMBER_DIGEST_MISMATCH' | 'JSON_TOO_LARGE' | 'JSON_BOM' | 'JSON_UTF8' | 'JSON_DEPTH' | 'JSON_SYNTAX' | 'JSON_NAN_LITERAL' | 'JSON_DUPLICATE_KEY' | 'JSON_INTEGER_RANGE' | 'JSON_NUMBER_RANGE' | 'DATA_INVALID' | 'VALUE_UNKNOWN_TYPE' | 'VALUE_INVALID' | 'VALUE_DUPLICATE_KEY' | 'ARRAY_SIZE_MISMATCH' | 'SPACE_INVALID' | 'SCHEDULE_INVALID' | 'REF_NOT_FOUND' | 'REF_MISMATCH' | 'ST_TRUNCATED' | 'ST_HEADER_TOO_LARGE' | 'ST_HEADER_INVALID' | 'ST_DTYPE_UNKNOWN' | 'ST_OFFSETS_INVALID' | 'ST_SHAPE_MISMATCH' | 'ST_HOLE' | 'ST_OVERLAP' | 'ST_TRAILING_BYTES' | 'ST_MISALIGNED' | 'LIMIT_EXCEEDED' | 'MANIFEST_UNKNOWN_PROPERTY' | 'DATA_UNKNOWN_PROPERTY' | 'ST_BOOL_VALUE' | 'EXTENSION_UNKNOWN' | 'PICKLE_NOT_ALLOWED' | 'IMPORT_NOT_ALLOWED' | 'VALUE_UNSUPPORTED' | 'WRITE_INVALID' | 'TENSOR_NOT_FOUND' | 'FRAMEWORK_UNAVAILABLE' | 'IMPORT_INVALID' | 'INTERNAL_ERROR' | 'INPUT_INVALID';
+export type ErrorCode = 'IO_ERROR' | 'ARCHIVE_NOT_RLARCHIVE' | 'ZIP_EOCD_NOT_FOUND' | 'ZIP_TRAILING_DATA' | 'ZIP_MULTIPLE_EOCD' | 'ZIP_MULTI_DISK' | 'ZIP_ZIP64_INVALID' | 'ZIP_TRUNCATED' | 'ZIP_CD_INVALID' | 'ZIP_VERSION_MADE_BY' | 'ZIP_VERSION_NEEDED' | 'ZIP_ENCRYPTED' | 'ZIP_DATA_DESCRIPTOR' | 'ZIP_FLAGS' | 'ZIP_COMPRESSED' | 'ZIP_ATTRIBUTES' | 'ZIP_NAME_INVALID' | 'ZIP_EXTRA_FIELD' | 'ZIP_NAME_DUPLICATE' | 'ZIP_NAME_CASE_COLLISION' | 'ZIP_NAME_DIRECTORY_CLASH' | 'ZIP_LOCAL_HEADER_INVALID' | 'ZIP_HEADER_MISMATCH' | 'ZIP_OVERLAP' | 'ZIP_GAP' | 'ZIP_CRC_MISMATCH' | 'MEMBER_REQUIRED_MISSING' | 'MEMBER_UNEXPECTED' | 'MANIFEST_INVALID' | 'VERSION_UNSUPPORTED' | 'EXTENSION_UNDECLARED' | 'EXTENSION_UNSUPPORTED' | 'EXTENSION_INVALID' | 'MEMBER_UNLISTED' | 'MEMBER_MISSING' | 'MEMBER_SIZE_MISMATCH' | 'MEMBER_DIGEST_MISMATCH' | 'JSON_TOO_LARGE' | 'JSON_BOM' | 'JSON_UTF8' | 'JSON_DEPTH' | 'JSON_SYNTAX' | 'JSON_NAN_LITERAL' | 'JSON_DUPLICATE_KEY' | 'JSON_INTEGER_RANGE' | 'JSON_NUMBER_RANGE' | 'DATA_INVALID' | 'VALUE_UNKNOWN_TYPE' | 'VALUE_INVALID' | 'VALUE_DUPLICATE_KEY' | 'ARRAY_SIZE_MISMATCH' | 'SPACE_INVALID' | 'SCHEDULE_INVALID' | 'REF_NOT_FOUND' | 'REF_MISMATCH' | 'ST_TRUNCATED' | 'ST_HEADER_TOO_LARGE' | 'ST_HEADER_INVALID' | 'ST_DTYPE_UNKNOWN' | 'ST_OFFSETS_INVALID' | 'ST_SHAPE_MISMATCH' | 'ST_HOLE' | 'ST_OVERLAP' | 'ST_TRAILING_BYTES' | 'ST_MISALIGNED' | 'LIMIT_EXCEEDED' | 'MANIFEST_UNKNOWN_PROPERTY' | 'DATA_UNKNOWN_PROPERTY' | 'ST_BOOL_VALUE' | 'EXTENSION_UNKNOWN' | 'PICKLE_NOT_ALLOWED' | 'IMPORT_NOT_ALLOWED' | 'VALUE_UNSUPPORTED' | 'WRITE_INVALID' | 'TENSOR_NOT_FOUND' | 'FRAMEWORK_UNAVAILABLE' | 'IMPORT_INVALID' | 'INTERNAL_ERROR' | 'IO_TIMEOUT' | 'INPUT_INVALID';
 // <!-- /table:error-codes -->
 
 /** The only error open() and dump() ever reject with. */
@@ -145,6 +145,10 @@ export interface OpenOptions {
   fetch?: typeof fetch;
   /** Extra HTTP headers for URLs. */
   headers?: Record<string, string>;
+  /** For URLs: milliseconds a request may wait for its response or its next bytes before IO_TIMEOUT (default 30000; spec §11.4). */
+  timeout?: number;
+  /** For URLs: bytes per second; a request for n bytes has timeout + n / minRate in all before IO_TIMEOUT (default 65536; spec §11.4). */
+  minRate?: number;
 }
 
 /** Running statistics of VecNormalize (extension RLA_vec_normalize §3): F64 arrays of one shape, and a count. */
@@ -217,6 +221,38 @@ export function act(
 /** Activation functions of RLA_policy §5 and their default parameters. */
 export const ACTIVATIONS: Readonly<Record<string, [(x: number, parameters: Record<string, unknown>) => number, Record<string, unknown>]>>;
 
+/** Observations of a space as a policy takes them (RLA_policy §4): one or a batch, and preprocessed. Observations that do not fit are a TypeError. */
+export namespace observations {
+  /** One observation or a batch, flattened in C order: `n` observations, `single` when the value had exactly the space's shape. */
+  interface Batch {
+    values: ArrayLike<number | bigint | boolean>;
+    n: number;
+    single: boolean;
+  }
+  /** The kind of a space ('box', 'discrete', 'multi_discrete', 'multi_binary', 'dict', ...). */
+  function kind(space: Space): string;
+  /** The keys of a Dict space, in its order. */
+  function dictKeys(space: Space): string[];
+  /** The space of `key` in a Dict space. */
+  function subspace(space: Space, key: string): Space;
+  /** SB3's is_image_space without the channel check: a U8 Box of rank 3 with bounds 0 and 255. */
+  function isImage(space: Space): boolean;
+  /** The shape of one observation of a Box, Discrete ([]), MultiDiscrete or MultiBinary space. */
+  function observationShape(space: Space): number[];
+  /** Every element of an observation, flat in C order. */
+  function flatValues(value: Observation): ArrayLike<number | bigint | boolean>;
+  /** The shape of an observation value. */
+  function shapeOf(value: Observation): number[];
+  /** One observation or a batch of a non-Dict space (channel-last images transposed, as SB3 does). */
+  function asBatch(observation: Observation, space: Space): Batch;
+  /** The observation as a batch; for a Dict space `obs` maps each key to its batch (all keys single, or all a batch of the same n). */
+  function batch(observation: Observation, space: Space): { obs: Batch | Record<string, Batch>; single: boolean; n: number };
+  /** The one-hot vectors of each component (sizes `nvec`), concatenated per observation. */
+  function oneHot(values: ArrayLike<number | bigint>, nvec: number[], n: number): { shape: number[]; data: Float32Array };
+  /** A batch as the float32 input of the network (RLA_policy §4). */
+  function preprocess(batch: Batch, space: Space, normalizeImages: boolean): { shape: number[]; data: Float32Array };
+}
+
 /** One problem of a validation report (spec §14). */
 export interface Issue {
   code: ErrorCode;
@@ -230,7 +266,10 @@ export interface Issue {
 /** The validation report of spec §14 for one file. */
 export interface Report {
   validator: { name: string; version: string };
+  /** The file's name (its escaped form when the name is not UTF-8), or `<Type>` for a source that has none. */
   file: string;
+  /** The name's bytes in base64, present only when the name is not UTF-8 (spec §14). */
+  file_base64?: string;
   valid: boolean;
   summary: { errors: number; warnings: number; infos: number };
   issues: Issue[];
@@ -334,6 +373,9 @@ export class HttpSource implements Source {
   readonly size: number;
   readonly bytesFetched: number;
   readonly requests: number;
+  /** The deadlines of every request: milliseconds, bytes per second (spec §11.4). */
+  readonly timeout: number;
+  readonly minRate: number;
   read(offset: number, length: number): Promise<Uint8Array>;
 }
 

@@ -117,10 +117,10 @@ def outputs(t: dict) -> dict:
     return files
 
 
-def main() -> int:
-    check = "--check" in sys.argv[1:]
+def write_outputs(files: dict, check: bool) -> int:
+    """Write each generated file that differs (or, with ``check``, name it as stale); 1 when any was stale."""
     stale = []
-    for rel, content in outputs(load()).items():
+    for rel, content in files.items():
         path = os.path.join(ROOT, rel)
         current = open(path, encoding="utf-8").read() if os.path.exists(path) else None
         if current == content:
@@ -134,6 +134,10 @@ def main() -> int:
     for rel in stale:
         print(f"stale: {rel} (run make tables)")
     return 1 if stale else 0
+
+
+def main() -> int:
+    return write_outputs(outputs(load()), "--check" in sys.argv[1:])
 
 
 if __name__ == "__main__":

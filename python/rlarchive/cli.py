@@ -6,12 +6,18 @@ Exit status:
 - 1: a file is invalid (``validate`` found errors, or a command could not
   read, import or convert a file because of what it holds);
 - 2: a usage error, a file or destination that cannot be read or written
-  (``IO_ERROR``), a missing optional package (``FRAMEWORK_UNAVAILABLE``), or a
+  (``IO_ERROR``, ``IO_TIMEOUT`` for a URL), a missing optional package (``FRAMEWORK_UNAVAILABLE``), or a
   defect (``INTERNAL_ERROR``).
 
 Every failure prints one line ``rlarchive: CODE: message`` on standard error,
 never a traceback. When standard output is closed early (``rlarchive dump x |
 head -c1``) the command stops quietly with status 2.
+
+File names are printed in the escaped form of spec §14 (bytes that are not
+UTF-8 as ``\\xHH``, control and invisible characters as ``\\uHHHH``), and the
+strings of an archive with such characters escaped, so that nothing printed
+can break a line, forge one or reach the terminal as a control; a JSON report
+gives a name that is not UTF-8 as that form plus ``file_base64`` (its bytes).
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from . import spaces as sp
 from .errors import RlarchiveError
+from .filenames import escape_name, printable
 from .schedules import Constant, Linear, Piecewise
 from .tensors import RawTensor
 from .values import ClassRef, Opaque
@@ -36,23 +43,36 @@ EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_ERROR = 2
 #: Codes that are about the environment or the request rather than a file's content.
-_EXIT_ERROR_CODES = frozenset({"IO_ERROR", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR", "INPUT_INVALID"})
+_EXIT_ERROR_CODES = frozenset({"IO_ERROR", "IO_TIMEOUT", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR", "INPUT_INVALID"})
 #: Longest message printed, in characters (a message can quote a whole library error).
 _MAX_MESSAGE = 2000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 def _one_line(text: str) -> str:
-    text = _CONTROL.sub(" ", text).strip()
+    """``text`` on one printable line: line breaks and other control characters become spaces,
+    bytes that are not UTF-8 and invisible characters are escaped (:func:`rlarchive.filenames.printable`)."""
+    text = printable(_CONTROL.sub(" ", text).strip())
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 3] + "..."
 
 
-def _say(text: str) -> None:
-    """Print one line ``rlarchive: ...`` on standard error (which may itself be gone)."""
+def _shown(text: str, names: Sequence[Optional[str]] = ()) -> str:
+    """``text`` with each of the file ``names`` it quotes in its escaped form (spec §14)."""
+    for name in names:
+        if name and name in text:
+            escaped = escape_name(name)
+            if escaped != name:
+                text = text.replace(name, escaped)
+    return text
+
+
+def _say(text: str, names: Sequence[Optional[str]] = ()) -> None:
+    """Print one line ``rlarchive: ...`` on standard error (which may itself be gone); the file
+    ``names`` the text quotes are shown in their escaped form."""
     if sys.stderr is None:  # no standard error at all (print would fall back to standard output)
         return
     try:
-        print("rlarchive: " + _one_line(text), file=sys.stderr, flush=True)
+        print("rlarchive: " + _one_line(_shown(text, names)), file=sys.stderr, flush=True)
     except (OSError, ValueError):  # standard error closed
         pass
 
@@ -83,10 +103,11 @@ def _conversion_hint(path: str) -> str:
     names = _zip_names(path)
     if not names or "data" not in names:
         return ""
+    shown = escape_name(path)
     if any(n.endswith(".pth") for n in names):
-        return f" (this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 {path} OUT.rlarchive)"
+        return f" (this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 {shown} OUT.rlarchive)"
     if "parameters" in names and "parameter_list" in names:
-        return f" (this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 {path} OUT.rlarchive)"
+        return f" (this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 {shown} OUT.rlarchive)"
     return ""
 
 
@@ -150,10 +171,11 @@ def _validation_targets(paths: Sequence[str], problems: list) -> list:
     return out
 
 
-def _print_report(r: dict) -> None:
+def _print_report(name: str, r: dict) -> None:
+    """One line for the file (its name in the escaped form of spec §14), then one indented line per issue."""
     s = r["summary"]
     verdict = "valid" if r["valid"] else "INVALID"
-    print(f"{r['file']}: {verdict} ({s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos)")
+    print(f"{escape_name(name)}: {verdict} ({s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos)")
     for i in r["issues"]:
         loc = " ".join(
             x
@@ -163,7 +185,7 @@ def _print_report(r: dict) -> None:
             )
             if x
         )
-        print(f"  {i['severity']:7} {i['code']}: {i['message']}" + (f" [{loc}]" if loc else ""))
+        print(f"  {i['severity']:7} {i['code']}: " + _one_line(_shown(i["message"], (name,)) + (f" [{loc}]" if loc else "")))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -175,27 +197,28 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         raise RlarchiveError("IO_ERROR", "no *.rlarchive file in " + ", ".join(args.paths))
     special = [_special(f) for f in files]  # reading a FIFO could block: reported, not validated
     refused = [f for f, no in zip(files, special) if no]
-    reports = [validate(f) for f, no in zip(files, special) if not no]
+    checked = [f for f, no in zip(files, special) if not no]
+    reports = [validate(f) for f in checked]
     if args.json:
         single = len(args.paths) == 1 and len(reports) == 1 and not os.path.isdir(args.paths[0])
         out: Any = reports[0] if single else {"reports": reports}
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        for r in reports:
-            _print_report(r)
+        for f, r in zip(checked, reports):
+            _print_report(f, r)
     status = EXIT_OK
     for e in problems:
-        _say(f"IO_ERROR: cannot list {e.filename}: {e.strerror}")
+        _say(f"IO_ERROR: cannot list {e.filename}: {e.strerror}", (e.filename,))
         status = EXIT_ERROR
     for f in refused:
-        _say(f"IO_ERROR: cannot read {f}: it is not a regular file")
+        _say(f"IO_ERROR: cannot read {f}: it is not a regular file", (f,))
         status = EXIT_ERROR
-    for r in reports:
+    for f, r in zip(checked, reports):
         errors = [i for i in r["issues"] if i["severity"] == "error"]
         if errors:
             what = errors[0]["message"] if len(errors) == 1 else f"{len(errors)} errors; the first: {errors[0]['message']}"
-            first = RlarchiveError(errors[0]["code"], f"{r['file']} is invalid ({what})")
-            _say(_error_line(first, r["file"]))
+            first = RlarchiveError(errors[0]["code"], f"{f} is invalid ({what})")
+            _say(_error_line(first, f), (f,))
             status = max(status, _exit_status(first.code))
     return status
 
@@ -243,6 +266,11 @@ def describe(v: Any, depth: int = 0) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
+def _line(text: str) -> None:
+    """Print one line of text taken from an archive (names, keys, metadata) with what could break or disguise the line escaped."""
+    print(printable(text))
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from .reader import Archive
 
@@ -251,43 +279,43 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             ar.verify()
         ar.check_extensions()
         p = ar.producer
-        print(f"{args.file}")
-        print(f"  format version  {ar.format_version}")
-        print(f"  producer        {p['name']} {p['version']}")
+        print(escape_name(args.file))
+        _line(f"  format version  {ar.format_version}")
+        _line(f"  producer        {p['name']} {p['version']}")
         if args.verify:
-            print("  digests         every member checked (CRC-32 and SHA-256)")
+            _line("  digests         every member checked (CRC-32 and SHA-256)")
         else:
-            print("  digests         manifest and data.json checked; tensor and extension members not (use --verify)")
+            _line("  digests         manifest and data.json checked; tensor and extension members not (use --verify)")
         for k, v in ar.metadata.items():
             first = v.splitlines()[0] if v else ""
-            print(f"  metadata        {k}: {first}")
+            _line(f"  metadata        {k}: {first}")
         if ar.manifest.extensions_used:
-            print(f"  extensions      {', '.join(ar.manifest.extensions_used)}")
+            _line(f"  extensions      {', '.join(ar.manifest.extensions_used)}")
         stats = ar.vec_normalize()
         if stats is not None:
             what = "none" if stats.obs is None else (", ".join(stats.obs_keys) if stats.obs_keys is not None else f"shape {list(stats.obs.mean.shape)}")  # type: ignore[union-attr]
-            print(f"  vec_normalize   observations: {what}; rewards: {'yes' if stats.norm_reward else 'no'}; clip_obs {stats.clip_obs}")
+            _line(f"  vec_normalize   observations: {what}; rewards: {'yes' if stats.norm_reward else 'no'}; clip_obs {stats.clip_obs}")
         data = ar.data
         space_keys = [k for k, v in data.items() if isinstance(v, (sp.Box, sp.Discrete, sp.MultiDiscrete, sp.MultiBinary, sp.Dict, sp.Tuple, sp.Text))]
         if space_keys:
-            print("spaces")
+            _line("spaces")
             for k in space_keys:
-                print(f"  {k:30} {describe(data[k])}")
-        print("data")
+                _line(f"  {k:30} {describe(data[k])}")
+        _line("data")
         for k, v in data.items():
             if k not in space_keys:
-                print(f"  {k:30} {describe(v)}")
-        print("tensor groups")
+                _line(f"  {k:30} {describe(v)}")
+        _line("tensor groups")
         for g in ar.groups:
             infos = ar.tensor_info(g)
             total = sum(i.nbytes for i in infos.values())
-            print(f"  {g}: {len(infos)} tensors, {total} bytes")
+            _line(f"  {g}: {len(infos)} tensors, {total} bytes")
             for name, i in infos.items():
-                print(f"    {name:40} {i.dtype:6} {list(i.shape)} {i.nbytes} B")
+                _line(f"    {name:40} {i.dtype:6} {list(i.shape)} {i.nbytes} B")
         if ar.optimizer_names:
-            print("optimizers")
+            _line("optimizers")
             for name in ar.optimizer_names:
-                print(f"  {name}")
+                _line(f"  {name}")
     return EXIT_OK
 
 
@@ -309,17 +337,23 @@ def _cmd_import(args: argparse.Namespace) -> int:
     mod = importlib.import_module(f"rlarchive.interop.{args.module}")
     extra = {"vec_normalize": args.vecnormalize} if args.module == "sb3" else {}
     report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget, **extra)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
+    print(json.dumps(report.to_dict(), indent=2) if args.json else _shown(str(report), (args.input, args.output)))
     return EXIT_OK
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    import warnings
+
     from .interop import sb3
 
-    sb3.export_archive(
-        args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version, vec_normalize_out=args.vecnormalize_out
-    )
-    print(f"wrote {args.output}" + (f" and {args.vecnormalize_out}" if args.vecnormalize_out else ""))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sb3.ExportWarning)  # the notes returned are printed below
+        notes = sb3.export_archive(
+            args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version, vec_normalize_out=args.vecnormalize_out
+        )
+    for note in notes or ():
+        print(f"warning: {printable(note)}", file=sys.stderr)
+    print(f"wrote {escape_name(args.output)}" + (f" and {escape_name(args.vecnormalize_out)}" if args.vecnormalize_out else ""))
     return EXIT_OK
 
 
@@ -357,8 +391,8 @@ def _cmd_export_onnx(args: argparse.Namespace) -> int:
     from .onnx_export import DEFAULT_OPSET, export_onnx
 
     masks = {"auto": None, "yes": True, "no": False}[args.action_masks]
-    report = export_onnx(args.file, args.output, opset=DEFAULT_OPSET if args.opset is None else args.opset, action_masks=masks)
-    print(json.dumps(report.to_dict(), indent=2) if args.json else str(report))
+    report = export_onnx(args.file, args.output, opset=DEFAULT_OPSET if args.opset is None else args.opset, action_masks=masks, precision=args.precision)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else _shown(str(report), (args.file, args.output)))
     return EXIT_OK
 
 
@@ -439,6 +473,11 @@ def _parser() -> argparse.ArgumentParser:
         "--action-masks", choices=("auto", "yes", "no"), default="auto",
         help="give the model an action_masks input: auto (for MaskablePPO), yes (any argmax head), no",
     )
+    p.add_argument(
+        "--precision", choices=("float64", "float32"), default="float64",
+        help="the dtype of sums (linear, conv2d, LSTM gates): float64 (default) rounds each sum once, as the spec says; "
+        "float32 is faster (native Conv) and gives the same actions except where a float32 partial sum overflows",
+    )
     p.add_argument("--json", action="store_true", help="print what was written (inputs, outputs, size) as JSON")
     p.set_defaults(fn=_cmd_export_onnx)
     # listed for --help only: main() hands "conformance ..." to rlarchive.conformance before parsing
@@ -518,7 +557,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         line = _error_line(e, path)
         if e.code == "FRAMEWORK_UNAVAILABLE" and "pip install" not in line:
             line += f" ({args.command}: {_INSTALL})"
-        _say(line)
+        _say(line, (path, getattr(args, "output", None), *getattr(args, "paths", ())))
         return _exit_status(e.code)
     except ModuleNotFoundError as e:
         if e.name and not e.name.startswith("rlarchive"):
@@ -529,7 +568,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
     except OSError as e:
         where = f" {e.filename}" if e.filename is not None else ""
-        _say(f"IO_ERROR: {args.command}:{where}: {e.strerror or e}")
+        _say(f"IO_ERROR: {args.command}:{where}: {e.strerror or e}", (os.fsdecode(e.filename) if e.filename is not None else None,))
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

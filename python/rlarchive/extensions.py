@@ -31,7 +31,7 @@ class Extension:
     name: str
     member: str
     key: str
-    check: Callable[[Any, Optional[Mapping[str, Any]], Sequence[str]], None]
+    check: Callable[[Any, Optional[Mapping[str, Any]], Sequence[str]], object]
     group: str
 
 

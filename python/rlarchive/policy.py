@@ -6,10 +6,15 @@ how observations are preprocessed, a list of operations over named values,
 and the head that turns the last of them into actions. Weights are ``ndarray``
 references into the archive's tensor groups, so no weight is stored twice.
 
-:class:`Policy` evaluates it in float32, as Stable-Baselines3 computes, with
-``predict(obs, state=None, episode_start=None, action_masks=None)`` shaped like
-SB3's ``predict``. Only NumPy is needed. :func:`rlarchive.interop.sb3_policy.describe`
-makes a description from a built SB3 model; its structure is checked by
+:class:`Policy` evaluates it as the spec says (float32 values; sums, norms
+and transcendental functions in binary64 rounded once to float32; IEEE NaN
+and infinities), with ``predict(obs, state=None, episode_start=None,
+action_masks=None)`` shaped like SB3's ``predict``. Only NumPy is needed.
+Memory stays bounded: a value is dropped after its last reader, and every
+binary64 workspace (convolution patches, copies for the transcendental
+functions) is computed over blocks of at most ``POLICY_BLOCK_ELEMENTS``
+elements. :func:`rlarchive.interop.sb3_policy.describe` makes a description
+from a built SB3 model; its structure is checked by
 :mod:`rlarchive.policy_description` before a :class:`Policy` is made.
 """
 from __future__ import annotations
@@ -19,72 +24,155 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from . import observations as _observations
 from .dtypes import numpy_view_dtype
+from .observations import dict_keys, kind, observation_shape, subspace
 
-__all__ = ["Policy", "ACTIVATIONS", "act"]
+from .policy_ops import ACTIVATION_DEFAULTS, POLICY_BLOCK_ELEMENTS
+
+__all__ = ["Policy", "ACTIVATIONS", "act", "erf"]
 
 _F32 = np.float32
+_F64 = np.float64
+
+# Private names kept for modules that imported them from here before rlarchive.observations existed.
+_kind, _dict_keys, _sub, _is_image, _obs_shape = kind, dict_keys, subspace, _observations.is_image, observation_shape
 
 
-# -- activations (spec RLA_policy §5.3): float32 in, float32 out -------------------
+# -- erf in binary64, vectorised --------------------------------------------------------
+#
+# |x| < 0.375: the Maclaurin series of erf(x)/x in x^2 (12 terms). 0.375 <= |x| < 6:
+# the Taylor polynomial of degree 16 about the centre of one of 15 intervals of width
+# 0.375, its coefficients from erf'(x) = 2/sqrt(pi) exp(-x^2) and the Hermite
+# recurrence (d/dx)^k exp(-x^2) = (-1)^k H_k(x) exp(-x^2). |x| >= 6: +-1 (erfc(6) is
+# below half an ulp of 1). Relative error below 3e-16 against math.erf.
+
+_ERF_LO, _ERF_WIDTH, _ERF_PIECES, _ERF_DEGREE, _ERF_HI = 0.375, 0.375, 15, 16, 6.0
 
 
-def _softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
-    bx = x.astype(np.float64) * beta
-    with np.errstate(over="ignore"):  # exp overflows only where the threshold takes x itself
-        soft = np.log1p(np.exp(np.minimum(bx, 700.0))) / beta
-    return np.where(bx > threshold, x, soft).astype(_F32)
+def _erf_tables() -> tuple:
+    series = [2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(12)]
+    rows = []
+    for i in range(_ERF_PIECES):
+        c = _ERF_LO + _ERF_WIDTH * (i + 0.5)
+        scale = 2 / math.sqrt(math.pi) * math.exp(-c * c)
+        h_prev, h, fact = 0.0, 1.0, 1.0  # H_{k-1}(c), H_k(c), (k+1)!
+        row = [math.erf(c)]
+        for k in range(_ERF_DEGREE):
+            fact *= k + 1
+            row.append(scale * (-1) ** k * h / fact)
+            h_prev, h = h, 2 * c * h - 2 * k * h_prev
+        rows.append(row)
+    columns = [np.ascontiguousarray([r[k] for r in rows]) for k in range(_ERF_DEGREE + 1)]
+    centres = _ERF_LO + _ERF_WIDTH * (np.arange(_ERF_PIECES) + 0.5)
+    return series, columns, centres
 
 
-def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
-    x64 = x.astype(np.float64)
+_ERF_SERIES, _ERF_COLUMNS, _ERF_CENTRES = _erf_tables()
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function of a binary64 array, element by element, vectorised (relative error below 3e-16)."""
+    x = np.asarray(x, _F64)
+    a = np.abs(x)
+    with np.errstate(all="ignore"):  # the polynomial overflows far beyond 6, where the result is 1 anyway
+        idx = np.clip(np.nan_to_num((a - _ERF_LO) * (1 / _ERF_WIDTH), nan=0.0, posinf=_ERF_PIECES, neginf=0.0), 0, _ERF_PIECES - 1).astype(np.intp)
+        t = a - _ERF_CENTRES[idx]
+        y = _ERF_COLUMNS[_ERF_DEGREE][idx]
+        for k in range(_ERF_DEGREE - 1, -1, -1):
+            y *= t
+            y += _ERF_COLUMNS[k][idx]
+        small = np.nonzero(a < _ERF_LO)[0] if x.ndim == 1 else np.nonzero(a.reshape(-1) < _ERF_LO)[0]
+        y = y.reshape(-1)
+        if small.size:
+            xs = a.reshape(-1)[small]
+            z = xs * xs
+            s = np.full(z.shape, _ERF_SERIES[-1])
+            for k in range(len(_ERF_SERIES) - 2, -1, -1):
+                s *= z
+                s += _ERF_SERIES[k]
+            y[small] = s * xs
+        y = y.reshape(x.shape)
+        y[a >= _ERF_HI] = 1.0
+        y = np.copysign(y, x)
+        y[np.isnan(x)] = np.nan
+    return y
+
+
+# -- activations (spec RLA_policy §5.5): float32 in, float32 out -------------------------
+
+
+def _blocked(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``fn`` over ``x`` converted to binary64, rounded once to float32, at most POLICY_BLOCK_ELEMENTS elements at a time."""
+    out = np.empty(x.shape, _F32)
+    src, dst = x.reshape(-1), out.reshape(-1)
+    with np.errstate(all="ignore"):  # IEEE: inf and NaN are values here
+        for s in range(0, src.size, POLICY_BLOCK_ELEMENTS):
+            dst[s:s + POLICY_BLOCK_ELEMENTS] = fn(src[s:s + POLICY_BLOCK_ELEMENTS].astype(_F64))
+    return out
+
+
+def _softplus64(v: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    z = v * beta
+    return np.where(z > threshold, v, (np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))) / beta)
+
+
+def _sigmoid64(v: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def _gelu64(v: np.ndarray, approximate: str = "none") -> np.ndarray:
     if approximate == "tanh":
-        y = 0.5 * x64 * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)))
-    else:
-        from math import erf
-
-        y = 0.5 * x64 * (1.0 + np.vectorize(erf, otypes=[np.float64])(x64 / math.sqrt(2.0)))
-    return y.astype(_F32)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(_F32)
+        return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v * v * v)))
+    return 0.5 * v * (1.0 + erf(v * (1 / math.sqrt(2.0))))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _f64(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
-    """``fn`` evaluated in float64, rounded to float32 (spec RLA_policy §5.5: higher precision, then rounded)."""
-    return np.asarray(fn(x.astype(np.float64))).astype(_F32)
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, _F32(0))  # NaN stays NaN
 
 
-#: name -> (function of (x, **parameters), the parameters it takes with their defaults)
-ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict]] = {
-    "identity": (lambda x: x, {}),
-    "relu": (lambda x: np.maximum(x, _F32(0)), {}),
-    "tanh": (lambda x: np.tanh(x).astype(_F32), {}),
-    "sigmoid": (_sigmoid, {}),
-    "elu": (lambda x, alpha=1.0: np.where(x > 0, x, _F32(alpha) * np.expm1(np.minimum(x, _F32(0)))).astype(_F32), {"alpha": 1.0}),
-    "leaky_relu": (lambda x, negative_slope=0.01: np.where(x >= 0, x, x * _F32(negative_slope)).astype(_F32), {"negative_slope": 0.01}),
-    "silu": (lambda x: (x.astype(np.float64) * _sigmoid(x).astype(np.float64)).astype(_F32), {}),
-    "gelu": (_gelu, {"approximate": "none"}),
-    "softplus": (_softplus, {"beta": 1.0, "threshold": 20.0}),
-    "hardtanh": (lambda x, min_val=-1.0, max_val=1.0: np.clip(x, _F32(min_val), _F32(max_val)).astype(_F32), {"min_val": -1.0, "max_val": 1.0}),
-    "selu": (lambda x: _f64(lambda v: _SELU_SCALE * np.where(v > 0, v, _SELU_ALPHA * np.expm1(np.minimum(v, 0.0))), x), {}),
-    "celu": (lambda x, alpha=1.0: _f64(lambda v: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0) / alpha)), x), {"alpha": 1.0}),
-    "mish": (lambda x: _f64(lambda v: v * np.tanh(np.where(v > 20.0, v, np.log1p(np.exp(np.minimum(v, 20.0))))), x), {}),
-    "hardswish": (lambda x: _f64(lambda v: v * np.clip(v + 3.0, 0.0, 6.0) / 6.0, x), {}),
-    "hardsigmoid": (lambda x: _f64(lambda v: np.clip(v + 3.0, 0.0, 6.0) / 6.0, x), {}),
-    "softsign": (lambda x: _f64(lambda v: v / (1.0 + np.abs(v)), x), {}),
+def _hardtanh(x: np.ndarray, min_val: float = -1.0, max_val: float = 1.0) -> np.ndarray:
+    return np.minimum(np.maximum(x, _F32(min_val)), _F32(max_val))  # NaN stays NaN
+
+
+def _leaky_relu(x: np.ndarray, negative_slope: float = 0.01) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.where(x >= 0, x, x * _F32(negative_slope)).astype(_F32)
+
+
+def _in64(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """An activation of float32 arrays from ``fn`` of binary64 blocks (and the node's parameters)."""
+    return lambda x, *args, **p: _blocked(lambda v: fn(v, *args, **p), x)
+
+
+_FUNCTIONS: Mapping[str, Callable[..., np.ndarray]] = {
+    "identity": lambda x: x,
+    "relu": _relu,
+    "tanh": _in64(np.tanh),
+    "sigmoid": _in64(_sigmoid64),
+    "elu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0)))),
+    "leaky_relu": _leaky_relu,
+    "silu": _in64(lambda v: v * _sigmoid64(v)),
+    "gelu": _in64(_gelu64),
+    "softplus": _in64(_softplus64),
+    "hardtanh": _hardtanh,
+    "selu": _in64(lambda v: _SELU_SCALE * np.where(v > 0, v, _SELU_ALPHA * np.expm1(np.minimum(v, 0.0)))),
+    "celu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0) / alpha))),
+    "mish": _in64(lambda v: v * np.tanh(_softplus64(v))),
+    "hardswish": _in64(lambda v: v * np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
+    "hardsigmoid": _in64(lambda v: np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
+    "softsign": _in64(lambda v: v / (1.0 + np.abs(v))),
 }
+
+#: name -> (function of (x, **parameters), the parameters it takes with their defaults (the registry's))
+ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict]] = {name: (_FUNCTIONS[name], dict(defaults)) for name, defaults in ACTIVATION_DEFAULTS.items()}
 
 
 # -- the description ------------------------------------------------------------------
-
-_SPACE_KINDS = ("box", "discrete", "multi_discrete", "multi_binary", "dict")
 
 
 class Policy:
@@ -113,6 +201,17 @@ class Policy:
             action.update(low=np.asarray(sp.low, _F32), high=np.asarray(sp.high, _F32), dtype=numpy_view_dtype(sp.dtype))
         self.action: Mapping[str, Any] = action
         self.recurrent: Optional[Mapping[str, Any]] = desc.get("recurrent")
+        self._steps: Optional[list] = None  # each node's evaluation, prepared at the first predict
+        self._keep = {self.action["in"]}
+        if self.recurrent is not None:
+            self._keep |= {self.recurrent["hidden_out"], self.recurrent["cell_out"]}
+        # the index of the last node reading each value (len(nodes) for the head): values are dropped after it
+        self._last: dict = {}
+        for i, node in enumerate(self.nodes):
+            for name in node["in"]:
+                self._last[name] = i
+        for name in self._keep:
+            self._last[name] = len(self.nodes)
 
     @property
     def mask_width(self) -> Optional[int]:
@@ -128,8 +227,8 @@ class Policy:
 
     def _input_names(self) -> list:
         sp = self.observation_space
-        if _kind(sp) == "dict":
-            return [f"obs.{k}" for k in _dict_keys(sp)]
+        if kind(sp) == "dict":
+            return [f"obs.{k}" for k in dict_keys(sp)]
         return ["obs"]
 
     # -- acting ----------------------------------------------------------------
@@ -146,26 +245,43 @@ class Policy:
         Shaped like Stable-Baselines3's ``predict``: a single observation gives
         a single action, a batch a batch. ``state`` and ``episode_start`` are
         used by recurrent policies only (``state`` is ``(hidden, cell)`` as
-        SB3 returns it); ``action_masks`` by masked heads.
+        SB3 returns it); ``action_masks`` by masked heads. Observations,
+        states and masks that do not fit are a ``ValueError`` (or ``TypeError``).
         """
         if not deterministic:
             raise ValueError("the portable policy acts deterministically only")
         obs, single = self._batch(observation)
         values = self._preprocess(obs)
+        del obs
         n = next(iter(values.values())).shape[0]
         if self.recurrent is not None:
             values.update(self._state_in(self.recurrent, state, episode_start, n))
         masks = None
         if action_masks is not None:
-            masks = np.asarray(action_masks, dtype=bool).reshape(n, -1)
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # IEEE float32: inf and NaN are values here
-            for node in self.nodes:
-                out = _OPS[node["op"]](node, [values[name] for name in node["in"]])
+            masks = np.asarray(action_masks, dtype=bool)
+            if masks.size != n * (self.mask_width or -1):
+                raise ValueError(f"action masks of shape {masks.shape} for {n} observations and {self.mask_width} actions")
+            masks = masks.reshape(n, -1)
+        last, keep = self._last, self._keep
+        for name in [k for k in values if last.get(k, -1) < 0]:
+            del values[name]  # an input nothing reads
+        with np.errstate(all="ignore"):  # IEEE float32: inf and NaN are values here
+            if self._steps is None:
+                weights = _Binary64Weights()
+                self._steps = [_PREPARE[node["op"]](node, weights) for node in self.nodes]
+            for i, (node, step) in enumerate(zip(self.nodes, self._steps)):
+                out = step([values[name] for name in node["in"]])
+                for name in set(node["in"]):
+                    if last[name] == i and name not in keep:
+                        del values[name]
                 names = node["out"] if isinstance(node["out"], list) else [node["out"]]
                 outs = out if isinstance(node["out"], list) else [out]
-                values.update(zip(names, outs))
+                for name, value in zip(names, outs):
+                    if last.get(name, -1) > i:
+                        values[name] = value
+                del out, outs
             action = _HEADS[self.action["op"]](self.action, values[self.action["in"]], masks)
-        action = action.reshape((n,) + _obs_shape(self.action_space))  # SB3 gives actions the action space's shape
+        action = action.reshape((n,) + observation_shape(self.action_space))  # SB3 gives actions the action space's shape
         new_state = None
         if self.recurrent is not None:
             new_state = (values[self.recurrent["hidden_out"]], values[self.recurrent["cell_out"]])
@@ -174,38 +290,36 @@ class Policy:
         return action, new_state
 
     def _batch(self, observation: Any) -> tuple:
-        sp = self.observation_space
-        if _kind(sp) == "dict":
-            if not isinstance(observation, Mapping):
-                raise ValueError("a Dict observation space takes a dict of observations")
-            out, single = {}, None
-            for key in _dict_keys(sp):
-                arr, one = _as_batch(observation[key], _sub(sp, key))
-                single = one if single is None else single
-                out[key] = arr
-            return out, bool(single)
-        return _as_batch(observation, sp)
+        """(the observation as a batch: an array, or a dict of arrays for a Dict space; whether it was one)."""
+        return _observations.batch(observation, self.observation_space)
 
     def _preprocess(self, obs: Any) -> dict:
         sp = self.observation_space
         if self.vec_normalize is not None:
             obs = self.vec_normalize.normalize_obs(obs)
-        if _kind(sp) == "dict":
-            return {f"obs.{k}": _preprocess_one(obs[k], _sub(sp, k), self.normalize_images) for k in _dict_keys(sp)}
-        return {"obs": _preprocess_one(obs, sp, self.normalize_images)}
+        if kind(sp) == "dict":
+            return {f"obs.{k}": _observations.preprocess(obs[k], subspace(sp, k), self.normalize_images) for k in dict_keys(sp)}
+        return {"obs": _observations.preprocess(obs, sp, self.normalize_images)}
 
     def _state(self, rec: Mapping[str, Any], state: Optional[tuple], n: int) -> tuple:
         """The recurrent state ``(hidden, cell)`` for a batch of ``n``, float32 ``[layers, n, hidden_size]``: zeros without ``state``."""
         shape = (int(rec["layers"]), n, int(rec["hidden_size"]))
         if state is None:
             return np.zeros(shape, _F32), np.zeros(shape, _F32)
-        h, c = (np.asarray(s, _F32).reshape(shape) for s in state)
-        return h, c
+        if not isinstance(state, (tuple, list)) or len(state) != 2:
+            raise ValueError("a recurrent state is a pair (hidden, cell)")
+        h, c = (np.asarray(s, _F32) for s in state)
+        if h.size != math.prod(shape) or c.size != math.prod(shape):
+            raise ValueError(f"a state of {h.size} and {c.size} values for the shape {shape}")
+        return h.reshape(shape), c.reshape(shape)
 
     def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple], episode_start: Any, n: int) -> dict:
         h, c = self._state(rec, state, n)
         if episode_start is not None:
-            keep = (1.0 - np.asarray(episode_start, _F32).reshape(1, n, 1)).astype(_F32)
+            starts = np.asarray(episode_start, _F32)
+            if starts.size != n:
+                raise ValueError(f"{starts.size} episode starts for {n} observations")
+            keep = (1.0 - starts.reshape(1, n, 1)).astype(_F32)
             h, c = h * keep, c * keep
         return {rec["hidden_in"]: h, rec["cell_in"]: c}
 
@@ -227,186 +341,201 @@ def act(policy: Policy, observations: Sequence[Any], episode_starts: Optional[Se
     return out
 
 
-# -- spaces ---------------------------------------------------------------------------
+# -- operations (spec RLA_policy §5): each prepared once per Policy ----------------------
+#
+# A sum (linear, conv2d, the LSTM gates) is accumulated in binary64, where the product
+# of two float32 values is exact, and rounded once to float32 (RLA_policy §5).
 
 
-_KINDS = {"Box": "box", "Discrete": "discrete", "MultiDiscrete": "multi_discrete", "MultiBinary": "multi_binary", "Dict": "dict", "Tuple": "tuple"}
+class _Binary64Weights:
+    """binary64 copies of a policy's weights, made once and shared by every node that reads the same array.
+
+    ``layout``: ``"plain"``; ``"t"``, the transpose of a matrix; ``"rows"``, the
+    transpose of the array seen as a matrix of its first dimension by the rest.
+    """
+
+    def __init__(self) -> None:
+        self._copies: dict = {}
+
+    def optional(self, nd: Any) -> Optional[np.ndarray]:
+        """The binary64 copy of an optional parameter (None for none)."""
+        return None if nd is None else self(nd)
+
+    def __call__(self, nd: Any, layout: str = "plain") -> np.ndarray:
+        a = np.asarray(nd, _F32)
+        key = (a.__array_interface__["data"][0], a.shape, a.strides, layout)
+        if key not in self._copies:
+            m = a.astype(_F64)
+            if layout == "t":
+                m = np.ascontiguousarray(m.T)
+            elif layout == "rows":
+                m = np.ascontiguousarray(m.reshape(a.shape[0], -1).T)
+            self._copies[key] = (a, m)  # the source is kept alive, so that its address names it
+        return self._copies[key][1]
 
 
-def _kind(space: Any) -> Optional[str]:
-    return _KINDS.get(type(space).__name__)
+def _rows_per_block(width: int) -> int:
+    return max(1, POLICY_BLOCK_ELEMENTS // max(width, 1))
 
 
-def _dict_keys(space: Any) -> list:
-    spaces = getattr(space, "spaces", ())
-    return [k for k, _ in spaces] if isinstance(spaces, tuple) else list(spaces)
+def _linear(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    wt = f64(node["weight"], "t")
+    b = f64.optional(node.get("bias"))
+    k, o = wt.shape
+    kb = max(1, min(k, POLICY_BLOCK_ELEMENTS))
+
+    def run(xs: list) -> np.ndarray:
+        (x,) = xs
+        rows = x.reshape(-1, k) if k else np.zeros((math.prod(x.shape[:-1]), 0), _F32)
+        out = np.empty((rows.shape[0], o), _F32)
+        rb = _rows_per_block(max(k, o))
+        for r in range(0, rows.shape[0], rb):
+            acc = np.zeros((min(rb, rows.shape[0] - r), o), _F64) if b is None else np.tile(b, (min(rb, rows.shape[0] - r), 1))
+            for s in range(0, k, kb):
+                acc += rows[r:r + rb, s:s + kb].astype(_F64) @ wt[s:s + kb]
+            out[r:r + rb] = acc
+        return out.reshape(x.shape[:-1] + (o,))
+
+    return run
 
 
-def _sub(space: Any, key: str) -> Any:
-    spaces = space.spaces
-    return dict(spaces)[key] if isinstance(spaces, tuple) else spaces[key]
+def _conv2d(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    o, c, kh, kw = np.shape(node["weight"])
+    k = c * kh * kw
+    wt = f64(node["weight"], "rows")
+    b = f64.optional(node.get("bias"))
+    sh, sw = (int(v) for v in node.get("stride", [1, 1]))
+    ph, pw = (int(v) for v in node.get("padding", [0, 0]))
+
+    def run(xs: list) -> np.ndarray:
+        (x,) = xs
+        n, _, h, wd = x.shape
+        oh, ow = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
+        out = np.empty((n, o, oh, ow), _F32)
+        # blocks of output positions, at most POLICY_BLOCK_ELEMENTS patch elements each (one
+        # position when a patch is larger): whole rows when a row fits, else parts of one row
+        if ow * k <= POLICY_BLOCK_ELEMENTS:
+            rows = max(1, POLICY_BLOCK_ELEMENTS // max(ow * k, 1))
+            blocks = [(y, min(oh, y + rows), 0, ow) for y in range(0, oh, rows)]
+        else:
+            step = max(1, POLICY_BLOCK_ELEMENTS // k)
+            blocks = [(y, y + 1, s, min(ow, s + step)) for y in range(oh) for s in range(0, ow, step)]
+        padded = np.zeros((c, h + 2 * ph, wd + 2 * pw), _F64)  # the registry charges this binary64 copy
+        s0, s1, s2 = padded.strides
+        view = np.lib.stride_tricks.as_strided(padded, (oh, ow, c, kh, kw), (s1 * sh, s2 * sw, s0, s1, s2), writeable=False)
+        for i in range(n):
+            padded[:, ph:ph + h, pw:pw + wd] = x[i]
+            for y0, y1, x0, x1 in blocks:
+                cols = view[y0:y1, x0:x1].reshape(-1, k)  # im2col of the block (a copy of at most a block)
+                acc = cols @ wt
+                if b is not None:
+                    acc += b
+                out[i, :, y0:y1, x0:x1] = acc.T.reshape(o, y1 - y0, x1 - x0)
+        return out
+
+    return run
 
 
-def _is_image(space: Any) -> bool:
-    """SB3's is_image_space without the channel check: a uint8 Box of rank 3 with bounds 0 and 255."""
-    if _kind(space) != "box" or len(space.shape) != 3 or np.asarray(space.low).dtype != np.uint8:
-        return False
-    return bool(np.all(np.asarray(space.low) == 0) and np.all(np.asarray(space.high) == 255))
-
-
-def _obs_shape(space: Any) -> tuple:
-    k = _kind(space)
-    if k == "box":
-        return tuple(space.shape)
-    if k == "discrete":
-        return ()
-    if k == "multi_discrete":
-        return tuple(np.asarray(space.nvec).shape)
-    if k == "multi_binary":
-        n = space.n
-        return tuple(n) if isinstance(n, (tuple, list)) else (int(n),)
-    raise ValueError(f"no observation shape for a {k} space")
-
-
-def _as_batch(obs: Any, space: Any) -> tuple:
-    """(a batch of observations, whether ``obs`` was one), transposing channel-last images as SB3 does."""
-    a = np.asarray(obs)
-    shape = _obs_shape(space)
-    if _is_image(space) and a.shape[-3:] != shape and a.shape[-3:] == (shape[1], shape[2], shape[0]):
-        a = np.moveaxis(a, -1, -3)  # SB3's maybe_transpose: the env gives channel-last
-    if a.shape == shape:
-        return a.reshape((1,) + shape), True
-    if a.shape[1:] == shape:
-        return a, False
-    raise ValueError(f"observation of shape {a.shape} for a space of shape {shape}")
-
-
-def _preprocess_one(obs: np.ndarray, space: Any, normalize_images: bool) -> np.ndarray:
-    k = _kind(space)
-    if k == "box":
-        x = obs.astype(_F32)
-        if normalize_images and _is_image(space):
-            x = (x / _F32(255.0)).astype(_F32)
-        return x
-    if k == "discrete":
-        return _one_hot(obs.reshape(-1), int(space.n))
-    if k == "multi_discrete":
-        nvec = np.asarray(space.nvec).reshape(-1)
-        flat = obs.reshape(obs.shape[0], -1)
-        return np.concatenate([_one_hot(flat[:, i], int(n)) for i, n in enumerate(nvec)], axis=1)
-    if k == "multi_binary":
-        return obs.astype(_F32)
-    raise ValueError(f"no preprocessing for a {k} space")
-
-
-def _one_hot(values: np.ndarray, n: int) -> np.ndarray:
-    v = values.astype(np.int64)
-    if np.any(v < 0) or np.any(v >= n):
-        raise ValueError(f"a discrete observation outside 0..{n - 1}")
-    out = np.zeros((v.shape[0], n), _F32)
-    out[np.arange(v.shape[0]), v] = 1.0
-    return out
-
-
-# -- operations (spec RLA_policy §5) ---------------------------------------------------
-
-
-def _linear(node: Mapping, xs: list) -> np.ndarray:
-    (x,) = xs
-    w = np.asarray(node["weight"], _F32)
-    y = (x.astype(_F32) @ w.T).astype(_F32)
-    if node.get("bias") is not None:
-        y = (y + np.asarray(node["bias"], _F32)).astype(_F32)
-    return y
-
-
-def _conv2d(node: Mapping, xs: list) -> np.ndarray:
-    (x,) = xs
-    w = np.asarray(node["weight"], _F32)
-    sh, sw = node.get("stride", [1, 1])
-    ph, pw = node.get("padding", [0, 0])
-    if ph or pw:
-        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    n, c, h, wd = x.shape
-    o, ci, kh, kw = w.shape
-    if ci != c:
-        raise ValueError(f"conv2d: {c} input channels for a kernel of {ci}")
-    oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
-    s = x.strides
-    cols = np.lib.stride_tricks.as_strided(x, (n, c, oh, ow, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2], s[3]), writeable=False)
-    y = np.einsum("ncijkl,ockl->noij", cols, w, optimize=True).astype(_F32)
-    if node.get("bias") is not None:
-        y = (y + np.asarray(node["bias"], _F32).reshape(1, -1, 1, 1)).astype(_F32)
-    return y
-
-
-def _activation(node: Mapping, xs: list) -> np.ndarray:
-    (x,) = xs
+def _activation(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
     fn, defaults = ACTIVATIONS[node["fn"]]
     params = {k: node.get(k, v) for k, v in defaults.items()}
-    return fn(x, **params)
+    params = {k: (v if isinstance(v, str) else float(v)) for k, v in params.items()}
+    return lambda xs: fn(xs[0], **params)
 
 
-def _flatten(node: Mapping, xs: list) -> np.ndarray:
-    (x,) = xs
-    return x.reshape(x.shape[0], -1)
+def _prelu(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    weight = np.asarray(node["weight"], _F32).reshape(-1)
+
+    def run(xs: list) -> np.ndarray:
+        (x,) = xs
+        wb = weight.reshape((1, -1) + (1,) * (x.ndim - 2)) if weight.size > 1 else weight.reshape(())
+        with np.errstate(all="ignore"):
+            return np.where(x >= 0, x, x * wb).astype(_F32)  # NaN: NaN times the slope
+
+    return run
 
 
-def _concat(node: Mapping, xs: list) -> np.ndarray:
-    return np.concatenate([x.reshape(x.shape[0], -1) for x in xs], axis=1)
+def _flatten(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    return lambda xs: xs[0].reshape(xs[0].shape[0], -1)
 
 
-def _layer_norm(node: Mapping, xs: list) -> np.ndarray:
-    (x,) = xs
-    x64 = x.astype(np.float64)
-    mean = x64.mean(axis=-1, keepdims=True)
-    var = x64.var(axis=-1, keepdims=True)
-    return _affine(node, ((x64 - mean) / np.sqrt(var + float(node.get("eps", 1e-5)))).astype(_F32))
+def _concat(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    return lambda xs: np.concatenate([x.reshape(x.shape[0], -1) for x in xs], axis=1)
 
 
-def _batch_norm(node: Mapping, xs: list) -> np.ndarray:
-    (x,) = xs
-    mean = np.asarray(node["running_mean"], _F32)
-    var = np.asarray(node["running_var"], _F32)
-    return _affine(node, ((x - mean) / np.sqrt(var + _F32(node.get("eps", 1e-5)))).astype(_F32))
+def _normalise(x: np.ndarray, width: int, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``fn`` over rows of ``width`` values of ``x`` in binary64, rounded once, a block of rows at a time."""
+    if width == 0 or x.size == 0:
+        return np.zeros(x.shape, _F32)  # nothing to normalise
+    rows = x.reshape(-1, width)
+    out = np.empty(rows.shape, _F32)
+    rb = _rows_per_block(width)
+    for r in range(0, rows.shape[0], rb):
+        out[r:r + rb] = fn(rows[r:r + rb].astype(_F64))
+    return out.reshape(x.shape)
 
 
-def _affine(node: Mapping, y: np.ndarray) -> np.ndarray:
-    """``y * weight + bias``, each only when the node has it (a normalisation's affine part)."""
-    if node.get("weight") is not None:
-        y = (y * np.asarray(node["weight"], _F32)).astype(_F32)
-    if node.get("bias") is not None:
-        y = (y + np.asarray(node["bias"], _F32)).astype(_F32)
-    return y
+def _layer_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node.get("eps", 1e-5))
+
+    def fn(v: np.ndarray) -> np.ndarray:
+        mean = v.mean(axis=-1, keepdims=True)
+        d = v - mean
+        y = d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + eps)
+        if w is not None:
+            y *= w
+        if b is not None:
+            y += b
+        return y
+
+    return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _lstm(node: Mapping, xs: list) -> list:
+def _batch_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+    mean, var = f64(node["running_mean"]), f64(node["running_var"])
+    w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node.get("eps", 1e-5))
+    with np.errstate(all="ignore"):
+        inv = 1.0 / np.sqrt(var + eps)  # a negative running variance gives NaN
+
+    def fn(v: np.ndarray) -> np.ndarray:
+        y = (v - mean) * inv
+        if w is not None:
+            y *= w
+        if b is not None:
+            y += b
+        return y
+
+    return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
+
+
+def _lstm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], list]:
     """One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]."""
-    x, h, c = xs
-    hs, cs = [], []
-    inp = x
-    for layer, p in enumerate(node["layers"]):
-        gates = (
-            inp @ np.asarray(p["weight_ih"], _F32).T
-            + np.asarray(p["bias_ih"], _F32)
-            + h[layer] @ np.asarray(p["weight_hh"], _F32).T
-            + np.asarray(p["bias_hh"], _F32)
-        ).astype(_F32)
-        i, f, g, o = np.split(gates, 4, axis=1)
-        i, f, o = _sigmoid(i), _sigmoid(f), _sigmoid(o)
-        g = np.tanh(g).astype(_F32)
-        c_new = (f * c[layer] + i * g).astype(_F32)
-        h_new = (o * np.tanh(c_new)).astype(_F32)
-        hs.append(h_new)
-        cs.append(c_new)
-        inp = h_new
-    return [inp, np.stack(hs), np.stack(cs)]
+    layers = [(f64(p["weight_ih"], "t"), f64(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"])) for p in node["layers"]]
+
+    def run(xs: list) -> list:
+        x, h, c = xs
+        hs, cs = [], []
+        inp = x
+        for layer, (wih, whh, bih, bhh) in enumerate(layers):
+            gates = (((inp.astype(_F64) @ wih + bih) + h[layer].astype(_F64) @ whh) + bhh).astype(_F32)
+            i, f, g, o = (part.astype(_F64) for part in np.split(gates, 4, axis=1))
+            i, f, o = (_sigmoid64(v).astype(_F32).astype(_F64) for v in (i, f, o))
+            g = np.tanh(g).astype(_F32).astype(_F64)
+            c_new = (f * c[layer].astype(_F64) + i * g).astype(_F32)
+            h_new = (o * np.tanh(c_new.astype(_F64))).astype(_F32)
+            hs.append(h_new)
+            cs.append(c_new)
+            inp = h_new
+        return [inp, np.stack(hs), np.stack(cs)]
+
+    return run
 
 
-_OPS: Mapping[str, Callable[[Mapping, list], Any]] = {
+_PREPARE: Mapping[str, Callable[[Mapping, _Binary64Weights], Callable[[list], Any]]] = {
     "linear": _linear,
     "conv2d": _conv2d,
     "activation": _activation,
+    "prelu": _prelu,
     "flatten": _flatten,
     "concat": _concat,
     "layer_norm": _layer_norm,
@@ -427,7 +556,7 @@ def _masked(logits: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
 
 
 def _argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
-    return np.argmax(_masked(x, masks), axis=1).astype(np.int64)
+    return np.argmax(_masked(x, masks), axis=1).astype(np.int64)  # NumPy's argmax takes the first NaN
 
 
 def _multi_argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
@@ -438,7 +567,7 @@ def _multi_argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> 
 
 
 def _bernoulli(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
-    return (_sigmoid(x) > _F32(0.5)).astype(_F32)  # as SB3 gives it: 0.0 or 1.0
+    return (_blocked(_sigmoid64, x) > _F32(0.5)).astype(_F32)  # as SB3 gives it: 0.0 or 1.0; NaN gives 0.0
 
 
 def _box(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
@@ -446,18 +575,19 @@ def _box(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarra
     shape = low.shape
     a = x.reshape((x.shape[0],) + shape).astype(_F32)
     if head.get("squash") == "tanh":
-        a = np.tanh(a).astype(_F32)
+        a = np.tanh(a.astype(_F64)).astype(_F32)
     if head.get("squash") in ("tanh", "rescale"):
-        a = (low + _F32(0.5) * (a + _F32(1.0)) * (high - low)).astype(_F32)
+        lo = low.astype(_F64)
+        a = (lo + 0.5 * (a.astype(_F64) + 1.0) * (high.astype(_F64) - lo)).astype(_F32)
     else:
-        a = np.clip(a, low, high)
+        a = np.minimum(np.maximum(a, low), high)  # NaN stays NaN
     return a.astype(head["dtype"])
 
 
 def _quantile_argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
     nq = int(head["n_quantiles"])
-    q = x.reshape(x.shape[0], nq, -1).mean(axis=1, dtype=np.float32)
-    return np.argmax(q, axis=1).astype(np.int64)
+    q = x.reshape(x.shape[0], nq, -1).astype(_F64).sum(axis=1) / nq
+    return np.argmax(q.astype(_F32), axis=1).astype(np.int64)
 
 
 _HEADS: Mapping[str, Callable[[Mapping, np.ndarray, Optional[np.ndarray]], np.ndarray]] = {

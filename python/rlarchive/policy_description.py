@@ -9,19 +9,42 @@ do not fit together (a weight of the wrong width, a head that does not match
 the action space) is refused here with ``EXTENSION_INVALID`` and the JSON
 Pointer of the offending value, and the evaluators (:mod:`rlarchive.policy`,
 ``reader-js/src/policy.js``) only ever see descriptions that compute.
+
+The operations, activation functions and heads, their parameters, and what
+each costs in operations and workspace come from the registry
+:mod:`rlarchive.policy_ops` (generated from ``spec/policy_ops.json``). Before
+anything runs, the check computes what one observation costs (every node at
+least ``POLICY_NODE_COST``) and the peak memory of its evaluation (the values
+live at each node, freed after their last reader, plus the node's workspace),
+and refuses a description above ``MAX_POLICY_OPERATIONS`` or
+``MAX_POLICY_MEMORY_BYTES`` with ``LIMIT_EXCEEDED`` at the node that goes past.
 """
 from __future__ import annotations
 
 import base64
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .dtypes import numpy_view_dtype
 from .errors import RlarchiveError, esc, members_pointer
+from .policy_ops import (
+    ACTIVATIONS,
+    HEADS,
+    MAX_POLICY_MEMORY_BYTES,
+    MAX_POLICY_OPERATIONS,
+    MAX_POLICY_VALUE_ELEMENTS,
+    OPERATIONS,
+    POLICY_BLOCK_ELEMENTS,
+    POLICY_NODE_COST,
+)
 
-__all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "OPS", "HEADS", "ACTIVATION_PARAMETERS", "MAX_POLICY_VALUE_ELEMENTS", "check"]
+__all__ = [
+    "EXTENSION", "MEMBER", "KEY", "GROUP", "OPERATIONS", "HEADS", "ACTIVATION_PARAMETERS",
+    "MAX_POLICY_VALUE_ELEMENTS", "MAX_POLICY_OPERATIONS", "MAX_POLICY_MEMORY_BYTES", "Cost", "check",
+]
 
 #: The extension's name, its one member, the member's top-level key, and the
 #: tensor group that receives arrays of the description itself (none for SB3
@@ -31,59 +54,26 @@ MEMBER = "extensions/RLA_policy/policy.json"
 KEY = "policy"
 GROUP = "RLA_policy"
 
-#: Activation functions and their parameters with the kind each takes ("float", or the strings allowed).
+#: Activation functions and the kind each parameter takes ("float", or the strings allowed), from the registry.
 ACTIVATION_PARAMETERS: Mapping[str, Mapping[str, Any]] = {
-    "identity": {},
-    "relu": {},
-    "tanh": {},
-    "sigmoid": {},
-    "elu": {"alpha": "float"},
-    "leaky_relu": {"negative_slope": "float"},
-    "silu": {},
-    "gelu": {"approximate": ("none", "tanh")},
-    "softplus": {"beta": "float", "threshold": "float"},
-    "hardtanh": {"min_val": "float", "max_val": "float"},
-    "selu": {},
-    "celu": {"alpha": "float"},
-    "mish": {},
-    "hardswish": {},
-    "hardsigmoid": {},
-    "softsign": {},
+    fn: {p["name"]: tuple(p["values"]) if p["type"] == "enum" else p["type"] for p in a["parameters"]} for fn, a in ACTIVATIONS.items()
 }
-
-#: Operations: required and optional parameters besides ``op``, ``in`` and ``out``.
-OPS: Mapping[str, tuple[frozenset, frozenset]] = {
-    "linear": (frozenset({"weight", "bias"}), frozenset()),
-    "conv2d": (frozenset({"weight", "bias", "stride", "padding"}), frozenset()),
-    "activation": (frozenset({"fn"}), frozenset({"alpha", "negative_slope", "approximate", "beta", "threshold", "min_val", "max_val"})),
-    "flatten": (frozenset(), frozenset()),
-    "concat": (frozenset(), frozenset()),
-    "layer_norm": (frozenset({"weight", "bias", "eps"}), frozenset()),
-    "batch_norm": (frozenset({"running_mean", "running_var", "weight", "bias", "eps"}), frozenset()),
-    "lstm": (frozenset({"layers"}), frozenset()),
+#: Every parameter some activation takes: an activation node may carry these besides ``fn``.
+_ACTIVATION_KEYS = frozenset(k for params in ACTIVATION_PARAMETERS.values() for k in params)
+#: Operation -> (its required parameters, every parameter it may have), from the registry.
+_PARAMETERS = {
+    op: (frozenset(p["name"] for p in o["parameters"] if p["required"]), frozenset(p["name"] for p in o["parameters"]) | (_ACTIVATION_KEYS if op == "activation" else frozenset()))
+    for op, o in OPERATIONS.items()
 }
-
-#: Heads: required parameters besides ``op`` and ``in``, and the action space kind each acts in.
-HEADS: Mapping[str, tuple[frozenset, Any]] = {
-    "argmax": (frozenset(), "discrete"),
-    "multi_argmax": (frozenset({"sizes"}), ("multi_discrete", "multi_binary")),
-    "bernoulli": (frozenset(), "multi_binary"),
-    "box": (frozenset({"squash"}), "box"),
-    "quantile_argmax": (frozenset({"n_quantiles"}), "discrete"),
-}
-
-#: Elements a value of the description may have per observation (spec §5): the
-#: evaluators allocate every value, so its size is bounded before they run.
-MAX_POLICY_VALUE_ELEMENTS = 1 << 24
-#: Multiply-adds (and element operations) one observation may cost (spec §5): bounds the time to act.
-MAX_POLICY_OPERATIONS = 1 << 32
+#: The largest finite float32: a numeric parameter is at most this in magnitude.
+_F32_MAX = 3.4028234663852886e38
 
 _TOP_REQUIRED = {"observation_space", "action_space", "normalize_images", "nodes", "action"}
 _TOP_OPTIONAL = {"vec_normalize", "recurrent"}
 _RECURRENT = {"hidden_in", "cell_in", "hidden_out", "cell_out", "layers", "hidden_size"}
 _LAYER = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}
 _OBS_KINDS = ("box", "discrete", "multi_discrete", "multi_binary")
-_SQUASH = ("clip", "tanh", "rescale")
+_MAX_SAFE = (1 << 53) - 1  # integers beyond are refused alike by both readers
 
 
 def _fail(msg: str, ptr: str) -> RlarchiveError:
@@ -92,10 +82,6 @@ def _fail(msg: str, ptr: str) -> RlarchiveError:
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_float(v: Any) -> bool:
-    return _is_int(v) or isinstance(v, float) or (isinstance(v, dict) and v.get("$type") == "float")
 
 
 def _is_map(v: Any) -> bool:
@@ -138,18 +124,48 @@ def _space_shape(sp: Mapping[str, Any], ptr: str) -> list:
 
 def _bounded(shape: Any, ptr: str) -> None:
     if not isinstance(shape, tuple) and math.prod(shape) > MAX_POLICY_VALUE_ELEMENTS:
-        raise RlarchiveError("LIMIT_EXCEEDED", f"a value of shape {shape} has more than MAX_POLICY_VALUE_ELEMENTS elements", member=MEMBER, pointer=ptr)
+        raise _limit(f"a value of shape {shape} has more than MAX_POLICY_VALUE_ELEMENTS elements", ptr)
 
 
-def _operations(op: str, node: Mapping[str, Any], out: list) -> int:
-    """What one observation costs a node (spec §5): multiply-adds for the layers, elements for the rest."""
-    if op == "linear":
-        return math.prod(out) * node["weight"]["shape"][1]
-    if op == "conv2d":
-        return math.prod(out) * math.prod(node["weight"]["shape"][1:])
-    if op == "lstm":
-        return sum(math.prod(layer["weight_ih"]["shape"]) + math.prod(layer["weight_hh"]["shape"]) for layer in node["layers"])
-    return math.prod(out)
+def _float_parameter(node: Mapping[str, Any], key: str, ptr: str) -> float:
+    """A numeric parameter (RLA_policy §5): a finite number no larger in magnitude than the largest float32."""
+    v = node[key]
+    if not (_is_int(v) or isinstance(v, float)):
+        raise _fail(f"{key} must be a finite float", f"{ptr}/{esc(key)}")
+    if abs(v) > _F32_MAX:
+        raise _fail(f"{key} must be at most the largest float32 in magnitude", f"{ptr}/{esc(key)}")
+    return float(v)
+
+
+def _formula(terms: Sequence[Mapping[str, Any]], q: Mapping[str, int], coefficient: int = 0) -> int:
+    """A cost or workspace formula of the registry: the sum of its terms, each k times the product of the named quantities."""
+    return sum((coefficient if t["k"] == "activation" else t["k"]) * math.prod(q[name] for name in t["of"]) for t in terms)
+
+
+def _elements(shape: Any) -> int:
+    """Elements of a value per observation (a recurrent state: layers x hidden_size)."""
+    return shape[1] * shape[2] if isinstance(shape, tuple) else math.prod(shape)
+
+
+def _limit(msg: str, ptr: str) -> RlarchiveError:
+    return RlarchiveError("LIMIT_EXCEEDED", msg, member=MEMBER, pointer=ptr)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one observation's evaluation costs a checked description (RLA_policy §5.11).
+
+    Attributes:
+        operations: the operations of every node and the head, POLICY_NODE_COST each included.
+        memory_bytes: the peak bytes of live values (4 per element) plus workspace.
+        peak_at: the JSON Pointer of the node (or head) where the peak is reached.
+        memory: the bytes at each node, in order, then at the head.
+    """
+
+    operations: int
+    memory_bytes: int
+    peak_at: str
+    memory: tuple = ()
 
 
 def _inputs(space: Any, ptr: str) -> dict:
@@ -170,13 +186,17 @@ def _inputs(space: Any, ptr: str) -> dict:
 
 
 class _Shapes:
-    """Walks the nodes, inferring the shape (without batch) of every named value."""
+    """Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs."""
 
     def __init__(self, known: dict, recurrent: Optional[Mapping[str, Any]]) -> None:
         self.known = known  # name -> shape, or ("state", layers, hidden) for a recurrent state
         self.recurrent = recurrent
         self.lstm_seen = False
         self.cost = 0  # operations per observation so far
+        self.defined = {name: 0 for name in known}  # name -> index of the node that computes it (inputs: 0, present at the first)
+        self.last: dict = {}  # name -> index of its last reader (the head: the number of nodes)
+        self.workspace: list = []  # bytes of workspace of each node, then of the head
+        self.pointers: list = []  # JSON Pointer of each node, then of the head
 
     # -- parameters
     def weight(self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False) -> Optional[list]:
@@ -210,14 +230,16 @@ class _Shapes:
         if not _is_map(node):
             raise _fail("a node must be a map", ptr)
         op = node.get("op")
-        if op not in OPS:
+        if not isinstance(op, str) or op not in OPERATIONS:
             raise _fail(f"unknown operation {op!r}", f"{ptr}/op")
-        required, optional = OPS[op]
-        keys = set(node) - {"op", "in", "out"}
-        for k in sorted(required - keys):
-            raise _fail(f"{op} lacks the parameter {k!r}", ptr)
-        for k in sorted(keys - required - optional):
-            raise _fail(f"{op} has no parameter {k!r}", f"{ptr}/{esc(k)}")
+        spec = OPERATIONS[op]
+        required, allowed = _PARAMETERS[op]
+        keys = node.keys() - {"op", "in", "out"}
+        if not (required <= keys <= allowed):
+            for k in sorted(required - keys):
+                raise _fail(f"{op} lacks the parameter {k!r}", ptr)
+            for k in sorted(keys - allowed):
+                raise _fail(f"{op} has no parameter {k!r}", f"{ptr}/{esc(k)}")
         if op == "lstm" and self.recurrent is None:
             raise _fail("an lstm node needs 'recurrent'", ptr)
         ins = node.get("in")
@@ -226,26 +248,40 @@ class _Shapes:
         for i, n in enumerate(ins):
             if n not in self.known:
                 raise _fail(f"{n!r} is not computed before this node", f"{ptr}/in/{i}")
-        want_outs = 3 if op == "lstm" else 1
-        want_ins = 3 if op == "lstm" else (len(ins) if op == "concat" else 1)
+        want_outs = spec["outputs"]
+        want_ins = spec["inputs"] if _is_int(spec["inputs"]) else len(ins)  # concat: "1 or more"
         if len(ins) != want_ins:
             raise _fail(f"{op} takes {want_ins} input(s), not {len(ins)}", f"{ptr}/in")
         outs = node.get("out")
-        outs_list = outs if op == "lstm" else [outs]
+        outs_list = outs if want_outs > 1 else [outs]
         if not (isinstance(outs_list, list) and len(outs_list) == want_outs and all(_name(n) for n in outs_list)):
-            raise _fail("'out' must be a name" if op != "lstm" else "'out' of lstm must be a list of 3 names", f"{ptr}/out")
-        shapes = getattr(self, "_" + op)(node, ptr, [self.known[n] if op == "lstm" else self.shape_of(n, f"{ptr}/in") for n in ins])
+            raise _fail("'out' must be a name" if want_outs == 1 else f"'out' of {op} must be a list of {want_outs} names", f"{ptr}/out")
+        xs = [self.known[n] if op == "lstm" else self.shape_of(n, f"{ptr}/in") for n in ins]
+        q: dict = {}
+        shapes = getattr(self, "_" + op)(node, ptr, xs, q)
         for i, (name, shape) in enumerate(zip(outs_list, shapes)):
-            where = f"{ptr}/out" + (f"/{i}" if op == "lstm" else "")
+            where = f"{ptr}/out" + (f"/{i}" if want_outs > 1 else "")
             if name in self.known or outs_list.index(name) != i:
                 raise _fail(f"{name!r} is computed twice", where)
             _bounded(shape, where)
             self.known[name] = shape
-        self.cost += _operations(op, node, shapes[0])
+        # what the node costs (spec §5.11), from the registry's formulas over these quantities
+        index = len(self.pointers)
+        q.update(out=_elements(shapes[0]), outs=sum(_elements(s) for s in shapes), **{"in": sum(_elements(x) for x in xs)})
+        q.setdefault("width", xs[0][-1] if isinstance(xs[0], list) and xs[0] else 0)
+        q["weights"] = sum(math.prod(v["shape"]) for v in _ndarrays(node))
+        coefficient = ACTIVATIONS[node["fn"]] if op == "activation" else None
+        self.cost += POLICY_NODE_COST + _formula(spec["cost"], q, coefficient["cost"] if coefficient else 0)
         if self.cost > MAX_POLICY_OPERATIONS:
-            raise RlarchiveError("LIMIT_EXCEEDED", "the nodes so far cost more than MAX_POLICY_OPERATIONS per observation", member=MEMBER, pointer=ptr)
+            raise _limit("the nodes so far cost more than MAX_POLICY_OPERATIONS per observation", ptr)
+        self.workspace.append(_formula(spec["workspace"], q, coefficient["workspace"] if coefficient else 0))
+        self.pointers.append(ptr)
+        for name in ins:
+            self.last[name] = index
+        for name in outs_list:
+            self.defined[name] = index
 
-    def _linear(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _linear(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 2)
         assert w is not None
@@ -254,67 +290,92 @@ class _Shapes:
         self.vector(node, "bias", ptr, w[0], optional=True)
         return [x[:-1] + [w[0]]]
 
-    def _conv2d(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _conv2d(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 4)
         assert w is not None
         pairs = {}
-        for key, least in (("stride", 1), ("padding", 0)):
+        for p in OPERATIONS["conv2d"]["parameters"]:
+            if p["type"] != "int_pair":
+                continue
+            key, least = p["name"], p["least"]
             v = node[key]
-            if not (isinstance(v, list) and len(v) == 2 and all(_is_int(n) and n >= least for n in v)):
+            if not (isinstance(v, list) and len(v) == 2 and all(_is_int(n) and least <= n <= _MAX_SAFE for n in v)):
                 raise _fail(f"{key} must be two integers >= {least}", f"{ptr}/{key}")
             pairs[key] = v
         if len(x) != 3 or x[0] != w[1]:
             raise _fail(f"conv2d over {w[1]} channels applied to a value of shape {x} (channels, height, width)", f"{ptr}/weight")
         self.vector(node, "bias", ptr, w[0], optional=True)
         (sh, sw), (ph, pw) = pairs["stride"], pairs["padding"]
-        h, wd = (x[1] + 2 * ph - w[2]) // sh + 1, (x[2] + 2 * pw - w[3]) // sw + 1
         if x[1] + 2 * ph < w[2] or x[2] + 2 * pw < w[3]:
             raise _fail(f"a {w[2]}x{w[3]} kernel does not fit a {x[1]}x{x[2]} input with padding {ph}, {pw}", f"{ptr}/weight")
+        h, wd = (x[1] + 2 * ph - w[2]) // sh + 1, (x[2] + 2 * pw - w[3]) // sw + 1
+        kernel = w[1] * w[2] * w[3]
+        q.update(kernel=kernel, padded=x[0] * (x[1] + 2 * ph) * (x[2] + 2 * pw), block=min(h * wd * kernel, max(POLICY_BLOCK_ELEMENTS, kernel)))
         return [[w[0], h, wd]]
 
-    def _activation(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _activation(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         fn = node["fn"]
-        if fn not in ACTIVATION_PARAMETERS:
+        if not isinstance(fn, str) or fn not in ACTIVATIONS:
             raise _fail(f"unknown activation {fn!r}", f"{ptr}/fn")
-        params = ACTIVATION_PARAMETERS[fn]
+        params = {p["name"]: p for p in ACTIVATIONS[fn]["parameters"]}
+        values = {}
         for k, v in node.items():
             if k in ("op", "in", "out", "fn"):
                 continue
             if k not in params:
                 raise _fail(f"the activation {fn} has no parameter {k!r}", f"{ptr}/{esc(k)}")
-            kind = params[k]
-            if not (_is_float(v) if kind == "float" else v in kind):
-                raise _fail(f"{k} must be " + ("a float" if kind == "float" else f"one of {list(kind)}"), f"{ptr}/{esc(k)}")
+            p = params[k]
+            if p["type"] == "enum":
+                if not (isinstance(v, str) and v in p["values"]):
+                    raise _fail(f"{k} must be one of {p['values']}", f"{ptr}/{esc(k)}")
+            else:
+                values[k] = _float_parameter(node, k, ptr)
+                if p.get("nonzero") and values[k] == 0:
+                    raise _fail(f"{k} of {fn} must not be 0", f"{ptr}/{esc(k)}")
+        ordered = ACTIVATIONS[fn].get("ordered")
+        if ordered:  # e.g. hardtanh: min_val <= max_val, either given or by default
+            lo, hi = (values.get(k, params[k]["default"]) for k in ordered)
+            if lo > hi:
+                at = ordered[1] if ordered[1] in node else ordered[0]
+                raise _fail(f"{ordered[0]} must not be greater than {ordered[1]}", f"{ptr}/{at}")
         return [xs[0]]
 
-    def _flatten(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _prelu(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+        (x,) = xs
+        if not x:
+            raise _fail("prelu of a 0-dimensional value", f"{ptr}/in")
+        w = self.weight(node, "weight", ptr, 1)
+        assert w is not None
+        if w[0] not in (1, x[0]):
+            raise _fail(f"weight must have shape [1] or [{x[0]}] (the channels of a value of shape {x}), not {w}", f"{ptr}/weight")
+        return [x]
+
+    def _flatten(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         return [[math.prod(xs[0])]]
 
-    def _concat(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _concat(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         return [[sum(math.prod(x) for x in xs)]]
 
-    def _layer_norm(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _layer_norm(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         (x,) = xs
         if not x:
             raise _fail("layer_norm of a 0-dimensional value", ptr)
         for key in ("weight", "bias"):
             self.vector(node, key, ptr, x[-1], optional=True)
-        if not _is_float(node["eps"]):
-            raise _fail("eps must be a float", f"{ptr}/eps")
+        _float_parameter(node, "eps", ptr)
         return [x]
 
-    def _batch_norm(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _batch_norm(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         (x,) = xs
         if len(x) != 1:
             raise _fail(f"batch_norm applies to vectors, not to a value of shape {x}", ptr)
         for key, optional in (("running_mean", False), ("running_var", False), ("weight", True), ("bias", True)):
             self.vector(node, key, ptr, x[0], optional=optional)
-        if not _is_float(node["eps"]):
-            raise _fail("eps must be a float", f"{ptr}/eps")
+        _float_parameter(node, "eps", ptr)
         return [x]
 
-    def _lstm(self, node: Mapping, ptr: str, xs: list) -> list:
+    def _lstm(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
         rec = self.recurrent
         assert rec is not None  # node() checked it
         if self.lstm_seen:
@@ -341,6 +402,7 @@ class _Shapes:
             for key in ("bias_ih", "bias_hh"):
                 self.vector(layer, key, lp, 4 * hidden)
             width = hidden
+        q.update(gates=4 * hidden, state=rec["layers"] * hidden, width=x[0])
         return [[hidden], h, c]
 
     # -- heads (spec §6)
@@ -348,9 +410,10 @@ class _Shapes:
         if not _is_map(head):
             raise _fail("the action head must be a map", ptr)
         op = head.get("op")
-        if op not in HEADS:
+        if not isinstance(op, str) or op not in HEADS:
             raise _fail(f"unknown action head {op!r}", f"{ptr}/op")
-        required, kind = HEADS[op]
+        spec = HEADS[op]
+        required = {p["name"] for p in spec["parameters"]}
         keys = set(head) - {"op", "in"}
         if keys != required:
             raise _fail(f"the head {op} takes exactly the parameters {sorted(required)}", members_pointer(head, ptr, required | {"op", "in"}, required))
@@ -358,7 +421,7 @@ class _Shapes:
         if not _name(x) or x not in self.known:
             raise _fail(f"the head reads {x!r}, which is not computed", f"{ptr}/in")
         shape = self.shape_of(x, f"{ptr}/in")
-        kinds = kind if isinstance(kind, tuple) else (kind,)
+        kinds = tuple(spec["spaces"])
         if not (isinstance(action_space, dict) and action_space.get("$type") == "space" and action_space.get("kind") in kinds):
             raise _fail(f"the head {op} acts in a {' or '.join(kinds)} action space", ptr)
         width = math.prod(shape) if len(shape) == 1 else None
@@ -369,7 +432,7 @@ class _Shapes:
             need = sp["n"]
         elif op == "quantile_argmax":
             nq = head["n_quantiles"]
-            if not (_is_int(nq) and nq >= 1):
+            if not (_is_int(nq) and nq >= 1 and nq <= _MAX_SAFE):
                 raise _fail("n_quantiles must be an integer >= 1", f"{ptr}/n_quantiles")
             need = nq * sp["n"]
         elif op == "multi_argmax":
@@ -379,20 +442,66 @@ class _Shapes:
                 nvec = [2] * (n if _is_int(n) else math.prod(n))
             else:
                 nvec = _inline_ints(sp["nvec"])
-            if sizes != nvec:
+            if not (isinstance(sizes, list) and all(_is_int(v) for v in sizes) and sizes == nvec):
                 raise _fail(f"sizes must be the action space's nvec {nvec}", f"{ptr}/sizes")
             need = sum(nvec)
         elif op == "bernoulli":
             n = sp["n"]
             need = n if _is_int(n) else math.prod(n)
         else:
-            if head["squash"] not in _SQUASH:
-                raise _fail(f"squash must be one of {list(_SQUASH)}", f"{ptr}/squash")
+            squash = next(p for p in spec["parameters"] if p["name"] == "squash")["values"]
+            if head["squash"] not in squash:
+                raise _fail(f"squash must be one of {squash}", f"{ptr}/squash")
             if sp["dtype"] not in ACTION_DTYPES:
                 raise _fail(f"a box head acts in an F32 or F64 action space, not {sp['dtype']}", ptr)
             need = math.prod(sp["shape"])
         if width != need:
             raise _fail(f"the head {op} needs {need} values per observation, the network gives {width}", f"{ptr}/in")
+        q = {"in": width, "out": width}
+        self.cost += POLICY_NODE_COST + _formula(spec["cost"], q)
+        if self.cost > MAX_POLICY_OPERATIONS:
+            raise _limit("the nodes and the head cost more than MAX_POLICY_OPERATIONS per observation", ptr)
+        self.last[x] = len(self.pointers)
+        self.workspace.append(_formula(spec["workspace"], q))
+        self.pointers.append(ptr)
+
+    # -- memory (spec §5.11)
+    def memory(self) -> tuple:
+        """The peak bytes of one observation's evaluation, where it is reached, and the bytes at each point; LIMIT_EXCEEDED where it passes the limit.
+
+        A value is live from the node that computes it (the inputs: from the
+        first) to its last reader (the recurrent state outputs: to the head);
+        at each node, the live values at 4 bytes per element, its outputs
+        included, plus its workspace.
+        """
+        end = len(self.pointers)  # points 0 .. end-1: the nodes, then the head
+        keep = set()
+        if self.recurrent is not None:
+            keep = {self.recurrent["hidden_out"], self.recurrent["cell_out"]}
+        delta = [0] * (end + 1)
+        for name, first in self.defined.items():
+            last = end - 1 if name in keep else max(first, self.last.get(name, first))
+            size = 4 * _elements(self.known[name])
+            delta[min(first, end - 1)] += size
+            delta[min(last, end - 1) + 1] -= size
+        live, peak, at, memory = 0, -1, "", []
+        for i in range(end):
+            live += delta[i]
+            used = live + self.workspace[i]
+            if used > MAX_POLICY_MEMORY_BYTES:
+                raise _limit(f"the evaluation needs {used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation", self.pointers[i])
+            if used > peak:
+                peak, at = used, self.pointers[i]
+            memory.append(used)
+        return peak, at, tuple(memory)
+
+
+def _ndarrays(node: Mapping[str, Any]) -> list:
+    """The ndarray parameters of a node (an lstm's: those of every layer)."""
+    out = [v for v in node.values() if isinstance(v, dict) and v.get("$type") == "ndarray"]
+    for layer in node.get("layers", ()) if node.get("op") == "lstm" else ():
+        out += [v for v in layer.values() if isinstance(v, dict) and v.get("$type") == "ndarray"]
+    return out
 
 
 def _recurrent(rec: Any, inputs: dict, ptr: str) -> Optional[Mapping[str, Any]]:
@@ -406,6 +515,8 @@ def _recurrent(rec: Any, inputs: dict, ptr: str) -> Optional[Mapping[str, Any]]:
     for k in ("layers", "hidden_size"):
         if not (_is_int(rec[k]) and 1 <= rec[k] <= 1 << 24):
             raise _fail(f"{k} must be an integer from 1 to 2^24", f"{ptr}/{k}")
+    if rec["layers"] * rec["hidden_size"] > MAX_POLICY_VALUE_ELEMENTS:  # the state is a value (spec §5.11)
+        raise _limit("a recurrent state of more than MAX_POLICY_VALUE_ELEMENTS elements", f"{ptr}/hidden_size")
     return rec
 
 
@@ -421,15 +532,19 @@ def _outline(space: Any) -> Any:
     return (kind,)
 
 
-def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> None:
-    """Check a description (the value under ``policy``), inferring every value's shape.
+def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> Cost:
+    """Check a description (the value under ``policy``), inferring every value's shape and what it costs.
 
     ``data`` is the archive's raw ``data`` object (with ``vec_normalize``, its
     observation space must have the description's outline), ``used`` its
     ``extensions_used``.
 
+    Returns:
+        What one observation's evaluation costs: its operations and peak memory (RLA_policy §5.11).
+
     Raises:
-        RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
+        RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value;
+            LIMIT_EXCEEDED at the value, node or head that goes past a limit of RLA_policy §5.11.
     """
     base = "/" + KEY
     if not _is_map(value):
@@ -452,8 +567,9 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     if shapes.recurrent is not None:
         rec = shapes.recurrent
         state = ("state", rec["layers"], rec["hidden_size"])
-        shapes.known[rec["hidden_in"]] = state
-        shapes.known[rec["cell_in"]] = state
+        for k in ("hidden_in", "cell_in"):
+            shapes.known[rec[k]] = state
+            shapes.defined[rec[k]] = 0
     nodes = value["nodes"]
     if not isinstance(nodes, list):
         raise _fail("nodes must be a list", f"{base}/nodes")
@@ -462,3 +578,5 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     if shapes.recurrent is not None and not shapes.lstm_seen:
         raise _fail("'recurrent' is given but no lstm node uses it", f"{base}/recurrent")
     shapes.head(value["action"], value["action_space"], f"{base}/action")
+    peak, at, memory = shapes.memory()
+    return Cost(operations=shapes.cost, memory_bytes=peak, peak_at=at, memory=memory)

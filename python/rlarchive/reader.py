@@ -66,8 +66,10 @@ class Archive:
         *,
         spaces: str = "auto",
         storage_options: Optional[Mapping[str, Any]] = None,
+        timeout: Optional[float] = None,
+        min_rate: Optional[float] = None,
     ) -> None:
-        self._setup(source, spaces, storage_options)
+        self._setup(source, spaces, storage_options, timeout, min_rate)
         try:
             self._check_structure()
             self._check_content()
@@ -76,11 +78,13 @@ class Archive:
             raise
 
     @classmethod
-    def _with_checked_structure(cls, source: SourceInput, *, spaces: str = "auto") -> "Archive":
+    def _with_checked_structure(
+        cls, source: SourceInput, *, spaces: str = "auto", timeout: Optional[float] = None, min_rate: Optional[float] = None
+    ) -> "Archive":
         """An archive after steps 1-6 of spec §11.1 only (they raise at the first error); the
         validator (:mod:`rlarchive.validate`) then runs every later check itself, one by one."""
         ar = cls.__new__(cls)
-        ar._setup(source, spaces, None)
+        ar._setup(source, spaces, None, timeout, min_rate)
         try:
             ar._check_structure()
         except BaseException:
@@ -88,12 +92,19 @@ class Archive:
             raise
         return ar
 
-    def _setup(self, source: SourceInput, spaces: str, storage_options: Optional[Mapping[str, Any]]) -> None:
+    def _setup(
+        self,
+        source: SourceInput,
+        spaces: str,
+        storage_options: Optional[Mapping[str, Any]],
+        timeout: Optional[float] = None,
+        min_rate: Optional[float] = None,
+    ) -> None:
         if spaces not in ("auto", "neutral", "gymnasium"):
             raise ValueError("spaces must be 'auto', 'neutral' or 'gymnasium'")
         self.path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else f"<{type(source).__name__}>"
         self._space_mode = spaces
-        self._src = open_source(source, storage_options=storage_options)
+        self._src = open_source(source, storage_options=storage_options, timeout=timeout, min_rate=min_rate)
         self._mmap: Optional[Any] = None
         self._fetched: dict[tuple[int, int], bytes] = {}  # tensor bytes read by range (sources not at hand)
         self._data: Optional[dict] = None
@@ -314,7 +325,14 @@ class Archive:
         raw = extensions.read_document(self, policy_description.EXTENSION)
         if raw is None:
             return None
-        desc = Decoder(lambda g, n: self.tensor(g, n).copy(), "neutral").decode(raw)
+        copies: dict = {}  # one copy per tensor, however many nodes reference it
+
+        def resolve(group: str, name: str) -> Any:
+            if (group, name) not in copies:
+                copies[group, name] = self.tensor(group, name).copy()
+            return copies[group, name]
+
+        desc = Decoder(resolve, "neutral").decode(raw)
         return Policy(desc, vec_normalize=self.vec_normalize() if desc.get("vec_normalize") else None)
 
     def check_extensions(self) -> None:
@@ -411,7 +429,14 @@ class Archive:
         return f"<rlarchive.Archive {self.path!r} v{self.format_version} groups={self.groups}>"
 
 
-def open_archive(source: SourceInput, *, spaces: str = "auto", storage_options: Optional[Mapping[str, Any]] = None) -> Archive:
+def open_archive(
+    source: SourceInput,
+    *,
+    spaces: str = "auto",
+    storage_options: Optional[Mapping[str, Any]] = None,
+    timeout: Optional[float] = None,
+    min_rate: Optional[float] = None,
+) -> Archive:
     """Open and check an archive (see :class:`Archive`).
 
     Args:
@@ -421,5 +446,13 @@ def open_archive(source: SourceInput, *, spaces: str = "auto", storage_options: 
             (:func:`rlarchive.sources.open_source`).
         spaces: ``"auto"``, ``"neutral"`` or ``"gymnasium"``.
         storage_options: passed to fsspec for a URL.
+        timeout: for an http(s) URL, the seconds a request may wait for its
+            connection or its next byte (default 30); see spec §11.4.
+        min_rate: for an http(s) URL, bytes per second: a request for ``n``
+            bytes has ``timeout + n / min_rate`` seconds in all (default 65536).
+
+    Raises:
+        RlarchiveError: the file's first broken rule; ``IO_TIMEOUT`` when an
+            http(s) server does not deliver in time.
     """
-    return Archive(source, spaces=spaces, storage_options=storage_options)
+    return Archive(source, spaces=spaces, storage_options=storage_options, timeout=timeout, min_rate=min_rate)

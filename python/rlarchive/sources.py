@@ -17,6 +17,15 @@ bytes cannot be had. Implementations:
   extra (``http`` for http(s) URLs).
 
 :func:`open_source` picks one for what the caller gives.
+
+Deadlines (spec §11.4). Every request for an http(s) URL fails with
+``IO_TIMEOUT`` when the connection or the next byte takes more than
+``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`), or when the whole
+request takes more than ``timeout + n / min_rate`` seconds for ``n`` bytes
+asked for (``min_rate`` in bytes per second, default :data:`DEFAULT_MIN_RATE`):
+a server that trickles bytes fails within a bound, while a large read from an
+honest server gets time in proportion to its size. A response that ends
+before the bytes it announced is ``IO_ERROR`` at once.
 """
 from __future__ import annotations
 
@@ -34,6 +43,11 @@ from .errors import RlarchiveError
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
+#: Seconds a request for an http(s) URL may wait for its connection or for its next byte (spec §11.4).
+DEFAULT_TIMEOUT = 30.0
+#: Bytes per second: a request for ``n`` bytes of an http(s) URL has ``timeout + n / DEFAULT_MIN_RATE`` seconds in all (spec §11.4).
+DEFAULT_MIN_RATE = 65536.0
+
 #: what :func:`open_source` accepts (any other object with the buffer protocol is taken as bytes)
 SourceInput = Union["Source", str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 
@@ -45,6 +59,27 @@ def _io_error(message: str, offset: Optional[int] = None) -> RlarchiveError:
 def _reason(e: BaseException) -> str:
     text = getattr(e, "strerror", None) or str(e)
     return text or type(e).__name__
+
+
+def _timed_out(e: BaseException) -> bool:
+    """Whether ``e``, or an exception it was raised from, is a timeout."""
+    seen = 0
+    cur: Optional[BaseException] = e
+    while cur is not None and seen < 16:
+        if isinstance(cur, TimeoutError):
+            return True
+        cur, seen = cur.__cause__ or cur.__context__, seen + 1
+    return False
+
+
+def _deadlines(timeout: Optional[float], min_rate: Optional[float]) -> tuple[float, float]:
+    """``(timeout, min_rate)`` with the defaults filled in, checked (positive and finite)."""
+    t = DEFAULT_TIMEOUT if timeout is None else timeout
+    r = DEFAULT_MIN_RATE if min_rate is None else min_rate
+    for name, v in (("timeout", t), ("min_rate", r)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+            raise ValueError(f"{name} must be a positive, finite number of {'seconds' if name == 'timeout' else 'bytes per second'}, not {v!r}")
+    return float(t), float(r)
 
 
 class Source:
@@ -258,18 +293,40 @@ class FsspecSource(Source):
     """A URL read through fsspec (``http(s)://``, ``s3://``, ``gs://``,
     ``memory://``...): each read is one range request of exactly the bytes
     asked for (no block cache, no read-ahead). ``storage_options`` go to the
-    file system (credentials, headers)."""
+    file system (credentials, headers).
 
-    def __init__(self, url: str, storage_options: Optional[Mapping[str, Any]] = None) -> None:
+    For an http(s) URL, ``timeout`` (seconds) and ``min_rate`` (bytes per
+    second) bound every request as the module's description says (defaults
+    :data:`DEFAULT_TIMEOUT`, :data:`DEFAULT_MIN_RATE`); other file systems
+    take their own time-outs through ``storage_options``."""
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        min_rate: Optional[float] = None,
+    ) -> None:
+        self.timeout, self.min_rate = _deadlines(timeout, min_rate)
         try:
             import fsspec  # type: ignore[import-untyped]
             import fsspec.core  # type: ignore[import-untyped]
         except ImportError:
             raise _io_error(f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))") from None
         self.url = url
+        options = dict(storage_options or {})
+        self._http = url.split(":", 1)[0].lower() in ("http", "https")
         try:
-            fs, path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
-            info = fs.info(path)
+            if self._http:
+                options["timeout"] = self._client_timeout(0)
+            fs, path = fsspec.core.url_to_fs(url, **options)
+            if self._http:  # a HEAD request, then a GET when it tells no size: one deadline for both
+                import fsspec.asyn  # type: ignore[import-untyped]
+
+                info = fsspec.asyn.sync(fs.loop, fs._info, path, timeout=self.timeout)
+            else:
+                info = fs.info(path)
             if info.get("type", "file") != "file":
                 raise _io_error(f"cannot open {url}: not a file")
             size = info.get("size")
@@ -277,25 +334,46 @@ class FsspecSource(Source):
                 size = fs.size(path)
             if not isinstance(size, int) or size < 0:
                 raise _io_error(f"cannot open {url}: its size is unknown")
-            self._f = fs.open(path, "rb", block_size=1 << 20, cache_type="none")
+            self._f = fs.open(path, "rb", block_size=1 << 20, cache_type="none", **({"size": size} if self._http else {}))
         except RlarchiveError:
             raise
         except ImportError as e:
             detail = f"the package {e.name} is missing" if getattr(e, "name", None) else _reason(e)
             raise _io_error(f"cannot open {url}: {detail} (for http(s) URLs: pip install 'rlarchive[http]')") from None
         except Exception as e:  # noqa: BLE001 - file systems raise their own types; all become IO_ERROR
+            if _timed_out(e):
+                raise self._timeout_error("cannot open") from None
             raise _io_error(f"cannot open {url}: {_reason(e)}") from None
         super().__init__(size)
         self._lock = threading.Lock()
 
+    def _client_timeout(self, length: int) -> Any:
+        """The aiohttp time-outs of a request for ``length`` bytes (spec §11.4)."""
+        import aiohttp  # type: ignore[import-not-found]
+
+        return aiohttp.ClientTimeout(total=self.timeout + length / self.min_rate, sock_connect=self.timeout, sock_read=self.timeout)
+
+    def _timeout_error(self, what: str, length: int = 0) -> RlarchiveError:
+        """``IO_TIMEOUT`` for a request of ``length`` bytes (without a location, as spec §11.2 says)."""
+        return RlarchiveError(
+            "IO_TIMEOUT",
+            f"{what} {self.url}: no byte for {self.timeout:g} s, or the request took more than "
+            f"{self.timeout + length / self.min_rate:g} s (timeout {self.timeout:g} s, minimum rate {self.min_rate:g} bytes/s)",
+        )
+
     def _read(self, offset: int, length: int) -> bytes:
         try:
             with self._lock:
+                request = getattr(self._f, "kwargs", None)
+                if self._http and isinstance(request, dict):  # fsspec's HTTPFile passes these to each request
+                    request["timeout"] = self._client_timeout(length)
                 self._f.seek(offset)
                 return _read_exactly(self._f.read, length, offset)
         except RlarchiveError:
             raise
         except Exception as e:  # noqa: BLE001 - as above
+            if _timed_out(e):
+                raise self._timeout_error("cannot read", length) from None
             raise _io_error(f"cannot read {self.url}: {_reason(e)}", offset) from None
 
     def close(self) -> None:
@@ -313,26 +391,39 @@ def _file_url_path(url: str) -> str:
     return urllib.request.url2pathname(parts.path)
 
 
-def open_source(obj: SourceInput, *, storage_options: Optional[Mapping[str, Any]] = None) -> Source:
+def open_source(
+    obj: SourceInput,
+    *,
+    storage_options: Optional[Mapping[str, Any]] = None,
+    timeout: Optional[float] = None,
+    min_rate: Optional[float] = None,
+) -> Source:
     """A :class:`Source` for ``obj``: a Source (returned as it is); a path
     (``str`` or ``os.PathLike``) or ``file://`` URL; another URL
     (``scheme://...``, through fsspec, with ``storage_options``); a bytes-like
     object; or a seekable binary file object.
 
+    ``timeout`` (seconds, default :data:`DEFAULT_TIMEOUT`) and ``min_rate``
+    (bytes per second, default :data:`DEFAULT_MIN_RATE`) bound each request
+    for an http(s) URL (spec §11.4).
+
     Raises:
-        RlarchiveError: ``IO_ERROR`` when ``obj`` is none of these or cannot be opened.
+        RlarchiveError: ``IO_ERROR`` when ``obj`` is none of these or cannot be
+            opened; ``IO_TIMEOUT`` when an http(s) server does not answer in time.
+        ValueError: ``timeout`` or ``min_rate`` is not a positive, finite number.
     """
+    _deadlines(timeout, min_rate)
     if isinstance(obj, Source):
         return obj
     if isinstance(obj, os.PathLike):
-        obj = os.fspath(obj)
+        obj = os.fsdecode(obj)  # a path, even one given as bytes by its PathLike (bytes themselves are content)
     if isinstance(obj, str):
         if obj == "" or "\x00" in obj:
             raise _io_error(f"{obj!r} is neither a file path nor a URL")
         if _URL.match(obj):
             if obj[:7].lower() == "file://":
                 return PathSource(_file_url_path(obj))
-            return FsspecSource(obj, storage_options)
+            return FsspecSource(obj, storage_options, timeout=timeout, min_rate=min_rate)
         return PathSource(obj)
     try:
         memoryview(obj)  # type: ignore[arg-type]

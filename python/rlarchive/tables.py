@@ -84,6 +84,7 @@ API_CODES: tuple[str, ...] = (
     "FRAMEWORK_UNAVAILABLE",
     "IMPORT_INVALID",
     "INTERNAL_ERROR",
+    "IO_TIMEOUT",
     "INPUT_INVALID",
 )
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .errors import RlarchiveError
+from .filenames import report_fields, without_surrogates
 from .tensors import entry_pointer
 
 VALIDATOR_NAME = "rlarchive-python"
@@ -23,12 +24,14 @@ def _bool_warnings(ar: Any) -> list[RlarchiveError]:
     return out
 
 
-def validate(path: Any) -> dict:
+def validate(path: Any, *, timeout: Optional[float] = None, min_rate: Optional[float] = None) -> dict:
     """Check a file against every rule of the spec and return the report (spec §14).
 
     ``path`` is anything :func:`rlarchive.open` takes: a path, bytes, a
-    seekable binary file object, a URL, a :class:`rlarchive.sources.Source`.
-    Never raises for a bad file: problems are issues in the report.
+    seekable binary file object, a URL, a :class:`rlarchive.sources.Source`;
+    ``timeout`` and ``min_rate`` bound the requests for an http(s) URL as for
+    :func:`rlarchive.open`. Never raises for a bad file: problems are issues in
+    the report (``IO_TIMEOUT`` among them).
     """
     from . import __version__
     from .extensions import read_document, supported_used
@@ -47,7 +50,7 @@ def validate(path: Any) -> dict:
 
     try:
         # steps 1-6: nothing after their first error can be trusted
-        ar = Archive._with_checked_structure(path, spaces="neutral")
+        ar = Archive._with_checked_structure(path, spaces="neutral", timeout=timeout, min_rate=min_rate)
     except RlarchiveError as e:
         issues.append(e)
     else:
@@ -66,8 +69,8 @@ def validate(path: Any) -> dict:
     counts = {s: sum(1 for i in issues if i.severity == s) for s in ("error", "warning", "info")}
     return {
         "validator": {"name": VALIDATOR_NAME, "version": __version__},
-        "file": os.fspath(path) if isinstance(path, (str, os.PathLike)) else f"<{type(path).__name__}>",
+        **(report_fields(path) if isinstance(path, (str, os.PathLike)) else {"file": f"<{type(path).__name__}>"}),
         "valid": counts["error"] == 0,
         "summary": {"errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"]},
-        "issues": [i.as_issue() for i in issues],
+        "issues": [{**i.as_issue(), "message": without_surrogates(i.message)} for i in issues],
     }

@@ -14,3 +14,4 @@ export { openSource, MemorySource, BlobSource, FileSource, HttpSource } from './
 export * as limits from './limits.js';
 export { SUPPORTED_EXTENSIONS } from './manifest.js';
 export { Policy, act, ACTIVATIONS } from './policy.js';
+export * as observations from './observations.js';

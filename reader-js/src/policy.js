@@ -8,6 +8,8 @@
 // Float32Array; every operation rounds its results to float32 (RLA_policy §5).
 
 import { normalizeArray } from './vec_normalize.js';
+import { ACTIVATION_DEFAULTS, POLICY_BLOCK_ELEMENTS } from './policy_ops.js';
+import { batch, flatValues, observationShape, preprocess } from './observations.js';
 
 const f32 = Math.fround;
 
@@ -40,26 +42,33 @@ function erf(x) {
 const sigmoid = (x) => 1 / (1 + Math.exp(-x));
 const SELU_ALPHA = 1.6732632423543772848170429916717;
 const SELU_SCALE = 1.0507009873554804934193349852946;
+/** softplus in binary64 (RLA_policy §5.5): x itself where beta·x > threshold. */
+const softplus = (x, beta, threshold) => {
+  const z = x * beta;
+  return z > threshold ? x : (Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z)))) / beta;
+};
 
-/** name -> [function of (x, parameters) in float64, defaults]; results are rounded to float32 by the caller. */
-export const ACTIVATIONS = Object.freeze({
-  identity: [(x) => x, {}],
-  relu: [(x) => (x > 0 ? x : 0), {}],
-  tanh: [(x) => Math.tanh(x), {}],
-  sigmoid: [sigmoid, {}],
-  elu: [(x, p) => (x > 0 ? x : p.alpha * Math.expm1(x)), { alpha: 1.0 }],
-  leaky_relu: [(x, p) => (x >= 0 ? x : x * f32(p.negative_slope)), { negative_slope: 0.01 }],
-  silu: [(x) => x * f32(sigmoid(x)), {}],
-  gelu: [(x, p) => (p.approximate === 'tanh' ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3))) : 0.5 * x * (1 + erf(x / Math.SQRT2))), { approximate: 'none' }],
-  softplus: [(x, p) => (x * p.beta > p.threshold ? x : Math.log1p(Math.exp(x * p.beta)) / p.beta), { beta: 1.0, threshold: 20.0 }],
-  hardtanh: [(x, p) => Math.min(Math.max(x, p.min_val), p.max_val), { min_val: -1.0, max_val: 1.0 }],
-  selu: [(x) => SELU_SCALE * (x > 0 ? x : SELU_ALPHA * Math.expm1(x)), {}],
-  celu: [(x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)), { alpha: 1.0 }],
-  mish: [(x) => x * Math.tanh(x > 20 ? x : Math.log1p(Math.exp(x))), {}],
-  hardswish: [(x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6, {}],
-  hardsigmoid: [(x) => Math.min(Math.max(x + 3, 0), 6) / 6, {}],
-  softsign: [(x) => x / (1 + Math.abs(x)), {}],
-});
+const FUNCTIONS = {
+  identity: (x) => x,
+  relu: (x) => (x > 0 || Number.isNaN(x) ? x : 0), // NaN stays NaN
+  tanh: (x) => Math.tanh(x),
+  sigmoid,
+  elu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x)),
+  leaky_relu: (x, p) => (x >= 0 ? x : x * f32(p.negative_slope)),
+  silu: (x) => x * sigmoid(x),
+  gelu: (x, p) => (p.approximate === 'tanh' ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x))) : 0.5 * x * (1 + erf(x / Math.SQRT2))),
+  softplus: (x, p) => softplus(x, p.beta, p.threshold),
+  hardtanh: (x, p) => Math.min(Math.max(x, f32(p.min_val)), f32(p.max_val)), // Math.max and Math.min keep NaN
+  selu: (x) => SELU_SCALE * (x > 0 ? x : SELU_ALPHA * Math.expm1(x)),
+  celu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)),
+  mish: (x) => x * Math.tanh(softplus(x, 1, 20)),
+  hardswish: (x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6,
+  hardsigmoid: (x) => Math.min(Math.max(x + 3, 0), 6) / 6,
+  softsign: (x) => x / (1 + Math.abs(x)),
+};
+
+/** name -> [function of (x, parameters) in binary64, defaults (the registry's)]; results are rounded to float32 by the caller. */
+export const ACTIVATIONS = Object.freeze(Object.fromEntries(Object.entries(ACTIVATION_DEFAULTS).map(([name, defaults]) => [name, Object.freeze([FUNCTIONS[name], { ...defaults }])])));
 
 // -- the policy ---------------------------------------------------------------------------
 
@@ -82,6 +91,16 @@ export class Policy {
     this.nodes = desc.nodes;
     this.action = desc.action;
     this.recurrent = desc.recurrent ?? null;
+    this._steps = this.nodes.map((node) => PREPARE[node.op](node));
+    // values are dropped after their last reader (the head's input and the recurrent outputs are kept)
+    this._keep = new Set([this.action.in]);
+    if (this.recurrent !== null) {
+      this._keep.add(this.recurrent.hidden_out);
+      this._keep.add(this.recurrent.cell_out);
+    }
+    this._last = new Map();
+    this.nodes.forEach((node, i) => node.in.forEach((name) => this._last.set(name, i)));
+    for (const name of this._keep) this._last.set(name, this.nodes.length);
   }
 
   /**
@@ -98,66 +117,62 @@ export class Policy {
   /**
    * The deterministic action for `observation` (one, or a batch with a leading dimension), and the next recurrent state.
    * Shaped like Stable-Baselines3's `predict`. An observation is an NDArray-like `{dtype, shape, data}`, a number (Discrete),
-   * or nested arrays of numbers; a Dict observation an object (or Map) of those.
+   * or nested arrays of numbers; a Dict observation an object (or Map) of those. Observations, states and masks that do not
+   * fit are a TypeError.
    * @returns {{action: {dtype: string, shape: number[], data: ArrayLike<number|bigint>}, state: {hidden: object, cell: object}|null}}
    */
   predict(observation, { state = null, episodeStart = null, actionMasks = null } = {}) {
-    const { obs, single, n } = this._batch(observation);
-    const values = this._preprocess(obs, n);
-    if (this.recurrent !== null) Object.assign(values, this._stateIn(this.recurrent, state, episodeStart, n));
-    for (const node of this.nodes) {
-      const out = OPS[node.op](node, node.in.map((name) => values[name]));
-      if (Array.isArray(node.out)) node.out.forEach((name, i) => (values[name] = out[i]));
-      else values[node.out] = out;
+    const { obs, single, n } = batch(observation, this.observationSpace);
+    const values = new Map(Object.entries(this._preprocess(obs, n)));
+    if (this.recurrent !== null) for (const [k, v] of Object.entries(this._stateIn(this.recurrent, state, episodeStart, n))) values.set(k, v);
+    let masks = null;
+    if (actionMasks !== null && actionMasks !== undefined) {
+      masks = Uint8Array.from(flatValues(actionMasks), (m) => (m ? 1 : 0));
+      if (masks.length !== n * (this.maskWidth ?? -1)) throw new TypeError(`action masks of ${masks.length} values for ${n} observations and ${this.maskWidth} actions`);
     }
-    const masks = actionMasks === null || actionMasks === undefined ? null : Uint8Array.from(flatten(actionMasks), (m) => (m ? 1 : 0));
-    const action = HEADS[this.action.op](this.action, values[this.action.in], masks, this.actionSpace);
-    action.shape = [n, ...obsShape(this.actionSpace)]; // SB3 gives actions the action space's shape
+    const last = this._last;
+    for (const name of [...values.keys()]) if ((last.get(name) ?? -1) < 0) values.delete(name); // an input nothing reads
+    this.nodes.forEach((node, i) => {
+      const out = this._steps[i](node.in.map((name) => values.get(name)));
+      for (const name of node.in) if (last.get(name) === i && !this._keep.has(name)) values.delete(name);
+      const names = Array.isArray(node.out) ? node.out : [node.out];
+      const outs = Array.isArray(node.out) ? out : [out];
+      names.forEach((name, k) => {
+        if ((last.get(name) ?? -1) > i) values.set(name, outs[k]);
+      });
+    });
+    const action = HEADS[this.action.op](this.action, values.get(this.action.in), masks, this.actionSpace);
+    action.shape = [n, ...observationShape(this.actionSpace)]; // SB3 gives actions the action space's shape
     if (single) action.shape = action.shape.slice(1);
     let next = null;
     if (this.recurrent !== null) {
-      const h = values[this.recurrent.hidden_out];
-      const c = values[this.recurrent.cell_out];
+      const h = values.get(this.recurrent.hidden_out);
+      const c = values.get(this.recurrent.cell_out);
       next = { hidden: { dtype: 'F32', shape: h.shape, data: h.data }, cell: { dtype: 'F32', shape: c.shape, data: c.data } };
     }
     return { action, state: next };
   }
 
+  /** The observation as a batch ({obs, single, n}; for a Dict space `obs` maps each key to its batch). */
   _batch(observation) {
-    const sp = this.observationSpace;
-    if (sp.kind === 'dict') {
-      const get = (k) => (observation instanceof Map ? observation.get(k) : observation?.[k]);
-      const obs = {};
-      let single = null;
-      let n = null;
-      for (const [key, sub] of sp.spaces) {
-        if (get(key) === undefined) throw new TypeError(`the observation lacks the key ${JSON.stringify(key)}`);
-        const b = asBatch(get(key), sub);
-        single ??= b.single;
-        n ??= b.n;
-        if (b.single !== single || b.n !== n) throw new TypeError('the keys of a Dict observation differ in batch size');
-        obs[key] = b;
-      }
-      return { obs, single, n };
-    }
-    const b = asBatch(observation, sp);
-    return { obs: b, single: b.single, n: b.n };
+    return batch(observation, this.observationSpace);
   }
 
   _preprocess(obs, n) {
     const sp = this.observationSpace;
     const vn = this.vecNormalize;
+    const normalise = (b, stats) => (stats ? { values: normalizeArray(Array.from(b.values, num), stats, num(vn.epsilon), num(vn.clip_obs)), n: b.n } : b);
     if (sp.kind === 'dict') {
       const out = {};
+      const keys = vn && vn.norm_obs && vn.obs !== null ? vn.obs_keys ?? [] : [];
       for (const [key, sub] of sp.spaces) {
-        const keys = vn && vn.norm_obs && vn.obs !== null ? vn.obs_keys ?? [] : [];
         const stats = keys.includes(key) ? vn.obs[key] : null;
-        out[`obs.${key}`] = preprocessOne(obs[key], sub, this.normalizeImages, stats && { stats, vn }, n);
+        out[`obs.${key}`] = preprocess(normalise(obs[key], stats), sub, this.normalizeImages);
       }
       return out;
     }
-    const stats = vn && vn.norm_obs && vn.obs !== null ? { stats: vn.obs, vn } : null;
-    return { obs: preprocessOne(obs, sp, this.normalizeImages, stats, n) };
+    const stats = vn && vn.norm_obs && vn.obs !== null ? vn.obs : null;
+    return { obs: preprocess(normalise(obs, stats), sp, this.normalizeImages) };
   }
 
   _stateIn(rec, state, episodeStart, n) {
@@ -167,14 +182,14 @@ export class Policy {
     const h = new Float32Array(size);
     const c = new Float32Array(size);
     if (state) {
-      const hs = flatten(state.hidden?.data ?? state.hidden);
-      const cs = flatten(state.cell?.data ?? state.cell);
+      const hs = flatValues(state.hidden?.data ?? state.hidden);
+      const cs = flatValues(state.cell?.data ?? state.cell);
       if (hs.length !== size || cs.length !== size) throw new TypeError(`a state of ${hs.length} values for ${L} layers, ${n} observations and ${H} units`);
-      h.set(hs);
-      c.set(cs);
+      h.set(Array.from(hs, num));
+      c.set(Array.from(cs, num));
     }
     if (episodeStart !== null && episodeStart !== undefined) {
-      const starts = flatten(episodeStart);
+      const starts = flatValues(episodeStart);
       if (starts.length !== n) throw new TypeError(`${starts.length} episode starts for ${n} observations`);
       for (let l = 0; l < L; l++) {
         for (let b = 0; b < n; b++) {
@@ -206,109 +221,14 @@ export function act(policy, observations, { episodeStarts = null, actionMasks = 
   });
 }
 
-// -- spaces ---------------------------------------------------------------------------------
-
-/** Every element of nested arrays, typed arrays or an NDArray-like, as a flat array (a typed array is returned as it is). */
-function flatten(v) {
-  if (v === null || v === undefined) return [];
-  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return [v];
-  if (ArrayBuffer.isView(v)) return v;
-  if (Array.isArray(v)) return v.flatMap(flatten);
-  if (v.data !== undefined) return flatten(v.data);
-  if (v.value !== undefined && v.dtype !== undefined) return flatten(v.value); // a Scalar
-  throw new TypeError(`not an array: ${typeof v}`);
-}
-
-function shapeOf(v) {
-  if (v && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && Array.isArray(v.shape)) return v.shape.map(num);
-  if (Array.isArray(v)) return v.length === 0 ? [0] : [v.length, ...shapeOf(v[0])];
-  if (ArrayBuffer.isView(v)) return [v.length];
-  return [];
-}
-
-const IMAGES = new WeakMap();
-
-/** SB3's is_image_space without the channel check: a U8 Box of rank 3 with bounds 0 and 255 (remembered per space). */
-function isImage(space) {
-  if (space.kind !== 'box' || space.shape.length !== 3 || space.low.dtype !== 'U8') return false;
-  if (!IMAGES.has(space)) IMAGES.set(space, space.low.data.every((x) => x === 0) && space.high.data.every((x) => x === 255));
-  return IMAGES.get(space);
-}
-
-function obsShape(space) {
-  switch (space.kind) {
-    case 'box': return space.shape.map(num);
-    case 'discrete': return [];
-    case 'multi_discrete': return space.nvec.shape.map(num);
-    case 'multi_binary': return Array.isArray(space.n) ? space.n.map(num) : [num(space.n)];
-    default: throw new TypeError(`no observation shape for a ${space.kind} space`);
-  }
-}
-
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
-
-/** {values (flat, C order), n, single}, transposing channel-last images as SB3 does. */
-function asBatch(obs, space) {
-  let shape = shapeOf(obs);
-  let values = flatten(obs);
-  const want = obsShape(space);
-  if (isImage(space) && !sameShape(shape.slice(-3), want) && sameShape(shape.slice(-3), [want[1], want[2], want[0]])) {
-    const [C, H, W] = want; // SB3's maybe_transpose: the env gives channel-last (H, W, C)
-    const n = values.length / (C * H * W);
-    const t = new Array(values.length);
-    for (let b = 0; b < n; b++) {
-      for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) for (let c = 0; c < C; c++) t[b * C * H * W + (c * H + y) * W + x] = values[b * C * H * W + (y * W + x) * C + c];
-    }
-    values = t;
-    shape = [...shape.slice(0, -3), C, H, W];
-  }
-  if (sameShape(shape, want)) return { values, n: 1, single: true };
-  if (shape.length === want.length + 1 && sameShape(shape.slice(1), want)) return { values, n: shape[0], single: false };
-  throw new TypeError(`observation of shape [${shape}] for a space of shape [${want}]`);
-}
-
-/** Spec RLA_policy §4 (and RLA_vec_normalize §4 first when `norm` is given): a {shape, data} of float32. */
-function preprocessOne(b, space, normalizeImages, norm, n) {
-  let values = b.values instanceof BigInt64Array || b.values instanceof BigUint64Array || Array.isArray(b.values) ? Array.from(b.values, num) : b.values;
-  if (norm) values = normalizeArray(values, norm.stats, num(norm.vn.epsilon), num(norm.vn.clip_obs));
-  switch (space.kind) {
-    case 'box': {
-      const data = Float32Array.from(values);
-      if (normalizeImages && isImage(space)) for (let i = 0; i < data.length; i++) data[i] = f32(data[i] / 255);
-      return { shape: [n, ...obsShape(space)], data };
-    }
-    case 'discrete':
-      return oneHot(values, [num(space.n)], n);
-    case 'multi_discrete':
-      return oneHot(values, Array.from(space.nvec.data, num), n);
-    case 'multi_binary':
-      return { shape: [n, ...obsShape(space)], data: Float32Array.from(values) };
-    default:
-      throw new TypeError(`no preprocessing for a ${space.kind} space`);
-  }
-}
-
-/** The one-hot vectors of each component (sizes `nvec`), concatenated per observation. */
-function oneHot(values, nvec, n) {
-  const width = nvec.reduce((a, b) => a + b, 0);
-  const data = new Float32Array(n * width);
-  for (let b = 0; b < n; b++) {
-    let offset = 0;
-    nvec.forEach((size, k) => {
-      const v = values[b * nvec.length + k];
-      if (!Number.isInteger(v) || v < 0 || v >= size) throw new TypeError(`a discrete observation outside 0..${size - 1}`);
-      data[b * width + offset + v] = 1;
-      offset += size;
-    });
-  }
-  return { shape: [n, width], data };
-}
-
-// -- operations (RLA_policy §5) -----------------------------------------------------------------
+// -- operations (RLA_policy §5): each prepared once per Policy -----------------------------------
+//
+// A sum (linear, conv2d, the LSTM gates) is accumulated in binary64, where the product of two float32
+// values is exact, and rounded once to float32 (RLA_policy §5); so are the normalisations.
 
 const weights = (nd) => nd.data;
 
-/** sum over j < n of a[ai + j] * b[bi + j], in float64 with four partial sums (§5 lets sums associate in any order). */
+/** sum over j < n of a[ai + j] * b[bi + j], in binary64 with four partial sums (§5 lets sums associate in any order). */
 function dot(a, ai, b, bi, n) {
   let s0 = 0;
   let s1 = 0;
@@ -326,11 +246,12 @@ function dot(a, ai, b, bi, n) {
 }
 
 /**
- * out[r·O + o] = Σ_k a[r·K + k] · b[o·K + k] (a: R×K, b: O×K, row-major), each sum in binary64 and
- * rounded once to float32 by the Float32Array. Four rows by four columns at a time, so that each
- * loaded value serves four products.
+ * out[r·O + o] = bias[o] + Σ_k a[r·K + k] · b[o·K + k] (a: R×K, b: O×K, row-major; bias null for none), each sum in
+ * binary64 and rounded once to float32 by the Float32Array. Four rows by four columns at a time, so that each loaded
+ * value serves four products.
  */
-function gemm(a, R, b, O, K, out) {
+function gemm(a, R, b, O, K, out, bias) {
+  const c = bias ?? new Float32Array(O);
   let r = 0;
   for (; r + 3 < R; r += 4) {
     const a0 = r * K, a1 = a0 + K, a2 = a1 + K, a3 = a2 + K;
@@ -347,13 +268,14 @@ function gemm(a, R, b, O, K, out) {
         s20 += x2 * w0; s21 += x2 * w1; s22 += x2 * w2; s23 += x2 * w3;
         s30 += x3 * w0; s31 += x3 * w1; s32 += x3 * w2; s33 += x3 * w3;
       }
+      const c0 = c[o], c1 = c[o + 1], c2 = c[o + 2], c3 = c[o + 3];
       const row = r * O + o;
-      out[row] = s00; out[row + 1] = s01; out[row + 2] = s02; out[row + 3] = s03;
-      out[row + O] = s10; out[row + O + 1] = s11; out[row + O + 2] = s12; out[row + O + 3] = s13;
-      out[row + 2 * O] = s20; out[row + 2 * O + 1] = s21; out[row + 2 * O + 2] = s22; out[row + 2 * O + 3] = s23;
-      out[row + 3 * O] = s30; out[row + 3 * O + 1] = s31; out[row + 3 * O + 2] = s32; out[row + 3 * O + 3] = s33;
+      out[row] = s00 + c0; out[row + 1] = s01 + c1; out[row + 2] = s02 + c2; out[row + 3] = s03 + c3;
+      out[row + O] = s10 + c0; out[row + O + 1] = s11 + c1; out[row + O + 2] = s12 + c2; out[row + O + 3] = s13 + c3;
+      out[row + 2 * O] = s20 + c0; out[row + 2 * O + 1] = s21 + c1; out[row + 2 * O + 2] = s22 + c2; out[row + 2 * O + 3] = s23 + c3;
+      out[row + 3 * O] = s30 + c0; out[row + 3 * O + 1] = s31 + c1; out[row + 3 * O + 2] = s32 + c2; out[row + 3 * O + 3] = s33 + c3;
     }
-    for (; o < O; o++) for (let i = 0; i < 4; i++) out[(r + i) * O + o] = dot(a, (r + i) * K, b, o * K, K);
+    for (; o < O; o++) for (let i = 0; i < 4; i++) out[(r + i) * O + o] = dot(a, (r + i) * K, b, o * K, K) + c[o];
   }
   for (; r < R; r++) {
     let o = 0;
@@ -364,167 +286,233 @@ function gemm(a, R, b, O, K, out) {
         const x = a[a0 + k];
         s0 += x * b[b0 + k]; s1 += x * b[b1 + k]; s2 += x * b[b2 + k]; s3 += x * b[b3 + k];
       }
-      out[r * O + o] = s0; out[r * O + o + 1] = s1; out[r * O + o + 2] = s2; out[r * O + o + 3] = s3;
+      out[r * O + o] = s0 + c[o]; out[r * O + o + 1] = s1 + c[o + 1]; out[r * O + o + 2] = s2 + c[o + 2]; out[r * O + o + 3] = s3 + c[o + 3];
     }
-    for (; o < O; o++) out[r * O + o] = dot(a, r * K, b, o * K, K);
+    for (; o < O; o++) out[r * O + o] = dot(a, r * K, b, o * K, K) + c[o];
   }
 }
 
-/** Adds `bias` (length O) to every row of the R×O float32 matrix `m`, rounding each sum to float32. */
-function addBias(m, O, bias) {
-  for (let i = 0; i < m.length; i++) m[i] = f32(m[i] + bias[i % O]);
-}
-
-function linear(node, [x]) {
+function linear(node) {
   const w = weights(node.weight);
   const [O, I] = node.weight.shape.map(num);
-  const rows = x.data.length / I;
-  const out = new Float32Array(rows * O);
-  gemm(x.data, rows, w, O, I, out);
-  if (node.bias) addBias(out, O, weights(node.bias));
-  return { shape: [...x.shape.slice(0, -1), O], data: out };
+  const bias = node.bias ? weights(node.bias) : null;
+  return ([x]) => {
+    const rows = prod(x.shape.slice(0, -1));
+    const out = new Float32Array(rows * O);
+    gemm(x.data, rows, w, O, I, out, bias); // an empty sum (I = 0) gives the bias
+    return { shape: [...x.shape.slice(0, -1), O], data: out };
+  };
 }
 
-function conv2d(node, [x]) {
+/**
+ * A convolution with fewer than four output channels, without im2col (a patch serves too few
+ * products for the blocked GEMM to pay): each sum in binary64 from the bias, rounded once.
+ */
+function directConv(xd, n, C, H, W, w, O, KH, KW, sh, sw, ph, pw, OH, OW, bias, out) {
+  for (let b = 0; b < n; b++) {
+    for (let o = 0; o < O; o++) {
+      const base = (b * O + o) * OH * OW;
+      for (let oy = 0; oy < OH; oy++) {
+        const ky0 = Math.max(0, ph - oy * sh);
+        const ky1 = Math.min(KH, H + ph - oy * sh);
+        for (let ox = 0; ox < OW; ox++) {
+          const kx0 = Math.max(0, pw - ox * sw);
+          const kx1 = Math.min(KW, W + pw - ox * sw);
+          let s = bias ? bias[o] : 0;
+          for (let c = 0; c < C; c++) {
+            for (let ky = ky0; ky < ky1; ky++) {
+              const xi = ((b * C + c) * H + oy * sh + ky - ph) * W + ox * sw - pw;
+              const wi = ((o * C + c) * KH + ky) * KW;
+              for (let kx = kx0; kx < kx1; kx++) s += xd[xi + kx] * w[wi + kx];
+            }
+          }
+          out[base + oy * OW + ox] = s;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+function conv2d(node) {
   const w = weights(node.weight);
   const [O, C, KH, KW] = node.weight.shape.map(num);
   const [sh, sw] = node.stride.map(num);
   const [ph, pw] = node.padding.map(num);
-  const [n, , H, W] = x.shape;
-  const OH = Math.floor((H + 2 * ph - KH) / sh) + 1;
-  const OW = Math.floor((W + 2 * pw - KW) / sw) + 1;
-  const P = OH * OW;
-  const K = C * KH * KW; // one patch, in the weights' (c, ky, kx) order, zero outside the image
-  const cols = new Float32Array(P * K); // im2col: one patch per output position
-  const prod = new Float32Array(P * O);
-  const out = new Float32Array(n * O * P);
   const bias = node.bias ? weights(node.bias) : null;
-  const xd = x.data;
-  for (let b = 0; b < n; b++) {
-    let k = 0;
-    for (let oy = 0; oy < OH; oy++) {
-      for (let ox = 0; ox < OW; ox++) {
-        for (let c = 0; c < C; c++) {
-          for (let ky = 0; ky < KH; ky++) {
-            const iy = oy * sh + ky - ph;
-            for (let kx = 0; kx < KW; kx++, k++) {
-              const ix = ox * sw + kx - pw;
-              cols[k] = iy < 0 || iy >= H || ix < 0 || ix >= W ? 0 : xd[((b * C + c) * H + iy) * W + ix];
+  const K = C * KH * KW; // one patch, in the weights' (c, ky, kx) order, zero outside the image
+  return ([x]) => {
+    const [n, , H, W] = x.shape;
+    const OH = Math.floor((H + 2 * ph - KH) / sh) + 1;
+    const OW = Math.floor((W + 2 * pw - KW) / sw) + 1;
+    const P = OH * OW;
+    const B = Math.max(1, Math.min(P, Math.floor(POLICY_BLOCK_ELEMENTS / Math.max(K, 1)))); // output positions per block
+    const cols = new Float32Array(B * K); // im2col of one block of output positions
+    const prodBlock = new Float32Array(B * O);
+    const out = new Float32Array(n * O * P);
+    const xd = x.data;
+    if (O < 4) return { shape: [n, O, OH, OW], data: directConv(xd, n, C, H, W, w, O, KH, KW, sh, sw, ph, pw, OH, OW, bias, out) };
+    for (let b = 0; b < n; b++) {
+      for (let p0 = 0; p0 < P; p0 += B) {
+        const pb = Math.min(B, P - p0);
+        let k = 0;
+        for (let p = p0; p < p0 + pb; p++) {
+          const oy = Math.floor(p / OW);
+          const ox = p - oy * OW;
+          for (let c = 0; c < C; c++) {
+            for (let ky = 0; ky < KH; ky++) {
+              const iy = oy * sh + ky - ph;
+              const rowBase = ((b * C + c) * H + iy) * W;
+              const rowOk = iy >= 0 && iy < H;
+              for (let kx = 0; kx < KW; kx++, k++) {
+                const ix = ox * sw + kx - pw;
+                cols[k] = rowOk && ix >= 0 && ix < W ? xd[rowBase + ix] : 0;
+              }
             }
           }
         }
+        gemm(cols, pb, w, O, K, prodBlock, bias); // [pb, O]
+        for (let o = 0; o < O; o++) {
+          const base = (b * O + o) * P + p0;
+          for (let p = 0; p < pb; p++) out[base + p] = prodBlock[p * O + o];
+        }
       }
     }
-    gemm(cols, P, w, O, K, prod); // [P, O]
-    for (let o = 0; o < O; o++) {
-      const base = (b * O + o) * P;
-      for (let p = 0; p < P; p++) out[base + p] = bias ? f32(prod[p * O + o] + bias[o]) : prod[p * O + o];
-    }
-  }
-  return { shape: [n, O, OH, OW], data: out };
+    return { shape: [n, O, OH, OW], data: out };
+  };
 }
 
-function activation(node, [x]) {
+function activation(node) {
   const [fn, defaults] = ACTIVATIONS[node.fn];
   const p = {};
   for (const [k, d] of Object.entries(defaults)) p[k] = node[k] === undefined ? d : typeof d === 'string' ? node[k] : num(node[k]);
-  return { shape: x.shape, data: x.data.map((v) => fn(v, p)) };
+  return ([x]) => ({ shape: x.shape, data: x.data.map((v) => fn(v, p)) }); // Float32Array.map rounds once
 }
 
-function flattenOp(node, [x]) {
-  return { shape: [x.shape[0], x.data.length / x.shape[0]], data: x.data };
+function prelu(node) {
+  const slopes = weights(node.weight);
+  return ([x]) => {
+    const C = x.shape.length > 1 ? x.shape[1] : 1;
+    const inner = prod(x.shape.slice(2));
+    const data = new Float32Array(x.data.length);
+    for (let i = 0; i < data.length; i++) {
+      const v = x.data[i];
+      data[i] = v >= 0 ? v : v * slopes[slopes.length === 1 ? 0 : Math.floor(i / inner) % C]; // NaN: NaN times the slope
+    }
+    return { shape: x.shape, data };
+  };
 }
 
-function concat(node, xs) {
-  const n = xs[0].shape[0];
-  const widths = xs.map((x) => x.data.length / n);
-  const total = widths.reduce((a, b) => a + b, 0);
-  const out = new Float32Array(n * total);
-  for (let b = 0; b < n; b++) {
-    let offset = 0;
-    xs.forEach((x, k) => {
-      out.set(x.data.subarray(b * widths[k], (b + 1) * widths[k]), b * total + offset);
-      offset += widths[k];
-    });
-  }
-  return { shape: [n, total], data: out };
+function flattenOp() {
+  return ([x]) => ({ shape: [x.shape[0], prod(x.shape.slice(1))], data: x.data });
 }
 
-/** `y * weight + bias` over the last dimension, each only when the node has it. */
-function affine(node, y, N) {
+function concat() {
+  return (xs) => {
+    const n = xs[0].shape[0];
+    const widths = xs.map((x) => prod(x.shape.slice(1)));
+    const total = widths.reduce((a, b) => a + b, 0);
+    const out = new Float32Array(n * total);
+    for (let b = 0; b < n; b++) {
+      let offset = 0;
+      xs.forEach((x, k) => {
+        out.set(x.data.subarray(b * widths[k], (b + 1) * widths[k]), b * total + offset);
+        offset += widths[k];
+      });
+    }
+    return { shape: [n, total], data: out };
+  };
+}
+
+function layerNorm(node) {
   const w = node.weight ? weights(node.weight) : null;
   const bias = node.bias ? weights(node.bias) : null;
-  for (let i = 0; i < y.length; i++) {
-    if (w) y[i] = f32(y[i] * w[i % N]);
-    if (bias) y[i] = f32(y[i] + bias[i % N]);
-  }
-  return y;
-}
-
-function layerNorm(node, [x]) {
-  const N = x.shape[x.shape.length - 1];
   const eps = num(node.eps ?? 1e-5);
-  const out = new Float32Array(x.data.length);
-  for (let r = 0; r < x.data.length / N; r++) {
-    let mean = 0;
-    for (let i = 0; i < N; i++) mean += x.data[r * N + i];
-    mean /= N;
-    let v = 0;
-    for (let i = 0; i < N; i++) v += (x.data[r * N + i] - mean) ** 2;
-    v /= N;
-    for (let i = 0; i < N; i++) out[r * N + i] = (x.data[r * N + i] - mean) / Math.sqrt(v + eps);
-  }
-  return { shape: x.shape, data: affine(node, out, N) };
+  return ([x]) => {
+    const N = x.shape[x.shape.length - 1];
+    const out = new Float32Array(x.data.length);
+    const rows = N === 0 ? 0 : x.data.length / N;
+    for (let r = 0; r < rows; r++) {
+      let mean = 0;
+      for (let i = 0; i < N; i++) mean += x.data[r * N + i];
+      mean /= N;
+      let v = 0;
+      for (let i = 0; i < N; i++) v += (x.data[r * N + i] - mean) ** 2;
+      const inv = Math.sqrt(v / N + eps);
+      for (let i = 0; i < N; i++) {
+        let y = (x.data[r * N + i] - mean) / inv;
+        if (w) y *= w[i];
+        if (bias) y += bias[i];
+        out[r * N + i] = y;
+      }
+    }
+    return { shape: x.shape, data: out };
+  };
 }
 
-function batchNorm(node, [x]) {
-  const N = x.shape[x.shape.length - 1];
+function batchNorm(node) {
   const mean = weights(node.running_mean);
   const variance = weights(node.running_var);
-  const eps = f32(num(node.eps ?? 1e-5));
-  const out = x.data.map((v, i) => f32(v - mean[i % N]) / Math.sqrt(f32(variance[i % N] + eps)));
-  return { shape: x.shape, data: affine(node, out, N) };
+  const w = node.weight ? weights(node.weight) : null;
+  const bias = node.bias ? weights(node.bias) : null;
+  const eps = num(node.eps ?? 1e-5);
+  const inv = Array.from(variance, (v) => 1 / Math.sqrt(v + eps)); // a negative running variance gives NaN
+  return ([x]) => {
+    const N = x.shape[x.shape.length - 1];
+    const out = new Float32Array(x.data.length);
+    for (let i = 0; i < out.length; i++) {
+      const j = i % N;
+      let y = (x.data[i] - mean[j]) * inv[j];
+      if (w) y *= w[j];
+      if (bias) y += bias[j];
+      out[i] = y;
+    }
+    return { shape: x.shape, data: out };
+  };
 }
 
 /** One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]. */
-function lstm(node, [x, h, c]) {
-  const [L, n, H] = h.shape;
-  const hOut = new Float32Array(h.data.length);
-  const cOut = new Float32Array(c.data.length);
-  let input = x;
-  node.layers.forEach((p, l) => {
-    const I = input.data.length / n;
-    const wih = weights(p.weight_ih);
-    const whh = weights(p.weight_hh);
-    const bih = weights(p.bias_ih);
-    const bhh = weights(p.bias_hh);
-    const next = new Float32Array(n * H);
-    for (let b = 0; b < n; b++) {
+function lstm(node) {
+  return ([x, h, c]) => {
+    const [L, n, H] = h.shape;
+    const hOut = new Float32Array(h.data.length);
+    const cOut = new Float32Array(c.data.length);
+    let input = x;
+    node.layers.forEach((p, l) => {
+      const I = prod(input.shape.slice(1));
+      const wih = weights(p.weight_ih);
+      const whh = weights(p.weight_hh);
+      const bih = weights(p.bias_ih);
+      const bhh = weights(p.bias_hh);
+      const next = new Float32Array(n * H);
       const gates = new Float32Array(4 * H);
-      for (let g = 0; g < 4 * H; g++) {
-        gates[g] = bih[g] + bhh[g] + dot(input.data, b * I, wih, g * I, I) + dot(h.data, (l * n + b) * H, whh, g * H, H);
+      for (let b = 0; b < n; b++) {
+        for (let g = 0; g < 4 * H; g++) {
+          gates[g] = dot(input.data, b * I, wih, g * I, I) + bih[g] + dot(h.data, (l * n + b) * H, whh, g * H, H) + bhh[g];
+        }
+        for (let k = 0; k < H; k++) {
+          const i = f32(sigmoid(gates[k]));
+          const f = f32(sigmoid(gates[H + k]));
+          const gg = f32(Math.tanh(gates[2 * H + k]));
+          const o = f32(sigmoid(gates[3 * H + k]));
+          const cNew = f32(f * c.data[(l * n + b) * H + k] + i * gg);
+          const hNew = f32(o * Math.tanh(cNew));
+          cOut[(l * n + b) * H + k] = cNew;
+          hOut[(l * n + b) * H + k] = hNew;
+          next[b * H + k] = hNew;
+        }
       }
-      for (let k = 0; k < H; k++) {
-        const i = f32(sigmoid(gates[k]));
-        const f = f32(sigmoid(gates[H + k]));
-        const gg = f32(Math.tanh(gates[2 * H + k]));
-        const o = f32(sigmoid(gates[3 * H + k]));
-        const cNew = f32(f * c.data[(l * n + b) * H + k] + i * gg);
-        const hNew = f32(o * Math.tanh(cNew));
-        cOut[(l * n + b) * H + k] = cNew;
-        hOut[(l * n + b) * H + k] = hNew;
-        next[b * H + k] = hNew;
-      }
-    }
-    input = { shape: [n, H], data: next };
-  });
-  return [input, { shape: [L, n, H], data: hOut }, { shape: [L, n, H], data: cOut }];
+      input = { shape: [n, H], data: next };
+    });
+    return [input, { shape: [L, n, H], data: hOut }, { shape: [L, n, H], data: cOut }];
+  };
 }
 
-const OPS = Object.freeze({
+const PREPARE = Object.freeze({
   linear,
   conv2d,
   activation,
+  prelu,
   flatten: flattenOp,
   concat,
   layer_norm: layerNorm,
@@ -558,7 +546,7 @@ function checkMasks(masks, length) {
 
 function argmax(head, x, masks) {
   const n = x.shape[0];
-  const width = x.data.length / n;
+  const width = prod(x.shape.slice(1));
   checkMasks(masks, x.data.length);
   const data = new BigInt64Array(n);
   for (let b = 0; b < n; b++) data[b] = BigInt(argmaxRow(x.data, b * width, width, masks));
@@ -567,7 +555,7 @@ function argmax(head, x, masks) {
 
 function multiArgmax(head, x, masks) {
   const n = x.shape[0];
-  const width = x.data.length / n;
+  const width = prod(x.shape.slice(1));
   const sizes = head.sizes.map(num);
   checkMasks(masks, x.data.length);
   const data = new BigInt64Array(n * sizes.length);
@@ -582,7 +570,7 @@ function multiArgmax(head, x, masks) {
 }
 
 function bernoulli(head, x) {
-  return { dtype: 'F32', shape: x.shape, data: x.data.map((v) => (f32(sigmoid(v)) > 0.5 ? 1 : 0)) };
+  return { dtype: 'F32', shape: x.shape, data: x.data.map((v) => (f32(sigmoid(v)) > 0.5 ? 1 : 0)) }; // NaN gives 0
 }
 
 const FLOAT_ARRAYS = { F32: Float32Array, F64: Float64Array };
@@ -598,8 +586,8 @@ function box(head, x, masks, space) {
     const lo = f32(low[i % N]);
     const hi = f32(high[i % N]);
     if (head.squash === 'tanh') a = f32(Math.tanh(a));
-    if (head.squash === 'tanh' || head.squash === 'rescale') a = f32(lo + f32(f32(0.5 * f32(a + 1)) * f32(hi - lo)));
-    else a = Math.min(Math.max(a, lo), hi);
+    if (head.squash === 'tanh' || head.squash === 'rescale') a = f32(lo + 0.5 * (a + 1) * (hi - lo)); // binary64, rounded once
+    else a = Math.min(Math.max(a, lo), hi); // NaN stays NaN
     data[i] = a;
   }
   return { dtype: FLOAT_ARRAYS[space.dtype] ? space.dtype : 'F32', shape: x.shape, data };
@@ -608,13 +596,13 @@ function box(head, x, masks, space) {
 function quantileArgmax(head, x) {
   const n = x.shape[0];
   const nq = num(head.n_quantiles);
-  const width = x.data.length / n / nq;
+  const width = prod(x.shape.slice(1)) / nq;
   const means = new Float32Array(n * width);
   for (let b = 0; b < n; b++) {
     for (let a = 0; a < width; a++) {
       let s = 0;
       for (let q = 0; q < nq; q++) s += x.data[(b * nq + q) * width + a];
-      means[b * width + a] = s / nq;
+      means[b * width + a] = s / nq; // the sum in binary64, rounded once
     }
   }
   return argmax(head, { shape: [n, width], data: means }, null);

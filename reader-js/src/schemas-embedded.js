@@ -1107,7 +1107,13 @@ export default {
             }
           },
           "file": {
-            "type": "string"
+            "type": "string",
+            "description": "The name of the file as given to the validator: the name itself when it is valid UTF-8, else its escaped form (spec §14), with file_base64; <Type> for a source without a name."
+          },
+          "file_base64": {
+            "type": "string",
+            "pattern": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+            "description": "The bytes of a file name that is not valid UTF-8 (a POSIX file name is bytes), in standard base64 (RFC 4648 §4); absent when the name is valid UTF-8."
           },
           "valid": {
             "type": "boolean"

@@ -84,6 +84,7 @@ export const API_CODES = Object.freeze([
   'FRAMEWORK_UNAVAILABLE',
   'IMPORT_INVALID',
   'INTERNAL_ERROR',
+  'IO_TIMEOUT',
   'INPUT_INVALID',
 ]);
 

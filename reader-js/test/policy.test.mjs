@@ -504,3 +504,170 @@ test('calls that do not fit the policy are refused', () => {
   assert.throws(() => d.predict(3));
   assert.throws(() => d.predict(-1));
 });
+
+// ---------------------------------------------------------------- numerical edges (§5-§7): NaN, infinities, sums, empty values
+
+test('activation: a NaN input gives NaN for every function; ±inf give the IEEE (torch) values', () => {
+  for (const [fn, [f, defaults]] of Object.entries(ACTIVATIONS)) {
+    assert.ok(Number.isNaN(f(NaN, defaults)), `${fn}(NaN)`);
+    const p = load({ observation_space: boxSpace([3], -Infinity, Infinity), nodes: [{ op: 'activation', in: ['obs'], out: 'a', fn }], ...probe('a', 3) });
+    const got = p.predict(obs('F32', [3], [NaN, Infinity, -Infinity])).action.data;
+    assert.ok(Number.isNaN(got[0]), `${fn}(NaN) through predict`);
+  }
+  const [relu] = ACTIVATIONS.relu;
+  assert.deepEqual([relu(Infinity, {}), relu(-Infinity, {}), relu(-2, {})], [Infinity, 0, 0]);
+  const inf = (fn) => [ACTIVATIONS[fn][0](Infinity, ACTIVATIONS[fn][1]), ACTIVATIONS[fn][0](-Infinity, ACTIVATIONS[fn][1])];
+  assert.deepEqual(inf('elu'), [Infinity, -1]);
+  assert.ok(Number.isNaN(inf('silu')[1]) && Number.isNaN(inf('gelu')[1]) && Number.isNaN(inf('mish')[1]) && Number.isNaN(inf('hardswish')[1])); // −inf·0
+  assert.ok(Number.isNaN(inf('softsign')[0]) && Number.isNaN(inf('softsign')[1])); // inf/inf
+  assert.deepEqual(inf('softplus'), [Infinity, 0]);
+  assert.deepEqual(inf('hardtanh'), [1, -1]);
+});
+
+test('softplus: x itself above the threshold, else (max(z, 0) + log1p(e^−|z|))/beta with no clamping (threshold 800, x = 750 gives 750)', () => {
+  const p = load({ observation_space: boxSpace([4], -1000, 1000), nodes: [{ op: 'activation', in: ['obs'], out: 'a', fn: 'softplus', beta: 1, threshold: 800 }], ...probe('a', 4) });
+  const x = [750, 801, -750, 0.5];
+  assertClose(p.predict(obs('F32', [4], x)).action.data, [750, 801, 0, Math.log1p(Math.exp(0.5))], 1e-7);
+});
+
+test('linear and conv2d sums: binary64, rounded once, so float32 partial sums never overflow; an empty sum gives the bias', () => {
+  const w = [1, 1, 1, 1, 0.5, 0.5, 0.5, -1];
+  const x = [3e38, 3e38, -3e38, -2e38].map(Math.fround);
+  const p = load({ observation_space: boxSpace([4], -3.4e38, 3.4e38), nodes: [{ op: 'linear', in: ['obs'], out: 'y', weight: nd('F32', [2, 4], w), bias: nd('F32', [2], [0, 1]) }], ...probe('y', 2) });
+  const want = [x[0] + x[1] + x[2] + x[3], 0.5 * (x[0] + x[1] + x[2]) - x[3] + 1]; // exact in binary64 here
+  assertClose(p.predict(obs('F32', [4], x)).action.data, want.map(Math.fround), 1e-7, 'overflowing partial sums');
+  const empty = load({ observation_space: boxSpace([0], -1, 1), nodes: [{ op: 'linear', in: ['obs'], out: 'y', weight: nd('F32', [2, 0], []), bias: nd('F32', [2], [0.25, -1.5]) }], ...probe('y', 2) });
+  const one = empty.predict(obs('F32', [0], [])).action;
+  assert.deepEqual([one.shape, [...one.data]], [[2], [0.25, -1.5]]);
+  const batch = empty.predict(obs('F32', [3, 0], [])).action;
+  assert.deepEqual([batch.shape, [...batch.data]], [[3, 2], [0.25, -1.5, 0.25, -1.5, 0.25, -1.5]]);
+  const none = load({ observation_space: boxSpace([0], -1, 1), nodes: [{ op: 'linear', in: ['obs'], out: 'y', weight: nd('F32', [2, 0], []), bias: null }], ...probe('y', 2) });
+  assert.deepEqual([...none.predict(obs('F32', [0], [])).action.data], [0, 0]);
+});
+
+test('batch_norm with a negative running variance makes NaN from a finite observation; relu keeps it; argmax takes the first NaN', () => {
+  const p = load({
+    observation_space: boxSpace([3], -10, 10),
+    nodes: [
+      { op: 'batch_norm', in: ['obs'], out: 'n', running_mean: nd('F32', [3], [0, 0, 0]), running_var: nd('F32', [3], [1, -1, 1]), weight: null, bias: null, eps: 1e-5 },
+      { op: 'activation', in: ['n'], out: 'r', fn: 'relu' },
+    ],
+    action_space: discreteSpace(3),
+    action: { op: 'argmax', in: 'r' },
+  });
+  assert.equal(p.predict(obs('F32', [3], [5, -1, 7])).action.data[0], 1n);
+});
+
+test('box rescale in binary64 from float32 a, low and high, rounded once: bounds near ±3.4e38 do not overflow', () => {
+  const low = [-3e38, -1e30].map(Math.fround), high = [3e38, 3.4e38].map(Math.fround);
+  const x = [0.25, -0.5];
+  for (const squash of ['rescale', 'tanh']) {
+    const p = load({ observation_space: boxSpace([2], -1, 1), nodes: [], action_space: boxSpace([2], low, high), action: { op: 'box', in: 'obs', squash } });
+    const a = x.map((v) => (squash === 'tanh' ? Math.fround(Math.tanh(v)) : v));
+    const want = a.map((v, i) => Math.fround(low[i] + 0.5 * (v + 1) * (high[i] - low[i])));
+    const got = p.predict(obs('F32', [2], x)).action.data;
+    assert.ok(want.every(Number.isFinite) && got.every(Number.isFinite), `${squash}: ${[...got]}`);
+    assertClose(got, want, 1e-6, squash);
+  }
+  const clip = load({ observation_space: boxSpace([2], -Infinity, Infinity), nodes: [], action_space: boxSpace([2], -1, 1), action: { op: 'box', in: 'obs', squash: 'clip' } });
+  const c = clip.predict(obs('F32', [2], [NaN, 5])).action.data;
+  assert.ok(Number.isNaN(c[0]) && c[1] === 1, 'clip keeps NaN');
+});
+
+test('prelu: x where x ≥ 0, else the slope (shared, or per channel along the first dimension) times x; NaN stays NaN', () => {
+  const x = [-2, 3, -0.5, NaN, 1.5, -4];
+  const shared = load({ observation_space: boxSpace([6], -10, 10), nodes: [{ op: 'prelu', in: ['obs'], out: 'y', weight: nd('F32', [1], [0.25]) }], ...probe('y', 6) });
+  const got = shared.predict(obs('F32', [6], x)).action.data;
+  assert.ok(Number.isNaN(got[3]));
+  assertClose([...got].filter((_, i) => i !== 3), [-0.5, 3, -0.125, 1.5, -1], 1e-7, 'shared');
+  const slopes = [0.1, -0.7];
+  const xs = randoms(140, 2 * 2 * 3, 2);
+  const perChannel = load({
+    observation_space: boxSpace([2, 2, 3], -10, 10),
+    nodes: [{ op: 'prelu', in: ['obs'], out: 'p', weight: nd('F32', [2], slopes) }, { op: 'flatten', in: ['p'], out: 'f' }],
+    ...probe('f', 12),
+  });
+  const want = xs.map((v, i) => (v >= 0 ? v : Math.fround(slopes[Math.floor(i / 6)] * v)));
+  assertClose(perChannel.predict(obs('F32', [2, 2, 3], xs)).action.data, want, 1e-7, 'per channel');
+});
+
+test('conv2d with four or more output channels (im2col and the blocked GEMM) against the float64 definition', () => {
+  const xs = [3, 7, 6];
+  const x = randoms(150, prod(xs), 2);
+  for (const [ws, stride, padding] of [[[5, 3, 3, 2], [1, 2], [1, 0]], [[8, 3, 2, 2], [2, 1], [0, 1]], [[4, 3, 7, 6], [1, 1], [0, 0]]]) {
+    const w = randoms(151, prod(ws)), b = randoms(152, ws[0]);
+    const ref = convRef(x, xs, w, ws, b, stride, padding);
+    const p = load({
+      observation_space: boxSpace(xs, -10, 10),
+      nodes: [{ op: 'conv2d', in: ['obs'], out: 'c', weight: nd('F32', ws, w), bias: nd('F32', [ws[0]], b), stride, padding }, { op: 'flatten', in: ['c'], out: 'f' }],
+      ...probe('f', prod(ref.shape)),
+    });
+    assertClose(p.predict(obs('F32', [2, ...xs], [...x, ...x])).action.data, [...ref.y, ...ref.y], 1e-5, JSON.stringify(ws));
+  }
+});
+
+test('conv2d works in blocks: no array larger than its input, its output or POLICY_BLOCK_ELEMENTS, whatever the whole im2col', () => {
+  const [C, H, W, O, K] = [1, 300, 300, 4, 8]; // the whole im2col would be 293² · 64 ≈ 5.5M floats
+  const x = randoms(160, C * H * W, 1);
+  const w = randoms(161, O * C * K * K);
+  const p = load({
+    observation_space: boxSpace([C, H, W], -1, 1),
+    nodes: [{ op: 'conv2d', in: ['obs'], out: 'c', weight: nd('F32', [O, C, K, K], w), bias: null, stride: [1, 1], padding: [0, 0] }, { op: 'flatten', in: ['c'], out: 'f' }],
+    action_space: discreteSpace(O * (H - K + 1) ** 2),
+    action: { op: 'argmax', in: 'f' },
+  });
+  const Original = globalThis.Float32Array;
+  let largest = 0;
+  globalThis.Float32Array = class extends Original {
+    constructor(...args) {
+      super(...args);
+      largest = Math.max(largest, this.length);
+    }
+  };
+  try {
+    p.predict(obs('F32', [C, H, W], x));
+  } finally {
+    globalThis.Float32Array = Original;
+  }
+  assert.ok(largest <= Math.max(O * (H - K + 1) ** 2, C * H * W, 1 << 20), `an array of ${largest} floats`);
+});
+
+// ---------------------------------------------------------------- Dict observations: single or a batch by every key (§4)
+
+test('Dict observations: single when every key has its space’s shape (Discrete: a number, a 0-d array, a Scalar), a batch when every key has the same leading n', () => {
+  const space = {
+    $type: 'space', kind: 'dict', spaces: [
+      ['mode', discreteSpace(3)], ['pos', boxSpace([2], -10, 10)], ['grid', multiDiscreteSpace([2, 3])], ['flags', multiBinarySpace(2)], ['cells', multiBinarySpace([2, 2])],
+      ['image', { $type: 'space', kind: 'box', dtype: 'U8', shape: [1, 2, 3], low: nd('U8', [1, 2, 3], new Array(6).fill(0)), high: nd('U8', [1, 2, 3], new Array(6).fill(255)) }],
+    ],
+  };
+  const width = 3 + 2 + 5 + 2 + 4 + 6;
+  const p = load({
+    observation_space: space,
+    nodes: [{ op: 'concat', in: ['obs.mode', 'obs.pos', 'obs.grid', 'obs.flags', 'obs.cells', 'obs.image'], out: 'j' }],
+    ...probe('j', width),
+  });
+  const keys = (mode, n = null) => {
+    const lead = n === null ? [] : [n];
+    const times = (a) => (n === null ? a : Array.from({ length: n }, () => a).flat());
+    return {
+      mode, pos: obs('F32', [...lead, 2], times([0.5, -1])), grid: obs('I64', [...lead, 2], times([1, 2])), flags: obs('I64', [...lead, 2], times([1, 0])),
+      cells: obs('I64', [...lead, 2, 2], times([0, 1, 1, 0])), image: obs('U8', [...lead, 2, 3, 1], times([0, 51, 102, 153, 204, 255])), // channel-last
+    };
+  };
+  const want = [0, 0, 1, 0.5, -1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0.2, 0.4, 0.6, 0.8, 1];
+  for (const mode of [2, 2n, obs('I64', [], [2]), { $type: 'scalar', dtype: 'I64', value: 2n }]) {
+    const a = p.predict(keys(mode)).action;
+    assert.deepEqual(a.shape, [width]);
+    assertClose(a.data, want, 1e-6, `single, mode ${typeof mode}`);
+  }
+  const b = p.predict(keys(obs('I64', [3], [2, 2, 2]), 3)).action;
+  assert.deepEqual(b.shape, [3, width]);
+  assertClose(b.data, [...want, ...want, ...want], 1e-6, 'batch of 3');
+  const one = p.predict(keys([2], 1)).action;
+  assert.deepEqual(one.shape, [1, width]);
+  // keys that disagree, or do not fit their space, are errors of the call (TypeError)
+  for (const bad of [keys([2]), keys(obs('I64', [3], [2, 2, 2]), 2), keys(obs('I64', [1, 1], [2])), { ...keys(2), pos: obs('F32', [3], [1, 2, 3]) }, { ...keys(2), grid: undefined }, [1, 2], null]) {
+    assert.throws(() => p.predict(bad), TypeError);
+  }
+});

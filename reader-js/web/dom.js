@@ -72,3 +72,12 @@ export function fill(el, ...children) {
 export function keyValueTable(rows, cls = 'kv') {
   return h('table', { class: cls }, h('tbody', null, rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, v)))));
 }
+
+/**
+ * An error as page content: its stable code (`ERROR` when it has none), then its detail or message.
+ * @param {{code?: string, detail?: string, message?: string}|unknown} e
+ * @returns {Array<Node|string>}
+ */
+export function errorParts(e) {
+  return [h('code', { class: 'code' }, e?.code ?? 'ERROR'), ' ', e?.detail ?? e?.message ?? String(e)];
+}

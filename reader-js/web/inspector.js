@@ -2,21 +2,27 @@
 // `?url=` (Range requests), then shows its validation report, manifest, data,
 // spaces, schedules, tensors and policy, reading tensor bytes only when asked.
 //
+// The policy (loading it and Policy#predict) and tensor statistics run in
+// workers (worker.js), one for each, which read the archive through the
+// page's source; the page stays responsive and can cancel them.
+//
 // `?autoread=BYTES` (default 16 MiB): archives up to this size are validated
 // in full and their policy loaded right away; larger ones wait for a click.
 // `window.rlarchiveInspector` exposes the page's state for scripts and tests.
 
 import { open, validate, VERSION } from '../src/index.js';
-import { h, fill } from './dom.js';
+import { h, fill, errorParts } from './dom.js';
 import { formatBytes } from './format.js';
 import { openShared, resolveUrl } from './source.js';
+import { WorkerClient, isCancelled } from './worker-client.js';
 import { renderReport, renderOpenError, renderReportPending, renderReportRunning } from './views/report.js';
 import { renderOverview } from './views/overview.js';
 import { renderHyperparameters } from './views/hyperparameters.js';
 import { renderSpaces } from './views/spaces.js';
 import { renderSchedules } from './views/schedules.js';
 import { renderTensors } from './views/tensors.js';
-import { renderPolicy, renderPolicyPending } from './views/policy.js';
+import { setArraySummarizer } from './views/value.js';
+import { renderPolicy, renderPolicyPending, renderPolicyLoading } from './views/policy.js';
 
 const DEFAULT_AUTOREAD = 16 * 1024 * 1024;
 const SECTIONS = ['validation', 'overview', 'hyperparameters', 'spaces', 'schedules', 'tensors', 'policy'];
@@ -27,8 +33,8 @@ const body = (id) => $(id).querySelector('.body');
 const params = new URLSearchParams(location.search);
 const autoread = params.has('autoread') && Number.isFinite(Number(params.get('autoread'))) ? Number(params.get('autoread')) : DEFAULT_AUTOREAD;
 
-/** What is shown now. */
-const current = { generation: 0, label: null, source: null, archive: null, openError: null, report: null, policy: null, ready: Promise.resolve() };
+/** What is shown now; `workers` compute for it (`policy` and `tensors`: WorkerClient). */
+const current = { generation: 0, label: null, source: null, archive: null, openError: null, report: null, policy: null, workers: null, ready: Promise.resolve() };
 
 function show(id, visible = true) {
   $(id).hidden = !visible;
@@ -43,10 +49,6 @@ function refreshStatus() {
   if (!src) return;
   fill($('status'), h('strong', null, current.label), ` — ${formatBytes(src.size)}; read so far: ${formatBytes(src.transferred)}`);
   $('status').dataset.transferred = String(src.transferred);
-}
-
-function errorParts(e) {
-  return [h('code', { class: 'code' }, e?.code ?? 'ERROR'), ' ', e?.detail ?? e?.message ?? String(e)];
 }
 
 async function runValidation(gen) {
@@ -71,18 +73,24 @@ async function runValidation(gen) {
 
 async function loadPolicy(gen) {
   const el = body('policy');
-  fill(el, h('p', { class: 'muted' }, 'Loading the policy…'));
+  const worker = current.workers.policy;
+  renderPolicyLoading(el, () => worker.cancel());
   $('policy').dataset.status = 'loading';
   try {
-    const policy = await current.archive.policy();
+    const policy = await worker.call('policy');
     if (gen !== current.generation) return;
     current.policy = policy;
-    renderPolicy(el, policy);
+    renderPolicy(el, policy, { predict: (args) => worker.call('predict', args), cancel: () => worker.cancel() });
     $('policy').dataset.status = 'ready';
   } catch (e) {
     if (gen !== current.generation) return;
-    $('policy').dataset.status = 'error';
-    fill(el, h('div', { class: 'banner bad' }, 'Cannot load the policy: ', errorParts(e)));
+    if (isCancelled(e)) {
+      $('policy').dataset.status = 'cancelled';
+      renderPolicyPending(el, () => loadPolicy(gen), 'Loading the policy was cancelled.');
+    } else {
+      $('policy').dataset.status = 'error';
+      fill(el, h('div', { class: 'banner bad' }, 'Cannot load the policy: ', errorParts(e)));
+    }
   }
   refreshStatus();
 }
@@ -94,7 +102,13 @@ function renderArchive(archive, gen) {
   show('hyperparameters');
   show('spaces', renderSpaces(body('spaces'), archive.data) > 0);
   show('schedules', renderSchedules(body('schedules'), archive.data) > 0);
-  show('tensors', renderTensors(body('tensors'), archive, { onRead: () => gen === current.generation && refreshStatus() }) > 0);
+  const worker = current.workers.tensors;
+  show('tensors', renderTensors(body('tensors'), archive, {
+    statistics: (group, name) => worker.call('tensor', { group, name }),
+    cancel: () => worker.cancel(),
+    busy: () => worker.busy,
+    onRead: () => gen === current.generation && refreshStatus(),
+  }) > 0);
 }
 
 /**
@@ -106,7 +120,8 @@ function renderArchive(archive, gen) {
 async function load(input, label) {
   const gen = ++current.generation;
   const previous = current.source;
-  Object.assign(current, { label, source: null, archive: null, openError: null, report: null, policy: null });
+  for (const w of Object.values(current.workers ?? {})) w.close();
+  Object.assign(current, { label, source: null, archive: null, openError: null, report: null, policy: null, workers: null });
   setState('loading');
   for (const id of SECTIONS) show(id, false);
   for (const id of ['open-error', 'report']) fill($(id));
@@ -130,6 +145,11 @@ async function load(input, label) {
   }
   if (gen !== current.generation) return src.release();
   current.source = src;
+  const onRead = () => gen === current.generation && refreshStatus();
+  const workers = { policy: new WorkerClient(src, { name: 'policy', onRead }), tensors: new WorkerClient(src, { name: 'tensors', onRead }) };
+  current.workers = workers;
+  // a referenced array of the data is read and summarised by the tensors' worker too
+  setArraySummarizer((nd) => workers.tensors.call('array', { group: nd.ref.group, name: nd.ref.name }));
   try {
     current.archive = await open(src);
   } catch (e) {
@@ -229,8 +249,9 @@ function wire() {
 /**
  * The page's state for scripts and tests: `open(input, label)` opens a File,
  * Blob or URL; `ready` resolves when the current archive is shown (with its
- * automatic validation and policy loading); `archive`, `report`, `policy`,
- * `openError` and `source` are what is shown.
+ * automatic validation and policy loading); `archive`, `report`,
+ * `openError` and `source` are what is shown, and `policy` the policy's
+ * summary from the worker (tasks.js policySummary).
  */
 window.rlarchiveInspector = Object.freeze({
   version: VERSION,

@@ -47,10 +47,14 @@ export function resolveUrl(value, base = globalThis.location?.href) {
 
 /**
  * Opens what the user chose: a File/Blob (sliced reads) or an http(s) URL (Range requests).
- * Rejects with the reader's RlarchiveError (IO_ERROR) when the source cannot be read.
+ * Every request for a URL has the reader's deadlines (spec §11.4: by default no
+ * byte for 30 s, or less than 64 KiB/s, ends it), for opening and for every
+ * later read, so a stalled server gives an error the page shows.
+ * Rejects with the reader's RlarchiveError (IO_ERROR, IO_TIMEOUT) when the source cannot be read.
  * @param {Blob|string} input
+ * @param {{timeout?: number, minRate?: number}} [options] the deadlines of URL requests (milliseconds, bytes per second)
  * @returns {Promise<SharedSource>}
  */
-export async function openShared(input) {
-  return new SharedSource(await openSource(input));
+export async function openShared(input, options = {}) {
+  return new SharedSource(await openSource(input, options));
 }

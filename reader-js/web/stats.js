@@ -1,4 +1,5 @@
-// Statistics of tensor elements: min, max, mean and a histogram.
+// Statistics of tensor elements: min, max, mean and a histogram (computed in
+// the inspector's worker, worker.js).
 
 import { toFloat32 } from '../src/index.js';
 
@@ -88,4 +89,17 @@ export function summarize(values, { bins = 40, integer = false } = {}) {
  */
 export function isIntegerDtype(dtype) {
   return INTEGER.has(dtype);
+}
+
+/**
+ * What the page shows of a tensor: its dtype and shape, the statistics of its
+ * elements and its first elements (not the whole tensor, which stays here).
+ * @param {{name: string, dtype: string, shape: number[], data: ArrayLike<number|bigint>}} t what `Archive#tensor` gives
+ * @returns {{name: string, dtype: string, shape: number[], stats: ReturnType<typeof summarize>, first: ArrayLike<number|bigint>}}
+ */
+export function tensorStatistics(t) {
+  const stats = summarize(numericElements(t.dtype, t.data), { integer: isIntegerDtype(t.dtype) });
+  const k = t.dtype === 'C64' ? 16 : 8;
+  const first = ArrayBuffer.isView(t.data) ? t.data.slice(0, k) : Array.from(t.data).slice(0, k);
+  return { name: t.name, dtype: t.dtype, shape: t.shape, stats, first };
 }

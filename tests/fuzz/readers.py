@@ -9,7 +9,6 @@ resident memory of every process it started (``VmHWM`` from /proc).
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -81,16 +80,11 @@ class ReaderProcess(Testee):
             self.stats.first_rss_kib = self.stats.first_rss_kib or self.stats.last_rss_kib
 
     def kill(self) -> None:
+        """Record the testee's memory, then end it and its process group."""
         if self.proc is None:
             return
         self.measure()
-        if self.proc.poll() is None:
-            self.proc.kill()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        self.proc = None
+        super().kill()
 
     def stop(self, kill: bool = False) -> None:
         """Ask the testee to exit (kill it if it does not)."""

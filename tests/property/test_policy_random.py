@@ -2,19 +2,23 @@
 
 Hypothesis draws descriptions (extension RLA_policy) over every observation
 kind, MLPs of random widths with every activation and its parameters,
-layer and batch normalisation, CNNs with random kernels, strides and
+layer and batch normalisation, prelu, CNNs with random kernels, strides and
 padding, one- and two-layer LSTMs with episode starts, Dict observations,
-every head with and without action masks, and VecNormalize statistics; the
-reference writer stores them (refusing any it could not check), and both
-readers answer the conformance ``predict`` request (JavaScript through its
-long-lived testee). Actions must be equal as RLA_policy §7 says.
+every head with and without action masks, and VecNormalize statistics; and
+numerical edges: zero-width values (an empty observation, a linear of width
+0), NaN and infinities made inside the network (negative running variances,
+huge weights whose products overflow float32), observations near the
+float32 limit. The reference writer stores them (refusing any it could not
+check), and both readers answer the conformance ``predict`` request
+(JavaScript through its long-lived testee). Actions must be equal as
+RLA_policy §7 says (NaN equal to NaN).
 """
 from __future__ import annotations
 
 import os
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import rlarchive
@@ -27,6 +31,7 @@ from scale import examples
 from generate import judge_actions
 
 F32 = np.float32
+BIG = float(np.finfo(F32).max)
 ACTIVATIONS = {
     "identity": {}, "relu": {}, "tanh": {}, "sigmoid": {}, "silu": {},
     "elu": {"alpha": st.floats(0.1, 2.0)}, "leaky_relu": {"negative_slope": st.floats(0.001, 0.5)},
@@ -42,9 +47,18 @@ class Builder:
 
     def __init__(self, data, rng: np.random.Generator) -> None:
         self.data, self.rng, self.nodes, self.count = data, rng, [], 0
+        #: whether this network may make NaN and infinities inside (huge weights, negative variances) and zero-width values
+        self.edgy = bool(rng.random() < 0.5)  # drawn from the seed: Hypothesis's own draws favour the plain case
 
     def w(self, *shape: int) -> np.ndarray:
         return (self.rng.normal(size=shape) * 1.5 / np.sqrt(max(shape[-1], 1))).astype(F32)
+
+    def big_w(self, *shape: int) -> np.ndarray:
+        """Weights that are sometimes huge (1e30 to 1e38): their products overflow float32, sums of them meet inf of both signs."""
+        w = self.w(*shape)
+        if self.edgy and self.data.draw(st.booleans()):
+            w = (w * F32(10.0 ** self.data.draw(st.integers(30, 38)))).astype(F32)
+        return w
 
     def add(self, op: str, ins: list, **params) -> str:
         self.count += 1
@@ -53,24 +67,36 @@ class Builder:
         return out
 
     def activation(self, x: str) -> str:
-        fn = self.data.draw(st.sampled_from(sorted(ACTIVATIONS)))
+        fn = sorted(ACTIVATIONS)[int(self.rng.integers(len(ACTIVATIONS)))]  # uniform (Hypothesis favours some elements of a list)
         params = {k: self.data.draw(s) for k, s in ACTIVATIONS[fn].items() if self.data.draw(st.booleans())}
         return self.add("activation", [x], fn=fn, **params)
 
     def mlp(self, x: str, width: int) -> tuple[str, int]:
-        for _ in range(self.data.draw(st.integers(0, 2))):
-            out = self.data.draw(st.integers(1, 9))
-            x = self.add("linear", [x], weight=self.w(out, width), bias=self.w(out) if self.data.draw(st.booleans()) else None)
-            width = out
-            kind = self.data.draw(st.sampled_from(["activation", "layer_norm", "batch_norm", "none"]))
-            if kind == "activation":
+        if self.edgy and width and self.rng.random() < 0.75:  # NaN made first, then carried through every later node
+            x = self.elementwise("batch_norm", x, width, nan=True)
+            for _ in range(int(self.rng.integers(1, 4))):  # activations meeting the NaN
                 x = self.activation(x)
-            elif kind == "layer_norm":
-                x = self.add("layer_norm", [x], weight=self.w(width), bias=None if self.data.draw(st.booleans()) else self.w(width), eps=1e-5)
-            elif kind == "batch_norm":
-                var = self.rng.uniform(0.5, 2.0, width).astype(F32)
-                x = self.add("batch_norm", [x], running_mean=self.w(width), running_var=var, weight=self.w(width), bias=self.w(width), eps=1e-3)
+        for _ in range(self.data.draw(st.integers(0, 3 if self.edgy else 2))):
+            out = 0 if self.edgy and self.rng.random() < 0.2 else self.data.draw(st.integers(1, 9))  # a zero-width value now and then
+            x = self.add("linear", [x], weight=self.big_w(out, width), bias=self.w(out) if self.data.draw(st.booleans()) else None)
+            width = out
+            # after a linear: a few of these (a NaN made by one meets the next, e.g. batch_norm then relu)
+            for kind in self.data.draw(st.lists(st.sampled_from(["activation", "layer_norm", "batch_norm", "prelu"]), min_size=int(self.edgy), max_size=2 + self.edgy)):
+                x = self.elementwise(kind, x, width)
         return x, width
+
+    def elementwise(self, kind: str, x: str, width: int, nan: bool = False) -> str:
+        if kind == "activation":
+            return self.activation(x)
+        if kind == "prelu":
+            shared = width == 0 or self.data.draw(st.booleans())
+            return self.add("prelu", [x], weight=self.w(1 if shared else width))
+        if kind == "layer_norm":
+            return self.add("layer_norm", [x], weight=self.w(width), bias=None if self.data.draw(st.booleans()) else self.w(width), eps=1e-5)
+        var = self.rng.uniform(0.5, 2.0, width).astype(F32)
+        if nan or (self.edgy and width and self.data.draw(st.booleans())):
+            var[self.data.draw(st.integers(0, width - 1))] = -1.0  # NaN from a finite observation
+        return self.add("batch_norm", [x], running_mean=self.w(width), running_var=var, weight=self.w(width), bias=self.w(width), eps=1e-3)
 
     def cnn(self, x: str, shape: tuple) -> tuple[str, int]:
         c, h, w = shape
@@ -89,10 +115,14 @@ def _box(shape, low=-3.0, high=3.0) -> sp.Box:
 
 
 def _observation_space(data) -> tuple:
-    kind = data.draw(st.sampled_from(["vector", "image", "chw", "discrete", "multi_discrete", "multi_binary", "dict"]))
+    kind = data.draw(st.sampled_from(["vector", "image", "chw", "discrete", "multi_discrete", "multi_binary", "dict", "empty", "huge"]))
     if kind == "vector":
         n = data.draw(st.integers(1, 6))
         return _box((n,)), kind
+    if kind == "empty":  # a zero-width observation: every sum over it is empty
+        return _box((0,)), kind
+    if kind == "huge":  # observations near the float32 limit
+        return _box((data.draw(st.integers(1, 6)),), -BIG, BIG), kind
     if kind == "image":
         shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(3, 6)), data.draw(st.integers(3, 6)))
         return sp.Box(np.zeros(shape, np.uint8), np.full(shape, 255, np.uint8), shape, "U8"), kind
@@ -115,7 +145,7 @@ def _features(b: Builder, space, kind: str) -> tuple[str, int]:
         return b.add("concat", parts), width
     if kind in ("image", "chw"):
         return b.cnn("obs", space.shape)
-    width = {"vector": lambda: space.shape[0], "discrete": lambda: space.n, "multi_discrete": lambda: int(space.nvec.sum()), "multi_binary": lambda: space.n}[kind]()
+    width = {"vector": lambda: space.shape[0], "empty": lambda: 0, "huge": lambda: space.shape[0], "discrete": lambda: space.n, "multi_discrete": lambda: int(space.nvec.sum()), "multi_binary": lambda: space.n}[kind]()
     return "obs", int(width)
 
 
@@ -125,6 +155,8 @@ def _sample(space, rng):
     if isinstance(space, sp.Box):
         if space.dtype == "U8":
             return rng.integers(0, 256, size=space.shape).astype(np.uint8)
+        if float(np.max(space.high, initial=0)) >= BIG:  # near the float32 limit
+            return (rng.choice([-1.0, 1.0], size=space.shape) * rng.uniform(1e37, BIG, size=space.shape)).astype(F32)
         return rng.uniform(-3, 3, size=space.shape).astype(F32)
     if isinstance(space, sp.Discrete):
         return np.asarray(rng.integers(0, space.n), np.int64)
@@ -174,7 +206,7 @@ def test_random_policies_act_alike_in_python_and_javascript(js_reader, workdir, 
         head, action_space = {"op": "bernoulli", "in": x}, sp.MultiBinary(n)
     else:
         n = data.draw(st.integers(1, 3))
-        x = b.add("linear", [x], weight=b.w(n, width), bias=b.w(n))
+        x = b.add("linear", [x], weight=b.big_w(n, width), bias=b.w(n))
         head = {"op": "box", "in": x, "squash": data.draw(st.sampled_from(["clip", "tanh", "rescale"]))}
         action_space = sp.Box(rng.uniform(-3, -0.5, n).astype(F32), rng.uniform(0.5, 3, n).astype(F32), (n,), "F32")
     desc = {"observation_space": obs_space, "action_space": action_space, "normalize_images": data.draw(st.booleans()), "nodes": b.nodes, "action": head}
@@ -206,7 +238,16 @@ def test_random_policies_act_alike_in_python_and_javascript(js_reader, workdir, 
     with rlarchive.open(path) as ar:
         policy = ar.policy()
     mask_values = [load_value(v) for v in request["action_masks"]] if masks else None
-    want = [dump_value(a) for a in act(policy, [load_value(v) for v in request["observations"]], request.get("episode_starts"), mask_values)]
+    act_values = act(policy, [load_value(v) for v in request["observations"]], request.get("episode_starts"), mask_values)
+    want = [dump_value(a) for a in act_values]
+    floats = [np.asarray(a, np.float64) for a in act_values if np.asarray(a).dtype.kind == "f"]
+    event(f"kind {kind}, edgy {b.edgy}")
+    if any(n["op"] == "batch_norm" and np.any(n["running_var"] < 0) for n in b.nodes):
+        event("a negative running variance (NaN inside the network)")
+    if any(np.isnan(a).any() for a in floats):
+        event("NaN in a float action")
+    if any(np.isinf(a).any() for a in floats):
+        event("inf in a float action")
     reply = js_reader.predict(path, **request)
     assert reply.get("result") == "actions", reply
     why = judge_actions()(reply["actions"], want)

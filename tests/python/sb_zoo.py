@@ -30,6 +30,7 @@ import stable_baselines3 as sb3
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise
+from stable_baselines3.common.sb2_compat.rmsprop_tf_like import RMSpropTFLike
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.utils import LinearSchedule, get_linear_fn
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
@@ -70,6 +71,7 @@ ACTION_MASKS = "action_masks"  # MaskablePPO: predictions take action masks
 RECURRENT = "recurrent"  # RecurrentPPO: predictions carry LSTM states and episode starts
 FIXED_ENT_COEF = "fixed_ent_coef"
 SHARED_LSTM = "shared_lstm"
+OPTIMIZER_CLASS = "optimizer_class"  # policy_kwargs names an optimizer class other than Adam
 
 
 def activation(name: str) -> str:
@@ -300,6 +302,11 @@ CATALOGUE: dict[str, ZooEntry] = {
         16, (BOX_ACTION, NET_ARCH_DICT, activation("ELU"), LINEAR_FN_CLOSURE),
         "A2C on Pendulum-v1, separate pi/vf layers, ELU, learning rate from get_linear_fn (a closure)",
     ),
+    "a2c_rmsprop_tf_like": ZooEntry(
+        sb3.A2C, "MlpPolicy", _gym("CartPole-v1"),
+        dict(_A2C, **_policy(net_arch=[8], optimizer_class=RMSpropTFLike, optimizer_kwargs=dict(alpha=0.99, eps=1e-5, weight_decay=0))),
+        16, (NET_ARCH_LIST, OPTIMIZER_CLASS), "A2C with SB3's RMSpropTFLike optimizer, as RL Zoo's Atari A2C",
+    ),
     # --- PPO ---
     "ppo_cartpole": ZooEntry(
         sb3.PPO, "MlpPolicy", _gym("CartPole-v1"), dict(_PPO, **_policy(net_arch=[8])), 32,
@@ -326,6 +333,11 @@ CATALOGUE: dict[str, ZooEntry] = {
         sb3.PPO, "MlpPolicy", _sampled(_box((3,)), _box((2,))),
         dict(_PPO, use_sde=True, sde_sample_freq=4, **_policy(net_arch=[8], activation_fn=torch.nn.SiLU, log_std_init=-1.0)),
         32, (GSDE, BOX_ACTION, activation("SiLU")), "PPO with gSDE on Box actions and SiLU",
+    ),
+    "ppo_prelu_box": ZooEntry(
+        sb3.PPO, "MlpPolicy", _sampled(_box((3,), -3.0, 3.0), _box((2,))),
+        dict(_PPO, **_policy(net_arch=dict(pi=[8, 8], vf=[8]), activation_fn=torch.nn.PReLU)),
+        32, (BOX_ACTION, NET_ARCH_DICT, activation("PReLU")), "PPO on Box actions with PReLU activations (learned slopes)",
     ),
     "ppo_discrete_start": ZooEntry(
         sb3.PPO, "MlpPolicy",

@@ -11,6 +11,7 @@ the interpreter would print. A few runs are real processes end to end
 (``python -m rlarchive.cli``, the console script, a closed pipe, the
 file-size limit, a full disk).
 """
+import base64
 import gzip
 import json
 import os
@@ -436,7 +437,9 @@ def test_names_and_text_the_output_cannot_encode(tmp_path):
     outs = [(p.communicate(), p.returncode) for p in procs]
     for ((out, err), status), (env, argv) in zip(outs, runs):
         assert status == 0 and err == b"", (argv, env, err)
-    assert json.loads(outs[0][0][0].decode("utf-8", "surrogateescape"))["file"] == os.fsdecode(odd)  # the name as it is
+    report = json.loads(outs[0][0][0].decode("utf-8"))  # valid UTF-8
+    assert base64.b64decode(report["file_base64"]) == odd and report["file"].endswith("\\xff.rlarchive")  # the name's bytes, and its escaped form
+    assert outs[1][0][0].decode("utf-8").splitlines()[0].endswith("\\xff.rlarchive")
     assert b"\\u6743" in outs[2][0][0]  # escaped, not an error
 
 

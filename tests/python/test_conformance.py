@@ -1,4 +1,4 @@
-"""The conformance harness judges strictly: wrong readers, crashing readers and stale xfail lists fail it."""
+"""The conformance harness judges strictly (wrong readers, crashing readers and stale xfail lists fail it) and shows a testee nothing but the archive."""
 import json
 import os
 import subprocess
@@ -16,15 +16,30 @@ def _harness(*args, timeout=300):
 
 
 def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "", requests: tuple = ()) -> str:
-    """A testee that wraps the reference reader and then misbehaves as ``body`` says (``setup`` runs first)."""
+    """A testee that wraps the reference reader and then misbehaves as ``body`` says (``setup`` runs first).
+
+    The harness names the files it sends meaninglessly, so ``body`` tells the cases apart by their bytes:
+    ``is_case(req, "json-bom")`` is true when the request's file holds that vector."""
     p = tmp_path / "liar.py"
     p.write_text(
         textwrap.dedent(
             f"""
-            import json, sys, runpy
+            import hashlib, json, os, sys, runpy
             sys.path.insert(0, {os.path.dirname(TESTEE)!r})
             import rlarchive
-            {setup}
+            _VECTORS = {os.path.join(ROOT, "test-vectors")!r}
+            _HASHES = {{}}
+            def _sha(path):
+                with open(path, "rb") as f:
+                    return hashlib.sha256(f.read()).hexdigest()
+            def is_case(req, case_id):
+                if not _HASHES:
+                    with open(os.path.join(_VECTORS, "index.json"), encoding="utf-8") as f:
+                        for c in json.load(f)["cases"]:
+                            if not c["file"].endswith(".gz"):
+                                _HASHES.setdefault(_sha(os.path.join(_VECTORS, c["file"])), set()).add(c["id"])
+                return case_id in _HASHES.get(_sha(req["file"]), ())
+            {textwrap.indent(textwrap.dedent(chr(10) + setup), " " * 12)}
             for line in sys.stdin:
                 req = json.loads(line)
                 if req["cmd"] == "start":
@@ -75,7 +90,7 @@ def test_one_byte_off_dump_fails_the_run(tmp_path):
 
 def test_crashing_reader_fails_but_the_run_goes_on(tmp_path):
     cmd = _liar(tmp_path, """
-        if "json-bom" in req["file"]:
+        if is_case(req, "json-bom"):
             sys.exit(3)
     """)
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
@@ -85,7 +100,7 @@ def test_crashing_reader_fails_but_the_run_goes_on(tmp_path):
 
 def test_hanging_reader_times_out(tmp_path):
     cmd = _liar(tmp_path, """
-        if "json-bom" in req["file"]:
+        if is_case(req, "json-bom"):
             import time; time.sleep(60)
     """)
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--timeout", "2")
@@ -98,7 +113,7 @@ def test_xfail_list_never_goes_stale(tmp_path):
     r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--xfail", str(xf))
     assert r.returncode == 1 and "XPASS" in r.stdout
     cmd = _liar(tmp_path, """
-        if "json-bom" in req["file"]:
+        if is_case(req, "json-bom"):
             reply = {"seq": req["seq"], "result": "error", "code": "JSON_SYNTAX"}
     """)
     r = _harness("--reader-cmd", cmd, "--xfail", str(xf))
@@ -152,7 +167,7 @@ def test_a_reader_that_skips_everything_fails(tmp_path):
 
 def test_the_testees_stderr_is_shown_beside_a_failure(tmp_path):
     cmd = _liar(tmp_path, """
-        if "json-bom" in req["file"]:
+        if is_case(req, "json-bom"):
             print("my reader is confused about BOMs", file=sys.stderr, flush=True)
             reply["code"] = "JSON_SYNTAX"
     """)
@@ -191,3 +206,247 @@ def test_validate_reports_are_judged_issue_by_issue(tmp_path):
     """, requests=("validate",))
     r = _harness("--reader-cmd", cmd, "--reader-name", "quiet-validator")
     assert r.returncode == 1 and "validate: issues" in r.stdout
+
+
+def _small_vectors(tmp_path, ids: list) -> str:
+    """A vector folder holding only the cases ``ids`` of test-vectors/ (in that order)."""
+    import shutil
+
+    src = os.path.join(ROOT, "test-vectors")
+    with open(os.path.join(src, "index.json"), encoding="utf-8") as f:
+        index = json.load(f)
+    by_id = {c["id"]: c for c in index["cases"]}
+    index["cases"] = [by_id[i] for i in ids]
+    dst = tmp_path / "vectors"
+    for c in index["cases"]:
+        for rel in (c["file"], c["expect"].get("dump_file"), c["expect"].get("predict_file")):
+            if rel:
+                (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(os.path.join(src, rel), dst / rel)
+    (dst / "index.json").write_text(json.dumps(index))
+    return str(dst)
+
+
+# Answers from whatever lies beside the file it is given, or from an index.json in a folder above it:
+# what a testee could do if the harness handed it the vectors themselves. It declares every
+# extension, so every case is sent to it, and it answers nothing of its own (an error code that no
+# case expects), so it can pass only a case it answered by looking around. It also records what it saw.
+CHEAT = r'''
+import glob, json, os, sys
+LOG = sys.argv[1]
+
+def look(path, cmd):
+    folder = os.path.dirname(path)
+    stem = os.path.basename(path)
+    stem = stem[:-3] if stem.endswith(".gz") else stem
+    stem = stem[: -len(".rlarchive")] if stem.endswith(".rlarchive") else stem
+    if cmd == "predict":
+        for name in glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + "*.predict.json")):
+            with open(name, encoding="utf-8") as f:
+                return {"result": "actions", "actions": json.load(f)["actions"]}
+    for name in glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + ".dump.json")):
+        with open(name, encoding="utf-8") as f:
+            return {"result": "dump", "dump": f.read()}
+    d = folder
+    while True:
+        index = os.path.join(d, "index.json")
+        if os.path.isfile(index):
+            with open(index, encoding="utf-8") as f:
+                cases = json.load(f)["cases"]
+            for c in cases:
+                if os.path.basename(c["file"]) == os.path.basename(path) and (c["expect"]["result"] == "actions") == (cmd == "predict"):
+                    e = c["expect"]
+                    if e["result"] == "error":
+                        return {"result": "error", "code": e["code"]}
+                    if e["result"] == "dump":
+                        with open(os.path.join(d, e["dump_file"]), encoding="utf-8") as f:
+                            return {"result": "dump", "dump": f.read()}
+                    with open(os.path.join(d, e["predict_file"]), encoding="utf-8") as f:
+                        return {"result": "actions", "actions": json.load(f)["actions"]}
+        if os.path.dirname(d) == d:
+            return {"result": "error", "code": "NOTHING_TO_COPY"}
+        d = os.path.dirname(d)
+
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["cmd"] == "start":
+        exts = ["RLA_policy", "RLA_vec_normalize", "RLA_sb3", "RLA_onnx"]
+        print(json.dumps({"ok": True, "protocol": 1, "reader": {"name": "cheat", "version": "0", "language": "python"}, "extensions": exts}), flush=True)
+        continue
+    if req["cmd"] == "stop":
+        break
+    with open(LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"file": req["file"], "beside": sorted(os.listdir(os.path.dirname(req["file"])))}) + "\n")
+    print(json.dumps({"seq": req["seq"], **look(req["file"], req["cmd"])}), flush=True)
+'''
+
+
+def test_a_testee_that_looks_beside_its_file_passes_nothing(tmp_path):
+    from rlarchive.manifest import SUPPORTED_EXTENSIONS
+
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text(CHEAT.replace('["RLA_policy", "RLA_vec_normalize", "RLA_sb3", "RLA_onnx"]', repr(sorted(SUPPORTED_EXTENSIONS))))
+    log = tmp_path / "seen.jsonl"
+    # the cheat works when it is given a vector where it lies: a dump, an error and actions, all right
+    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
+        cases = json.load(f)["cases"]
+    picks = [next(c for c in cases if c["expect"]["result"] == kind and not c["file"].endswith(".gz")) for kind in ("dump", "error", "actions")]
+    reqs = [{"cmd": "start", "protocol": 1}] + [
+        {"cmd": "predict" if c["expect"]["result"] == "actions" else "dump", "seq": k, "file": os.path.join(ROOT, "test-vectors", c["file"])} for k, c in enumerate(picks, 1)
+    ]
+    direct = subprocess.run([sys.executable, str(cheat), str(tmp_path / "direct.jsonl")], input="".join(json.dumps(r) + "\n" for r in reqs), capture_output=True, text=True, timeout=60)
+    answers = [json.loads(x) for x in direct.stdout.splitlines()[1:]]
+    assert [a["result"] for a in answers] == ["dump", "error", "actions"], direct.stdout[-500:]
+    assert answers[1]["code"] == picks[1]["expect"]["code"]
+    # through the harness it sees one meaninglessly named file alone in its folder, and passes nothing
+    r = _harness("--reader-cmd", f"{sys.executable} {cheat} {log}", "--reader-name", "cheat")
+    assert r.returncode == 1
+    assert f"0 passed, {len(cases)} failed" in r.stdout and f"coverage {len(cases)} of {len(cases)} cases" in r.stdout, r.stdout[-2000:]
+    seen = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(seen) == len(cases)
+    import re
+
+    for s in seen:
+        name = os.path.basename(s["file"])
+        assert re.fullmatch(r"[0-9a-f]{16}\.rlarchive", name) and s["beside"] == [name], s
+        assert not os.path.exists(os.path.dirname(s["file"])), "the case's folder outlived the run"
+    assert len({s["file"] for s in seen}) == len(seen) and len({os.path.dirname(s["file"]) for s in seen}) == len(seen)
+
+
+def test_the_file_sent_holds_the_vectors_bytes(tmp_path):
+    import gzip
+    import hashlib
+
+    ids = ["minimal", "value-ndarray-base64-astral-characters"]  # a plain vector and a gzip-stored one
+    vectors = _small_vectors(tmp_path, ids)
+    want = []
+    for c in json.loads(open(os.path.join(vectors, "index.json"), encoding="utf-8").read())["cases"]:
+        raw = open(os.path.join(vectors, c["file"]), "rb").read()
+        want.append(hashlib.sha256(gzip.decompress(raw) if c["file"].endswith(".gz") else raw).hexdigest())
+    log = tmp_path / "hashes"
+    cmd = _liar(tmp_path, f"""
+        with open({str(log)!r}, "a") as f:
+            f.write(hashlib.sha256(open(req["file"], "rb").read()).hexdigest() + "\\n")
+    """)
+    r = _harness("--reader-cmd", cmd, "--vectors", vectors)
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert log.read_text().split() == want
+
+
+def test_the_line_limit_fits_every_expected_answer_with_room():
+    from rlarchive.conformance import MAX_LINE_BYTES
+
+    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
+        cases = json.load(f)["cases"]
+    longest = 0
+    for c in cases:
+        e = c["expect"]
+        if e["result"] == "dump":
+            with open(os.path.join(ROOT, "test-vectors", e["dump_file"]), encoding="utf-8") as f:
+                answer = {"seq": 10**9, "result": "dump", "dump": f.read()}
+        elif e["result"] == "actions":
+            with open(os.path.join(ROOT, "test-vectors", e["predict_file"]), encoding="utf-8") as f:
+                answer = {"seq": 10**9, "result": "actions", "actions": json.load(f)["actions"]}
+        else:
+            continue
+        longest = max(longest, len(json.dumps(answer, ensure_ascii=True).encode()))
+    # a dump's characters escaped as \uXXXX take at most 6 bytes each: still 16 times within the limit
+    assert 6 * longest * 16 <= MAX_LINE_BYTES, longest
+
+
+def test_bounded_lines_never_holds_a_long_line():
+    import io
+
+    from rlarchive.conformance import bounded_lines
+
+    data = b"short\n" + b"x" * 5000 + b"\nnext\n" + b"y" * 10 + b"\nlast"
+    got = list(bounded_lines(io.BufferedReader(io.BytesIO(data), 64), 100, preview=8))
+    assert got == [(b"short", True), (b"xxxxxxxx", False), (b"next", True), (b"yyyyyyyyyy", True), (b"last", True)]
+    exactly = list(bounded_lines(io.BufferedReader(io.BytesIO(b"z" * 100 + b"\n" + b"w" * 101)), 100, preview=3))
+    assert exactly == [(b"z" * 100, True), (b"www", False)]
+
+
+HARNESS_MEMORY = r'''
+import sys
+sys.path.insert(0, {python!r})
+from rlarchive.conformance import main
+rc = main(sys.argv[1:])
+with open("/proc/self/status", encoding="ascii") as f:
+    peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+print(f"harness peak KiB {{peak}}")
+sys.exit(rc)
+'''
+
+
+def test_an_endless_answer_line_fails_the_case_in_bounded_memory(tmp_path):
+    from rlarchive.conformance import MAX_LINE_BYTES
+
+    vectors = _small_vectors(tmp_path, ["minimal", "json-bom", "optimizer-adam"])
+    gib = 1 << 30
+    cmd = _liar(tmp_path, f"""
+        if is_case(req, "json-bom"):  # an answer line of 1 GiB (for the harness: without end)
+            out = sys.stdout.buffer
+            out.write(b'{{"seq": %d, "result": "dump", "dump": "' % req["seq"])
+            chunk = b"x" * (1 << 20)
+            for _ in range({gib} >> 20):
+                out.write(chunk)
+            out.write(b'"}}\\n')
+            out.flush()
+            continue
+    """)
+    script = tmp_path / "harness.py"
+    script.write_text(HARNESS_MEMORY.format(python=os.path.join(ROOT, "python")))
+    r = subprocess.run(
+        [sys.executable, str(script), "--quiet", "--vectors", vectors, "--reader-cmd", cmd, "--reader-name", "long", "--timeout", "60"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert f"answer line longer than {MAX_LINE_BYTES} bytes" in r.stdout
+    assert "2 passed, 1 failed" in r.stdout  # only that case: the testee was restarted for the next
+    peak_kib = int(r.stdout.split("harness peak KiB ")[1].split()[0])
+    # the limit's worth of line, once, and the interpreter: far below the line's size
+    assert peak_kib * 1024 < MAX_LINE_BYTES + 128 * 1024 * 1024 < gib // 4, peak_kib
+
+
+def _running(pid: int, start: str) -> bool:
+    """Whether the process ``pid`` that started at ``start`` (/proc stat field 22) is still running."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] not in ("Z", "X") and fields[19] == start
+
+
+def test_no_process_a_testee_started_outlives_it(tmp_path):
+    if not os.path.isdir("/proc"):
+        import pytest
+
+        pytest.skip("needs /proc to tell running processes")
+    vectors = _small_vectors(tmp_path, ["minimal", "json-bom", "optimizer-adam", "extension-optional"])
+    pids = tmp_path / "pids"
+    # every start of the testee starts two long sleeps in its group, one of which ignores SIGTERM;
+    # it dies on one case (restart) and hangs on another (timeout, restart), and stops at the end
+    setup = f"""
+        import subprocess, time
+        for argv in (["sleep", "300"], ["sh", "-c", "trap '' TERM; exec sleep 301"]):
+            child = subprocess.Popen(argv)
+            time.sleep(0.1)
+            with open(f"/proc/{{child.pid}}/stat", encoding="ascii") as f:
+                start = f.read().rsplit(")", 1)[1].split()[19]
+            with open({str(pids)!r}, "a") as f:
+                f.write(f"{{child.pid}} {{start}}\\n")
+    """
+    cmd = _liar(tmp_path, """
+        if is_case(req, "json-bom"):
+            sys.exit(3)
+        if is_case(req, "optimizer-adam"):
+            time.sleep(60)
+    """, setup=setup)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "parent", "--vectors", vectors, "--timeout", "3")
+    assert r.returncode == 1 and "CRASH" in r.stdout and "TIMEOUT" in r.stdout, r.stdout[-2000:]
+    assert "2 passed, 2 failed" in r.stdout
+    started = [line.split() for line in pids.read_text().splitlines()]
+    assert len(started) == 6  # three starts of the testee, two children each
+    left = [pid for pid, start in started if _running(int(pid), start)]
+    assert not left, f"still running: {left}"

@@ -262,3 +262,12 @@ def test_http_server_that_ignores_range(http_server):
     handler.honour_range = False
     with open_source(url) as src:
         assert code_of(lambda: src.read(5_000_000, 100)) == "IO_ERROR"
+
+
+def test_a_pathlike_giving_bytes_is_a_path_not_content(data_file):
+    class BytesPath:
+        def __fspath__(self) -> bytes:
+            return os.fsencode(data_file)
+
+    with open_source(BytesPath()) as src:
+        assert isinstance(src, PathSource) and src.size == len(DATA)

@@ -1491,3 +1491,5 @@ import cases_from_reader_js  # noqa: E402,F401
 import cases_extensions  # noqa: E402,F401
 import cases_locations  # noqa: E402,F401
 import cases_policy  # noqa: E402,F401
+import cases_policy_limits  # noqa: E402,F401
+import cases_policy_numerics  # noqa: E402,F401

@@ -55,7 +55,7 @@ from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
 from .. import policy_description, vec_normalize as vec_normalize_ext
 from ..values import ClassRef, Opaque, TensorRef
 from ..vec_normalize import Statistics
-from . import pickler
+from . import pickler, shared_layers
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget, budget_for
 
 __all__ = [
@@ -71,6 +71,8 @@ __all__ = [
     "infer_algorithm",
     "ARCHITECTURE_KEYS",
     "LoadWarning",
+    "ExportWarning",
+    "optimizer_left_out",
 ]
 
 #: Class references that :func:`export_archive` and :func:`load` may import,
@@ -136,18 +138,24 @@ ALLOWED_CLASSES: tuple[str, ...] = (
     "torch.nn.modules.activation.*",
     "torch.nn.modules.linear.Identity",
     "torch.nn.modules.flatten.Flatten",
-    # torch: optimizers (policy_kwargs["optimizer_class"]; A2C uses RMSprop)
+    # optimizers (policy_kwargs["optimizer_class"]; A2C uses RMSprop, RL Zoo's Atari A2C RMSpropTFLike):
+    # every torch.optim.Optimizer subclass SB3 ships (sb3-contrib ships none) and torch.optim's own
+    "stable_baselines3.common.sb2_compat.rmsprop_tf_like.RMSpropTFLike",
+    "torch.optim.Adafactor",  # torch defines Adafactor and Muon under the module name torch.optim
+    "torch.optim.Muon",
     "torch.optim.adadelta.Adadelta",
     "torch.optim.adagrad.Adagrad",
     "torch.optim.adam.Adam",
     "torch.optim.adamax.Adamax",
     "torch.optim.adamw.AdamW",
     "torch.optim.asgd.ASGD",
+    "torch.optim.lbfgs.LBFGS",
     "torch.optim.nadam.NAdam",
     "torch.optim.radam.RAdam",
     "torch.optim.rmsprop.RMSprop",
     "torch.optim.rprop.Rprop",
     "torch.optim.sgd.SGD",
+    "torch.optim.sparse_adam.SparseAdam",
 )
 
 
@@ -716,6 +724,13 @@ def _finish_import(
         metadata[META_TORCH_VALUES] = json.dumps(report.torch_values)
     report.tensor_groups = {g: len(t) for g, t in tensors.items()}
     report.optimizers = list(optimizers)
+    left = optimizer_left_out(data)
+    if left is not None:
+        report.notes.append(
+            f"optimizer class {left}: not on the allow-list, so rlarchive.sb3.load cannot restore it (the archive keeps "
+            "its name and the optimizer states); load builds the model with SB3's default optimizer, freshly initialised, "
+            "unless allow_classes names it; prediction and the portable policy do not depend on it"
+        )
     extension_values = {}
     if vec_normalize is not None:
         extension_values[vec_normalize_ext.EXTENSION] = vec_normalize_ext.to_value(vec_normalize)
@@ -769,7 +784,10 @@ def _policy_value(build: Callable[[Any], Any], stats: Optional[Statistics], data
     except sb3_policy.Unsupported as e:
         return None, f"not written: {e}"
     except RlarchiveError as e:
-        return None, f"not written: the model cannot be built without running code ({e.code}: {e.message})"
+        return None, f"not written: the model cannot be built from the archive ({e.code}: {e.message})"
+    except (TypeError, ValueError, AssertionError, KeyError, IndexError, AttributeError, RuntimeError) as e:
+        # SB3 refused the values while building the policy: the archive is written without the description
+        return None, f"not written: Stable-Baselines3 cannot build the policy from the archive ({type(e).__name__}: {str(e)[:300]})"
 
     def ref(w: Any) -> Any:
         if w.array.dtype != np.float32:
@@ -876,6 +894,7 @@ class _Rebuilder:
         self.allow = tuple(allow)
         self.data = data
         self.target = target  # the SB3 version (major, minor) that reads the values
+        self.optimizer_left_out: Optional[str] = None  # load: the optimizer class left out of policy_kwargs, if any
 
     def top(self, key: str, value: Any) -> Any:
         from .. import schedules
@@ -1121,6 +1140,11 @@ def _target_version(requested: Optional[str], metadata: Mapping[str, str]) -> tu
         except ImportError:  # pragma: no cover - export needs SB3 anyway
             text = "2.7.0"
     m = re.match(r"^\s*(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?", str(text))
+    if requested is None and (not m or (int(m.group(1)), int(m.group(2))) < _OLDEST_SB3):
+        # recorded by SB3 1.x (or unreadable): written for the installed SB3
+        import stable_baselines3
+
+        return _target_version(stable_baselines3.__version__, {})
     if not m:
         raise _fail(f"not a Stable-Baselines3 version: {str(text)[:40]!r} (give X.Y, e.g. 2.4)")
     target = (int(m.group(1)), int(m.group(2)))
@@ -1166,7 +1190,7 @@ def export_archive(
     allow_classes: Iterable[str] = (),
     sb3_version: Optional[str] = None,
     vec_normalize_out: Union[str, os.PathLike, None] = None,
-) -> None:
+) -> list:
     """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
 
     Spaces become gymnasium spaces, schedules SB3 schedule objects (the
@@ -1188,11 +1212,18 @@ def export_archive(
         out_zip: the SB3 ``.zip`` to write.
         allow_classes: further dotted names or ``prefix.*`` patterns to resolve.
         sb3_version: ``"X.Y"``, the Stable-Baselines3 version (2.0 or later)
-            that must load the file; by default the version recorded at import.
+            that must load the file; by default the version recorded at
+            import, or the installed one when the recorded version is older
+            than 2.0 (a model SB3 1.x wrote; the returned notes say so).
         vec_normalize_out: also write the archive's VecNormalize statistics
             (extension ``RLA_vec_normalize``) to this path, as a file
             ``VecNormalize.load(path, venv)`` accepts; VALUE_UNSUPPORTED when
             the archive holds none.
+    Returns:
+        Notes on what the export did differently from the archive's record
+        (another SB3 version than recorded; layers shared by actor and
+        critic, which SB3 >= 1.8 cannot hold, written as copies), each also
+        issued as an :class:`ExportWarning`.
     Raises:
         RlarchiveError: for an invalid archive or a value SB3 cannot hold.
     """
@@ -1205,6 +1236,16 @@ def export_archive(
         data, metadata, params, variables = _archive_parts(ar, copy=True)
         stats = _vec_normalize_of(ar, in_path) if vec_normalize_out is not None else None
     version, target = _target_version(sb3_version, metadata)
+    notes: list = []
+    recorded = metadata.get(META_VERSION)
+    if sb3_version is None and recorded is not None and version != recorded.strip():
+        notes.append(
+            f"the archive records Stable-Baselines3 {recorded.strip()[:40]!r}, for which exports cannot be written; "
+            f"the export is for Stable-Baselines3 {version} (give --sb3-version / sb3_version= for another, 2.0 or later)"
+        )
+    data, params, note = _separate_shared_layers(data, params, in_path)
+    if note:
+        notes.append(note)
     if target < (2, 4) and metadata.get(META_ALGORITHM) in _TARGET_IN_OPTIMIZER:
         params = _dqn_optimizer_for_old_sb3(params, _TARGET_IN_OPTIMIZER[metadata[META_ALGORITHM]])
     rb = _Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data, target)
@@ -1217,6 +1258,67 @@ def export_archive(
 
         obs_space, act_space = (rb.top(k, data[k]) if k in data else None for k in ("observation_space", "action_space"))
         vecnormalize.write(stats, vec_normalize_out, observation_space=obs_space, action_space=act_space)
+    for n in notes:
+        warnings.warn(n, ExportWarning, stacklevel=2)
+    return notes
+
+
+class ExportWarning(UserWarning):
+    """:func:`export_archive` wrote the file differently from how the archive records the model (the message says how)."""
+
+
+def _separate_shared_layers(data: dict, params: dict, in_path: Union[str, os.PathLike]) -> tuple[dict, dict, Optional[str]]:
+    """For SB3 >= 1.8: a policy with layers shared by actor and critic (SB3 < 1.8) as the equivalent separate networks.
+
+    The shared layers are copied at the head of both networks
+    (:meth:`shared_layers.Layout.net_arch`), which computes the same actions
+    and values; the policy optimizer's state follows its parameters (a
+    shared parameter's state goes to both copies). Returns (data, params, the note to report, or None).
+    """
+    shape = shared_layers.layout(data.get("policy_kwargs"), params.get("policy"))
+    if shape is None:
+        return data, params, None
+    old_state = params["policy"]
+    mapping = shared_layers.to_separate(old_state, shape)
+    params = dict(params, policy={new: old_state[old].clone() for new, old in mapping.items()})
+    data = dict(data, policy_kwargs={**data["policy_kwargs"], "net_arch": shape.net_arch()})
+    order = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = load(in_path, device="cpu")
+        order = shared_layers.separate_order([n for n, _ in model.policy.named_parameters()], shape)
+    except RlarchiveError:
+        pass
+    kept = "kept" if order is not None else "reset (the model cannot be built here to order it)"
+    for name in [k for k in params if k.endswith(".optimizer")]:
+        params[name] = _remap_optimizer(params[name], order, len(params["policy"]) if order is None else len(order))
+    note = (
+        f"the policy's layers shared by actor and critic (sizes {list(shape.shared)}, Stable-Baselines3 before 1.8) are written "
+        f"as copies at the head of each network, net_arch {shape.net_arch()}: the same actions and values; the optimizer state is {kept}"
+    )
+    return data, params, note
+
+
+def _remap_optimizer(opt: Any, order: Optional[list], n_params: int) -> Any:
+    """An optimizer state over the parameters ``order`` lists (new name, old name), from the state over the old ones."""
+    import torch
+
+    groups = opt.get("param_groups") if isinstance(opt, dict) else None
+    if not (isinstance(groups, list) and len(groups) == 1 and isinstance(groups[0], dict)):
+        return opt
+    old_ids = list(groups[0].get("params", []))
+    if order is None or len(old_ids) != len({old for _, old in order}):
+        return {"state": {}, "param_groups": [dict(groups[0], params=list(range(n_params)))]}
+    old_names = list(dict.fromkeys(old for _, old in order))  # registration order of the old parameters
+    by_name = dict(zip(old_names, old_ids))
+    state = opt.get("state", {})
+    new_state = {}
+    for i, (_, old) in enumerate(order):
+        s = state.get(by_name[old])
+        if isinstance(s, dict):
+            new_state[i] = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in s.items()}
+    return {"state": new_state, "param_groups": [dict(groups[0], params=list(range(len(order))))]}
 
 
 def load_vec_normalize(path: Union[str, os.PathLike], venv: Any) -> Any:
@@ -1360,7 +1462,48 @@ def _kwargs(key: str, value: Any, rb: "_Rebuilder") -> dict:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise _fail(f"data key {key!r} must be a map of keyword arguments, not {_describe(value)}")
-    return {k: rb.value(v, f"{key}/{k}") for k, v in value.items() if k not in _CALLER_KWARGS}
+    out = {}
+    for k, v in value.items():
+        if k in _CALLER_KWARGS:
+            continue
+        if key == "policy_kwargs" and k == "optimizer_class":
+            try:
+                out[k] = rb.value(v, f"{key}/{k}")
+            except RlarchiveError as e:
+                if e.code not in ("IMPORT_NOT_ALLOWED", "PICKLE_NOT_ALLOWED"):
+                    raise
+                rb.optimizer_left_out = _describe_optimizer(v)
+            continue
+        out[k] = rb.value(v, f"{key}/{k}")
+    if rb.optimizer_left_out is not None:  # its keyword arguments belong to the optimizer left out
+        out.pop("optimizer_kwargs", None)
+    return out
+
+
+def _describe_optimizer(value: Any) -> str:
+    if isinstance(value, ClassRef):
+        return value.name
+    if isinstance(value, Opaque):
+        return f"an opaque {value.type or 'value'}"
+    return f"a {type(value).__name__}"
+
+
+def optimizer_left_out(data: Mapping[str, Any], allow: Iterable[str] = ()) -> Optional[str]:
+    """The optimizer class :func:`load` cannot restore from ``data`` (decoded values), or None.
+
+    ``policy_kwargs["optimizer_class"]`` names the class SB3 builds the
+    policy's optimizers from. It matters only to training: when it is outside
+    :data:`ALLOWED_CLASSES` (plus ``allow``) or kept opaque, :func:`load`
+    builds the model with SB3's default optimizer and without the recorded
+    optimizer states (Annex B.4), and the portable policy is written all the same.
+    """
+    pk = data.get("policy_kwargs")
+    if not isinstance(pk, Mapping) or "optimizer_class" not in pk:
+        return None
+    v = pk["optimizer_class"]
+    if isinstance(v, ClassRef) and v.allowed(tuple(ALLOWED_CLASSES) + tuple(allow)):
+        return None
+    return _describe_optimizer(v)
 
 
 def _describe(value: Any) -> str:
@@ -1465,8 +1608,22 @@ def _dqn_optimizer_for_old_sb3(params: dict, prefix: str = "q_net.") -> dict:
     return params
 
 
-def _build_model(cls: Any, data: dict, params: Mapping[str, Any], variables: Mapping[str, Any], env: Any, device: Any, kwargs: dict, skip_init: bool) -> Any:
-    """What SB3's ``load`` does after reading its zip, from objects already rebuilt (no pickle, no zip)."""
+def _build_model(
+    cls: Any,
+    data: dict,
+    params: Mapping[str, Any],
+    variables: Mapping[str, Any],
+    env: Any,
+    device: Any,
+    kwargs: dict,
+    skip_init: bool,
+    fresh_optimizers: bool = False,
+) -> Any:
+    """What SB3's ``load`` does after reading its zip, from objects already rebuilt (no pickle, no zip).
+
+    With ``fresh_optimizers`` the policy's optimizers (``*.optimizer``) keep
+    the state they are built with instead of the archive's (their class was left out).
+    """
     from stable_baselines3.common.utils import check_for_correct_spaces
     from stable_baselines3.common.vec_env.patch_gym import _convert_space
 
@@ -1491,16 +1648,34 @@ def _build_model(cls: Any, data: dict, params: Mapping[str, Any], variables: Map
             data["_last_obs"] = None
         data["n_envs"] = env.num_envs
     kwargs.pop("force_reset", None)
+    shared = shared_layers.layout(data.get("policy_kwargs"), params.get("policy"))
+    base = data.get("policy_class")
+    if shared is not None:  # SB3 < 1.8 with layers shared by the actor and the critic
+        data["policy_class"] = shared_layers.policy_class(base, shared)
     model = cls(policy=data["policy_class"], env=env, device=device, _init_setup_model=False)
     model.__dict__.update(data)
     model.__dict__.update(kwargs)
-    if skip_init:
-        with _SkipInit():
+    try:
+        if skip_init:
+            with _SkipInit():
+                model._setup_model()
+        else:
             model._setup_model()
-    else:
-        model._setup_model()
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:  # SB3's assertions (HER needs an env) pass
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"{cls.__name__} cannot build its policy from the archive's data: {type(e).__name__}: {str(e)[:300]}"
+        ) from None
+    if shared is not None:  # the model records the class SB3 named, as the archive does
+        model.policy_class = base
     params = _optimizer_params_for(model, dict(params))
-    model.set_parameters(params, exact_match=True, device=device)
+    if fresh_optimizers:
+        from stable_baselines3.common.save_util import recursive_getattr
+
+        params = {k: (recursive_getattr(model, k).state_dict() if k.endswith(".optimizer") else v) for k, v in params.items()}
+    try:
+        model.set_parameters(params, exact_match=True, device=device)
+    except ValueError as e:  # a tensor group or optimizer state the model does not have, or of another size
+        raise RlarchiveError("VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds: {str(e)[:500]}") from None
     for name, tensor in variables.items():
         target = model
         for part in name.split(".")[:-1]:
@@ -1546,7 +1721,15 @@ def load(
     model built by the algorithm's constructor would have for further training
     (for example a constant learning rate of the constructor's default instead
     of the lambda). Keys that decide the policy's architecture
-    (:data:`ARCHITECTURE_KEYS`) are never left out.
+    (:data:`ARCHITECTURE_KEYS`) are never left out. An optimizer class off
+    the allow-list (``policy_kwargs["optimizer_class"]``, training-only) is
+    left out the same way, with its ``optimizer_kwargs``: the model gets SB3's
+    default optimizer, freshly initialised (:func:`optimizer_left_out`).
+
+    A policy with layers shared by actor and critic (SB3 before 1.8, state
+    entries ``mlp_extractor.shared_net.*``) is built as those versions built
+    it (:mod:`rlarchive.interop.shared_layers`), so every weight and optimizer
+    state loads under its recorded name.
 
     Args:
         path: the rlarchive.
@@ -1614,9 +1797,24 @@ def load(
                 LoadWarning,
                 stacklevel=2,
             )
+        if rb.optimizer_left_out is not None and "policy_kwargs" not in custom:
+            if opaque == "error":
+                raise RlarchiveError(
+                    "IMPORT_NOT_ALLOWED",
+                    f"the optimizer class {rb.optimizer_left_out} cannot be restored; pass allow_classes for it, "
+                    "or opaque='skip' to build the model with SB3's default optimizer",
+                )
+            warnings.warn(
+                f"left out the optimizer class {rb.optimizer_left_out} and the optimizer states: the model uses "
+                "SB3's default optimizer, freshly initialised (it matters only to further training); "
+                "pass allow_classes to restore it",
+                LoadWarning,
+                stacklevel=2,
+            )
         items.update(custom)
         try:
-            return _build_model(cls, items, params, variables, env, device, dict(kwargs), skip_init=True)
+            fresh = rb.optimizer_left_out is not None and "policy_kwargs" not in custom
+            return _build_model(cls, items, params, variables, env, device, dict(kwargs), skip_init=True, fresh_optimizers=fresh)
         except MemoryError as e:
             raise RlarchiveError("LIMIT_EXCEEDED", f"building the model needs more memory than is available: {e}") from None
         except RuntimeError as e:  # load_state_dict: the weights do not fit the policy built from the data

@@ -111,6 +111,8 @@ class _Walker:
         if name in _ACTIVATIONS and type(m).__module__.startswith("torch.nn"):
             fn, params = _ACTIVATIONS[name]
             return self.add("activation", [x], fn=fn, **{p: getattr(m, p) for p in params})
+        if isinstance(m, nn.PReLU):  # a learned slope, one for all channels or one per channel (dim 1 of the batch)
+            return self.add("prelu", [x], weight=self.weight(m, "weight"))
         if name in ("Hardtanh", "ReLU6"):  # ReLU6 is Hardtanh(0, 6)
             return self.add("activation", [x], fn="hardtanh", min_val=float(m.min_val), max_val=float(m.max_val))
         if isinstance(m, nn.LayerNorm):
@@ -213,6 +215,9 @@ def describe(model: Any) -> dict:
         x = w.features(extractor, model.observation_space)
         if hasattr(policy, "lstm_actor"):
             x = _lstm(w, policy.lstm_actor, x, desc)
+        shared = getattr(policy.mlp_extractor, "shared_net", None)  # SB3 < 1.8: layers the critic shares
+        if shared is not None:
+            x = w.module(shared, x)
         x = w.module(policy.mlp_extractor.policy_net, x)
         x = w.module(policy.action_net, x)
         head = _distribution_head(action_space, x, bool(getattr(policy, "squash_output", False)), getattr(policy, "action_dist", None))

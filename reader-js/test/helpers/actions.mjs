@@ -1,5 +1,5 @@
 // Actions judged as RLA_policy §7 says (the harness's rule, tests/conformance/run):
-// same dtype and shape, integers equal, floats within 1e-4 absolute or relative.
+// same dtype and shape, integers equal, floats within 1e-4 absolute or relative (NaN equal to NaN).
 import { decodeBase64 } from '../../src/base64.js';
 import { viewElements } from '../../src/dtypes.js';
 
@@ -14,7 +14,7 @@ export function sameActions(got, want) {
     const [ge, we] = [elements(g), elements(w)];
     for (let k = 0; k < we.length; k++) {
       const [a, b] = [ge[k], we[k]];
-      const ok = w.dtype.startsWith('F') ? a === b || Math.abs(a - b) <= Math.max(1e-4, 1e-4 * Math.abs(b)) : a === b;
+      const ok = w.dtype.startsWith('F') ? a === b || (Number.isNaN(a) && Number.isNaN(b)) || Math.abs(a - b) <= Math.max(1e-4, 1e-4 * Math.abs(b)) : a === b; // NaN equals NaN
       if (!ok) return `action ${i}, element ${k}: ${a}, expected ${b}`;
     }
   }

@@ -1,12 +1,17 @@
 // The portable policy (extension RLA_policy): a summary, an observation form
 // generated from its observation space, action masks when its head takes
 // them, the recurrent state carried from step to step, and the action
-// computed by the reader's Policy#predict.
+// computed by the reader's Policy#predict in the inspector's worker (while it
+// runs: "Computing…" and a Cancel button that stops the worker).
 
-import { h, fill, keyValueTable } from '../dom.js';
+import { h, fill, keyValueTable, errorParts } from '../dom.js';
 import { formatNumber, formatShape } from '../format.js';
 import { buildObservationForm } from '../obsform.js';
+import { isCancelled } from '../worker-client.js';
 import { spaceLabel } from './value.js';
+
+/** Heads with more action-mask entries than this get no mask checkboxes (every action allowed). */
+export const MAX_MASK_BOXES = 1024;
 
 /**
  * The labels of the action-mask entries a policy's head takes, or null when it takes none.
@@ -27,77 +32,119 @@ export function maskLabels(policy) {
   return labels;
 }
 
+/** Actions with more elements than this show their first ones only. */
+export const MAX_SHOWN_ACTION = 4096;
+
 /**
- * An action as text parts: dtype, shape and its elements.
+ * An action as text parts: dtype, shape and its elements (the first `max`, then `…`).
  * @param {{dtype: string, shape: number[], data: ArrayLike<number|bigint>}} action
+ * @param {number} [max]
  * @returns {{dtype: string, shape: string, values: string}}
  */
-export function actionText(action) {
-  return { dtype: action.dtype, shape: formatShape(action.shape), values: Array.from(action.data, (v) => formatNumber(v, action.dtype)).join(', ') };
+export function actionText(action, max = MAX_SHOWN_ACTION) {
+  const n = action.data.length;
+  const shown = Array.prototype.slice.call(action.data, 0, max).map((v) => formatNumber(v, action.dtype));
+  return { dtype: action.dtype, shape: formatShape(action.shape), values: shown.join(', ') + (n > max ? `, … (${n} values)` : '') };
 }
 
 function summary(policy) {
-  const d = policy.desc;
-  const ops = d.nodes.map((n) => (n.op === 'activation' ? n.fn : n.op));
+  const ops = policy.layers;
   const rows = [
     ['observation space', spaceLabel(policy.observationSpace)],
     ['action space', spaceLabel(policy.actionSpace)],
     ['layers', `${ops.length}: ${ops.slice(0, 24).join(' → ')}${ops.length > 24 ? ' → …' : ''}`],
     ['action head', `${policy.action.op}${policy.action.squash ? ` (squash ${policy.action.squash})` : ''}`],
-    ['normalize images', d.normalize_images ? 'yes' : 'no'],
-    ['VecNormalize', d.vec_normalize ? 'observations normalised with the archive\'s RLA_vec_normalize statistics' : 'no'],
+    ['normalize images', policy.normalizeImages ? 'yes' : 'no'],
+    ['VecNormalize', policy.vecNormalize ? 'observations normalised with the archive\'s RLA_vec_normalize statistics' : 'no'],
   ];
   if (policy.recurrent) rows.push(['recurrent', `LSTM, ${policy.recurrent.layers} layer(s) of ${policy.recurrent.hidden_size} units`]);
   return keyValueTable(rows);
 }
 
 /**
- * The interactive policy panel.
+ * The interactive policy panel. Predict reads the form and asks `run.predict`
+ * (the worker) for the action; while it computes, the panel shows
+ * "Computing…" with a Cancel button that calls `run.cancel`, and its
+ * `#action` element has `data-status` computing, then done, error or cancelled.
  * @param {HTMLElement} el
- * @param {import('../../index.js').Policy} policy
- * @returns {{predict: () => void}} what the page's buttons call
+ * @param {import('../tasks.js').PolicySummary} policy what the worker tells of the policy
+ * @param {{predict: (args: {observation: unknown, state: object|null, actionMasks: Uint8Array|null}) => Promise<{action: {dtype: string, shape: number[], data: ArrayLike<number|bigint>}, state: object|null}>, cancel: () => void}} run
+ * @returns {{predict: () => Promise<void>}} what the page's buttons call
  */
-export function renderPolicy(el, policy) {
+export function renderPolicy(el, policy, run) {
   const form = buildObservationForm(policy.observationSpace, 'obs');
-  const labels = maskLabels(policy);
+  // too many mask entries for checkboxes: none are given, which allows every action
+  const labels = policy.maskWidth !== null && policy.maskWidth <= MAX_MASK_BOXES ? maskLabels(policy) : null;
   const maskBoxes = labels ? labels.map((l, i) => h('input', { type: 'checkbox', checked: true, dataset: { index: String(i) }, 'aria-label': `allow action ${l}` })) : [];
   const masks = labels
     ? h('fieldset', { id: 'action-masks' }, h('legend', null, 'Action masks (checked = allowed)'),
       h('div', { class: 'inputs checks' }, maskBoxes.map((b, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, labels[i]), b))))
-    : null;
+    : policy.maskWidth !== null ? h('p', { id: 'action-masks-omitted', class: 'muted' }, `The head takes ${policy.maskWidth} action-mask entries, too many to show: every action is allowed.`) : null;
   let state = null;
   let step = 0;
   let count = 0;
+  let computing = false;
   const stateInfo = h('span', { id: 'recurrent-state', class: 'muted' });
   const showState = () => {
     stateInfo.textContent = state === null ? 'state: zeros (episode start)' : `state carried from step ${step}`;
   };
   const output = h('div', { id: 'action', class: 'action', 'aria-live': 'polite' }, h('span', { class: 'muted' }, 'Press Predict.'));
   const history = h('ol', { id: 'action-history', class: 'history' });
+  const predictButton = h('button', { type: 'button', id: 'predict', class: 'primary' }, 'Predict');
+  const resetButton = policy.recurrent ? h('button', { type: 'button', id: 'reset-state' }, 'Reset state (new episode)') : null;
+  const finish = (status) => {
+    computing = false;
+    output.dataset.status = status;
+    predictButton.disabled = false;
+    if (resetButton) resetButton.disabled = false;
+    showState();
+  };
 
-  const predict = () => {
+  const predict = async () => {
+    if (computing) return;
     let observation, actionMasks = null;
     try {
       observation = form.read();
       if (labels) actionMasks = Uint8Array.from(maskBoxes, (b) => (b.checked ? 1 : 0));
-      const r = policy.predict(observation, { state, actionMasks });
-      if (policy.recurrent) state = r.state;
-      step++;
-      count++;
-      const t = actionText(r.action);
-      output.dataset.count = String(count);
-      fill(output,
-        h('span', { class: 'label' }, `Action (step ${step}): `),
-        h('code', { class: 'action-values' }, t.values === '' ? '(empty)' : t.values), ' ',
-        h('span', { class: 'muted' }, h('span', { class: 'action-dtype' }, t.dtype), ' ', h('span', { class: 'action-shape' }, t.shape)));
-      output.classList.remove('error');
-      history.prepend(h('li', null, `step ${step}: ${t.values}`));
-      while (history.children.length > 10) history.lastChild.remove();
     } catch (e) {
       output.classList.add('error');
       fill(output, `Cannot act on this observation: ${e.message}`);
+      finish('error');
+      return;
     }
-    showState();
+    computing = true;
+    predictButton.disabled = true;
+    if (resetButton) resetButton.disabled = true; // the state changes only when an action is computed
+    output.dataset.status = 'computing';
+    output.classList.remove('error');
+    fill(output, h('span', { class: 'computing' }, 'Computing…'), ' ',
+      h('button', { type: 'button', id: 'cancel-predict', class: 'small', onclick: () => run.cancel() }, 'Cancel'));
+    let r;
+    try {
+      r = await run.predict({ observation, state, actionMasks });
+    } catch (e) {
+      if (isCancelled(e)) {
+        fill(output, h('span', { class: 'muted' }, 'Cancelled: the prediction was stopped; the state is as before.'));
+        finish('cancelled');
+      } else {
+        output.classList.add('error');
+        fill(output, 'Cannot act on this observation: ', errorParts(e));
+        finish('error');
+      }
+      return;
+    }
+    if (policy.recurrent) state = r.state;
+    step++;
+    count++;
+    const t = actionText(r.action);
+    output.dataset.count = String(count);
+    fill(output,
+      h('span', { class: 'label' }, `Action (step ${step}): `),
+      h('code', { class: 'action-values' }, t.values === '' ? '(empty)' : t.values), ' ',
+      h('span', { class: 'muted' }, h('span', { class: 'action-dtype' }, t.dtype), ' ', h('span', { class: 'action-shape' }, t.shape)));
+    history.prepend(h('li', null, `step ${step}: ${t.values}`));
+    while (history.children.length > 10) history.lastChild.remove();
+    finish('done');
   };
   const resetState = () => {
     state = null;
@@ -105,6 +152,8 @@ export function renderPolicy(el, policy) {
     history.replaceChildren();
     showState();
   };
+  predictButton.addEventListener('click', predict);
+  resetButton?.addEventListener('click', resetState);
   showState();
   fill(el,
     summary(policy),
@@ -114,8 +163,8 @@ export function renderPolicy(el, policy) {
       h('button', { type: 'button', id: 'random-sample', onclick: () => form.randomize() }, 'Random sample'),
       h('button', { type: 'button', id: 'reset-observation', onclick: () => form.reset() }, 'Reset')),
     masks,
-    policy.recurrent ? h('p', { class: 'buttons' }, stateInfo, ' ', h('button', { type: 'button', id: 'reset-state', onclick: resetState }, 'Reset state (new episode)')) : null,
-    h('div', { class: 'buttons' }, h('button', { type: 'button', id: 'predict', class: 'primary', onclick: predict }, 'Predict')),
+    resetButton ? h('p', { class: 'buttons' }, stateInfo, ' ', resetButton) : null,
+    h('div', { class: 'buttons' }, predictButton),
     output,
     history);
   return { predict };
@@ -125,8 +174,19 @@ export function renderPolicy(el, policy) {
  * The panel before the policy is loaded: what loading reads, and a button.
  * @param {HTMLElement} el
  * @param {() => void} load
+ * @param {string} [note] shown first (why the policy is not loaded)
  */
-export function renderPolicyPending(el, load) {
-  fill(el, h('p', null, 'This archive carries a portable policy (RLA_policy). Loading it checks its description and reads its weights. ',
+export function renderPolicyPending(el, load, note = '') {
+  fill(el, h('p', null, note ? h('span', { class: 'muted' }, `${note} `) : null,
+    'This archive carries a portable policy (RLA_policy). Loading it checks its description and reads its weights. ',
     h('button', { type: 'button', id: 'load-policy', onclick: load }, 'Load policy')));
+}
+
+/**
+ * The panel while the worker loads the policy, with a Cancel button.
+ * @param {HTMLElement} el
+ * @param {() => void} cancel
+ */
+export function renderPolicyLoading(el, cancel) {
+  fill(el, h('p', { class: 'muted' }, 'Loading the policy… ', h('button', { type: 'button', id: 'cancel-policy', class: 'small', onclick: cancel }, 'Cancel')));
 }

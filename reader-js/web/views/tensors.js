@@ -1,23 +1,22 @@
 // Tensor groups: each tensor's dtype, shape and size from the safetensors
-// headers; choosing one reads its bytes (only then) and shows a histogram
-// and statistics.
+// headers; choosing one has the inspector's worker read its bytes (only then)
+// and compute its statistics, which are shown with a histogram.
 
-import { h, fill, keyValueTable } from '../dom.js';
+import { h, fill, keyValueTable, errorParts } from '../dom.js';
 import { formatBytes, formatShape, formatNumber, formatShort } from '../format.js';
 import { histogramChart } from '../charts.js';
-import { numericElements, summarize, isIntegerDtype } from '../stats.js';
+import { isCancelled } from '../worker-client.js';
 import { arrayValues } from './value.js';
 
 /**
- * Statistics and histogram of one loaded tensor.
- * @param {{name: string, dtype: string, shape: number[], data: ArrayLike<number|bigint>}} t
+ * Statistics and histogram of one tensor, as the worker computed them.
+ * @param {ReturnType<import('../stats.js').tensorStatistics>} t
  * @param {string} group
  * @param {number} nbytes
  * @returns {HTMLElement}
  */
 export function renderTensorDetail(t, group, nbytes) {
-  const values = numericElements(t.dtype, t.data);
-  const st = summarize(values, { integer: isIntegerDtype(t.dtype) });
+  const st = t.stats;
   const f = (x) => (Number.isFinite(x) ? formatNumber(x, t.dtype === 'F64' || t.dtype.endsWith('64') ? undefined : t.dtype) : formatNumber(x));
   const rows = [
     ['elements', String(st.count)],
@@ -28,7 +27,7 @@ export function renderTensorDetail(t, group, nbytes) {
   ];
   if (st.nan) rows.push(['NaN', String(st.nan)]);
   if (st.posInf || st.negInf) rows.push(['±inf', `${st.posInf} / ${st.negInf}`]);
-  const first = arrayValues({ dtype: t.dtype, data: t.data.subarray ? t.data.subarray(0, t.dtype === 'C64' ? 16 : 8) : t.data }).map((v) => (typeof v === 'string' ? v : formatNumber(v, t.dtype)));
+  const first = arrayValues({ dtype: t.dtype, data: t.first }).map((v) => (typeof v === 'string' ? v : formatNumber(v, t.dtype)));
   rows.push(['first values', `${first.join(', ')}${st.count > 8 ? ', …' : ''}`]);
   return h('div', { class: 'tensor-detail', dataset: { tensor: `${group}/${t.name}` } },
     h('h3', null, `${group} / ${t.name}`),
@@ -40,29 +39,37 @@ export function renderTensorDetail(t, group, nbytes) {
 
 /**
  * Every tensor group as a table (name, dtype, shape, bytes). Nothing is read
- * until a tensor is chosen; `onRead` is called after each read.
+ * until a tensor is chosen; then `statistics(group, name)` (the worker) reads
+ * it and computes its statistics, shown with "Computing…" and a Cancel button
+ * (`cancel`) meanwhile; choosing another tensor first cancels the one under way.
+ * `#tensor-detail` has `data-status` computing, then done, error or cancelled.
  * @param {HTMLElement} el
  * @param {import('../../index.js').Archive} archive
- * @param {{onRead?: () => void}} [options]
+ * @param {{statistics: (group: string, name: string) => Promise<ReturnType<import('../stats.js').tensorStatistics>>, cancel: () => void, busy?: () => boolean, onRead?: () => void}} compute
  * @returns {number} the number of tensors listed
  */
-export function renderTensors(el, archive, { onRead = () => {} } = {}) {
+export function renderTensors(el, archive, { statistics, cancel, busy = () => false, onRead = () => {} }) {
   const detail = h('div', { id: 'tensor-detail', class: 'card', hidden: true });
   let total = 0;
   let current = 0;
   const choose = async (group, info, button) => {
+    if (busy()) cancel();
     const ticket = ++current;
     detail.hidden = false;
-    fill(detail, h('p', { class: 'muted' }, `Reading ${group}/${info.name} (${formatBytes(info.nbytes)})…`));
+    detail.dataset.status = 'computing';
+    fill(detail, h('p', { class: 'muted' }, `Reading ${group}/${info.name} (${formatBytes(info.nbytes)}) and computing its statistics… `,
+      h('button', { type: 'button', id: 'cancel-tensor', class: 'small', onclick: () => cancel() }, 'Cancel')));
     el.querySelectorAll('button.tensor.chosen').forEach((b) => b.classList.remove('chosen'));
     button.classList.add('chosen');
     try {
-      const t = await archive.tensor(group, info.name);
+      const t = await statistics(group, info.name);
       if (ticket !== current) return;
       fill(detail, renderTensorDetail(t, group, info.nbytes));
+      detail.dataset.status = 'done';
     } catch (e) {
       if (ticket !== current) return;
-      fill(detail, h('p', { class: 'error' }, `${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
+      detail.dataset.status = isCancelled(e) ? 'cancelled' : 'error';
+      fill(detail, isCancelled(e) ? h('p', { class: 'muted' }, 'Cancelled.') : h('p', { class: 'error' }, errorParts(e)));
     } finally {
       onRead();
     }

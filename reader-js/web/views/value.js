@@ -1,50 +1,29 @@
 // Readable renderings of decoded values (spec §7): scalars inline, containers
 // as nested lists and tables, arrays and spaces summarised.
 
-import { NDArray, Scalar, Space, Schedule, ClassRef, Opaque, Tuple, toFloat32 } from '../../src/index.js';
+import { NDArray, Scalar, Space, Schedule, ClassRef, Opaque, Tuple } from '../../src/index.js';
 import { h } from '../dom.js';
 import { formatNumber, formatShort, formatShape, formatBytes, elementCount } from '../format.js';
+import { arrayValues, summarizeArray } from '../arrays.js';
+import { isCancelled } from '../worker-client.js';
+
+export { arrayValues, summarizeArray };
 
 const MAX_ITEMS = 50;
-const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F8_E8M0']);
+
+/** How a referenced array's summary is computed when its load button is pressed (see setArraySummarizer). */
+let summarizeReferenced = async (nd) => {
+  await nd.load();
+  return summarizeArray(nd);
+};
 
 /**
- * Element values of a loaded NDArray as numbers (bigint kept), F16/BF16/FP8 decoded.
- * @param {{dtype: string, data: ArrayLike<number|bigint>}} nd
- * @returns {Array<number|bigint|boolean>}
+ * Sets how a referenced array's summary is computed: the inspector has its
+ * worker read the tensor and summarise it (worker.js, op 'array').
+ * @param {(nd: NDArray) => Promise<string>} fn
  */
-export function arrayValues(nd) {
-  if (DECODED.has(nd.dtype)) return Array.from(toFloat32(nd.dtype, nd.data));
-  if (nd.dtype === 'BOOL') return Array.from(nd.data, (b) => b !== 0);
-  if (nd.dtype === 'C64') {
-    const out = [];
-    for (let i = 0; i < nd.data.length; i += 2) out.push(`${formatNumber(nd.data[i], 'F32')}${nd.data[i + 1] < 0 || Object.is(nd.data[i + 1], -0) ? '-' : '+'}${formatNumber(Math.abs(nd.data[i + 1]), 'F32')}j`);
-    return out;
-  }
-  return Array.from(nd.data);
-}
-
-/**
- * A one-line summary of an array's elements: all of them when few, else
- * the common value or the range and the first few.
- * @param {{dtype: string, shape: number[], data: ArrayLike<number|bigint>}} nd a loaded array
- * @param {number} [few] how many elements count as few
- * @returns {string}
- */
-export function summarizeArray(nd, few = 8) {
-  const vals = arrayValues(nd);
-  const exact = (v) => (typeof v === 'string' ? v : formatNumber(v, nd.dtype));
-  if (vals.length <= few) return `[${vals.map(exact).join(', ')}]`;
-  const f = (v) => (typeof v === 'number' && !Number.isInteger(v) ? formatShort(v) : exact(v));
-  const first = vals[0];
-  if (vals.every((v) => Object.is(v, first) || v === first)) return `all ${f(first)} (${vals.length} values)`;
-  if (typeof first === 'string') return `[${vals.slice(0, 4).map(f).join(', ')}, …] (${vals.length} values)`;
-  let lo = vals[0], hi = vals[0];
-  for (const v of vals) {
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  return `${f(lo)} … ${f(hi)}, [${vals.slice(0, 4).map(f).join(', ')}, …] (${vals.length} values)`;
+export function setArraySummarizer(fn) {
+  summarizeReferenced = fn;
 }
 
 /**
@@ -68,10 +47,11 @@ export function renderArray(nd) {
     onclick: async () => {
       button.disabled = true;
       try {
-        await nd.load();
-        show();
+        const text = await summarizeReferenced(nd);
+        body.replaceChildren(document.createTextNode(` ${text}`));
       } catch (e) {
-        body.replaceChildren(h('span', { class: 'error' }, ` ${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
+        if (isCancelled(e)) button.disabled = false;
+        else body.replaceChildren(h('span', { class: 'error' }, ` ${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
       }
     },
   }, 'load');

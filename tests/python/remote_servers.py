@@ -1,0 +1,112 @@
+"""Misbehaving HTTP servers on 127.0.0.1 for the deadline tests of remote sources (spec §11.4).
+
+Each server answers every connection from its own thread with a bounded loop
+and stops itself when the test leaves its ``with`` block (or, at the latest,
+after ``LIFETIME`` seconds).
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import threading
+import time
+from typing import Iterator
+
+#: No server lives longer than this, whatever the test does.
+LIFETIME = 120.0
+
+
+def _response(body: bytes, range_header: str, head: bool, declared_extra: int) -> bytes:
+    """The bytes of a well-formed answer to a GET or HEAD of ``body``, honouring one Range; ``declared_extra``
+    bytes are added to the Content-Length (and the Content-Range end) without being sent."""
+    size = len(body)
+    m = re.fullmatch(r"bytes=(\d+)-(\d*)", range_header)
+    if m and int(m.group(1)) < size:
+        start, end = int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)
+        part = body[start : end + 1]
+        status = "206 Partial Content"
+        extra = f"Content-Range: bytes {start}-{end}/{size}\r\n"
+    else:
+        part, status, extra = body, "200 OK", ""
+    head_lines = (
+        f"HTTP/1.1 {status}\r\nContent-Length: {len(part) + declared_extra}\r\nAccept-Ranges: bytes\r\n{extra}"
+        "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
+    )
+    return head_lines.encode("ascii") + (b"" if head else part)
+
+
+@contextlib.contextmanager
+def misbehaving_server(
+    body: bytes, *, drip: str = "none", interval: float = 0.5, chunk: int = 1, declared_extra: int = 0, stall: bool = True
+) -> Iterator[str]:
+    """A server of ``body`` at a URL on 127.0.0.1.
+
+    ``drip``: ``"none"`` sends each answer at once; ``"all"`` sends every answer
+    (status line and headers too) ``chunk`` bytes at a time, ``interval``
+    seconds apart; ``"body"`` sends the headers at once and the body that way.
+    ``declared_extra``: the Content-Length claims that many bytes more than are
+    sent; then the server keeps the connection open without sending
+    (``stall``) or closes it.
+    """
+    stop = threading.Event()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.1)
+    deadline = time.monotonic() + LIFETIME
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(1.0)
+            request = b""
+            while b"\r\n\r\n" not in request and len(request) < 65536 and not stop.is_set():
+                try:
+                    got = conn.recv(4096)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                if not got:
+                    return
+                request += got
+            text = request.decode("latin-1")
+            rng = re.search(r"(?im)^range:\s*(\S+)\s*$", text)
+            out = _response(body, rng.group(1) if rng else "", text.startswith("HEAD"), declared_extra)
+            split = 0 if drip == "all" else out.index(b"\r\n\r\n") + 4 if drip == "body" else len(out)
+            try:
+                conn.sendall(out[:split])
+                for i in range(split, len(out), chunk):
+                    if stop.wait(interval) or time.monotonic() > deadline:
+                        return
+                    conn.sendall(out[i : i + chunk])
+                if declared_extra and stall:
+                    while not stop.wait(0.1) and time.monotonic() < deadline:
+                        pass
+            except OSError:  # the client gave up
+                return
+
+    def serve() -> None:
+        threads = []
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            t = threading.Thread(target=answer, args=(conn,), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join(5)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/model.rlarchive"
+    finally:
+        stop.set()
+        thread.join(10)
+        listener.close()
