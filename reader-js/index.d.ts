@@ -173,6 +173,41 @@ export interface VecNormalizeStatistics {
   ret: VecNormalizeStats;
 }
 
+/** Observations of a replay buffer: one array, or one per key of a Dict observation space (in its order). */
+export type ReplayBufferObservations = NDArray | { [key: string]: NDArray };
+
+/** The value of the extension RLA_replay_buffer (§3), decoded; referenced arrays are not loaded until load() is awaited. */
+export interface ReplayBuffer {
+  class: 'ReplayBuffer' | 'DictReplayBuffer' | 'HerReplayBuffer' | 'NStepReplayBuffer';
+  /** Rows per environment; arrays are [buffer_size, n_envs, ...]. */
+  buffer_size: number;
+  n_envs: number;
+  /** The row the next transition goes to; rows at and after it are unused unless `full`. */
+  pos: number;
+  full: boolean;
+  optimize_memory_usage: boolean;
+  handle_timeout_termination: boolean;
+  observation_space: Space;
+  action_space: Space;
+  observations: ReplayBufferObservations;
+  /** null exactly when optimize_memory_usage is true. */
+  next_observations: ReplayBufferObservations | null;
+  actions: NDArray;
+  rewards: NDArray;
+  dones: NDArray;
+  timeouts: NDArray;
+  her: {
+    n_sampled_goal: number;
+    goal_selection_strategy: 'future' | 'final' | 'episode';
+    copy_info_dict: boolean;
+    ep_start: NDArray;
+    ep_length: NDArray;
+    current_ep_start: NDArray;
+    infos: Value[][] | null;
+  } | null;
+  n_step: { n_steps: number; gamma: number } | null;
+}
+
 /** An array as the policy takes and gives it: dtype code, shape, and the elements in C order. */
 export interface ArrayLikeValue {
   dtype: string;
@@ -291,6 +326,8 @@ export class Archive {
   readonly extensionsUsed: string[];
   /** The VecNormalize statistics (extension RLA_vec_normalize), checked, or null when the archive has none. */
   vecNormalize(): Promise<VecNormalizeStatistics | null>;
+  /** The replay buffer (extension RLA_replay_buffer), checked without reading its transitions, or null when the archive has none. */
+  replayBuffer(): Promise<ReplayBuffer | null>;
   /** The portable policy (extension RLA_policy), checked and loaded, or null when the archive has none. */
   policy(): Promise<Policy | null>;
   /** §11.1 step 11: checks the member of every used extension this reader supports. */

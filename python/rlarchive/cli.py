@@ -335,7 +335,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     import importlib
 
     mod = importlib.import_module(f"rlarchive.interop.{args.module}")
-    extra = {"vec_normalize": args.vecnormalize} if args.module == "sb3" else {}
+    extra = {"vec_normalize": args.vecnormalize, "replay_buffer": args.replay_buffer} if args.module == "sb3" else {}
     report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget, **extra)
     print(json.dumps(report.to_dict(), indent=2) if args.json else _shown(str(report), (args.input, args.output)))
     return EXIT_OK
@@ -349,11 +349,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sb3.ExportWarning)  # the notes returned are printed below
         notes = sb3.export_archive(
-            args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version, vec_normalize_out=args.vecnormalize_out
+            args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version, vec_normalize_out=args.vecnormalize_out,
+            replay_buffer_out=args.replay_buffer_out,
         )
     for note in notes or ():
         print(f"warning: {printable(note)}", file=sys.stderr)
-    print(f"wrote {escape_name(args.output)}" + (f" and {escape_name(args.vecnormalize_out)}" if args.vecnormalize_out else ""))
+    extra = [escape_name(p) for p in (args.vecnormalize_out, args.replay_buffer_out) if p]
+    print(f"wrote {escape_name(args.output)}" + "".join(f" and {p}" for p in extra))
     return EXIT_OK
 
 
@@ -446,6 +448,10 @@ def _parser() -> argparse.ArgumentParser:
                 "--vecnormalize", metavar="PKL",
                 help="the vecnormalize.pkl saved beside the model: its statistics go into the archive (read without running it)",
             )
+            p.add_argument(
+                "--replay-buffer", metavar="PKL",
+                help="the file model.save_replay_buffer wrote: the buffer goes into the archive (read without running it)",
+            )
         p.set_defaults(fn=_cmd_import, module=module)
     p = sub.add_parser("export-sb3", help="write a Stable-Baselines3 .zip that SB3's load accepts")
     p.add_argument("input")
@@ -456,6 +462,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the Stable-Baselines3 version (2.0 or later) that must load the file (default: the version recorded at import)",
     )
     p.add_argument("--vecnormalize-out", metavar="PKL", help="also write the archive's VecNormalize statistics, for VecNormalize.load")
+    p.add_argument("--replay-buffer-out", metavar="PKL", help="also write the archive's replay buffer, for model.load_replay_buffer")
     p.set_defaults(fn=_cmd_export)
     p = sub.add_parser("predict", help="print the actions the archive's portable policy takes (NumPy only)")
     p.add_argument("file")

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
-from . import policy_description as _policy, vec_normalize as _vec_normalize
+from . import policy_description as _policy, training_state as _training, vec_normalize as _vec_normalize
+from . import replay_buffer as _replay_buffer
 from .errors import RlarchiveError, members_pointer
 from .values import Checker
 
@@ -33,6 +34,8 @@ class Extension:
     key: str
     check: Callable[[Any, Optional[Mapping[str, Any]], Sequence[str]], object]
     group: str
+    #: The rules that read element bytes, after ``check`` (the archive, the value).
+    check_content: Optional[Callable[["Archive", Any], object]] = None
 
 
 #: Supported extensions by name, in the order the dump and the validator check them.
@@ -41,6 +44,8 @@ SUPPORTED: Mapping[str, Extension] = {
     for e in (
         Extension(_policy.EXTENSION, _policy.MEMBER, _policy.KEY, _policy.check, _policy.GROUP),
         Extension(_vec_normalize.EXTENSION, _vec_normalize.MEMBER, _vec_normalize.KEY, _vec_normalize.check, _vec_normalize.GROUP),
+        Extension(_training.EXTENSION, _training.MEMBER, _training.KEY, _training.check, _training.GROUP),
+        Extension(_replay_buffer.EXTENSION, _replay_buffer.MEMBER, _replay_buffer.KEY, _replay_buffer.check, _replay_buffer.GROUP, _replay_buffer.check_content),
     )
 }
 
@@ -77,6 +82,8 @@ def read_document(ar: "Archive", name: str) -> Optional[Any]:
     except RlarchiveError as e:
         raise _relocated(e, ext.member) from None
     ext.check(doc[ext.key], ar.raw_data.get("data"), ar.manifest.extensions_used)
+    if ext.check_content is not None:
+        ext.check_content(ar, doc[ext.key])
     return doc[ext.key]
 
 

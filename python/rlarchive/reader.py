@@ -17,6 +17,7 @@ from .zipprofile import Member, digests, member_chunks, read_directory
 
 if TYPE_CHECKING:
     from .policy import Policy
+    from .replay_buffer import ReplayBufferData
     from .vec_normalize import Statistics
 
 TENSOR_PREFIX = "tensors/"
@@ -311,6 +312,21 @@ class Archive:
         if raw is None:
             return None
         return vec_normalize.from_value(Decoder(self._numpy_ref, "neutral").decode(raw))
+
+    def replay_buffer(self) -> Optional["ReplayBufferData"]:
+        """The replay buffer (extension ``RLA_replay_buffer``), or None when the archive has none.
+
+        The member is checked first (spec RLA_replay_buffer §6), reading no
+        bytes of the buffer's observations, actions, rewards, dones or
+        timeouts; its referenced arrays are then zero-copy views on the
+        mapped archive (from a remote source, each is fetched once here).
+        """
+        from . import extensions, replay_buffer
+
+        raw = extensions.read_document(self, replay_buffer.EXTENSION)
+        if raw is None:
+            return None
+        return replay_buffer.from_value(self._decoder(self._numpy_ref).decode(raw))
 
     def policy(self) -> Optional["Policy"]:
         """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.

@@ -11,10 +11,12 @@ import { fail, membersPointer } from './errors.js';
 import { checkValue, isMap } from './values.js';
 import * as policyDescription from './policy_description.js';
 import * as vecNormalize from './vec_normalize.js';
+import * as trainingState from './training_state.js';
+import * as replayBuffer from './replay_buffer.js';
 
 /** Supported extensions by name, in the order the dump checks them. */
 export const SUPPORTED = new Map(
-  [policyDescription, vecNormalize].map((e) => [e.EXTENSION, { name: e.EXTENSION, member: e.MEMBER, key: e.KEY, check: e.check, group: e.GROUP }]),
+  [policyDescription, vecNormalize, trainingState, replayBuffer].map((e) => [e.EXTENSION, { name: e.EXTENSION, member: e.MEMBER, key: e.KEY, check: e.check, group: e.GROUP, checkContent: e.checkContent }]),
 );
 
 /**
@@ -40,6 +42,7 @@ export async function readDocument(archive, name) {
   checkValue(doc.get(ext.key), '/' + ext.key, ctx);
   for (const item of ctx.late) archive._checkRef(item, ext.member);
   ext.check(doc.get(ext.key), archive._dataTree, archive._used);
+  if (ext.checkContent) await ext.checkContent(archive, doc.get(ext.key)); // the rules that read element bytes
   return doc.get(ext.key);
 }
 

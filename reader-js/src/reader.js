@@ -19,6 +19,7 @@ import { checkUsed, readDocument, SUPPORTED } from './extensions.js';
 import { VERSION } from './version.js';
 import { EXTENSION as VEC_NORMALIZE } from './vec_normalize.js';
 import { EXTENSION as POLICY } from './policy_description.js';
+import { EXTENSION as REPLAY_BUFFER } from './replay_buffer.js';
 import { Policy } from './policy.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 
@@ -343,6 +344,18 @@ export class Archive {
   async vecNormalize() {
     const raw = await readDocument(this, VEC_NORMALIZE);
     return raw === null ? null : loadArrays(decodeValue(raw, this));
+  }
+
+  /**
+   * The replay buffer (extension RLA_replay_buffer) as a decoded value, or
+   * null when the archive has none. The member is checked first
+   * (EXTENSION_INVALID and the codes of §6, §7), reading no bytes of the
+   * buffer's observations, actions, rewards, dones or timeouts; referenced
+   * arrays are NDArray values not loaded yet (`await a.load()` reads one).
+   */
+  async replayBuffer() {
+    const raw = await readDocument(this, REPLAY_BUFFER);
+    return raw === null ? null : decodeValue(raw, this);
   }
 
   /**

@@ -1493,3 +1493,5 @@ import cases_locations  # noqa: E402,F401
 import cases_policy  # noqa: E402,F401
 import cases_policy_limits  # noqa: E402,F401
 import cases_policy_numerics  # noqa: E402,F401
+import cases_training  # noqa: E402,F401
+import cases_replay_buffer  # noqa: E402,F401

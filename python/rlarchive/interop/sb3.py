@@ -52,7 +52,7 @@ import numpy as np
 
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
-from .. import policy_description, vec_normalize as vec_normalize_ext
+from .. import policy_description, replay_buffer as replay_buffer_ext, training_state, vec_normalize as vec_normalize_ext
 from ..values import ClassRef, Opaque, TensorRef
 from ..vec_normalize import Statistics
 from . import pickler, shared_layers
@@ -586,6 +586,7 @@ def import_archive(
     algorithm: Optional[str] = None,
     budget: Union[int, ImportBudget, None] = None,
     vec_normalize: Union[str, os.PathLike, bytes, None] = None,
+    replay_buffer: Union[str, os.PathLike, None] = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines3 model ``.zip`` into an rlarchive, running no code from it.
 
@@ -605,6 +606,11 @@ def import_archive(
             bytes): its statistics are read with the restricted unpickler
             (:func:`rlarchive.interop.vecnormalize.read`) and stored as the
             extension ``RLA_vec_normalize`` (Annex B.6).
+        replay_buffer: the file ``model.save_replay_buffer(path)`` wrote: read
+            with the restricted unpickler
+            (:func:`rlarchive.interop.replay_buffer.read_pickle`, under its own
+            budget, by default ``budget_for`` that file, so it grows with the
+            file's size) and stored as the extension ``RLA_replay_buffer``.
     Returns:
         An :class:`ImportReport`; ``report.opaque`` lists every value kept as an
         opaque pickle (with its data key, pickled type and the reason).
@@ -614,9 +620,18 @@ def import_archive(
             result would break the spec, LIMIT_EXCEEDED when the budget would be
             exceeded.
     """
+    buffer_value = None
+    if replay_buffer is not None:
+        from . import replay_buffer as buffers
+
+        buffer_value = buffers.read_pickle(replay_buffer, budget=budget.limit if isinstance(budget, ImportBudget) else budget)
     budget = budget_for(in_zip, budget)
     stats = _read_vec_normalize(vec_normalize, budget)
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
+    extension_values: dict = {}
+    if buffer_value is not None:
+        extension_values[replay_buffer_ext.EXTENSION] = buffer_value
+        report.notes.append(f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(buffer_value)}")
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}
     metadata: dict[str, str] = {META_SOURCE: "stable-baselines3"}
@@ -651,7 +666,9 @@ def import_archive(
             else:
                 report.skipped_members.append((name, "not part of the SB3 format"))
 
-    return _finish_import(out_path, data, tensors, optimizers, metadata, report, algorithm, stats)
+    if buffer_value is not None:
+        buffers.check_spaces(buffer_value, data)
+    return _finish_import(out_path, data, tensors, optimizers, metadata, report, algorithm, stats, extension_values=extension_values)
 
 
 def _read_vec_normalize(source: Any, budget: ImportBudget) -> Optional[Statistics]:
@@ -699,6 +716,7 @@ def _finish_import(
     algorithm: Optional[str],
     vec_normalize: Optional[Statistics] = None,
     model: Any = None,
+    extension_values: Optional[Mapping[str, Any]] = None,
 ) -> ImportReport:
     """Record the algorithm (given, or told from ``data``) and write the archive (with the VecNormalize statistics, if any)."""
     from ..writer import save
@@ -731,14 +749,15 @@ def _finish_import(
             "its name and the optimizer states); load builds the model with SB3's default optimizer, freshly initialised, "
             "unless allow_classes names it; prediction and the portable policy do not depend on it"
         )
-    extension_values = {}
+    extension_values = dict(extension_values or {})
     if vec_normalize is not None:
         extension_values[vec_normalize_ext.EXTENSION] = vec_normalize_ext.to_value(vec_normalize)
         report.notes.append(f"VecNormalize statistics stored as the extension {vec_normalize_ext.EXTENSION}")
     if model is None:  # build the model from a first archive, to describe its policy
         with tempfile.TemporaryDirectory(prefix="rlarchive-import-") as tmp:
             first = os.path.join(tmp, "model.rlarchive")
-            save(first, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
+            first_values = {k: v for k, v in extension_values.items() if k != replay_buffer_ext.EXTENSION}  # not needed to describe the policy
+            save(first, data, tensors, optimizers, metadata=metadata, extension_values=first_values)
             policy, report.policy = _policy_value(lambda env: load(first, env=env, device="cpu"), vec_normalize, data)
     else:
         policy, report.policy = _policy_value(lambda env: model, vec_normalize, data)
@@ -808,6 +827,8 @@ def save(
     *,
     vec_normalize: Any = None,
     budget: Union[int, ImportBudget, None] = None,
+    training: Optional[bool] = None,
+    replay_buffer: bool = False,
 ) -> ImportReport:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
 
@@ -827,6 +848,16 @@ def save(
             path, or :class:`rlarchive.vec_normalize.Statistics`; stored as the
             extension ``RLA_vec_normalize``.
         budget: as for :func:`import_archive` (default: 256 MiB or 4 times the parameters' size).
+        training: also store the run state and the random state ``learn``
+            goes on from (extension ``RLA_training``), taken before anything
+            else is read, so that :func:`load` with ``force_reset=False`` and
+            ``learn(..., reset_num_timesteps=False)`` go on as the model would
+            have; by default (None), stored when ``replay_buffer`` is true.
+        replay_buffer: also store the model's replay buffer (extension
+            ``RLA_replay_buffer``, no pickle), written straight from the
+            buffer's arrays (no copy is made). A model without one (an
+            on-policy algorithm) or with a buffer the extension cannot hold
+            is written without it; the report's notes say so.
     Returns:
         The :class:`ImportReport`.
     """
@@ -834,8 +865,23 @@ def save(
     import stable_baselines3
     from stable_baselines3.common.save_util import recursive_getattr
 
-    from . import algorithms
+    from . import algorithms, run_state
 
+    extra: dict = {}
+    if training or (training is None and replay_buffer):
+        extra[training_state.EXTENSION] = run_state.capture(model)
+    buffer_note = None
+    if replay_buffer:
+        from . import replay_buffer as buffers
+
+        buffer = getattr(model, "replay_buffer", None)
+        try:
+            if buffer is None:
+                raise RlarchiveError("VALUE_UNSUPPORTED", f"a {type(model).__name__} model has no replay buffer")
+            extra[replay_buffer_ext.EXTENSION] = buffers.capture(buffer)
+            buffer_note = f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(extra[replay_buffer_ext.EXTENSION])}"
+        except RlarchiveError as e:
+            buffer_note = f"replay buffer not stored: {e.message}"
     data = model.__dict__.copy()
     exclude = set(model._excluded_save_params())
     state_dicts_names, torch_variable_names = model._get_torch_save_params()
@@ -848,6 +894,8 @@ def save(
     if not isinstance(budget, ImportBudget):
         budget = ImportBudget(budget if budget is not None else max(DEFAULT_IMPORT_BUDGET, 4 * size))
     report = ImportReport(source="stable-baselines3", output=os.fspath(path))
+    if buffer_note:
+        report.notes.append(buffer_note)
     decoded: dict = {}
     for key, value in data.items():
         if _is_json_serializable(value):
@@ -866,7 +914,7 @@ def save(
     known = algorithms.ALGORITHMS.get(cls.__name__)
     algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
     stats = _read_vec_normalize(vec_normalize, budget)
-    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model)
+    return _finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra)
 
 
 def _tensors_in(obj: Any) -> list:
@@ -1190,6 +1238,7 @@ def export_archive(
     allow_classes: Iterable[str] = (),
     sb3_version: Optional[str] = None,
     vec_normalize_out: Union[str, os.PathLike, None] = None,
+    replay_buffer_out: Union[str, os.PathLike, None] = None,
 ) -> list:
     """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
 
@@ -1219,6 +1268,11 @@ def export_archive(
             (extension ``RLA_vec_normalize``) to this path, as a file
             ``VecNormalize.load(path, venv)`` accepts; VALUE_UNSUPPORTED when
             the archive holds none.
+        replay_buffer_out: also write the archive's replay buffer (extension
+            ``RLA_replay_buffer``) to this path, as the pickle
+            ``model.load_replay_buffer(path)`` accepts (written atomically,
+            straight from the archive's mapped arrays); VALUE_UNSUPPORTED when
+            the archive holds none.
     Returns:
         Notes on what the export did differently from the archive's record
         (another SB3 version than recorded; layers shared by actor and
@@ -1235,6 +1289,13 @@ def export_archive(
     with open_archive(os.fspath(in_path), spaces="neutral") as ar:
         data, metadata, params, variables = _archive_parts(ar, copy=True)
         stats = _vec_normalize_of(ar, in_path) if vec_normalize_out is not None else None
+        buffer_value = None
+        if replay_buffer_out is not None:
+            from . import replay_buffer as buffers
+
+            buffer_value = buffers.read_value(ar)
+            if buffer_value is None:
+                raise RlarchiveError("VALUE_UNSUPPORTED", f"{os.fspath(in_path)} holds no replay buffer (extension {replay_buffer_ext.EXTENSION})")
     version, target = _target_version(sb3_version, metadata)
     notes: list = []
     recorded = metadata.get(META_VERSION)
@@ -1258,6 +1319,8 @@ def export_archive(
 
         obs_space, act_space = (rb.top(k, data[k]) if k in data else None for k in ("observation_space", "action_space"))
         vecnormalize.write(stats, vec_normalize_out, observation_space=obs_space, action_space=act_space)
+    if buffer_value is not None and replay_buffer_out is not None:
+        buffers.write_pickle(buffer_value, replay_buffer_out)
     for n in notes:
         warnings.warn(n, ExportWarning, stacklevel=2)
     return notes
@@ -1695,6 +1758,8 @@ def load(
     custom_objects: Optional[Mapping[str, Any]] = None,
     opaque: str = "skip",
     allow_classes: Iterable[str] = (),
+    force_reset: bool = True,
+    replay_buffer: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Build a ready Stable-Baselines3 model straight from an rlarchive.
@@ -1754,7 +1819,27 @@ def load(
             patterns that may be imported: a policy that depends on a user
             class (a custom features extractor) loads only when it is named
             here; otherwise IMPORT_NOT_ALLOWED names the class and this argument.
-        **kwargs: as for SB3's ``load`` (e.g. ``verbose``, ``tensorboard_log``, ``force_reset``).
+        force_reset: as for SB3's ``load``: with an ``env``, the next ``learn``
+            starts from a reset of it (the default) instead of the last
+            observation. When the archive holds a run state (extension
+            ``RLA_training``, written by :func:`save` with ``training=True``),
+            it is restored into the model, random generators included (the
+            process's PyTorch, NumPy and ``random`` global generators and the
+            model's spaces'), after the model is built; with ``force_reset``
+            the last observation, episode starts and recurrent states are left
+            as SB3 leaves them (reset).
+        replay_buffer: restore the archive's replay buffer (extension
+            ``RLA_replay_buffer``) into the model, when it has one. Its arrays
+            are copy-on-write views of the archive file: loading copies none
+            of them, and training copies a page only when it writes to it.
+            The archive file must then not be changed in place while the
+            model lives (writers that replace the file, as this package's
+            does, are fine). A ``HerReplayBuffer``'s last episode is closed
+            when ``force_reset`` (as SB3's ``load_replay_buffer`` does by
+            default). A buffer that does not fit the model (another class,
+            number of environments or shape) is left out with a
+            :class:`LoadWarning` saying why.
+        **kwargs: as for SB3's ``load`` (e.g. ``verbose``, ``tensorboard_log``).
     Returns:
         The SB3 model.
     Raises:
@@ -1812,12 +1897,33 @@ def load(
                 stacklevel=2,
             )
         items.update(custom)
+        run = training_state.read(ar)
+        buffer_value = None
+        if replay_buffer:
+            from . import replay_buffer as buffers
+
+            buffer_value = buffers.read_value(ar)
+        if run is not None and not force_reset:
+            from . import run_state
+
+            seeds = run_state.pending_seeds(env)
         try:
             fresh = rb.optimizer_left_out is not None and "policy_kwargs" not in custom
-            return _build_model(cls, items, params, variables, env, device, dict(kwargs), skip_init=True, fresh_optimizers=fresh)
+            model = _build_model(cls, items, params, variables, env, device, dict(kwargs, force_reset=force_reset), skip_init=True, fresh_optimizers=fresh)
         except MemoryError as e:
             raise RlarchiveError("LIMIT_EXCEEDED", f"building the model needs more memory than is available: {e}") from None
         except RuntimeError as e:  # load_state_dict: the weights do not fit the policy built from the data
             raise RlarchiveError(
                 "VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds from its data: {str(e)[:500]}"
             ) from None
+    if buffer_value is not None:
+        note = buffers.restore(model, buffer_value, truncate_last_trajectory=force_reset)
+        if not note.startswith("replay buffer restored"):
+            warnings.warn(note, LoadWarning, stacklevel=2)
+    if run is not None:
+        from . import run_state
+
+        run_state.restore(model, run, keep_last_obs=env is not None and not force_reset)
+        if not force_reset:
+            run_state.put_pending_seeds(seeds)
+    return model

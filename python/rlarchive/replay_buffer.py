@@ -1,0 +1,448 @@
+"""Extension ``RLA_replay_buffer``: an off-policy algorithm's replay buffer, so that training can go on.
+
+The buffer travels as one extension member,
+``extensions/RLA_replay_buffer/replay_buffer.json`` (values, its large arrays
+as tensors of the group ``RLA_replay_buffer``; no pickle;
+``spec/extensions/RLA_replay_buffer.md``). This module holds the member's
+checks: :func:`check`, the structure (spec §3, §4 rules 1-7, on the parsed
+JSON alone), and :func:`check_content`, the rules that read element bytes
+(spec §4 rules 8-9: the spaces against the data's, the HER indices; never
+the bytes of observations, actions, rewards, dones or timeouts). The reader's
+view is :class:`ReplayBufferData` (:meth:`rlarchive.Archive.replay_buffer`),
+whose referenced arrays are zero-copy views on the archive.
+"""
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from .errors import RlarchiveError, esc, members_pointer
+from .values import Decoder
+
+if TYPE_CHECKING:
+    from .reader import Archive
+
+__all__ = [
+    "EXTENSION", "MEMBER", "KEY", "GROUP", "CLASSES", "STRATEGIES",
+    "HerState", "NStepState", "ReplayBufferData", "check", "check_content", "from_value",
+]
+
+#: The extension's name, its one member, the member's top-level key, and the
+#: tensor group that receives its arrays above ``INLINE_ARRAY_BYTES``.
+EXTENSION = "RLA_replay_buffer"
+MEMBER = "extensions/RLA_replay_buffer/replay_buffer.json"
+KEY = "replay_buffer"
+GROUP = "RLA_replay_buffer"
+
+#: The buffer classes (Stable-Baselines3's names) and HER's goal selection strategies.
+CLASSES = ("ReplayBuffer", "DictReplayBuffer", "HerReplayBuffer", "NStepReplayBuffer")
+STRATEGIES = ("future", "final", "episode")
+
+_KEYS = (
+    "class", "buffer_size", "n_envs", "pos", "full", "optimize_memory_usage", "handle_timeout_termination",
+    "observation_space", "action_space", "observations", "next_observations", "actions", "rewards", "dones",
+    "timeouts", "her", "n_step",
+)
+_HER_KEYS = ("n_sampled_goal", "goal_selection_strategy", "copy_info_dict", "ep_start", "ep_length", "current_ep_start", "infos")
+_NSTEP_KEYS = ("n_steps", "gamma")
+_FLAGS = ("full", "optimize_memory_usage", "handle_timeout_termination")
+_ROWS = ("rewards", "dones", "timeouts")  # F32 [buffer_size, n_envs]
+_DICT_CLASSES = ("DictReplayBuffer", "HerReplayBuffer")
+_INT_DTYPES = ("I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64")
+_GOAL_KEYS = ("achieved_goal", "desired_goal")
+
+
+@dataclass(frozen=True)
+class HerState:
+    """What ``HerReplayBuffer`` keeps besides a ``DictReplayBuffer``'s arrays (spec RLA_replay_buffer §3)."""
+
+    n_sampled_goal: int
+    goal_selection_strategy: str
+    copy_info_dict: bool
+    ep_start: np.ndarray
+    ep_length: np.ndarray
+    current_ep_start: np.ndarray
+    infos: Optional[list]
+
+
+@dataclass(frozen=True)
+class NStepState:
+    """``NStepReplayBuffer``'s parameters."""
+
+    n_steps: int
+    gamma: float
+
+
+Observations = Union[np.ndarray, Mapping[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class ReplayBufferData:
+    """A replay buffer as the archive holds it (spec RLA_replay_buffer §3).
+
+    ``buffer_size`` counts rows per environment; arrays are ``[buffer_size,
+    n_envs, ...]``. Referenced arrays are zero-copy, read-only views on the
+    archive (valid while it is open); rows at or after ``pos`` are unused
+    when ``full`` is false. ``observations`` (and ``next_observations``) is a
+    map of key to array for a Dict observation space; ``next_observations``
+    is None when ``optimize_memory_usage`` is true.
+    """
+
+    class_name: str
+    buffer_size: int
+    n_envs: int
+    pos: int
+    full: bool
+    optimize_memory_usage: bool
+    handle_timeout_termination: bool
+    observation_space: Any
+    action_space: Any
+    observations: Observations
+    next_observations: Optional[Observations]
+    actions: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    timeouts: np.ndarray
+    her: Optional[HerState]
+    n_step: Optional[NStepState]
+
+    @property
+    def size(self) -> int:
+        """Rows in use per environment: ``buffer_size`` when full, else ``pos`` (SB3's ``size()``)."""
+        return self.buffer_size if self.full else self.pos
+
+
+# -- the member's structure (spec §3, §4), checked on the parsed, value-checked JSON ------
+
+
+def _fail(msg: str, ptr: str) -> RlarchiveError:
+    return RlarchiveError("EXTENSION_INVALID", msg, member=MEMBER, pointer=ptr)
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int  # an integer literal (spec §7.2): not a boolean, not a tagged int
+
+
+def _is_float(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, (int, float)) or (isinstance(v, dict) and v.get("$type") == "float")
+
+
+def _is_map(v: Any) -> bool:
+    return isinstance(v, dict) and "$type" not in v
+
+
+def _is_nd(v: Any) -> bool:
+    return isinstance(v, dict) and v.get("$type") == "ndarray"
+
+
+def _is_space(v: Any) -> bool:
+    return isinstance(v, dict) and v.get("$type") == "space"
+
+
+def _exact_keys(v: Any, keys: Sequence[str], ptr: str, what: str) -> None:
+    """A plain map with exactly ``keys``: the object first (a missing key), then its first unknown key."""
+    if not _is_map(v):
+        raise _fail(f"{what} must be a map", ptr)
+    for k in keys:
+        if k not in v:
+            raise _fail(f"{what} lacks the key {k!r}", ptr)
+    for k in v:
+        if k not in keys:
+            raise _fail(f"{what} has the unknown key {k!r}", f"{ptr}/{esc(k)}")
+
+
+def _int_at_least(v: Any, low: int, ptr: str, name: str) -> int:
+    if not _is_int(v) or v < low:
+        raise _fail(f"{name} must be an integer >= {low}", ptr)
+    return v
+
+
+def _check_obs_form(v: Any, ptr: str, name: str) -> None:
+    """An ndarray, or a plain map of key to ndarray."""
+    if _is_nd(v):
+        return
+    if not _is_map(v):
+        raise _fail(f"{name} must be an ndarray or a map of key to ndarray", ptr)
+    for k, a in v.items():
+        if not _is_nd(a):
+            raise _fail(f"{name}[{k!r}] must be an ndarray", f"{ptr}/{esc(k)}")
+
+
+def _check_types(value: dict, base: str) -> None:
+    """Spec §4 rule 2: each key's kind, in the order of the table."""
+    if value["class"] not in CLASSES:
+        raise _fail(f"class must be one of {list(CLASSES)}", f"{base}/class")
+    _int_at_least(value["buffer_size"], 1, f"{base}/buffer_size", "buffer_size")
+    _int_at_least(value["n_envs"], 1, f"{base}/n_envs", "n_envs")
+    _int_at_least(value["pos"], 0, f"{base}/pos", "pos")
+    for k in _FLAGS:
+        if not isinstance(value[k], bool):
+            raise _fail(f"{k} must be a boolean", f"{base}/{k}")
+    for k in ("observation_space", "action_space"):
+        if not _is_space(value[k]):
+            raise _fail(f"{k} must be a space", f"{base}/{k}")
+    _check_obs_form(value["observations"], f"{base}/observations", "observations")
+    if value["next_observations"] is not None:
+        _check_obs_form(value["next_observations"], f"{base}/next_observations", "next_observations")
+    for k in ("actions",) + _ROWS:
+        if not _is_nd(value[k]):
+            raise _fail(f"{k} must be an ndarray", f"{base}/{k}")
+    her = value["her"]
+    if her is not None:
+        p = f"{base}/her"
+        _exact_keys(her, _HER_KEYS, p, "her")
+        _int_at_least(her["n_sampled_goal"], 0, f"{p}/n_sampled_goal", "n_sampled_goal")
+        if her["goal_selection_strategy"] not in STRATEGIES:
+            raise _fail(f"goal_selection_strategy must be one of {list(STRATEGIES)}", f"{p}/goal_selection_strategy")
+        if not isinstance(her["copy_info_dict"], bool):
+            raise _fail("copy_info_dict must be a boolean", f"{p}/copy_info_dict")
+        for k in ("ep_start", "ep_length", "current_ep_start"):
+            if not _is_nd(her[k]):
+                raise _fail(f"{k} must be an ndarray", f"{p}/{k}")
+        infos = her["infos"]
+        if infos is not None and not (isinstance(infos, list) and all(isinstance(row, list) for row in infos)):
+            raise _fail("infos must be null or a list of lists", f"{p}/infos")
+    n_step = value["n_step"]
+    if n_step is not None:
+        p = f"{base}/n_step"
+        _exact_keys(n_step, _NSTEP_KEYS, p, "n_step")
+        _int_at_least(n_step["n_steps"], 1, f"{p}/n_steps", "n_steps")
+        if not _is_float(n_step["gamma"]):
+            raise _fail("gamma must be a float", f"{p}/gamma")
+
+
+def _sub_spaces(space: dict) -> Optional[list]:
+    return [(k, s) for k, s in space["spaces"]] if space.get("kind") == "dict" else None
+
+
+def _check_class(value: dict, base: str) -> None:
+    """Spec §4 rule 3: the class agrees with her, n_step, the observations' form and the flags."""
+    cls = value["class"]
+    if (value["her"] is not None) != (cls == "HerReplayBuffer"):
+        raise _fail("her is given exactly for a HerReplayBuffer", f"{base}/her")
+    if (value["n_step"] is not None) != (cls == "NStepReplayBuffer"):
+        raise _fail("n_step is given exactly for an NStepReplayBuffer", f"{base}/n_step")
+    is_dict = cls in _DICT_CLASSES
+    if (value["observation_space"].get("kind") == "dict") != is_dict:
+        raise _fail(f"a {cls} {'needs' if is_dict else 'does not take'} a Dict observation space", f"{base}/observation_space")
+    if _is_map(value["observations"]) != is_dict:
+        raise _fail(f"the observations of a {cls} are {'a map of key to ndarray' if is_dict else 'one ndarray'}", f"{base}/observations")
+    if value["optimize_memory_usage"]:
+        if cls != "ReplayBuffer":
+            raise _fail(f"a {cls} does not support optimize_memory_usage", f"{base}/optimize_memory_usage")
+        if value["handle_timeout_termination"]:
+            raise _fail("optimize_memory_usage and handle_timeout_termination are not both true", f"{base}/handle_timeout_termination")
+    if (value["next_observations"] is None) != value["optimize_memory_usage"]:
+        raise _fail("next_observations is null exactly when optimize_memory_usage is true", f"{base}/next_observations")
+    if value["next_observations"] is not None and _is_map(value["next_observations"]) != is_dict:
+        raise _fail("next_observations have the form of observations", f"{base}/next_observations")
+    her = value["her"]
+    if her is not None:
+        keys = [k for k, _ in _sub_spaces(value["observation_space"]) or []]
+        for k in _GOAL_KEYS:
+            if k not in keys:
+                raise _fail(f"the observation space of a HerReplayBuffer has the key {k!r}", f"{base}/observation_space")
+        if (her["infos"] is not None) != her["copy_info_dict"]:
+            raise _fail("infos is given exactly when copy_info_dict is true", f"{base}/her/infos")
+
+
+def _nvec_len(space: dict, ptr: str) -> int:
+    shape = space["nvec"]["shape"]
+    if len(shape) != 1:
+        raise _fail(f"a multi_discrete space's nvec must be 1-dimensional, not of shape {shape}", ptr)
+    return shape[0]
+
+
+def _obs_layout(space: dict, ptr: str) -> tuple[list, str]:
+    """Spec §5: the shape of one observation and its dtype, for a Box, Discrete, MultiDiscrete or MultiBinary space."""
+    kind = space.get("kind")
+    if kind == "box":
+        return list(space["shape"]), space["dtype"]
+    if kind == "discrete":
+        return [1], space["dtype"]
+    if kind == "multi_discrete":
+        return [_nvec_len(space, ptr)], space["dtype"]
+    if kind == "multi_binary":
+        n = space["n"]
+        return (list(n) if isinstance(n, list) else [n]), "I8"
+    raise _fail(f"a replay buffer does not store observations of a {kind} space", ptr)
+
+
+def _action_layout(space: dict, ptr: str) -> tuple[int, str]:
+    """Spec §5: action_dim and the actions' dtype (F64 stored as F32)."""
+    kind = space.get("kind")
+    if kind == "box":
+        return math.prod(space["shape"]), "F32" if space["dtype"] == "F64" else space["dtype"]
+    if kind == "discrete":
+        return 1, space["dtype"]
+    if kind == "multi_discrete":
+        return _nvec_len(space, ptr), space["dtype"]
+    if kind == "multi_binary" and not isinstance(space["n"], list):
+        return space["n"], "I8"
+    raise _fail(f"a replay buffer does not store actions of a {kind} space" + (" with an array n" if kind == "multi_binary" else ""), ptr)
+
+
+def _layouts(value: dict, base: str) -> tuple[Union[tuple, dict], tuple[int, str]]:
+    """Spec §4 rule 4: the spaces' kinds; returns the observations' (shape, dtype), per key for a Dict space, and the actions'."""
+    osp, ptr = value["observation_space"], f"{base}/observation_space"
+    subs = _sub_spaces(osp)
+    obs: Union[tuple, dict]
+    if subs is None:
+        obs = _obs_layout(osp, ptr)
+    else:
+        obs = {}
+        for i, (k, s) in enumerate(subs):
+            obs[k] = _obs_layout(s, f"{ptr}/spaces/{i}/1")
+    return obs, _action_layout(value["action_space"], f"{base}/action_space")
+
+
+def _shape_is(a: dict, shape: list, ptr: str, name: str) -> None:
+    if list(a["shape"]) != shape:
+        raise _fail(f"{name} has shape {list(a['shape'])}, expected {shape}", ptr)
+
+
+def _each_obs(value: dict, base: str, layout: Union[tuple, dict]):
+    """(array, pointer, name, (shape, dtype)) of every observation array, observations first."""
+    for key in ("observations", "next_observations"):
+        v = value[key]
+        if v is None:
+            continue
+        if isinstance(layout, dict):
+            if list(v) != list(layout):
+                raise _fail(f"{key} must have exactly the keys of the observation space {list(layout)}, in order", members_pointer(v, f"{base}/{key}", list(layout)))
+            for k, a in v.items():
+                yield a, f"{base}/{key}/{esc(k)}", f"{key}[{k!r}]", layout[k]
+        else:
+            yield v, f"{base}/{key}", key, layout
+
+
+def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> None:
+    """Check the value under ``replay_buffer`` (spec §4 rules 1-7); ``data`` is the archive's raw ``data``, ``used`` its extensions.
+
+    Raises:
+        RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
+    """
+    base = "/" + KEY
+    _exact_keys(value, _KEYS, base, "the replay buffer")  # rule 1
+    _check_types(value, base)  # rule 2
+    _check_class(value, base)  # rule 3
+    obs_layout, (action_dim, action_dtype) = _layouts(value, base)  # rule 4
+    b, n = value["buffer_size"], value["n_envs"]
+    her = value["her"]
+    for a, ptr, name, (shape, _) in _each_obs(value, base, obs_layout):  # rule 5: shapes
+        _shape_is(a, [b, n, *shape], ptr, name)
+    _shape_is(value["actions"], [b, n, action_dim], f"{base}/actions", "actions")
+    for k in _ROWS:
+        _shape_is(value[k], [b, n], f"{base}/{k}", k)
+    if her is not None:
+        _shape_is(her["ep_start"], [b, n], f"{base}/her/ep_start", "ep_start")
+        _shape_is(her["ep_length"], [b, n], f"{base}/her/ep_length", "ep_length")
+        _shape_is(her["current_ep_start"], [n], f"{base}/her/current_ep_start", "current_ep_start")
+        if her["infos"] is not None:
+            if len(her["infos"]) != b:
+                raise _fail(f"infos has {len(her['infos'])} rows, expected buffer_size {b}", f"{base}/her/infos")
+            for i, row in enumerate(her["infos"]):
+                if len(row) != n:
+                    raise _fail(f"infos row {i} has {len(row)} items, expected n_envs {n}", f"{base}/her/infos/{i}")
+    if value["pos"] >= b:  # rule 6
+        raise _fail(f"pos {value['pos']} is not below buffer_size {b}", f"{base}/pos")
+    for a, ptr, name, (_, dtype) in _each_obs(value, base, obs_layout):  # rule 7: dtypes
+        if a["dtype"] != dtype:
+            raise _fail(f"{name} has dtype {a['dtype']}, the observation space stores {dtype}", ptr)
+    if value["actions"]["dtype"] != action_dtype:
+        raise _fail(f"actions have dtype {value['actions']['dtype']}, the action space stores {action_dtype}", f"{base}/actions")
+    for k in _ROWS:
+        if value[k]["dtype"] != "F32":
+            raise _fail(f"{k} must be F32", f"{base}/{k}")
+    if her is not None:
+        for k in ("ep_start", "ep_length", "current_ep_start"):
+            if her[k]["dtype"] != "I64":
+                raise _fail(f"{k} must be I64", f"{base}/her/{k}")
+
+
+# -- rules that read element bytes (spec §4 rules 8-9) ------------------------------------
+
+
+def _comparable(ar: "Archive", v: Any) -> Any:
+    """A space's raw JSON with every ndarray replaced by its dtype, shape and element bytes (inline or referenced)."""
+    if isinstance(v, list):
+        return [_comparable(ar, x) for x in v]
+    if isinstance(v, dict):
+        if v.get("$type") == "ndarray":
+            if "base64" in v:
+                raw = base64.b64decode(v["base64"])
+            else:
+                info = ar.tensor_info(v["ref"]["group"])[v["ref"]["name"]]
+                raw = bytes(ar._range(info.offset, info.nbytes))
+            return ("ndarray", v["dtype"], tuple(v["shape"]), raw)
+        return {k: _comparable(ar, x) for k, x in v.items()}
+    return v
+
+
+def check_content(ar: "Archive", value: Any) -> None:
+    """Spec §4 rules 8-9, after :func:`check`: the spaces equal the data's, the HER indices are in range.
+
+    Reads the element bytes of the spaces' arrays and of the HER indices only.
+
+    Raises:
+        RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
+    """
+    base = "/" + KEY
+    decode = Decoder(ar._numpy_ref, "neutral").decode
+    data = ar.raw_data.get("data") or {}
+    for k in ("observation_space", "action_space"):
+        theirs = data.get(k)
+        if _is_space(theirs) and _comparable(ar, theirs) != _comparable(ar, value[k]):
+            raise _fail(f"{k} differs from the data's {k}", f"{base}/{k}")
+    her = value["her"]
+    if her is None:
+        return
+    b = value["buffer_size"]
+    for k, high in (("ep_start", b - 1), ("ep_length", b), ("current_ep_start", b - 1)):
+        a = np.asarray(decode(her[k]))
+        bad = np.flatnonzero((a < 0) | (a > high))
+        if bad.size:
+            at = np.unravel_index(int(bad[0]), a.shape)
+            raise _fail(f"{k}{list(map(int, at))} = {int(a[at])} is outside [0, {high}]", f"{base}/her/{k}")
+
+
+# -- value -> view ------------------------------------------------------------------------
+
+
+def from_value(v: Mapping[str, Any]) -> ReplayBufferData:
+    """The view of a checked, decoded value (arrays as NumPy arrays or views)."""
+    her = v["her"]
+    n_step = v["n_step"]
+    return ReplayBufferData(
+        class_name=v["class"],
+        buffer_size=int(v["buffer_size"]),
+        n_envs=int(v["n_envs"]),
+        pos=int(v["pos"]),
+        full=bool(v["full"]),
+        optimize_memory_usage=bool(v["optimize_memory_usage"]),
+        handle_timeout_termination=bool(v["handle_timeout_termination"]),
+        observation_space=v["observation_space"],
+        action_space=v["action_space"],
+        observations=v["observations"],
+        next_observations=v["next_observations"],
+        actions=v["actions"],
+        rewards=v["rewards"],
+        dones=v["dones"],
+        timeouts=v["timeouts"],
+        her=None if her is None else HerState(
+            n_sampled_goal=int(her["n_sampled_goal"]),
+            goal_selection_strategy=her["goal_selection_strategy"],
+            copy_info_dict=bool(her["copy_info_dict"]),
+            ep_start=her["ep_start"],
+            ep_length=her["ep_length"],
+            current_ep_start=her["current_ep_start"],
+            infos=her["infos"],
+        ),
+        n_step=None if n_step is None else NStepState(n_steps=int(n_step["n_steps"]), gamma=float(n_step["gamma"])),
+    )
