@@ -119,6 +119,7 @@ compat: setup-python
 
 bench: setup-python
 	$(PY) tests/bench/bench.py
+	$(PY) tests/bench/bench_replay_buffer.py
 	$(PY) tests/bench/bench_sb3_load.py
 	$(PY) tests/bench/bench_policy.py
 

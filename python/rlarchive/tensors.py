@@ -165,17 +165,59 @@ def view_torch(buf: Any, info: TensorInfo):
 # ---------------------------------------------------------------- writing
 
 
+def _little_endian_c_order(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous little-endian array: ``a`` itself when it is one, else a copy."""
+    if a.dtype.byteorder == ">":
+        return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    return np.ascontiguousarray(a)
+
+
 @dataclass
 class TensorData:
-    """A tensor ready to write: dtype code, shape and its little-endian element bytes."""
+    """A tensor ready to write: dtype code, shape and its elements, in whatever memory layout the caller gave."""
 
     dtype: str
     shape: tuple
-    data: np.ndarray  # 1-D uint8, C order
+    array: np.ndarray  # the elements; converted to little-endian C order only as they are written
 
     @property
     def nbytes(self) -> int:
-        return self.data.size
+        return int(self.array.nbytes)
+
+    @property
+    def data(self) -> np.ndarray:
+        """The little-endian element bytes in C order, as 1-D uint8 (a copy only when the array is laid out otherwise)."""
+        return _little_endian_c_order(self.array).reshape(-1).view(np.uint8)
+
+    def chunks(self, size: int = 1 << 24) -> Iterator[memoryview]:
+        """The element bytes in pieces of about ``size`` bytes: views of a C-contiguous
+        little-endian array, else converted a bounded piece at a time (never the whole array at once)."""
+        a = self.array
+        if a.dtype.byteorder != ">" and a.flags.c_contiguous:
+            mv = _bytes_of(a)
+            for i in range(0, len(mv), size):
+                yield mv[i : i + size]
+            return
+        yield from _converted_pieces(a, size)
+
+
+def _bytes_of(a: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array, without a copy."""
+    return memoryview(a.reshape(-1).view(np.uint8))  # type: ignore[arg-type]  # NumPy arrays are buffers
+
+
+def _converted_pieces(a: np.ndarray, size: int) -> Iterator[memoryview]:
+    if a.ndim == 0 or a.nbytes <= size:
+        yield _bytes_of(_little_endian_c_order(a))
+        return
+    row = a[0].nbytes
+    if a.ndim == 1 or row <= size:
+        step = max(1, size // max(row, 1))
+        for i in range(0, a.shape[0], step):
+            yield _bytes_of(_little_endian_c_order(a[i : i + step]))
+        return
+    for i in range(a.shape[0]):  # rows larger than a piece: each row in pieces
+        yield from _converted_pieces(a[i], size)
 
 
 def _torch_to_numpy(t) -> tuple[str, np.ndarray]:
@@ -219,12 +261,9 @@ def as_tensor(obj: Any) -> TensorData:
     shape = tuple(int(d) for d in a.shape)
     if len(shape) > MAX_NDIM:
         raise RlarchiveError("WRITE_INVALID", f"tensor has more than {MAX_NDIM} dimensions")
-    if a.dtype.byteorder == ">":
-        a = a.astype(a.dtype.newbyteorder("<"))
-    a = np.ascontiguousarray(a)
     if a.nbytes > MAX_ELEMENT_BYTES:
         raise RlarchiveError("WRITE_INVALID", "tensor larger than MAX_ELEMENT_BYTES")
-    return TensorData(code, shape, a.reshape(-1).view(np.uint8))
+    return TensorData(code, shape, a)  # a strided or big-endian array is converted piece by piece as it is written
 
 
 def _is_torch_tensor(obj: Any) -> bool:
@@ -251,12 +290,10 @@ def group_layout(tensors: Mapping[str, TensorData]) -> tuple[bytes, list[TensorD
 
 
 def group_chunks(prefix: bytes, order: list[TensorData], chunk: int = 1 << 24) -> Iterator[memoryview]:
-    """The bytes of a group member, as chunks that reference the tensors' own memory."""
+    """The bytes of a group member, as chunks that reference the tensors' own memory (see :meth:`TensorData.chunks`)."""
     yield memoryview(prefix)
     for t in order:
-        mv = memoryview(t.data)  # type: ignore[arg-type]  # a contiguous NumPy array
-        for i in range(0, t.nbytes, chunk):
-            yield mv[i : i + chunk]
+        yield from t.chunks(chunk)
 
 
 def check_tensor_name(name: Any) -> None:

@@ -6,15 +6,15 @@ archive touches only the records it needs. Checks run in the order of spec
 """
 from __future__ import annotations
 
-import hashlib
+import io
 import os
 import re
+import stat
 import struct
-import zlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
+from .checksums import digest_and_write, digests  # noqa: F401  (digests: for the reader)
 from .errors import RlarchiveError
 from .limits import MAX_MEMBERS, MAX_NAME_BYTES
 from .sources import Source
@@ -352,26 +352,6 @@ def read_directory(src: Source) -> list[Member]:
     return members
 
 
-def digests(chunks: Iterable, each: Optional[Callable[[Any], None]] = None) -> tuple[int, str]:
-    """CRC-32 and SHA-256 (hex) of a sequence of byte chunks.
-
-    The SHA-256 runs on a helper thread, fed in order through a one-thread
-    pool, while this thread computes the CRC-32 and calls ``each(chunk)`` (both
-    digests release the GIL), so two cores share the work.
-    """
-    sha = hashlib.sha256()
-    crc = 0
-    last = None
-    for chunk in chunks:
-        last = _HASH_POOL.submit(sha.update, chunk)
-        crc = zlib.crc32(chunk, crc)
-        if each is not None:
-            each(chunk)
-    if last is not None:
-        last.result()  # FIFO: every earlier update has run
-    return crc, sha.hexdigest()
-
-
 def member_chunks(buf: Any, m: Member, chunk: int = 1 << 24) -> Iterator[memoryview]:
     """A member's data as bounded slices of a buffer covering the file (e.g. a memory map)."""
     view = memoryview(buf)
@@ -382,7 +362,15 @@ def member_chunks(buf: Any, m: Member, chunk: int = 1 << 24) -> Iterator[memoryv
 # ---------------------------------------------------------------- writing
 
 
-_HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlarchive-sha256")
+def _positional_fd(f: BinaryIO) -> Optional[int]:
+    """The descriptor of ``f`` when it is a regular file that ``os.pwrite`` can write, else None."""
+    if not hasattr(os, "pwrite") or not isinstance(f, (io.BufferedRandom, io.BufferedWriter, io.FileIO)):
+        return None
+    try:
+        fd = f.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
 
 
 class ZipWriter:
@@ -391,13 +379,16 @@ class ZipWriter:
     def __init__(self, f: BinaryIO, *, force_zip64: bool = False) -> None:
         self._f = f
         self._force = force_zip64
+        self._fd = _positional_fd(f)
         self._pos = 0
         self._entries: list[tuple[bytes, int, int, int, bool]] = []  # name, offset, size, crc, zip64-extra
 
     def add(self, name: str, chunks, size: int, *, align: int = 0) -> tuple[int, str]:
         """Write one member from an iterable of byte chunks totalling ``size``.
 
-        The digests are computed while writing (see :func:`digests`).
+        The digests are computed while writing, on two threads (see
+        :func:`rlarchive.checksums.digest_and_write`); to a file with a
+        descriptor the data is written by position, by both threads.
 
         Args:
             align: when non-zero, pad the local header so the data starts at a
@@ -421,20 +412,25 @@ class ZipWriter:
         header = _LOCAL.pack(SIG_LOCAL, needed, 0, 0, DOS_TIME, DOS_DATE, 0, field, field, len(raw), len(extra)) + raw + extra
         f = self._f
         f.write(header)
-        written = 0
+        start = offset + len(header)
+        fd = self._fd
+        if fd is None:
+            crc, digest, written = digest_and_write(chunks, write=f.write)
+        else:
+            f.flush()  # the data goes to the descriptor, after the header
 
-        def write(chunk) -> None:
-            nonlocal written
-            f.write(chunk)
-            written += len(chunk)
+            def pwrite(piece: memoryview, at: int) -> None:
+                at += start
+                while piece:
+                    n = os.pwrite(fd, piece, at)
+                    piece, at = piece[n:], at + n
 
-        crc, digest = digests(chunks, write)
+            crc, digest, written = digest_and_write(chunks, pwrite=pwrite)
         if written != size:
             raise RlarchiveError("WRITE_INVALID", f"member {name} produced {written} bytes, not {size}")
-        end = f.tell()
         f.seek(offset + 14)
         f.write(struct.pack("<I", crc))
-        f.seek(end)
+        f.seek(start + size)
         self._pos = offset + len(header) + size
         self._entries.append((raw, offset, size, crc, central_z64))
         return crc, digest

@@ -20,8 +20,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -53,6 +55,15 @@ def best(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def two_threads(blob) -> None:
+    """The SHA-256 of each half of ``blob``, on two threads at once: the time of one half when both cores are free."""
+    half = len(blob) // 2
+    t = threading.Thread(target=lambda: hashlib.sha256(blob[:half]).digest())
+    t.start()
+    hashlib.sha256(blob[half:]).digest()
+    t.join()
 
 
 def main() -> None:
@@ -88,6 +99,8 @@ def main() -> None:
         results["page-cache read"] = best(read_raw, args.repeat)
         blob = np.concatenate([a.view(np.uint8) for a in policy.values()])
         results["sha256"] = best(lambda: hashlib.sha256(blob).digest(), args.repeat)
+        results["crc32"] = best(lambda: zlib.crc32(blob), args.repeat)
+        results["sha256, two halves on two threads"] = best(lambda: two_threads(blob), args.repeat)
         del blob
 
         # safetensors
@@ -165,12 +178,14 @@ def main() -> None:
         print(f"{k:40} {t:10.4f} {gb / t:8.2f}")
     r = results
     print("\nratios (in this run)")
+    print(f"  two cores free (SHA-256 on one core / on two):      {r['sha256'] / r['sha256, two halves on two threads']:.2f}x  (2.0 on an idle machine; below, other processes hold a core)")
     print(f"  rlarchive save / safetensors save (tmpfs):          {r['rlarchive save'] / r['safetensors save']:.2f}x  (target <= 1.5; SHA-256 alone is {r['sha256'] / r['safetensors save']:.2f}x)")
+    print(f"  rlarchive save / SHA-256 alone (tmpfs):             {r['rlarchive save'] / r['sha256']:.2f}x  (target <= 1.25: CRC-32, SHA-256 and writing overlap; CRC-32 alone is {r['crc32'] / r['sha256']:.2f}x)")
     print(f"  rlarchive save / safetensors save (disk):           {r['rlarchive save (disk)'] / r['safetensors save (disk)']:.2f}x  (target <= 1.5)")
     print(f"  rlarchive open+map / safetensors lazy open:         {r['rlarchive open + map all tensors'] / r['safetensors open (lazy)']:.2f}x  ({r['rlarchive open + map all tensors'] * 1e3:.2f} ms)")
     print(f"  rlarchive materialise / page-cache read:            {r['rlarchive materialise all'] / r['page-cache read']:.2f}x  (1.0 = read bandwidth)")
     print(f"  rlarchive materialise / safetensors load all:       {r['rlarchive materialise all'] / r['safetensors load all']:.2f}x")
-    print(f"  rlarchive verify / SHA-256 alone:                   {r['rlarchive verify (CRC-32 + SHA-256)'] / r['sha256']:.2f}x")
+    print(f"  rlarchive verify / SHA-256 alone:                   {r['rlarchive verify (CRC-32 + SHA-256)'] / r['sha256']:.2f}x  (target <= 1.1: CRC-32 beside SHA-256)")
     if "sb3-style zip load" in r:
         print(f"  sb3-style zip load / rlarchive materialise:         {r['sb3-style zip load'] / r['rlarchive materialise all']:.2f}x")
         print(f"  sb3-style zip save / rlarchive save:                {r['sb3-style zip save'] / r['rlarchive save']:.2f}x")

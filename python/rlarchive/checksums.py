@@ -1,0 +1,206 @@
+"""The CRC-32 and SHA-256 of a member's bytes, on two threads, with the writing shared between them.
+
+Both digests release the GIL on large buffers (as do ``os.pwrite`` and file
+writes), so two cores can share the work: the calling thread cuts the bytes
+into pieces and computes the CRC-32, a worker thread computes the SHA-256 of
+the same pieces (the same memory: no piece is copied, except runs of small
+chunks gathered into one buffer). When the bytes go to a file by position, each
+piece is written by whichever thread reaches it first, which balances the two
+threads: the SHA-256 alone is the slower half, and the writing fills the other.
+
+The pieces in flight are bounded (:data:`WINDOW` of at most :data:`PIECE_BYTES`
+each), so memory stays bounded whatever the size of the member. On any error,
+in either thread, the worker is stopped and joined before the error propagates:
+no thread outlives the call.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+import zlib
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+#: Largest piece the digests and the writes work on at a time.
+PIECE_BYTES = 8 << 20
+#: Chunks smaller than this are gathered into one buffer (fewer hand-overs between the threads).
+GATHER_BYTES = 1 << 20
+#: Pieces taken from the input that a thread has not finished yet, at most.
+WINDOW = 6
+
+Write = Callable[[memoryview], object]
+PositionalWrite = Callable[[memoryview, int], object]
+
+
+def pieces(chunks: Iterable, size: int = PIECE_BYTES, gather: int = GATHER_BYTES) -> Iterator[memoryview]:
+    """The bytes of ``chunks`` (bytes-like, C-contiguous) again, as pieces of at most ``size`` bytes.
+
+    Large chunks are sliced (views of the caller's memory); consecutive chunks
+    smaller than ``gather`` are copied into one buffer of about ``gather`` bytes.
+    """
+    pending = bytearray()
+    for chunk in chunks:
+        view = memoryview(chunk).cast("B")
+        if len(view) < gather:
+            pending += view
+            if len(pending) >= gather:
+                yield memoryview(pending)
+                pending = bytearray()
+            continue
+        if pending:
+            yield memoryview(pending)
+            pending = bytearray()
+        for pos in range(0, len(view), size):
+            yield view[pos : pos + size]
+    if pending:
+        yield memoryview(pending)
+
+
+class _Stopped(Exception):
+    """The worker failed: the calling thread stops and raises the worker's error."""
+
+
+def digest_and_write(
+    chunks: Iterable,
+    write: Optional[Write] = None,
+    pwrite: Optional[PositionalWrite] = None,
+) -> tuple[int, str, int]:
+    """CRC-32, SHA-256 (hex) and length of ``chunks``' bytes, optionally writing them.
+
+    Args:
+        write: called with each piece, in order, on the calling thread.
+        pwrite: called as ``pwrite(piece, offset)`` (offset from the first byte)
+            exactly once per piece, from either thread and in any order; it must
+            write the whole piece. Not with ``write``.
+    Returns:
+        ``(crc32, sha256_hex, length)`` once every piece is digested and written.
+    Raises:
+        whatever the chunks, ``write`` or ``pwrite`` raise, after the worker has stopped.
+    """
+    if write is not None and pwrite is not None:
+        raise ValueError("write and pwrite are exclusive")
+    sha = hashlib.sha256()
+    cond = threading.Condition()
+    held: dict[int, tuple[int, memoryview]] = {}  # index -> (offset, piece), until both threads are past it
+    claimed: set[int] = set()  # pieces a thread has taken to write
+    state: dict[str, Any] = {"produced": 0, "sha": 0, "crc": 0, "ended": False, "stop": False, "error": None}
+
+    def release() -> None:  # under cond: drop the pieces both threads are done with
+        for i in range(min(state["sha"], state["crc"]) - 1, -1, -1):
+            if held.pop(i, None) is None:
+                break
+
+    def claim(i: int) -> bool:  # under cond
+        if i in claimed:
+            return False
+        claimed.add(i)
+        return True
+
+    def worker() -> None:
+        try:
+            while True:
+                with cond:
+                    while state["sha"] >= state["produced"] and not state["ended"] and not state["stop"]:
+                        cond.wait()
+                    if state["stop"]:
+                        return
+                    i = state["sha"]
+                    if i >= state["produced"]:
+                        return  # every piece is hashed
+                    offset, piece = held[i]
+                sha.update(piece)
+                if pwrite is not None:
+                    with cond:
+                        mine = claim(i)
+                    if mine:
+                        pwrite(piece, offset)
+                with cond:
+                    state["sha"] = i + 1
+                    release()
+                    cond.notify_all()
+        except BaseException as e:  # handed to the calling thread, which raises it
+            with cond:
+                state["error"] = e
+                cond.notify_all()
+
+    source = pieces(chunks)
+    first = next(source, memoryview(b""))
+    second = next(source, None)
+    if second is None:  # one piece at most (a JSON member, a small group): no thread to start
+        whole = first
+        if write is not None:
+            write(whole)
+        elif pwrite is not None and len(whole):
+            pwrite(whole, 0)
+        return zlib.crc32(whole), hashlib.sha256(whole).hexdigest(), len(whole)
+    source = itertools.chain((first, second), source)
+    thread = threading.Thread(target=worker, name="rlarchive-sha256", daemon=True)
+    thread.start()
+    crc = 0
+    total = 0
+    exhausted = False
+    try:
+        while True:
+            # take pieces ahead of this thread, so that the worker always has one to hash
+            while not exhausted:
+                with cond:
+                    if state["error"] is not None:
+                        raise _Stopped
+                    room = state["produced"] - min(state["sha"], state["crc"]) < WINDOW
+                if not room:
+                    break
+                piece = next(source, None)
+                if piece is None:
+                    exhausted = True
+                    with cond:
+                        state["ended"] = True
+                        cond.notify_all()
+                    break
+                with cond:
+                    held[state["produced"]] = (total, piece)
+                    state["produced"] += 1
+                    cond.notify_all()
+                total += len(piece)
+            with cond:
+                if state["crc"] >= state["produced"]:
+                    if exhausted:
+                        break  # every piece has its CRC
+                    while state["produced"] - min(state["sha"], state["crc"]) >= WINDOW and state["error"] is None:
+                        cond.wait()  # the window is full: the worker is behind
+                    continue
+                i = state["crc"]
+                offset, piece = held[i]
+                mine = pwrite is not None and claim(i)
+            crc = zlib.crc32(piece, crc)
+            if write is not None:
+                write(piece)
+            elif mine:
+                pwrite(piece, offset)  # type: ignore[misc]
+            with cond:
+                state["crc"] = i + 1
+                release()
+                cond.notify_all()
+        with cond:
+            while state["sha"] < state["produced"] and state["error"] is None:
+                cond.wait()
+            if state["error"] is not None:
+                raise _Stopped
+    except BaseException as e:
+        with cond:
+            state["stop"] = True
+            cond.notify_all()
+        thread.join()
+        if isinstance(e, _Stopped):
+            raise state["error"] from None
+        raise
+    thread.join()
+    return crc, sha.hexdigest(), total
+
+
+def digests(chunks: Iterable) -> tuple[int, str]:
+    """CRC-32 and SHA-256 (hex) of a sequence of byte chunks, computed on two threads."""
+    crc, sha, _ = digest_and_write(chunks)
+    return crc, sha
+
+
+__all__ = ["digest_and_write", "digests", "pieces", "PIECE_BYTES", "WINDOW"]
