@@ -475,18 +475,22 @@ def _normalise(x: np.ndarray, width: int, fn: Callable[[np.ndarray], np.ndarray]
     return out.reshape(x.shape)
 
 
+def _scale_shift(y: np.ndarray, w: Optional[np.ndarray], b: Optional[np.ndarray]) -> np.ndarray:
+    """``y * w + b`` in place, each only when the node has it (a normalisation's affine part, binary64)."""
+    if w is not None:
+        y *= w
+    if b is not None:
+        y += b
+    return y
+
+
 def _layer_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
     w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node.get("eps", 1e-5))
 
     def fn(v: np.ndarray) -> np.ndarray:
         mean = v.mean(axis=-1, keepdims=True)
         d = v - mean
-        y = d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + eps)
-        if w is not None:
-            y *= w
-        if b is not None:
-            y += b
-        return y
+        return _scale_shift(d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + eps), w, b)
 
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
@@ -498,12 +502,7 @@ def _batch_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.nda
         inv = 1.0 / np.sqrt(var + eps)  # a negative running variance gives NaN
 
     def fn(v: np.ndarray) -> np.ndarray:
-        y = (v - mean) * inv
-        if w is not None:
-            y *= w
-        if b is not None:
-            y += b
-        return y
+        return _scale_shift((v - mean) * inv, w, b)
 
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
