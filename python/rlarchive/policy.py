@@ -35,9 +35,6 @@ __all__ = ["Policy", "ACTIVATIONS", "act", "erf"]
 _F32 = np.float32
 _F64 = np.float64
 
-# Private names kept for modules that imported them from here before rlarchive.observations existed.
-_kind, _dict_keys, _sub, _is_image, _obs_shape = kind, dict_keys, subspace, _observations.is_image, observation_shape
-
 
 # -- erf in binary64, vectorised --------------------------------------------------------
 #
