@@ -13,7 +13,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat clean
+.PHONY: lint format setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -107,7 +107,20 @@ vectors: setup-python
 vectors-check: setup-python
 	$(PY) tests/vectors/generate.py --check test-vectors
 
-test: test-python test-js test-property conformance vectors-check
+test: lint test-python test-js test-property conformance vectors-check
+
+# the formatters and linters, checking only (`make format` applies them): ruff (format and lint) over the
+# Python tree, mypy (--strict on the core package, the default level on interop/), Biome (format and lint)
+# over reader-js/, and tsc --strict on reader-js/index.d.ts against a file that uses the documented API
+lint: setup
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
+	$(PY) -m mypy
+	cd reader-js && npx --no-install biome ci --error-on-warnings . && npx --no-install tsc -p test/types
+
+format: setup
+	$(VENV)/bin/ruff format --quiet . && $(VENV)/bin/ruff check --quiet --fix .
+	cd reader-js && npx --no-install biome check --write .
 
 fuzz: setup
 	$(PY) tests/fuzz/campaign.py --cases $(FUZZ_CASES)
