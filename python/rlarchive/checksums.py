@@ -32,7 +32,7 @@ Write = Callable[[memoryview], object]
 PositionalWrite = Callable[[memoryview, int], object]
 
 
-def pieces(chunks: Iterable, size: int = PIECE_BYTES, gather: int = GATHER_BYTES) -> Iterator[memoryview]:
+def pieces(chunks: Iterable[Any], size: int = PIECE_BYTES, gather: int = GATHER_BYTES) -> Iterator[memoryview]:
     """The bytes of ``chunks`` (bytes-like, C-contiguous) again, as pieces of at most ``size`` bytes.
 
     Large chunks are sliced (views of the caller's memory); consecutive chunks
@@ -61,7 +61,7 @@ class _Stopped(Exception):
 
 
 def digest_and_write(
-    chunks: Iterable,
+    chunks: Iterable[Any],
     write: Optional[Write] = None,
     pwrite: Optional[PositionalWrite] = None,
 ) -> tuple[int, str, int]:
@@ -197,7 +197,7 @@ def digest_and_write(
     return crc, sha.hexdigest(), total
 
 
-def digests(chunks: Iterable) -> tuple[int, str]:
+def digests(chunks: Iterable[Any]) -> tuple[int, str]:
     """CRC-32 and SHA-256 (hex) of a sequence of byte chunks, computed on two threads."""
     crc, sha, _ = digest_and_write(chunks)
     return crc, sha

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -75,7 +75,7 @@ def numpy_view_dtype(code: str) -> np.dtype:
     return np.dtype(d.numpy if d.numpy is not None else d.raw)
 
 
-def code_of_torch(dtype) -> Optional[str]:
+def code_of_torch(dtype: Any) -> Optional[str]:
     """The dtype code of a torch dtype, or None."""
     name = str(dtype).replace("torch.", "")
     for d in _TABLE:

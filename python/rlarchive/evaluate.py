@@ -39,11 +39,11 @@ class Evaluation:
     """The result of :func:`evaluate`; :meth:`to_record` is the structure of spec/metadata.md §3."""
 
     env_id: str
-    seeds: Optional[list]
-    returns: list
-    lengths: list
+    seeds: Optional[list[Any]]
+    returns: list[Any]
+    lengths: list[Any]
     date: str
-    notes: list = field(default_factory=list)
+    notes: list[Any] = field(default_factory=list)
 
     @property
     def episodes(self) -> int:
@@ -57,7 +57,7 @@ class Evaluation:
     def std(self) -> float:
         return float(np.std(self.returns))
 
-    def to_record(self) -> dict:
+    def to_record(self) -> dict[str, Any]:
         """The evaluation object of spec/metadata.md §3."""
         from . import __version__
 
@@ -122,7 +122,7 @@ class _Stage:
 class _Transpose(_Stage):
     """VecTransposeImage: height × width × channels to channels × height × width, for the image boxes ``keys`` names."""
 
-    def __init__(self, keys_: Optional[set]) -> None:
+    def __init__(self, keys_: Optional[set[Any]]) -> None:
         self.keys = keys_  # None: the observation is one image box
 
     def sig(self, s: Any) -> Any:
@@ -146,7 +146,7 @@ class _FrameStack(_Stage):
 
     def _first(self, key: Optional[str]) -> bool:
         o = self.order if key is None or not isinstance(self.order, dict) else self.order.get(key, "last")
-        return o == "first"
+        return bool(o == "first")
 
     def _sig1(self, s: Any, key: Optional[str]) -> Any:
         if s[0] != "box" or not s[1]:
@@ -202,9 +202,9 @@ def _transpose_for(space: Any) -> Optional[_Transpose]:
     return None
 
 
-def _stages(env_space: Any, policy_space: Any, wrappers: list, notes: list) -> list:
+def _stages(env_space: Any, policy_space: Any, wrappers: list[Any], notes: list[Any]) -> list[Any]:
     """The observation stages from the recorded wrappers (or SB3's automatic image transposition)."""
-    stages: list = []
+    stages: list[Any] = []
     sig = _signature(env_space)
     transposed = False
     for w in wrappers:
@@ -291,7 +291,7 @@ def evaluate(
     if policy is None:
         raise RlarchiveError("INPUT_INVALID", f"{os.fspath(path)} has no portable policy (extension RLA_policy); import it again with SB3 installed")
     env = _make_env(env_id)
-    notes: list = []
+    notes: list[Any] = []
     try:
         try:
             env_obs, env_act = neutral.from_gymnasium(env.observation_space), neutral.from_gymnasium(env.action_space)
@@ -326,7 +326,7 @@ def evaluate(
     return Evaluation(env_id, None if seed is None else [seed + i for i in range(episodes)], returns, lengths, _now(), notes)
 
 
-def record(path: Union[str, "os.PathLike[str]"], evaluation: Evaluation) -> dict:
+def record(path: Union[str, "os.PathLike[str]"], evaluation: Evaluation) -> dict[str, Any]:
     """Append ``evaluation`` to the archive's ``evaluations`` metadata (spec/metadata.md §3), rewriting it atomically.
 
     Raises:
@@ -341,7 +341,7 @@ def record(path: Union[str, "os.PathLike[str]"], evaluation: Evaluation) -> dict
     if not all(math.isfinite(x) for x in [rec["mean"], rec["std"], *rec["returns"]]):
         raise RlarchiveError("INPUT_INVALID", "a return is not finite: the evaluation cannot be recorded")
 
-    def change(current: dict) -> dict:
+    def change(current: dict[str, Any]) -> dict[str, Any]:
         previous = keys.parsed(current, keys.EVALUATIONS) or []
         if len(previous) >= keys.MAX_EVALUATIONS:
             raise RlarchiveError("INPUT_INVALID", f"the archive already records {keys.MAX_EVALUATIONS} evaluations")

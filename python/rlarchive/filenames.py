@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import os
 import unicodedata
-from typing import Union
+from typing import Any, Union
 
 NameInput = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
@@ -101,7 +101,7 @@ def without_surrogates(text: str) -> str:
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else _char_escape(c) if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
-def report_fields(name: NameInput) -> dict:
+def report_fields(name: NameInput) -> dict[str, Any]:
     """The ``file`` (and, for a name that is not UTF-8, ``file_base64``) members of a report (spec §14)."""
     raw = name_bytes(name)
     try:

@@ -1,5 +1,19 @@
 """The limits of spec §15, as named constants (from spec/tables.json, via :mod:`rlarchive.tables`)."""
 
+__all__ = [
+    "INLINE_ARRAY_BYTES",
+    "MAX_ELEMENT_BYTES",
+    "MAX_INLINE_ARRAY_BYTES",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_MEMBERS",
+    "MAX_NAME_BYTES",
+    "MAX_NDIM",
+    "MAX_SAFETENSORS_HEADER_BYTES",
+    "MAX_SAFE_INTEGER",
+]
+
 from .tables import (  # noqa: F401  (re-exported)
     INLINE_ARRAY_BYTES,
     MAX_ELEMENT_BYTES,

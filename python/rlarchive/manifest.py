@@ -25,7 +25,7 @@ _VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict:
     """A JSON Schema of the project by file name (e.g. ``manifest-1.0.schema.json``)."""
-    return json.loads(resources.files("rlarchive").joinpath("schemas", name).read_text(encoding="utf-8"))
+    return json.loads(resources.files("rlarchive").joinpath("schemas").joinpath(name).read_text(encoding="utf-8"))
 
 
 _DOLLAR = re.compile(r"(?<!\\)\$")

@@ -88,7 +88,7 @@ def _json(v: str, what: str) -> Any:
         raise _Bad(f"{what} is not a JSON text of spec §6 (it holds a lone surrogate)") from None
 
 
-def _wrapper(w: Any, i: int) -> dict:
+def _wrapper(w: Any, i: int) -> dict[str, Any]:
     at = f"wrapper {i}"
     if not isinstance(w, dict):
         raise _Bad(f"{at} must be an object")
@@ -108,14 +108,14 @@ def _wrapper(w: Any, i: int) -> dict:
     return w
 
 
-def _wrappers(v: str) -> list:
+def _wrappers(v: str) -> list[Any]:
     doc = _json(v, "wrappers")
     if not isinstance(doc, list) or len(doc) > MAX_WRAPPERS:
         raise _Bad(f"wrappers must be a JSON array of at most {MAX_WRAPPERS} objects")
     return [_wrapper(w, i) for i, w in enumerate(doc)]
 
 
-def _evaluation(e: Any, i: int) -> dict:
+def _evaluation(e: Any, i: int) -> dict[str, Any]:
     at = f"evaluation {i}"
     if not isinstance(e, dict):
         raise _Bad(f"{at} must be an object")
@@ -147,7 +147,7 @@ def _evaluation(e: Any, i: int) -> dict:
     return e
 
 
-def _evaluations(v: str) -> list:
+def _evaluations(v: str) -> list[Any]:
     doc = _json(v, "evaluations")
     if not isinstance(doc, list) or len(doc) > MAX_EVALUATIONS:
         raise _Bad(f"evaluations must be a JSON array of at most {MAX_EVALUATIONS} objects")
@@ -160,7 +160,7 @@ def _version(v: str) -> str:
     return v
 
 
-def _json_object(v: str, what: str) -> dict:
+def _json_object(v: str, what: str) -> dict[str, Any]:
     doc = _json(v, what)
     if not isinstance(doc, dict):
         raise _Bad(f"{what} must be a JSON object")
@@ -244,7 +244,7 @@ class Provenance:
     #: The well-formed ``versions.NAME`` entries by NAME, in the metadata's order.
     versions: dict[str, str] = field(default_factory=dict)
     #: The wrappers (dicts with ``name`` and parameters), nearest the environment first.
-    wrappers: Optional[list] = None
+    wrappers: Optional[list[Any]] = None
 
 
 def _well_formed(metadata: Mapping[str, str], key: str) -> Any:
@@ -266,7 +266,7 @@ def provenance(metadata: Mapping[str, str]) -> Provenance:
     )
 
 
-def evaluations(metadata: Mapping[str, str]) -> list[dict]:
+def evaluations(metadata: Mapping[str, str]) -> list[dict[str, Any]]:
     """The recorded evaluations (spec/metadata.md §3), oldest first, as dicts with the spec's
     member names (and any other member they have); [] when absent or malformed."""
     return _well_formed(metadata, EVALUATIONS) or []

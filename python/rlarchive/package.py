@@ -28,7 +28,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from .errors import RlarchiveError
 
@@ -47,11 +47,11 @@ class PackageResult:
     """What :func:`package` wrote: ``folder`` (the package), ``files`` (names in it, sorted) and ``notes`` (what was left out, and why)."""
 
     folder: str
-    files: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
+    files: list[Any] = field(default_factory=list)
+    notes: list[Any] = field(default_factory=list)
 
 
-def results_json(evaluation: dict) -> str:
+def results_json(evaluation: dict[str, Any]) -> str:
     """An evaluation of spec/metadata.md §3 as the RL Zoo's ``results.json`` (text, ending in a newline).
 
     The members, in this order: ``mean_reward`` and ``std_reward`` (numbers),
@@ -163,7 +163,7 @@ def package(
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)[:100]}.", suffix=".package-tmp", dir=parent)
     except OSError as e:
         raise RlarchiveError("IO_ERROR", f"cannot write the package in {parent}: {e.strerror or e}") from None
-    notes: list = []
+    notes: list[Any] = []
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -173,7 +173,7 @@ def package(
         text = card(copy)  # validates the archive: an invalid one has no package
         _write(tmp, CARD_NAME, text.encode("utf-8"))
         with Archive(copy, spaces="neutral") as ar:
-            evaluations: list = keys.parsed(ar.metadata, keys.EVALUATIONS) or []
+            evaluations: list[Any] = keys.parsed(ar.metadata, keys.EVALUATIONS) or []
         if evaluations:
             _write(tmp, RESULTS_NAME, results_json(evaluations[-1]).encode("ascii"))
         else:
@@ -189,9 +189,9 @@ def package(
     return PackageResult(out, sorted(os.listdir(out)), notes)
 
 
-def _add_onnx(copy: str, folder: str, notes: list) -> None:
+def _add_onnx(copy: str, folder: str, notes: list[Any]) -> None:
     try:
-        import onnx  # type: ignore[import-untyped]  # noqa: F401
+        import onnx  # noqa: F401
     except ImportError:
         notes.append(f"the package onnx is not installed: no {ONNX_NAME} (pip install 'rlarchive[onnx]')")
         return

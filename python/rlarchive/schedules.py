@@ -44,7 +44,7 @@ class Linear:
 class Piecewise:
     """Values at points of progress elapsed, joined linearly or held as steps."""
 
-    points: tuple  # ((elapsed, value), ...)
+    points: tuple[Any, ...]  # ((elapsed, value), ...)
     interpolation: str = "linear"
 
     def __call__(self, progress_remaining: float) -> float:
@@ -75,7 +75,7 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def check(node: dict, ptr: str, fail: Callable[..., RlarchiveError]) -> None:
+def check(node: dict[str, Any], ptr: str, fail: Callable[..., RlarchiveError]) -> None:
     """Check a schedule value (spec §9) in the order of §9 and §11.2; ``fail(code, msg, ptr)`` builds the error.
 
     ``kind`` (missing: at the schedule; unknown: at ``kind``), the set of members, then each
@@ -112,7 +112,7 @@ def check(node: dict, ptr: str, fail: Callable[..., RlarchiveError]) -> None:
         raise fail("SCHEDULE_INVALID", "end_fraction must be in (0, 1]", ptr + "/end_fraction")
 
 
-def from_json(node: dict) -> Schedule:
+def from_json(node: dict[str, Any]) -> Schedule:
     """Build a schedule object from a checked schedule value."""
     kind = node["kind"]
     if kind == "constant":
@@ -122,7 +122,7 @@ def from_json(node: dict) -> Schedule:
     return Piecewise(tuple((t, v) for t, v in node["points"]), node["interpolation"])
 
 
-def to_json(s: Schedule) -> dict:
+def to_json(s: Schedule) -> dict[str, Any]:
     """The value-model form of a schedule object."""
     if isinstance(s, Constant):
         return {"$type": "schedule", "kind": "constant", "value": s.value}

@@ -102,7 +102,7 @@ class Source:
         self.size = size
         self.bytes_read = 0
         self.reads = 0
-        self.log: Optional[list] = None
+        self.log: Optional[list[Any]] = None
         self._closed = False
 
     def read(self, offset: int, length: int) -> bytes:
@@ -316,8 +316,8 @@ class FsspecSource(Source):
     ) -> None:
         self.timeout, self.min_rate = _deadlines(timeout, min_rate)
         try:
-            import fsspec  # type: ignore[import-untyped]
-            import fsspec.core  # type: ignore[import-untyped]
+            import fsspec
+            import fsspec.core
         except ImportError:
             raise _io_error(f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))") from None
         self.url = url
@@ -328,7 +328,7 @@ class FsspecSource(Source):
                 options["timeout"] = self._client_timeout(0)
             fs, path = fsspec.core.url_to_fs(url, **options)
             if self._http:  # a HEAD request, then a GET when it tells no size: one deadline for both
-                import fsspec.asyn  # type: ignore[import-untyped]
+                import fsspec.asyn
 
                 info = fsspec.asyn.sync(fs.loop, fs._info, path, timeout=self.timeout)
             else:
@@ -357,7 +357,7 @@ class FsspecSource(Source):
 
     def _client_timeout(self, length: int) -> Any:
         """The aiohttp time-outs of a request for ``length`` bytes (spec §11.4)."""
-        import aiohttp  # type: ignore[import-not-found]
+        import aiohttp
 
         return aiohttp.ClientTimeout(total=self.timeout + length / self.min_rate, sock_connect=self.timeout, sock_read=self.timeout)
 

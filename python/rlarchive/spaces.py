@@ -22,7 +22,7 @@ class Box:
 
     low: np.ndarray
     high: np.ndarray
-    shape: tuple
+    shape: tuple[Any, ...]
     dtype: str  # dtype code, e.g. "F32"
 
     def __eq__(self, other: object) -> bool:
@@ -64,21 +64,21 @@ class MultiDiscrete:
 class MultiBinary:
     """Binary vectors (or arrays) of shape ``n``."""
 
-    n: Union[int, tuple]
+    n: Union[int, tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
 class Dict:
     """An ordered mapping from string keys to spaces."""
 
-    spaces: tuple = field(default_factory=tuple)  # ((key, space), ...)
+    spaces: tuple[Any, ...] = field(default_factory=tuple)  # ((key, space), ...)
 
 
 @dataclass(frozen=True)
 class Tuple:
     """A fixed sequence of spaces."""
 
-    spaces: tuple = field(default_factory=tuple)
+    spaces: tuple[Any, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def _is_ndarray(x: Any) -> bool:
     return isinstance(x, dict) and x.get("$type") == "ndarray"
 
 
-def check(node: dict, ptr: str, check_value: Callable[[Any, str], None], fail: Callable[..., RlarchiveError]) -> None:
+def check(node: dict[str, Any], ptr: str, check_value: Callable[[Any, str], None], fail: Callable[..., RlarchiveError]) -> None:
     """Check a space value (spec §8) in the order of §8 and §11.2.
 
     ``kind`` (missing: at the space; unknown: at ``kind``), the set of members
@@ -143,15 +143,16 @@ def check(node: dict, ptr: str, check_value: Callable[[Any, str], None], fail: C
         if not cond:
             raise fail("SPACE_INVALID", msg, f"{ptr}/{member}")
 
-    def dtype_member(kinds: tuple, what: str) -> str:
+    def dtype_member(kinds: tuple[Any, ...], what: str) -> str:
         need(_code(node["dtype"]), "dtype", "a dtype code")
         rule(DTYPES[node["dtype"]].kind in kinds, f"{kind} dtype must be {what}", "dtype")
-        return node["dtype"]
+        return str(node["dtype"])
 
-    def ndarray_member(m: str) -> dict:
+    def ndarray_member(m: str) -> dict[str, Any]:
         need(_is_ndarray(node[m]), m, "an ndarray")  # before the value itself is checked
         check_value(node[m], f"{ptr}/{m}")
-        return node[m]
+        member: dict[str, Any] = node[m]
+        return member
 
     def integer(m: str, least: int) -> None:
         need(_int(node[m]), m, "an integer")
@@ -190,7 +191,7 @@ def check(node: dict, ptr: str, check_value: Callable[[Any, str], None], fail: C
     elif kind == "dict":
         sp = node["spaces"]
         need(isinstance(sp, list), "spaces", "an array of [key, space] pairs")
-        seen: set = set()
+        seen: set[Any] = set()
         for i, pair in enumerate(sp):
             need(isinstance(pair, list) and len(pair) == 2, f"spaces/{i}", "a [key, space] pair")
             need(isinstance(pair[0], str), f"spaces/{i}/0", "a string")
@@ -213,12 +214,13 @@ def check(node: dict, ptr: str, check_value: Callable[[Any, str], None], fail: C
         rule(len(cs) > 0 and all(a < b for a, b in zip(cs, cs[1:])), "charset must be non-empty, ascending, without repeats", "charset")
 
 
-def _inline(nd: dict) -> np.ndarray:
+def _inline(nd: dict[str, Any]) -> np.ndarray:
     raw = base64.b64decode(nd["base64"])
-    return np.frombuffer(raw, dtype=numpy_view_dtype(nd["dtype"])).reshape(nd["shape"])
+    out: np.ndarray = np.frombuffer(raw, dtype=numpy_view_dtype(nd["dtype"])).reshape(nd["shape"])
+    return out
 
 
-def from_json(node: dict, decode: Callable[[Any], Any]) -> Space:
+def from_json(node: dict[str, Any], decode: Callable[[Any], Any]) -> Space:
     """A neutral space object from a checked space value; ``decode`` decodes nested values."""
     kind = node["kind"]
     if kind == "box":
@@ -237,9 +239,9 @@ def from_json(node: dict, decode: Callable[[Any], Any]) -> Space:
     return Text(node["max_length"], node["min_length"], node["charset"])
 
 
-def to_json(space: Space, encode: Callable[..., Any], ptr: str) -> dict:
+def to_json(space: Space, encode: Callable[..., Any], ptr: str) -> dict[str, Any]:
     """The value-model form of a neutral space; ``encode(value, ptr)`` encodes nested values."""
-    out: dict = {"$type": "space"}
+    out: dict[str, Any] = {"$type": "space"}
     if isinstance(space, Box):
         out.update(kind="box", dtype=space.dtype, shape=list(space.shape))
         out["low"] = encode(space.low, ptr + "/low")

@@ -43,7 +43,7 @@ class RawTensor:
         import torch
 
         t = torch.from_numpy(np.array(self.raw, copy=True))
-        return t.view(getattr(torch, DTYPES[self.dtype].torch)).reshape(self.shape)
+        return t.view(getattr(torch, str(DTYPES[self.dtype].torch))).reshape(self.shape)
 
 
 @dataclass(frozen=True)

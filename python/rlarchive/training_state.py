@@ -79,7 +79,7 @@ def _exact(v: Any, ptr: str, keys: Sequence[str], what: str) -> None:
         raise _fail(f"{what} must have exactly the keys {', '.join(keys)}", members_pointer(v, ptr, keys))
 
 
-def _array(v: Any, ptr: str, what: str, dtypes: Optional[Sequence[str]] = None, ndim: Optional[int] = None) -> list:
+def _array(v: Any, ptr: str, what: str, dtypes: Optional[Sequence[str]] = None, ndim: Optional[int] = None) -> list[Any]:
     """Check an ``ndarray`` value (of one of ``dtypes``, of ``ndim`` dimensions) and return its shape."""
     if not (isinstance(v, dict) and v.get("$type") == "ndarray"):
         raise _fail(f"{what} must be an ndarray", ptr)
@@ -97,12 +97,12 @@ def _non_negative(v: Any, ptr: str, what: str) -> int:
     return _int_value(v)
 
 
-def _space(data: Optional[Mapping[str, Any]], key: str) -> Optional[dict]:
+def _space(data: Optional[Mapping[str, Any]], key: str) -> Optional[dict[str, Any]]:
     sp = (data or {}).get(key)
     return sp if isinstance(sp, dict) and sp.get("$type") == "space" else None
 
 
-def _observation(v: Any, ptr: str, space: Optional[dict]) -> None:
+def _observation(v: Any, ptr: str, space: Optional[dict[str, Any]]) -> None:
     """OBS: null, an ndarray of at least one dimension (the first counts the environments), or a map of key to such ndarrays."""
     if v is None:
         return
@@ -126,7 +126,7 @@ def _observation_array(v: Any, ptr: str) -> None:
         raise _fail("an observation must have a first dimension (the environments)", ptr)
 
 
-def _first_dims(v: Any) -> list:
+def _first_dims(v: Any) -> list[Any]:
     """The first dimension of every array of a checked OBS, in document order."""
     if v is None:
         return []
@@ -289,7 +289,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     _random(value["random"], f"{base}/random")
 
 
-def read(ar: "Archive") -> Optional[dict]:
+def read(ar: "Archive") -> Optional[dict[str, Any]]:
     """The checked run state of ``ar`` decoded (arrays as NumPy arrays copied out of the file), or None when it has none.
 
     Raises:
@@ -301,4 +301,5 @@ def read(ar: "Archive") -> Optional[dict]:
     raw = extensions.read_document(ar, EXTENSION)
     if raw is None:
         return None
-    return Decoder(lambda g, n: ar.tensor(g, n).copy(), "neutral").decode(raw)
+    decoded: Optional[dict[str, Any]] = Decoder(lambda g, n: ar.tensor(g, n).copy(), "neutral").decode(raw)
+    return decoded

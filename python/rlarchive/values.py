@@ -206,7 +206,7 @@ class TensorRef:
     group: str
     name: str
     dtype: str
-    shape: tuple
+    shape: tuple[Any, ...]
 
 
 @dataclass
@@ -217,7 +217,7 @@ class Ref:
     group: str
     name: str
     dtype: str
-    shape: list
+    shape: list[Any]
 
 
 class Checker:
@@ -243,7 +243,7 @@ class Checker:
             raise _fail("VALUE_UNKNOWN_TYPE", f"unknown value type {str(t)[:60]!r}", ptr + "/$type")
         fn(self, v, ptr)
 
-    def check_map(self, m: dict, ptr: str) -> None:
+    def check_map(self, m: dict[str, Any], ptr: str) -> None:
         """Check each property value of a map of names to values: ``data`` and ``optimizers`` (spec §7.1).
 
         The map itself is not a value, so a property named ``$type`` is a name like any other.
@@ -251,18 +251,18 @@ class Checker:
         for k, x in m.items():
             self.check(x, f"{ptr}/{esc(k)}")
 
-    def _members(self, v: dict, ptr: str, required: set, optional: Union[set, frozenset] = frozenset()) -> None:
+    def _members(self, v: dict[str, Any], ptr: str, required: set[Any], optional: Union[set[Any], frozenset[Any]] = frozenset()) -> None:
         keys = set(v) - {"$type"}
         if not required <= keys or not keys <= required | optional:
             where = members_pointer(v, ptr, required | optional | {"$type"}, required)
             raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), where)
 
-    def _float(self, v: dict, ptr: str) -> None:
+    def _float(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"value"})
         if not isinstance(v["value"], str) or v["value"] not in _NONFINITE:
             raise _fail("VALUE_INVALID", "float value must be 'nan', 'inf' or '-inf'", ptr + "/value")
 
-    def _bigint(self, v: dict, ptr: str) -> None:
+    def _bigint(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"value"})
         s = v["value"]
         if not isinstance(s, str) or not _BIGINT.fullmatch(s):
@@ -272,17 +272,17 @@ class Checker:
         if abs(int(s)) <= MAX_SAFE_INTEGER:
             raise _fail("VALUE_INVALID", "an int within ±(2^53-1) must be a plain JSON integer", ptr + "/value")
 
-    def _bytes(self, v: dict, ptr: str) -> None:
+    def _bytes(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"base64"})
         _b64(v["base64"], ptr + "/base64")
 
-    def _tuple(self, v: dict, ptr: str) -> None:
+    def _tuple(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"items"})
         if not isinstance(v["items"], list):
             raise _fail("VALUE_INVALID", "tuple items must be an array", ptr + "/items")
         self.check(v["items"], ptr + "/items")
 
-    def _dict(self, v: dict, ptr: str) -> None:
+    def _dict(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"entries"})
         entries = v["entries"]
         if not isinstance(entries, list):
@@ -306,13 +306,13 @@ class Checker:
         if plain:
             raise _fail("VALUE_INVALID", "a map with only string keys (none '$type') must be a plain object", ptr)
 
-    def _array_common(self, v: dict, ptr: str) -> int:
+    def _array_common(self, v: dict[str, Any], ptr: str) -> int:
         d = v["dtype"]
         if not isinstance(d, str) or d not in DTYPES:
             raise _fail("VALUE_INVALID", f"unknown dtype {str(d)[:40]!r}", ptr + "/dtype")
         return DTYPES[d].size
 
-    def _ndarray(self, v: dict, ptr: str) -> None:
+    def _ndarray(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"dtype", "shape"}, {"base64", "ref"})
         if ("base64" in v) == ("ref" in v):
             raise _fail("VALUE_INVALID", "ndarray needs exactly one of base64 and ref", ptr)
@@ -340,26 +340,26 @@ class Checker:
                 raise _fail("VALUE_INVALID", "ref must be {group, name} of strings", where)
             self.refs.append(Ref(ptr, r["group"], r["name"], v["dtype"], shape))
 
-    def _scalar(self, v: dict, ptr: str) -> None:
+    def _scalar(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"dtype", "base64"})
         size = self._array_common(v, ptr)
         raw = _b64(v["base64"], ptr + "/base64")
         if len(raw) != size:
             raise _fail("ARRAY_SIZE_MISMATCH", f"scalar of {v['dtype']} needs {size} bytes, not {len(raw)}", ptr + "/base64")
 
-    def _space(self, v: dict, ptr: str) -> None:
+    def _space(self, v: dict[str, Any], ptr: str) -> None:
         spaces.check(v, ptr, self.check, _fail)
 
-    def _schedule(self, v: dict, ptr: str) -> None:
+    def _schedule(self, v: dict[str, Any], ptr: str) -> None:
         schedules.check(v, ptr, _fail)
 
-    def _class(self, v: dict, ptr: str) -> None:
+    def _class(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"module", "qualname"})
         for k in ("module", "qualname"):
             if not isinstance(v[k], str) or not _IDENT_PATH.fullmatch(v[k]):
                 raise _fail("VALUE_INVALID", f"class {k} must be dotted identifiers", f"{ptr}/{k}")
 
-    def _opaque(self, v: dict, ptr: str) -> None:
+    def _opaque(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"format", "base64"}, {"type", "note"})
         if v["format"] != "pickle":
             raise _fail("VALUE_INVALID", "opaque format must be 'pickle'", ptr + "/format")
@@ -369,7 +369,7 @@ class Checker:
                 raise _fail("VALUE_INVALID", f"opaque {k} must be a string", f"{ptr}/{k}")
 
 
-_TAGS: dict[str, Callable[[Checker, dict, str], None]] = {
+_TAGS: dict[str, Callable[[Checker, dict[str, Any], str], None]] = {
     "float": Checker._float,
     "int": Checker._bigint,
     "bytes": Checker._bytes,
@@ -499,7 +499,7 @@ class Encoder:
     #: Integers of more bits than this have more than MAX_INT_DIGITS digits.
     _MAX_INT_BITS = math.ceil(MAX_INT_DIGITS * math.log2(10))
 
-    def __init__(self, group: str, tensors: dict, inline_limit: int, opaque_fallback: bool = False) -> None:
+    def __init__(self, group: str, tensors: dict[str, Any], inline_limit: int, opaque_fallback: bool = False) -> None:
         self.group = group
         self.tensors = tensors
         self.inline_limit = inline_limit
@@ -573,12 +573,12 @@ class Encoder:
             return out
         return self._opaque(obj, ptr)
 
-    def _opaque(self, obj: Any, ptr: str) -> dict:
+    def _opaque(self, obj: Any, ptr: str) -> dict[str, Any]:
         tname = f"{type(obj).__module__}.{type(obj).__qualname__}"
         if not self.opaque_fallback:
             raise RlarchiveError("VALUE_UNSUPPORTED", f"the value model cannot hold a {tname} (at {ptr}); pass opaque_fallback=True to keep it as a pickle")
         try:
-            import cloudpickle as pickler  # type: ignore
+            import cloudpickle as pickler
         except ImportError:
             import pickle as pickler
         try:
@@ -587,17 +587,17 @@ class Encoder:
             raise RlarchiveError("VALUE_UNSUPPORTED", f"cannot pickle {tname} at {ptr}: {e}") from None
         return {"$type": "opaque", "format": "pickle", "base64": base64.b64encode(data).decode("ascii"), "type": tname, "note": "not representable in the value model"}
 
-    def _bigint(self, obj: int, ptr: str) -> dict:
+    def _bigint(self, obj: int, ptr: str) -> dict[str, Any]:
         # The size is checked before str(), which refuses more than 4300 digits by default.
         if obj.bit_length() > self._MAX_INT_BITS or len(digits := str(obj).lstrip("-")) > MAX_INT_DIGITS:
             raise RlarchiveError("WRITE_INVALID", f"the integer at {ptr} has more than MAX_INT_DIGITS ({MAX_INT_DIGITS}) digits")
         return {"$type": "int", "value": "-" + digits if obj < 0 else digits}
 
-    def _scalar(self, obj: np.generic, ptr: str) -> dict:
+    def _scalar(self, obj: np.generic, ptr: str) -> dict[str, Any]:
         t = as_tensor(obj)
         return {"$type": "scalar", "dtype": t.dtype, "base64": base64.b64encode(t.data.tobytes()).decode("ascii")}
 
-    def _array(self, obj: Any, ptr: str, inline: bool) -> dict:
+    def _array(self, obj: Any, ptr: str, inline: bool) -> dict[str, Any]:
         t = as_tensor(obj)
         out: dict[str, Any] = {"$type": "ndarray", "dtype": t.dtype, "shape": list(t.shape)}
         if inline or (self.inline_limit >= 0 and t.nbytes <= self.inline_limit):

@@ -61,7 +61,7 @@ class Statistics:
     gamma: float
     training: bool
     obs: Union[Stats, Mapping[str, Stats], None]
-    obs_keys: Optional[list]
+    obs_keys: Optional[list[Any]]
     ret: Stats
 
     def normalize_obs(self, obs: Any) -> Any:
@@ -88,7 +88,8 @@ class Statistics:
 
     def _one(self, obs: np.ndarray, s: Stats) -> np.ndarray:
         x = (obs.astype(np.float64) - s.mean) / np.sqrt(s.var + self.epsilon)
-        return np.clip(x, -self.clip_obs, self.clip_obs).astype(np.float32)
+        out: np.ndarray = np.clip(x, -self.clip_obs, self.clip_obs).astype(np.float32)
+        return out
 
 
 # -- the member's structure (spec §3), checked on the parsed, value-checked JSON --------
@@ -106,7 +107,7 @@ def _is_float(v: Any) -> bool:
     return isinstance(v, dict) and v.get("$type") == "float"
 
 
-def _stats_shape(v: Any, ptr: str) -> list:
+def _stats_shape(v: Any, ptr: str) -> list[Any]:
     """Check STATS (``{"mean", "var", "count"}``) and return the arrays' shape."""
     if not isinstance(v, dict) or "$type" in v or set(v) != {"mean", "var", "count"}:
         raise _fail("statistics must be a map with exactly mean, var and count", members_pointer(v, ptr, ("mean", "var", "count")))
@@ -123,7 +124,7 @@ def _stats_shape(v: Any, ptr: str) -> list:
     return shapes[0]
 
 
-def _observation_space(data: Optional[Mapping[str, Any]]) -> Optional[dict]:
+def _observation_space(data: Optional[Mapping[str, Any]]) -> Optional[dict[str, Any]]:
     sp = (data or {}).get("observation_space")
     return sp if isinstance(sp, dict) and sp.get("$type") == "space" else None
 
@@ -170,7 +171,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
         raise _fail("the return statistics must be 0-dimensional", f"{base}/ret/mean")
 
 
-def _check_obs(obs: dict, keys: Optional[list], space: Optional[dict], base: str) -> None:
+def _check_obs(obs: dict[str, Any], keys: Optional[list[Any]], space: Optional[dict[str, Any]], base: str) -> None:
     """``obs`` in the form ``obs_keys`` gives it, then both against the data's observation space (spec §3 rules 3-4)."""
     kind = space.get("kind") if space is not None else None
     if keys is None:  # one observation's statistics; a map of them comes with obs_keys
@@ -206,7 +207,7 @@ def _stats(v: Mapping[str, Any]) -> Stats:
 def from_value(v: Mapping[str, Any]) -> Statistics:
     """The statistics of a checked, decoded value (arrays as NumPy arrays)."""
     obs = v["obs"]
-    o: Union[Stats, dict, None]
+    o: Union[Stats, dict[str, Any], None]
     if obs is None:
         o = None
     elif v["obs_keys"] is None:
@@ -227,14 +228,14 @@ def from_value(v: Mapping[str, Any]) -> Statistics:
     )
 
 
-def _stats_value(s: Stats) -> dict:
+def _stats_value(s: Stats) -> dict[str, Any]:
     count = float(s.count)
     if not math.isfinite(count):
         raise RlarchiveError("WRITE_INVALID", "a statistics count must be finite")
     return {"mean": np.array(s.mean, np.float64, order="C"), "var": np.array(s.var, np.float64, order="C"), "count": count}
 
 
-def to_value(stats: Statistics) -> dict:
+def to_value(stats: Statistics) -> dict[str, Any]:
     """The member's value for ``stats`` (Python objects for :class:`rlarchive.values.Encoder`)."""
     obs: Any
     if stats.obs is None:

@@ -20,7 +20,8 @@ from .errors import RlarchiveError
 from .limits import INLINE_ARRAY_BYTES, MAX_JSON_BYTES, MAX_MEMBERS
 from .reader import member_of
 from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout
-from .values import Checker, Encoder, esc
+from .errors import esc
+from .values import Checker, Encoder
 from .zipprofile import MEDIA_TYPE, ZipWriter, check_name
 
 ARRAYS_GROUP = "arrays"
