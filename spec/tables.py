@@ -15,6 +15,7 @@ the limits. From it come:
 ``--check`` regenerates in memory and fails, naming each stale file, when a
 committed file differs (part of ``make test``).
 """
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,10 @@ def dtypes_md(t: dict) -> str:
 
 def limits_md(t: dict) -> str:
     rows = ["| constant | value | applies to |", "| --- | --- | --- |"]
-    rows += [f"| `{x['name']}`{' (writer)' if x.get('writer') else ''} | {x['shown']} | {x['applies']} |" for x in t["limits"]]
+    rows += [
+        f"| `{x['name']}`{' (writer)' if x.get('writer') else ''} | {x['shown']} | {x['applies']} |"
+        for x in t["limits"]
+    ]
     return "\n".join(rows)
 
 
@@ -70,11 +74,21 @@ def _replace(text: str, name: str, body: str, path: str) -> str:
 
 
 def python_module(t: dict) -> str:
-    out = [f'"""The shared tables of the specification ({HEADER})."""', "", "#: File error codes (spec/errors.md) and their severity, in the catalogue's order.", "CATALOGUE: dict[str, str] = {"]
+    out = [
+        f'"""The shared tables of the specification ({HEADER})."""',
+        "",
+        "#: File error codes (spec/errors.md) and their severity, in the catalogue's order.",
+        "CATALOGUE: dict[str, str] = {",
+    ]
     out += [f'    "{e["code"]}": "{e["severity"]}",' for e in t["errors"]]
     out += ["}", "", "#: Codes raised for a caller's request rather than for a file.", "API_CODES: tuple[str, ...] = ("]
     out += [f'    "{e["code"]}",' for e in t["api_errors"]]
-    out += [")", "", "#: dtype code -> (size, alignment, kind), in the order of spec §10.1.", "DTYPE_TABLE: dict[str, tuple[int, int, str]] = {"]
+    out += [
+        ")",
+        "",
+        "#: dtype code -> (size, alignment, kind), in the order of spec §10.1.",
+        "DTYPE_TABLE: dict[str, tuple[int, int, str]] = {",
+    ]
     out += [f'    "{d["code"]}": ({d["size"]}, {d["alignment"]}, "{d["kind"]}"),' for d in t["dtypes"]]
     out += ["}", "", "# The limits of spec §15."]
     out += [f"{x['name']} = {x['value']}" for x in t["limits"]]
@@ -82,11 +96,26 @@ def python_module(t: dict) -> str:
 
 
 def js_module(t: dict) -> str:
-    out = [f"// The shared tables of the specification ({HEADER}).", "", "/** File error codes (spec/errors.md) and their severity, in the catalogue's order. */", "export const CATALOGUE = Object.freeze({"]
+    out = [
+        f"// The shared tables of the specification ({HEADER}).",
+        "",
+        "/** File error codes (spec/errors.md) and their severity, in the catalogue's order. */",
+        "export const CATALOGUE = Object.freeze({",
+    ]
     out += [f"  {e['code']}: '{e['severity']}'," for e in t["errors"]]
-    out += ["});", "", "/** Codes raised for a caller's request rather than for a file. */", "export const API_CODES = Object.freeze(["]
+    out += [
+        "});",
+        "",
+        "/** Codes raised for a caller's request rather than for a file. */",
+        "export const API_CODES = Object.freeze([",
+    ]
     out += [f"  '{e['code']}'," for e in t["api_errors"]]
-    out += ["]);", "", "/** dtype code -> [size, alignment, kind], in the order of spec §10.1. */", "export const DTYPE_TABLE = Object.freeze({"]
+    out += [
+        "]);",
+        "",
+        "/** dtype code -> [size, alignment, kind], in the order of spec §10.1. */",
+        "export const DTYPE_TABLE = Object.freeze({",
+    ]
     out += [f"  {d['code']}: Object.freeze([{d['size']}, {d['alignment']}, '{d['kind']}'])," for d in t["dtypes"]]
     out += ["});", "", "// The limits of spec §15."]
     out += [f"export const {x['name']} = {x['value']};" for x in t["limits"]]
@@ -111,7 +140,10 @@ def _anchors(kind: str, names) -> str:
 
 def checks_md(c: dict) -> str:
     """The location table: every check in the order of §11.1, its code and where its issue is."""
-    rows = ["| step | check | section | code | member | pointer | offset | located at |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| step | check | section | code | member | pointer | offset | located at |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for x in c["checks"]:
         member = "—" if x["member"] == "none" else f"`{x['member']}`"
         rows.append(
@@ -135,7 +167,15 @@ def outputs(t: dict) -> dict:
         "reader-js/src/tables.js": js_module(t),
     }
     for path, tables in (
-        ("spec/errors.md", {"errors": errors_md(t), "api-errors": api_md(t), "checks": checks_md(load_checks()), "anchors": anchors_md(load_checks())}),
+        (
+            "spec/errors.md",
+            {
+                "errors": errors_md(t),
+                "api-errors": api_md(t),
+                "checks": checks_md(load_checks()),
+                "anchors": anchors_md(load_checks()),
+            },
+        ),
         ("spec/rlarchive.md", {"dtypes": dtypes_md(t), "limits": limits_md(t)}),
         ("reader-js/index.d.ts", {"error-codes": dts_codes(t)}),
     ):

@@ -10,6 +10,7 @@ reader (reader-js/bench/bench.mjs, when `node` is on the PATH) opens, verifies
 and materialises the same archive file in the same run, with the runtime's
 built-in CRC-32 and SHA-256 and with the package's JavaScript ones.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,10 @@ def js_bench(path: str, repeat: int) -> tuple[dict | None, str]:
     try:
         out = subprocess.run(
             [node, JS_BENCH, path, "--repeat", str(repeat), "--json"],
-            capture_output=True, text=True, timeout=1800, check=True,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=True,
         )
         return json.loads(out.stdout), ""
     except (OSError, subprocess.SubprocessError, ValueError) as e:
@@ -98,14 +102,14 @@ def main() -> None:
         buf = bytearray(64 << 20)
         results["page-cache read"] = best(read_raw, args.repeat)
         blob = np.concatenate([a.view(np.uint8) for a in policy.values()])
-        results["sha256"] = best(lambda: hashlib.sha256(blob).digest(), args.repeat)
-        results["crc32"] = best(lambda: zlib.crc32(blob), args.repeat)
-        results["sha256, two halves on two threads"] = best(lambda: two_threads(blob), args.repeat)
+        results["sha256"] = best(lambda b=blob: hashlib.sha256(b).digest(), args.repeat)
+        results["crc32"] = best(lambda b=blob: zlib.crc32(b), args.repeat)
+        results["sha256, two halves on two threads"] = best(lambda b=blob: two_threads(b), args.repeat)
         del blob
 
         # safetensors
-        from safetensors.numpy import save_file
         from safetensors import safe_open
+        from safetensors.numpy import save_file
 
         results["safetensors save"] = best(lambda: save_file(policy, st), args.repeat)
 
@@ -169,8 +173,12 @@ def main() -> None:
 
     # saving to a real file system as well: there the disk's writeback, not the CPU, sets the pace
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DISK_DIR", os.getcwd())) as d:
-        results["safetensors save (disk)"] = best(lambda: save_file(policy, os.path.join(d, "a.safetensors")), args.repeat)
-        results["rlarchive save (disk)"] = best(lambda: rlarchive.save(os.path.join(d, "a.rlarchive"), {}, {"policy": policy}), args.repeat)
+        results["safetensors save (disk)"] = best(
+            lambda: save_file(policy, os.path.join(d, "a.safetensors")), args.repeat
+        )
+        results["rlarchive save (disk)"] = best(
+            lambda: rlarchive.save(os.path.join(d, "a.rlarchive"), {}, {"policy": policy}), args.repeat
+        )
 
     print(f"policy: {len(policy)} tensors, {nbytes / 1e6:.0f} MB float32; best of {args.repeat} (SB3-style: 1) run(s)")
     print(f"{'operation':40} {'seconds':>10} {'GB/s':>8}")
@@ -178,17 +186,37 @@ def main() -> None:
         print(f"{k:40} {t:10.4f} {gb / t:8.2f}")
     r = results
     print("\nratios (in this run)")
-    print(f"  two cores free (SHA-256 on one core / on two):      {r['sha256'] / r['sha256, two halves on two threads']:.2f}x  (2.0 on an idle machine; below, other processes hold a core)")
-    print(f"  rlarchive save / safetensors save (tmpfs):          {r['rlarchive save'] / r['safetensors save']:.2f}x  (target <= 1.5; SHA-256 alone is {r['sha256'] / r['safetensors save']:.2f}x)")
-    print(f"  rlarchive save / SHA-256 alone (tmpfs):             {r['rlarchive save'] / r['sha256']:.2f}x  (target <= 1.25: CRC-32, SHA-256 and writing overlap; CRC-32 alone is {r['crc32'] / r['sha256']:.2f}x)")
-    print(f"  rlarchive save / safetensors save (disk):           {r['rlarchive save (disk)'] / r['safetensors save (disk)']:.2f}x  (target <= 1.5)")
-    print(f"  rlarchive open+map / safetensors lazy open:         {r['rlarchive open + map all tensors'] / r['safetensors open (lazy)']:.2f}x  ({r['rlarchive open + map all tensors'] * 1e3:.2f} ms)")
-    print(f"  rlarchive materialise / page-cache read:            {r['rlarchive materialise all'] / r['page-cache read']:.2f}x  (1.0 = read bandwidth)")
-    print(f"  rlarchive materialise / safetensors load all:       {r['rlarchive materialise all'] / r['safetensors load all']:.2f}x")
-    print(f"  rlarchive verify / SHA-256 alone:                   {r['rlarchive verify (CRC-32 + SHA-256)'] / r['sha256']:.2f}x  (target <= 1.1: CRC-32 beside SHA-256)")
+    print(
+        f"  two cores free (SHA-256 on one core / on two):      {r['sha256'] / r['sha256, two halves on two threads']:.2f}x  (2.0 on an idle machine; below, other processes hold a core)"
+    )
+    print(
+        f"  rlarchive save / safetensors save (tmpfs):          {r['rlarchive save'] / r['safetensors save']:.2f}x  (target <= 1.5; SHA-256 alone is {r['sha256'] / r['safetensors save']:.2f}x)"
+    )
+    print(
+        f"  rlarchive save / SHA-256 alone (tmpfs):             {r['rlarchive save'] / r['sha256']:.2f}x  (target <= 1.25: CRC-32, SHA-256 and writing overlap; CRC-32 alone is {r['crc32'] / r['sha256']:.2f}x)"
+    )
+    print(
+        f"  rlarchive save / safetensors save (disk):           {r['rlarchive save (disk)'] / r['safetensors save (disk)']:.2f}x  (target <= 1.5)"
+    )
+    print(
+        f"  rlarchive open+map / safetensors lazy open:         {r['rlarchive open + map all tensors'] / r['safetensors open (lazy)']:.2f}x  ({r['rlarchive open + map all tensors'] * 1e3:.2f} ms)"
+    )
+    print(
+        f"  rlarchive materialise / page-cache read:            {r['rlarchive materialise all'] / r['page-cache read']:.2f}x  (1.0 = read bandwidth)"
+    )
+    print(
+        f"  rlarchive materialise / safetensors load all:       {r['rlarchive materialise all'] / r['safetensors load all']:.2f}x"
+    )
+    print(
+        f"  rlarchive verify / SHA-256 alone:                   {r['rlarchive verify (CRC-32 + SHA-256)'] / r['sha256']:.2f}x  (target <= 1.1: CRC-32 beside SHA-256)"
+    )
     if "sb3-style zip load" in r:
-        print(f"  sb3-style zip load / rlarchive materialise:         {r['sb3-style zip load'] / r['rlarchive materialise all']:.2f}x")
-        print(f"  sb3-style zip save / rlarchive save:                {r['sb3-style zip save'] / r['rlarchive save']:.2f}x")
+        print(
+            f"  sb3-style zip load / rlarchive materialise:         {r['sb3-style zip load'] / r['rlarchive materialise all']:.2f}x"
+        )
+        print(
+            f"  sb3-style zip save / rlarchive save:                {r['sb3-style zip save'] / r['rlarchive save']:.2f}x"
+        )
 
     print("\nJavaScript reader (reader-js) on the same file, against the Python reader in this run")
     if js is None:
@@ -199,9 +227,13 @@ def main() -> None:
         "verify": r["rlarchive verify (CRC-32 + SHA-256)"],
         "materialise": r["rlarchive materialise all"],
     }
-    print(f"  Node {js['node']}; best of {js['repeat']}; CRC-32/SHA-256 alone over {js['hash_sample_bytes'] / 1e6:.0f} MB")
+    print(
+        f"  Node {js['node']}; best of {js['repeat']}; CRC-32/SHA-256 alone over {js['hash_sample_bytes'] / 1e6:.0f} MB"
+    )
     for mode, m in js["modes"].items():
-        print(f"  {mode} digests (CRC-32: {m['crc32']}; SHA-256: {m['sha256']['oneShot']}, incremental {m['sha256']['incremental']})")
+        print(
+            f"  {mode} digests (CRC-32: {m['crc32']}; SHA-256: {m['sha256']['oneShot']}, incremental {m['sha256']['incremental']})"
+        )
         for op, t in m["seconds"].items():
             size = js["hash_sample_bytes"] if op.endswith("alone") else js["file_bytes"]
             rate = "" if op == "open" else f"{size / 1e9 / t:8.2f} GB/s"  # opening reads a few records, not the file
@@ -209,9 +241,15 @@ def main() -> None:
             print(f"    {op:14} {t:10.4f} s {rate:>13}{ratio}")
     fast, slow = js["modes"].get("built-in"), js["modes"].get("javascript")
     if fast and slow:
-        print(f"  verify, JavaScript digests / built-in digests:      {slow['seconds']['verify'] / fast['seconds']['verify']:.2f}x")
-        print(f"  CRC-32 alone, JavaScript / node:zlib:               {slow['seconds']['crc32 alone'] / fast['seconds']['crc32 alone']:.2f}x")
-        print(f"  SHA-256 alone, JavaScript / built-in:               {slow['seconds']['sha256 alone'] / fast['seconds']['sha256 alone']:.2f}x")
+        print(
+            f"  verify, JavaScript digests / built-in digests:      {slow['seconds']['verify'] / fast['seconds']['verify']:.2f}x"
+        )
+        print(
+            f"  CRC-32 alone, JavaScript / node:zlib:               {slow['seconds']['crc32 alone'] / fast['seconds']['crc32 alone']:.2f}x"
+        )
+        print(
+            f"  SHA-256 alone, JavaScript / built-in:               {slow['seconds']['sha256 alone'] / fast['seconds']['sha256 alone']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

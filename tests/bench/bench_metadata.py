@@ -10,6 +10,7 @@ SHA-256 of each compared with the manifest, new manifest, fsync, rename) and
 ``cp`` followed by ``sync`` of the copy (the rewrite syncs its file). Prints
 the best time of each and the ratios. Nothing is asserted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,9 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(dir=a.dir) as d:
         src = os.path.join(d, "model.rlarchive")
         n = a.mib * (1 << 20) // 4
-        rlarchive.save(src, {"gamma": 0.99}, {"policy": {"w": np.ones(n, np.float32)}}, metadata={"env_id": "CartPole-v1"})
+        rlarchive.save(
+            src, {"gamma": 0.99}, {"policy": {"w": np.ones(n, np.float32)}}, metadata={"env_id": "CartPole-v1"}
+        )
         size = os.path.getsize(src)
         with open(src, "rb") as f:  # warm the page cache
             while f.read(1 << 24):

@@ -22,6 +22,7 @@ memory of each (``--gelu-elements`` to change the size).
 
 Prints the times and the ratios in this run; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -106,7 +107,9 @@ def bench_gelu(elements: int) -> None:
 
     def per_element() -> np.ndarray:
         x64 = x.astype(np.float64)
-        return (0.5 * x64 * (1.0 + np.vectorize(math.erf, otypes=[np.float64])(x64 / math.sqrt(2.0)))).astype(np.float32)
+        return (0.5 * x64 * (1.0 + np.vectorize(math.erf, otypes=[np.float64])(x64 / math.sqrt(2.0)))).astype(
+            np.float32
+        )
 
     gelu = ACTIVATIONS["gelu"][0]
     t_new, m_new = _traced(lambda: gelu(x))
@@ -143,8 +146,21 @@ def main() -> None:
             return self.observation_space.sample(), 0.0, False, False, {}
 
     cases = [
-        ("MLP 64x64 (PPO)", lambda: PPO("MlpPolicy", Env(gym.spaces.Box(-1, 1, (8,), np.float32), gym.spaces.Discrete(4)), device="cpu")),
-        ("NatureCNN (DQN)", lambda: DQN("CnnPolicy", Env(gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Discrete(6)), buffer_size=10, device="cpu")),
+        (
+            "MLP 64x64 (PPO)",
+            lambda: PPO(
+                "MlpPolicy", Env(gym.spaces.Box(-1, 1, (8,), np.float32), gym.spaces.Discrete(4)), device="cpu"
+            ),
+        ),
+        (
+            "NatureCNN (DQN)",
+            lambda: DQN(
+                "CnnPolicy",
+                Env(gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Discrete(6)),
+                buffer_size=10,
+                device="cpu",
+            ),
+        ),
     ]
     node = shutil.which("node")
     index = os.path.join(ROOT, "reader-js", "src", "index.js")
@@ -152,7 +168,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "bench.mjs")
         with open(script, "w") as f:
-            f.write(JS % {"index": json.dumps("file://" + index), "gemm": json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "gemm.js"))})
+            f.write(
+                JS
+                % {
+                    "index": json.dumps("file://" + index),
+                    "gemm": json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "gemm.js")),
+                }
+            )
         for label, make in cases:
             model = make()
             path = os.path.join(tmp, "m.rlarchive")
@@ -163,13 +185,24 @@ def main() -> None:
             a, _ = policy.predict(obs)
             b, _ = model.policy.predict(obs, deterministic=True)
             assert np.array_equal(a, b), "the two policies disagree"
-            t_sb3 = _median_ms(lambda: model.policy.predict(obs, deterministic=True), args.steps)
-            t_np = _median_ms(lambda: policy.predict(obs), args.steps)
+            t_sb3 = _median_ms(lambda m=model, o=obs: m.policy.predict(o, deterministic=True), args.steps)
+            t_np = _median_ms(lambda p=policy, o=obs: p.predict(o), args.steps)
             row = f"  {label:18} SB3/torch {t_sb3:8.3f} ms   NumPy {t_np:8.3f} ms ({t_np / t_sb3:5.2f}x SB3)"
             if node:
-                payload = json.dumps({"dtype": "U8" if obs.dtype == np.uint8 else "F32", "shape": list(obs.shape), "data": obs.reshape(-1).tolist()})
+                payload = json.dumps(
+                    {
+                        "dtype": "U8" if obs.dtype == np.uint8 else "F32",
+                        "shape": list(obs.shape),
+                        "data": obs.reshape(-1).tolist(),
+                    }
+                )
                 for kernel, name in (("wasm", "JavaScript, Wasm SIMD"), ("js", "pure JavaScript")):
-                    r = subprocess.run([node, script, path, str(args.steps), payload, kernel], capture_output=True, text=True, check=True)
+                    r = subprocess.run(
+                        [node, script, path, str(args.steps), payload, kernel],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    )
                     t_js = float(r.stdout.strip())
                     row += f"\n  {'':18} {name:21} {t_js:8.3f} ms ({t_js / t_sb3:5.2f}x SB3, {t_js / t_np:5.2f}x NumPy)"
             print(row)

@@ -22,6 +22,7 @@ free, which the "two cores free" figure shows.
 Peak memory is VmHWM above the process size before a run, the highest of the
 runs. Nothing is asserted: it prints.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,15 @@ def _build(kind: str, n: int):
             return self.observation_space.sample(), 0.0, False, False, {}
 
     if kind == "image":
-        model = SAC("CnnPolicy", Env(), buffer_size=n, optimize_memory_usage=True,
-                    replay_buffer_kwargs={"handle_timeout_termination": False}, device="cpu", seed=0)
+        model = SAC(
+            "CnnPolicy",
+            Env(),
+            buffer_size=n,
+            optimize_memory_usage=True,
+            replay_buffer_kwargs={"handle_timeout_termination": False},
+            device="cpu",
+            seed=0,
+        )
     else:
         model = SAC("MlpPolicy", Env(), buffer_size=n, device="cpu", seed=0)
     buf = model.replay_buffer
@@ -128,9 +136,10 @@ def child(op: str, kind: str, n: int, folder: str, repeat: int) -> None:
     model = buf = None
     if op in ("sha256", "rlarchive save", "sb3 save"):
         model, buf = _build(kind, n)
+    from stable_baselines3 import SAC
+
     import rlarchive
     import rlarchive.sb3 as ra_sb3
-    from stable_baselines3 import SAC
 
     size = sum(a.nbytes for a in _buffer_arrays(buf)) if buf is not None else 0
     extra: dict = {}
@@ -170,11 +179,27 @@ def child(op: str, kind: str, n: int, folder: str, repeat: int) -> None:
         runs.append((seconds, time.process_time() - cpu, max(0, _status_kib("VmHWM") - before) / 1024))
         del loaded
     best = min(runs)
-    print(json.dumps({"first": runs[0][0], "seconds": best[0], "cpu": best[1], "peak_mib": max(r[2] for r in runs), "bytes": size, **extra}))
+    print(
+        json.dumps(
+            {
+                "first": runs[0][0],
+                "seconds": best[0],
+                "cpu": best[1],
+                "peak_mib": max(r[2] for r in runs),
+                "bytes": size,
+                **extra,
+            }
+        )
+    )
 
 
 def run(op: str, kind: str, n: int, folder: str, repeat: int) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", op, kind, str(n), folder, str(repeat)], capture_output=True, text=True, timeout=1800)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", op, kind, str(n), folder, str(repeat)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{op} ({kind}) failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -204,7 +229,9 @@ def main() -> None:
         return
     bench_dir = os.environ.get("BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
     cases = [("vector", args.vector), ("image", args.image)]
-    print(f"replay buffers: one process per operation, {args.repeat} run(s) each; seconds: the best run and the process's first;")
+    print(
+        f"replay buffers: one process per operation, {args.repeat} run(s) each; seconds: the best run and the process's first;"
+    )
     print("peak = VmHWM above the process size before a run (the highest of the runs)")
     for kind, n in cases:
         if n <= 0:
@@ -213,25 +240,41 @@ def main() -> None:
             r = {op: run(op, kind, n, d, args.repeat) for op in OPS}
             ra_size = os.path.getsize(os.path.join(d, f"{kind}.rlarchive"))
             sb_size = os.path.getsize(os.path.join(d, f"{kind}.zip")) + os.path.getsize(os.path.join(d, f"{kind}.pkl"))
-        shape = f"{OBS_DIM} float32" if kind == "vector" else "x".join(map(str, IMAGE)) + " uint8, optimize_memory_usage"
+        shape = (
+            f"{OBS_DIM} float32" if kind == "vector" else "x".join(map(str, IMAGE)) + " uint8, optimize_memory_usage"
+        )
         nbytes = r["sha256"]["bytes"]
-        print(f"\n{kind}: {n:,} transitions of {shape}; buffer {nbytes / 1e6:.0f} MB; "
-              f"rlarchive {ra_size / 1e6:.0f} MB, SB3 zip + pickle {sb_size / 1e6:.0f} MB")
+        print(
+            f"\n{kind}: {n:,} transitions of {shape}; buffer {nbytes / 1e6:.0f} MB; "
+            f"rlarchive {ra_size / 1e6:.0f} MB, SB3 zip + pickle {sb_size / 1e6:.0f} MB"
+        )
         print(f"  {'operation':36} {'best s':>8} {'its CPU s':>9} {'first s':>8} {'GB/s':>6} {'peak MiB':>9}")
         for op, f in r.items():
-            print(f"  {LABELS.get(op, op):36} {f['seconds']:8.3f} {f['cpu']:9.3f} {f['first']:8.3f} {nbytes / 1e9 / f['seconds']:6.2f} {f['peak_mib']:9.1f}")
+            print(
+                f"  {LABELS.get(op, op):36} {f['seconds']:8.3f} {f['cpu']:9.3f} {f['first']:8.3f} {nbytes / 1e9 / f['seconds']:6.2f} {f['peak_mib']:9.1f}"
+            )
         sha = r["sha256"]["seconds"]
         save, load = r["rlarchive save"], r["rlarchive load"]
-        print(f"  ratios (best runs; two cores free: SHA-256 on one core / on two = {r['sha256']['two_cores']:.2f}, 2.0 on an idle machine)")
+        print(
+            f"  ratios (best runs; two cores free: SHA-256 on one core / on two = {r['sha256']['two_cores']:.2f}, 2.0 on an idle machine)"
+        )
         first = save["first"]
         lines = [
             ("rlarchive save / SHA-256 floor", save["seconds"] / sha, "target <= 1.25"),
-            ("  its CPU time / the SHA-256's", save["cpu"] / r["sha256"]["cpu"], "SHA-256 + CRC-32 + copy into the file, on two threads"),
+            (
+                "  its CPU time / the SHA-256's",
+                save["cpu"] / r["sha256"]["cpu"],
+                "SHA-256 + CRC-32 + copy into the file, on two threads",
+            ),
             ("rlarchive save / SB3 save + save_replay_buffer", save["seconds"] / r["sb3 save"]["seconds"], ""),
             ("rlarchive load / SB3 load + load_replay_buffer", load["seconds"] / r["sb3 load"]["seconds"], ""),
             ("rlarchive load / SHA-256 floor", load["seconds"] / sha, "the load verifies every digest"),
             ("rlarchive verify / SHA-256 floor", r["rlarchive verify"]["seconds"] / sha, "target <= 1.1"),
-            ("first save of a process / SHA-256 floor", first / sha, f"+{first - save['seconds']:.3f} s paid once per process"),
+            (
+                "first save of a process / SHA-256 floor",
+                first / sha,
+                f"+{first - save['seconds']:.3f} s paid once per process",
+            ),
         ]
         for label, ratio, note in lines:
             print(f"    {label + ':':48} {ratio:6.2f}x" + (f"  ({note})" if note else ""))

@@ -13,6 +13,7 @@ imports it, and times, best of ``--repeat``:
 Both produce a model whose parameters are checked equal. Prints the times and
 their ratio; asserts nothing about speed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,6 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=2048)
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    import gymnasium as gym
-    import numpy as np
     import torch
     from stable_baselines3 import PPO
 
@@ -62,7 +61,9 @@ def main() -> None:
         x, y = PPO.load(z, device="cpu"), rsb3.load(a, device="cpu")
         for (k1, p1), (k2, p2) in zip(x.policy.state_dict().items(), y.policy.state_dict().items()):
             assert k1 == k2 and torch.equal(p1, p2), k1
-    print(f"PPO with {n_params / 1e6:.1f}M parameters; SB3 zip {sizes[0] / 1e6:.0f} MB, rlarchive {sizes[1] / 1e6:.0f} MB; best of {args.repeat}")
+    print(
+        f"PPO with {n_params / 1e6:.1f}M parameters; SB3 zip {sizes[0] / 1e6:.0f} MB, rlarchive {sizes[1] / 1e6:.0f} MB; best of {args.repeat}"
+    )
     print(f"  PPO.load:             {t_sb3 * 1000:8.1f} ms")
     print(f"  rlarchive.sb3.load:   {t_ra * 1000:8.1f} ms")
     print(f"  PPO.load / rlarchive.sb3.load: {t_sb3 / t_ra:.2f}x")

@@ -12,6 +12,7 @@ where they differ. Rules:
   RawTensor of a dtype NumPy has comes back as a NumPy array with its bits;
 - spaces, schedules, class references and opaque values compare field by field.
 """
+
 from __future__ import annotations
 
 import math
@@ -81,7 +82,9 @@ def assert_same(a: Any, b: Any, path: str = "") -> None:
         return
     if isinstance(a, RawTensor) and a.scalar:
         if DTYPES[a.dtype].numpy is None:
-            if not (isinstance(b, RawTensor) and b.scalar and b.dtype == a.dtype and b.raw.tobytes() == a.raw.tobytes()):
+            if not (
+                isinstance(b, RawTensor) and b.scalar and b.dtype == a.dtype and b.raw.tobytes() == a.raw.tobytes()
+            ):
                 _fail(path, f"raw scalar {a.dtype} came back as {b!r}")
         else:
             if not isinstance(b, np.generic) or tensor_bits(b) != tensor_bits(a):

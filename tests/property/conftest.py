@@ -3,6 +3,7 @@
 Profiles (``RLARCHIVE_HYPOTHESIS_PROFILE``): ``default`` (``make test``: a few
 minutes at most on 2 cores) and ``long`` (ten times the examples).
 """
+
 import os
 import shutil
 import sys
@@ -25,6 +26,7 @@ _common = dict(
 settings.register_profile("default", **_common)
 settings.register_profile("long", max_examples=2000, **_common)
 settings.load_profile(os.environ.get("RLARCHIVE_HYPOTHESIS_PROFILE", "default"))
+
 
 @pytest.fixture(scope="session")
 def workdir():

@@ -1,4 +1,5 @@
 """How many examples the property tests run (``RLARCHIVE_HYPOTHESIS_PROFILE``); a module of its own name, so that one pytest run can collect every test folder."""
+
 import os
 
 #: multiplies every test's example count (the long profile runs ten times more)

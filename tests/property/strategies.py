@@ -24,13 +24,14 @@ Everything the Python writer accepts, with the edge values that break readers:
 Every strategy generates only inputs the format can hold, so that a round trip
 must succeed; :func:`wild_values` adds inputs the writer must refuse cleanly.
 """
+
 from __future__ import annotations
 
 import math
 import string
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -45,11 +46,35 @@ MAX_SAFE = 2**53 - 1
 # ----------------------------------------------------------------------------- numbers
 
 EDGE_INTS = [
-    0, 1, -1, 2, 255, 256, -128, 65535,
-    2**31 - 1, -(2**31), 2**32 - 1, 2**32,
-    MAX_SAFE - 1, MAX_SAFE, -MAX_SAFE, MAX_SAFE + 1, -(MAX_SAFE + 1), MAX_SAFE + 2, -(MAX_SAFE + 2),
-    2**63 - 1, -(2**63), 2**63, 2**64 - 1, -(2**64 - 1), 2**64,
-    10**21, 10**40, -(10**100), 1732246000123456789,
+    0,
+    1,
+    -1,
+    2,
+    255,
+    256,
+    -128,
+    65535,
+    2**31 - 1,
+    -(2**31),
+    2**32 - 1,
+    2**32,
+    MAX_SAFE - 1,
+    MAX_SAFE,
+    -MAX_SAFE,
+    MAX_SAFE + 1,
+    -(MAX_SAFE + 1),
+    MAX_SAFE + 2,
+    -(MAX_SAFE + 2),
+    2**63 - 1,
+    -(2**63),
+    2**63,
+    2**64 - 1,
+    -(2**64 - 1),
+    2**64,
+    10**21,
+    10**40,
+    -(10**100),
+    1732246000123456789,
     10**4095,  # 4096 digits: the largest an int tag may hold (MAX_INT_DIGITS)
 ]
 
@@ -59,19 +84,42 @@ def _f(bits: int) -> float:
 
 
 EDGE_FLOATS = [
-    0.0, -0.0, 1.0, -1.0, 0.1, 1 / 3, 0.5, 1.5e-7, 1e-6, 1e-7, 1e20, 1e21, 1e22, 123456789.125,
-    5e-324, -5e-324,  # smallest subnormal
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.1,
+    1 / 3,
+    0.5,
+    1.5e-7,
+    1e-6,
+    1e-7,
+    1e20,
+    1e21,
+    1e22,
+    123456789.125,
+    5e-324,
+    -5e-324,  # smallest subnormal
     2.225073858507201e-308,  # largest subnormal
     2.2250738585072014e-308,  # smallest normal
-    1.7976931348623157e308, -1.7976931348623157e308,
-    float(2**53), float(2**53 + 2), -float(2**63), float(2**64),
-    math.inf, -math.inf, math.nan,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    float(2**53),
+    float(2**53 + 2),
+    -float(2**63),
+    float(2**64),
+    math.inf,
+    -math.inf,
+    math.nan,
     _f(0x7FF8000000000001),  # quiet NaN with a payload
     _f(0xFFF8000000000000),  # negative NaN
     _f(0x7FF0000000000001),  # signalling NaN
     _f(0x000FFFFFFFFFFFFF),
     9007199254740993.0,
-    2.5e-8, 4.35, 0.000001, 0.0000001,
+    2.5e-8,
+    4.35,
+    0.000001,
+    0.0000001,
 ]
 
 
@@ -88,7 +136,9 @@ def ints(max_digits: int = 60) -> st.SearchStrategy[int]:
 
 def safe_ints() -> st.SearchStrategy[int]:
     """Integers a plain JSON number holds (±(2^53-1)), edges included."""
-    return st.one_of(st.sampled_from([0, 1, -1, MAX_SAFE, -MAX_SAFE, 2**31, 2**32 - 1]), st.integers(-MAX_SAFE, MAX_SAFE))
+    return st.one_of(
+        st.sampled_from([0, 1, -1, MAX_SAFE, -MAX_SAFE, 2**31, 2**32 - 1]), st.integers(-MAX_SAFE, MAX_SAFE)
+    )
 
 
 def floats(finite: bool = False) -> st.SearchStrategy[float]:
@@ -109,15 +159,48 @@ def floats(finite: bool = False) -> st.SearchStrategy[float]:
 #: Keys whose UTF-16 order differs from their code point order (the dump sorts by UTF-16 units).
 UTF16_ORDER_KEYS = ["\ue000", "\U0001f600", "\uffff", "\U00010000", "\ud7ff", "\uff61", "\U0010ffff", "z", "A"]
 EDGE_STRINGS = [
-    "", "$type", "é", "naïve", "日本語", "\U0001f600", "\ue000", "\uffff", "\U0010ffff", "\x00", "\x01\x1f\x7f",
-    "tab\tnl\ncr\rq\"bs\\", "\u2028\u2029", "~0~1/", "a/b", "__x", " ", "\ufeff", "null", "1.0",
-    "nan", "inf", "-0", "float", "int", "bytes", "tuple", "dict", "ndarray", "scalar", "space", "schedule", "class", "opaque",
+    "",
+    "$type",
+    "é",
+    "naïve",
+    "日本語",
+    "\U0001f600",
+    "\ue000",
+    "\uffff",
+    "\U0010ffff",
+    "\x00",
+    "\x01\x1f\x7f",
+    'tab\tnl\ncr\rq"bs\\',
+    "\u2028\u2029",
+    "~0~1/",
+    "a/b",
+    "__x",
+    " ",
+    "\ufeff",
+    "null",
+    "1.0",
+    "nan",
+    "inf",
+    "-0",
+    "float",
+    "int",
+    "bytes",
+    "tuple",
+    "dict",
+    "ndarray",
+    "scalar",
+    "space",
+    "schedule",
+    "class",
+    "opaque",
 ] + UTF16_ORDER_KEYS
 
 
 def texts(max_size: int = 12) -> st.SearchStrategy[str]:
     """Unicode strings (every plane, no lone surrogates) and edge strings."""
-    return st.one_of(st.sampled_from(EDGE_STRINGS), st.text(max_size=max_size), st.text(string.printable, max_size=max_size))
+    return st.one_of(
+        st.sampled_from(EDGE_STRINGS), st.text(max_size=max_size), st.text(string.printable, max_size=max_size)
+    )
 
 
 def keys(max_size: int = 6) -> st.SearchStrategy[str]:
@@ -136,7 +219,9 @@ INT_CODES = sorted(INTEGER_CODES)
 
 def shapes(max_dims: int = 3, max_side: int = 4, max_elements: int = 64) -> st.SearchStrategy[tuple]:
     """Shapes: 0-d, zero-size, small n-d."""
-    return st.lists(st.integers(0, max_side), max_size=max_dims).map(tuple).filter(lambda s: math.prod(s) <= max_elements)
+    return (
+        st.lists(st.integers(0, max_side), max_size=max_dims).map(tuple).filter(lambda s: math.prod(s) <= max_elements)
+    )
 
 
 def _raw_bytes(draw, code: str, n: int) -> bytes:
@@ -176,7 +261,9 @@ def numpy_arrays(draw, codes=None, shape=None, big: bool = False, layouts: bool 
     """A NumPy array of a dtype NumPy has, any bits, any shape (optionally above 1 KiB)."""
     code = draw(st.sampled_from(codes or NUMPY_CODES))
     if shape is None:
-        shape = draw(shapes(max_elements=64) if not big else st.sampled_from([(200,), (33, 17), (3, 100), (1100,), (2, 0, 5)]))
+        shape = draw(
+            shapes(max_elements=64) if not big else st.sampled_from([(200,), (33, 17), (3, 100), (1100,), (2, 0, 5)])
+        )
     n = math.prod(shape)
     a = np.frombuffer(_raw_bytes(draw, code, n), dtype=np.dtype(DTYPES[code].numpy)).reshape(shape).copy()
     return _layout(draw, a) if layouts else a
@@ -228,16 +315,17 @@ SEGMENT_ALPHABET = string.ascii_letters + string.digits + "._-"
 
 def group_names() -> st.SearchStrategy[str]:
     """Tensor group names: one member-name segment (never '.' or '..'), never the writer's own groups."""
-    return (
-        st.text(SEGMENT_ALPHABET, min_size=1, max_size=12)
-        .filter(lambda s: s not in (".", "..") and s.lower() != "arrays" and not s.lower().startswith("optimizer."))
+    return st.text(SEGMENT_ALPHABET, min_size=1, max_size=12).filter(
+        lambda s: s not in (".", "..") and s.lower() != "arrays" and not s.lower().startswith("optimizer.")
     )
 
 
 def tensor_names() -> st.SearchStrategy[str]:
     """Tensor names: non-empty Unicode strings of at most 255 UTF-8 bytes, not starting with '__'."""
     return st.one_of(
-        st.sampled_from(["w", "b", "mlp.0.weight", "poids.été", "权重", "\U0001f600", "\ue000", "_x", "a/b", "$type", " "]),
+        st.sampled_from(
+            ["w", "b", "mlp.0.weight", "poids.été", "权重", "\U0001f600", "\ue000", "_x", "a/b", "$type", " "]
+        ),
         st.text(min_size=1, max_size=16),
     ).filter(lambda s: not s.startswith("__") and len(s.encode("utf-8")) <= 255)
 
@@ -258,7 +346,15 @@ def schedule_numbers() -> st.SearchStrategy:
 @st.composite
 def piecewise(draw):
     n = draw(st.integers(1, 5))
-    ts = sorted(set(draw(st.lists(st.one_of(st.floats(0, 1), st.sampled_from([0, 1, 0.0, 1.0, 5e-324, 0.5])), min_size=n, max_size=n))))
+    ts = sorted(
+        set(
+            draw(
+                st.lists(
+                    st.one_of(st.floats(0, 1), st.sampled_from([0, 1, 0.0, 1.0, 5e-324, 0.5])), min_size=n, max_size=n
+                )
+            )
+        )
+    )
     # strictly increasing by value: 0 and 0.0 are one point
     out, last = [], None
     for t in ts:
@@ -315,7 +411,9 @@ def _leaf_spaces() -> st.SearchStrategy:
     pos = st.one_of(st.sampled_from([1, 2, MAX_SAFE]), st.integers(1, MAX_SAFE))
     text = st.builds(
         lambda lo, extra, cs: sp.Text(lo + extra, lo, "".join(sorted(set(cs)))),
-        st.integers(0, 2**40), st.integers(0, 2**40), st.text(min_size=1, max_size=12),
+        st.integers(0, 2**40),
+        st.integers(0, 2**40),
+        st.text(min_size=1, max_size=12),
     )
     return st.one_of(
         _box(),
@@ -332,7 +430,9 @@ def spaces_(max_leaves: int = 8) -> st.SearchStrategy:
     def extend(children):
         return st.one_of(
             st.lists(children, max_size=3).map(lambda xs: sp.Tuple(tuple(xs))),
-            st.lists(st.tuples(keys(), children), max_size=3, unique_by=lambda kv: kv[0]).map(lambda kvs: sp.Dict(tuple(kvs))),
+            st.lists(st.tuples(keys(), children), max_size=3, unique_by=lambda kv: kv[0]).map(
+                lambda kvs: sp.Dict(tuple(kvs))
+            ),
         )
 
     return st.recursive(_leaf_spaces(), extend, max_leaves=max_leaves)
@@ -351,8 +451,18 @@ def hashable_keys() -> st.SearchStrategy:
 
 def leaves(big_arrays: bool = True) -> st.SearchStrategy:
     return st.one_of(
-        st.none(), st.booleans(), ints(), floats(), texts(), st.binary(max_size=24),
-        arrays(big_arrays), numpy_scalars(), class_refs(), opaques(), schedules(), spaces_(max_leaves=4),
+        st.none(),
+        st.booleans(),
+        ints(),
+        floats(),
+        texts(),
+        st.binary(max_size=24),
+        arrays(big_arrays),
+        numpy_scalars(),
+        class_refs(),
+        opaques(),
+        schedules(),
+        spaces_(max_leaves=4),
     )
 
 
@@ -427,7 +537,7 @@ class ArchiveInput:
     data: dict
     tensors: dict = field(default_factory=dict)
     optimizers: dict = field(default_factory=dict)
-    metadata: Optional[dict] = None
+    metadata: dict | None = None
 
     def kwargs(self) -> dict:
         return {"data": self.data, "tensors": self.tensors, "optimizers": self.optimizers, "metadata": self.metadata}
@@ -472,13 +582,37 @@ def wild_values() -> st.SearchStrategy:
         st.builds(rlarchive.Linear, floats(), floats(), floats()),
         st.builds(rlarchive.ClassRef, st.text(max_size=8), st.text(max_size=8)),
         st.dictionaries(st.text(min_size=200, max_size=300), arrays(), min_size=1, max_size=1),
-        st.dictionaries(st.sampled_from(["__x", "", "/", "//", "~"]), st.one_of(numpy_arrays(big=True), values(max_leaves=3)), max_size=2),
+        st.dictionaries(
+            st.sampled_from(["__x", "", "/", "//", "~"]),
+            st.one_of(numpy_arrays(big=True), values(max_leaves=3)),
+            max_size=2,
+        ),
         st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1, max_size=2),
         st.just(np.zeros(3, np.complex128)),
-        st.builds(RawTensor, st.sampled_from(ALL_CODES + ["F4", "float32"]), shapes(), st.sampled_from([np.zeros(3, np.uint8), np.zeros((2, 2), np.uint32), np.zeros(4, np.uint16), np.zeros((), np.uint64)])),
-        st.builds(sp.Box, numpy_arrays(codes=["F32"]), numpy_arrays(codes=["F32", "F64"]), shapes(), st.sampled_from(ALL_CODES)),
-        st.builds(sp.MultiDiscrete, numpy_arrays(codes=INT_CODES + ["F32"]), numpy_arrays(codes=INT_CODES), st.sampled_from(ALL_CODES)),
-        st.builds(sp.MultiDiscrete, st.just(np.ones(9000, np.int64)), st.just(np.zeros(9000, np.int64)), st.just("I64")),
+        st.builds(
+            RawTensor,
+            st.sampled_from(ALL_CODES + ["F4", "float32"]),
+            shapes(),
+            st.sampled_from(
+                [np.zeros(3, np.uint8), np.zeros((2, 2), np.uint32), np.zeros(4, np.uint16), np.zeros((), np.uint64)]
+            ),
+        ),
+        st.builds(
+            sp.Box,
+            numpy_arrays(codes=["F32"]),
+            numpy_arrays(codes=["F32", "F64"]),
+            shapes(),
+            st.sampled_from(ALL_CODES),
+        ),
+        st.builds(
+            sp.MultiDiscrete,
+            numpy_arrays(codes=INT_CODES + ["F32"]),
+            numpy_arrays(codes=INT_CODES),
+            st.sampled_from(ALL_CODES),
+        ),
+        st.builds(
+            sp.MultiDiscrete, st.just(np.ones(9000, np.int64)), st.just(np.zeros(9000, np.int64)), st.just("I64")
+        ),
         st.just(np.zeros((1,) * 33, np.uint8)),
     )
 

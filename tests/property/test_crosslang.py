@@ -3,17 +3,17 @@
 One long-lived JavaScript conformance testee (``node reader-js/bin/conformance.mjs``,
 spec Annex A) serves the whole session (fixture ``js_reader`` in conftest.py).
 """
+
 import os
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import rlarchive
-from scale import examples
-from strategies import EDGE_STRINGS, archives, keys
 
 import mutators  # tests/fuzz: JSON trees written with any literal text
 from cases import archive as raw_archive  # tests/vectors: an archive around a given data.json
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scale import examples
+from strategies import EDGE_STRINGS, archives, keys
+
+import rlarchive
 
 
 def python_outcome(path: str) -> tuple[str, bytes]:
@@ -35,7 +35,7 @@ def js_outcome(js_reader, path: str) -> tuple[str, bytes]:
 
 def first_difference(a: bytes, b: bytes) -> str:
     i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
-    return f"at byte {i}: python {a[max(0, i - 60):i + 60]!r}, javascript {b[max(0, i - 60):i + 60]!r}"
+    return f"at byte {i}: python {a[max(0, i - 60) : i + 60]!r}, javascript {b[max(0, i - 60) : i + 60]!r}"
 
 
 @settings(max_examples=examples(200))
@@ -53,7 +53,17 @@ def test_javascript_dump_equals_python_dump(workdir, js_reader, a):
 # ---------------------------------------------------------------- data.json written by another writer
 
 NUMBER = st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
-NUMBER_EDGE = st.sampled_from(mutators.INT_LITS + mutators.FLOAT_LITS + ["1" + "0" * 400 + ".5", "0." + "0" * 300 + "1", "4.9406564584124654e-324", "2.4703282292062328e-324", "2.4703282292062327e-324"])
+NUMBER_EDGE = st.sampled_from(
+    mutators.INT_LITS
+    + mutators.FLOAT_LITS
+    + [
+        "1" + "0" * 400 + ".5",
+        "0." + "0" * 300 + "1",
+        "4.9406564584124654e-324",
+        "2.4703282292062328e-324",
+        "2.4703282292062327e-324",
+    ]
+)
 
 
 def _string_literal(s: str, ascii_: bool) -> mutators.Lit:
@@ -63,7 +73,8 @@ def _string_literal(s: str, ascii_: bool) -> mutators.Lit:
 
 
 json_leaves = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.one_of(NUMBER, NUMBER_EDGE).map(mutators.Lit),
     st.builds(_string_literal, st.one_of(st.sampled_from(EDGE_STRINGS), st.text(max_size=8)), st.booleans()),
     st.sampled_from(mutators.VALID_TAGGED).map(lambda t: mutators.parse_tree(t.encode())),
@@ -71,7 +82,10 @@ json_leaves = st.one_of(
 )
 json_values = st.recursive(
     json_leaves,
-    lambda c: st.one_of(st.lists(c, max_size=4), st.lists(st.tuples(keys(), c), max_size=4).map(lambda kv: mutators.JObj([list(p) for p in kv]))),
+    lambda c: st.one_of(
+        st.lists(c, max_size=4),
+        st.lists(st.tuples(keys(), c), max_size=4).map(lambda kv: mutators.JObj([list(p) for p in kv])),
+    ),
     max_leaves=16,
 )
 
@@ -90,7 +104,9 @@ def test_any_data_json_gets_the_same_answer(workdir, js_reader, pairs, style):
     want = python_outcome(p)
     got = js_outcome(js_reader, p)
     assert got[0] == want[0] and got[1] == want[1], (
-        f"python {want[0]} {want[1][:80]!r}, javascript {got[0]} {got[1][:80]!r}" if want[0] != "dump" or got[0] != "dump" else first_difference(want[1], got[1])
+        f"python {want[0]} {want[1][:80]!r}, javascript {got[0]} {got[1][:80]!r}"
+        if want[0] != "dump" or got[0] != "dump"
+        else first_difference(want[1], got[1])
     )
 
 
@@ -116,7 +132,7 @@ def test_broken_data_json_is_located_alike(workdir, js_reader, pairs, style, dat
     elif how == "insert":
         text = text[:at] + byte + text[at:]
     else:
-        text = text[:at] + byte + text[at + 1:]
+        text = text[:at] + byte + text[at + 1 :]
     p = os.path.join(workdir, "loc.rlarchive")
     with open(p, "wb") as f:
         f.write(raw_archive(text))
@@ -128,14 +144,27 @@ def test_broken_data_json_is_located_alike(workdir, js_reader, pairs, style, dat
 
 _SEEDS = sorted(
     os.path.join(root, f)
-    for root, _, fs in os.walk(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "test-vectors", "valid"))
+    for root, _, fs in os.walk(
+        os.path.join(
+            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "test-vectors", "valid"
+        )
+    )
     for f in fs
     if f.endswith(".rlarchive")
 )
 
 
 @settings(max_examples=examples(150))
-@given(st.sampled_from(_SEEDS), st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255), st.sampled_from(["replace", "insert", "delete"])), min_size=1, max_size=3))
+@given(
+    st.sampled_from(_SEEDS),
+    st.lists(
+        st.tuples(
+            st.floats(0, 1, exclude_max=True), st.integers(0, 255), st.sampled_from(["replace", "insert", "delete"])
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
 def test_broken_archives_are_located_alike(workdir, js_reader, seed, edits):
     """A valid vector with a few bytes replaced, inserted or deleted anywhere (ZIP records, JSON,
     safetensors headers, tensor data): both validators give the same issues at the same locations."""

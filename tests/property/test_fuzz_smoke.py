@@ -5,10 +5,10 @@ cases of known reader issues (tests/fuzz/known_issues.py) are
 reported but tolerated until reader-js/ is fixed. ``make fuzz`` runs the
 long campaign.
 """
+
 import os
 
 import pytest
-
 from campaign import run
 from scale import examples
 
@@ -25,7 +25,7 @@ def test_fuzz_smoke(capsys):
     assert s.new_failures == 0, s.report() + "\n" + "\n".join(f"case {i}: {k} {d}" for i, k, d in s.examples[:20])
 
 
-FAKE_TESTEE = r'''
+FAKE_TESTEE = r"""
 import json, sys, time
 for line in sys.stdin:
     req = json.loads(line)
@@ -39,7 +39,7 @@ for line in sys.stdin:
         print(json.dumps({"seq": req["seq"], "result": "error", "code": "ZIP_GAP", "message": req["file"]}), flush=True)
     else:
         break
-'''
+"""
 
 
 def test_harness_restarts_a_reader_that_hangs_or_dies():

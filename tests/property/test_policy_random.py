@@ -13,32 +13,41 @@ check), and both readers answer the conformance ``predict`` request
 (JavaScript through its long-lived testee). Actions must be equal as
 RLA_policy §7 says (NaN equal to NaN).
 """
+
 from __future__ import annotations
 
 import os
 
 import numpy as np
+from generate import judge_actions
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from scale import examples
 
 import rlarchive
 from rlarchive import spaces as sp
 from rlarchive.policy import act
-from rlarchive.vec_normalize import Statistics, Stats
 from rlarchive.values import dump_value, load_value
-from scale import examples
-
-from generate import judge_actions
 
 F32 = np.float32
 BIG = float(np.finfo(F32).max)
 ACTIVATIONS = {
-    "identity": {}, "relu": {}, "tanh": {}, "sigmoid": {}, "silu": {},
-    "elu": {"alpha": st.floats(0.1, 2.0)}, "leaky_relu": {"negative_slope": st.floats(0.001, 0.5)},
+    "identity": {},
+    "relu": {},
+    "tanh": {},
+    "sigmoid": {},
+    "silu": {},
+    "elu": {"alpha": st.floats(0.1, 2.0)},
+    "leaky_relu": {"negative_slope": st.floats(0.001, 0.5)},
     "gelu": {"approximate": st.sampled_from(["none", "tanh"])},
     "softplus": {"beta": st.floats(0.5, 3.0), "threshold": st.floats(1.0, 20.0)},
     "hardtanh": {"min_val": st.floats(-2.0, -0.1), "max_val": st.floats(0.1, 2.0)},
-    "selu": {}, "celu": {"alpha": st.floats(0.2, 2.0)}, "mish": {}, "hardswish": {}, "hardsigmoid": {}, "softsign": {},
+    "selu": {},
+    "celu": {"alpha": st.floats(0.2, 2.0)},
+    "mish": {},
+    "hardswish": {},
+    "hardsigmoid": {},
+    "softsign": {},
 }
 
 
@@ -67,7 +76,9 @@ class Builder:
         return out
 
     def activation(self, x: str) -> str:
-        fn = sorted(ACTIVATIONS)[int(self.rng.integers(len(ACTIVATIONS)))]  # uniform (Hypothesis favours some elements of a list)
+        fn = sorted(ACTIVATIONS)[
+            int(self.rng.integers(len(ACTIVATIONS)))
+        ]  # uniform (Hypothesis favours some elements of a list)
         params = {k: self.data.draw(s) for k, s in ACTIVATIONS[fn].items() if self.data.draw(st.booleans())}
         return self.add("activation", [x], fn=fn, **params)
 
@@ -77,11 +88,24 @@ class Builder:
             for _ in range(int(self.rng.integers(1, 4))):  # activations meeting the NaN
                 x = self.activation(x)
         for _ in range(self.data.draw(st.integers(0, 3 if self.edgy else 2))):
-            out = 0 if self.edgy and self.rng.random() < 0.2 else self.data.draw(st.integers(1, 9))  # a zero-width value now and then
-            x = self.add("linear", [x], weight=self.big_w(out, width), bias=self.w(out) if self.data.draw(st.booleans()) else None)
+            out = (
+                0 if self.edgy and self.rng.random() < 0.2 else self.data.draw(st.integers(1, 9))
+            )  # a zero-width value now and then
+            x = self.add(
+                "linear",
+                [x],
+                weight=self.big_w(out, width),
+                bias=self.w(out) if self.data.draw(st.booleans()) else None,
+            )
             width = out
             # after a linear: a few of these (a NaN made by one meets the next, e.g. batch_norm then relu)
-            for kind in self.data.draw(st.lists(st.sampled_from(["activation", "layer_norm", "batch_norm", "prelu"]), min_size=int(self.edgy), max_size=2 + self.edgy)):
+            for kind in self.data.draw(
+                st.lists(
+                    st.sampled_from(["activation", "layer_norm", "batch_norm", "prelu"]),
+                    min_size=int(self.edgy),
+                    max_size=2 + self.edgy,
+                )
+            ):
                 x = self.elementwise(kind, x, width)
         return x, width
 
@@ -92,11 +116,25 @@ class Builder:
             shared = width == 0 or self.data.draw(st.booleans())
             return self.add("prelu", [x], weight=self.w(1 if shared else width))
         if kind == "layer_norm":
-            return self.add("layer_norm", [x], weight=self.w(width), bias=None if self.data.draw(st.booleans()) else self.w(width), eps=1e-5)
+            return self.add(
+                "layer_norm",
+                [x],
+                weight=self.w(width),
+                bias=None if self.data.draw(st.booleans()) else self.w(width),
+                eps=1e-5,
+            )
         var = self.rng.uniform(0.5, 2.0, width).astype(F32)
         if nan or (self.edgy and width and self.data.draw(st.booleans())):
             var[self.data.draw(st.integers(0, width - 1))] = -1.0  # NaN from a finite observation
-        return self.add("batch_norm", [x], running_mean=self.w(width), running_var=var, weight=self.w(width), bias=self.w(width), eps=1e-3)
+        return self.add(
+            "batch_norm",
+            [x],
+            running_mean=self.w(width),
+            running_var=var,
+            weight=self.w(width),
+            bias=self.w(width),
+            eps=1e-3,
+        )
 
     def cnn(self, x: str, shape: tuple) -> tuple[str, int]:
         c, h, w = shape
@@ -104,7 +142,14 @@ class Builder:
         k = self.data.draw(st.integers(1, min(3, h, w)))
         stride = [self.data.draw(st.integers(1, 2)), self.data.draw(st.integers(1, 2))]
         pad = [self.data.draw(st.integers(0, 1)), self.data.draw(st.integers(0, 1))]
-        x = self.add("conv2d", [x], weight=self.w(out, c, k, k), bias=self.w(out) if self.data.draw(st.booleans()) else None, stride=stride, padding=pad)
+        x = self.add(
+            "conv2d",
+            [x],
+            weight=self.w(out, c, k, k),
+            bias=self.w(out) if self.data.draw(st.booleans()) else None,
+            stride=stride,
+            padding=pad,
+        )
         x = self.activation(x)
         oh, ow = (h + 2 * pad[0] - k) // stride[0] + 1, (w + 2 * pad[1] - k) // stride[1] + 1
         return self.add("flatten", [x]), out * oh * ow
@@ -115,7 +160,11 @@ def _box(shape, low=-3.0, high=3.0) -> sp.Box:
 
 
 def _observation_space(data) -> tuple:
-    kind = data.draw(st.sampled_from(["vector", "image", "chw", "discrete", "multi_discrete", "multi_binary", "dict", "empty", "huge"]))
+    kind = data.draw(
+        st.sampled_from(
+            ["vector", "image", "chw", "discrete", "multi_discrete", "multi_binary", "dict", "empty", "huge"]
+        )
+    )
     if kind == "vector":
         n = data.draw(st.integers(1, 6))
         return _box((n,)), kind
@@ -135,7 +184,9 @@ def _observation_space(data) -> tuple:
         return sp.MultiDiscrete(nvec, np.zeros_like(nvec)), kind
     if kind == "multi_binary":
         return sp.MultiBinary(data.draw(st.integers(1, 5))), kind
-    return sp.Dict((("pos", _box((data.draw(st.integers(1, 4)),))), ("mode", sp.Discrete(data.draw(st.integers(1, 3)))))), kind
+    return sp.Dict(
+        (("pos", _box((data.draw(st.integers(1, 4)),))), ("mode", sp.Discrete(data.draw(st.integers(1, 3)))))
+    ), kind
 
 
 def _features(b: Builder, space, kind: str) -> tuple[str, int]:
@@ -145,7 +196,14 @@ def _features(b: Builder, space, kind: str) -> tuple[str, int]:
         return b.add("concat", parts), width
     if kind in ("image", "chw"):
         return b.cnn("obs", space.shape)
-    width = {"vector": lambda: space.shape[0], "empty": lambda: 0, "huge": lambda: space.shape[0], "discrete": lambda: space.n, "multi_discrete": lambda: int(space.nvec.sum()), "multi_binary": lambda: space.n}[kind]()
+    width = {
+        "vector": lambda: space.shape[0],
+        "empty": lambda: 0,
+        "huge": lambda: space.shape[0],
+        "discrete": lambda: space.n,
+        "multi_discrete": lambda: int(space.nvec.sum()),
+        "multi_binary": lambda: space.n,
+    }[kind]()
     return "obs", int(width)
 
 
@@ -176,16 +234,30 @@ def test_random_policies_act_alike_in_python_and_javascript(js_reader, workdir, 
     if data.draw(st.booleans()) and data.draw(st.booleans()):
         layers, hidden = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 4))
         weights = [
-            {"weight_ih": b.w(4 * hidden, width if i == 0 else hidden), "weight_hh": b.w(4 * hidden, hidden), "bias_ih": b.w(4 * hidden), "bias_hh": b.w(4 * hidden)}
+            {
+                "weight_ih": b.w(4 * hidden, width if i == 0 else hidden),
+                "weight_hh": b.w(4 * hidden, hidden),
+                "bias_ih": b.w(4 * hidden),
+                "bias_hh": b.w(4 * hidden),
+            }
             for i in range(layers)
         ]
         b.count += 1
         b.nodes.append({"op": "lstm", "in": [x, "h", "c"], "out": [f"v{b.count}", "h2", "c2"], "layers": weights})
-        recurrent = {"hidden_in": "h", "cell_in": "c", "hidden_out": "h2", "cell_out": "c2", "layers": layers, "hidden_size": hidden}
+        recurrent = {
+            "hidden_in": "h",
+            "cell_in": "c",
+            "hidden_out": "h2",
+            "cell_out": "c2",
+            "layers": layers,
+            "hidden_size": hidden,
+        }
         x, width = f"v{b.count}", hidden
     x, width = b.mlp(x, width)
     # float actions show the smallest difference, so box heads come up most
-    head_kind = data.draw(st.sampled_from(["argmax", "quantile_argmax", "multi_argmax", "bernoulli", "box", "box", "box"]))
+    head_kind = data.draw(
+        st.sampled_from(["argmax", "quantile_argmax", "multi_argmax", "bernoulli", "box", "box", "box"])
+    )
     masks = False
     if head_kind in ("argmax", "quantile_argmax"):
         n = data.draw(st.integers(1, 5))
@@ -209,15 +281,28 @@ def test_random_policies_act_alike_in_python_and_javascript(js_reader, workdir, 
         x = b.add("linear", [x], weight=b.big_w(n, width), bias=b.w(n))
         head = {"op": "box", "in": x, "squash": data.draw(st.sampled_from(["clip", "tanh", "rescale"]))}
         action_space = sp.Box(rng.uniform(-3, -0.5, n).astype(F32), rng.uniform(0.5, 3, n).astype(F32), (n,), "F32")
-    desc = {"observation_space": obs_space, "action_space": action_space, "normalize_images": data.draw(st.booleans()), "nodes": b.nodes, "action": head}
+    desc = {
+        "observation_space": obs_space,
+        "action_space": action_space,
+        "normalize_images": data.draw(st.booleans()),
+        "nodes": b.nodes,
+        "action": head,
+    }
     if recurrent is not None:
         desc["recurrent"] = recurrent
     extensions = {}
     if kind == "vector" and data.draw(st.booleans()):
         shape = obs_space.shape
         extensions["RLA_vec_normalize"] = {
-            "norm_obs": True, "norm_reward": False, "clip_obs": 2.5, "clip_reward": 10.0, "epsilon": 1e-8, "gamma": 0.99, "training": False,
-            "obs": {"mean": rng.normal(size=shape), "var": rng.uniform(0.1, 3, size=shape), "count": 5.0}, "obs_keys": None,
+            "norm_obs": True,
+            "norm_reward": False,
+            "clip_obs": 2.5,
+            "clip_reward": 10.0,
+            "epsilon": 1e-8,
+            "gamma": 0.99,
+            "training": False,
+            "obs": {"mean": rng.normal(size=shape), "var": rng.uniform(0.1, 3, size=shape), "count": 5.0},
+            "obs_keys": None,
             "ret": {"mean": np.asarray(0.0), "var": np.asarray(1.0), "count": 5.0},
         }
         desc["vec_normalize"] = True
@@ -238,7 +323,9 @@ def test_random_policies_act_alike_in_python_and_javascript(js_reader, workdir, 
     with rlarchive.open(path) as ar:
         policy = ar.policy()
     mask_values = [load_value(v) for v in request["action_masks"]] if masks else None
-    act_values = act(policy, [load_value(v) for v in request["observations"]], request.get("episode_starts"), mask_values)
+    act_values = act(
+        policy, [load_value(v) for v in request["observations"]], request.get("episode_starts"), mask_values
+    )
     want = [dump_value(a) for a in act_values]
     floats = [np.asarray(a, np.float64) for a in act_values if np.asarray(a).dtype.kind == "f"]
     event(f"kind {kind}, edgy {b.edgy}")

@@ -5,16 +5,17 @@ Each example builds a real Stable-Baselines3 buffer (ReplayBuffer or DictReplayB
 spaces, fills a random number of transitions drawn from a seeded generator (so it may be empty,
 partly filled, or have wrapped around), stores it with the bridge's ``capture`` and reads it back.
 """
+
 import os
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import rlarchive
 from scale import examples
 from test_crosslang import first_difference, js_outcome
+
+import rlarchive
 
 gym = pytest.importorskip("gymnasium")
 buffers = pytest.importorskip("stable_baselines3.common.buffers")
@@ -47,7 +48,9 @@ def filled_buffers(draw):
         obs_space = gym.spaces.Dict({k: draw(leaf_spaces()) for k in keys})
     else:
         obs_space = draw(leaf_spaces())
-    act_space = draw(leaf_spaces().filter(lambda s: not (isinstance(s, gym.spaces.Box) and np.issubdtype(s.dtype, np.integer))))
+    act_space = draw(
+        leaf_spaces().filter(lambda s: not (isinstance(s, gym.spaces.Box) and np.issubdtype(s.dtype, np.integer)))
+    )
     size = draw(st.integers(1, 9))
     n_envs = draw(st.integers(1, 3))
     optimize = not dict_obs and draw(st.booleans())
@@ -69,7 +72,14 @@ def filled_buffers(draw):
 
     for _ in range(draw(st.integers(0, 2 * size + 1))):
         infos = [{"TimeLimit.truncated": bool(t)} for t in rng.integers(0, 2, n_envs)]
-        buf.add(batch(obs_space), batch(obs_space), batch(act_space), rng.standard_normal(n_envs).astype(np.float32), rng.integers(0, 2, n_envs).astype(bool), infos)
+        buf.add(
+            batch(obs_space),
+            batch(obs_space),
+            batch(act_space),
+            rng.standard_normal(n_envs).astype(np.float32),
+            rng.integers(0, 2, n_envs).astype(bool),
+            infos,
+        )
     return buf
 
 
@@ -84,17 +94,29 @@ def _same(a, b) -> bool:
 def test_random_buffers_round_trip_and_read_alike(workdir, js_reader, buf):
     path = os.path.join(workdir, "buffer.rlarchive")
     value = capture(buf)
-    rlarchive.save(path, {"observation_space": buf.observation_space, "action_space": buf.action_space}, extension_values={EXTENSION: value})
+    rlarchive.save(
+        path,
+        {"observation_space": buf.observation_space, "action_space": buf.action_space},
+        extension_values={EXTENSION: value},
+    )
     with rlarchive.open(path, spaces="neutral") as ar:
         got = ar.replay_buffer()
         assert got is not None
         assert (got.buffer_size, got.n_envs, got.pos, got.full) == (buf.buffer_size, buf.n_envs, buf.pos, buf.full)
-        observations = {k: np.asarray(v) for k, v in got.observations.items()} if isinstance(buf.observations, dict) else np.asarray(got.observations)
+        observations = (
+            {k: np.asarray(v) for k, v in got.observations.items()}
+            if isinstance(buf.observations, dict)
+            else np.asarray(got.observations)
+        )
         assert _same(buf.observations, observations)
         if buf.optimize_memory_usage:
             assert got.next_observations is None
         else:
-            nxt = {k: np.asarray(v) for k, v in got.next_observations.items()} if isinstance(buf.next_observations, dict) else np.asarray(got.next_observations)
+            nxt = (
+                {k: np.asarray(v) for k, v in got.next_observations.items()}
+                if isinstance(buf.next_observations, dict)
+                else np.asarray(got.next_observations)
+            )
             assert _same(buf.next_observations, nxt)
         for name in ("actions", "rewards", "dones", "timeouts"):
             assert _same(getattr(buf, name), np.asarray(getattr(got, name))), name

@@ -6,16 +6,16 @@ and optimizer states; saving what ``open`` returned gives a byte-identical
 file; ``validate`` reports no issue at all. Inputs the format cannot hold are
 refused with an RlarchiveError, never written as an invalid archive.
 """
+
 import os
 
-import pytest
+from compare import assert_same
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-
-import rlarchive
-from compare import assert_same
 from scale import examples
 from strategies import ArchiveInput, archives, schedules, spaces_, values, wild_values
+
+import rlarchive
 
 AUTO_GROUPS = ("arrays",)  # created by the writer from data; optimizer.NAME groups come from optimizers
 
@@ -115,7 +115,11 @@ _B = __import__("numpy").full(3, 7, dtype="float32")
 
 
 @settings(max_examples=examples(40))
-@given(st.dictionaries(st.sampled_from(["o", "policy.optimizer", "critic-1"]), values(max_leaves=12), min_size=1, max_size=2))
+@given(
+    st.dictionaries(
+        st.sampled_from(["o", "policy.optimizer", "critic-1"]), values(max_leaves=12), min_size=1, max_size=2
+    )
+)
 @example({"o": {"": {"x": _A}, "x": _B}})  # tensor names "/x" and "x", not "x" twice
 @example({"o": {"a": {"": _A}, "/": _B, "~": _A}})
 @example({"o": {"": _A}})  # the name would be "": refused
@@ -128,4 +132,6 @@ def test_optimizer_state_of_any_structure_round_trips(workdir, opts):
     try:
         save_and_read_back(os.path.join(workdir, "o.rlarchive"), ArchiveInput({}, optimizers=opts))
     except rlarchive.RlarchiveError as e:
-        assert e.code == "WRITE_INVALID" and ("invalid tensor name ''" in str(e) or "invalid tensor name '__" in str(e)), e
+        assert e.code == "WRITE_INVALID" and (
+            "invalid tensor name ''" in str(e) or "invalid tensor name '__" in str(e)
+        ), e

@@ -4,19 +4,20 @@ Every torch dtype with an rlarchive code (bool, the integers, float16,
 bfloat16, float32, float64, the float8 types, complex64), any bits, 0-d,
 zero-size and non-contiguous (transposed, strided) tensors.
 """
+
 import math
 import os
 
 import numpy as np
 import pytest
+from compare import tensor_bits
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scale import examples
+from strategies import shapes, tensor_names
 
 import rlarchive
-from compare import tensor_bits
-from scale import examples
 from rlarchive.dtypes import DTYPES
-from strategies import shapes, tensor_names
 
 torch = pytest.importorskip("torch")
 

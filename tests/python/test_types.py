@@ -1,7 +1,9 @@
 """The type-checking configuration (root pyproject.toml) that `make lint` runs: mypy --strict on the core
 package, the interop package at mypy's default level, and every relaxed core module named."""
 import os
-import tomllib
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 from suite import ROOT
 

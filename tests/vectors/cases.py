@@ -4,6 +4,7 @@ Valid cases are written by the reference writer (``rlarchive.save``); invalid
 cases start from well-formed parts and break exactly one rule, with
 :mod:`rawzip` where the reference writer would refuse.
 """
+
 from __future__ import annotations
 
 import base64
@@ -13,18 +14,18 @@ import os
 import struct
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import numpy as np
-
-import rlarchive
-from rlarchive import jsonstrict, spaces as sp
-from rlarchive.tensors import as_tensor, group_layout
-from rlarchive.zipprofile import MEDIA_TYPE
-
 from rawzip import Entry, Layout, assemble, sha, standard_entries
 from sites import doc
+
+import rlarchive
+from rlarchive import jsonstrict
+from rlarchive import spaces as sp
+from rlarchive.tensors import as_tensor, group_layout
+from rlarchive.zipprofile import MEDIA_TYPE
 
 
 @dataclass
@@ -37,9 +38,11 @@ class Case:
     warnings: list = field(default_factory=list)
     gzip: bool = False
     extensions: list = field(default_factory=list)  # what a reader must support for this outcome (Annex A.3)
-    predict: Optional[Callable[[], dict]] = None  # expect "actions": the predict request and the actions (Annex A)
-    file_id: Optional[str] = None  # the case whose file this one reads (a predict case reads its dump case's archive)
-    sites: list = field(default_factory=list)  # (check id of spec/checks.json, sites.Site) of each issue a validator reports, in order
+    predict: Callable[[], dict] | None = None  # expect "actions": the predict request and the actions (Annex A)
+    file_id: str | None = None  # the case whose file this one reads (a predict case reads its dump case's archive)
+    sites: list = field(
+        default_factory=list
+    )  # (check id of spec/checks.json, sites.Site) of each issue a validator reports, in order
 
     @property
     def folder(self) -> str:
@@ -53,7 +56,17 @@ class Case:
 CASES: list[Case] = []
 
 
-def case(id: str, description: str, spec, expect: str = "dump", warnings=(), gzip: bool = False, extensions=(), check=None, at=None):
+def case(
+    id: str,
+    description: str,
+    spec,
+    expect: str = "dump",
+    warnings=(),
+    gzip: bool = False,
+    extensions=(),
+    check=None,
+    at=None,
+):
     """Register a case; an invalid one names the ``check`` (spec/checks.json) it breaks and its site ``at`` (tests/vectors/sites.py).
 
     A case whose validation report holds several issues gives lists of checks and sites, in the report's order.
@@ -154,12 +167,20 @@ def _all_dtypes() -> dict:
     return out
 
 
-@case("tensors-every-dtype", "One tensor of every dtype of the table, plus 0-d and zero-size tensors, each aligned to its size.", ["§10.1", "§10.2", "§12"])
+@case(
+    "tensors-every-dtype",
+    "One tensor of every dtype of the table, plus 0-d and zero-size tensors, each aligned to its size.",
+    ["§10.1", "§10.2", "§12"],
+)
 def _():
     return saved({}, {"all": _all_dtypes()})
 
 
-@case("tensors-several-groups", "Policy parameters, extra variables and a free-named group, each its own safetensors member.", ["§4", "§10"])
+@case(
+    "tensors-several-groups",
+    "Policy parameters, extra variables and a free-named group, each its own safetensors member.",
+    ["§4", "§10"],
+)
 def _():
     return saved(
         {"ent_coef": "auto"},
@@ -199,12 +220,20 @@ def adam_state(n_params: int, seed: int) -> dict:
     return {"state": state, "param_groups": groups}
 
 
-@case("optimizer-adam", "An Adam optimizer state: param groups (with the betas tuple) in data.json, state tensors in optimizer.policy.optimizer.", ["§7.9", "§7.5", "§7.6"])
+@case(
+    "optimizer-adam",
+    "An Adam optimizer state: param groups (with the betas tuple) in data.json, state tensors in optimizer.policy.optimizer.",
+    ["§7.9", "§7.5", "§7.6"],
+)
 def _():
     return saved({"gamma": 0.99}, {"policy": POLICY}, {"policy.optimizer": adam_state(2, 1)})
 
 
-@case("values-floats", "Floats: non-finite, negative zero, subnormal, extremes, and float vs int.", ["§7.2", "§7.3", "§13.2"])
+@case(
+    "values-floats",
+    "Floats: non-finite, negative zero, subnormal, extremes, and float vs int.",
+    ["§7.2", "§7.3", "§13.2"],
+)
 def _():
     return saved(
         {
@@ -228,7 +257,11 @@ def _():
     )
 
 
-@case("values-integers", "Integers at and beyond ±(2^53-1) and at the int64 and uint64 limits; start_time in nanoseconds.", ["§6", "§7.3"])
+@case(
+    "values-integers",
+    "Integers at and beyond ±(2^53-1) and at the int64 and uint64 limits; start_time in nanoseconds.",
+    ["§6", "§7.3"],
+)
 def _():
     return saved(
         {
@@ -248,10 +281,21 @@ def _():
 
 @case("values-bytes-tuples", "Byte strings (empty, binary) and tuples (empty, nested, mixed).", ["§7.4"])
 def _():
-    return saved({"empty_bytes": b"", "bytes": bytes(range(256)), "empty_tuple": (), "tuple": (1, 2.5, "a", (None, True), [b"x"])})
+    return saved(
+        {
+            "empty_bytes": b"",
+            "bytes": bytes(range(256)),
+            "empty_tuple": (),
+            "tuple": (1, 2.5, "a", (None, True), [b"x"]),
+        }
+    )
 
 
-@case("values-dict-keys", "Maps with non-string keys (int, float, bool, null, bytes, tuple) and a map with a '$type' key.", ["§7.5"])
+@case(
+    "values-dict-keys",
+    "Maps with non-string keys (int, float, bool, null, bytes, tuple) and a map with a '$type' key.",
+    ["§7.5"],
+)
 def _():
     return saved(
         {
@@ -263,7 +307,11 @@ def _():
     )
 
 
-@case("values-arrays", "Arrays inline (several dtypes, 0-d, zero-size) and by reference to the arrays group (above 1 KiB).", ["§7.6", "§7.10", "§12"])
+@case(
+    "values-arrays",
+    "Arrays inline (several dtypes, 0-d, zero-size) and by reference to the arrays group (above 1 KiB).",
+    ["§7.6", "§7.10", "§12"],
+)
 def _():
     return saved(
         {
@@ -282,7 +330,9 @@ def _():
 
 @case("values-scalars", "NumPy scalars of several dtypes.", ["§7.6"])
 def _():
-    return saved({"f32": np.float32(0.1), "f64": np.float64(-2.5), "i64": np.int64(-7), "u8": np.uint8(200), "b": np.bool_(True)})
+    return saved(
+        {"f32": np.float32(0.1), "f64": np.float64(-2.5), "i64": np.int64(-7), "u8": np.uint8(200), "b": np.bool_(True)}
+    )
 
 
 @case("values-class-opaque", "Class references by name and an opaque pickle with its type and note.", ["§7.8", "§11.3"])
@@ -291,7 +341,9 @@ def _():
         {
             "policy_class": rlarchive.ClassRef("stable_baselines3.common.policies", "ActorCriticPolicy"),
             "activation_fn": rlarchive.ClassRef("torch.nn.modules.activation", "ReLU"),
-            "callback": rlarchive.Opaque(b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x2a\x85\x94.", "builtins.tuple", "kept as a pickle"),
+            "callback": rlarchive.Opaque(
+                b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x2a\x85\x94.", "builtins.tuple", "kept as a pickle"
+            ),
             "bare": rlarchive.Opaque(b"\x80\x04N."),
         }
     )
@@ -321,7 +373,11 @@ def _every_space() -> dict:
     }
 
 
-@case("spaces-every-kind", "Every space kind: Box (±inf bounds, image with referenced bounds, integer, 0-d), Discrete with start, MultiDiscrete, MultiBinary, Text, nested Dict (key order kept) and Tuple.", ["§8", "§7.7"])
+@case(
+    "spaces-every-kind",
+    "Every space kind: Box (±inf bounds, image with referenced bounds, integer, 0-d), Discrete with start, MultiDiscrete, MultiBinary, Text, nested Dict (key order kept) and Tuple.",
+    ["§8", "§7.7"],
+)
 def _():
     return saved(_every_space())
 
@@ -339,7 +395,11 @@ def _():
     )
 
 
-@case("unicode", "Unicode keys and strings: accents, CJK, astral-plane emoji, escapes, U+2028, and keys whose UTF-16 order differs from code point order.", ["§6", "§12", "§13.3"])
+@case(
+    "unicode",
+    "Unicode keys and strings: accents, CJK, astral-plane emoji, escapes, U+2028, and keys whose UTF-16 order differs from code point order.",
+    ["§6", "§12", "§13.3"],
+)
 def _():
     return saved(
         {
@@ -347,7 +407,7 @@ def _():
             "日本": "強化学習",
             "\U0001f600": "astral key",
             "\ue000": "private-use key (sorts after the emoji in UTF-16)",
-            "ctrl": "tab\tnewline\nquote\"backslash\\\x01\x1f\x7f",
+            "ctrl": 'tab\tnewline\nquote"backslash\\\x01\x1f\x7f',
             "sep": "line\u2028para\u2029",
             "": "empty key",
             "tensor names": "see group",
@@ -356,12 +416,21 @@ def _():
     )
 
 
-@case("zip64", "ZIP64 records everywhere (end record, locator, local and central extra fields), as a writer may use even when sizes do not need them.", ["§2.6"])
+@case(
+    "zip64",
+    "ZIP64 records everywhere (end record, locator, local and central extra fields), as a writer may use even when sizes do not need them.",
+    ["§2.6"],
+)
 def _():
     return policy_archive(force_zip64=True)
 
 
-@case("extension-optional", "An archive declaring an optional extension, with manifest data and a member under extensions/.", ["§5.4", "§4"], warnings=["EXTENSION_UNKNOWN"])
+@case(
+    "extension-optional",
+    "An archive declaring an optional extension, with manifest data and a member under extensions/.",
+    ["§5.4", "§4"],
+    warnings=["EXTENSION_UNKNOWN"],
+)
 def _():
     return saved(
         {"gamma": 0.99},
@@ -371,7 +440,12 @@ def _():
     )
 
 
-@case("future-minor-version", "A manifest of format 1.7 with a property 1.0 does not define: read as 1.0, the property ignored with a warning, kept in the dump.", ["§5.2", "§5.1"], warnings=["MANIFEST_UNKNOWN_PROPERTY"])
+@case(
+    "future-minor-version",
+    "A manifest of format 1.7 with a property 1.0 does not define: read as 1.0, the property ignored with a warning, kept in the dump.",
+    ["§5.2", "§5.1"],
+    warnings=["MANIFEST_UNKNOWN_PROPERTY"],
+)
 def _():
     def patch(m):
         m["format_version"] = "1.7"
@@ -380,12 +454,24 @@ def _():
     return archive({"data": {"gamma": 0.99}}, manifest_patch=patch)
 
 
-@case("metadata-provenance", "Every metadata key spec/metadata.md defines, each well formed (environment id, run size, seed, library versions, wrappers, an evaluation), beside a free key: no issue.", ["§5.1"])
+@case(
+    "metadata-provenance",
+    "Every metadata key spec/metadata.md defines, each well formed (environment id, run size, seed, library versions, wrappers, an evaluation), beside a free key: no issue.",
+    ["§5.1"],
+)
 def _():
     evaluation = {
-        "env_id": "CartPole-v1", "episodes": 2, "seeds": [7, 8], "deterministic": True, "mean": 150.5, "std": 49.5,
-        "returns": [101.0, 200], "lengths": [101, 200], "evaluator": {"name": "rlarchive-python", "version": "1"},
-        "date": "2026-11-24T12:00:00Z", "note": "members an evaluation does not define are allowed",
+        "env_id": "CartPole-v1",
+        "episodes": 2,
+        "seeds": [7, 8],
+        "deterministic": True,
+        "mean": 150.5,
+        "std": 49.5,
+        "returns": [101.0, 200],
+        "lengths": [101, 200],
+        "evaluator": {"name": "rlarchive-python", "version": "1"},
+        "date": "2026-11-24T12:00:00Z",
+        "note": "members an evaluation does not define are allowed",
     }
     wrappers = [
         {"name": "VecTransposeImage"},
@@ -396,23 +482,56 @@ def _():
     return saved(
         {"gamma": 0.99},
         metadata={
-            "env_id": "ALE/Pong-v5", "n_envs": "8", "num_timesteps": "0", "seed": "-12", "versions.python": "3.12.3",
-            "versions.torch": "2.13.0+cpu", "wrappers": json.dumps(wrappers), "evaluations": json.dumps([evaluation]),
+            "env_id": "ALE/Pong-v5",
+            "n_envs": "8",
+            "num_timesteps": "0",
+            "seed": "-12",
+            "versions.python": "3.12.3",
+            "versions.torch": "2.13.0+cpu",
+            "wrappers": json.dumps(wrappers),
+            "evaluations": json.dumps([evaluation]),
             "notes": "free text: \n any key the spec does not define",
         },
     )
 
 
-_BAD_EVALUATION = {"env_id": "CartPole-v1", "episodes": 2, "seeds": None, "deterministic": True, "mean": 1.0, "std": 0.0,
-                   "returns": [1.0], "lengths": [1, 1], "evaluator": {"name": "x", "version": "1"}, "date": "2026-11-24T12:00:00Z"}
+_BAD_EVALUATION = {
+    "env_id": "CartPole-v1",
+    "episodes": 2,
+    "seeds": None,
+    "deterministic": True,
+    "mean": 1.0,
+    "std": 0.0,
+    "returns": [1.0],
+    "lengths": [1, 1],
+    "evaluator": {"name": "x", "version": "1"},
+    "date": "2026-11-24T12:00:00Z",
+}
 for _id, _what, _key, _value in (
     ("metadata-invalid-count", "n_envs with a leading zero", "n_envs", "08"),
     ("metadata-invalid-version-name", "a versions key naming no library (upper case)", "versions.Torch", "2.1"),
-    ("metadata-invalid-evaluation", "an evaluation whose returns do not match its episodes", "evaluations", json.dumps([_BAD_EVALUATION])),
-    ("metadata-invalid-zoo-config", "zoo.config holding a JSON array where an object is defined", "zoo.config", '["policy","MlpPolicy"]'),
+    (
+        "metadata-invalid-evaluation",
+        "an evaluation whose returns do not match its episodes",
+        "evaluations",
+        json.dumps([_BAD_EVALUATION]),
+    ),
+    (
+        "metadata-invalid-zoo-config",
+        "zoo.config holding a JSON array where an object is defined",
+        "zoo.config",
+        '["policy","MlpPolicy"]',
+    ),
 ):
-    @case(_id, f"A defined metadata key with a malformed value ({_what}) beside well-formed ones: the warning METADATA_INVALID at its key, the archive read as usual.", ["§5.1"], warnings=["METADATA_INVALID"],
-          check="metadata-value", at=doc("/metadata/" + _key, "value", member="manifest.json"))
+
+    @case(
+        _id,
+        f"A defined metadata key with a malformed value ({_what}) beside well-formed ones: the warning METADATA_INVALID at its key, the archive read as usual.",
+        ["§5.1"],
+        warnings=["METADATA_INVALID"],
+        check="metadata-value",
+        at=doc("/metadata/" + _key, "value", member="manifest.json"),
+    )
     def _(key=_key, value=_value):
         def patch(m):
             m["metadata"] = {"env_id": "CartPole-v1", key: value, "seed": "3"}
@@ -420,24 +539,42 @@ for _id, _what, _key, _value in (
         return archive({"data": {"gamma": 0.99}}, manifest_patch=patch)
 
 
-@case("data-unknown-property", "A data document with a top-level property 1.0 does not define: ignored with a warning, left out of the dump.", ["§7.1"], warnings=["DATA_UNKNOWN_PROPERTY"])
+@case(
+    "data-unknown-property",
+    "A data document with a top-level property 1.0 does not define: ignored with a warning, left out of the dump.",
+    ["§7.1"],
+    warnings=["DATA_UNKNOWN_PROPERTY"],
+)
 def _():
     return archive({"data": {"gamma": 0.99}, "comment": "from a later minor version"})
 
 
-@case("json-whitespace-and-forms", "data.json written by another writer: white space, escapes, exponent floats, -0 integer, keys out of order; the dump is the same canonical form.", ["§6", "§13.2"])
+@case(
+    "json-whitespace-and-forms",
+    "data.json written by another writer: white space, escapes, exponent floats, -0 integer, keys out of order; the dump is the same canonical form.",
+    ["§6", "§13.2"],
+)
 def _():
     raw = '{\n  "optimizers" : {},\n  "data" : {\n    "b" : 1E2, "a" : -0, "c" : "\\u00e9\\ud83d\\ude00", "d": [ 1.50, 2e-3 ]\n  }\n}\n'
     return archive(raw.encode())
 
 
-@case("bool-tensor-nonzero-byte", "A BOOL tensor holding the byte 2: readable (true), reported as a warning by validators.", ["§10.1"], warnings=["ST_BOOL_VALUE"])
+@case(
+    "bool-tensor-nonzero-byte",
+    "A BOOL tensor holding the byte 2: readable (true), reported as a warning by validators.",
+    ["§10.1"],
+    warnings=["ST_BOOL_VALUE"],
+)
 def _():
     buf = bytes([0, 1, 2])
     return archive({"data": {}}, {"flags": st_raw({"m": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}}, buf)})
 
 
-@case("ppo-like-agent", "A realistic PPO-like agent: Box observations with infinite bounds, Discrete actions, a linear schedule, start_time beyond 2^53, policy and Adam optimizer state.", ["§7", "§8", "§9", "§10"])
+@case(
+    "ppo-like-agent",
+    "A realistic PPO-like agent: Box observations with infinite bounds, Discrete actions, a linear schedule, start_time beyond 2^53, policy and Adam optimizer state.",
+    ["§7", "§8", "§9", "§10"],
+)
 def _():
     rng = np.random.default_rng(0)
     policy = {
@@ -468,19 +605,39 @@ def _():
         "ent_coef": 0.0,
         "vf_coef": 0.5,
         "max_grad_norm": 0.5,
-        "policy_kwargs": {"net_arch": {"pi": [64], "vf": [64]}, "activation_fn": rlarchive.ClassRef("torch.nn.modules.activation", "Tanh")},
+        "policy_kwargs": {
+            "net_arch": {"pi": [64], "vf": [64]},
+            "activation_fn": rlarchive.ClassRef("torch.nn.modules.activation", "Tanh"),
+        },
         "_last_obs": None,
         "_episode_num": 0,
         "_current_progress_remaining": -0.02400000000000002,
     }
-    return saved(data, {"policy": policy}, {"policy.optimizer": adam_state(6, 2)}, metadata={"sb3_version": "2.9.2", "system_info": "OS: Linux\nPython: 3.11.7"})
+    return saved(
+        data,
+        {"policy": policy},
+        {"policy.optimizer": adam_state(6, 2)},
+        metadata={"sb3_version": "2.9.2", "system_info": "OS: Linux\nPython: 3.11.7"},
+    )
 
 
-@case("sac-like-agent", "A realistic SAC-like agent: Box actions in [-1, 1], three optimizers, a learned entropy coefficient in variables.", ["§7", "§8", "§10"])
+@case(
+    "sac-like-agent",
+    "A realistic SAC-like agent: Box actions in [-1, 1], three optimizers, a learned entropy coefficient in variables.",
+    ["§7", "§8", "§10"],
+)
 def _():
     rng = np.random.default_rng(1)
     policy = {}
-    for net in ("actor.latent_pi.0", "actor.mu", "actor.log_std", "critic.qf0.0", "critic.qf1.0", "critic_target.qf0.0", "critic_target.qf1.0"):
+    for net in (
+        "actor.latent_pi.0",
+        "actor.mu",
+        "actor.log_std",
+        "critic.qf0.0",
+        "critic.qf1.0",
+        "critic_target.qf0.0",
+        "critic_target.qf1.0",
+    ):
         policy[f"{net}.weight"] = rng.standard_normal((4, 3)).astype(np.float32)
         policy[f"{net}.bias"] = rng.standard_normal(4).astype(np.float32)
     data = {
@@ -496,11 +653,19 @@ def _():
         "lr_schedule": rlarchive.Constant(0.0003),
         "replay_buffer_class": rlarchive.ClassRef("stable_baselines3.common.buffers", "ReplayBuffer"),
     }
-    opts = {"actor.optimizer": adam_state(6, 3), "critic.optimizer": adam_state(8, 4), "ent_coef_optimizer": adam_state(1, 5)}
+    opts = {
+        "actor.optimizer": adam_state(6, 3),
+        "critic.optimizer": adam_state(8, 4),
+        "ent_coef_optimizer": adam_state(1, 5),
+    }
     return saved(data, {"policy": policy, "variables": {"log_ent_coef": np.array([-0.5], np.float32)}}, opts)
 
 
-@case("zip-other-fields-ignored", "Members with a modification time, the internal 'text' attribute, host system 3 (Unix, ZIP 3.0 in 'version made by') and the regular-file mode 0o100644: readers give time and internal attributes no meaning and admit this host and mode.", "§2.7")
+@case(
+    "zip-other-fields-ignored",
+    "Members with a modification time, the internal 'text' attribute, host system 3 (Unix, ZIP 3.0 in 'version made by') and the regular-file mode 0o100644: readers give time and internal attributes no meaning and admit this host and mode.",
+    "§2.7",
+)
 def _():
     def edit(es):
         for e in es[1:]:
@@ -527,7 +692,12 @@ def ext_member(es, short: str) -> Entry:
     return by_name(es, f"extensions/{EXT}/{short}")
 
 
-@case("zip-versions-and-attributes-allowed", "Every form §2.7 admits, one per member: host 0 with the read-only and archive bits (0x21) and ZIP version 63 in 'version made by'; host 3 with type bits 0 and mode 0o600 (as Python's zipfile writes); host 3 with 0o100444 and the MS-DOS bits 0x8021 (as 7-Zip writes); host 3 with 0o100755 and ZIP version 255; versions needed 0, 10 and 45. Every extraction tool makes a regular file of each.", ["§2.7", "§5.4"], warnings=["EXTENSION_UNKNOWN"])
+@case(
+    "zip-versions-and-attributes-allowed",
+    "Every form §2.7 admits, one per member: host 0 with the read-only and archive bits (0x21) and ZIP version 63 in 'version made by'; host 3 with type bits 0 and mode 0o600 (as Python's zipfile writes); host 3 with 0o100444 and the MS-DOS bits 0x8021 (as 7-Zip writes); host 3 with 0o100755 and ZIP version 255; versions needed 0, 10 and 45. Every extraction tool makes a regular file of each.",
+    ["§2.7", "§5.4"],
+    warnings=["EXTENSION_UNKNOWN"],
+)
 def _():
     def edit(es):
         d = by_name(es, "data.json")
@@ -542,7 +712,12 @@ def _():
     return ext_archive({"a.txt": b"first\n", "b.txt": b"second\n"}, edit)
 
 
-@case("zip-name-prefix-not-a-directory", "Member names that begin with another member's name but not with that name and '/' (d, d.bin and dd/f): no file/directory clash.", ["§2.2", "§5.4"], warnings=["EXTENSION_UNKNOWN"])
+@case(
+    "zip-name-prefix-not-a-directory",
+    "Member names that begin with another member's name but not with that name and '/' (d, d.bin and dd/f): no file/directory clash.",
+    ["§2.2", "§5.4"],
+    warnings=["EXTENSION_UNKNOWN"],
+)
 def _():
     return ext_archive({"d": b"file d\n", "d.bin": b"file d.bin\n", "dd/f": b"file dd/f\n"})
 
@@ -570,17 +745,32 @@ def _():
     return entries_edit(lambda es: setattr(es[0], "data", b"application/vnd.other-format+zip"))
 
 
-@case("not-rlarchive-prepended-bytes", "Bytes prepended before the first local header (a self-extractor stub).", ["§2.1", "§3"], "ARCHIVE_NOT_RLARCHIVE")
+@case(
+    "not-rlarchive-prepended-bytes",
+    "Bytes prepended before the first local header (a self-extractor stub).",
+    ["§2.1", "§3"],
+    "ARCHIVE_NOT_RLARCHIVE",
+)
 def _():
     return entries_edit(lambda es: None, layout=Layout(prefix=b"#!/bin/sh\nexit 0\n"))
 
 
-@case("not-rlarchive-mimetype-too-long", "A mimetype member that begins with the media type but is 30 bytes long.", "§3", "ARCHIVE_NOT_RLARCHIVE")
+@case(
+    "not-rlarchive-mimetype-too-long",
+    "A mimetype member that begins with the media type but is 30 bytes long.",
+    "§3",
+    "ARCHIVE_NOT_RLARCHIVE",
+)
 def _():
     return entries_edit(lambda es: setattr(es[0], "data", MEDIA_TYPE + b"\n"))
 
 
-@case("zip-eocd-missing-truncated", "An archive cut short: no end of central directory record.", "§2.1", "ZIP_EOCD_NOT_FOUND")
+@case(
+    "zip-eocd-missing-truncated",
+    "An archive cut short: no end of central directory record.",
+    "§2.1",
+    "ZIP_EOCD_NOT_FOUND",
+)
 def _():
     full = policy_archive()
     return full[: len(full) // 2]
@@ -616,27 +806,49 @@ def _():
     return entries_edit(lambda es: None, layout=Layout(zip64_eocd=True, z64_record_size=52))
 
 
-@case("zip64-max-count-without-locator", "An end record with the entry count 0xFFFF and no ZIP64 records.", "§2.6", "ZIP_ZIP64_INVALID")
+@case(
+    "zip64-max-count-without-locator",
+    "An end record with the entry count 0xFFFF and no ZIP64 records.",
+    "§2.6",
+    "ZIP_ZIP64_INVALID",
+)
 def _():
     return entries_edit(lambda es: None, layout=Layout(eocd_count=0xFFFF, eocd_count_disk=0xFFFF))
 
 
-@case("zip64-max-disk-without-locator", "An end record whose disk numbers hold 0xFFFF without ZIP64 records.", "§2.6", "ZIP_ZIP64_INVALID")
+@case(
+    "zip64-max-disk-without-locator",
+    "An end record whose disk numbers hold 0xFFFF without ZIP64 records.",
+    "§2.6",
+    "ZIP_ZIP64_INVALID",
+)
 def _():
     return entries_edit(lambda es: None, layout=Layout(eocd_disk=0xFFFF))
 
 
-@case("zip64-locator-other-disk", "A ZIP64 locator placing the ZIP64 end record on disk 1.", ["§2.1", "§2.6"], "ZIP_MULTI_DISK")
+@case(
+    "zip64-locator-other-disk",
+    "A ZIP64 locator placing the ZIP64 end record on disk 1.",
+    ["§2.1", "§2.6"],
+    "ZIP_MULTI_DISK",
+)
 def _():
     return entries_edit(lambda es: None, layout=Layout(zip64_eocd=True, z64_locator_disk=1))
 
 
-@case("zip64-extra-without-max-field", "A central record with a ZIP64 extra record although no field holds 0xFFFFFFFF.", "§2.6", "ZIP_ZIP64_INVALID")
+@case(
+    "zip64-extra-without-max-field",
+    "A central record with a ZIP64 extra record although no field holds 0xFFFFFFFF.",
+    "§2.6",
+    "ZIP_ZIP64_INVALID",
+)
 def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "extra_central", struct.pack("<HHQ", 1, 8, 5)))
 
 
-@case("zip-directory-past-region", "An end record whose directory size runs into the end record.", "§2.2", "ZIP_TRUNCATED")
+@case(
+    "zip-directory-past-region", "An end record whose directory size runs into the end record.", "§2.2", "ZIP_TRUNCATED"
+)
 def _():
     base = standard_entries(jsonstrict.dumps({"data": {}}))
     cd_len = sum(46 + len(e.name) for e in base)
@@ -653,7 +865,12 @@ def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "comment", b"note"))
 
 
-@case("zip-entry-count-wrong", "An end record counting one entry fewer than the directory holds.", "§2.2", "ZIP_CD_INVALID")
+@case(
+    "zip-entry-count-wrong",
+    "An end record counting one entry fewer than the directory holds.",
+    "§2.2",
+    "ZIP_CD_INVALID",
+)
 def _():
     return entries_edit(lambda es: None, layout=Layout(eocd_count=2, eocd_count_disk=2))
 
@@ -725,9 +942,16 @@ def _():
     return _extra_member("a" * 256)
 
 
-@case("zip-extra-unknown-id", "A central record carrying an extended-timestamp extra record (0x5455).", "§2.5", "ZIP_EXTRA_FIELD")
+@case(
+    "zip-extra-unknown-id",
+    "A central record carrying an extended-timestamp extra record (0x5455).",
+    "§2.5",
+    "ZIP_EXTRA_FIELD",
+)
 def _():
-    return entries_edit(lambda es: setattr(by_name(es, "data.json"), "extra_central", struct.pack("<HHB", 0x5455, 1, 0)))
+    return entries_edit(
+        lambda es: setattr(by_name(es, "data.json"), "extra_central", struct.pack("<HHB", 0x5455, 1, 0))
+    )
 
 
 @case("zip-extra-truncated", "A local extra field that ends inside a record header.", "§2.5", "ZIP_EXTRA_FIELD")
@@ -735,9 +959,13 @@ def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "extra_local", b"\x35\xd9"))
 
 
-@case("zip-extra-padding-nonzero", "An alignment padding record with a non-zero padding byte.", "§2.5", "ZIP_EXTRA_FIELD")
+@case(
+    "zip-extra-padding-nonzero", "An alignment padding record with a non-zero padding byte.", "§2.5", "ZIP_EXTRA_FIELD"
+)
 def _():
-    return entries_edit(lambda es: setattr(by_name(es, "data.json"), "extra_local", struct.pack("<HHHB", 0xD935, 3, 64, 7)))
+    return entries_edit(
+        lambda es: setattr(by_name(es, "data.json"), "extra_local", struct.pack("<HHHB", 0xD935, 3, 64, 7))
+    )
 
 
 @case("zip-name-duplicate", "Two members named data.json.", "§2.2", "ZIP_NAME_DUPLICATE")
@@ -755,20 +983,40 @@ def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "local_sig", b"PK\x03\x05"))
 
 
-@case("zip-local-name-differs", "A local header naming data.jsoN while the central directory says data.json.", "§2.3", "ZIP_HEADER_MISMATCH")
+@case(
+    "zip-local-name-differs",
+    "A local header naming data.jsoN while the central directory says data.json.",
+    "§2.3",
+    "ZIP_HEADER_MISMATCH",
+)
 def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "local_name", "data.jsoN"))
 
 
-@case("zip-local-crc-differs", "A local header whose CRC-32 differs from the central directory's.", "§2.3", "ZIP_HEADER_MISMATCH")
+@case(
+    "zip-local-crc-differs",
+    "A local header whose CRC-32 differs from the central directory's.",
+    "§2.3",
+    "ZIP_HEADER_MISMATCH",
+)
 def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "local_crc", 0x12345678))
 
 
-@case("zip-hidden-member-overlap", "A member whose local header lies inside another member's data (a hidden member).", "§2.1", "ZIP_OVERLAP")
+@case(
+    "zip-hidden-member-overlap",
+    "A member whose local header lies inside another member's data (a hidden member).",
+    "§2.1",
+    "ZIP_OVERLAP",
+)
 def _():
     hidden = b"{}"
-    lh = b"PK\x03\x04" + struct.pack("<HHHHHIIIHH", 20, 0, 0, 0, 0x21, zlib.crc32(hidden), 2, 2, 6, 0) + b"hidden" + hidden
+    lh = (
+        b"PK\x03\x04"
+        + struct.pack("<HHHHHIIIHH", 20, 0, 0, 0, 0x21, zlib.crc32(hidden), 2, 2, 6, 0)
+        + b"hidden"
+        + hidden
+    )
 
     def edit(es):
         d = by_name(es, "data.json")
@@ -779,7 +1027,12 @@ def _():
     return entries_edit(edit)
 
 
-@case("zip-member-runs-into-directory", "A last member whose size (in both headers) runs into the central directory.", "§2.1", "ZIP_OVERLAP")
+@case(
+    "zip-member-runs-into-directory",
+    "A last member whose size (in both headers) runs into the central directory.",
+    "§2.1",
+    "ZIP_OVERLAP",
+)
 def _():
     def edit(es):
         m = es[-1]
@@ -793,7 +1046,12 @@ def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "gap_before", b"\0" * 16))
 
 
-@case("zip-gap-before-directory", "Unaccounted bytes between the last member and the central directory.", "§2.1", "ZIP_GAP")
+@case(
+    "zip-gap-before-directory",
+    "Unaccounted bytes between the last member and the central directory.",
+    "§2.1",
+    "ZIP_GAP",
+)
 def _():
     def edit(es):
         es.append(Entry("junk", b"ghost", in_central=False))
@@ -806,12 +1064,22 @@ def _():
     return entries_edit(lambda es: None, layout=Layout(cd_gap=b"\0" * 12))
 
 
-@case("zip-crc-wrong-data", "data.json whose CRC-32 (in both headers) does not match its bytes.", "§2.3", "ZIP_CRC_MISMATCH")
+@case(
+    "zip-crc-wrong-data",
+    "data.json whose CRC-32 (in both headers) does not match its bytes.",
+    "§2.3",
+    "ZIP_CRC_MISMATCH",
+)
 def _():
     return entries_edit(lambda es: setattr(by_name(es, "data.json"), "crc", 0xDEADBEEF))
 
 
-@case("zip-crc-wrong-tensor", "A tensor member with one flipped byte: its CRC-32 no longer matches (a deferred check).", ["§2.3", "§11.1"], "ZIP_CRC_MISMATCH")
+@case(
+    "zip-crc-wrong-tensor",
+    "A tensor member with one flipped byte: its CRC-32 no longer matches (a deferred check).",
+    ["§2.3", "§11.1"],
+    "ZIP_CRC_MISMATCH",
+)
 def _():
     groups = {"policy": st_group(POLICY)}
 
@@ -834,82 +1102,173 @@ S_IFLNK, S_IFDIR, S_IFCHR = 0o120000, 0o040000, 0o020000
 LINK_TARGET = b"/etc/passwd"
 
 
-@case("zip-made-by-host-atari-symlink", "A member whose 'version made by' names host 5 (Atari ST) with a symbolic-link mode and an absolute path as its data: Info-ZIP unzip extracts it as a link to that path.", "§2.7", "ZIP_VERSION_MADE_BY")
+@case(
+    "zip-made-by-host-atari-symlink",
+    "A member whose 'version made by' names host 5 (Atari ST) with a symbolic-link mode and an absolute path as its data: Info-ZIP unzip extracts it as a link to that path.",
+    "§2.7",
+    "ZIP_VERSION_MADE_BY",
+)
 def _():
-    return ext_archive({"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), made_by=0x051E, ext_attr=(S_IFLNK | 0o777) << 16))
+    return ext_archive(
+        {"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), made_by=0x051E, ext_attr=(S_IFLNK | 0o777) << 16)
+    )
 
 
-@case("zip-made-by-host-ntfs-directory", "data.json in a record naming host 11 (NTFS to 7-Zip) with the MS-DOS directory bit: 7-Zip extracts it as a directory.", "§2.7", "ZIP_VERSION_MADE_BY")
+@case(
+    "zip-made-by-host-ntfs-directory",
+    "data.json in a record naming host 11 (NTFS to 7-Zip) with the MS-DOS directory bit: 7-Zip extracts it as a directory.",
+    "§2.7",
+    "ZIP_VERSION_MADE_BY",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x0B3F, ext_attr=0x10))
 
 
-@case("zip-version-needed-63", "data.json needing ZIP version 6.3 to extract (in both headers): Info-ZIP unzip refuses it.", "§2.7", "ZIP_VERSION_NEEDED")
+@case(
+    "zip-version-needed-63",
+    "data.json needing ZIP version 6.3 to extract (in both headers): Info-ZIP unzip refuses it.",
+    "§2.7",
+    "ZIP_VERSION_NEEDED",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), version=63))
 
 
-@case("zip-host-checked-before-version-needed", "data.json naming host 11 and needing version 6.3: the host system is checked first.", ["§2.2", "§2.7", "§11.1"], "ZIP_VERSION_MADE_BY")
+@case(
+    "zip-host-checked-before-version-needed",
+    "data.json naming host 11 and needing version 6.3: the host system is checked first.",
+    ["§2.2", "§2.7", "§11.1"],
+    "ZIP_VERSION_MADE_BY",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x0B3F, version=63))
 
 
-@case("zip-attributes-unix-symlink", "A member with host 3 and a symbolic-link mode whose data is an absolute path: unzip, bsdtar and 7-Zip extract a link to that path.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-unix-symlink",
+    "A member with host 3 and a symbolic-link mode whose data is an absolute path: unzip, bsdtar and 7-Zip extract a link to that path.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
-    return ext_archive({"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), made_by=0x031E, ext_attr=(S_IFLNK | 0o777) << 16))
+    return ext_archive(
+        {"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), made_by=0x031E, ext_attr=(S_IFLNK | 0o777) << 16)
+    )
 
 
-@case("zip-attributes-unix-directory", "data.json with host 3 and a directory mode: bsdtar and 7-Zip extract a directory.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-unix-directory",
+    "data.json with host 3 and a directory mode: bsdtar and 7-Zip extract a directory.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x031E, ext_attr=(S_IFDIR | 0o755) << 16))
 
 
-@case("zip-attributes-unix-setuid", "A tensor member with host 3 and the mode 0o104755 (set-user-ID): bsdtar run as root keeps the bit.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-unix-setuid",
+    "A tensor member with host 3 and the mode 0o104755 (set-user-ID): bsdtar run as root keeps the bit.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
-    return entries_edit(lambda es: _set(by_name(es, "tensors/policy.safetensors"), made_by=0x031E, ext_attr=0o104755 << 16), {"policy": st_group(POLICY)})
+    return entries_edit(
+        lambda es: _set(by_name(es, "tensors/policy.safetensors"), made_by=0x031E, ext_attr=0o104755 << 16),
+        {"policy": st_group(POLICY)},
+    )
 
 
-@case("zip-attributes-unix-device", "An empty member with host 3 and a character-device mode: bsdtar run as root makes a device node.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-unix-device",
+    "An empty member with host 3 and a character-device mode: bsdtar run as root makes a device node.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
-    return ext_archive({"dev": b""}, lambda es: _set(ext_member(es, "dev"), made_by=0x031E, ext_attr=(S_IFCHR | 0o644) << 16))
+    return ext_archive(
+        {"dev": b""}, lambda es: _set(ext_member(es, "dev"), made_by=0x031E, ext_attr=(S_IFCHR | 0o644) << 16)
+    )
 
 
-@case("zip-attributes-unix-not-owner-readable", "data.json with host 3 and the mode 0o100044: every tool extracts a file its owner cannot read.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-unix-not-owner-readable",
+    "data.json with host 3 and the mode 0o100044: every tool extracts a file its owner cannot read.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), made_by=0x031E, ext_attr=0o100044 << 16))
 
 
-@case("zip-attributes-dos-directory", "data.json with host 0 and the MS-DOS directory bit 0x10: bsdtar and 7-Zip extract a directory.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-dos-directory",
+    "data.json with host 0 and the MS-DOS directory bit 0x10: bsdtar and 7-Zip extract a directory.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), ext_attr=0x10))
 
 
-@case("zip-attributes-dos-volume-label", "data.json with host 0 and the MS-DOS volume-label bit 0x08: Info-ZIP unzip does not extract it.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-dos-volume-label",
+    "data.json with host 0 and the MS-DOS volume-label bit 0x08: Info-ZIP unzip does not extract it.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), ext_attr=0x08))
 
 
-@case("zip-attributes-dos-reparse-point", "data.json with host 0 and the Windows reparse-point bit 0x400: 7-Zip reports an error.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-dos-reparse-point",
+    "data.json with host 0 and the Windows reparse-point bit 0x400: 7-Zip reports an error.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
     return entries_edit(lambda es: _set(by_name(es, "data.json"), ext_attr=0x400))
 
 
-@case("zip-attributes-dos-with-unix-symlink-mode", "A member with host 0, the read-only bit and a symbolic-link Unix mode (0o120444) in the upper half, its data an absolute path: Info-ZIP unzip and 7-Zip extract a link to that path.", "§2.7", "ZIP_ATTRIBUTES")
+@case(
+    "zip-attributes-dos-with-unix-symlink-mode",
+    "A member with host 0, the read-only bit and a symbolic-link Unix mode (0o120444) in the upper half, its data an absolute path: Info-ZIP unzip and 7-Zip extract a link to that path.",
+    "§2.7",
+    "ZIP_ATTRIBUTES",
+)
 def _():
-    return ext_archive({"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), ext_attr=((S_IFLNK | 0o444) << 16) | 0x01))
+    return ext_archive(
+        {"link": LINK_TARGET}, lambda es: _set(ext_member(es, "link"), ext_attr=((S_IFLNK | 0o444) << 16) | 0x01)
+    )
 
 
-@case("zip-name-file-and-directory", "Members extensions/ACME_files/d and extensions/ACME_files/d/f: extracted, d would be a file and a directory at once.", "§2.2", "ZIP_NAME_DIRECTORY_CLASH")
+@case(
+    "zip-name-file-and-directory",
+    "Members extensions/ACME_files/d and extensions/ACME_files/d/f: extracted, d would be a file and a directory at once.",
+    "§2.2",
+    "ZIP_NAME_DIRECTORY_CLASH",
+)
 def _():
     return ext_archive({"d": b"file\n", "d/f": b"inner\n"})
 
 
-@case("zip-name-file-and-directory-ignoring-case", "Members extensions/ACME_files/D and extensions/ACME_files/d/f: on a file system that ignores case, D would be a file and a directory at once.", "§2.2", "ZIP_NAME_DIRECTORY_CLASH")
+@case(
+    "zip-name-file-and-directory-ignoring-case",
+    "Members extensions/ACME_files/D and extensions/ACME_files/d/f: on a file system that ignores case, D would be a file and a directory at once.",
+    "§2.2",
+    "ZIP_NAME_DIRECTORY_CLASH",
+)
 def _():
     return ext_archive({"D": b"file\n", "d/f": b"inner\n"})
 
 
-@case("zip-case-collision-before-directory-clash", "Members data.json and DATA.json, and extensions/ACME_files/d beside extensions/ACME_files/d/f: case collisions are checked before file/directory clashes.", ["§2.2", "§11.1"], "ZIP_NAME_CASE_COLLISION")
+@case(
+    "zip-case-collision-before-directory-clash",
+    "Members data.json and DATA.json, and extensions/ACME_files/d beside extensions/ACME_files/d/f: case collisions are checked before file/directory clashes.",
+    ["§2.2", "§11.1"],
+    "ZIP_NAME_CASE_COLLISION",
+)
 def _():
     return ext_archive({"d": b"file\n", "d/f": b"inner\n"}, lambda es: es.insert(2, Entry("DATA.json", b'{"data":{}}')))
 
@@ -945,12 +1304,22 @@ def _():
     return archive({"data": {}}, extra_members={"tensors/a/b.safetensors": st_group({})})
 
 
-@case("member-unexpected-dot-group", "A tensor member named tensors/..safetensors: its group '.' is not a name segment.", ["§4", "§2.4"], "MEMBER_UNEXPECTED")
+@case(
+    "member-unexpected-dot-group",
+    "A tensor member named tensors/..safetensors: its group '.' is not a name segment.",
+    ["§4", "§2.4"],
+    "MEMBER_UNEXPECTED",
+)
 def _():
     return archive({"data": {}}, extra_members={"tensors/..safetensors": st_group({})})
 
 
-@case("member-undeclared-extension", "A member under extensions/ for an extension not in extensions_used.", ["§4", "§5.4"], "MEMBER_UNEXPECTED")
+@case(
+    "member-undeclared-extension",
+    "A member under extensions/ for an extension not in extensions_used.",
+    ["§4", "§5.4"],
+    "MEMBER_UNEXPECTED",
+)
 def _():
     return archive({"data": {}}, extra_members={"extensions/ACME_x/a.bin": b"x"})
 
@@ -982,7 +1351,10 @@ def _():
 
 @case("manifest-lists-mimetype", "A manifest listing the mimetype member.", "§5.3", "MANIFEST_INVALID")
 def _():
-    return archive({"data": {}}, manifest_patch=lambda m: m["members"].append({"name": "mimetype", "size": 29, "sha256": sha(MEDIA_TYPE)}))
+    return archive(
+        {"data": {}},
+        manifest_patch=lambda m: m["members"].append({"name": "mimetype", "size": 29, "sha256": sha(MEDIA_TYPE)}),
+    )
 
 
 @case("manifest-digest-uppercase", "A digest written in upper-case hex.", "§5.3", "MANIFEST_INVALID")
@@ -993,7 +1365,12 @@ def _():
     return archive({"data": {}}, manifest_patch=patch)
 
 
-@case("manifest-digest-trailing-newline", "A digest followed by a newline (JSON Schema patterns follow ECMA-262: '$' is the very end).", "§5.3", "MANIFEST_INVALID")
+@case(
+    "manifest-digest-trailing-newline",
+    "A digest followed by a newline (JSON Schema patterns follow ECMA-262: '$' is the very end).",
+    "§5.3",
+    "MANIFEST_INVALID",
+)
 def _():
     def patch(m):
         m["members"][0]["sha256"] += "\n"
@@ -1001,24 +1378,50 @@ def _():
     return archive({"data": {}}, manifest_patch=patch)
 
 
-@case("version-from-the-future", "Format version 2.0 with a manifest structure 1.0 does not know: rejected by major version before anything else.", "§5.2", "VERSION_UNSUPPORTED")
+@case(
+    "version-from-the-future",
+    "Format version 2.0 with a manifest structure 1.0 does not know: rejected by major version before anything else.",
+    "§5.2",
+    "VERSION_UNSUPPORTED",
+)
 def _():
-    return archive({"data": {}}, manifest_raw=jsonstrict.dumps({"format": "rlarchive", "format_version": "2.0", "parts": {"anything": True}}))
+    return archive(
+        {"data": {}},
+        manifest_raw=jsonstrict.dumps({"format": "rlarchive", "format_version": "2.0", "parts": {"anything": True}}),
+    )
 
 
-@case("extension-required-not-used", "extensions_required names an extension missing from extensions_used.", "§5.4", "EXTENSION_UNDECLARED")
+@case(
+    "extension-required-not-used",
+    "extensions_required names an extension missing from extensions_used.",
+    "§5.4",
+    "EXTENSION_UNDECLARED",
+)
 def _():
     return archive({"data": {}}, manifest_patch=lambda m: m.update(extensions_required=["ACME_x"]))
 
 
-@case("extension-data-not-used", "extensions holds data for an extension missing from extensions_used.", "§5.4", "EXTENSION_UNDECLARED")
+@case(
+    "extension-data-not-used",
+    "extensions holds data for an extension missing from extensions_used.",
+    "§5.4",
+    "EXTENSION_UNDECLARED",
+)
 def _():
     return archive({"data": {}}, manifest_patch=lambda m: m.update(extensions={"ACME_x": {}}))
 
 
-@case("extension-required-unsupported", "A required extension this reader does not support.", "§5.4", "EXTENSION_UNSUPPORTED")
+@case(
+    "extension-required-unsupported",
+    "A required extension this reader does not support.",
+    "§5.4",
+    "EXTENSION_UNSUPPORTED",
+)
 def _():
-    return archive({"data": {}}, manifest_patch=lambda m: m.update(extensions_used=["ACME_magic"], extensions_required=["ACME_magic"]))
+    return archive(
+        {"data": {}},
+        manifest_patch=lambda m: m.update(extensions_used=["ACME_magic"], extensions_required=["ACME_magic"]),
+    )
 
 
 @case("member-unlisted", "A tensor member missing from the manifest.", "§5.3", "MEMBER_UNLISTED")
@@ -1028,7 +1431,12 @@ def _():
 
 @case("member-listed-missing", "A manifest listing a tensor member the archive lacks.", "§5.3", "MEMBER_MISSING")
 def _():
-    return archive({"data": {}}, manifest_patch=lambda m: m["members"].append({"name": "tensors/ghost.safetensors", "size": 8, "sha256": "0" * 64}))
+    return archive(
+        {"data": {}},
+        manifest_patch=lambda m: m["members"].append(
+            {"name": "tensors/ghost.safetensors", "size": 8, "sha256": "0" * 64}
+        ),
+    )
 
 
 @case("member-size-mismatch", "A manifest giving data.json the wrong size.", "§5.3", "MEMBER_SIZE_MISMATCH")
@@ -1047,7 +1455,12 @@ def _():
     return archive({"data": {}}, manifest_patch=patch)
 
 
-@case("member-digest-mismatch-tensor", "A tensor member changed after the manifest was written (CRC-32 recomputed): digest mismatch, a deferred check.", ["§5.3", "§11.1"], "MEMBER_DIGEST_MISMATCH")
+@case(
+    "member-digest-mismatch-tensor",
+    "A tensor member changed after the manifest was written (CRC-32 recomputed): digest mismatch, a deferred check.",
+    ["§5.3", "§11.1"],
+    "MEMBER_DIGEST_MISMATCH",
+)
 def _():
     good = st_group(POLICY)
     bad = bytearray(good)
@@ -1108,7 +1521,9 @@ def _():
     return _data_raw(b"{'data':{}}")
 
 
-@case("json-nan-literal", "data.json holding the literal NaN (as Python's json.dumps writes).", "§6", "JSON_NAN_LITERAL")
+@case(
+    "json-nan-literal", "data.json holding the literal NaN (as Python's json.dumps writes).", "§6", "JSON_NAN_LITERAL"
+)
 def _():
     return _data_raw(b'{"data":{"x":NaN}}')
 
@@ -1123,12 +1538,22 @@ def _():
     return _data_raw(b'{"data":{"gamma":0.9,"gamma":0.99}}')
 
 
-@case("json-duplicate-key-escaped", "Duplicate keys that differ only in escaping ('a' and '\\u0061').", "§6", "JSON_DUPLICATE_KEY")
+@case(
+    "json-duplicate-key-escaped",
+    "Duplicate keys that differ only in escaping ('a' and '\\u0061').",
+    "§6",
+    "JSON_DUPLICATE_KEY",
+)
 def _():
     return _data_raw(b'{"data":{"a":1,"\\u0061":2}}')
 
 
-@case("json-integer-beyond-2-53", "A plain integer literal 2^53, which JavaScript would round.", "§6", "JSON_INTEGER_RANGE")
+@case(
+    "json-integer-beyond-2-53",
+    "A plain integer literal 2^53, which JavaScript would round.",
+    "§6",
+    "JSON_INTEGER_RANGE",
+)
 def _():
     return _data_raw(b'{"data":{"start_time":9007199254740993}}')
 
@@ -1138,13 +1563,24 @@ def _():
     return _data_raw(b'{"data":{"x":1e400}}')
 
 
-@case("json-too-large", "A data.json of 64 MiB plus one byte (stored gzipped in this folder; the harness expands it).", ["§6", "§15"], "JSON_TOO_LARGE", gzip=True)
+@case(
+    "json-too-large",
+    "A data.json of 64 MiB plus one byte (stored gzipped in this folder; the harness expands it).",
+    ["§6", "§15"],
+    "JSON_TOO_LARGE",
+    gzip=True,
+)
 def _():
     body = b'{"data":{}}'
     return _data_raw(body + b" " * (64 * 1024 * 1024 + 1 - len(body)))
 
 
-@case("manifest-json-duplicate-key", "A manifest with a duplicate key: the JSON rules apply to every member.", ["§6", "§5"], "JSON_DUPLICATE_KEY")
+@case(
+    "manifest-json-duplicate-key",
+    "A manifest with a duplicate key: the JSON rules apply to every member.",
+    ["§6", "§5"],
+    "JSON_DUPLICATE_KEY",
+)
 def _():
     es = standard_entries(jsonstrict.dumps({"data": {}}))
     m = es[-1]
@@ -1185,7 +1621,9 @@ def _():
     return with_value({"$type": "float", "value": "1.5"})
 
 
-@case("value-int-tag-in-safe-range", "An int tag for an integer that fits a plain JSON number.", "§7.3", "VALUE_INVALID")
+@case(
+    "value-int-tag-in-safe-range", "An int tag for an integer that fits a plain JSON number.", "§7.3", "VALUE_INVALID"
+)
 def _():
     return with_value({"$type": "int", "value": "42"})
 
@@ -1200,7 +1638,12 @@ def _():
     return with_value({"$type": "int", "value": "9" * 4097})
 
 
-@case("value-bytes-noncanonical-base64", "Base64 with non-zero pad bits ('QR==' instead of 'QQ==').", "§7.4", "VALUE_INVALID")
+@case(
+    "value-bytes-noncanonical-base64",
+    "Base64 with non-zero pad bits ('QR==' instead of 'QQ==').",
+    "§7.4",
+    "VALUE_INVALID",
+)
 def _():
     return with_value({"$type": "bytes", "base64": "QR=="})
 
@@ -1242,7 +1685,9 @@ def _():
 
 @case("value-ndarray-both-forms", "An ndarray with both base64 and ref.", "§7.6", "VALUE_INVALID")
 def _():
-    return with_value({"$type": "ndarray", "dtype": "U8", "shape": [1], "base64": "AA==", "ref": {"group": "g", "name": "n"}})
+    return with_value(
+        {"$type": "ndarray", "dtype": "U8", "shape": [1], "base64": "AA==", "ref": {"group": "g", "name": "n"}}
+    )
 
 
 @case("value-ndarray-bad-dtype", "An ndarray with dtype 'float32' (not a dtype code).", "§7.6", "VALUE_INVALID")
@@ -1301,12 +1746,21 @@ def _():
 
 @case("space-box-shape-mismatch", "A box whose low bound has another shape.", "§8", "SPACE_INVALID")
 def _():
-    return with_value(_space(kind="box", dtype="F32", shape=[2], low=nd("F32", [1], b"\0" * 4), high=nd("F32", [2], b"\0" * 8)))
+    return with_value(
+        _space(kind="box", dtype="F32", shape=[2], low=nd("F32", [1], b"\0" * 4), high=nd("F32", [2], b"\0" * 8))
+    )
 
 
 @case("space-multi-discrete-nvec-zero", "A multi_discrete space with a zero in nvec.", "§8", "SPACE_INVALID")
 def _():
-    return with_value(_space(kind="multi_discrete", dtype="I64", nvec=nd("I64", [2], np.array([3, 0], "<i8").tobytes()), start=nd("I64", [2], b"\0" * 16)))
+    return with_value(
+        _space(
+            kind="multi_discrete",
+            dtype="I64",
+            nvec=nd("I64", [2], np.array([3, 0], "<i8").tobytes()),
+            start=nd("I64", [2], b"\0" * 16),
+        )
+    )
 
 
 @case("space-text-charset-unsorted", "A text space whose charset is not in ascending order.", "§8", "SPACE_INVALID")
@@ -1327,7 +1781,9 @@ def _():
 
 @case("schedule-piecewise-not-increasing", "A piecewise schedule whose points go backwards.", "§9", "SCHEDULE_INVALID")
 def _():
-    return with_value({"$type": "schedule", "kind": "piecewise", "points": [[0.5, 1.0], [0.2, 0.0]], "interpolation": "linear"})
+    return with_value(
+        {"$type": "schedule", "kind": "piecewise", "points": [[0.5, 1.0], [0.2, 0.0]], "interpolation": "linear"}
+    )
 
 
 @case("schedule-value-tagged", "A constant schedule whose value is a tagged float.", "§9", "VALUE_INVALID")
@@ -1462,12 +1918,22 @@ def _():
     return _group(st_raw({"a": _entry("F32", [1], 0, 4)}, b"\0" * 8))
 
 
-@case("st-misaligned", "An F64 tensor starting 4 bytes into the buffer (after a U8 tensor): not a multiple of 8 in the file.", "§10.2", "ST_MISALIGNED")
+@case(
+    "st-misaligned",
+    "An F64 tensor starting 4 bytes into the buffer (after a U8 tensor): not a multiple of 8 in the file.",
+    "§10.2",
+    "ST_MISALIGNED",
+)
 def _():
     return _group(st_raw({"a": _entry("U8", [4], 0, 4), "b": _entry("F64", [1], 4, 12)}, b"\0" * 12))
 
 
-@case("st-misaligned-header", "A header not padded to the alignment, so an F32 tensor starts at an odd offset.", "§10.2", "ST_MISALIGNED")
+@case(
+    "st-misaligned-header",
+    "A header not padded to the alignment, so an F32 tensor starts at an odd offset.",
+    "§10.2",
+    "ST_MISALIGNED",
+)
 def _():
     h = json.dumps({"a": _entry("F32", [1], 0, 4)}, separators=(",", ":")).encode()
     h += b" " * ((1 - (8 + len(h))) % 4)  # 8 + N = 1 (mod 4): the tensor starts at an odd offset
@@ -1483,12 +1949,26 @@ def build_bytes(c: Case) -> bytes:
 # ======================================================================= found by the property tests and the fuzzing campaign (tests/fuzz)
 
 
-@case("data-property-named-type", "data and optimizers are maps of names to values, not values: properties named '$type', 'kind' or 'value' are plain names there (the Python reader used to check the data map itself as a tagged value).", ["§7.1", "§7.2"])
+@case(
+    "data-property-named-type",
+    "data and optimizers are maps of names to values, not values: properties named '$type', 'kind' or 'value' are plain names there (the Python reader used to check the data map itself as a tagged value).",
+    ["§7.1", "§7.2"],
+)
 def _():
-    return archive({"data": {"$type": "space", "kind": "graph", "value": {"$type": "float", "value": "nan"}}, "optimizers": {"$type": "opaque"}})
+    return archive(
+        {
+            "data": {"$type": "space", "kind": "graph", "value": {"$type": "float", "value": "nan"}},
+            "optimizers": {"$type": "opaque"},
+        }
+    )
 
 
-@case("json-lone-surrogate-in-dropped-duplicate", "A lone surrogate escaped in the first of two duplicate keys' values: rule 6 (JSON_UTF8) comes before rule 7 (JSON_DUPLICATE_KEY) even though a parser keeping the last duplicate drops that value.", "§6", "JSON_UTF8")
+@case(
+    "json-lone-surrogate-in-dropped-duplicate",
+    "A lone surrogate escaped in the first of two duplicate keys' values: rule 6 (JSON_UTF8) comes before rule 7 (JSON_DUPLICATE_KEY) even though a parser keeping the last duplicate drops that value.",
+    "§6",
+    "JSON_UTF8",
+)
 def _():
     return _data_raw(b'{"data":{"a":"\\ud800","a":1}}')
 
@@ -1496,29 +1976,51 @@ def _():
 def _past_end(edit_more=None) -> bytes:
     def edit(es):
         m = by_name(es, "data.json")
-        m.central_csize = m.central_usize = m.local_size = len(m.data) + 4096  # both headers agree; the data would end past the file
+        m.central_csize = m.central_usize = m.local_size = (
+            len(m.data) + 4096
+        )  # both headers agree; the data would end past the file
         if edit_more:
             edit_more(es)
 
     return entries_edit(edit)
 
 
-@case("zip-member-data-past-end-of-file", "A member whose size (in both headers) runs past the end of the file: the layout check reports it as ZIP_OVERLAP (it runs into the central directory), not ZIP_TRUNCATED.", ["§2.1", "§11.1"], "ZIP_OVERLAP")
+@case(
+    "zip-member-data-past-end-of-file",
+    "A member whose size (in both headers) runs past the end of the file: the layout check reports it as ZIP_OVERLAP (it runs into the central directory), not ZIP_TRUNCATED.",
+    ["§2.1", "§11.1"],
+    "ZIP_OVERLAP",
+)
 def _():
     return _past_end()
 
 
-@case("zip-member-past-end-then-bad-local-header", "A member running past the end of the file, and a later member's local header with a bad signature: every local header is checked before the layout.", ["§2.3", "§11.1"], "ZIP_LOCAL_HEADER_INVALID")
+@case(
+    "zip-member-past-end-then-bad-local-header",
+    "A member running past the end of the file, and a later member's local header with a bad signature: every local header is checked before the layout.",
+    ["§2.3", "§11.1"],
+    "ZIP_LOCAL_HEADER_INVALID",
+)
 def _():
     return _past_end(lambda es: setattr(es[-1], "local_sig", b"PK\x03\x05"))
 
 
-@case("zip64-entry-counts-differ-above-2-53", "A ZIP64 end record whose per-disk and total entry counts are 2^60 and 2^60 + 1: they differ (ZIP_MULTI_DISK, checked before MAX_MEMBERS) although they are equal once rounded to binary64.", ["§2.1", "§2.6", "§11.1"], "ZIP_MULTI_DISK")
+@case(
+    "zip64-entry-counts-differ-above-2-53",
+    "A ZIP64 end record whose per-disk and total entry counts are 2^60 and 2^60 + 1: they differ (ZIP_MULTI_DISK, checked before MAX_MEMBERS) although they are equal once rounded to binary64.",
+    ["§2.1", "§2.6", "§11.1"],
+    "ZIP_MULTI_DISK",
+)
 def _():
     return entries_edit(lambda es: None, layout=Layout(zip64_eocd=True, eocd_count_disk=2**60, eocd_count=2**60 + 1))
 
 
-@case("zip64-sizes-differ-above-2-53", "A central record whose ZIP64 uncompressed and compressed sizes are 2^60 and 2^60 + 1: they differ (ZIP_CD_INVALID) although they are equal once rounded to binary64.", ["§2.2", "§2.6"], "ZIP_CD_INVALID")
+@case(
+    "zip64-sizes-differ-above-2-53",
+    "A central record whose ZIP64 uncompressed and compressed sizes are 2^60 and 2^60 + 1: they differ (ZIP_CD_INVALID) although they are equal once rounded to binary64.",
+    ["§2.2", "§2.6"],
+    "ZIP_CD_INVALID",
+)
 def _():
     def edit(es):
         m = by_name(es, "data.json")
@@ -1528,13 +2030,21 @@ def _():
     return entries_edit(edit)
 
 
-@case("value-ndarray-base64-astral-characters", "An inline base64 string of 43,693 astral characters: 43,693 code points (87,386 UTF-16 units, 174,772 UTF-8 bytes), within the 87,384 the length check allows, so the error is the base64 form (VALUE_INVALID), not LIMIT_EXCEEDED (stored gzipped in this folder).", ["§7.6", "§15"], "VALUE_INVALID", gzip=True)
+@case(
+    "value-ndarray-base64-astral-characters",
+    "An inline base64 string of 43,693 astral characters: 43,693 code points (87,386 UTF-16 units, 174,772 UTF-8 bytes), within the 87,384 the length check allows, so the error is the base64 form (VALUE_INVALID), not LIMIT_EXCEEDED (stored gzipped in this folder).",
+    ["§7.6", "§15"],
+    "VALUE_INVALID",
+    gzip=True,
+)
 def _():
     return with_value({"$type": "ndarray", "dtype": "U8", "shape": [1], "base64": "\U0001f600" * 43693})
 
 
 # ======================================================================= the extensions this specification defines
 
+# the order of these imports registers the cases: it is the order of index.json
+# isort: off
 import cases_decisions  # noqa: E402,F401  (registers its cases after these)
 import cases_from_reader_js  # noqa: E402,F401
 import cases_extensions  # noqa: E402,F401
@@ -1548,3 +2058,4 @@ import cases_policy_limits  # noqa: E402,F401
 import cases_policy_numerics  # noqa: E402,F401
 import cases_training  # noqa: E402,F401
 import cases_replay_buffer  # noqa: E402,F401
+# isort: on

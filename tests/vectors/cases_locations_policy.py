@@ -12,16 +12,28 @@ either side of the threshold. Their expected actions are computed here, by
 torch where torch computes what the spec decides (SB3's bernoulli mode), by
 binary64 formulas written out below otherwise.
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
 from cases import CASES, Case, case, nd
-from cases_extensions import _DROP, POLICY, POLICY_MEMBER, _box, _lstm_node, _node, _policy_json, _raw_policy, _RECURRENT_OK, _space_json
-from rlarchive import spaces as sp
+from cases_extensions import (
+    _DROP,
+    _RECURRENT_OK,
+    POLICY,
+    POLICY_MEMBER,
+    _box,
+    _lstm_node,
+    _node,
+    _policy_json,
+    _raw_policy,
+    _space_json,
+)
 from sites import doc
+
+from rlarchive import spaces as sp
 
 F32 = np.float32
 SECTIONS = ["RLA_policy §8", "§11.2"]
@@ -50,81 +62,287 @@ _Q = _policy_json()["nodes"][2]
 
 # -- discriminators, missing and not allowed members (RLA_policy §8 step 5) --------------------------------------
 
-_invalid("policy-loc-op-missing", "A node without op: a member missing is located at the object, the node /policy/nodes/1 (RLA_policy §8, 5.7).",
-         "/policy/nodes/1", "missing", lambda: _with_nodes(_node(1, op=_DROP)))
-_invalid("policy-loc-op-not-string", "A node whose op is a number: the discriminator itself is at fault, /policy/nodes/1/op, not the node (RLA_policy §8, 5; §11.2).",
-         "/policy/nodes/1/op", "value", lambda: _with_nodes(_node(1, op=5)))
-_invalid("policy-loc-fn-missing", "An activation node without fn (fn is REQUIRED): at the node /policy/nodes/1 (RLA_policy §5, §8 5.7).",
-         "/policy/nodes/1", "missing", lambda: _with_nodes(_node(1, fn=_DROP)))
-_invalid("policy-loc-fn-before-members", "An unknown fn and a parameter no activation takes: fn is the discriminator, checked before the members not allowed, so at /policy/nodes/1/fn (RLA_policy §8, 5).",
-         "/policy/nodes/1/fn", "value", lambda: _with_nodes(_node(1, fn="swish", zeta=1)))
-_invalid("policy-loc-activation-not-allowed-first", "elu with alpha a string and beta (softplus's, not elu's): a member not allowed comes before the members' values, so at /policy/nodes/1/beta (RLA_policy §8, 5).",
-         "/policy/nodes/1/beta", "not-allowed", lambda: _with_nodes(_node(1, fn="elu", alpha="x", beta=1.0)))
-_invalid("policy-loc-activation-parameter-order", "softplus with threshold a string (first in the document) and beta 0: the parameters are checked in the order of the table of activations (beta, threshold), so at /policy/nodes/1/beta.",
-         "/policy/nodes/1/beta", "value", lambda: _with_nodes(_node(1, fn="softplus", threshold="x", beta=0.0)))
-_invalid("policy-loc-not-allowed-document-order", "A linear node with two members linear does not take, zeta then alpha: the first in document order, /policy/nodes/0/zeta (§11.2), not the first by name.",
-         "/policy/nodes/0/zeta", "not-allowed", lambda: _with_nodes(_node(0, zeta=1, alpha=2)))
-_invalid("policy-loc-in-missing", "A linear node without in: at the node /policy/nodes/0 (a member missing, §11.2), never at /in.",
-         "/policy/nodes/0", "missing", lambda: _with_nodes(_node(0, **{"in": _DROP})))
-_invalid("policy-loc-out-missing", "A linear node without out: at the node /policy/nodes/2.",
-         "/policy/nodes/2", "missing", lambda: _with_nodes(_node(2, out=_DROP)))
-_invalid("policy-loc-head-op-missing", "A head without op: at the head /policy/action (a member missing).",
-         "/policy/action", "missing", lambda: _raw_policy(_policy_json(action={"in": "q"})))
-_invalid("policy-loc-head-in-missing", "An argmax head without in: at the head /policy/action (a member missing), never at /policy/action/in.",
-         "/policy/action", "missing", lambda: _raw_policy(_policy_json(action={"op": "argmax"})))
+_invalid(
+    "policy-loc-op-missing",
+    "A node without op: a member missing is located at the object, the node /policy/nodes/1 (RLA_policy §8, 5.7).",
+    "/policy/nodes/1",
+    "missing",
+    lambda: _with_nodes(_node(1, op=_DROP)),
+)
+_invalid(
+    "policy-loc-op-not-string",
+    "A node whose op is a number: the discriminator itself is at fault, /policy/nodes/1/op, not the node (RLA_policy §8, 5; §11.2).",
+    "/policy/nodes/1/op",
+    "value",
+    lambda: _with_nodes(_node(1, op=5)),
+)
+_invalid(
+    "policy-loc-fn-missing",
+    "An activation node without fn (fn is REQUIRED): at the node /policy/nodes/1 (RLA_policy §5, §8 5.7).",
+    "/policy/nodes/1",
+    "missing",
+    lambda: _with_nodes(_node(1, fn=_DROP)),
+)
+_invalid(
+    "policy-loc-fn-before-members",
+    "An unknown fn and a parameter no activation takes: fn is the discriminator, checked before the members not allowed, so at /policy/nodes/1/fn (RLA_policy §8, 5).",
+    "/policy/nodes/1/fn",
+    "value",
+    lambda: _with_nodes(_node(1, fn="swish", zeta=1)),
+)
+_invalid(
+    "policy-loc-activation-not-allowed-first",
+    "elu with alpha a string and beta (softplus's, not elu's): a member not allowed comes before the members' values, so at /policy/nodes/1/beta (RLA_policy §8, 5).",
+    "/policy/nodes/1/beta",
+    "not-allowed",
+    lambda: _with_nodes(_node(1, fn="elu", alpha="x", beta=1.0)),
+)
+_invalid(
+    "policy-loc-activation-parameter-order",
+    "softplus with threshold a string (first in the document) and beta 0: the parameters are checked in the order of the table of activations (beta, threshold), so at /policy/nodes/1/beta.",
+    "/policy/nodes/1/beta",
+    "value",
+    lambda: _with_nodes(_node(1, fn="softplus", threshold="x", beta=0.0)),
+)
+_invalid(
+    "policy-loc-not-allowed-document-order",
+    "A linear node with two members linear does not take, zeta then alpha: the first in document order, /policy/nodes/0/zeta (§11.2), not the first by name.",
+    "/policy/nodes/0/zeta",
+    "not-allowed",
+    lambda: _with_nodes(_node(0, zeta=1, alpha=2)),
+)
+_invalid(
+    "policy-loc-in-missing",
+    "A linear node without in: at the node /policy/nodes/0 (a member missing, §11.2), never at /in.",
+    "/policy/nodes/0",
+    "missing",
+    lambda: _with_nodes(_node(0, **{"in": _DROP})),
+)
+_invalid(
+    "policy-loc-out-missing",
+    "A linear node without out: at the node /policy/nodes/2.",
+    "/policy/nodes/2",
+    "missing",
+    lambda: _with_nodes(_node(2, out=_DROP)),
+)
+_invalid(
+    "policy-loc-head-op-missing",
+    "A head without op: at the head /policy/action (a member missing).",
+    "/policy/action",
+    "missing",
+    lambda: _raw_policy(_policy_json(action={"in": "q"})),
+)
+_invalid(
+    "policy-loc-head-in-missing",
+    "An argmax head without in: at the head /policy/action (a member missing), never at /policy/action/in.",
+    "/policy/action",
+    "missing",
+    lambda: _raw_policy(_policy_json(action={"op": "argmax"})),
+)
 
 # -- in and out (RLA_policy §8, 5.7) ------------------------------------------------------------------------------
 
-_invalid("policy-loc-in-count", "A linear node reading two names (it takes one): the list is at fault, /policy/nodes/0/in.",
-         "/policy/nodes/0/in", "value", lambda: _with_nodes(_node(0, **{"in": ["obs", "obs"]})))
-_invalid("policy-loc-in-not-name", "A concat whose second input is the empty string: the element, /policy/nodes/1/in/1 (G5: an element at fault).",
-         "/policy/nodes/1/in/1", "element", lambda: _with_nodes(_node(1, op="concat", fn=_DROP, **{"in": ["h", ""]})))
-_invalid("policy-loc-state-read-by-concat", "A concat reading the obs and then a recurrent state: the element naming the state, /policy/nodes/1/in/1 (only the lstm reads a state).",
-         "/policy/nodes/1/in/1", "element", lambda: _raw_policy(_policy_json(
-             recurrent=_RECURRENT_OK, nodes=[_lstm_node(), {"op": "concat", "in": ["y", "hs2"], "out": "f"}], action={"op": "argmax", "in": "y"})))
-_invalid("policy-loc-lstm-in-state-slot", "An lstm reading cell_in where hidden_in goes: the element /policy/nodes/0/in/1 (in[1] must be hidden_in).",
-         "/policy/nodes/0/in/1", "element", lambda: _raw_policy(_policy_json(
-             recurrent=_RECURRENT_OK, nodes=[dict(_lstm_node(), **{"in": ["obs", "cs", "hs"]})], action={"op": "argmax", "in": "y"})))
-_invalid("policy-loc-lstm-out-state-slot", "An lstm writing its next cell where hidden_out goes: the element /policy/nodes/0/out/1 (out[1] must be hidden_out).",
-         "/policy/nodes/0/out/1", "element", lambda: _raw_policy(_policy_json(
-             recurrent=_RECURRENT_OK, nodes=[dict(_lstm_node(), out=["y", "cs2", "hs2"])], action={"op": "argmax", "in": "y"})))
-_invalid("policy-loc-second-lstm", "Two lstm nodes for one recurrent state: the operation of the second is at fault, the node /policy/nodes/1 (checked before its in).",
-         "/policy/nodes/1", "value", lambda: _raw_policy(_policy_json(
-             recurrent=_RECURRENT_OK, nodes=[_lstm_node(), dict(_lstm_node(), out=["y2", "hs3", "cs3"])], action={"op": "argmax", "in": "y"})))
-_invalid("policy-loc-out-not-name", "A node whose out is a number: the value at fault, /policy/nodes/1/out.",
-         "/policy/nodes/1/out", "value", lambda: _with_nodes(_node(1, out=7)))
-_invalid("policy-loc-linear-rank0", "A linear over a 0-dimensional observation (Box of shape []): the input of the wrong rank, /policy/nodes/0/in/0, checked in in's turn before weight.",
-         "/policy/nodes/0/in/0", "element", lambda: _raw_policy(_policy_json(observation_space=_space_json(_box(())))))
-_invalid("policy-loc-batch-norm-rank", "A batch_norm over a [1, 3] observation (it takes vectors): the input, /policy/nodes/0/in/0.",
-         "/policy/nodes/0/in/0", "element", lambda: _raw_policy(_policy_json(observation_space=_space_json(_box((1, 3))), nodes=[
-             {"op": "batch_norm", "in": ["obs"], "out": "h", "running_mean": _zeros((3,)), "running_var": _zeros((3,)), "weight": None, "bias": None, "eps": 1e-5},
-             {"op": "flatten", "in": ["h"], "out": "f"}, dict(_LINEAR0, **{"in": ["f"], "out": "q2"})], action={"op": "argmax", "in": "q2"})))
+_invalid(
+    "policy-loc-in-count",
+    "A linear node reading two names (it takes one): the list is at fault, /policy/nodes/0/in.",
+    "/policy/nodes/0/in",
+    "value",
+    lambda: _with_nodes(_node(0, **{"in": ["obs", "obs"]})),
+)
+_invalid(
+    "policy-loc-in-not-name",
+    "A concat whose second input is the empty string: the element, /policy/nodes/1/in/1 (G5: an element at fault).",
+    "/policy/nodes/1/in/1",
+    "element",
+    lambda: _with_nodes(_node(1, op="concat", fn=_DROP, **{"in": ["h", ""]})),
+)
+_invalid(
+    "policy-loc-state-read-by-concat",
+    "A concat reading the obs and then a recurrent state: the element naming the state, /policy/nodes/1/in/1 (only the lstm reads a state).",
+    "/policy/nodes/1/in/1",
+    "element",
+    lambda: _raw_policy(
+        _policy_json(
+            recurrent=_RECURRENT_OK,
+            nodes=[_lstm_node(), {"op": "concat", "in": ["y", "hs2"], "out": "f"}],
+            action={"op": "argmax", "in": "y"},
+        )
+    ),
+)
+_invalid(
+    "policy-loc-lstm-in-state-slot",
+    "An lstm reading cell_in where hidden_in goes: the element /policy/nodes/0/in/1 (in[1] must be hidden_in).",
+    "/policy/nodes/0/in/1",
+    "element",
+    lambda: _raw_policy(
+        _policy_json(
+            recurrent=_RECURRENT_OK,
+            nodes=[dict(_lstm_node(), **{"in": ["obs", "cs", "hs"]})],
+            action={"op": "argmax", "in": "y"},
+        )
+    ),
+)
+_invalid(
+    "policy-loc-lstm-out-state-slot",
+    "An lstm writing its next cell where hidden_out goes: the element /policy/nodes/0/out/1 (out[1] must be hidden_out).",
+    "/policy/nodes/0/out/1",
+    "element",
+    lambda: _raw_policy(
+        _policy_json(
+            recurrent=_RECURRENT_OK,
+            nodes=[dict(_lstm_node(), out=["y", "cs2", "hs2"])],
+            action={"op": "argmax", "in": "y"},
+        )
+    ),
+)
+_invalid(
+    "policy-loc-second-lstm",
+    "Two lstm nodes for one recurrent state: the operation of the second is at fault, the node /policy/nodes/1 (checked before its in).",
+    "/policy/nodes/1",
+    "value",
+    lambda: _raw_policy(
+        _policy_json(
+            recurrent=_RECURRENT_OK,
+            nodes=[_lstm_node(), dict(_lstm_node(), out=["y2", "hs3", "cs3"])],
+            action={"op": "argmax", "in": "y"},
+        )
+    ),
+)
+_invalid(
+    "policy-loc-out-not-name",
+    "A node whose out is a number: the value at fault, /policy/nodes/1/out.",
+    "/policy/nodes/1/out",
+    "value",
+    lambda: _with_nodes(_node(1, out=7)),
+)
+_invalid(
+    "policy-loc-linear-rank0",
+    "A linear over a 0-dimensional observation (Box of shape []): the input of the wrong rank, /policy/nodes/0/in/0, checked in in's turn before weight.",
+    "/policy/nodes/0/in/0",
+    "element",
+    lambda: _raw_policy(_policy_json(observation_space=_space_json(_box(())))),
+)
+_invalid(
+    "policy-loc-batch-norm-rank",
+    "A batch_norm over a [1, 3] observation (it takes vectors): the input, /policy/nodes/0/in/0.",
+    "/policy/nodes/0/in/0",
+    "element",
+    lambda: _raw_policy(
+        _policy_json(
+            observation_space=_space_json(_box((1, 3))),
+            nodes=[
+                {
+                    "op": "batch_norm",
+                    "in": ["obs"],
+                    "out": "h",
+                    "running_mean": _zeros((3,)),
+                    "running_var": _zeros((3,)),
+                    "weight": None,
+                    "bias": None,
+                    "eps": 1e-5,
+                },
+                {"op": "flatten", "in": ["h"], "out": "f"},
+                dict(_LINEAR0, **{"in": ["f"], "out": "q2"}),
+            ],
+            action={"op": "argmax", "in": "q2"},
+        )
+    ),
+)
 
 # -- parameters (RLA_policy §8, 5.7) ------------------------------------------------------------------------------
 
-_invalid("policy-loc-conv2d-kernel-fit", "A 3x3 kernel over a 2x2 input without padding: weight and padding contradict the input; the later member, /policy/nodes/0/padding (G6).",
-         "/policy/nodes/0/padding", "contradiction", lambda: _raw_policy(_policy_json(observation_space=_space_json(_box((3, 2, 2))), nodes=[
-             {"op": "conv2d", "in": ["obs"], "out": "c", "weight": _zeros((1, 3, 3, 3)), "bias": None, "stride": [1, 1], "padding": [0, 0]}], action={"op": "argmax", "in": "c"})))
-_invalid("policy-loc-hardtanh-both-bounds", "hardtanh with min_val 2 and max_val 1, both given: the later of the table's two, /policy/nodes/1/max_val.",
-         "/policy/nodes/1/max_val", "contradiction", lambda: _with_nodes(_node(1, fn="hardtanh", min_val=2.0, max_val=1.0)))
-_invalid("policy-loc-output-too-large", "A conv2d whose padding makes a 6001x6001 output, more than MAX_POLICY_VALUE_ELEMENTS: LIMIT_EXCEEDED at the output's name /policy/nodes/0/out (G9), before the node's cost.",
-         "/policy/nodes/0/out", "limit", lambda: _raw_policy(_policy_json(observation_space=_space_json(_box((1, 1, 1))), nodes=[
-             {"op": "conv2d", "in": ["obs"], "out": "c", "weight": _zeros((1, 1, 1, 1)), "bias": None, "stride": [1, 1], "padding": [3000, 3000]}],
-             action={"op": "argmax", "in": "c"})), code="LIMIT_EXCEEDED")
+_invalid(
+    "policy-loc-conv2d-kernel-fit",
+    "A 3x3 kernel over a 2x2 input without padding: weight and padding contradict the input; the later member, /policy/nodes/0/padding (G6).",
+    "/policy/nodes/0/padding",
+    "contradiction",
+    lambda: _raw_policy(
+        _policy_json(
+            observation_space=_space_json(_box((3, 2, 2))),
+            nodes=[
+                {
+                    "op": "conv2d",
+                    "in": ["obs"],
+                    "out": "c",
+                    "weight": _zeros((1, 3, 3, 3)),
+                    "bias": None,
+                    "stride": [1, 1],
+                    "padding": [0, 0],
+                }
+            ],
+            action={"op": "argmax", "in": "c"},
+        )
+    ),
+)
+_invalid(
+    "policy-loc-hardtanh-both-bounds",
+    "hardtanh with min_val 2 and max_val 1, both given: the later of the table's two, /policy/nodes/1/max_val.",
+    "/policy/nodes/1/max_val",
+    "contradiction",
+    lambda: _with_nodes(_node(1, fn="hardtanh", min_val=2.0, max_val=1.0)),
+)
+_invalid(
+    "policy-loc-output-too-large",
+    "A conv2d whose padding makes a 6001x6001 output, more than MAX_POLICY_VALUE_ELEMENTS: LIMIT_EXCEEDED at the output's name /policy/nodes/0/out (G9), before the node's cost.",
+    "/policy/nodes/0/out",
+    "limit",
+    lambda: _raw_policy(
+        _policy_json(
+            observation_space=_space_json(_box((1, 1, 1))),
+            nodes=[
+                {
+                    "op": "conv2d",
+                    "in": ["obs"],
+                    "out": "c",
+                    "weight": _zeros((1, 1, 1, 1)),
+                    "bias": None,
+                    "stride": [1, 1],
+                    "padding": [3000, 3000],
+                }
+            ],
+            action={"op": "argmax", "in": "c"},
+        )
+    ),
+    code="LIMIT_EXCEEDED",
+)
 
 # -- recurrent (RLA_policy §8, 5.4) -------------------------------------------------------------------------------
 
-_invalid("policy-loc-recurrent-name-observation", "recurrent's hidden_in is obs, an observation input: at that key, /policy/recurrent/hidden_in.",
-         "/policy/recurrent/hidden_in", "value", lambda: _raw_policy(_policy_json(recurrent=dict(_RECURRENT_OK, hidden_in="obs"))))
-_invalid("policy-loc-recurrent-name-repeated", "recurrent's cell_out equals its hidden_out: the later key in the table's order, /policy/recurrent/cell_out.",
-         "/policy/recurrent/cell_out", "value", lambda: _raw_policy(_policy_json(recurrent=dict(_RECURRENT_OK, cell_out="hs2"))))
+_invalid(
+    "policy-loc-recurrent-name-observation",
+    "recurrent's hidden_in is obs, an observation input: at that key, /policy/recurrent/hidden_in.",
+    "/policy/recurrent/hidden_in",
+    "value",
+    lambda: _raw_policy(_policy_json(recurrent=dict(_RECURRENT_OK, hidden_in="obs"))),
+)
+_invalid(
+    "policy-loc-recurrent-name-repeated",
+    "recurrent's cell_out equals its hidden_out: the later key in the table's order, /policy/recurrent/cell_out.",
+    "/policy/recurrent/cell_out",
+    "value",
+    lambda: _raw_policy(_policy_json(recurrent=dict(_RECURRENT_OK, cell_out="hs2"))),
+)
 
 # -- the head (RLA_policy §8, 5.8) --------------------------------------------------------------------------------
 
-_invalid("policy-loc-head-parameter-before-space", "A box head with an unknown squash for a Discrete action space: the head's own parameters come before its agreement with action_space, so at /policy/action/squash.",
-         "/policy/action/squash", "value", lambda: _raw_policy(_policy_json(action={"op": "box", "in": "q", "squash": "sigmoid"})))
-_invalid("policy-loc-head-vector-before-space", "A box head reading a [1, 3] value for a Discrete action space: in (not a vector) comes before the action space, so at /policy/action/in.",
-         "/policy/action/in", "value", lambda: _raw_policy(_policy_json(observation_space=_space_json(_box((1, 3))), nodes=[], action={"op": "box", "in": "obs", "squash": "clip"})))
+_invalid(
+    "policy-loc-head-parameter-before-space",
+    "A box head with an unknown squash for a Discrete action space: the head's own parameters come before its agreement with action_space, so at /policy/action/squash.",
+    "/policy/action/squash",
+    "value",
+    lambda: _raw_policy(_policy_json(action={"op": "box", "in": "q", "squash": "sigmoid"})),
+)
+_invalid(
+    "policy-loc-head-vector-before-space",
+    "A box head reading a [1, 3] value for a Discrete action space: in (not a vector) comes before the action space, so at /policy/action/in.",
+    "/policy/action/in",
+    "value",
+    lambda: _raw_policy(
+        _policy_json(
+            observation_space=_space_json(_box((1, 3))), nodes=[], action={"op": "box", "in": "obs", "squash": "clip"}
+        )
+    ),
+)
 
 
 # -- arithmetic: predict cases (RLA_policy §5, §6) ------------------------------------------------------------------
@@ -132,14 +350,26 @@ _invalid("policy-loc-head-vector-before-space", "A box head reading a [1, 3] val
 
 def _bernoulli_threshold():
     import torch
-
     from cases_policy_numerics import _hand
 
     t = F32(3 * 2.0**-25)
-    xs = [F32(0.0), F32(-0.0), F32(2.0**-25), t, np.nextafter(t, F32(1)), F32(1e-7), F32(2.0**-23), np.nextafter(F32(2.0**-23), F32(1)), F32(-1e-7), F32(0.25)]
+    xs = [
+        F32(0.0),
+        F32(-0.0),
+        F32(2.0**-25),
+        t,
+        np.nextafter(t, F32(1)),
+        F32(1e-7),
+        F32(2.0**-23),
+        np.nextafter(F32(2.0**-23), F32(1)),
+        F32(-1e-7),
+        F32(0.25),
+    ]
     obs = [np.array([x], F32) for x in xs]
     # SB3's mode: torch.round of the Bernoulli's probs, sigmoid in float32
-    acts = [torch.round(torch.distributions.Bernoulli(logits=torch.from_numpy(o)).probs).numpy().astype(F32) for o in obs]
+    acts = [
+        torch.round(torch.distributions.Bernoulli(logits=torch.from_numpy(o)).probs).numpy().astype(F32) for o in obs
+    ]
     nodes = [{"op": "activation", "in": ["obs"], "out": "y", "fn": "identity"}]
     return _hand(_box((1,)), sp.MultiBinary(1), nodes, {"op": "bernoulli", "in": "y"}, obs, acts)
 
@@ -181,21 +411,32 @@ def _nvec_2d():
     def expect(x: np.ndarray) -> np.ndarray:
         parts, at = [], 0
         for n in sizes:
-            parts.append(int(np.argmax(x[at:at + n])))
+            parts.append(int(np.argmax(x[at : at + n])))
             at += n
         return np.array(parts, np.int64).reshape(nvec.shape)  # the action space's shape, C order
 
     nodes = [{"op": "activation", "in": ["obs"], "out": "y", "fn": "identity"}]
-    return _hand(_box((11,)), space, nodes, {"op": "multi_argmax", "in": "y", "sizes": sizes}, obs, [expect(o) for o in obs])
+    return _hand(
+        _box((11,)), space, nodes, {"op": "multi_argmax", "in": "y", "sizes": sizes}, obs, [expect(o) for o in obs]
+    )
 
 
 _PREDICT = {
-    "policy-bernoulli-threshold": ("A bernoulli head over float32 logits around 3·2^-25 (and 2^-23): 1.0 exactly above 3·2^-25, as SB3's torch.round(torch.sigmoid(x)) in float32; the rounded exact sigmoid would give 0.0 up to 2^-23.",
-                                   ["RLA_policy §6"], _bernoulli_threshold),
-    "policy-activation-silu-rounded-once": ("silu computed in binary64 and rounded once, then argmax over two adjacent float32 inputs: a reader rounding the sigmoid to float32 first breaks or makes the tie, and acts otherwise.",
-                                            ["RLA_policy §5"], _silu_once),
-    "policy-multi-argmax-nvec-2d": ("multi_argmax for a MultiDiscrete action space with nvec of shape [2, 2]: sizes is nvec in C order, and each action has nvec's shape [2, 2].",
-                                    ["RLA_policy §6"], _nvec_2d),
+    "policy-bernoulli-threshold": (
+        "A bernoulli head over float32 logits around 3·2^-25 (and 2^-23): 1.0 exactly above 3·2^-25, as SB3's torch.round(torch.sigmoid(x)) in float32; the rounded exact sigmoid would give 0.0 up to 2^-23.",
+        ["RLA_policy §6"],
+        _bernoulli_threshold,
+    ),
+    "policy-activation-silu-rounded-once": (
+        "silu computed in binary64 and rounded once, then argmax over two adjacent float32 inputs: a reader rounding the sigmoid to float32 first breaks or makes the tie, and acts otherwise.",
+        ["RLA_policy §5"],
+        _silu_once,
+    ),
+    "policy-multi-argmax-nvec-2d": (
+        "multi_argmax for a MultiDiscrete action space with nvec of shape [2, 2]: sizes is nvec in C order, and each action has nvec's shape [2, 2].",
+        ["RLA_policy §6"],
+        _nvec_2d,
+    ),
 }
 _BUILT: dict = {}
 
@@ -212,9 +453,21 @@ def _register() -> None:
     except ImportError:  # torch missing: these cases cannot be built here
         return
     for cid, (desc, sections, _) in _PREDICT.items():
-        case(cid, desc + " The archive's dump.", sections + ["RLA_policy §3"], extensions=[POLICY])(lambda c=cid: _built(c).archive)
-        CASES.append(Case(f"{cid}-predict", desc + " Actions for sample observations.", sections + ["RLA_policy §7"], "actions",
-                          lambda c=cid: _built(c).archive, extensions=[POLICY], predict=lambda c=cid: _built(c).predict, file_id=cid))
+        case(cid, desc + " The archive's dump.", sections + ["RLA_policy §3"], extensions=[POLICY])(
+            lambda c=cid: _built(c).archive
+        )
+        CASES.append(
+            Case(
+                f"{cid}-predict",
+                desc + " Actions for sample observations.",
+                sections + ["RLA_policy §7"],
+                "actions",
+                lambda c=cid: _built(c).archive,
+                extensions=[POLICY],
+                predict=lambda c=cid: _built(c).predict,
+                file_id=cid,
+            )
+        )
 
 
 _register()

@@ -1,14 +1,16 @@
 """Test cases of the extension RLA_training (spec/extensions/RLA_training.md): run states, valid and malformed."""
+
 from __future__ import annotations
 
 import copy
 import json
 
 import numpy as np
-
 from cases import case, saved
+
 from rlarchive import spaces as sp
-from rlarchive.training_state import EXTENSION as TR, MEMBER as TR_MEMBER
+from rlarchive.training_state import EXTENSION as TR
+from rlarchive.training_state import MEMBER as TR_MEMBER
 from rlarchive.values import Encoder
 
 SPEC = "RLA_training §3"
@@ -25,7 +27,13 @@ def _data(obs=None, n_envs: int = 2) -> dict:
 
 def _generator(seed: int) -> dict:
     st = np.random.Generator(np.random.PCG64(seed)).bit_generator.state
-    return {"bit_generator": "PCG64", "state": st["state"]["state"], "inc": st["state"]["inc"], "has_uint32": 0, "uinteger": 0}
+    return {
+        "bit_generator": "PCG64",
+        "state": st["state"]["state"],
+        "inc": st["state"]["inc"],
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
 
 
 def _random(torch_bytes: int = 5056, cuda=None) -> dict:
@@ -49,7 +57,14 @@ def _window(maxlen, items) -> dict:
 def _state(**over) -> dict:
     """A run state of a Box(3) observation space and two environments (Python objects for the writer)."""
     v = {
-        "counters": {"num_timesteps": 64, "total_timesteps": 128, "num_timesteps_at_start": 0, "n_updates": 4, "episode_num": 3, "n_calls": None},
+        "counters": {
+            "num_timesteps": 64,
+            "total_timesteps": 128,
+            "num_timesteps_at_start": 0,
+            "n_updates": 4,
+            "episode_num": 3,
+            "n_calls": None,
+        },
         "progress_remaining": 0.5,
         "exploration_rate": None,
         "last_obs": np.arange(6, dtype=np.float32).reshape(2, 3),
@@ -75,17 +90,30 @@ def _ou(prev: float) -> dict:
 # ------------------------------------------------------------------------------ valid
 
 
-@case("training-run-state", "A run state: counters, the last observations of two environments, episode windows, a normal action noise, and the generators' states (PyTorch's referenced from the group RLA_training, a space's PCG64 state with 128-bit integers): what a loader restores (RLA_training §4).", [SPEC, "RLA_training §4", "§5.4", "§7.3"], extensions=[TR])
+@case(
+    "training-run-state",
+    "A run state: counters, the last observations of two environments, episode windows, a normal action noise, and the generators' states (PyTorch's referenced from the group RLA_training, a space's PCG64 state with 128-bit integers): what a loader restores (RLA_training §4).",
+    [SPEC, "RLA_training §4", "§5.4", "§7.3"],
+    extensions=[TR],
+)
 def _():
     return saved(_data(), extension_values={TR: _state()})
 
 
-@case("training-dict-recurrent", "A run state of a Dict observation space (last_obs per key), LSTM states, a vectorized Ornstein-Uhlenbeck noise, a CUDA generator state, and a Dict space's subspace generators.", [SPEC], extensions=[TR])
+@case(
+    "training-dict-recurrent",
+    "A run state of a Dict observation space (last_obs per key), LSTM states, a vectorized Ornstein-Uhlenbeck noise, a CUDA generator state, and a Dict space's subspace generators.",
+    [SPEC],
+    extensions=[TR],
+)
 def _():
     obs_space = sp.Dict((("pos", _box((2,))), ("vel", _box((3,)))))
     lstm = [np.full((1, 2, 4), 0.5, np.float32), np.full((1, 2, 4), -0.5, np.float32)]
     rnd = _random(64, cuda=[np.arange(16, dtype=np.uint8)])
-    rnd["observation_space"] = {"generator": _generator(1), "spaces": [{"generator": _generator(2), "spaces": []}, {"generator": None, "spaces": []}]}
+    rnd["observation_space"] = {
+        "generator": _generator(1),
+        "spaces": [{"generator": _generator(2), "spaces": []}, {"generator": None, "spaces": []}],
+    }
     state = _state(
         last_obs={"pos": np.zeros((2, 2), np.float32), "vel": np.ones((2, 3), np.float32)},
         last_original_obs={"pos": np.zeros((2, 2), np.float32), "vel": np.ones((2, 3), np.float32)},
@@ -96,9 +124,21 @@ def _():
     return saved(_data(obs_space), extension_values={TR: state})
 
 
-@case("training-before-learning", "The run state of a model that has not learnt yet: no observation, no episode windows, no noise, an exploration rate and n_calls (DQN).", [SPEC], extensions=[TR])
+@case(
+    "training-before-learning",
+    "The run state of a model that has not learnt yet: no observation, no episode windows, no noise, an exploration rate and n_calls (DQN).",
+    [SPEC],
+    extensions=[TR],
+)
 def _():
-    counters = {"num_timesteps": 0, "total_timesteps": 0, "num_timesteps_at_start": 0, "n_updates": 0, "episode_num": 0, "n_calls": 0}
+    counters = {
+        "num_timesteps": 0,
+        "total_timesteps": 0,
+        "num_timesteps_at_start": 0,
+        "n_updates": 0,
+        "episode_num": 0,
+        "n_calls": 0,
+    }
     state = _state(
         counters=counters, progress_remaining=1, exploration_rate=1.0, last_obs=None, last_episode_starts=None,
         episode_info=_window(None, []), episode_success=_window(None, []), action_noise=None,
@@ -114,8 +154,9 @@ def _json(value) -> dict:
     return Encoder("RLA_training", {}, 1 << 20).encode(value, "/training")
 
 
-def _raw(value, data=None, *, member: str = TR_MEMBER, text: bytes = b"", extra: dict = {}) -> bytes:
+def _raw(value, data=None, *, member: str = TR_MEMBER, text: bytes = b"", extra: dict | None = None) -> bytes:
     """An archive using RLA_training whose member is exactly ``value`` (its JSON form) or ``text``, bypassing the writer's checks."""
+    extra = extra or {}
     doc = text or json.dumps(value[0] if isinstance(value, tuple) else {"training": value}).encode()
     members = {member: doc} if member else {}
     members.update(extra)
@@ -164,73 +205,228 @@ _INVALID = [
     ("training-counter-float", "n_updates is the float 4.0, not an integer.", _edit(_set("counters/n_updates", 4.0))),
     ("training-progress-not-float", "progress_remaining is a string.", _edit(_set("progress_remaining", "0.5"))),
     ("training-exploration-rate-bool", "exploration_rate is a boolean.", _edit(_set("exploration_rate", True))),
-    ("training-episode-starts-not-bool", "last_episode_starts is a U8 array.", _edit(_set("last_episode_starts", _nd(np.array([0, 1], np.uint8))))),
-    ("training-obs-environments", "last_obs has 3 rows for the 2 environments of last_episode_starts.", _edit(_set("last_obs", _nd(np.zeros((3, 3), np.float32))))),
-    ("training-obs-map-for-box", "last_obs is a map of observations for a Box observation space.", _edit(_set("last_obs", {"a": _nd(np.zeros((2, 3), np.float32))}))),
-    ("training-obs-scalar", "last_obs is a 0-dimensional array: its first dimension must count the environments.", _edit(_set("last_obs", _nd(np.float32(1.0).reshape(()))))),
+    (
+        "training-episode-starts-not-bool",
+        "last_episode_starts is a U8 array.",
+        _edit(_set("last_episode_starts", _nd(np.array([0, 1], np.uint8)))),
+    ),
+    (
+        "training-obs-environments",
+        "last_obs has 3 rows for the 2 environments of last_episode_starts.",
+        _edit(_set("last_obs", _nd(np.zeros((3, 3), np.float32)))),
+    ),
+    (
+        "training-obs-map-for-box",
+        "last_obs is a map of observations for a Box observation space.",
+        _edit(_set("last_obs", {"a": _nd(np.zeros((2, 3), np.float32))})),
+    ),
+    (
+        "training-obs-scalar",
+        "last_obs is a 0-dimensional array: its first dimension must count the environments.",
+        _edit(_set("last_obs", _nd(np.float32(1.0).reshape(())))),
+    ),
     ("training-window-maxlen-zero", "episode_info's maxlen is 0.", _edit(_set("episode_info/maxlen", 0))),
-    ("training-window-over-maxlen", "episode_success holds more items than its maxlen.", _edit(_set("episode_success/maxlen", 1))),
-    ("training-window-info-not-map", "An item of episode_info is a number, not a map.", _edit(_set("episode_info/items/1", 3.5))),
-    ("training-window-success-not-bool", "An item of episode_success is the integer 1, not a boolean.", _edit(_set("episode_success/items/0", 1))),
-    ("training-noise-kind-unknown", "The action noise's kind is not one the extension defines.", _edit(_set("action_noise/kind", "pink"))),
-    ("training-noise-key-unknown", "A normal action noise with an Ornstein-Uhlenbeck key.", _edit(_set("action_noise/theta", 0.15))),
-    ("training-noise-sigma-shape", "The action noise's sigma has another shape than its mean.", _edit(_set("action_noise/sigma", _nd(np.zeros(2))))),
+    (
+        "training-window-over-maxlen",
+        "episode_success holds more items than its maxlen.",
+        _edit(_set("episode_success/maxlen", 1)),
+    ),
+    (
+        "training-window-info-not-map",
+        "An item of episode_info is a number, not a map.",
+        _edit(_set("episode_info/items/1", 3.5)),
+    ),
+    (
+        "training-window-success-not-bool",
+        "An item of episode_success is the integer 1, not a boolean.",
+        _edit(_set("episode_success/items/0", 1)),
+    ),
+    (
+        "training-noise-kind-unknown",
+        "The action noise's kind is not one the extension defines.",
+        _edit(_set("action_noise/kind", "pink")),
+    ),
+    (
+        "training-noise-key-unknown",
+        "A normal action noise with an Ornstein-Uhlenbeck key.",
+        _edit(_set("action_noise/theta", 0.15)),
+    ),
+    (
+        "training-noise-sigma-shape",
+        "The action noise's sigma has another shape than its mean.",
+        _edit(_set("action_noise/sigma", _nd(np.zeros(2)))),
+    ),
     ("training-noise-dtype", "The action noise's dtype is F16.", _edit(_set("action_noise/dtype", "F16"))),
-    ("training-noise-vectorized-nested", "A vectorized action noise whose base is itself vectorized.", _edit(lambda v: None, action_noise={"kind": "vectorized", "base": {"kind": "vectorized", "base": _ou(0.0), "noises": [_ou(0.0)]}, "noises": [_ou(0.0)]})),
-    ("training-noise-vectorized-empty", "A vectorized action noise without noises.", _edit(lambda v: None, action_noise={"kind": "vectorized", "base": _ou(0.0), "noises": []})),
-    ("training-lstm-shapes", "The recurrent states differ in shape.", _edit(lambda v: None, lstm_states={"pi": [np.zeros((1, 2, 4), np.float32)] * 2, "vf": [np.zeros((1, 2, 4), np.float32), np.zeros((1, 2, 5), np.float32)]})),
-    ("training-lstm-not-pair", "A recurrent state is one array, not a list of hidden and cell states.", _edit(lambda v: None, lstm_states={"pi": [np.zeros((1, 2, 4), np.float32)], "vf": [np.zeros((1, 2, 4), np.float32)] * 2})),
-    ("training-torch-not-u8", "PyTorch's generator state is an I8 array.", _edit(_set("random/torch", _nd(np.zeros(8, np.int8))))),
-    ("training-cuda-not-list", "torch_cuda is an array, not a list of arrays.", _edit(_set("random/torch_cuda", _nd(np.zeros(8, np.uint8))))),
-    ("training-numpy-key-shape", "NumPy's MT19937 key has 623 words.", _edit(_set("random/numpy/key", _nd(np.zeros(623, np.uint32))))),
+    (
+        "training-noise-vectorized-nested",
+        "A vectorized action noise whose base is itself vectorized.",
+        _edit(
+            lambda v: None,
+            action_noise={
+                "kind": "vectorized",
+                "base": {"kind": "vectorized", "base": _ou(0.0), "noises": [_ou(0.0)]},
+                "noises": [_ou(0.0)],
+            },
+        ),
+    ),
+    (
+        "training-noise-vectorized-empty",
+        "A vectorized action noise without noises.",
+        _edit(lambda v: None, action_noise={"kind": "vectorized", "base": _ou(0.0), "noises": []}),
+    ),
+    (
+        "training-lstm-shapes",
+        "The recurrent states differ in shape.",
+        _edit(
+            lambda v: None,
+            lstm_states={
+                "pi": [np.zeros((1, 2, 4), np.float32)] * 2,
+                "vf": [np.zeros((1, 2, 4), np.float32), np.zeros((1, 2, 5), np.float32)],
+            },
+        ),
+    ),
+    (
+        "training-lstm-not-pair",
+        "A recurrent state is one array, not a list of hidden and cell states.",
+        _edit(
+            lambda v: None,
+            lstm_states={"pi": [np.zeros((1, 2, 4), np.float32)], "vf": [np.zeros((1, 2, 4), np.float32)] * 2},
+        ),
+    ),
+    (
+        "training-torch-not-u8",
+        "PyTorch's generator state is an I8 array.",
+        _edit(_set("random/torch", _nd(np.zeros(8, np.int8)))),
+    ),
+    (
+        "training-cuda-not-list",
+        "torch_cuda is an array, not a list of arrays.",
+        _edit(_set("random/torch_cuda", _nd(np.zeros(8, np.uint8)))),
+    ),
+    (
+        "training-numpy-key-shape",
+        "NumPy's MT19937 key has 623 words.",
+        _edit(_set("random/numpy/key", _nd(np.zeros(623, np.uint32)))),
+    ),
     ("training-numpy-pos-range", "NumPy's pos is 625.", _edit(_set("random/numpy/pos", 625))),
-    ("training-numpy-has-gauss-int", "NumPy's has_gauss is the integer 1, not a boolean.", _edit(_set("random/numpy/has_gauss", 1))),
+    (
+        "training-numpy-has-gauss-int",
+        "NumPy's has_gauss is the integer 1, not a boolean.",
+        _edit(_set("random/numpy/has_gauss", 1)),
+    ),
     ("training-python-version", "Python's generator state has version 2.", _edit(_set("random/python/version", 2))),
-    ("training-python-state-shape", "Python's generator state has 624 words, without the index.", _edit(_set("random/python/state", _nd(np.zeros(624, np.uint32))))),
-    ("training-generator-unknown", "A space's bit generator is MT19937, whose state the extension does not hold.", _edit(_set("random/action_space/generator/bit_generator", "MT19937"))),
-    ("training-generator-state-range", "A space's PCG64 state is 2^128.", _edit(_set("random/action_space/generator/state", {"$type": "int", "value": str(1 << 128)}))),
-    ("training-generator-has-uint32", "A space's has_uint32 is 2.", _edit(_set("random/action_space/generator/has_uint32", 2))),
-    ("training-subspace-null", "A subspace's generators are null.", _edit(_set("random/observation_space/spaces", [None]))),
+    (
+        "training-python-state-shape",
+        "Python's generator state has 624 words, without the index.",
+        _edit(_set("random/python/state", _nd(np.zeros(624, np.uint32)))),
+    ),
+    (
+        "training-generator-unknown",
+        "A space's bit generator is MT19937, whose state the extension does not hold.",
+        _edit(_set("random/action_space/generator/bit_generator", "MT19937")),
+    ),
+    (
+        "training-generator-state-range",
+        "A space's PCG64 state is 2^128.",
+        _edit(_set("random/action_space/generator/state", {"$type": "int", "value": str(1 << 128)})),
+    ),
+    (
+        "training-generator-has-uint32",
+        "A space's has_uint32 is 2.",
+        _edit(_set("random/action_space/generator/has_uint32", 2)),
+    ),
+    (
+        "training-subspace-null",
+        "A subspace's generators are null.",
+        _edit(_set("random/observation_space/spaces", [None])),
+    ),
 ]
 
 for _id, _desc, _build in _INVALID:
     case(_id, _desc, [SPEC, ERRORS], "EXTENSION_INVALID", extensions=[TR])(lambda _b=_build: _raw(_b()))
 
 
-@case("training-obs-dict-keys", "last_obs is a map whose keys are not those of the Dict observation space, in its order.", [SPEC, ERRORS], "EXTENSION_INVALID", extensions=[TR])
+@case(
+    "training-obs-dict-keys",
+    "last_obs is a map whose keys are not those of the Dict observation space, in its order.",
+    [SPEC, ERRORS],
+    "EXTENSION_INVALID",
+    extensions=[TR],
+)
 def _():
     obs_space = sp.Dict((("pos", _box((2,))), ("vel", _box((3,)))))
     v = _json(_state(last_obs={"vel": np.ones((2, 3), np.float32), "pos": np.zeros((2, 2), np.float32)}))
     return _raw(v, _data(obs_space))
 
 
-@case("training-obs-array-for-dict", "last_obs is one array for a Dict observation space.", [SPEC, ERRORS], "EXTENSION_INVALID", extensions=[TR])
+@case(
+    "training-obs-array-for-dict",
+    "last_obs is one array for a Dict observation space.",
+    [SPEC, ERRORS],
+    "EXTENSION_INVALID",
+    extensions=[TR],
+)
 def _():
     return _raw(_json(_state()), _data(sp.Dict((("pos", _box((3,))),))))
 
 
-@case("training-member-absent", "RLA_training is used but its member is absent.", [ERRORS], "EXTENSION_INVALID", extensions=[TR])
+@case(
+    "training-member-absent",
+    "RLA_training is used but its member is absent.",
+    [ERRORS],
+    "EXTENSION_INVALID",
+    extensions=[TR],
+)
 def _():
     return _raw(None, member="")
 
 
-@case("training-extra-member", "A second member under extensions/RLA_training/.", [ERRORS], "EXTENSION_INVALID", extensions=[TR])
+@case(
+    "training-extra-member",
+    "A second member under extensions/RLA_training/.",
+    [ERRORS],
+    "EXTENSION_INVALID",
+    extensions=[TR],
+)
 def _():
     return _raw(_json(_state()), extra={"extensions/RLA_training/notes.txt": b"x"})
 
 
-@case("training-top-level-key", "The member's object has a property other than training.", [ERRORS], "EXTENSION_INVALID", extensions=[TR])
+@case(
+    "training-top-level-key",
+    "The member's object has a property other than training.",
+    [ERRORS],
+    "EXTENSION_INVALID",
+    extensions=[TR],
+)
 def _():
     return _raw(({"training": _json(_state()), "more": 1},))
 
 
-@case("training-member-not-json", "The RLA_training member is not JSON: the JSON rules of §6 apply to it, with their codes.", ["§6", ERRORS], "JSON_SYNTAX", extensions=[TR])
+@case(
+    "training-member-not-json",
+    "The RLA_training member is not JSON: the JSON rules of §6 apply to it, with their codes.",
+    ["§6", ERRORS],
+    "JSON_SYNTAX",
+    extensions=[TR],
+)
 def _():
     return _raw(None, text=b'{"training": ')
 
 
-@case("training-ref-not-found", "An array of the RLA_training member references a tensor that does not exist.", ["§7.6", ERRORS], "REF_NOT_FOUND", extensions=[TR])
+@case(
+    "training-ref-not-found",
+    "An array of the RLA_training member references a tensor that does not exist.",
+    ["§7.6", ERRORS],
+    "REF_NOT_FOUND",
+    extensions=[TR],
+)
 def _():
     v = _json(_state())
-    v["random"]["torch"] = {"$type": "ndarray", "dtype": "U8", "shape": [16], "ref": {"group": "RLA_training", "name": "random/torch"}}
+    v["random"]["torch"] = {
+        "$type": "ndarray",
+        "dtype": "U8",
+        "shape": [16],
+        "ref": {"group": "RLA_training", "name": "random/torch"},
+    }
     return _raw(v)

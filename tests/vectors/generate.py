@@ -4,6 +4,7 @@
 ``generate.py --check DIR`` regenerates into a temporary folder and fails if any
 byte differs from DIR (``make vectors-check``, part of ``make test``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,12 +18,11 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import rlarchive  # noqa: E402
-from rlarchive import jsonstrict  # noqa: E402
-
 from cases import CASES, build_bytes  # noqa: E402
 from locations import SITES  # noqa: E402
 from sites import derive, load_checks  # noqa: E402
+
+import rlarchive  # noqa: E402
 
 INDEX_VERSION = 1
 
@@ -73,7 +73,9 @@ def expected_issues(c, raw: bytes) -> list:
     named = c.sites or SITES.get(c.id, [])
     if not named:
         if got:
-            raise SystemExit(f"case {c.id}: the reference validator reports {got}, and the case names no check and site")
+            raise SystemExit(
+                f"case {c.id}: the reference validator reports {got}, and the case names no check and site"
+            )
         return got
     checks = load_checks()
     want = []
@@ -131,9 +133,13 @@ def generate(out: str) -> None:
         entry = {"id": c.id, "description": c.description, "spec": c.spec, "file": c.file}
         if c.extensions:
             entry["extensions"] = c.extensions
-        if c.expect != "actions":  # what a validator reports (Annex A validate): code, severity and member of each issue, in order
+        if (
+            c.expect != "actions"
+        ):  # what a validator reports (Annex A validate): code, severity and member of each issue, in order
             entry["issues"] = expected_issues(c, raw)
-            if entry["issues"] and (c.sites or c.id in SITES):  # the checks of spec/checks.json the issues come from, one each
+            if entry["issues"] and (
+                c.sites or c.id in SITES
+            ):  # the checks of spec/checks.json the issues come from, one each
                 entry["checks"] = [check_id for check_id, _ in (c.sites or SITES[c.id])]
         if c.expect == "actions":
             predict_file = f"valid/{c.id}.predict.json"
@@ -150,7 +156,12 @@ def generate(out: str) -> None:
         else:
             entry["expect"] = {"result": "error", "code": c.expect}
         index.append(entry)
-    doc = {"format": "rlarchive-test-vectors", "version": INDEX_VERSION, "format_version": rlarchive.FORMAT_VERSION, "cases": index}
+    doc = {
+        "format": "rlarchive-test-vectors",
+        "version": INDEX_VERSION,
+        "format_version": rlarchive.FORMAT_VERSION,
+        "cases": index,
+    }
     with open(os.path.join(out, "index.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -7,6 +7,7 @@ the test vectors of this format version, Annex A (the protocol) and the
 specification's error catalogue. It is written deterministically (sorted
 names, fixed times and owners), so the same sources give the same bytes.
 """
+
 from __future__ import annotations
 
 import gzip

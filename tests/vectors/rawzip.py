@@ -4,13 +4,13 @@ The reference writer (rlarchive.zipprofile.ZipWriter) only writes valid
 archives; this module can break any rule on purpose. With default settings it
 produces the same layout as the reference writer.
 """
+
 from __future__ import annotations
 
 import hashlib
 import struct
 import zlib
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
 
 from rlarchive import jsonstrict
 from rlarchive.manifest import build as build_manifest
@@ -24,22 +24,22 @@ class Entry:
     name: str
     data: bytes
     align: int = 0
-    local_name: Optional[str] = None
+    local_name: str | None = None
     flags: int = 0
-    local_flags: Optional[int] = None
+    local_flags: int | None = None
     method: int = 0
-    crc: Optional[int] = None
-    local_crc: Optional[int] = None
-    local_size: Optional[int] = None  # both local size fields
-    central_csize: Optional[int] = None
-    central_usize: Optional[int] = None
-    offset: Optional[int] = None  # central local-header offset override
+    crc: int | None = None
+    local_crc: int | None = None
+    local_size: int | None = None  # both local size fields
+    central_csize: int | None = None
+    central_usize: int | None = None
+    offset: int | None = None  # central local-header offset override
     extra_local: bytes = b""
     extra_central: bytes = b""
     comment: bytes = b""
     disk_start: int = 0
     version: int = 20
-    local_version: Optional[int] = None
+    local_version: int | None = None
     gap_before: bytes = b""
     local_sig: bytes = b"PK\x03\x04"
     central_sig: bytes = b"PK\x01\x02"
@@ -61,10 +61,10 @@ class Layout:
     cd_gap: bytes = b""  # bytes between central directory and end records
     zip64_eocd: bool = False
     eocd_disk: int = 0
-    eocd_count_disk: Optional[int] = None
-    eocd_count: Optional[int] = None
-    eocd_cd_size: Optional[int] = None
-    eocd_cd_offset: Optional[int] = None
+    eocd_count_disk: int | None = None
+    eocd_count: int | None = None
+    eocd_cd_size: int | None = None
+    eocd_cd_offset: int | None = None
     duplicate_eocd: bool = False
     z64_record_size: int = 44
     z64_locator_disks: int = 1
@@ -94,7 +94,14 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
         lver = version if e.local_version is None else e.local_version
         lflags = e.flags if e.local_flags is None else e.local_flags
         if e.in_local:
-            out += e.local_sig + struct.pack("<HHHHHIIIHH", lver, lflags, e.method, e.mtime, e.mdate, lcrc, lsize, lsize, len(lname), len(extra)) + lname + extra
+            out += (
+                e.local_sig
+                + struct.pack(
+                    "<HHHHHIIIHH", lver, lflags, e.method, e.mtime, e.mdate, lcrc, lsize, lsize, len(lname), len(extra)
+                )
+                + lname
+                + extra
+            )
             out += e.data
         if not e.in_central:
             continue
@@ -109,7 +116,25 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
             usize32, csize32, off32 = usize, csize, off
         central.append(
             e.central_sig
-            + struct.pack("<HHHHHHIIIHHHHHII", e.made_by, version, e.flags, e.method, e.mtime, e.mdate, crc, csize32, usize32, len(name), len(cextra), len(e.comment), e.disk_start, e.int_attr, e.ext_attr, off32)
+            + struct.pack(
+                "<HHHHHHIIIHHHHHII",
+                e.made_by,
+                version,
+                e.flags,
+                e.method,
+                e.mtime,
+                e.mdate,
+                crc,
+                csize32,
+                usize32,
+                len(name),
+                len(cextra),
+                len(e.comment),
+                e.disk_start,
+                e.int_attr,
+                e.ext_attr,
+                off32,
+            )
             + name
             + cextra
             + e.comment
@@ -125,11 +150,25 @@ def assemble(entries: list[Entry], layout: Layout = Layout()) -> bytes:
     cd_off = cd_offset if layout.eocd_cd_offset is None else layout.eocd_cd_offset
     if layout.zip64_eocd:
         z_off = len(out) - len(layout.prefix)
-        out += struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", layout.z64_record_size, 45, 45, layout.eocd_disk, 0, count_disk, count, cd_size, cd_off)
+        out += struct.pack(
+            "<4sQHHIIQQQQ",
+            b"PK\x06\x06",
+            layout.z64_record_size,
+            45,
+            45,
+            layout.eocd_disk,
+            0,
+            count_disk,
+            count,
+            cd_size,
+            cd_off,
+        )
         out += struct.pack("<4sIQI", b"PK\x06\x07", layout.z64_locator_disk, z_off, layout.z64_locator_disks)
         eocd = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, U32, U32, len(layout.comment))
     else:
-        eocd = struct.pack("<4sHHHHIIH", b"PK\x05\x06", layout.eocd_disk, 0, count_disk, count, cd_size, cd_off, len(layout.comment))
+        eocd = struct.pack(
+            "<4sHHHHIIH", b"PK\x05\x06", layout.eocd_disk, 0, count_disk, count, cd_size, cd_off, len(layout.comment)
+        )
     if layout.duplicate_eocd:
         out += eocd
     out += eocd + layout.comment + layout.suffix
@@ -162,7 +201,11 @@ def standard_entries(
         entries.append(Entry(name, extra_members[name]))
     if manifest_raw is None:
         if manifest is None:
-            listed = [{"name": e.name, "size": len(e.data), "sha256": sha(e.data)} for e in entries[1:] if e.name not in unlisted]
+            listed = [
+                {"name": e.name, "size": len(e.data), "sha256": sha(e.data)}
+                for e in entries[1:]
+                if e.name not in unlisted
+            ]
             manifest = build_manifest(listed, ("rlarchive-test-vectors", "1"))
         if manifest_patch is not None:
             manifest = manifest_patch(manifest) or manifest

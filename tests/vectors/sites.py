@@ -9,6 +9,7 @@ names, independently of any reader). A site whose kind is not one of the
 check's anchors is an error of the case, and so is a reader that reports
 anything else: the generator stops.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,7 +18,6 @@ import os
 import re
 import struct
 from dataclasses import dataclass
-from typing import Optional, Union
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -31,7 +31,7 @@ SIGNATURES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_checks() -> dict:
     """The checks of spec/checks.json by id."""
     with open(os.path.join(ROOT, "spec", "checks.json"), encoding="utf-8") as f:
@@ -39,7 +39,7 @@ def load_checks() -> dict:
     return {c["id"]: c for c in doc["checks"]}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _severities() -> dict:
     with open(os.path.join(ROOT, "spec", "tables.json"), encoding="utf-8") as f:
         return {e["code"]: e["severity"] for e in json.load(f)["errors"]}
@@ -89,7 +89,7 @@ class Offset:
         if op == "st":
             member, k = args
             start, _ = _member_data(raw, member)
-            n, = struct.unpack_from("<Q", raw, start)
+            (n,) = struct.unpack_from("<Q", raw, start)
             return start + 8 + n + k
         if op == "end":
             start, size = _member_data(raw, args[0])
@@ -110,7 +110,7 @@ def _central_records(raw: bytes) -> dict:
     end, out = at + cd_size, {}
     while at + 46 <= end:
         n, m, k = struct.unpack_from("<HHH", raw, at + 28)
-        out.setdefault(raw[at + 46:at + 46 + n].decode("utf-8", "surrogateescape"), at)
+        out.setdefault(raw[at + 46 : at + 46 + n].decode("utf-8", "surrogateescape"), at)
         at += 46 + n + m + k
     return out
 
@@ -123,11 +123,11 @@ def _member_data(raw: bytes, member: str) -> tuple[int, int]:
         at = raw.find(SIGNATURES["local-header"], at)
         if at < 0 or at + 30 > len(raw):
             raise ValueError(f"no local header named {member!r}")
-        size, = struct.unpack_from("<I", raw, at + 18)
+        (size,) = struct.unpack_from("<I", raw, at + 18)
         n, e = struct.unpack_from("<HH", raw, at + 26)
-        if raw[at + 30:at + 30 + n] == name:
-            if size == 0xFFFFFFFF and raw[at + 30 + n:at + 32 + n] == b"\x01\x00":
-                size, = struct.unpack_from("<Q", raw, at + 30 + n + 4)
+        if raw[at + 30 : at + 30 + n] == name:
+            if size == 0xFFFFFFFF and raw[at + 30 + n : at + 32 + n] == b"\x01\x00":
+                (size,) = struct.unpack_from("<Q", raw, at + 30 + n + 4)
             return at + 30 + n + e, size
         at += 1
 
@@ -137,7 +137,7 @@ def start() -> Offset:
     return Offset("start", ("abs", 0))
 
 
-def record(kind: str, n: int = 0, anchor: Optional[str] = None) -> Offset:
+def record(kind: str, n: int = 0, anchor: str | None = None) -> Offset:
     """The ``n``-th record (from 0; negative from the end) with the signature of ``kind``, as the offset anchor ``anchor`` (default ``kind``)."""
     return Offset(anchor or kind, ("sig", SIGNATURES[kind], n))
 
@@ -147,7 +147,7 @@ def at_byte(kind: str, offset: int) -> Offset:
     return Offset(kind, ("abs", offset))
 
 
-def in_member(kind: str, member: str, marker: Union[bytes, int, None] = None, nth: int = 0) -> Offset:
+def in_member(kind: str, member: str, marker: bytes | int | None = None, nth: int = 0) -> Offset:
     """A byte of a member's data: its first byte, ``marker`` bytes into it (an int), or the ``nth`` occurrence of ``marker`` (bytes)."""
     return Offset(kind, ("data", member, 0, marker, nth))
 
@@ -184,13 +184,15 @@ def after_member(kind: str, member: str) -> Offset:
 class Site:
     """Where a case breaks its check: a member, a pointer with the principle that puts it there, an offset."""
 
-    member: Optional[str] = None
-    pointer: Optional[str] = None
-    by: Optional[str] = None
-    offset: Optional[Offset] = None
+    member: str | None = None
+    pointer: str | None = None
+    by: str | None = None
+    offset: Offset | None = None
 
 
-def site(member: Optional[str] = None, pointer: Optional[str] = None, by: Optional[str] = None, offset: Optional[Offset] = None) -> Site:
+def site(
+    member: str | None = None, pointer: str | None = None, by: str | None = None, offset: Offset | None = None
+) -> Site:
     """A site: ``pointer`` needs ``by``, the pointer anchor (document principle) that decides it."""
     if (pointer is None) != (by is None):
         raise ValueError("a pointer needs the principle that puts it there, and only a pointer has one")
@@ -217,12 +219,12 @@ def _document(raw: bytes, member: str) -> object:
         start, size = _member_data(raw, member)
     except (ValueError, struct.error):
         return _MISSING
-    data = raw[start:start + size]
+    data = raw[start : start + size]
     if member.endswith(".safetensors"):
         if len(data) < 8:
             return _MISSING
-        n, = struct.unpack_from("<Q", data)
-        data = data[8:8 + n]
+        (n,) = struct.unpack_from("<Q", data)
+        data = data[8 : 8 + n]
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -278,14 +280,16 @@ def _check_pointer(cid: str, site: Site, raw: bytes) -> None:
         raise ValueError(f"{cid}: {by!r} points at an object, {site.pointer!r} is not one")
     if by in ("not-allowed", "contradiction") and not isinstance(parent, dict):
         raise ValueError(f"{cid}: {by!r} points at a member of an object, {site.pointer!r} is not one")
-    if by == "element" and not (isinstance(parent, list) or (len(tokens) > 1 and isinstance(_at(doc, tokens[:-2]), list))):
+    if by == "element" and not (
+        isinstance(parent, list) or (len(tokens) > 1 and isinstance(_at(doc, tokens[:-2]), list))
+    ):
         raise ValueError(f"{cid}: 'element' points at an array element or its coordinate, {site.pointer!r} is neither")
     if by == "later":
         for k in range(len(tokens) - 1, -1, -1):
             holder = _at(doc, tokens[:k])
             if isinstance(holder, list) and re.fullmatch(r"0|[1-9][0-9]*", tokens[k]):
                 i = int(tokens[k])
-                earlier = [_at(doc, tokens[:k] + [str(j)] + tokens[k + 1:]) for j in range(i)]
+                earlier = [_at(doc, tokens[:k] + [str(j)] + tokens[k + 1 :]) for j in range(i)]
                 # a name or key in its JSON form equals an earlier one; a tagged value (a dict key) is equal by value (§7.5)
                 if any(e == value if isinstance(value, str) else e is not _MISSING for e in earlier):
                     return
