@@ -34,8 +34,8 @@ sys.exit(r.returncode)
 `;
 
 /** An archive the Python tools wrote, or why there is none (a string). */
-function pythonAgent() {
-  const out = pythonFiles(TRAIN, ['ppo-cartpole.rlarchive']);
+async function pythonAgent() {
+  const out = await pythonFiles(TRAIN, ['ppo-cartpole.rlarchive']);
   return typeof out === 'string' ? out : out['ppo-cartpole.rlarchive'];
 }
 
@@ -96,12 +96,12 @@ test('web inspector in chromium: the Agent section first (environment, algorithm
   for (const c of vectors) files[`/vectors/${c.file}`] = readFileSync(new URL(c.file, vectorsDir));
   files['/hostile.rlarchive'] = archive({ manifest: (m) => ({ ...m, metadata: { env_id: HOSTILE, 'sb3.algorithm': HOSTILE, 'versions.torch': '2.13.0+cpu' } }) });
   files['/bare.rlarchive'] = archive();
-  const agent = pythonAgent();
+  const training = pythonAgent(); // while the browser starts
+  const browser = await startInspector(files, { viewport: { width: 1280, height: 900 } });
+  const agent = await training;
+  if (typeof browser === 'string') return t.skip(browser);
   if (typeof agent !== 'string') files['/ppo.rlarchive'] = agent;
   else t.diagnostic(`no archive from the Python tools: ${agent}`);
-
-  const browser = await startInspector(files, { viewport: { width: 1280, height: 900 } });
-  if (typeof browser === 'string') return t.skip(browser);
   const { page, problems, srv } = browser;
   try {
     const openUrl = async (path) => {

@@ -8,7 +8,8 @@ const READING_LINE = 96;
 
 /**
  * Fills `nav` with links to the visible sections of `main` (each by its `h2`)
- * and keeps the one being read marked while the page scrolls.
+ * and keeps the one being read marked while the page scrolls; hidden when
+ * there is only one section (an archive that could not be opened).
  * @param {HTMLElement} nav the `<nav>` holding an `<ol>`
  * @param {HTMLElement} main the element whose `section` children are listed
  * @returns {() => void} marks the current section again (after the page changed)
@@ -34,7 +35,7 @@ export function tableOfContents(nav, main) {
       s.scrollIntoView({ block: 'start' });
     };
     fill(list, sections.map((s) => h('li', null, h('a', { href: `#${s.id}`, onclick: go(s) }, s.querySelector('h2')?.textContent ?? s.id))));
-    nav.hidden = sections.length === 0;
+    nav.hidden = sections.length < 2;
     mark();
   };
   let queued = false;

@@ -4,7 +4,7 @@
 // errors, console errors and any request outside the server; and archives
 // the Python tools write (a Stable-Baselines3 model trained here).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ const PYTHONPATH = fileURLToPath(new URL('../../../python', import.meta.url));
 
 /**
  * Starts the server and the browser with the inspector's files, or says why it cannot (a string for t.skip).
- * @param {{[path: string]: Uint8Array}} files served as they are (Range requests answered)
+ * @param {{[path: string]: Uint8Array}} files served as they are (Range requests answered); files added to it later are served too
  * @param {{extra?: object, viewport?: {width: number, height: number}}} [options] `extra`: more request handlers
  * @returns {Promise<string|{page: import('playwright-core').Page, context: object, srv: object, problems: string[], url: (path: string) => string, close: () => Promise<void>}>}
  */
@@ -58,19 +58,27 @@ export async function startInspector(files, { extra = {}, viewport } = {}) {
 /**
  * Runs a Python program with the repository's package and virtual environment
  * (`sys.argv[1]` is a fresh directory), then reads the files it wrote there;
- * or says why it cannot (a string).
+ * or says why it cannot (a string). Asynchronous, so that the browser can
+ * start meanwhile.
  * @param {string} program Python source
  * @param {string[]} outputs names of the files to read from the directory
- * @returns {{[name: string]: Buffer}|string}
+ * @returns {Promise<{[name: string]: Buffer}|string>}
  */
-export function pythonFiles(program, outputs) {
+export async function pythonFiles(program, outputs) {
   if (!existsSync(PYTHON)) return 'the Python virtual environment is not there';
   const dir = mkdtempSync(join(tmpdir(), 'rla-inspector-py-'));
   try {
     const env = { ...process.env, PYTHONPATH, SOURCE_DATE_EPOCH: '1764000000' };
-    const r = spawnSync(PYTHON, ['-c', program, dir], { encoding: 'utf8', env, timeout: 120_000 });
-    if (r.status !== 0 && /No module named '(stable_baselines3|gymnasium|torch)'/.test(r.stderr)) return `${/No module named '([^']+)'/.exec(r.stderr)[1]} is not installed`;
-    if (r.status !== 0) throw new Error(`the Python program failed: ${r.stderr}`);
+    const { status, stderr } = await new Promise((resolve, reject) => {
+      const child = spawn(PYTHON, ['-c', program, dir], { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ status: code, stderr: err }));
+    });
+    const missing = /No module named '(stable_baselines3|gymnasium|torch)'/.exec(stderr);
+    if (status !== 0 && missing) return `${missing[1]} is not installed`;
+    if (status !== 0) throw new Error(`the Python program failed: ${stderr}`);
     return Object.fromEntries(outputs.map((name) => [name, readFileSync(join(dir, name))]));
   } finally {
     rmSync(dir, { recursive: true, force: true });
