@@ -46,11 +46,6 @@ export async function zipMemberNames(source) {
   return names;
 }
 
-/** A file name as a shell word: as it is when plain, else in single quotes. */
-function shellWord(name) {
-  return /^[A-Za-z0-9._\/+-]+$/.test(name) ? name : `'${name.replace(/'/g, "'\\''")}'`;
-}
-
 /**
  * The command line's advice for a Stable-Baselines model given where an
  * rlarchive was expected (the same words as `rlarchive`'s error line), or ''.
@@ -60,7 +55,7 @@ function shellWord(name) {
  */
 export function conversionHint(names, label) {
   if (!names || !names.includes('data')) return '';
-  const shown = shellWord(label);
+  const shown = label; // as the command line shows it: the name as given (the page puts it in as text)
   if (names.some((n) => n.endsWith('.pth'))) return `this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 ${shown} OUT.rlarchive`;
   if (names.includes('parameters') && names.includes('parameter_list')) return `this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 ${shown} OUT.rlarchive`;
   return '';

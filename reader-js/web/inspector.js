@@ -1,7 +1,11 @@
 // The inspector page: opens an archive from a dropped or picked file or from
-// `?url=` (Range requests), then shows what the agent is and how good it is
-// (provenance, algorithm, evaluations), its validation report, manifest, data,
-// spaces, schedules, tensors and policy, reading tensor bytes only when asked.
+// `?url=` (Range requests), then shows an overview (algorithm, environment,
+// mean reward, spaces, validation, the policy's layers), the interactive
+// policy with a diagram of its network, the validation report, provenance and
+// evaluations, manifest, data, spaces, schedules and tensors, with a table of
+// contents that follows the scroll, reading tensor bytes only when asked. A
+// Stable-Baselines model dropped instead gets the command line's advice to
+// convert it.
 //
 // The policy (loading it and Policy#predict) and tensor statistics run in
 // workers (worker.js), one for each, which read the archive through the
