@@ -7,6 +7,7 @@
 import { observations } from '../src/index.js';
 
 const num = (v) => Number(v);
+const KINDS = { box: 'Box', discrete: 'Discrete', multi_discrete: 'MultiDiscrete', multi_binary: 'MultiBinary' };
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);
 
 /** One input of the network: its name, the space it comes from, its preprocessing and shape. */
@@ -36,7 +37,7 @@ function input(name, space, normalizeImages, vecNormalize) {
     default:
       shape = [];
   }
-  return { name, space: space.kind, preprocessing: steps.join(', then '), shape };
+  return { name, space: KINDS[space.kind] ?? space.kind, preprocessing: steps.join(', then '), shape };
 }
 
 /** The output shape of one node from its inputs' shapes (RLA_policy §5.11), or null when unknown. */

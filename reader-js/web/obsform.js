@@ -37,17 +37,20 @@ function bounds(sp, n) {
 const boundText = (v) => (Number.isFinite(v) ? formatShort(v) : v > 0 ? 'inf' : '-inf');
 
 /**
- * The bounds of a Box's elements in one line: `low … high` when every element
- * has the same, else the range of the lows and of the highs.
+ * The bounds of a Box's elements in one line: `bounds LOW … HIGH` when every
+ * element has the same; else `bounds under each value` where each input
+ * shows its own, or the range of the lows and of the highs.
  * @param {number[]} lo
  * @param {number[]} hi
+ * @param {boolean} [each] whether each element's input shows its bounds
  * @returns {string}
  */
-export function boundsText(lo, hi) {
+export function boundsText(lo, hi, each = false) {
   const same = (xs) => xs.every((x) => Object.is(x, xs[0]));
   if (lo.length && same(lo) && same(hi)) return `bounds ${boundText(lo[0])} … ${boundText(hi[0])}`;
-  const range = (xs) => `${boundText(Math.min(...xs))}..${boundText(Math.max(...xs))}`;
-  return `bounds: low ${range(lo)}, high ${range(hi)}`;
+  if (each) return 'bounds under each value';
+  const range = (xs) => `${boundText(Math.min(...xs))} to ${boundText(Math.max(...xs))}`;
+  return `bounds: low from ${range(lo)}, high from ${range(hi)}`;
 }
 
 function gaussian(rng) {
@@ -251,7 +254,7 @@ export function buildObservationForm(sp, path = 'obs') {
         kind = 'inputs';
       }
       return {
-        el: wrap(form, kind, `Box(${sp.dtype}, ${formatShape(shape)}), ${boundsText(lo, hi)}`),
+        el: wrap(form, kind, `Box(${sp.dtype}, ${formatShape(shape)}), ${boundsText(lo, hi, kind === 'inputs')}`),
         read: () => ({ dtype: sp.dtype, shape, data: typedFor(sp.dtype, form.values()) }),
         randomize: (rng) => form.set(sample(rng)),
         reset: () => form.set(defaults()),
