@@ -87,7 +87,7 @@ async function checkAgainstApi(page, bytes, what) {
   return s;
 }
 
-test('web inspector in chromium: the Agent section first (environment, algorithm, mean reward, timesteps) and the card\'s facts', { timeout: 240_000 }, async (t) => {
+test('web inspector in chromium: the overview first (environment, algorithm, mean reward, timesteps, spaces), then the card\'s facts', { timeout: 240_000 }, async (t) => {
   if (!existsSync(new URL('index.json', vectorsDir))) return t.skip('test-vectors/index.json is not there');
   const index = JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8'));
   const files = {};
