@@ -8,7 +8,7 @@
 import { pointerJoin, show } from './errors.js';
 import { DTYPES, isDtype } from './dtypes.js';
 import { decodeBase64 } from './base64.js';
-import { checkValue, checkShape, exactMembers, valueError, isIntLiteral, isTagged } from './values.js';
+import { checkShape, exactMembers, valueError, isIntLiteral, isTagged } from './value_rules.js';
 
 /** The members of each kind, in the order of §8's member column (the order they are checked in). */
 export const SPACE_MEMBERS = Object.freeze({
@@ -23,8 +23,11 @@ export const SPACE_MEMBERS = Object.freeze({
 
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
-/** Checks a space value (§8). */
-export function checkSpace(v, ptr, ctx) {
+/**
+ * Checks a space value (§8). `checkValue` (values.js) checks the values
+ * inside it (bounds, nested spaces) in their turn.
+ */
+export function checkSpace(v, ptr, ctx, checkValue) {
   if (!v.has('kind')) throw valueError(ctx, 'VALUE_INVALID', 'a space needs the member "kind"', ptr);
   const kind = v.get('kind');
   if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SPACE_MEMBERS, kind)) {
