@@ -20,6 +20,8 @@ export class RlarchiveError extends Error {
   readonly offset?: number;
   /** 'error', 'warning' or 'info'. */
   readonly severity: 'error' | 'warning' | 'info';
+  /** The location as readable text, e.g. `data.json#/data/gamma @120`; '' when unknown (Python: `location()`). */
+  location(): string;
   constructor(code: ErrorCode, message: string, loc?: { member?: string; pointer?: string; offset?: number });
 }
 export const CATALOGUE: Readonly<Record<string, 'error' | 'warning' | 'info'>>;
@@ -400,6 +402,10 @@ export class Archive {
   readonly data: { [key: string]: Value };
   /** Optimizer states by name, decoded. */
   readonly optimizers: { [name: string]: Value };
+  /** The names of the optimizer states, in document order (Python: `optimizer_names`). */
+  readonly optimizerNames: string[];
+  /** One optimizer state, decoded (Python: `optimizer(name)`); TENSOR_NOT_FOUND when there is none of that name. */
+  optimizer(name: string): Value;
   /** The checked data document as parsed (Map for objects, bigint for integer literals, number for float literals). */
   readonly rawData: { data: Map<string, unknown>; optimizers: Map<string, unknown> };
   /** Tensor group names, in member order. */
@@ -418,6 +424,8 @@ export class Archive {
   tensorInfo(group: string): TensorInfo[];
   /** One tensor; `verify: true` checks its member's CRC-32 and SHA-256 first. */
   tensor(group: string, name: string, options?: { verify?: boolean }): Promise<Tensor>;
+  /** Every tensor of a group, by name in header order (Python: `tensors(group)`). */
+  tensors(group: string, options?: { verify?: boolean }): Promise<{ [name: string]: Tensor }>;
   tensorSha256(group: string, name: string): Promise<string>;
   /** The deferred checks (spec §11.1 step 10). */
   verify(): Promise<void>;
@@ -440,12 +448,14 @@ export interface Member {
   readonly method: number;
   readonly time: number;
   readonly date: number;
-  readonly crc: number;
+  /** The CRC-32 of the central record. */
+  readonly crc32: number;
   readonly csize: bigint;
   readonly usize: bigint;
   /** The data's size in bytes. */
   readonly size: number;
-  readonly localOffset: number;
+  /** The offset of the local header. */
+  readonly headerOffset: number;
   readonly centralOffset: number;
   /** The file offset of the data (after step 4). */
   readonly dataOffset?: number;
@@ -468,7 +478,7 @@ export interface EndRecords {
 /** The manifest checked at step 6 (spec §5). */
 export interface CheckedManifest {
   /** The manifest as parsed (Map for objects, bigint for integer literals). */
-  readonly tree: Map<string, unknown>;
+  readonly raw: Map<string, unknown>;
   /** The member entries by name, in manifest order. */
   readonly members: Map<string, { name: string; size: number; sha256: string }>;
   readonly extensionsUsed: readonly string[];
@@ -494,6 +504,8 @@ export interface HeaderTensorInfo {
   readonly end: number;
   /** The absolute file offset of the first element byte. */
   readonly offset: number;
+  /** end - begin. */
+  readonly nbytes: number;
 }
 
 /**
@@ -560,6 +572,8 @@ export function open(input: Input, options?: OpenOptions): Promise<Archive>;
 /** Opens an archive and returns its canonical dump (spec §13). Rejects only with RlarchiveError. */
 export function dump(input: Input, options?: OpenOptions): Promise<string>;
 export function groupOf(memberName: string): string | null;
+/** The member name of a tensor group (`tensors/GROUP.safetensors`); Python: `member_of`. */
+export function memberOf(group: string): string;
 export const DUMP_VERSION: '1.0';
 
 /** Evaluates a schedule exactly as spec §9 says. */

@@ -52,7 +52,7 @@ export function checkState(fields) {
 /** A copy of `state` with `fields` changed. */
 const next = (state, fields) => checkState({ ...state, ...fields });
 /** A copy of `state` with `items` appended to its list `key` (warnings or issues). */
-const appended = (state, key, items) => (items.length ? next(state, { [key]: [...state[key], ...items] }) : state);
+const appended = (state, key, items) => next(state, items.length ? { [key]: [...state[key], ...items] } : {});
 
 /** Runs `check`; resolves to null, or the RlarchiveError it rejected with (any other error is rethrown). */
 async function caught(check) {
@@ -164,7 +164,7 @@ function checkMemberEntries(members, entries, used) {
 
 /**
  * Step 6 (§5): manifest.json (JSON, format, version, schema, extensions),
- * the member entries, data.json's digest. Sets `manifest`: {tree, members
+ * the member entries, data.json's digest. Sets `manifest`: {raw, members
  * (name -> {name, size, sha256}), extensionsUsed}; warns of unknown
  * properties, malformed metadata and unsupported extensions.
  */
@@ -175,7 +175,7 @@ export async function checkManifest(state) {
   checkMemberEntries(state.members, entries, used);
   const { sha, bytes } = await hashMember(state.source, state.members.get('data.json'), [], MAX_JSON_BYTES);
   if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
-  const manifest = Object.freeze({ tree, members: entries, extensionsUsed: Object.freeze([...used]) });
+  const manifest = Object.freeze({ raw: tree, members: entries, extensionsUsed: Object.freeze([...used]) });
   if (bytes) dataBytesOf.set(manifest, bytes);
   return appended(next(state, { manifest }), 'warnings', warnings);
 }
@@ -258,7 +258,7 @@ export async function checkDigests(state) {
     });
     if (e) issues.push(e);
   }
-  return appended(appended(state, 'issues', issues), 'warnings', warnings);
+  return next(state, { issues: [...state.issues, ...issues], warnings: [...state.warnings, ...warnings] });
 }
 
 /**

@@ -250,7 +250,7 @@ export class Archive {
       }
     }
     await this.checkExtensions();
-    const { tree } = this.#state.manifest;
+    const { raw: tree } = this.#state.manifest;
     const { data, optimizers } = this.#state.document;
     const doc = new Map([
       ['dump_version', DUMP_VERSION],
@@ -263,16 +263,16 @@ export class Archive {
 
   /** The manifest as a plain object. */
   get manifest() {
-    return toPlain(this.#state.manifest.tree);
+    return toPlain(this.#state.manifest.raw);
   }
   get formatVersion() {
-    return this.#state.manifest.tree.get('format_version');
+    return this.#state.manifest.raw.get('format_version');
   }
   get producer() {
-    return toPlain(this.#state.manifest.tree.get('producer'));
+    return toPlain(this.#state.manifest.raw.get('producer'));
   }
   get metadata() {
-    return toPlain(this.#state.manifest.tree.get('metadata') ?? new Map());
+    return toPlain(this.#state.manifest.raw.get('metadata') ?? new Map());
   }
   /**
    * What the metadata says about the training run (spec/metadata.md §1):
@@ -281,11 +281,11 @@ export class Archive {
    * `warnings`). The environment id is a hint to show, never to resolve.
    */
   get provenance() {
-    return provenance(this.#state.manifest.tree.get('metadata') ?? new Map());
+    return provenance(this.#state.manifest.raw.get('metadata') ?? new Map());
   }
   /** The recorded evaluations (spec/metadata.md §3), oldest first, as plain objects; [] when none or malformed. */
   get evaluations() {
-    return evaluations(this.#state.manifest.tree.get('metadata') ?? new Map());
+    return evaluations(this.#state.manifest.raw.get('metadata') ?? new Map());
   }
   /** Member names in ZIP order. */
   get memberNames() {
@@ -301,6 +301,15 @@ export class Archive {
   get optimizers() {
     if (this.#optimizers === undefined) this.#optimizers = decodeMap(this.#state.document.optimizers, this);
     return this.#optimizers;
+  }
+  /** The names of the optimizer states, in document order (Python: `optimizer_names`). */
+  get optimizerNames() {
+    return [...this.#state.document.optimizers.keys()];
+  }
+  /** One optimizer state, decoded (Python: `optimizer(name)`); TENSOR_NOT_FOUND when there is none of that name. */
+  optimizer(name) {
+    if (!this.#state.document.optimizers.has(name)) throw fail('TENSOR_NOT_FOUND', `no optimizer ${JSON.stringify(name)}`);
+    return this.optimizers[name];
   }
   /** The checked data document as parsed: {data, optimizers} as json.js trees (Map, bigint for integer literals). */
   get rawData() {
@@ -332,6 +341,13 @@ export class Archive {
     return readTensor(this.#state.source, t);
   }
 
+  /** Every tensor of a group, by name in header order (Python: `tensors(group)`); see tensor(). */
+  async tensors(group, options = {}) {
+    const out = {};
+    for (const t of this.tensorInfo(group)) out[t.name] = await this.tensor(group, t.name, options);
+    return out;
+  }
+
   /** SHA-256 of one tensor's element bytes, as lower-case hex. */
   async tensorSha256(group, name) {
     const t = this.#state.tensorHeaders.get(group)?.get(name);
@@ -347,7 +363,7 @@ export class Archive {
   async schemaIssues() {
     const issues = [];
     const docs = [
-      ['manifest-1.0.schema.json', 'manifest.json', this.#state.manifest.tree],
+      ['manifest-1.0.schema.json', 'manifest.json', this.#state.manifest.raw],
       ['data-1.0.schema.json', 'data.json', new Map([['data', this.#state.document.data], ['optimizers', this.#state.document.optimizers]])],
     ];
     for (const [schemaName, member, tree] of docs) {

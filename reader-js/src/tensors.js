@@ -15,7 +15,7 @@ export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\/
 /**
  * Reads and checks the header of safetensors member `m` (with `dataOffset`,
  * `size`, `name`). Returns {headerLength, bufferOffset, tensors: Map(name ->
- * TensorInfo {name, dtype, shape: number[], begin, end, offset}, frozen)}, in header order;
+ * TensorInfo {name, dtype, shape: number[], begin, end, offset, nbytes}, frozen)}, in header order;
  * `offset` is the tensor's absolute file offset.
  */
 export async function readSafetensorsHeader(src, m) {
@@ -83,6 +83,7 @@ export async function readSafetensorsHeader(src, m) {
       begin: t.begin,
       end: t.end,
       offset: bufferOffset + t.begin,
+      nbytes: t.end - t.begin,
     }));
   }
   return { headerLength: n, bufferOffset, tensors };

@@ -82,7 +82,7 @@ export function readMember(src, m) {
 export async function readJsonMember(src, m, bytes) {
   if (m.size > MAX_JSON_BYTES) throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name, offset: m.dataOffset });
   bytes ??= await readMember(src, m);
-  if (crc32(bytes) !== m.crc) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
+  if (crc32(bytes) !== m.crc32) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
   return parseJson(bytes, { member: m.name, offset: m.dataOffset });
 }
 
@@ -133,7 +133,7 @@ export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER
  */
 export async function verifyMember(src, m, entry, tensors = []) {
   const r = await hashMember(src, m, tensors);
-  if (r.crc !== m.crc) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
+  if (r.crc !== m.crc32) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
   if (entry && r.sha !== entry.sha256) throw fail('MEMBER_DIGEST_MISMATCH', `${m.name} does not match its SHA-256`, { member: m.name });
   return r;
 }

@@ -192,8 +192,8 @@ function checkCentralFields(cd, p, rec, nloc) {
 /**
  * §2.2: the central record at `p` in the directory bytes `cd` (read at file
  * offset `cdOffset`), the `index`-th. Returns {member, next}: a frozen Member
- * {index, name, nameBytes, versionNeeded, flags, method, time, date, crc,
- * csize, usize (BigInt), size, localOffset, centralOffset} and the offset of
+ * {index, name, nameBytes, versionNeeded, flags, method, time, date, crc32,
+ * csize, usize (BigInt), size, headerOffset, centralOffset} and the offset of
  * the next record in `cd`.
  */
 export function readCentralRecord(cd, p, index, cdOffset) {
@@ -210,10 +210,10 @@ export function readCentralRecord(cd, p, index, cdOffset) {
     method: u16(cd, p + 10),
     time: u16(cd, p + 12),
     date: u16(cd, p + 14),
-    crc: u32(cd, p + 16),
+    crc32: u32(cd, p + 16),
     csize: u32(cd, p + 20),
     usize: u32(cd, p + 24),
-    localOffset: u32(cd, p + 42),
+    headerOffset: u32(cd, p + 42),
     centralOffset: at,
     nameBytes: cd.subarray(p + 46, p + 46 + nameLen),
   };
@@ -223,7 +223,7 @@ export function readCentralRecord(cd, p, index, cdOffset) {
   if (commentLen !== 0) throw fail('ZIP_CD_INVALID', 'member has a file comment', nloc);
   if (!isValidName(rec.name)) throw fail('ZIP_NAME_INVALID', 'invalid member name', nloc);
   const extra = parseExtra(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), [0x0001], nloc);
-  const wanted = ['usize', 'csize', 'localOffset'].filter((k) => rec[k] === U32_MAX);
+  const wanted = ['usize', 'csize', 'headerOffset'].filter((k) => rec[k] === U32_MAX);
   const z = extra.get(0x0001);
   if (z !== undefined || wanted.length) {
     if (z === undefined) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record missing', nloc);
@@ -234,7 +234,7 @@ export function readCentralRecord(cd, p, index, cdOffset) {
   // sizes stay exact (BigInt) for the equality checks, here and with the local header
   rec.csize = BigInt(rec.csize);
   rec.usize = BigInt(rec.usize);
-  rec.localOffset = Number(rec.localOffset);
+  rec.headerOffset = Number(rec.headerOffset);
   if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
   rec.size = Number(rec.usize);
   return { member: Object.freeze(rec), next: p + 46 + nameLen + extraLen + commentLen };
@@ -282,7 +282,7 @@ function localSizes(h, extra, loc) {
  */
 export async function readLocalHeader(src, m) {
   const size = src.size;
-  const at = m.localOffset;
+  const at = m.headerOffset;
   const loc = { member: m.name, offset: at };
   if (at + 30 > size) throw fail('ZIP_TRUNCATED', 'local header runs past the end of the file', loc);
   const h = await readAt(src, at, 30);
@@ -302,7 +302,7 @@ export async function readLocalHeader(src, m) {
     u16(h, 8) === m.method &&
     u16(h, 10) === m.time &&
     u16(h, 12) === m.date &&
-    u32(h, 14) === m.crc &&
+    u32(h, 14) === m.crc32 &&
     csize === m.csize &&
     usize === m.usize &&
     nameLen === m.nameBytes.length &&
@@ -320,9 +320,9 @@ export async function readLocalHeader(src, m) {
 export async function checkMemberLayout(src, end, members) {
   let expected = 0;
   for (const m of members) {
-    const loc = { member: m.name, offset: m.localOffset };
-    if (m.localOffset < expected) throw fail('ZIP_OVERLAP', 'member overlaps the previous one', loc);
-    if (m.localOffset > expected) throw fail('ZIP_GAP', `bytes before member ${m.name} belong to no member`, { offset: expected }); // a gap has no member (§11.2)
+    const loc = { member: m.name, offset: m.headerOffset };
+    if (m.headerOffset < expected) throw fail('ZIP_OVERLAP', 'member overlaps the previous one', loc);
+    if (m.headerOffset > expected) throw fail('ZIP_GAP', `bytes before member ${m.name} belong to no member`, { offset: expected }); // a gap has no member (§11.2)
     expected = m.dataOffset + m.size;
     if (expected > end.cdOffset) throw fail('ZIP_OVERLAP', 'member data runs into the central directory', loc);
   }
