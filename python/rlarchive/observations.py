@@ -17,8 +17,10 @@ import math
 
 import numpy as np
 
+from .dtypes import numpy_view_dtype
+
 __all__ = [
-    "kind", "dict_keys", "subspace", "is_image", "observation_shape", "observation_inputs", "as_batch", "batch", "preprocess", "one_hot",
+    "kind", "dict_keys", "subspace", "is_image", "observation_shape", "observation_dtype", "observation_inputs", "as_batch", "batch", "preprocess", "one_hot",
     "recurrent_state",
 ]
 
@@ -63,6 +65,14 @@ def observation_shape(space: Any) -> tuple:
         n = space.n
         return tuple(int(d) for d in n) if isinstance(n, (tuple, list, np.ndarray)) else (int(n),)
     raise ValueError(f"no observation shape for a {k} space")
+
+
+def observation_dtype(space: Any) -> np.dtype:
+    """The dtype of a space's raw observations (MultiBinary: int8, as gymnasium samples them; Discrete: int64 unless it says)."""
+    if kind(space) == "multi_binary":
+        return np.dtype(np.int8)
+    dt = getattr(space, "dtype", "I64")
+    return numpy_view_dtype(dt) if isinstance(dt, str) else np.dtype(dt)
 
 
 def observation_inputs(space: Any) -> list:
