@@ -26,7 +26,7 @@ import numpy as np
 
 from . import observations as _observations
 from .dtypes import numpy_view_dtype
-from .observations import kind, observation_shape
+from .observations import observation_shape
 from .policy_activations import ACTIVATIONS, erf, sigmoid64
 from .policy_ops import HEADS, MASKED_LOGIT, OPERATIONS, POLICY_BLOCK_ELEMENTS, implementations
 from .policy_ops import BERNOULLI_THRESHOLD as _BERNOULLI_THRESHOLD
