@@ -96,6 +96,7 @@ def statistics(policy: Policy) -> dict:
 # and compound formulas are evaluated in float64 from the float32 input and
 # rounded once (onnxruntime has no float64 Erf, so gelu's erf alone is float32).
 
+
 def _in_float64(g: Graph, x: str, hint: str, formula: Callable[[str], str]) -> str:
     """``formula`` over float64(x), rounded once to float32."""
     return g.cast(formula(g.cast(x, _F64, hint)), _F32, hint)

@@ -1,8 +1,9 @@
-"""spec/tables.json is the one source of the shared tables: every generated copy is current, and the readers use it."""
+"""spec/tables.json and spec/policy_ops.json are the one sources of the shared tables: every generated copy is current, and the readers use them."""
 import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 from suite import ROOT
 
@@ -14,6 +15,20 @@ import rlarchive.limits
 def _tables() -> dict:
     with open(os.path.join(ROOT, "spec", "tables.json"), encoding="utf-8") as f:
         return json.load(f)
+
+
+def _node_json(script: str) -> Any:
+    """What the ES module ``script`` prints as JSON, run by Node (the test is skipped without Node)."""
+    import shutil
+
+    import pytest
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
 
 
 def test_no_generated_file_is_stale():
@@ -30,21 +45,12 @@ def test_the_python_reader_uses_the_tables():
 
 
 def test_the_javascript_reader_uses_the_tables():
-    import shutil
-
-    import pytest
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
     script = (
         f"import * as m from {json.dumps('file://' + os.path.join(ROOT, 'reader-js', 'src', 'index.js'))};"
         "console.log(JSON.stringify({catalogue: m.CATALOGUE, api: m.API_CODES, "
         "dtypes: Object.values(m.DTYPES).map((d) => [d.code, d.size, d.alignment, d.kind]), limits: Object.fromEntries(Object.entries(m.limits).filter(([, v]) => typeof v === 'number'))}));"
     )
-    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    got, t = json.loads(r.stdout), _tables()
+    got, t = _node_json(script), _tables()
     assert got["catalogue"] == {e["code"]: e["severity"] for e in t["errors"]}
     assert got["api"] == [e["code"] for e in t["api_errors"]]
     assert got["dtypes"] == [[d["code"], d["size"], d["alignment"], d["kind"]] for d in t["dtypes"]]
@@ -86,13 +92,6 @@ def test_the_python_policy_checker_uses_the_registry():
 
 
 def test_the_javascript_policy_checker_uses_the_registry():
-    import shutil
-
-    import pytest
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
     src = os.path.join(ROOT, "reader-js", "src")
     script = (
         f"import * as ops from {json.dumps('file://' + os.path.join(src, 'policy_ops.js'))};"
@@ -102,9 +101,7 @@ def test_the_javascript_policy_checker_uses_the_registry():
         " same: checker.OPERATIONS === ops.OPERATIONS && checker.HEADS === ops.HEADS && checker.MAX_POLICY_OPERATIONS === ops.MAX_POLICY_OPERATIONS,"
         " parameters: Object.fromEntries(Object.entries(checker.ACTIVATION_PARAMETERS).map(([fn, p]) => [fn, Object.keys(p)]))}));"
     )
-    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    got, reg = json.loads(r.stdout), _registry()
+    got, reg = _node_json(script), _registry()
     assert got["operations"] == _by_name(reg["operations"]) and got["activations"] == _by_name(reg["activations"]) and got["heads"] == _by_name(reg["heads"])
     assert got["limits"] == {x["name"]: x["value"] for x in reg["limits"] + reg["constants"]}
     assert got["defaults"] == {a["name"]: {p["name"]: p["default"] for p in a["parameters"]} for a in reg["activations"]}
@@ -275,13 +272,6 @@ def test_a_table_of_implementations_must_match_the_registry():
 
 
 def test_a_javascript_table_of_implementations_must_match_the_registry():
-    import shutil
-
-    import pytest
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
     script = (
         f"import {{ HEADS, implementations }} from {json.dumps('file://' + os.path.join(ROOT, 'reader-js', 'src', 'policy_ops.js'))};"
         "const table = Object.fromEntries(Object.keys(HEADS).map((k) => [k, null]));"
@@ -289,6 +279,4 @@ def test_a_javascript_table_of_implementations_must_match_the_registry():
         "const { box, ...fewer } = table;"
         "console.log(JSON.stringify([Object.keys(implementations(HEADS, table, 'heads')), fails(fewer), fails({ ...table, softmax: null })]));"
     )
-    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == [[h["name"] for h in _registry()["heads"]], True, True]
+    assert _node_json(script) == [[h["name"] for h in _registry()["heads"]], True, True]
