@@ -15,7 +15,10 @@ binary64 workspace (convolution patches, copies for the transcendental
 functions) is computed over blocks of at most ``POLICY_BLOCK_ELEMENTS``
 elements. :func:`rlarchive.interop.sb3_policy.describe` makes a description
 from a built SB3 model; its structure is checked by
-:mod:`rlarchive.policy_description` before a :class:`Policy` is made.
+:mod:`rlarchive.policy_description` before a :class:`Policy` is made. The
+activation functions are in :mod:`rlarchive.policy_activations`; which
+operations and heads exist comes from the registry :mod:`rlarchive.policy_ops`,
+and the tables of their implementations here are checked against it at import.
 """
 from __future__ import annotations
 
