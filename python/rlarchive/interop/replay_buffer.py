@@ -175,7 +175,7 @@ def _info_json_size(info: Any, row: int, env: int, levels: int) -> int:
         else:
             reason = f"it is not JSON text ({e})"  # a string that is not Unicode text
         raise _info_error(row, env, info, reason, key=key) from None
-    depth = jsonstrict._depth(raw.decode("utf-8"))
+    depth = jsonstrict.nesting_depth(raw.decode("utf-8"))
     if depth > levels:
         raise _info_error(row, env, info, f"it nests {depth} levels deep, and the member allows {levels} there (MAX_JSON_DEPTH)", "LIMIT_EXCEEDED")
     return len(raw)
