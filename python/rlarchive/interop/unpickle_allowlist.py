@@ -113,7 +113,6 @@ def _deque(ctx: Context, iterable=(), maxlen=None) -> collections.deque:
     return collections.deque(iterable, maxlen)
 
 
-
 def _copyreg_reconstructor(ctx: Context, cls, base, state):
     """Stand-in for ``copyreg._reconstructor`` (protocol 0/1 objects) on stand-in types only."""
     if not (isinstance(base, GlobalName) and base == GlobalName("builtins", "object")):

@@ -210,7 +210,6 @@ def _builtin_type(ctx: Context, name) -> Ctor:
     return Ctor("types", name, fn, ctx)  # type: ignore[arg-type]
 
 
-
 #: cloudpickle's helper name -> the stand-in called in its place (in both
 #: ``cloudpickle.cloudpickle`` and ``cloudpickle.cloudpickle_fast``).
 CLOUDPICKLE_CONSTRUCTORS: Mapping[str, Callable[..., Any]] = MappingProxyType(

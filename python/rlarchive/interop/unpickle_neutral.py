@@ -92,6 +92,24 @@ def _levels(obj: Any) -> int:
     return 1
 
 
+def _space_dtype(sp: Space, default: Optional[str] = None) -> np.dtype:
+    """The space's dtype, little-endian (``default`` when it has none)."""
+    d = sp.get("dtype")
+    if isinstance(d, DType):
+        return d.dtype.newbyteorder("<") if d.dtype.byteorder == ">" else d.dtype
+    if d is None and default is not None:
+        return np.dtype(default)
+    raise NotNeutral("space without a dtype")
+
+
+def _space_shape(sp: Space) -> tuple:
+    """The space's shape (NumPy integers in it taken as ints)."""
+    s = sp.get("_shape", sp.get("shape"))
+    if not isinstance(s, tuple):
+        raise NotNeutral("space without a shape")
+    return check_shape(tuple(int(x.value) if isinstance(x, Scalar) and isinstance(x.value, np.integer) else x for x in s))
+
+
 class _Neutralizer:
     """Converts one stand-in graph, charging ``budget`` for what the output holds and what it copies."""
 
@@ -324,105 +342,106 @@ class _Neutralizer:
             raise NotNeutral(f"the space breaks a rule of spec §8: {e}") from None
 
     def _build_space(self, sp: Space):
-        S = self.spaces
-        kind = type(sp).kind
+        build = {
+            "box": self._box,
+            "discrete": self._discrete,
+            "multi_discrete": self._multi_discrete,
+            "multi_binary": self._multi_binary,
+            "dict": self._dict_space,
+            "tuple": self._tuple_space,
+            "text": self._text,
+        }.get(type(sp).kind)
+        if build is None:
+            raise NotNeutral(f"unsupported space {type(sp).__name__}")
+        return build(sp)
 
-        def dtype(default=None) -> np.dtype:
-            d = sp.get("dtype")
-            if isinstance(d, DType):
-                return d.dtype.newbyteorder("<") if d.dtype.byteorder == ">" else d.dtype
-            if d is None and default is not None:
-                return np.dtype(default)
-            raise NotNeutral("space without a dtype")
+    def _box(self, sp: Space):
+        dt = _space_dtype(sp)
+        code = self._dtype_code(dt)
+        shp = _space_shape(sp)
+        low, high = sp.get("low"), sp.get("high")
+        if low is None or high is None:
+            raise NotNeutral("Box without bounds")
+        low = self._bound(low, dt, shp, "Box.low")
+        high = self._bound(high, dt, shp, "Box.high")
+        self.refer(low.nbytes + high.nbytes, "Box bounds")
+        return self.spaces.Box(low, high, shp, code)
 
-        def shape():
-            s = sp.get("_shape", sp.get("shape"))
-            if not isinstance(s, tuple):
-                raise NotNeutral("space without a shape")
-            return check_shape(tuple(int(x.value) if isinstance(x, Scalar) and isinstance(x.value, np.integer) else x for x in s))
+    def _discrete(self, sp: Space):
+        dt = _space_dtype(sp, "int64")
+        n = _number(sp.get("n"), "Discrete.n")
+        start = _number(sp.get("start", 0), "Discrete.start")
+        if type(n) is not int or type(start) is not int:
+            raise NotNeutral("Discrete with non-integer bounds")
+        return self.spaces.Discrete(n, start, self._dtype_code(dt))
 
-        if kind == "box":
-            dt = dtype()
-            code = self._dtype_code(dt)
-            shp = shape()
-            low, high = sp.get("low"), sp.get("high")
-            if low is None or high is None:
-                raise NotNeutral("Box without bounds")
-            low = self._bound(low, dt, shp, "Box.low")
-            high = self._bound(high, dt, shp, "Box.high")
-            self.refer(low.nbytes + high.nbytes, "Box bounds")
-            return S.Box(low, high, shp, code)
-        if kind == "discrete":
-            dt = dtype("int64")
-            n = _number(sp.get("n"), "Discrete.n")
-            start = _number(sp.get("start", 0), "Discrete.start")
-            if type(n) is not int or type(start) is not int:
-                raise NotNeutral("Discrete with non-integer bounds")
-            return S.Discrete(n, start, self._dtype_code(dt))
-        if kind == "multi_discrete":
-            dt = dtype("int64")
-            code = self._dtype_code(dt)
-            nvec = self._cast(sp.get("nvec"), dt, "MultiDiscrete.nvec")
-            start = sp.get("start")
-            if start is None:
-                self.allocate(nvec.nbytes, "MultiDiscrete.start")
-                start = np.zeros_like(nvec)
-            else:
-                start = self._cast(start, dt, "MultiDiscrete.start")
-            if start.shape != nvec.shape:
-                raise NotNeutral("MultiDiscrete.start and nvec differ in shape")
-            self.refer(nvec.nbytes + start.nbytes, "MultiDiscrete")
-            return S.MultiDiscrete(nvec, start, code)
-        if kind == "multi_binary":
-            n = sp.get("n")
-            if isinstance(n, Array):
-                a = self._source(n, "MultiBinary.n")
-                if a.dtype.kind not in "iu" or a.ndim > 1 or a.size > MAX_NDIM:
-                    raise NotNeutral("malformed MultiBinary.n")
-                n = tuple(check_int(int(x)) for x in a.reshape(-1)) if a.ndim else check_int(int(a))
-            elif isinstance(n, (tuple, list)):
-                if len(n) > MAX_NDIM:
-                    raise NotNeutral("MultiBinary has too many dimensions")
-                n = tuple(_number(x, "MultiBinary.n") for x in n)
-            else:
-                n = _number(n, "MultiBinary.n")
-            return S.MultiBinary(n)
-        if kind == "dict":
-            spaces = sp.get("spaces")
-            if type(spaces) is not dict:
-                raise NotNeutral("Dict space without sub-spaces")
-            pairs = []
-            for k, v in spaces.items():
-                if type(k) is not str:
-                    raise NotNeutral("Dict space with a key that is not a string")
-                if not isinstance(v, Space):
-                    raise NotNeutral("Dict space holds something that is not a space")
-                self.refer(len(k), "a Dict space key")
-                pairs.append((k, self.convert(v)))
-            return S.Dict(tuple(pairs))
-        if kind == "tuple":
-            spaces = sp.get("spaces")
-            if not isinstance(spaces, (tuple, list)) or not all(isinstance(v, Space) for v in spaces):
-                raise NotNeutral("Tuple space without sub-spaces")
-            return S.Tuple(tuple(self.convert(v) for v in spaces))
-        if kind == "text":
-            chars = sp.get("_char_str")
-            if chars is None:
-                cl = sp.get("_char_list") or sp.get("_char_set")
-                if not isinstance(cl, (list, tuple, set, frozenset)) or not all(type(c) is str for c in cl):
-                    raise NotNeutral("Text space without a charset")
-                self.allocate(sum(len(c) for c in cl), "a Text charset")
-                chars = "".join(cl)
-            if type(chars) is not str:
-                raise NotNeutral("Text space with a malformed charset")
-            charset = "".join(sorted(set(chars)))
-            self.refer(4 * len(charset), "a Text charset")
-            return S.Text(
-                _number(sp.get("max_length"), "Text.max_length"),
-                _number(sp.get("min_length", 1), "Text.min_length"),
-                charset,
-            )
-        raise NotNeutral(f"unsupported space {type(sp).__name__}")
+    def _multi_discrete(self, sp: Space):
+        dt = _space_dtype(sp, "int64")
+        code = self._dtype_code(dt)
+        nvec = self._cast(sp.get("nvec"), dt, "MultiDiscrete.nvec")
+        start = sp.get("start")
+        if start is None:
+            self.allocate(nvec.nbytes, "MultiDiscrete.start")
+            start = np.zeros_like(nvec)
+        else:
+            start = self._cast(start, dt, "MultiDiscrete.start")
+        if start.shape != nvec.shape:
+            raise NotNeutral("MultiDiscrete.start and nvec differ in shape")
+        self.refer(nvec.nbytes + start.nbytes, "MultiDiscrete")
+        return self.spaces.MultiDiscrete(nvec, start, code)
+
+    def _multi_binary(self, sp: Space):
+        n = sp.get("n")
+        if isinstance(n, Array):
+            a = self._source(n, "MultiBinary.n")
+            if a.dtype.kind not in "iu" or a.ndim > 1 or a.size > MAX_NDIM:
+                raise NotNeutral("malformed MultiBinary.n")
+            n = tuple(check_int(int(x)) for x in a.reshape(-1)) if a.ndim else check_int(int(a))
+        elif isinstance(n, (tuple, list)):
+            if len(n) > MAX_NDIM:
+                raise NotNeutral("MultiBinary has too many dimensions")
+            n = tuple(_number(x, "MultiBinary.n") for x in n)
+        else:
+            n = _number(n, "MultiBinary.n")
+        return self.spaces.MultiBinary(n)
+
+    def _dict_space(self, sp: Space):
+        spaces = sp.get("spaces")
+        if type(spaces) is not dict:
+            raise NotNeutral("Dict space without sub-spaces")
+        pairs = []
+        for k, v in spaces.items():
+            if type(k) is not str:
+                raise NotNeutral("Dict space with a key that is not a string")
+            if not isinstance(v, Space):
+                raise NotNeutral("Dict space holds something that is not a space")
+            self.refer(len(k), "a Dict space key")
+            pairs.append((k, self.convert(v)))
+        return self.spaces.Dict(tuple(pairs))
+
+    def _tuple_space(self, sp: Space):
+        spaces = sp.get("spaces")
+        if not isinstance(spaces, (tuple, list)) or not all(isinstance(v, Space) for v in spaces):
+            raise NotNeutral("Tuple space without sub-spaces")
+        return self.spaces.Tuple(tuple(self.convert(v) for v in spaces))
+
+    def _text(self, sp: Space):
+        chars = sp.get("_char_str")
+        if chars is None:
+            cl = sp.get("_char_list") or sp.get("_char_set")
+            if not isinstance(cl, (list, tuple, set, frozenset)) or not all(type(c) is str for c in cl):
+                raise NotNeutral("Text space without a charset")
+            self.allocate(sum(len(c) for c in cl), "a Text charset")
+            chars = "".join(cl)
+        if type(chars) is not str:
+            raise NotNeutral("Text space with a malformed charset")
+        charset = "".join(sorted(set(chars)))
+        self.refer(4 * len(charset), "a Text charset")
+        return self.spaces.Text(
+            _number(sp.get("max_length"), "Text.max_length"),
+            _number(sp.get("min_length", 1), "Text.min_length"),
+            charset,
+        )
 
     # -- schedules ---------------------------------------------------------
     def _schedule(self, obj, depth: int = 0):

@@ -65,17 +65,20 @@ class DType(Buildable):
             raise NotNeutral(f"unsupported numpy byte order {describe(order)}")
 
 
-def dtype_ctor(ctx: Context, obj, align=False, copy=False) -> DType:
+def dtype_ctor(ctx: Context, obj: Any, align: Any = False, copy: Any = False) -> DType:
+    """Stand-in for ``numpy.dtype(obj, align, copy)``."""
     return DType(obj)
 
 
-def np_dtype(x) -> np.dtype:
+def np_dtype(x: Any) -> np.dtype:
+    """The NumPy dtype a :class:`DType` stand-in holds (anything else is refused)."""
     if isinstance(x, DType):
         return x.dtype
     raise NotNeutral("expected a numpy dtype")
 
 
-def check_shape(shape) -> tuple:
+def check_shape(shape: Any) -> tuple:
+    """``shape`` if it is a tuple of at most MAX_NDIM non-negative ints (else NotNeutral)."""
     if not isinstance(shape, tuple) or not all(type(d) is int and d >= 0 for d in shape):
         raise NotNeutral("malformed array shape")
     if len(shape) > MAX_NDIM:
@@ -132,13 +135,14 @@ class Reconstructed(Array, Buildable):
         set_slot(self, "array", arr)
 
 
-def reconstruct(ctx: Context, subtype, shape, typecode) -> Reconstructed:
+def reconstruct(ctx: Context, subtype: Any, shape: Any, typecode: Any) -> Reconstructed:
+    """Stand-in for ``numpy.core.multiarray._reconstruct``: an empty array that BUILD fills."""
     if not (isinstance(subtype, GlobalName) and subtype == NDARRAY):
         raise NotNeutral("only plain numpy.ndarray objects are supported")
     return Reconstructed(ctx)
 
 
-def frombuffer(ctx: Context, buf, dtype, shape, order="C", axis_order=None) -> Array:
+def frombuffer(ctx: Context, buf: Any, dtype: Any, shape: Any, order: Any = "C", axis_order: Any = None) -> Array:
     """Stand-in for ``numpy._core.numeric._frombuffer`` (protocol 5 arrays).
 
     NumPy 2 writes an array that is neither C- nor Fortran-contiguous (a
@@ -171,7 +175,7 @@ class Scalar(Frozen):
         set_slot(self, "value", value)
 
 
-def scalar(ctx: Context, dtype, data=None) -> Scalar:
+def scalar(ctx: Context, dtype: Any, data: Any = None) -> Scalar:
     """Stand-in for ``numpy.core.multiarray.scalar(dtype, bytes)``."""
     dt = np_dtype(dtype)
     if dt.hasobject:
@@ -200,6 +204,7 @@ class RNG(Buildable):
         pass
 
 
-def rng_ctor(ctx: Context, *args, **kwargs) -> RNG:
+def rng_ctor(ctx: Context, *args: Any, **kwargs: Any) -> RNG:
+    """Stand-in for the NumPy random generators' pickle constructors (their state is dropped)."""
     return RNG()
 

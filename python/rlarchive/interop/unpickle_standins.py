@@ -56,7 +56,6 @@ class NotNeutral(Exception):
         self.reason = reason
 
 
-
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 #: Bytes charged for each opcode read and each part of a converted value.
@@ -99,9 +98,6 @@ class Context:
         self.budget.charge(nbytes, what)
 
 
-
-
-
 class FrozenMeta(type):
     """Metaclass of every stand-in class: once created, a class cannot be changed."""
 
@@ -113,7 +109,7 @@ class FrozenMeta(type):
 
 
 def set_slot(obj: Any, name: str, value: Any) -> None:
-    """Set a slot of a stand-in (only this module's own code does that)."""
+    """Set a slot of a stand-in (only the unpickler's own modules do that; a pickle never can)."""
     object.__setattr__(obj, name, value)
 
 
@@ -265,7 +261,6 @@ class Unknown(Buildable):
         return f"an object made by {self.func.label()}"
 
 
-
 _KEY_LEAVES = (type(None), bool, int, float, str, bytes)
 _MAX_KEY_PARTS = 1024
 _MAX_KEY_DEPTH = 16
@@ -288,8 +283,6 @@ def check_key(key: Any) -> None:
         if isinstance(k, Frozen) and type(k).__hash__ is object.__hash__ and type(k).__eq__ is object.__eq__:
             continue  # stand-ins compare by identity
         raise NotNeutral(f"{describe(k)} cannot be a map key")
-
-
 
 
 # ---- spaces and SB3 classes ----------------------------------------------------
