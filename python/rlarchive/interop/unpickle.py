@@ -69,8 +69,12 @@ The unpickler lives in modules named after what they do, re-exported here:
 :mod:`~rlarchive.interop.unpickle_neutral` (the conversions) and
 :mod:`~rlarchive.interop.recorded` (what a recorded call converts to).
 
+The stand-ins :class:`Array`, :class:`Scalar` and :class:`Function` are
+public too, for a caller that looks into a stand-in graph before converting
+it (the Stable-Baselines 2 importer).
+
 In particular these modules never import gymnasium, gym, stable_baselines3,
-cloudpickle, torch or any module a pickle names; it needs only NumPy (to hold
+cloudpickle, torch or any module a pickle names; they need only NumPy (to hold
 array data, which it builds from raw bytes with :func:`numpy.frombuffer`).
 """
 from __future__ import annotations

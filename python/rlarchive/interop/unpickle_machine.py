@@ -66,7 +66,7 @@ class RestrictedUnpickler(_Base):
     ``find_class`` never imports a module. A global that is neither a
     constructor on the allow-list nor a plain identifier path (recorded as a
     :class:`GlobalName`) raises :class:`NotNeutral`, which aborts the
-    whole load; so do the opcodes listed in the module docstring when they
+    whole load; so do the opcodes listed in :mod:`rlarchive.interop.unpickle` when they
     reach anything but the stand-ins designed for them. Every opcode and every
     allocation is charged to ``budget`` (a fresh default
     :class:`~rlarchive.interop.budget.ImportBudget` when not given).

@@ -95,6 +95,7 @@ class Context:
         self.budget = budget
 
     def charge(self, nbytes: int, what: str) -> None:
+        """Charge ``nbytes`` to the budget before they are allocated (LIMIT_EXCEEDED past it)."""
         self.budget.charge(nbytes, what)
 
 
