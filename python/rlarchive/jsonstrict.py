@@ -22,7 +22,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\]:,]|true|false|null|\s+')
 
 
-def _depth(text: str) -> int:
+def nesting_depth(text: str) -> int:
     """Maximum nesting depth, measured on the raw text as spec §6 rule 4 defines."""
     depth = peak = 0
     in_string = False
@@ -229,7 +229,7 @@ def parse(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise fail("JSON_UTF8", f"JSON text is not well-formed UTF-8 ({e.reason})", e.start) from None
-    if _depth(text) > MAX_JSON_DEPTH:
+    if nesting_depth(text) > MAX_JSON_DEPTH:
         raise fail("JSON_DEPTH", f"JSON nesting exceeds the limit of {MAX_JSON_DEPTH}")
     hooks = _Collector()
     try:

@@ -242,7 +242,7 @@ def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, Optional[l
         )
     params: dict = {}
     for name, item in items:
-        if not isinstance(item, (unpickle._Array, unpickle._Scalar)):  # TensorFlow gives a 0-d variable as a NumPy scalar
+        if not isinstance(item, (unpickle.Array, unpickle.Scalar)):  # TensorFlow gives a 0-d variable as a NumPy scalar
             raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} is {_describe(item)}, not a numeric array")
         try:
             arr = unpickle.to_neutral(item, budget=budget)
@@ -271,7 +271,7 @@ def _standin_type(x: Any) -> str:
 
     if isinstance(x, unpickle.Unknown):
         return f"{x.func.module}.{x.func.qualname}"
-    if isinstance(x, unpickle._Function):
+    if isinstance(x, unpickle.Function):
         return "function"
     kind = type(x)
     module, name = getattr(kind, "_pickle_module", None), getattr(kind, "_pickle_name", None)
