@@ -131,7 +131,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         status = EXIT_ERROR
     for f, r in zip(checked, reports):
         if not r["valid"]:
-            listed = args.format == "text" and (selection.max_issues is None or selection.max_issues > 0)
+            first_code = next(i["code"] for i in r["issues"] if i["severity"] == "error")
+            # the text report just listed the error: named, not repeated (but an I/O error is said in full)
+            listed = args.format == "text" and selection.max_issues != 0 and exit_status(first_code) != EXIT_ERROR
             first = _invalid_line(f, r, listed)
             say(error_line(first, f), (f,))
             status = max(status, exit_status(first.code))
