@@ -175,3 +175,15 @@ def test_two_saves_of_a_model_trained_0_and_1_step(tmp_path, capsys):
     assert any(k[0] == "tensors" and k[1].startswith("policy/") for k in changed)
     status, text, _ = _main(capsys, "diff", str(before), str(after))
     assert status == 1 and "max |a-b|" in text and "num_timesteps" in text
+
+
+def test_hyperparameters_compare_as_canonical_json(tmp_path):
+    """The integer 1 and the float 1.0 are different values (spec §7); the same float written twice is equal."""
+    paths = []
+    for i, value in enumerate((1, 1.0, 1.0)):
+        p = tmp_path / f"{i}.rlarchive"
+        rlarchive.save(p, {"n": value, "gamma": 0.99})
+        paths.append(p)
+    (d,) = diff(paths[0], paths[1])["differences"]
+    assert (d["section"], d["key"], d["change"]) == ("hyperparameters", "n", "changed") and d["a"] != d["b"]
+    assert diff(paths[1], paths[2])["equal"]
