@@ -333,10 +333,14 @@ def difference_line(d: dict) -> str:
         a, b = d["a"], d["b"]
         if (a["dtype"], a["shape"]) != (b["dtype"], b["shape"]):
             return f"{head}: {a['dtype']}{a['shape']} -> {b['dtype']}{b['shape']}"
-        most = d.get("max_abs_diff")
         text = f"{head}: {a['dtype']}{a['shape']}, digests differ"
-        text += ", max |a-b| not computed for this dtype" if most is None and not d.get("nonfinite_differ") else f", max |a-b| {most:.6g}" if most is not None else ""
-        return text + (f", {d['nonfinite_differ']} non-finite elements differ" if d.get("nonfinite_differ") else "")
+        if d.get("max_abs_diff") is not None:
+            text += f", max |a-b| {d['max_abs_diff']:.6g}"
+        if d.get("nonfinite_differ"):
+            text += f", {d['nonfinite_differ']} non-finite elements differ"
+        elif "nonfinite_differ" not in d:
+            text += " (no arithmetic for this dtype)"
+        return text
     return f"{head}: {_value(d['a'])} -> {_value(d['b'])}"
 
 
