@@ -537,6 +537,29 @@ def vectors_dir() -> str:
     raise SystemExit("rlarchive conformance: this installation carries no test vectors")
 
 
+def _readers(args: argparse.Namespace, registered: Optional[str]) -> list:
+    """The readers to run: the outside reader of --reader-cmd, or the registered ones (--readers picks some)."""
+    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
+        xf = os.path.abspath(args.xfail) if args.xfail else None
+        # "named": no --reader-name, so the name its handshake gives replaces "outside" once it has run
+        readers: list[dict[str, Any]] = [
+            {"name": args.reader_name or "outside", "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd(), "named": args.reader_name is None}
+        ]
+    else:
+        assert registered is not None  # main checked it
+        with open(registered, encoding="utf-8") as f:
+            readers = json.load(f)["readers"]
+        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
+        for r in readers:  # registered commands and xfail lists are relative to the repository's root
+            r["cwd"] = root
+            if r.get("xfail") and not os.path.isabs(r["xfail"]):
+                r["xfail"] = os.path.join(root, r["xfail"])
+        if args.readers:
+            wanted = set(args.readers.split(","))
+            readers = [r for r in readers if r["name"] in wanted]
+    return readers
+
+
 def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: str = "rlarchive conformance") -> int:
     """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -555,21 +578,7 @@ def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: st
     if not args.reader_cmd and registered is None:
         ap.error("give the reader to test: --reader-cmd CMD")
     cases = load_cases(args.vectors)
-    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
-        xf = os.path.abspath(args.xfail) if args.xfail else None
-        readers: list[dict[str, Any]] = [{"name": args.reader_name or "outside", "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd(), "named": args.reader_name is None}]
-    else:
-        assert registered is not None  # checked above
-        with open(registered, encoding="utf-8") as f:
-            readers = json.load(f)["readers"]
-        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
-        for r in readers:  # registered commands and xfail lists are relative to the repository's root
-            r["cwd"] = root
-            if r.get("xfail") and not os.path.isabs(r["xfail"]):
-                r["xfail"] = os.path.join(root, r["xfail"])
-        if args.readers:
-            wanted = set(args.readers.split(","))
-            readers = [r for r in readers if r["name"] in wanted]
+    readers = _readers(args, registered)
     all_results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in readers:
