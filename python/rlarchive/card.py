@@ -49,7 +49,7 @@ def _y(text: str) -> str:
     return json.dumps(str(text), ensure_ascii=True)
 
 
-def _latest_by_env(evaluations: list) -> list:
+def latest_by_env(evaluations: list) -> list:
     """The last evaluation of each environment, in the order environments first appear."""
     order: list = []
     latest: dict = {}
@@ -73,7 +73,7 @@ def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb
             tags.append(env)
     lines = ["---", f"library_name: {_y('rlarchive')}", "tags:"]
     lines += [f"- {_y(t)}" for t in tags]
-    results = _latest_by_env(evaluations)
+    results = latest_by_env(evaluations)
     if results:
         lines += ["model-index:", f"- name: {_y(name)}", "  results:"]
         for e in results:
@@ -96,7 +96,7 @@ def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb
 
 def _plain(v: Any) -> Optional[str]:
     """A hyperparameter's value as text, or None for values that are not settings (arrays, spaces, objects)."""
-    from .cli import describe
+    from .cli.inspect import describe
     from .schedules import Constant, Linear, Piecewise
 
     if isinstance(v, bool) or v is None:
@@ -150,7 +150,7 @@ def card(path: Union[str, "os.PathLike[str]"]) -> str:
             a defined metadata key the card shows is malformed.
     """
     from . import spaces as sp
-    from .cli import describe
+    from .cli.inspect import describe
     from .reader import Archive
     from .validate import validate
 

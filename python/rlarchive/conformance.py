@@ -482,27 +482,50 @@ def _run_cases(testee: Testee, cases: list, vectors: str, xfail: dict, timeout: 
         results[c["id"]] = (status, detail)
 
 
-def write_junit(path: str, names: list, cases: list, results: dict) -> None:
-    """The results as JUnit XML: one test suite per reader, one test case per vector."""
+def junit_xml(title: str, suites: list) -> bytes:
+    """A JUnit XML document (as CI systems read it): ``suites`` is a list of ``(name, seconds, cases)``, each case
+    ``(classname, name, outcome, message)`` with outcome ``"pass"``, ``"failure"`` or ``"skipped"``."""
     from xml.etree import ElementTree as ET
 
-    root = ET.Element("testsuites", name="rlarchive conformance")
-    for n in names:
-        res = results[n]
-        suite = ET.SubElement(root, "testsuite", name=n, tests=str(len(cases)), time=f"{res['__seconds__']:.3f}")
+    root = ET.Element("testsuites", name=title)
+    for suite_name, seconds, cases in suites:
+        suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(len(cases)), time=f"{seconds:.3f}")
         bad = skipped = 0
-        for c in cases:
-            status, detail = res[c["id"]]
-            tc = ET.SubElement(suite, "testcase", classname=n, name=c["id"])
-            if status in UNEXPECTED:
+        for classname, name, outcome, message in cases:
+            tc = ET.SubElement(suite, "testcase", classname=classname, name=name)
+            if outcome == "failure":
                 bad += 1
-                ET.SubElement(tc, "failure", message=f"{status}: {detail}"[:2000])
-            elif status == "n/a":
+                ET.SubElement(tc, "failure", message=message[:2000])
+            elif outcome == "skipped":
                 skipped += 1
-                ET.SubElement(tc, "skipped", message=detail)
+                ET.SubElement(tc, "skipped", message=message)
         suite.set("failures", str(bad))
         suite.set("skipped", str(skipped))
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write_junit(path: str, names: list, cases: list, results: dict) -> None:
+    """The results as JUnit XML: one test suite per reader, one test case per vector."""
+    suites = []
+    for n in names:
+        rows = []
+        for c in cases:
+            status, detail = results[n][c["id"]]
+            if status in UNEXPECTED:
+                rows.append((n, c["id"], "failure", f"{status}: {detail}"))
+            else:
+                rows.append((n, c["id"], "skipped" if status == "n/a" else "pass", detail))
+        suites.append((n, results[n]["__seconds__"], rows))
+    with open(path, "wb") as f:
+        f.write(junit_xml("rlarchive conformance", suites))
+
+
+def handshake_name(info: Any) -> str:
+    """The reader's name from its handshake (``reader.name``), as one short printable word, or ``""``."""
+    name = info.get("name") if isinstance(info, dict) else None
+    if not isinstance(name, str):
+        return ""
+    return "".join(ch if ch.isprintable() and not ch.isspace() else "_" for ch in name)[:40]
 
 
 def vectors_dir() -> str:
@@ -514,12 +537,35 @@ def vectors_dir() -> str:
     raise SystemExit("rlarchive conformance: this installation carries no test vectors")
 
 
+def _readers(args: argparse.Namespace, registered: Optional[str]) -> list:
+    """The readers to run: the outside reader of --reader-cmd, or the registered ones (--readers picks some)."""
+    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
+        xf = os.path.abspath(args.xfail) if args.xfail else None
+        # "named": no --reader-name, so the name its handshake gives replaces "outside" once it has run
+        readers: list[dict[str, Any]] = [
+            {"name": args.reader_name or "outside", "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd(), "named": args.reader_name is None}
+        ]
+    else:
+        assert registered is not None  # main checked it
+        with open(registered, encoding="utf-8") as f:
+            readers = json.load(f)["readers"]
+        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
+        for r in readers:  # registered commands and xfail lists are relative to the repository's root
+            r["cwd"] = root
+            if r.get("xfail") and not os.path.isabs(r["xfail"]):
+                r["xfail"] = os.path.join(root, r["xfail"])
+        if args.readers:
+            wanted = set(args.readers.split(","))
+            readers = [r for r in readers if r["name"] in wanted]
+    return readers
+
+
 def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: str = "rlarchive conformance") -> int:
     """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vectors", default=None, help="folder with index.json (default: the vectors inside this package)")
     ap.add_argument("--reader-cmd", help="command of an outside reader (shell-quoted)")
-    ap.add_argument("--reader-name", default="outside", help="name of the outside reader in the matrix")
+    ap.add_argument("--reader-name", help="name of the outside reader in the matrix (default: the name its handshake gives, else 'outside')")
     ap.add_argument("--xfail", help="expected-failure list of the outside reader (JSON: case id -> reason)")
     ap.add_argument("--readers", help="comma-separated registered readers to run (default: all)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
@@ -532,21 +578,7 @@ def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: st
     if not args.reader_cmd and registered is None:
         ap.error("give the reader to test: --reader-cmd CMD")
     cases = load_cases(args.vectors)
-    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
-        xf = os.path.abspath(args.xfail) if args.xfail else None
-        readers = [{"name": args.reader_name, "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd()}]
-    else:
-        assert registered is not None  # checked above
-        with open(registered, encoding="utf-8") as f:
-            readers = json.load(f)["readers"]
-        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
-        for r in readers:  # registered commands and xfail lists are relative to the repository's root
-            r["cwd"] = root
-            if r.get("xfail") and not os.path.isabs(r["xfail"]):
-                r["xfail"] = os.path.join(root, r["xfail"])
-        if args.readers:
-            wanted = set(args.readers.split(","))
-            readers = [r for r in readers if r["name"] in wanted]
+    readers = _readers(args, registered)
     all_results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in readers:
@@ -555,8 +587,11 @@ def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: st
                 with open(r["xfail"], encoding="utf-8") as f:
                     xfail = json.load(f)
             t0 = time.monotonic()
-            all_results[r["name"]] = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
-            all_results[r["name"]]["__seconds__"] = time.monotonic() - t0
+            results = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
+            results["__seconds__"] = time.monotonic() - t0
+            if r.get("named"):  # no --reader-name: the name the reader's handshake gave
+                r["name"] = handshake_name(results.get("__info__", {})) or r["name"]
+            all_results[r["name"]] = results
 
     names = [r["name"] for r in readers]
     width = max(len(c["id"]) for c in cases) + 2
