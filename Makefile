@@ -91,6 +91,7 @@ dist: setup-python setup-js
 	rm -rf dist && mkdir -p dist
 	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_sdist('../dist')"
 	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_wheel('../dist')"
+	rm -rf python/build python/rlarchive.egg-info  # the build's leftovers (the wheel copied test-vectors/ in)
 	cd reader-js && npm pack --pack-destination ../dist --loglevel=error
 	$(PY) tests/vectors/kit.py dist
 
@@ -101,8 +102,7 @@ tables:
 	$(PYTHON) spec/policy_ops.py
 
 vectors: setup-python
-	$(PY) tests/vectors/generate.py test-vectors
-	rm -rf python/rlarchive/vectors && cp -r test-vectors python/rlarchive/vectors  # the conformance kit ships them
+	$(PY) tests/vectors/generate.py test-vectors  # kept once: the package build copies them in (python/setup.py)
 
 vectors-check: setup-python
 	$(PY) tests/vectors/generate.py --check test-vectors
