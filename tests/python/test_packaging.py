@@ -288,3 +288,10 @@ def test_the_standalone_conformance_kit_runs_on_the_standard_library(tmp_path):
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 failed" in r.stdout
+
+
+def test_a_checkout_runs_the_conformance_kit_on_test_vectors():
+    """From a checkout (an editable install: the package holds no copy), the vectors are test-vectors/."""
+    from rlarchive.conformance import vectors_dir
+
+    assert os.path.samefile(vectors_dir(), os.path.join(ROOT, "test-vectors"))
