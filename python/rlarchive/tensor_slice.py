@@ -40,7 +40,7 @@ def framework_of(framework: str, device: Any = None) -> str:
             import torch  # noqa: F401
         except ImportError:
             raise RlarchiveError(
-                "FRAMEWORK_UNAVAILABLE", f"framework={framework!r} needs torch, which is not installed (pip install 'rlarchive[torch]')"
+                "FRAMEWORK_UNAVAILABLE", f"torch is not installed (framework={framework!r} needs it; the torch extra brings it)"
             ) from None
     elif device is not None:
         raise ValueError("device= is for framework='torch' ('pt') only")
