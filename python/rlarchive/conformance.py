@@ -529,9 +529,10 @@ def handshake_name(info: Any) -> str:
 
 
 def vectors_dir() -> str:
-    """The test vectors of this format version: inside the package (or the kit), or the checkout's test-vectors/."""
+    """The test vectors of this format version: the checkout's test-vectors/ (an editable install, where the
+    vectors are kept once), else the copy inside the package (or the kit) that the build made."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "vectors"), os.path.join(here, "..", "..", "test-vectors")):
+    for candidate in (os.path.join(here, "..", "..", "test-vectors"), os.path.join(here, "vectors")):
         if os.path.isfile(os.path.join(candidate, "index.json")):
             return os.path.abspath(candidate)
     raise SystemExit("rlarchive conformance: this installation carries no test vectors")

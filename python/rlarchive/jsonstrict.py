@@ -164,6 +164,8 @@ def _syntax_at(text: str, e: json.JSONDecodeError) -> int:
     pos, msg, n = e.pos, e.msg, len(text)
     if msg.startswith("Unterminated string"):
         return n
+    if msg.startswith("Illegal trailing comma"):  # Python 3.13+ stops at the comma, which a longer text could follow
+        return pos + 1
     if msg.startswith("Invalid \\escape"):
         return text.rfind("\\", 0, pos + 1) + 1
     if msg.startswith("Invalid \\uXXXX"):

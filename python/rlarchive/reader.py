@@ -11,6 +11,7 @@ from . import jsonstrict, manifest as manifest_mod, metadata as metadata_keys
 from .errors import RlarchiveError, esc
 from .limits import MAX_JSON_BYTES
 from .sources import Source, SourceInput, open_source
+from .tensor_slice import TensorSlice, framework_of, on_device
 from .tensors import TensorInfo, read_group, view_numpy, view_torch
 from .values import Checker, Decoder, Ref
 from .zipprofile import Member, digests, member_chunks, read_directory
@@ -287,8 +288,11 @@ class Archive:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor group {group!r}")
         return dict(self._groups[group])
 
-    def tensor(self, group: str, name: str, framework: str = "numpy") -> Any:
-        """One tensor, as a zero-copy view (NumPy array, RawTensor, or torch tensor)."""
+    def tensor(self, group: str, name: str, framework: str = "numpy", device: Any = None) -> Any:
+        """One tensor, as a zero-copy view (NumPy array, RawTensor, or torch tensor).
+
+        ``framework``: ``"numpy"``/``"np"`` or ``"torch"``/``"pt"``; ``device`` (torch only) moves it there."""
+        framework = framework_of(framework, device)
         info = self.tensor_info(group).get(name)
         if info is None:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
@@ -297,17 +301,11 @@ class Archive:
             info = dataclasses.replace(info, offset=0)
         if framework == "numpy":
             return view_numpy(buf, info)
-        if framework == "torch":
-            try:
-                import torch  # noqa: F401
-            except ImportError:
-                raise RlarchiveError("FRAMEWORK_UNAVAILABLE", "torch is not installed") from None
-            return view_torch(buf, info)
-        raise ValueError("framework must be 'numpy' or 'torch'")
+        return on_device(view_torch(buf, info), device)
 
-    def tensors(self, group: str, framework: str = "numpy") -> dict[str, Any]:
-        """All tensors of a group by name (zero-copy views)."""
-        return {name: self.tensor(group, name, framework) for name in self.tensor_info(group)}
+    def tensors(self, group: str, framework: str = "numpy", device: Any = None) -> dict[str, Any]:
+        """All tensors of a group by name (zero-copy views), with :meth:`tensor`'s ``framework`` and ``device``."""
+        return {name: self.tensor(group, name, framework, device) for name in self.tensor_info(group)}
 
     def tensor_sha256(self, group: str, name: str) -> str:
         """SHA-256 of one tensor's element bytes, as lower-case hex."""
@@ -462,6 +460,15 @@ class Archive:
 
     def __repr__(self) -> str:
         return f"<rlarchive.Archive {self.path!r} v{self.format_version} groups={self.groups}>"
+
+    def get_slice(self, group: str, name: str, framework: str = "numpy", device: Any = None) -> TensorSlice:
+        """One tensor for partial reads, as safetensors' ``get_slice``: ``.shape``, ``.dtype``, and
+        ``[...]`` by integers, slices and ``...``, reading only the bytes the selection needs (by range
+        from a remote source). ``framework`` and ``device`` as for :meth:`tensor`."""
+        info = self.tensor_info(group).get(name)
+        if info is None:
+            raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
+        return TensorSlice(info, self._range if self._local else self._src.read, framework, device)
 
 
 def open_archive(
