@@ -11,22 +11,6 @@ from pathlib import Path
 INTEROP = Path(__file__).resolve().parents[2] / "python" / "rlarchive" / "interop"
 PACKAGE = "rlarchive.interop"
 
-# The unpickler's modules are being split on their own; the edges among them (unpickle <-> recorded is a
-# cycle today) are theirs, and this exclusion goes when that split lands.
-UNPICKLER = frozenset({"unpickle", "recorded", "replay_buffer", "pickler"})
-# Private names that split renames (the unpickler's stand-ins, a helper of jsonstrict); these go with it too.
-KNOWN_PRIVATE = frozenset(
-    {
-        ("sb2", "rlarchive.interop.unpickle._Function"),
-        ("sb2", "rlarchive.interop.unpickle._Array"),
-        ("sb2", "rlarchive.interop.unpickle._Scalar"),
-        ("vecnormalize", "rlarchive.interop.unpickle._Array"),
-        ("vecnormalize", "rlarchive.interop.unpickle._Scalar"),
-        ("replay_buffer", "rlarchive.jsonstrict._depth"),
-    }
-)
-
-
 def _absolute(module: str, node: ast.ImportFrom) -> str:
     """The dotted name an ``from X import ...`` in ``rlarchive.interop.<module>`` reads from."""
     if node.level == 0:
@@ -69,13 +53,11 @@ def _module_aliases(module: str, tree: ast.AST) -> dict[str, str]:
     return names
 
 
-def _excluded(a: str, b: str) -> bool:
-    return a in UNPICKLER and b in UNPICKLER
 
 
 def _private(module: str, short: str | None, name: str) -> bool:
     """Whether ``name``, taken by ``module`` from the interop module ``short`` (None: from outside interop), is private."""
-    return name.startswith("_") and not name.startswith("__") and not (short is not None and _excluded(module, short))
+    return name.startswith("_") and not name.startswith("__")
 
 
 def _graph() -> tuple[dict[str, set[str]], list[str]]:
@@ -89,9 +71,8 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
         for target, name, line in _imports(module, tree):
             short = target[len(PACKAGE) + 1 :].split(".")[0] if target.startswith(PACKAGE + ".") else None
             if short is not None and short != module and short != "__init__":
-                if not _excluded(module, short):
-                    edges.add(short)
-            if _private(module, short, name) and (module, f"{target}.{name}") not in KNOWN_PRIVATE:
+                edges.add(short)
+            if _private(module, short, name):
                 private.append(f"{module}.py:{line} imports {name} from {target}")
         aliases = _module_aliases(module, tree)
         for node in ast.walk(tree):
@@ -99,7 +80,7 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
                 attr = node.attr
                 target = aliases[node.value.id]
                 short = target[len(PACKAGE) + 1 :] if target.startswith(PACKAGE + ".") else None
-                if _private(module, short, attr) and (module, f"{target}.{attr}") not in KNOWN_PRIVATE:
+                if _private(module, short, attr):
                     private.append(f"{module}.py:{node.lineno} uses {target}.{attr}")
     return graph, private
 
@@ -150,7 +131,6 @@ def test_the_walk_sees_cycles_and_private_names(tmp_path):
     assert ("rlarchive.interop.sb3_zip", "_type_name", 2) in _imports("x", tree)
     assert ("rlarchive.interop.sb3_keys", "", 3) in _imports("x", tree)
     assert _module_aliases("x", tree) == {"sb3_keys": "rlarchive.interop.sb3_keys"}
-    assert _excluded("unpickle", "recorded") and not _excluded("sb3", "unpickle")
 
 
 def test_the_facade_keeps_the_public_api():
