@@ -15,8 +15,8 @@ import os
 from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import manifest as manifest_mod
-from .errors import RlarchiveError
 from .checks import group_of
+from .errors import RlarchiveError
 from .reader import Archive
 from .writer import atomic_file, check_metadata, json_member
 from .zipprofile import MEDIA_TYPE

@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
-from . import policy_description as _policy, training_state as _training, vec_normalize as _vec_normalize
+from . import policy_description as _policy
 from . import replay_buffer as _replay_buffer
+from . import training_state as _training
+from . import vec_normalize as _vec_normalize
 from .errors import RlarchiveError, members_pointer
 from .tensors import check_reference
 from .values import Checker

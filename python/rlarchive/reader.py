@@ -7,15 +7,24 @@ import mmap
 import os
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Optional
 
-from . import checks, extensions, metadata as metadata_keys, policy_description, replay_buffer, vec_normalize
-from .checks import EXTENSION_PREFIX, TENSOR_PREFIX, TENSOR_SUFFIX, CheckState, group_of, member_of
+from . import checks, extensions, policy_description, replay_buffer, vec_normalize
+from . import metadata as metadata_keys
+from .checks import (
+    EXTENSION_PREFIX,
+    TENSOR_PREFIX,
+    TENSOR_SUFFIX,
+    CheckState,
+    group_of,
+    member_of,
+)
 from .dump import dump as dump_state
 from .errors import RlarchiveError
 from .sources import Source, SourceInput, open_source
 from .tensors import TensorInfo, view_numpy, view_torch
 from .values import Decoder
 from .zipprofile import Member
-from .zipread import member_chunks as buffer_chunks, read_chunks
+from .zipread import member_chunks as buffer_chunks
+from .zipread import read_chunks
 
 if TYPE_CHECKING:
     from .policy import Policy

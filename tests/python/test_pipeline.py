@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-
 import rlarchive
 from rlarchive import checks
 from rlarchive.errors import RlarchiveError
