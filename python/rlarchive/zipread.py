@@ -78,17 +78,12 @@ class EndRecord:
 
 @dataclass(frozen=True)
 class Zip64EndRecords:
-    """The ZIP64 end records (spec §2.6): the locator's disk, the record's offset and fields."""
+    """The ZIP64 end records (spec §2.6): the locator's offset and disk, and the ZIP64 end record's
+    offset and fields (the EOCD's, 64 bits wide)."""
 
     locator_offset: int
     locator_disk: int
-    offset: int
-    disk: int
-    cd_disk: int
-    n_disk: int
-    n_total: int
-    cd_size: int
-    cd_offset: int
+    record: EndRecord
 
 
 @dataclass(frozen=True)
@@ -144,7 +139,7 @@ def read_zip64_end_records(src: Source, eocd: EndRecord) -> Optional[Zip64EndRec
     maxima = (U16_MAX,) * 4 + (U32_MAX,) * 2
     if any(c != mx and c != w for c, w, mx in zip(classic, wide, maxima)):
         raise zip_error("ZIP_ZIP64_INVALID", "end record disagrees with the ZIP64 end record", offset=eocd.offset)
-    return Zip64EndRecords(loc_pos, loc_disk, z_offset, *wide)
+    return Zip64EndRecords(loc_pos, loc_disk, EndRecord(z_offset, *wide))
 
 
 def check_end_records(eocd: EndRecord, z64: Optional[Zip64EndRecords]) -> EndRecords:
@@ -162,12 +157,13 @@ def check_end_records(eocd: EndRecord, z64: Optional[Zip64EndRecords]) -> EndRec
     if z64 is not None:
         if z64.locator_disk != 0:
             raise zip_error("ZIP_MULTI_DISK", "the ZIP64 locator puts the ZIP64 end record on another disk", offset=z64.locator_offset)
-        if z64.disk != 0 or z64.cd_disk != 0 or z64.n_disk != z64.n_total:
-            raise zip_error("ZIP_MULTI_DISK", "the ZIP64 end record describes a multi-disk archive", offset=z64.offset)
+        wide = z64.record
+        if wide.disk != 0 or wide.cd_disk != 0 or wide.n_disk != wide.n_total:
+            raise zip_error("ZIP_MULTI_DISK", "the ZIP64 end record describes a multi-disk archive", offset=wide.offset)
         # an error about a value is at the record that gives it: the ZIP64 record for an EOCD field at its maximum
-        count_at = z64.offset if n_total == U16_MAX else eocd.offset
-        size_at = z64.offset if cd_size == U32_MAX else eocd.offset
-        n_total, cd_size, cd_offset, region_end = z64.n_total, z64.cd_size, z64.cd_offset, z64.offset
+        count_at = wide.offset if n_total == U16_MAX else eocd.offset
+        size_at = wide.offset if cd_size == U32_MAX else eocd.offset
+        n_total, cd_size, cd_offset, region_end = wide.n_total, wide.cd_size, wide.cd_offset, wide.offset
     if n_total > MAX_MEMBERS:
         raise zip_error("LIMIT_EXCEEDED", f"{n_total} members exceed MAX_MEMBERS ({MAX_MEMBERS})", offset=count_at)
     if cd_size > n_total * MAX_CD_RECORD:
