@@ -37,6 +37,7 @@ class RlarchiveError(Exception):
 
     Attributes:
         code: the stable code from the spec's catalogue.
+        message: what is wrong, without the code and the location (also :attr:`detail`).
         member: the archive member concerned, if known.
         pointer: a JSON Pointer into that member's JSON, if relevant.
         offset: a byte offset from the start of the file, if relevant.
@@ -59,6 +60,12 @@ class RlarchiveError(Exception):
         self.pointer = pointer
         self.offset = offset
         super().__init__(self._render())
+
+    @property
+    def detail(self) -> str:
+        """The message without the code and the location (the JavaScript reader's name for it;
+        ``str(error)`` gives all three)."""
+        return self.message
 
     @property
     def severity(self) -> str:

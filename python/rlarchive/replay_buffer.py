@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import base64
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from .errors import RlarchiveError, esc, members_pointer
+from .tensors import view_numpy
 from .values import Decoder
 
 if TYPE_CHECKING:
-    from .reader import Archive
+    from .checks import CheckState
 
 __all__ = [
     "EXTENSION", "MEMBER", "KEY", "GROUP", "CLASSES", "STRATEGIES",
@@ -369,20 +370,22 @@ def _comparable(raw_of: Callable[[str, str], bytes], v: Any) -> Any:
     return v
 
 
-def check_content(ar: "Archive", value: Any) -> None:
+def check_content(state: "CheckState", value: Any) -> None:
     """Spec §4 rules 8-9, after :func:`check`: the spaces equal the data's, the HER indices are in range.
 
-    Reads the element bytes of the spaces' arrays and of the HER indices only.
+    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8. Reads the element
+    bytes of the spaces' arrays and of the HER indices only.
 
     Raises:
         RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
     """
 
-    def raw_of(group: str, name: str) -> bytes:
-        info = ar.tensor_info(group)[name]
-        return bytes(ar._range(info.offset, info.nbytes))
+    def array_of(group: str, name: str) -> Any:
+        info = state.tensor_headers[group][name]
+        return view_numpy(state.tensor_bytes(group, name), replace(info, offset=0))
 
-    check_content_of(value, ar.raw_data.get("data") or {}, raw_of, ar._numpy_ref)
+    data = {} if state.document is None else state.document["data"]
+    check_content_of(value, data, state.tensor_bytes, array_of)
 
 
 def check_content_of(

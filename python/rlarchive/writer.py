@@ -16,12 +16,13 @@ except ImportError:  # Windows: no advisory locks (and an open file cannot be re
     fcntl = None  # type: ignore[assignment]
 
 from . import jsonstrict, manifest as manifest_mod
+from .checks import member_of
 from .errors import RlarchiveError
 from .limits import INLINE_ARRAY_BYTES, MAX_JSON_BYTES, MAX_MEMBERS
-from .reader import member_of
 from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout
 from .values import Checker, Encoder, esc
-from .zipprofile import MEDIA_TYPE, ZipWriter, check_name
+from .zipprofile import MEDIA_TYPE, check_name
+from .zipwrite import ZipWriter
 
 ARRAYS_GROUP = "arrays"
 OPTIMIZER_PREFIX = "optimizer."
@@ -59,7 +60,7 @@ def _encode_document(
         Checker().check_map(doc.get("optimizers", {}), "/optimizers")
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the data would break the spec: {e}") from None
-    raw = _json_member(doc, "data.json")
+    raw = json_member(doc, "data.json")
     if len(raw) > MAX_JSON_BYTES:
         raise RlarchiveError("WRITE_INVALID", f"data.json would be {len(raw)} bytes, above MAX_JSON_BYTES")
     return raw
@@ -88,10 +89,10 @@ def _extension_member(
         ext.check(encoded, data, extensions_used)
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the {name} member would break the spec: {e}") from None
-    return {ext.member: _json_member({ext.key: encoded}, ext.member)}
+    return {ext.member: json_member({ext.key: encoded}, ext.member)}
 
 
-def _json_member(doc: Any, name: str) -> bytes:
+def json_member(doc: Any, name: str) -> bytes:
     """The JSON text of a member, checked against the JSON rules readers apply (spec §6).
 
     Raises WRITE_INVALID for what the value checks do not see: nesting deeper than
@@ -111,7 +112,7 @@ def _json_member(doc: Any, name: str) -> bytes:
     return raw
 
 
-def _check_metadata(metadata: Optional[Mapping[str, str]]) -> None:
+def check_metadata(metadata: Optional[Mapping[str, str]]) -> None:
     """Refuse metadata a validator would warn about: a defined key with a malformed value (spec/metadata.md)."""
     from . import metadata as metadata_keys
 
@@ -373,7 +374,7 @@ def save(
             IO_ERROR when the destination cannot be written; either way the
             destination is untouched and no temporary file is left.
     """
-    _check_metadata(metadata)
+    check_metadata(metadata)
     groups: dict[str, dict[str, TensorData]] = {}
     for g, ts in (tensors or {}).items():
         converted = {}
@@ -429,6 +430,6 @@ def save(
             manifest_mod.check(man, frozenset(extensions_required or []))
         except RlarchiveError as e:
             raise RlarchiveError("WRITE_INVALID", f"the manifest would break the spec: {e}") from None
-        raw = _json_member(man, "manifest.json")
+        raw = json_member(man, "manifest.json")
         zw.add("manifest.json", [raw], len(raw))
         zw.finish()

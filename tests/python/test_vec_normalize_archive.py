@@ -158,7 +158,7 @@ def test_the_member_holds_values_and_tensors_only(sb3_zoo, tmp_path):
     out = tmp_path / "m.rlarchive"
     sb3.import_archive(m.path, out, vec_normalize=m.vecnormalize)
     with rlarchive.open(out) as ar:
-        raw = ar._src.read(ar._members[ext.MEMBER].data_offset, ar._members[ext.MEMBER].size)
+        raw = ar.source.read(ar.members[ext.MEMBER].data_offset, ar.members[ext.MEMBER].size)
     doc = json.loads(raw)
     assert list(doc) == ["vec_normalize"]
     text = json.dumps(doc)

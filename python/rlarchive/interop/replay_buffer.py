@@ -147,7 +147,7 @@ def copy_on_write_resolver(ar: Any) -> Callable[[str, str], np.ndarray]:
         if count == 0:
             return np.zeros(info.shape, dtype=numpy_view_dtype(info.dtype))
         if "map" not in cache:
-            cache["map"] = mmap.mmap(ar._src.fileno(), 0, access=mmap.ACCESS_COPY)
+            cache["map"] = mmap.mmap(ar.source.fileno(), 0, access=mmap.ACCESS_COPY)
         return np.frombuffer(cache["map"], dtype=numpy_view_dtype(info.dtype), count=count, offset=info.offset).reshape(info.shape)
 
     return resolve
@@ -165,7 +165,7 @@ def read_value(ar: Any) -> Optional[dict]:
     raw = extensions.read_document(ar, EXTENSION)
     if raw is None:
         return None
-    resolve = copy_on_write_resolver(ar) if ar._src.mappable else (lambda g, n: np.array(ar.tensor(g, n)))
+    resolve = copy_on_write_resolver(ar) if ar.source.mappable else (lambda g, n: np.array(ar.tensor(g, n)))
     return Decoder(resolve, "neutral").decode(raw)
 
 
