@@ -3,17 +3,20 @@
 #   make conformance   every registered reader over every test vector (reader x case matrix)
 #   make vectors       regenerate test-vectors/ with the reference writer
 #   make bench         speed, as ratios against the alternatives in the same run
+#   make docs          the API reference (Python from its docstrings, JavaScript from index.d.ts) into docs/, links checked
+#   make compat-python the core tests and the Python conformance run under every Python version the classifiers claim
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 CORE_STAMP := $(VENV)/.core-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1-12)
+DOCS_STAMP := $(VENV)/.docs-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: lint format setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat clean
+.PHONY: lint format setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat compat-python docs clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -32,6 +35,12 @@ $(PY_STAMP): $(CORE_STAMP)
 $(JS_STAMP): reader-js/package.json reader-js/package-lock.json
 	cd reader-js && npm ci --no-audit --no-fund --loglevel=error
 	rm -f reader-js/node_modules/.installed-*
+	touch $@
+
+# pdoc, for make docs (the docs extra)
+$(DOCS_STAMP): $(PY_STAMP)
+	$(PY) -m pip install -q -e 'python[docs]'
+	rm -f $(VENV)/.docs-*
 	touch $@
 
 setup-core: $(CORE_STAMP)
@@ -91,6 +100,7 @@ dist: setup-python setup-js
 	rm -rf dist && mkdir -p dist
 	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_sdist('../dist')"
 	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_wheel('../dist')"
+	rm -rf python/build python/rlarchive.egg-info  # the build's leftovers (the wheel copied test-vectors/ in)
 	cd reader-js && npm pack --pack-destination ../dist --loglevel=error
 	$(PY) tests/vectors/kit.py dist
 
@@ -101,13 +111,18 @@ tables:
 	$(PYTHON) spec/policy_ops.py
 
 vectors: setup-python
-	$(PY) tests/vectors/generate.py test-vectors
-	rm -rf python/rlarchive/vectors && cp -r test-vectors python/rlarchive/vectors  # the conformance kit ships them
+	$(PY) tests/vectors/generate.py test-vectors  # kept once: the package build copies them in (python/setup.py)
 
 vectors-check: setup-python
 	$(PY) tests/vectors/generate.py --check test-vectors
 
-test: lint test-python test-js test-property conformance vectors-check
+test: test-python test-js test-property conformance vectors-check docs
+
+# the API reference, a static site under docs/ (built, not committed: .gitignore), and its check for broken
+# references (every internal link and anchor resolves; nothing is fetched)
+docs: $(DOCS_STAMP)
+	$(PY) tools/docs/build.py docs
+	$(PY) tools/docs/check_links.py docs
 
 # the formatters and linters, checking only (`make format` applies them): ruff (format and lint) over the
 # Python tree, mypy (--strict on the core package, the default level on interop/), Biome (format and lint)
@@ -129,6 +144,13 @@ fuzz: setup
 # exports load in SB3 2.0 and 2.4, and their models import here (own virtual environments under .compat/; not in make test)
 compat: setup-python
 	$(PY) compat/run
+
+# the core tests and the Python reader's conformance run under each Python version the classifiers claim
+# (3.10-3.13): interpreters from uv, PATH (Debian's python3.X) or pyenv, environments under .compat/;
+# a version with no interpreter is skipped with a line saying so. Not in make test: it installs packages.
+compat-python: setup-core
+	$(PY) -m pip install -q uv || echo "compat-python: uv could not be installed; looking for python3.X and pyenv only"
+	$(PY) compat/python_versions.py
 
 bench: setup-python
 	$(PY) tests/bench/bench.py

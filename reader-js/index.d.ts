@@ -20,6 +20,8 @@ export class RlarchiveError extends Error {
   readonly offset?: number;
   /** 'error', 'warning' or 'info'. */
   readonly severity: 'error' | 'warning' | 'info';
+  /** The location as readable text, e.g. `data.json#/data/gamma @120`; '' when unknown (Python: `location()`). */
+  location(): string;
   constructor(code: ErrorCode, message: string, loc?: { member?: string; pointer?: string; offset?: number });
 }
 export const CATALOGUE: Readonly<Record<string, 'error' | 'warning' | 'info'>>;
@@ -374,6 +376,8 @@ export interface Evaluation {
 }
 
 export class Archive {
+  /** An archive from a CheckState that passed steps 1 to 9 without an issue (open() builds it); TypeError otherwise. */
+  constructor(state: CheckState);
   /** The manifest as a plain object. */
   readonly manifest: Record<string, unknown>;
   /** The extensions the archive uses (`extensions_used`). */
@@ -398,17 +402,30 @@ export class Archive {
   readonly data: { [key: string]: Value };
   /** Optimizer states by name, decoded. */
   readonly optimizers: { [name: string]: Value };
+  /** The names of the optimizer states, in document order (Python: `optimizer_names`). */
+  readonly optimizerNames: string[];
+  /** One optimizer state, decoded (Python: `optimizer(name)`); TENSOR_NOT_FOUND when there is none of that name. */
+  optimizer(name: string): Value;
   /** The checked data document as parsed (Map for objects, bigint for integer literals, number for float literals). */
   readonly rawData: { data: Map<string, unknown>; optimizers: Map<string, unknown> };
   /** Tensor group names, in member order. */
   readonly groups: string[];
   /** Warnings and infos found so far (MANIFEST_UNKNOWN_PROPERTY, METADATA_INVALID, DATA_UNKNOWN_PROPERTY, EXTENSION_UNKNOWN; ST_BOOL_VALUE after dump()). */
   readonly warnings: RlarchiveError[];
-  /** Bytes fetched so far, for URL sources. */
+  /** Bytes returned by the source's reads so far (Python: `bytes_read`); undefined for a Source of the caller's that does not count them. */
+  readonly bytesRead: number | undefined;
+  /**
+   * Bytes downloaded so far, for URL sources (read-ahead and cache included).
+   * @deprecated Use `bytesRead`, the name the Python reader has.
+   */
   readonly bytesFetched: number | undefined;
+  /** The CheckState the archive was built from (spec §11.1 steps 1 to 9). */
+  readonly state: CheckState;
   tensorInfo(group: string): TensorInfo[];
   /** One tensor; `verify: true` checks its member's CRC-32 and SHA-256 first. */
   tensor(group: string, name: string, options?: { verify?: boolean }): Promise<Tensor>;
+  /** Every tensor of a group, by name in header order (Python: `tensors(group)`). */
+  tensors(group: string, options?: { verify?: boolean }): Promise<{ [name: string]: Tensor }>;
   tensorSha256(group: string, name: string): Promise<string>;
   /** The deferred checks (spec §11.1 step 10). */
   verify(): Promise<void>;
@@ -419,11 +436,144 @@ export class Archive {
   close(): Promise<void>;
 }
 
+// The check pipeline of spec §11.1 (src/checks.js; Python: rlarchive.checks, the same steps in snake_case).
+
+/** A member of the ZIP directory (spec §2.2): its central record, and after step 4 where its data begins. */
+export interface Member {
+  readonly index: number;
+  readonly name: string;
+  readonly nameBytes: Uint8Array;
+  readonly versionNeeded: number;
+  readonly flags: number;
+  readonly method: number;
+  readonly time: number;
+  readonly date: number;
+  /** The CRC-32 of the central record. */
+  readonly crc32: number;
+  readonly csize: bigint;
+  readonly usize: bigint;
+  /** The data's size in bytes. */
+  readonly size: number;
+  /** The offset of the local header. */
+  readonly headerOffset: number;
+  readonly centralOffset: number;
+  /** The file offset of the data (after step 4). */
+  readonly dataOffset?: number;
+}
+
+/** The end records read at step 2 (spec §2.1, §2.6). */
+export interface EndRecords {
+  /** The number of members. */
+  readonly count: number;
+  readonly cdOffset: number;
+  readonly cdSize: number;
+  /** Where the end records begin (the ZIP64 end record, else the end record). */
+  readonly endStart: number;
+  readonly eocdAt: number;
+  /** The offset of the record that gives the directory's size. */
+  readonly sizeAt: number;
+  readonly zip64: boolean;
+}
+
+/** The manifest checked at step 6 (spec §5). */
+export interface CheckedManifest {
+  /** The manifest as parsed (Map for objects, bigint for integer literals). */
+  readonly raw: Map<string, unknown>;
+  /** The member entries by name, in manifest order. */
+  readonly members: Map<string, { name: string; size: number; sha256: string }>;
+  readonly extensionsUsed: readonly string[];
+}
+
+/** A reference of data.json (spec §7.6), met at step 7. */
+export interface Reference {
+  /** The JSON Pointer of the ndarray value. */
+  readonly pointer: string;
+  readonly group: string;
+  readonly name: string;
+  readonly dtype: DtypeCode;
+  readonly shape: readonly bigint[];
+}
+
+/** A tensor of a safetensors header (spec §10), as step 8 reads it. */
+export interface HeaderTensorInfo {
+  readonly name: string;
+  readonly dtype: DtypeCode;
+  readonly shape: readonly number[];
+  /** data_offsets, within the data buffer. */
+  readonly begin: number;
+  readonly end: number;
+  /** The absolute file offset of the first element byte. */
+  readonly offset: number;
+  /** end - begin. */
+  readonly nbytes: number;
+}
+
+/**
+ * The state of the check pipeline: a frozen record every step takes and
+ * returns a new copy of (its Maps are not to be changed).
+ */
+export interface CheckState {
+  /** The byte source. */
+  readonly source: Source;
+  /** After step 2. */
+  readonly end: EndRecords | null;
+  /** After step 3 (central records), step 4 (with dataOffset): name -> Member in ZIP order. */
+  readonly members: Map<string, Member> | null;
+  /** After step 6. */
+  readonly manifest: CheckedManifest | null;
+  /** After step 7: the data document as parsed; null when step 7 failed or did not run. */
+  readonly document: { data: Map<string, unknown>; optimizers: Map<string, unknown> } | null;
+  /** After step 7: the references met, in document order. */
+  readonly references: readonly Reference[];
+  /** After step 8: group -> (tensor name -> HeaderTensorInfo), the groups whose member passed. */
+  readonly tensorHeaders: Map<string, Map<string, HeaderTensorInfo>> | null;
+  /** After step 8: the groups whose member failed. */
+  readonly failedGroups: readonly string[];
+  /** Warnings so far, in the order found. */
+  readonly warnings: readonly RlarchiveError[];
+  /** The errors collected by steps 8 to 11, in the order found. */
+  readonly issues: readonly RlarchiveError[];
+}
+
+/** A step of the pipeline: resolves to the next state. Steps 1 to 7 reject with RlarchiveError at their first broken rule; steps 8 to 11 add issues instead. */
+export type CheckStep = (state: CheckState) => Promise<CheckState>;
+
+/** A CheckState from `fields` (`source` at least); the others start null or empty. */
+export function checkState(fields: Partial<CheckState> & { source: Source }): CheckState;
+/** The eleven steps of spec §11.1, in order: identify ... checkExtensions. open() runs the first nine and rejects with the first issue; validate() runs all. */
+export const STEPS: readonly CheckStep[];
+/** Step 1 (§3): the 45 identification bytes of a file of at least 67 bytes. */
+export function identify(state: CheckState): Promise<CheckState>;
+/** Step 2 (§2.1, §2.6): the end record, the ZIP64 locator and record, one disk, MAX_MEMBERS, the directory's size and position; sets `end`. */
+export function readEndRecords(state: CheckState): Promise<CheckState>;
+/** Step 3 (§2.2): the central records in order, no bytes after the last, the names across records; sets `members`. */
+export function readCentralDirectory(state: CheckState): Promise<CheckState>;
+/** Step 4 (§2.3, §2.1): the local headers in central order, then the layout (overlaps, gaps, the end gap); sets `members` with `dataOffset`. */
+export function readLocalHeaders(state: CheckState): Promise<CheckState>;
+/** Step 5 (§4): `mimetype` first, the required members, no unexpected name. */
+export function checkLayout(state: CheckState): Promise<CheckState>;
+/** Step 6 (§5): manifest.json (version, schema, extensions), the member entries, data.json's digest; sets `manifest`, adds warnings. */
+export function checkManifest(state: CheckState): Promise<CheckState>;
+/** Step 7 (§7): data.json's structure and values; sets `document` and `references`, adds warnings. */
+export function checkData(state: CheckState): Promise<CheckState>;
+/** Step 8 (§10): the safetensors structure of each tensor member in ZIP order; sets `tensorHeaders`, adds each failure to `issues` and `failedGroups`. */
+export function checkTensorMembers(state: CheckState): Promise<CheckState>;
+/** Step 9 (§7.6): the references, but those into `failedGroups`, none when `document` is null; adds the first broken one to `issues`. */
+export function checkReferences(state: CheckState): Promise<CheckState>;
+/** Step 10: the CRC-32 then the digest of every member but manifest.json and data.json, in ZIP order; adds failures to `issues`, ST_BOOL_VALUE to `warnings`. */
+export function checkDigests(state: CheckState): Promise<CheckState>;
+/** Step 11 (§5.4): checkExtension for every used extension, in the order of extensions_used. */
+export function checkExtensions(state: CheckState): Promise<CheckState>;
+/** Step 11 for one extension: when used and supported (and `document` is not null for one that reads data.json), adds its first broken rule to `issues`. */
+export function checkExtension(state: CheckState, name: string): Promise<CheckState>;
+
 /** Opens and checks an archive (spec §11.1 steps 1 to 9). Rejects only with RlarchiveError. */
 export function open(input: Input, options?: OpenOptions): Promise<Archive>;
 /** Opens an archive and returns its canonical dump (spec §13). Rejects only with RlarchiveError. */
 export function dump(input: Input, options?: OpenOptions): Promise<string>;
 export function groupOf(memberName: string): string | null;
+/** The member name of a tensor group (`tensors/GROUP.safetensors`); Python: `member_of`. */
+export function memberOf(group: string): string;
 export const DUMP_VERSION: '1.0';
 
 /** Evaluates a schedule exactly as spec §9 says. */
@@ -449,11 +599,15 @@ export function openSource(input: Input, options?: OpenOptions): Promise<Source>
 export class MemorySource implements Source {
   constructor(bytes: Uint8Array);
   readonly size: number;
+  /** Bytes returned by `read` so far. */
+  readonly bytesRead: number;
   read(offset: number, length: number): Promise<Uint8Array>;
 }
 export class BlobSource implements Source {
   constructor(blob: Blob);
   readonly size: number;
+  /** Bytes returned by `read` so far. */
+  readonly bytesRead: number;
   read(offset: number, length: number): Promise<Uint8Array>;
 }
 export class FileSource implements Source {
@@ -466,6 +620,8 @@ export class FileSource implements Source {
 export class HttpSource implements Source {
   static open(url: string | URL, options?: OpenOptions): Promise<HttpSource>;
   readonly size: number;
+  /** Bytes returned by `read` so far. */
+  readonly bytesRead: number;
   readonly bytesFetched: number;
   readonly requests: number;
   /** The deadlines of every request: milliseconds, bytes per second (spec §11.4). */

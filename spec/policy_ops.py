@@ -9,7 +9,9 @@ workspace) and of the policy limits. From it come:
   ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` (policy-limits,
   policy-operations, policy-activations, policy-heads);
 - python/rlarchive/policy_ops.py and reader-js/src/policy_ops.js, which the
-  description checkers and the evaluators of both readers import.
+  description checkers, the evaluators of both readers and the ONNX exporter
+  import: the tables, the limits and constants, and ``implementations``, which
+  checks each table of implementations against the registry's names.
 
 ``--check`` regenerates in memory and fails, naming each stale file, when a
 committed file differs (part of ``make test``).
@@ -124,11 +126,14 @@ def python_module(r: dict) -> str:
 
     out = [
         f'"""The operation registry of the portable policy, extension RLA_policy ({HEADER})."""',
-        "from typing import Any",
+        "from types import MappingProxyType",
+        "from typing import Any, Mapping, TypeVar",
         "",
         "# The policy limits (RLA_policy §5.11).",
     ]
     out += [f"{x['name']} = {x['value']}" for x in r["limits"]]
+    out += ["", "# Constants of the heads (RLA_policy §6)."]
+    out += [f"#: {x['means']}\n{x['name']} = {x['value']!r}" for x in r["constants"]]
     out += [
         "",
         "#: Quantities the cost and workspace formulas name (RLA_policy §5.11).",
@@ -145,6 +150,21 @@ def python_module(r: dict) -> str:
         "",
         "#: Heads (RLA_policy §6): parameters, action space kinds, cost and workspace formulas.",
         f"HEADS: dict[str, dict[str, Any]] = {lit(_by_name(r['heads']))}",
+        "",
+        "_T = TypeVar(\"_T\")",
+        "",
+        "",
+        "def implementations(table: Mapping[str, Any], functions: Mapping[str, _T], what: str) -> Mapping[str, _T]:",
+        '    """``functions`` (name -> implementation), checked to implement exactly the names of ``table`` (OPERATIONS, ACTIVATIONS or HEADS).',
+        "",
+        "    The registry is the one source of the names: a table of implementations that",
+        "    lacks one of them, or has one the registry does not, fails when its module is",
+        "    imported (RuntimeError), before anything runs.",
+        '    """',
+        "    missing, extra = sorted(set(table) - set(functions)), sorted(set(functions) - set(table))",
+        "    if missing or extra:",
+        "        raise RuntimeError(f\"the {what} differ from the registry: {missing} lack an implementation, {extra} are not in it\")",
+        "    return MappingProxyType(dict(functions))",
     ]
     return "\n".join(out) + "\n"
 
@@ -167,6 +187,8 @@ def js_module(r: dict) -> str:
         "// The policy limits (RLA_policy §5.11).",
     ]
     out += [f"export const {x['name']} = {x['value']};" for x in r["limits"]]
+    out += ["", "// Constants of the heads (RLA_policy §6)."]
+    out += [f"/** {x['means']} */\nexport const {x['name']} = {json.dumps(x['value'])};" for x in r["constants"]]
     out += [
         "",
         "/** Quantities the cost and workspace formulas name (RLA_policy §5.11). */",
@@ -183,6 +205,23 @@ def js_module(r: dict) -> str:
         "",
         "/** Heads (RLA_policy §6): parameters, action space kinds, cost and workspace formulas. */",
         f"export const HEADS = deepFreeze({lit(_by_name(r['heads']))});",
+        "",
+        "/**",
+        " * `functions` (name -> implementation), checked to implement exactly the names of `table` (OPERATIONS,",
+        " * ACTIVATIONS or HEADS): the registry is the one source of the names, so a table of implementations that",
+        " * lacks one of them, or has one the registry does not, throws when its module loads, before anything runs.",
+        " * @template T",
+        " * @param {Record<string, unknown>} table",
+        " * @param {Record<string, T>} functions",
+        " * @param {string} what",
+        " * @returns {Readonly<Record<string, T>>}",
+        " */",
+        "export function implementations(table, functions, what) {",
+        "  const missing = Object.keys(table).filter((k) => !Object.hasOwn(functions, k)).sort();",
+        "  const extra = Object.keys(functions).filter((k) => !Object.hasOwn(table, k)).sort();",
+        "  if (missing.length || extra.length) throw new Error(`the ${what} differ from the registry: ${JSON.stringify(missing)} lack an implementation, ${JSON.stringify(extra)} are not in it`);",
+        "  return Object.freeze({ ...functions });",
+        "}",
     ]
     return "\n".join(out) + "\n"
 

@@ -49,10 +49,10 @@ def _y(text: str) -> str:
     return json.dumps(str(text), ensure_ascii=True)
 
 
-def _latest_by_env(evaluations: list) -> list:
+def latest_by_env(evaluations: list[Any]) -> list[Any]:
     """The last evaluation of each environment, in the order environments first appear."""
-    order: list = []
-    latest: dict = {}
+    order: list[Any] = []
+    latest: dict[str, Any] = {}
     for e in evaluations:
         if e["env_id"] not in latest:
             order.append(e["env_id"])
@@ -60,11 +60,11 @@ def _latest_by_env(evaluations: list) -> list:
     return [latest[env] for env in order]
 
 
-def _mean_std(e: dict) -> str:
+def _mean_std(e: dict[str, Any]) -> str:
     return f"{float(e['mean']):.2f} +/- {float(e['std']):.2f}"
 
 
-def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb3: bool, evaluations: list) -> list:
+def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb3: bool, evaluations: list[Any]) -> list[Any]:
     tags = ["reinforcement-learning", "deep-reinforcement-learning", "rlarchive"]
     if sb3:
         tags.append("stable-baselines3")
@@ -73,7 +73,7 @@ def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb
             tags.append(env)
     lines = ["---", f"library_name: {_y('rlarchive')}", "tags:"]
     lines += [f"- {_y(t)}" for t in tags]
-    results = _latest_by_env(evaluations)
+    results = latest_by_env(evaluations)
     if results:
         lines += ["model-index:", f"- name: {_y(name)}", "  results:"]
         for e in results:
@@ -96,7 +96,7 @@ def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb
 
 def _plain(v: Any) -> Optional[str]:
     """A hyperparameter's value as text, or None for values that are not settings (arrays, spaces, objects)."""
-    from .cli import describe
+    from .cli.inspect import describe
     from .schedules import Constant, Linear, Piecewise
 
     if isinstance(v, bool) or v is None:
@@ -113,16 +113,16 @@ def _plain(v: Any) -> Optional[str]:
     return None
 
 
-def _network(ar: Any) -> tuple:
+def _network(ar: Any) -> tuple[Any, ...]:
     """(the Markdown lines describing the network, whether the archive has a portable policy)."""
     from . import extensions, policy_description
 
-    lines: list = []
+    lines: list[Any] = []
     raw = extensions.read_document(ar, policy_description.EXTENSION)
     if raw is None:
         lines.append("No portable policy (extension `RLA_policy`): the archive holds the weights but no description of how to act.")
     else:
-        ops: list = []
+        ops: list[Any] = []
         for node in raw.get("nodes", []):
             op = node.get("op", "?")
             if op == "activation":
@@ -150,7 +150,7 @@ def card(path: Union[str, "os.PathLike[str]"]) -> str:
             a defined metadata key the card shows is malformed.
     """
     from . import spaces as sp
-    from .cli import describe
+    from .cli.inspect import describe
     from .reader import Archive
     from .validate import validate
 

@@ -161,12 +161,12 @@ class Testee:
     #: Once the testee has exited, how long answers it wrote before exiting may still take to arrive.
     EXIT_SECONDS = 1.0
 
-    def __init__(self, name: str, cmd: list, timeout: float, cwd: str, env: Optional[dict] = None, max_line: int = MAX_LINE_BYTES) -> None:
+    def __init__(self, name: str, cmd: list[Any], timeout: float, cwd: str, env: Optional[dict[str, Any]] = None, max_line: int = MAX_LINE_BYTES) -> None:
         self.name, self.cmd, self.timeout, self.cwd, self.env, self.max_line = name, cmd, timeout, cwd, env, max_line
         self.proc: Any = None  # the running testee (subprocess.Popen), or None
-        self.info: dict = {}
-        self.extensions: set = set()
-        self.requests: set = set()  # requests besides dump the testee answers (Annex A: "validate")
+        self.info: dict[str, Any] = {}
+        self.extensions: set[Any] = set()
+        self.requests: set[Any] = set()  # requests besides dump the testee answers (Annex A: "validate")
         self.seq = 0
         self.lines: queue.Queue = queue.Queue()
         self.stderr: collections.deque = collections.deque(maxlen=20)
@@ -230,7 +230,7 @@ class Testee:
             pass
         q.put(None)
 
-    def send(self, msg: dict) -> None:
+    def send(self, msg: dict[str, Any]) -> None:
         """Write one request line."""
         try:
             self.proc.stdin.write(json.dumps(msg).encode("utf-8") + b"\n")
@@ -256,7 +256,7 @@ class Testee:
                 if time.monotonic() - exited_at >= self.EXIT_SECONDS:
                     return None
 
-    def receive(self, timeout: float) -> dict:
+    def receive(self, timeout: float) -> dict[str, Any]:
         """The next answer line, as an object."""
         line = self._next_line(timeout)
         if line is None:
@@ -271,7 +271,7 @@ class Testee:
             raise TesteeDied(f"not a JSON object: {line[:200]!r}")
         return reply
 
-    def request(self, cmd: str, path: str, **fields) -> dict:
+    def request(self, cmd: str, path: str, **fields) -> dict[str, Any]:
         """One request (``dump``, ``predict``, ``validate``) on one file, answered in order; a testee that
         does not answer in time is ended (the next request starts it again)."""
         if not self.alive():
@@ -311,7 +311,7 @@ class Testee:
         self.kill()
 
 
-def load_cases(vectors: str) -> list:
+def load_cases(vectors: str) -> list[Any]:
     """The cases of ``vectors/index.json``, checked against the index schema (when the package is at hand)."""
     with open(os.path.join(vectors, "index.json"), encoding="utf-8") as f:
         index = json.load(f)
@@ -323,7 +323,7 @@ def load_cases(vectors: str) -> list:
     return index["cases"]
 
 
-def stage(vectors: str, case: dict, tmp: str) -> tuple[str, str]:
+def stage(vectors: str, case: dict[str, Any], tmp: str) -> tuple[str, str]:
     """(folder, path): a copy of a case's archive, as a testee gets it (Annex A.4): the archive's bytes
     (a gzip-stored vector expanded) under a random name ending ``.rlarchive``, alone in a fresh folder
     inside ``tmp``. The caller removes the folder when the case is over."""
@@ -343,7 +343,7 @@ def stage(vectors: str, case: dict, tmp: str) -> tuple[str, str]:
 _ELEMENT = {"BOOL": "?", "U8": "B", "I8": "b", "U16": "H", "I16": "h", "U32": "I", "I32": "i", "U64": "Q", "I64": "q", "F16": "e", "F32": "f", "F64": "d"}
 
 
-def _elements(value) -> tuple:
+def _elements(value) -> tuple[Any, ...]:
     """(dtype, shape, elements) of an inline ndarray value; raises ValueError for anything else."""
     if not (isinstance(value, dict) and value.get("$type") == "ndarray" and "base64" in value and value.get("dtype") in _ELEMENT):
         raise ValueError(f"not an inline ndarray of a known dtype: {str(value)[:120]}")
@@ -377,7 +377,7 @@ def same_actions(got, want) -> str:
     return ""
 
 
-def judge_report(case: dict, reply: dict) -> tuple[str, str]:
+def judge_report(case: dict[str, Any], reply: dict[str, Any]) -> tuple[str, str]:
     """A validate answer (Annex A): the report's issues, by code, severity and location
     (member, pointer, offset: spec §11.2), in order; messages are free."""
     if reply.get("result") != "report" or not isinstance(reply.get("report"), dict):
@@ -391,7 +391,7 @@ def judge_report(case: dict, reply: dict) -> tuple[str, str]:
     return "pass", ""
 
 
-def judge(vectors: str, case: dict, reply: dict) -> tuple[str, str]:
+def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[str, str]:
     exp = case["expect"]
     result = reply.get("result")
     if result == "skipped":
@@ -420,7 +420,7 @@ def judge(vectors: str, case: dict, reply: dict) -> tuple[str, str]:
     return "pass", ""
 
 
-def ask(testee: Testee, vectors: str, case: dict, path: str) -> dict:
+def ask(testee: Testee, vectors: str, case: dict[str, Any], path: str) -> dict[str, Any]:
     """Send a case's request: ``predict`` (with the observations of its predict file) or ``dump``."""
     if case["expect"]["result"] == "actions":
         with open(os.path.join(vectors, case["expect"]["predict_file"]), encoding="utf-8") as f:
@@ -430,7 +430,7 @@ def ask(testee: Testee, vectors: str, case: dict, path: str) -> dict:
     return testee.request("dump", path)
 
 
-def run_reader(name: str, cmd: list, cases: list, vectors: str, xfail: dict, timeout: float, tmp: str, cwd: str) -> dict:
+def run_reader(name: str, cmd: list[Any], cases: list[Any], vectors: str, xfail: dict[str, Any], timeout: float, tmp: str, cwd: str) -> dict[str, Any]:
     testee = Testee(name, cmd, timeout, cwd)
     results: dict[str, Any] = {}
     try:
@@ -447,7 +447,7 @@ def run_reader(name: str, cmd: list, cases: list, vectors: str, xfail: dict, tim
     return results
 
 
-def _run_cases(testee: Testee, cases: list, vectors: str, xfail: dict, timeout: float, tmp: str, results: dict) -> None:
+def _run_cases(testee: Testee, cases: list[Any], vectors: str, xfail: dict[str, Any], timeout: float, tmp: str, results: dict[str, Any]) -> None:
     """Each case through the testee, its result into ``results`` (case id -> (status, detail))."""
     for c in cases:
         missing = [x for x in c.get("extensions", []) if x not in testee.extensions]
@@ -482,44 +482,91 @@ def _run_cases(testee: Testee, cases: list, vectors: str, xfail: dict, timeout: 
         results[c["id"]] = (status, detail)
 
 
-def write_junit(path: str, names: list, cases: list, results: dict) -> None:
-    """The results as JUnit XML: one test suite per reader, one test case per vector."""
+def junit_xml(title: str, suites: list[Any]) -> bytes:
+    """A JUnit XML document (as CI systems read it): ``suites`` is a list of ``(name, seconds, cases)``, each case
+    ``(classname, name, outcome, message)`` with outcome ``"pass"``, ``"failure"`` or ``"skipped"``."""
     from xml.etree import ElementTree as ET
 
-    root = ET.Element("testsuites", name="rlarchive conformance")
-    for n in names:
-        res = results[n]
-        suite = ET.SubElement(root, "testsuite", name=n, tests=str(len(cases)), time=f"{res['__seconds__']:.3f}")
+    root = ET.Element("testsuites", name=title)
+    for suite_name, seconds, cases in suites:
+        suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(len(cases)), time=f"{seconds:.3f}")
         bad = skipped = 0
-        for c in cases:
-            status, detail = res[c["id"]]
-            tc = ET.SubElement(suite, "testcase", classname=n, name=c["id"])
-            if status in UNEXPECTED:
+        for classname, name, outcome, message in cases:
+            tc = ET.SubElement(suite, "testcase", classname=classname, name=name)
+            if outcome == "failure":
                 bad += 1
-                ET.SubElement(tc, "failure", message=f"{status}: {detail}"[:2000])
-            elif status == "n/a":
+                ET.SubElement(tc, "failure", message=message[:2000])
+            elif outcome == "skipped":
                 skipped += 1
-                ET.SubElement(tc, "skipped", message=detail)
+                ET.SubElement(tc, "skipped", message=message)
         suite.set("failures", str(bad))
         suite.set("skipped", str(skipped))
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write_junit(path: str, names: list[Any], cases: list[Any], results: dict[str, Any]) -> None:
+    """The results as JUnit XML: one test suite per reader, one test case per vector."""
+    suites = []
+    for n in names:
+        rows = []
+        for c in cases:
+            status, detail = results[n][c["id"]]
+            if status in UNEXPECTED:
+                rows.append((n, c["id"], "failure", f"{status}: {detail}"))
+            else:
+                rows.append((n, c["id"], "skipped" if status == "n/a" else "pass", detail))
+        suites.append((n, results[n]["__seconds__"], rows))
+    with open(path, "wb") as f:
+        f.write(junit_xml("rlarchive conformance", suites))
+
+
+def handshake_name(info: Any) -> str:
+    """The reader's name from its handshake (``reader.name``), as one short printable word, or ``""``."""
+    name = info.get("name") if isinstance(info, dict) else None
+    if not isinstance(name, str):
+        return ""
+    return "".join(ch if ch.isprintable() and not ch.isspace() else "_" for ch in name)[:40]
 
 
 def vectors_dir() -> str:
-    """The test vectors of this format version: inside the package (or the kit), or the checkout's test-vectors/."""
+    """The test vectors of this format version: the checkout's test-vectors/ (an editable install, where the
+    vectors are kept once), else the copy inside the package (or the kit) that the build made."""
     here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "vectors"), os.path.join(here, "..", "..", "test-vectors")):
+    for candidate in (os.path.join(here, "..", "..", "test-vectors"), os.path.join(here, "vectors")):
         if os.path.isfile(os.path.join(candidate, "index.json")):
             return os.path.abspath(candidate)
     raise SystemExit("rlarchive conformance: this installation carries no test vectors")
 
 
-def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: str = "rlarchive conformance") -> int:
+def _readers(args: argparse.Namespace, registered: Optional[str]) -> list[Any]:
+    """The readers to run: the outside reader of --reader-cmd, or the registered ones (--readers picks some)."""
+    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
+        xf = os.path.abspath(args.xfail) if args.xfail else None
+        # "named": no --reader-name, so the name its handshake gives replaces "outside" once it has run
+        readers: list[dict[str, Any]] = [
+            {"name": args.reader_name or "outside", "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd(), "named": args.reader_name is None}
+        ]
+    else:
+        assert registered is not None  # main checked it
+        with open(registered, encoding="utf-8") as f:
+            readers = json.load(f)["readers"]
+        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
+        for r in readers:  # registered commands and xfail lists are relative to the repository's root
+            r["cwd"] = root
+            if r.get("xfail") and not os.path.isabs(r["xfail"]):
+                r["xfail"] = os.path.join(root, r["xfail"])
+        if args.readers:
+            wanted = set(args.readers.split(","))
+            readers = [r for r in readers if r["name"] in wanted]
+    return readers
+
+
+def main(argv: Optional[list[Any]] = None, registered: Optional[str] = None, prog: str = "rlarchive conformance") -> int:
     """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vectors", default=None, help="folder with index.json (default: the vectors inside this package)")
     ap.add_argument("--reader-cmd", help="command of an outside reader (shell-quoted)")
-    ap.add_argument("--reader-name", default="outside", help="name of the outside reader in the matrix")
+    ap.add_argument("--reader-name", help="name of the outside reader in the matrix (default: the name its handshake gives, else 'outside')")
     ap.add_argument("--xfail", help="expected-failure list of the outside reader (JSON: case id -> reason)")
     ap.add_argument("--readers", help="comma-separated registered readers to run (default: all)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
@@ -532,21 +579,7 @@ def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: st
     if not args.reader_cmd and registered is None:
         ap.error("give the reader to test: --reader-cmd CMD")
     cases = load_cases(args.vectors)
-    if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
-        xf = os.path.abspath(args.xfail) if args.xfail else None
-        readers = [{"name": args.reader_name, "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd()}]
-    else:
-        assert registered is not None  # checked above
-        with open(registered, encoding="utf-8") as f:
-            readers = json.load(f)["readers"]
-        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
-        for r in readers:  # registered commands and xfail lists are relative to the repository's root
-            r["cwd"] = root
-            if r.get("xfail") and not os.path.isabs(r["xfail"]):
-                r["xfail"] = os.path.join(root, r["xfail"])
-        if args.readers:
-            wanted = set(args.readers.split(","))
-            readers = [r for r in readers if r["name"] in wanted]
+    readers = _readers(args, registered)
     all_results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in readers:
@@ -555,8 +588,11 @@ def main(argv: Optional[list] = None, registered: Optional[str] = None, prog: st
                 with open(r["xfail"], encoding="utf-8") as f:
                     xfail = json.load(f)
             t0 = time.monotonic()
-            all_results[r["name"]] = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
-            all_results[r["name"]]["__seconds__"] = time.monotonic() - t0
+            results = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
+            results["__seconds__"] = time.monotonic() - t0
+            if r.get("named"):  # no --reader-name: the name the reader's handshake gave
+                r["name"] = handshake_name(results.get("__info__", {})) or r["name"]
+            all_results[r["name"]] = results
 
     names = [r["name"] for r in readers]
     width = max(len(c["id"]) for c in cases) + 2

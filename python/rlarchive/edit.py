@@ -12,14 +12,15 @@ archive it wrote and setting the metadata back gives the original bytes.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import manifest as manifest_mod
+from .checks import group_of
 from .errors import RlarchiveError
-from .extensions import check_used
-from .reader import Archive, group_of
-from .writer import _check_metadata, _json_member, atomic_file
-from .zipprofile import MEDIA_TYPE, ZipWriter
+from .reader import Archive
+from .writer import atomic_file, check_metadata, json_member
+from .zipprofile import MEDIA_TYPE
+from .zipwrite import ZipWriter
 
 __all__ = ["set_metadata", "update_metadata", "rewrite", "edited"]
 
@@ -43,13 +44,13 @@ def edited(metadata: Mapping[str, str], set: Optional[Mapping[str, str]] = None,
     return out
 
 
-def set_metadata(path: PathLike, metadata: Mapping[str, str], out: Optional[PathLike] = None) -> dict:
+def set_metadata(path: PathLike, metadata: Mapping[str, str], out: Optional[PathLike] = None) -> dict[str, Any]:
     """Rewrite the archive at ``path`` (or write it to ``out``) with ``metadata`` as its whole manifest metadata (:func:`rewrite`)."""
     given = dict(metadata)
     return rewrite(path, lambda current: given, out)
 
 
-def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]], out: Optional[PathLike] = None) -> dict:
+def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]], out: Optional[PathLike] = None) -> dict[str, Any]:
     """Rewrite the archive at ``path`` (or write it to ``out``) with the metadata ``change(current metadata)``.
 
     The archive must pass every check of spec §11.1, the deferred ones
@@ -77,18 +78,18 @@ def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]
         for k, v in new_meta.items():
             if not isinstance(k, str) or not isinstance(v, str):
                 raise RlarchiveError("WRITE_INVALID", f"metadata maps strings to strings, not {type(k).__name__} to {type(v).__name__}")
-        _check_metadata(new_meta)
-        check_used(ar)
+        check_metadata(new_meta)
+        ar.check_extensions()
         raw = dict(ar.manifest.raw)
         listed = ar.manifest.members
-        names = _order(ar._members)
+        names = _order(ar.members)
         with atomic_file(out if out is not None else path) as f:
             zw = ZipWriter(f)
             zw.add("mimetype", [MEDIA_TYPE], len(MEDIA_TYPE))
             entries = []
             for name in names:
-                m = ar._members[name]
-                crc, digest = zw.add(name, ar._chunks(m), m.size, align=64 if group_of(name) is not None else 0)
+                m = ar.members[name]
+                crc, digest = zw.add(name, ar.member_chunks(name), m.size, align=64 if group_of(name) is not None else 0)
                 if crc != m.crc32:
                     raise RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=name, offset=m.data_offset)
                 if digest != listed[name]["sha256"]:
@@ -102,7 +103,7 @@ def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]
                 manifest_mod.check(raw, manifest_mod.SUPPORTED_EXTENSIONS)
             except RlarchiveError as e:
                 raise RlarchiveError("WRITE_INVALID", f"the manifest would break the spec: {e}") from None
-            text = _json_member(raw, "manifest.json")
+            text = json_member(raw, "manifest.json")
             zw.add("manifest.json", [text], len(text))
             zw.finish()
     return raw

@@ -37,6 +37,7 @@ class RlarchiveError(Exception):
 
     Attributes:
         code: the stable code from the spec's catalogue.
+        message: what is wrong, without the code and the location (also :attr:`detail`).
         member: the archive member concerned, if known.
         pointer: a JSON Pointer into that member's JSON, if relevant.
         offset: a byte offset from the start of the file, if relevant.
@@ -61,6 +62,12 @@ class RlarchiveError(Exception):
         super().__init__(self._render())
 
     @property
+    def detail(self) -> str:
+        """The message without the code and the location (the JavaScript reader's name for it;
+        ``str(error)`` gives all three)."""
+        return self.message
+
+    @property
     def severity(self) -> str:
         """``error``, ``warning`` or ``info`` (API errors are ``error``)."""
         return CATALOGUE.get(self.code, "error")
@@ -80,9 +87,9 @@ class RlarchiveError(Exception):
         loc = self.location()
         return f"{self.code}: {self.message}" + (f" [{loc}]" if loc else "")
 
-    def as_issue(self) -> dict:
+    def as_issue(self) -> dict[str, Any]:
         """This error as a validation-report issue (spec §14)."""
-        issue: dict = {"code": self.code, "severity": self.severity, "message": self.message}
+        issue: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
         if self.member is not None:
             issue["member"] = self.member
         if self.pointer is not None:

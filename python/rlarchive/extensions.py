@@ -7,22 +7,28 @@ applies, in order: the JSON rules of §6 (their codes), the value rules of §7
 then the extension's own structure (``EXTENSION_INVALID``); every error names
 the extension member. Readers do this when the caller asks for the
 extension's content; the dump and the validator do it for every used
-extension (spec §11.1 step 11).
+extension (spec §11.1 step 11, :func:`rlarchive.checks.check_extensions`).
+The checks take the :class:`rlarchive.checks.CheckState` after step 8.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
-from . import policy_description as _policy, training_state as _training, vec_normalize as _vec_normalize
+from . import policy_description as _policy
 from . import replay_buffer as _replay_buffer
+from . import training_state as _training
+from . import vec_normalize as _vec_normalize
 from .errors import RlarchiveError, members_pointer
+from .tensors import check_reference
 from .values import Checker
+from .zipread import read_json_member
 
 if TYPE_CHECKING:
+    from .checks import CheckState
     from .reader import Archive
 
-__all__ = ["Extension", "SUPPORTED", "read_document", "check_used"]
+__all__ = ["Extension", "SUPPORTED", "read_document", "supported_used", "data_of"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +40,8 @@ class Extension:
     key: str
     check: Callable[[Any, Optional[Mapping[str, Any]], Sequence[str]], object]
     group: str
-    #: The rules that read element bytes, after ``check`` (the archive, the value).
-    check_content: Optional[Callable[["Archive", Any], object]] = None
+    #: The rules that read element bytes, after ``check`` (the check state after step 8, the value).
+    check_content: Optional[Callable[["CheckState", Any], object]] = None
     #: Its checks read ``data.json`` (its spaces): after ``data.json`` failed, a validator
     #: does not check the extension (spec §11.1 step 11). Every extension defined today does.
     reads_data: bool = True
@@ -57,51 +63,58 @@ def _relocated(e: RlarchiveError, member: str) -> RlarchiveError:
     return RlarchiveError(e.code, e.message, member=member, pointer=e.pointer, offset=e.offset)
 
 
-def read_document(ar: "Archive", name: str, failed: AbstractSet[Optional[str]] = frozenset()) -> Optional[Any]:
+def _state_of(holder: Any) -> "CheckState":
+    """The check state itself, or an open :class:`rlarchive.Archive`'s (its ``state``)."""
+    state: CheckState = getattr(holder, "state", holder)
+    return state
+
+
+def read_document(state: "CheckState | Archive", name: str) -> Optional[Any]:
     """The checked raw value of a used, supported extension's member, or None when the archive does not use it.
 
-    ``failed`` holds the tensor groups whose member failed at step 8 (a
-    validator's): the references into them are not checked, nor, when there
-    is such a reference, the rules that read element bytes (spec §11.1 step 11).
+    ``state`` is the :class:`rlarchive.checks.CheckState` after step 8 (an
+    open :class:`rlarchive.Archive` is taken for its ``state``). The
+    references into a group in its ``failed_groups`` (a validator's) are not
+    checked, nor, when there is such a reference, the rules that read element
+    bytes (spec §11.1 step 11).
 
     Raises:
         RlarchiveError: the first broken rule, located in the extension member.
     """
+    state = _state_of(state)
     ext = SUPPORTED[name]
-    if name not in ar.manifest.extensions_used:
+    manifest = state.checked_manifest
+    if name not in manifest.extensions_used:
         return None
-    for other in ar._members:
+    for other in state.members:
         if other.startswith(f"extensions/{name}/") and other != ext.member:
             raise RlarchiveError("EXTENSION_INVALID", f"{other} is not a member of {name} (its one member is {ext.member})", member=other)
-    m = ar._members.get(ext.member)
+    m = state.members.get(ext.member)
     if m is None:
         raise RlarchiveError("EXTENSION_INVALID", f"{name} is used but its member {ext.member} is absent", member=ext.member)
-    from .reader import _read_json_member
-
-    _, doc = _read_json_member(ar._src, m)
+    doc = read_json_member(state.source, m)
     if not isinstance(doc, dict) or list(doc) != [ext.key]:
         raise RlarchiveError("EXTENSION_INVALID", f"{ext.member} must be an object with exactly the property {ext.key!r}", member=ext.member, pointer=members_pointer(doc, "", [ext.key]))
     checker = Checker()
+    failed = state.failed_groups
     try:
         checker.check(doc[ext.key], "/" + ext.key)
         for ref in checker.refs:
             if ref.group not in failed:
-                ar._check_ref(ref)
+                check_reference(state.tensor_headers, ref)
     except RlarchiveError as e:
         raise _relocated(e, ext.member) from None
-    ext.check(doc[ext.key], ar.raw_data.get("data"), ar.manifest.extensions_used)
+    ext.check(doc[ext.key], data_of(state), manifest.extensions_used)
     if ext.check_content is not None and not any(ref.group in failed for ref in checker.refs):
-        ext.check_content(ar, doc[ext.key])
+        ext.check_content(state, doc[ext.key])
     return doc[ext.key]
 
 
-def check_used(ar: "Archive") -> None:
-    """Spec §11.1 step 11: the checks of every used, supported extension, in the order of ``extensions_used``."""
-    for name in supported_used(ar):
-        read_document(ar, name)
+def data_of(state: "CheckState") -> Mapping[str, Any]:
+    """The raw ``data`` object of ``data.json`` after step 7 ({} when step 7 failed or did not run)."""
+    return {} if state.document is None else state.document["data"]
 
 
-def supported_used(ar: "Archive") -> list[str]:
+def supported_used(state: "CheckState | Archive") -> list[str]:
     """The extensions the archive uses that this package supports, in the order of ``extensions_used``."""
-    return [name for name in ar.manifest.extensions_used if name in SUPPORTED]
-
+    return [name for name in _state_of(state).checked_manifest.extensions_used if name in SUPPORTED]

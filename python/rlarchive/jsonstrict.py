@@ -22,7 +22,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\]:,]|true|false|null|\s+')
 
 
-def _depth(text: str) -> int:
+def nesting_depth(text: str) -> int:
     """Maximum nesting depth, measured on the raw text as spec §6 rule 4 defines."""
     depth = peak = 0
     in_string = False
@@ -58,7 +58,7 @@ class _Collector:
         self.float_range: Optional[str] = None
         self.surrogate = False  # a lone surrogate in a duplicate that dict() drops
 
-    def pairs(self, pairs: list) -> dict:
+    def pairs(self, pairs: list[Any]) -> dict[str, Any]:
         d = dict(pairs)
         if len(d) != len(pairs):
             # rule 6 comes before rule 7: the pairs dict() drops must be checked too
@@ -118,7 +118,7 @@ def _locate(text: str, rule: str) -> int:
     outside ±(2^53-1)) and "float" (a float literal that overflows binary64).
     Called only once the rule is known to be broken, on a text json.loads read.
     """
-    stack: list = []  # per open container: the keys seen (an object) or None (an array)
+    stack: list[Any] = []  # per open container: the keys seen (an object) or None (an array)
     expect_key = False
     for m in _TOKEN.finditer(text):
         tok, pos = m.group(), m.start()
@@ -164,6 +164,8 @@ def _syntax_at(text: str, e: json.JSONDecodeError) -> int:
     pos, msg, n = e.pos, e.msg, len(text)
     if msg.startswith("Unterminated string"):
         return n
+    if msg.startswith("Illegal trailing comma"):  # Python 3.13+ stops at the comma, which a longer text could follow
+        return pos + 1
     if msg.startswith("Invalid \\escape"):
         return text.rfind("\\", 0, pos + 1) + 1
     if msg.startswith("Invalid \\uXXXX"):
@@ -229,7 +231,7 @@ def parse(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise fail("JSON_UTF8", f"JSON text is not well-formed UTF-8 ({e.reason})", e.start) from None
-    if _depth(text) > MAX_JSON_DEPTH:
+    if nesting_depth(text) > MAX_JSON_DEPTH:
         raise fail("JSON_DEPTH", f"JSON nesting exceeds the limit of {MAX_JSON_DEPTH}")
     hooks = _Collector()
     try:
@@ -296,7 +298,7 @@ def es6_number(x: float) -> str:
     return sign + out
 
 
-def _jcs(value: Any, out: list) -> None:
+def _jcs(value: Any, out: list[Any]) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -333,6 +335,6 @@ def _jcs(value: Any, out: list) -> None:
 
 def canonical(value: Any) -> bytes:
     """RFC 8785 serialization of a JSON value as UTF-8 bytes."""
-    out: list = []
+    out: list[Any] = []
     _jcs(value, out)
     return "".join(out).encode("utf-8")

@@ -23,7 +23,7 @@ _VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
 
 
 @lru_cache(maxsize=None)
-def schema(name: str) -> dict:
+def schema(name: str) -> dict[str, Any]:
     """A JSON Schema of the project by file name (e.g. ``manifest-1.0.schema.json``)."""
     return json.loads(resources.files("rlarchive").joinpath("schemas").joinpath(name).read_text(encoding="utf-8"))
 
@@ -56,24 +56,24 @@ def validator(name: str):
 class Manifest:
     """A checked manifest."""
 
-    raw: dict
-    members: dict[str, dict] = field(default_factory=dict)  # name -> {name, size, sha256}
-    warnings: list = field(default_factory=list)  # RlarchiveError of severity warning/info
+    raw: dict[str, Any]
+    members: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {name, size, sha256}
+    warnings: list[Any] = field(default_factory=list)  # RlarchiveError of severity warning/info
 
     @property
     def format_version(self) -> str:
         return self.raw["format_version"]
 
     @property
-    def producer(self) -> dict:
+    def producer(self) -> dict[str, Any]:
         return self.raw["producer"]
 
     @property
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, Any]:
         return dict(self.raw.get("metadata", {}))
 
     @property
-    def extensions_used(self) -> list:
+    def extensions_used(self) -> list[Any]:
         return list(self.raw.get("extensions_used", []))
 
 
@@ -92,7 +92,7 @@ TABLE_ORDER = {
 MAX_ENTRIES = MAX_MEMBERS
 
 
-def _schema_error_path(e: Any) -> list:
+def _schema_error_path(e: Any) -> list[Any]:
     """Where a JSON Schema error is located (spec §11.2): a property that is not allowed, a
     property name that breaks its pattern, or the later of two equal items, rather than the
     object or array holding it."""
@@ -106,7 +106,7 @@ def _schema_error_path(e: Any) -> list:
     elif "propertyNames" in e.relative_schema_path and isinstance(e.instance, str):
         path.append(e.instance)  # the name itself is the value at fault
     elif e.validator == "uniqueItems" and isinstance(e.instance, list):
-        seen: set = set()
+        seen: set[Any] = set()
         for i, item in enumerate(e.instance):
             text = json.dumps(item, sort_keys=True)
             if text in seen:
@@ -116,13 +116,13 @@ def _schema_error_path(e: Any) -> list:
     return path
 
 
-def _order_key(obj: Any, path: list) -> list:
+def _order_key(obj: Any, path: list[Any]) -> list[Any]:
     """The place of a location in the order a reader checks the manifest (spec §11.2): depth first;
     inside an object §5 defines, members not allowed there (in document order) before the members
     of its table, in table order; inside an array or a free map, document order."""
-    key: list = []
+    key: list[Any] = []
     node: Any = obj
-    where: tuple = ()
+    where: tuple[Any, ...] = ()
     for p in path:
         if isinstance(node, dict):
             table = TABLE_ORDER.get(where)
@@ -135,7 +135,7 @@ def _order_key(obj: Any, path: list) -> list:
     return key
 
 
-def _structure_errors(obj: dict) -> list:
+def _structure_errors(obj: dict[str, Any]) -> list[Any]:
     """Every break of the manifest's schema (spec §5.1, §5.3), with the duplicate member names and
     the count limit, as (path, code, message)."""
     out = []
@@ -147,7 +147,7 @@ def _structure_errors(obj: dict) -> list:
     if isinstance(entries, list):
         if len(entries) > MAX_ENTRIES:
             out.append((["members", MAX_ENTRIES], "LIMIT_EXCEEDED", f"more than {MAX_ENTRIES} member entries"))
-        seen: set = set()
+        seen: set[Any] = set()
         for i, entry in enumerate(entries[:MAX_ENTRIES]):
             name = entry.get("name") if isinstance(entry, dict) else None
             if isinstance(name, str):
@@ -157,7 +157,7 @@ def _structure_errors(obj: dict) -> list:
     return out
 
 
-def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
+def check(obj: Any, supported: frozenset[Any] = SUPPORTED_EXTENSIONS) -> Manifest:
     """Check a parsed manifest: version first, then its structure, then extensions (spec §5, §11.1 step 6).
 
     The structure's first issue is the one a reader meets first checking in the order of spec
@@ -182,7 +182,7 @@ def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
     if errors:
         path, code, message = min(errors, key=lambda e: _order_key(obj, e[0]))
         raise _fail(code, message[:300], "".join(f"/{esc(str(p))}" for p in path))
-    members: dict[str, dict] = {entry["name"]: entry for entry in obj["members"]}
+    members: dict[str, dict[str, Any]] = {entry["name"]: entry for entry in obj["members"]}
     used = obj.get("extensions_used", [])
     for i, ext in enumerate(obj.get("extensions_required", [])):
         if ext not in used:
@@ -205,16 +205,16 @@ def check(obj: Any, supported: frozenset = SUPPORTED_EXTENSIONS) -> Manifest:
 
 
 def build(
-    entries: list[dict],
+    entries: list[dict[str, Any]],
     producer: tuple[str, str],
     *,
     metadata: Optional[Mapping[str, str]] = None,
-    extensions_used: Optional[list] = None,
-    extensions_required: Optional[list] = None,
+    extensions_used: Optional[list[Any]] = None,
+    extensions_required: Optional[list[Any]] = None,
     extensions: Optional[Mapping[str, Any]] = None,
-) -> dict:
+) -> dict[str, Any]:
     """The manifest object for a writer (member entries sorted by name, spec §12)."""
-    out: dict = {
+    out: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "producer": {"name": producer[0], "version": producer[1]},

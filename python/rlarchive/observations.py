@@ -13,9 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+import math
+
 import numpy as np
 
-__all__ = ["kind", "dict_keys", "subspace", "is_image", "observation_shape", "as_batch", "batch", "preprocess", "one_hot"]
+from .dtypes import numpy_view_dtype
+
+__all__ = [
+    "kind", "dict_keys", "subspace", "is_image", "observation_shape", "observation_dtype", "observation_inputs", "as_batch", "batch", "preprocess", "one_hot",
+    "recurrent_state",
+]
 
 _F32 = np.float32
 _KINDS = {"Box": "box", "Discrete": "discrete", "MultiDiscrete": "multi_discrete", "MultiBinary": "multi_binary", "Dict": "dict", "Tuple": "tuple"}
@@ -26,7 +33,7 @@ def kind(space: Any) -> Optional[str]:
     return _KINDS.get(type(space).__name__)
 
 
-def dict_keys(space: Any) -> list:
+def dict_keys(space: Any) -> list[Any]:
     """The keys of a Dict space, in its order."""
     spaces = getattr(space, "spaces", ())
     return [k for k, _ in spaces] if isinstance(spaces, tuple) else list(spaces)
@@ -45,7 +52,7 @@ def is_image(space: Any) -> bool:
     return bool(np.all(np.asarray(space.low) == 0) and np.all(np.asarray(space.high) == 255))
 
 
-def observation_shape(space: Any) -> tuple:
+def observation_shape(space: Any) -> tuple[Any, ...]:
     """The shape of one observation of a Box, Discrete (``()``), MultiDiscrete or MultiBinary space."""
     k = kind(space)
     if k == "box":
@@ -60,6 +67,21 @@ def observation_shape(space: Any) -> tuple:
     raise ValueError(f"no observation shape for a {k} space")
 
 
+def observation_dtype(space: Any) -> np.dtype:
+    """The dtype of a space's raw observations (MultiBinary: int8, as gymnasium samples them; Discrete: int64 unless it says)."""
+    if kind(space) == "multi_binary":
+        return np.dtype(np.int8)
+    dt = getattr(space, "dtype", "I64")
+    return numpy_view_dtype(dt) if isinstance(dt, str) else np.dtype(dt)
+
+
+def observation_inputs(space: Any) -> list[Any]:
+    """(name, key, space) of each input of the network, in order (RLA_policy §4): ``obs`` (key None), or ``obs.KEY`` for each key of a Dict space."""
+    if kind(space) == "dict":
+        return [(f"obs.{k}", k, subspace(space, k)) for k in dict_keys(space)]
+    return [("obs", None, space)]
+
+
 def _array(obs: Any) -> np.ndarray:
     if isinstance(obs, Mapping) or obs is None:
         raise TypeError(f"not an observation array: {type(obs).__name__}")
@@ -69,7 +91,7 @@ def _array(obs: Any) -> np.ndarray:
     return a
 
 
-def as_batch(obs: Any, space: Any) -> tuple:
+def as_batch(obs: Any, space: Any) -> tuple[Any, ...]:
     """(a batch of observations of ``space``, whether ``obs`` was one), transposing channel-last images as SB3 does.
 
     ``obs`` is single when its shape is the space's observation shape, a batch
@@ -86,7 +108,7 @@ def as_batch(obs: Any, space: Any) -> tuple:
     raise ValueError(f"observation of shape {a.shape} for a space of shape {shape}")
 
 
-def batch(observation: Any, space: Any) -> tuple:
+def batch(observation: Any, space: Any) -> tuple[Any, ...]:
     """(the observation as a batch, whether it was one): for a Dict space a dict of batches, one per key, in the space's order.
 
     A Dict observation is single when every key is single, a batch of n when
@@ -142,3 +164,21 @@ def preprocess(obs: np.ndarray, space: Any, normalize_images: bool) -> np.ndarra
     if k == "multi_binary":
         return obs.astype(_F32)
     raise ValueError(f"no preprocessing for a {k} space")
+
+
+def recurrent_state(recurrent: Mapping[str, Any], state: Optional[tuple[Any, ...]], n: int) -> tuple[Any, ...]:
+    """The recurrent state ``(hidden, cell)`` for a batch of ``n``, float32 ``[layers, n, hidden_size]`` (RLA_policy §5.9).
+
+    ``recurrent`` is the description's ``recurrent`` member; without ``state``
+    the state is zeros. A state that is not a pair of ``layers·n·hidden_size``
+    values is a ``ValueError``.
+    """
+    shape = (int(recurrent["layers"]), n, int(recurrent["hidden_size"]))
+    if state is None:
+        return np.zeros(shape, _F32), np.zeros(shape, _F32)
+    if not isinstance(state, (tuple, list)) or len(state) != 2:
+        raise ValueError("a recurrent state is a pair (hidden, cell)")
+    h, c = (np.asarray(s, _F32) for s in state)
+    if h.size != math.prod(shape) or c.size != math.prod(shape):
+        raise ValueError(f"a state of {h.size} and {c.size} values for the shape {shape}")
+    return h.reshape(shape), c.reshape(shape)

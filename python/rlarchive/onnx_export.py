@@ -57,19 +57,18 @@ imported only when a model is built, never by ``import rlarchive``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 import numpy as np
 
-from .dtypes import numpy_view_dtype
 from .errors import RlarchiveError
-from .observations import batch, dict_keys, is_image, kind, observation_shape, subspace
-from .policy import ACTIVATIONS, BERNOULLI_THRESHOLD, Policy
+from .observations import batch, is_image, kind, observation_dtype, observation_inputs, observation_shape, recurrent_state
+from .onnx_graph import ACTION, ACTION_MASKS, BATCH, EPISODE_START, MAX_GRAPH_NODES, MAX_MODEL_BYTES, Graph, contiguous, import_onnx, serialized
+from .onnx_lowering import lower_head, lower_node, observation, statistics
+from .policy import Policy
 from .writer import atomic_file
 
 if TYPE_CHECKING:
@@ -87,29 +86,8 @@ MIN_OPSET = 14
 #: The dtypes sums can be computed in: float64 (spec RLA_policy §5, the default) or float32 (faster).
 PRECISIONS = ("float64", "float32")
 DEFAULT_PRECISION = "float64"
-#: The largest model written: a single ONNX file is one protobuf message, below 2 GiB.
-MAX_MODEL_BYTES = 2**31 - 1
-#: Room left beside the initializers for the graph's nodes and names.
-_GRAPH_ALLOWANCE = 64 << 20
-#: The most nodes a graph is given (a few per node of the description, per kernel offset of a float64 conv2d, per run of a multi_argmax).
-MAX_GRAPH_NODES = 1 << 18
-
-#: Names of the graph's fixed inputs and output.
-EPISODE_START = "episode_start"
-ACTION_MASKS = "action_masks"
-ACTION = "action"
-#: The symbolic batch dimension of every input and output.
-BATCH = "batch"
 
 _F32 = np.float32
-#: What a masked-out action's logit becomes (as MaskablePPO does, spec RLA_policy §6).
-_MASKED_LOGIT = -1e8
-_INSTALL = "install it with: pip install 'rlarchive[onnx]'"
-
-
-def _contiguous(a: Any, dtype: Any = None) -> np.ndarray:
-    """``a`` as a C-contiguous array of its rank (``np.ascontiguousarray`` would turn a scalar into a vector)."""
-    return np.array(a, dtype=dtype, order="C", copy=True)
 
 
 @dataclass(frozen=True)
@@ -118,10 +96,10 @@ class TensorInfo:
 
     name: str
     dtype: str
-    shape: tuple
+    shape: tuple[Any, ...]
     doc: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """As JSON-ready values (also stored in the model's metadata)."""
         return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape), "doc": self.doc}
 
@@ -132,13 +110,13 @@ class OnnxExport:
 
     path: str
     opset: int
-    inputs: tuple
-    outputs: tuple
+    inputs: tuple[Any, ...]
+    outputs: tuple[Any, ...]
     nodes: int
     size: int
     precision: str = DEFAULT_PRECISION
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """As JSON-ready values."""
         return {
             "path": self.path,
@@ -165,22 +143,6 @@ class OnnxExport:
 # -- the graph's interface -------------------------------------------------------------
 
 
-def _space_dtype(space: Any) -> np.dtype:
-    """The dtype of a space's raw observations (MultiBinary: int8, as gymnasium samples them)."""
-    if kind(space) == "multi_binary":
-        return np.dtype(np.int8)
-    dt = getattr(space, "dtype", "I64")
-    return numpy_view_dtype(dt) if isinstance(dt, str) else np.dtype(dt)
-
-
-def _observations(policy: Policy) -> list:
-    """(input name, space) of every observation input, in order."""
-    sp = policy.observation_space
-    if kind(sp) == "dict":
-        return [(f"obs.{k}", subspace(sp, k)) for k in dict_keys(sp)]
-    return [("obs", sp)]
-
-
 def _action_dtype(policy: Policy) -> np.dtype:
     op = policy.action["op"]
     if op == "box":
@@ -190,13 +152,13 @@ def _action_dtype(policy: Policy) -> np.dtype:
     return np.dtype(np.int64)
 
 
-def _interface(policy: Policy, action_masks: bool) -> tuple:
+def _interface(policy: Policy, action_masks: bool) -> tuple[Any, ...]:
     """The graph's inputs and outputs (:class:`TensorInfo`), in order."""
     inputs = []
-    for name, space in _observations(policy):
+    for name, _, space in observation_inputs(policy.observation_space):
         what = {"box": "Box", "discrete": "Discrete", "multi_discrete": "MultiDiscrete", "multi_binary": "MultiBinary"}.get(kind(space) or "", "?")
         doc = f"raw {what} observations" + (" (channel first)" if is_image(space) else "")
-        inputs.append(TensorInfo(name, _space_dtype(space).name, (BATCH,) + tuple(int(d) for d in observation_shape(space)), doc))
+        inputs.append(TensorInfo(name, observation_dtype(space).name, (BATCH,) + tuple(int(d) for d in observation_shape(space)), doc))
     outputs = [TensorInfo(ACTION, _action_dtype(policy).name, (BATCH,) + tuple(int(d) for d in observation_shape(policy.action_space)), "the deterministic action")]
     rec = policy.recurrent
     if rec is not None:
@@ -220,10 +182,10 @@ def _interface(policy: Policy, action_masks: bool) -> tuple:
 def onnx_inputs(
     policy: Policy,
     observation: Any,
-    state: Optional[tuple] = None,
+    state: Optional[tuple[Any, ...]] = None,
     episode_start: Optional[Any] = None,
     action_masks: Optional[Any] = None,
-) -> tuple:
+) -> tuple[Any, ...]:
     """The inputs of the exported graph for arguments shaped like ``Policy.predict`` (and SB3's ``predict``).
 
     Returns ``(feeds, single)``: a dict of input name to array (with the
@@ -236,12 +198,12 @@ def onnx_inputs(
     """
     obs, single = batch(observation, policy.observation_space)
     specs = {t.name: t for t in _interface(policy, False)[0]}
-    arrays = {f"obs.{k}": v for k, v in obs.items()} if isinstance(obs, dict) else {"obs": obs}
-    feeds = {name: _contiguous(a, specs[name].dtype) for name, a in arrays.items()}
+    arrays = {name: obs if key is None else obs[key] for name, key, _ in observation_inputs(policy.observation_space)}
+    feeds = {name: contiguous(a, specs[name].dtype) for name, a in arrays.items()}
     n = next(iter(feeds.values())).shape[0]
     rec = policy.recurrent
     if rec is not None:
-        feeds[rec["hidden_in"]], feeds[rec["cell_in"]] = policy._state(rec, state, n)  # the graph applies episode_start
+        feeds[rec["hidden_in"]], feeds[rec["cell_in"]] = recurrent_state(rec, state, n)  # the graph applies episode_start
         start = np.zeros(n, _F32) if episode_start is None else np.asarray(episode_start, _F32).reshape(n)
         feeds[EPISODE_START] = start
     if action_masks is not None:
@@ -249,532 +211,6 @@ def onnx_inputs(
     return feeds, single
 
 
-# -- building the graph ------------------------------------------------------------------
-
-
-def _import_onnx() -> Any:
-    try:
-        import onnx
-        import onnx.helper  # noqa: F401
-        import onnx.numpy_helper  # noqa: F401
-    except ImportError as e:
-        raise RlarchiveError("FRAMEWORK_UNAVAILABLE", f"exporting to ONNX needs the Python package 'onnx', which is not installed ({e}): {_INSTALL}") from None
-    return onnx
-
-
-def _too_large() -> RlarchiveError:
-    return RlarchiveError("VALUE_UNSUPPORTED", f"the ONNX model would be larger than {MAX_MODEL_BYTES} bytes, the limit of a single ONNX file (protobuf's 2 GiB)")
-
-
-class _Graph:
-    """Nodes, constants and unique value names of the graph under construction.
-
-    Initializers go straight into ``model.graph`` (one copy of each), and every
-    weight of the description is written once however many nodes read it
-    (:meth:`tensor`); values derived from it (casts, transposes, a
-    convolution's taps) are computed once too (:meth:`derived`).
-    """
-
-    def __init__(self, onnx: Any, opset: int, reserved: Iterable[str], precision: str) -> None:
-        self.onnx = onnx
-        self.opset = opset
-        self.model = onnx.ModelProto()
-        self.nodes: list = []
-        self.used: set = set(reserved)
-        self.value: dict = {}  # a name of the description -> its value in the graph
-        self.rank: dict = {}  # a value of the graph -> its rank without the batch dimension
-        #: The dtype of sums (linear, conv2d, the LSTM's gates): float64 by default, float32 on request.
-        self.acc = np.dtype(np.float64 if precision == "float64" else np.float32)
-        self.initializer_bytes = 0
-        self._consts: dict = {}
-        self._tensors_by_id: dict = {}  # id(array) -> (array, initializer): the same array object, the same initializer
-        self._tensors_by_digest: dict = {}  # (shape, SHA-256 of the float32 bytes) -> initializer
-        self._derived: dict = {}
-        self._counters: dict = {}
-
-    def fresh(self, hint: str) -> str:
-        """A name not used yet: ``hint`` itself, or ``hint`` with a number."""
-        name, k = hint, self._counters.get(hint, 1)
-        while name in self.used:
-            name, k = f"{hint}_{k}", k + 1
-        self._counters[hint] = k
-        self.used.add(name)
-        return name
-
-    def _initializer(self, a: np.ndarray, hint: str) -> str:
-        self.initializer_bytes += a.nbytes
-        if self.initializer_bytes > MAX_MODEL_BYTES - _GRAPH_ALLOWANCE:
-            raise _too_large()
-        name = self.fresh(hint)
-        t = self.model.graph.initializer.add()
-        t.name = name
-        t.data_type = self.onnx.helper.np_dtype_to_tensor_dtype(a.dtype)
-        t.dims.extend(int(d) for d in a.shape)
-        t.raw_data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
-        return name
-
-    def const(self, array: Any, hint: str = "const") -> str:
-        """A constant of the export itself (shapes, scalars, bounds); equal small constants are shared."""
-        a = _contiguous(array)
-        key = (a.dtype.str, a.shape, a.tobytes()) if a.size <= 64 else None
-        if key is not None and key in self._consts:
-            return str(self._consts[key])
-        name = self._initializer(a, hint)
-        if key is not None:
-            self._consts[key] = name
-        return name
-
-    def tensor(self, array: Any, hint: str) -> str:
-        """A float32 weight of the description as an initializer, written once for every node that reads it.
-
-        The same array object (the archive's tensor, which the description
-        references by group and name) is found by identity; an equal array
-        (same shape and bytes) by its SHA-256 digest.
-        """
-        hit = self._tensors_by_id.get(id(array))
-        if hit is not None and hit[0] is array:
-            return str(hit[1])
-        a = np.ascontiguousarray(np.asarray(array, _F32))
-        key = (a.shape, hashlib.sha256(a.reshape(-1).view(np.uint8).data).digest())
-        name = self._tensors_by_digest.get(key)
-        if name is None:
-            name = self._tensors_by_digest[key] = self._initializer(a, hint)
-        self._tensors_by_id[id(array)] = (array, name)  # the array is kept, so its id stays its own
-        return name
-
-    def derived(self, key: tuple, build: Callable[[], str]) -> str:
-        """A value computed from constants only, built once per ``key`` (the runtime folds it once)."""
-        name = self._derived.get(key)
-        if name is None:
-            name = self._derived[key] = build()
-        return str(name)
-
-    def tensor_as(self, name: str, dtype: Any) -> str:
-        """The initializer ``name`` (float32) in ``dtype``, cast once."""
-        if np.dtype(dtype) == np.dtype(_F32):
-            return name
-        return self.derived(("cast", name, np.dtype(dtype).str), lambda: self.cast(name, dtype, name))
-
-    def transposed(self, name: str, perm: Sequence[int], dtype: Any) -> str:
-        """The initializer ``name`` in ``dtype``, transposed by ``perm``, computed once."""
-        key = ("transpose", name, tuple(perm), np.dtype(dtype).str)
-        return self.derived(key, lambda: str(self.op("Transpose", [self.tensor_as(name, dtype)], name, perm=list(perm))))
-
-    def op(self, op_type: str, inputs: Sequence[str], hint: str, outputs: int = 1, out: Optional[Sequence[str]] = None, **attrs: Any) -> Any:
-        """Add a node; its output name (or list of names when ``outputs`` > 1)."""
-        if len(self.nodes) >= MAX_GRAPH_NODES:
-            raise RlarchiveError("VALUE_UNSUPPORTED", f"the ONNX graph would have more than MAX_GRAPH_NODES = {MAX_GRAPH_NODES} nodes "
-                "(a float64 conv2d takes a few per kernel offset: --precision float32 writes one Conv per conv2d)")
-        names = list(out) if out is not None else [self.fresh(f"{hint}/{op_type}" if outputs == 1 else f"{hint}/{op_type}:{i}") for i in range(outputs)]
-        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), names, name=self.fresh(f"{hint}#{op_type}"), **attrs))
-        return names[0] if len(names) == 1 else names
-
-    def rename_output(self, value: str, name: str) -> None:
-        """Make the node that computes ``value`` (read by no node yet) write ``name`` instead."""
-        for node in reversed(self.nodes):
-            if value in node.output:
-                node.output[list(node.output).index(value)] = name
-                return
-        self.op("Identity", [value], name, out=[name])
-
-    def reduce_mean(self, x: str, axes: list, hint: str, keepdims: int) -> str:
-        if self.opset >= 18:  # axes became an input in opset 18
-            return str(self.op("ReduceMean", [x, self.const(np.array(axes, np.int64), "axes")], hint, keepdims=keepdims))
-        return str(self.op("ReduceMean", [x], hint, axes=axes, keepdims=keepdims))
-
-    def scalar(self, v: float, dtype: Any = _F32) -> str:
-        return self.const(np.array(v, dtype), "scalar")
-
-    def cast(self, x: str, dtype: Any, hint: str) -> str:
-        return str(self.op("Cast", [x], hint, to=self.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))))
-
-    def where(self, cond: str, a: str, b: str, hint: str) -> str:
-        return str(self.op("Where", [cond, a, b], hint))
-
-    def clamp(self, x: str, low: str, high: str, hint: str) -> str:
-        """min(max(x, low), high) with NaN kept (NumPy's clip, torch's clamp): comparisons with NaN are false."""
-        x = self.where(self.op("Less", [x, low], hint), low, x, hint)
-        return self.where(self.op("Greater", [x, high], hint), high, x, hint)
-
-
-# -- observations (spec RLA_policy §4, RLA_vec_normalize §4) ---------------------------------------
-
-
-def _normalized(g: _Graph, x: str, stats: Any, vn: Any, hint: str) -> str:
-    """(float64(x) − mean) / √(var + ε), clipped to ±clip_obs, as float32 (exactly as ``Statistics.normalize_obs``)."""
-    d = g.cast(x, np.float64, hint)
-    d = g.op("Sub", [d, g.const(np.asarray(stats.mean, np.float64), f"{hint}/mean")], hint)
-    d = g.op("Div", [d, g.const(np.sqrt(np.asarray(stats.var, np.float64) + vn.epsilon), f"{hint}/std")], hint)
-    d = g.clamp(d, g.scalar(-vn.clip_obs, np.float64), g.scalar(vn.clip_obs, np.float64), hint)
-    return g.cast(d, _F32, hint)
-
-
-def _one_hot(g: _Graph, x: str, nvec: list, hint: str) -> str:
-    """The one-hot vectors of each component of ``x`` (Discrete: one component), concatenated, in float32."""
-    flat = g.op("Reshape", [x, g.const(np.array([-1, len(nvec)], np.int64), "shape")], hint)
-    flat = g.cast(flat, np.int64, hint)
-    component = np.concatenate([np.full(n, i, np.int64) for i, n in enumerate(nvec)])
-    value = np.concatenate([np.arange(n, dtype=np.int64) for n in nvec])
-    picked = g.op("Gather", [flat, g.const(component, f"{hint}/component")], hint, axis=1)
-    hot = g.op("Equal", [picked, g.const(value, f"{hint}/value")], hint)
-    return g.cast(hot, _F32, hint)
-
-
-def _observation(g: _Graph, name: str, space: Any, normalize_images: bool, stats: Any, vn: Any) -> str:
-    x = name
-    if stats is not None:
-        x = _normalized(g, x, stats, vn, f"{name}/vec_normalize")
-    what = kind(space)
-    if what == "box":
-        if g.onnx.helper.np_dtype_to_tensor_dtype(_space_dtype(space)) != g.onnx.TensorProto.FLOAT or stats is not None:
-            x = g.cast(x, _F32, name)
-        if normalize_images and is_image(space):
-            x = g.op("Div", [x, g.scalar(255.0)], f"{name}/image")
-        g.rank[x] = len(observation_shape(space))
-        return x
-    if what in ("discrete", "multi_discrete"):
-        nvec = [int(space.n)] if what == "discrete" else [int(n) for n in np.asarray(space.nvec).reshape(-1)]
-        x = _one_hot(g, x, nvec, f"{name}/one_hot")
-        g.rank[x] = 1
-        return x
-    if what == "multi_binary":
-        x = g.cast(x, _F32, name)
-        g.rank[x] = len(observation_shape(space))
-        return x
-    raise RlarchiveError("VALUE_UNSUPPORTED", f"no ONNX preprocessing for a {what} observation space")
-
-
-def _statistics(policy: Policy) -> dict:
-    """Input name -> the VecNormalize statistics that apply to it (as ``Statistics.normalize_obs`` picks them)."""
-    vn = policy.vec_normalize
-    if vn is None or not vn.norm_obs or vn.obs is None:
-        return {}
-    dict_space = kind(policy.observation_space) == "dict"
-    if isinstance(vn.obs, Mapping):
-        if not dict_space:
-            raise RlarchiveError("VALUE_UNSUPPORTED", "per-key VecNormalize statistics for an observation space that is not a Dict")
-        return {f"obs.{k}": vn.obs[k] for k in vn.obs_keys or ()}
-    if dict_space:
-        raise RlarchiveError("VALUE_UNSUPPORTED", "one set of VecNormalize statistics for a Dict observation space")
-    return {"obs": vn.obs}
-
-
-# -- activations (spec RLA_policy §5, item 5: NaN and infinities as its table gives them) ---------
-#
-# Each is an expression over Where and comparisons, which are false for NaN, so
-# that NaN propagates whatever a runtime's fused kernel does; transcendental
-# and compound formulas are evaluated in float64 from the float32 input and
-# rounded once (onnxruntime has no float64 Erf, so gelu's erf alone is float32).
-
-_F64 = np.float64
-
-
-def _in_float64(g: _Graph, x: str, hint: str, formula: Callable[[str], str]) -> str:
-    """``formula`` over float64(x), rounded once to float32."""
-    return g.cast(formula(g.cast(x, _F64, hint)), _F32, hint)
-
-
-def _expm1(g: _Graph, d: str, hint: str) -> str:
-    return str(g.op("Sub", [g.op("Exp", [d], hint), g.scalar(1.0, _F64)], hint))
-
-
-def _log1p(g: _Graph, u: str, hint: str) -> str:
-    """log(1 + u) accurate for small u (u where 1 + u rounds to 1, else log(1 + u)·u / ((1 + u) − 1)); NaN stays NaN."""
-    w = g.op("Add", [u, g.scalar(1.0, _F64)], hint)
-    ratio = g.op("Div", [g.op("Mul", [g.op("Log", [w], hint), u], hint), g.op("Sub", [w, g.scalar(1.0, _F64)], hint)], hint)
-    return g.where(g.op("Equal", [w, g.scalar(1.0, _F64)], hint), u, ratio, hint)
-
-
-def _softplus64(g: _Graph, d: str, beta: float, threshold: float, hint: str) -> str:
-    """Float64 softplus: d where beta·d > threshold, else (max(beta·d, 0) + log1p(e^−|beta·d|)) / beta: no overflow, any threshold."""
-    z = d if beta == 1.0 else g.op("Mul", [d, g.scalar(beta, _F64)], hint)
-    positive = g.where(g.op("Greater", [z, g.scalar(0.0, _F64)], hint), z, g.scalar(0.0, _F64), hint)
-    tail = _log1p(g, g.op("Exp", [g.op("Neg", [g.op("Abs", [z], hint)], hint)], hint), hint)
-    soft = g.op("Add", [positive, tail], hint)
-    if beta != 1.0:
-        soft = g.op("Div", [soft, g.scalar(beta, _F64)], hint)
-    return g.where(g.op("Greater", [z, g.scalar(threshold, _F64)], hint), d, soft, hint)
-
-
-def _negative_part(g: _Graph, d: str, hint: str, negative: Callable[[str], str]) -> str:
-    """d where d > 0, else ``negative(d)`` (so NaN gives ``negative(NaN)``, NaN)."""
-    return g.where(g.op("Greater", [d, g.scalar(0.0, _F64)], hint), d, negative(d), hint)
-
-
-def _sigmoid32(g: _Graph, x: str, hint: str) -> str:
-    return _in_float64(g, x, hint, lambda d: str(g.op("Sigmoid", [d], hint)))
-
-
-def _tanh32(g: _Graph, x: str, hint: str) -> str:
-    return _in_float64(g, x, hint, lambda d: str(g.op("Tanh", [d], hint)))
-
-
-def _activation(g: _Graph, node: Mapping, x: str, hint: str) -> str:
-    fn = node["fn"]
-    if fn not in ACTIVATIONS:
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"no ONNX form of the activation {fn!r}")
-    p = {k: node.get(k, v) for k, v in ACTIVATIONS[fn][1].items()}
-    s = lambda v: g.scalar(v, _F64)  # noqa: E731
-    mul = lambda a, b: str(g.op("Mul", [a, b], hint))  # noqa: E731
-    if fn == "identity":
-        return x
-    if fn == "relu":  # 0 where x < 0, else x (NaN, +inf and −0 kept)
-        return g.where(g.op("Less", [x, g.scalar(0.0)], hint), g.scalar(0.0), x, hint)
-    if fn == "leaky_relu":  # x where x ≥ 0, else the float32 product slope·x
-        return g.where(g.op("GreaterOrEqual", [x, g.scalar(0.0)], hint), x, mul(x, g.scalar(float(p["negative_slope"]))), hint)
-    if fn == "hardtanh":
-        return g.clamp(x, g.scalar(float(p["min_val"])), g.scalar(float(p["max_val"])), hint)
-    if fn == "tanh":
-        return _tanh32(g, x, hint)
-    if fn == "sigmoid":
-        return _sigmoid32(g, x, hint)
-    if fn == "elu":
-        alpha = float(p["alpha"])
-        return _in_float64(g, x, hint, lambda d: _negative_part(g, d, hint, lambda v: mul(s(alpha), _expm1(g, v, hint))))
-    if fn == "selu":
-        return _in_float64(g, x, hint, lambda d: mul(s(_SELU_SCALE), _negative_part(g, d, hint, lambda v: mul(s(_SELU_ALPHA), _expm1(g, v, hint)))))
-    if fn == "celu":
-        alpha = float(p["alpha"])
-        return _in_float64(g, x, hint, lambda d: _negative_part(g, d, hint, lambda v: mul(s(alpha), _expm1(g, str(g.op("Div", [v, s(alpha)], hint)), hint))))
-    if fn == "silu":  # x / (1 + e^−x), not x·sigmoid(x), which onnxruntime-web fuses into a float32-only kernel
-        return _in_float64(g, x, hint, lambda d: str(g.op("Div", [d, g.op("Add", [s(1.0), g.op("Exp", [g.op("Neg", [d], hint)], hint)], hint)], hint)))
-    if fn == "softplus":
-        return _in_float64(g, x, hint, lambda d: _softplus64(g, d, float(p["beta"]), float(p["threshold"]), hint))
-    if fn == "mish":
-        return _in_float64(g, x, hint, lambda d: mul(d, g.op("Tanh", [_softplus64(g, d, 1.0, 20.0, hint)], hint)))
-    if fn == "hardswish":  # x·min(max(x + 3, 0), 6)/6: −inf·0 is NaN, as in torch
-        return _in_float64(g, x, hint, lambda d: str(g.op("Div", [mul(d, g.clamp(g.op("Add", [d, s(3.0)], hint), s(0.0), s(6.0), hint)), s(6.0)], hint)))
-    if fn == "hardsigmoid":
-        return _in_float64(g, x, hint, lambda d: str(g.op("Div", [g.clamp(g.op("Add", [d, s(3.0)], hint), s(0.0), s(6.0), hint), s(6.0)], hint)))
-    if fn == "softsign":  # x / (1 + |x|): ±inf give NaN, as in torch
-        return _in_float64(g, x, hint, lambda d: str(g.op("Div", [d, g.op("Add", [s(1.0), g.op("Abs", [d], hint)], hint)], hint)))
-    if fn == "gelu":
-        if p["approximate"] == "tanh":
-            def formula(d: str) -> str:
-                inner = g.op("Add", [d, mul(mul(mul(d, d), d), s(0.044715))], hint)
-                t = g.op("Tanh", [mul(inner, s(math.sqrt(2.0 / math.pi)))], hint)
-                return mul(mul(d, s(0.5)), g.op("Add", [t, s(1.0)], hint))
-        else:
-            def formula(d: str) -> str:
-                t = g.cast(g.op("Erf", [g.cast(g.op("Div", [d, s(math.sqrt(2.0))], hint), _F32, hint)], hint), _F64, hint)
-                return mul(mul(d, s(0.5)), g.op("Add", [t, s(1.0)], hint))
-        return _in_float64(g, x, hint, formula)
-    raise RlarchiveError("VALUE_UNSUPPORTED", f"no ONNX form of the activation {fn!r}")
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-# -- operations (spec RLA_policy §5) ----------------------------------------------------------------
-
-
-def _linear(g: _Graph, x: str, weight: Any, bias: Any, hint: str) -> str:
-    """x · weightᵀ + bias summed in ``g.acc`` and rounded once to float32 (a zero-width x gives the bias, or zeros)."""
-    acc = g.acc
-    w = g.tensor(weight, f"{hint}/weight")
-    y = g.op("MatMul", [g.cast(x, acc, hint) if acc != _F32 else x, g.transposed(w, (1, 0), acc)], hint)
-    if bias is not None:
-        y = g.op("Add", [y, g.tensor_as(g.tensor(bias, f"{hint}/bias"), acc)], hint)
-    return g.cast(y, _F32, hint) if acc != _F32 else str(y)
-
-
-_INT64_MAX = np.iinfo(np.int64).max
-
-
-def _conv2d(g: _Graph, node: Mapping, x: str, hint: str) -> str:
-    """2-d cross-correlation (spec RLA_policy §5, item 2).
-
-    float64 (onnxruntime has no float64 Conv): the input padded and made
-    channel-last once, then for each kernel offset (i, j) the strided slice of
-    the input times the kernel's [C, O] tap at (i, j), summed in float64, the
-    bias added, rounded once. float32: ONNX's Conv.
-    """
-    weight = np.asarray(node["weight"])
-    o, c, kh, kw = (int(d) for d in weight.shape)
-    (sh, sw), (ph, pw) = ([int(v) for v in node.get("stride", [1, 1])], [int(v) for v in node.get("padding", [0, 0])])
-    w = g.tensor(node["weight"], f"{hint}/weight")
-    b = g.tensor(node["bias"], f"{hint}/bias") if node.get("bias") is not None else None
-    if g.acc == _F32:
-        return str(g.op("Conv", [x, w] + ([b] if b else []), hint, kernel_shape=[kh, kw], strides=[sh, sw], pads=[ph, pw, ph, pw]))
-    d = g.cast(x, _F64, hint)
-    if ph or pw:
-        d = g.op("Pad", [d, g.const(np.array([0, 0, ph, pw, 0, 0, ph, pw], np.int64), "pads")], hint)
-    d = g.op("Transpose", [d], hint, perm=[0, 2, 3, 1])  # [N, H, W, C]
-    taps = g.derived(("conv_taps", w), lambda: str(g.op("Reshape", [g.transposed(w, (2, 3, 1, 0), _F64), g.const(np.array([kh * kw, c, o], np.int64), "shape")], w)))
-    total: Any = None
-    for i in range(kh):
-        for j in range(kw):
-            tap = g.derived(("conv_tap", w, i, j), lambda: str(g.op("Gather", [taps, g.const(np.array(i * kw + j, np.int64), "index")], w, axis=0)))
-            # rows i, i + sh, ... and columns j, j + sw, ...: as many as the output has (the end counted from the end: kh − 1 − i before it)
-            ends = [-(kh - 1 - i) or _INT64_MAX, -(kw - 1 - j) or _INT64_MAX]
-            part = g.op("Slice", [d, g.const(np.array([i, j], np.int64), "starts"), g.const(np.array(ends, np.int64), "ends"),
-                                  g.const(np.array([1, 2], np.int64), "axes"), g.const(np.array([sh, sw], np.int64), "steps")], hint)  # fmt: skip
-            term = g.op("MatMul", [part, tap], hint)  # [N, H', W', O]
-            total = term if total is None else g.op("Add", [total, term], hint)
-    if b is not None:
-        total = g.op("Add", [total, g.tensor_as(b, _F64)], hint)
-    return g.cast(g.op("Transpose", [total], hint, perm=[0, 3, 1, 2]), _F32, hint)
-
-
-def _prelu(g: _Graph, node: Mapping, x: str, hint: str) -> str:
-    """x where x ≥ 0, else the float32 product weight·x, the weight along the first dimension after the batch (NaN kept)."""
-    w = g.tensor(node["weight"], f"{hint}/weight")
-    rank = g.rank.get(x, 1)
-    n = int(np.asarray(node["weight"]).size)
-    slope = w if n == 1 or rank <= 1 else g.derived(("prelu", w, rank), lambda: str(g.op("Reshape", [w, g.const(np.array([n] + [1] * (rank - 1), np.int64), "shape")], w)))
-    return g.where(g.op("GreaterOrEqual", [x, g.scalar(0.0)], hint), x, g.op("Mul", [x, slope], hint), hint)
-
-
-def _affine64(g: _Graph, node: Mapping, d: str, hint: str) -> str:
-    """``d * weight + bias`` in float64, each only when the node has it (a normalisation's affine part)."""
-    if node.get("weight") is not None:
-        d = g.op("Mul", [d, g.tensor_as(g.tensor(node["weight"], f"{hint}/weight"), _F64)], hint)
-    if node.get("bias") is not None:
-        d = g.op("Add", [d, g.tensor_as(g.tensor(node["bias"], f"{hint}/bias"), _F64)], hint)
-    return str(d)
-
-
-def _lstm(g: _Graph, node: Mapping, xs: list, hint: str) -> list:
-    """One step of a multi-layer LSTM in PyTorch's gate order, written out so that any runtime runs it (gates summed in ``g.acc``)."""
-    x, h, c = xs
-    outs = node["out"]
-    acc = g.acc
-    hs, cs = [], []
-    inp = x
-    for layer, p in enumerate(node["layers"]):
-        lh = f"{hint}/layer{layer}"
-        index = g.const(np.array(layer, np.int64), "index")
-        h_l = g.op("Gather", [h, index], lh, axis=0)
-        c_l = g.op("Gather", [c, index], lh, axis=0)
-        wide = lambda v: g.cast(v, acc, lh) if acc != _F32 else v  # noqa: E731
-        gates = g.op("MatMul", [wide(inp), g.transposed(g.tensor(p["weight_ih"], f"{lh}/weight_ih"), (1, 0), acc)], lh)
-        gates = g.op("Add", [gates, g.tensor_as(g.tensor(p["bias_ih"], f"{lh}/bias_ih"), acc)], lh)
-        gates = g.op("Add", [gates, g.op("MatMul", [wide(h_l), g.transposed(g.tensor(p["weight_hh"], f"{lh}/weight_hh"), (1, 0), acc)], lh)], lh)
-        gates = g.op("Add", [gates, g.tensor_as(g.tensor(p["bias_hh"], f"{lh}/bias_hh"), acc)], lh)
-        if acc != _F32:
-            gates = g.cast(gates, _F32, lh)
-        size = np.asarray(p["weight_hh"]).shape[1]
-        i, f, gg, o = g.op("Split", [gates, g.const(np.full(4, size, np.int64), "split")], lh, outputs=4, axis=1)
-        i, f, o = (_sigmoid32(g, v, lh) for v in (i, f, o))
-        gg = _tanh32(g, gg, lh)
-        c_new = g.op("Add", [g.op("Mul", [f, c_l], lh), g.op("Mul", [i, gg], lh)], lh)
-        h_new = g.op("Mul", [o, _tanh32(g, c_new, lh)], lh)
-        hs.append(h_new)
-        cs.append(c_new)
-        inp = h_new
-    zero = g.const(np.array([0], np.int64), "axes")
-    stacked = []
-    for values, name in ((hs, outs[1]), (cs, outs[2])):
-        parts = [g.op("Unsqueeze", [v, zero], hint) for v in values]
-        if len(parts) == 1:
-            g.rename_output(parts[0], name)
-        else:
-            g.op("Concat", parts, hint, out=[name], axis=0)
-        stacked.append(name)
-    return [inp] + stacked
-
-
-def _node(g: _Graph, node: Mapping, xs: list, hint: str) -> Any:
-    op = node["op"]
-    rank = g.rank.get(xs[0], 1)
-    if op == "linear":
-        y: Any = _linear(g, xs[0], node["weight"], node.get("bias"), hint)
-    elif op == "conv2d":
-        y, rank = _conv2d(g, node, xs[0], hint), 3
-    elif op == "activation":
-        y = _activation(g, node, xs[0], hint)
-    elif op == "prelu":
-        y = _prelu(g, node, xs[0], hint)
-    elif op == "flatten":
-        y, rank = g.op("Flatten", [xs[0]], hint, axis=1), 1
-    elif op == "concat":
-        y, rank = g.op("Concat", [g.op("Flatten", [x], hint, axis=1) for x in xs], hint, axis=1), 1
-    elif op == "layer_norm":  # in float64 throughout, rounded once (spec RLA_policy §5)
-        x64 = g.cast(xs[0], _F64, hint)
-        d = g.op("Sub", [x64, g.reduce_mean(x64, [-1], hint, 1)], hint)
-        var = g.reduce_mean(g.op("Mul", [d, d], hint), [-1], hint, 1)
-        std = g.op("Sqrt", [g.op("Add", [var, g.scalar(float(node.get("eps", 1e-5)), _F64)], hint)], hint)
-        y = g.cast(_affine64(g, node, g.op("Div", [d, std], hint), hint), _F32, hint)
-    elif op == "batch_norm":  # in float64 throughout, rounded once (spec RLA_policy §5)
-        mean = g.tensor_as(g.tensor(node["running_mean"], f"{hint}/running_mean"), _F64)
-        var = g.tensor_as(g.tensor(node["running_var"], f"{hint}/running_var"), _F64)
-        eps = float(node.get("eps", 1e-5))
-        std = g.derived(("std", var, eps), lambda: str(g.op("Sqrt", [g.op("Add", [var, g.scalar(eps, _F64)], hint)], hint)))
-        y = g.cast(_affine64(g, node, g.op("Div", [g.op("Sub", [g.cast(xs[0], _F64, hint), mean], hint), std], hint), hint), _F32, hint)
-    elif op == "lstm":
-        outs = _lstm(g, node, xs, hint)
-        g.rank[outs[0]] = 1
-        return outs
-    else:
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"no ONNX form of the operation {op!r}")
-    g.rank[str(y)] = rank
-    return y
-
-
-# -- heads (spec RLA_policy §6) ---------------------------------------------------------------------
-
-
-def _head(g: _Graph, policy: Policy, x: str, action_masks: bool) -> None:
-    head = policy.action
-    op = head["op"]
-    shape = [int(d) for d in observation_shape(policy.action_space)]
-
-    def to_shape() -> str:  # [batch, *the action space's shape]
-        return g.const(np.array([-1] + shape, np.int64), "action_shape")
-
-    def argmax(v: str, axis: int = 1) -> str:
-        """The first largest value along ``axis`` (kept, of size 1), the first NaN where there is one (RLA_policy §6)."""
-        nan = g.cast(g.op("IsNaN", [v], "head"), _F32, "head")
-        first_nan = g.op("ArgMax", [nan], "head", axis=axis, keepdims=1)
-        has_nan = g.op("Greater", [g.op("GatherElements", [nan, first_nan], "head", axis=axis), g.scalar(0.5)], "head")
-        return str(g.op("Where", [has_nan, first_nan, g.op("ArgMax", [v], "head", axis=axis, keepdims=1)], "head"))
-
-    def flat(v: str) -> str:
-        return str(g.op("Reshape", [v, g.const(np.array([-1], np.int64), "shape")], "head"))
-
-    if action_masks:  # masked-out logits count as −1e8
-        x = g.op("Where", [ACTION_MASKS, x, g.scalar(_MASKED_LOGIT)], "head/masks")
-    if op == "argmax":
-        y = flat(argmax(x))
-    elif op == "quantile_argmax":  # the mean over quantiles in float64, rounded once
-        n = int(policy.action_space.n)
-        q = g.op("Reshape", [g.cast(x, _F64, "head"), g.const(np.array([-1, int(head["n_quantiles"]), n], np.int64), "shape")], "head")
-        y = flat(argmax(g.cast(g.reduce_mean(q, [1], "head", 0), _F32, "head")))
-    elif op == "multi_argmax":  # each run of equal sizes at once: [batch, count·size] as [batch, count, size], argmax over the last axis
-        runs: list = []
-        for size in (int(n) for n in head["sizes"]):
-            if runs and runs[-1][0] == size:
-                runs[-1][1] += 1
-            else:
-                runs.append([size, 1])
-        widths = np.array([size * count for size, count in runs], np.int64)
-        parts = g.op("Split", [x, g.const(widths, "split")], "head", outputs=len(runs), axis=1) if len(runs) > 1 else [x]
-        picks = [argmax(g.op("Reshape", [p, g.const(np.array([-1, count, size], np.int64), "shape")], "head"), axis=2) for p, (size, count) in zip(parts, runs)]
-        y = g.op("Reshape", [g.op("Concat", picks, "head", axis=1) if len(picks) > 1 else picks[0], to_shape()], "head")
-    elif op == "bernoulli":  # 1.0 where the logit > 3·2⁻²⁵ (SB3's float32 round(sigmoid); NaN gives 0.0), RLA_policy §6
-        hot = g.op("Greater", [x, g.scalar(float(BERNOULLI_THRESHOLD))], "head")
-        y = g.op("Reshape", [g.cast(hot, _F32, "head"), to_shape()], "head")
-    elif op == "box":
-        low, high = _f32(head["low"]), _f32(head["high"])
-        a = g.op("Reshape", [x, to_shape()], "head")
-        if head.get("squash") == "tanh":
-            a = _tanh32(g, a, "head")
-        if head.get("squash") in ("tanh", "rescale"):  # low + 0.5·(a + 1)·(high − low) in float64 from float32 values, rounded once
-            a = g.op("Mul", [g.scalar(0.5, _F64), g.op("Add", [g.cast(a, _F64, "head"), g.scalar(1.0, _F64)], "head")], "head")
-            a = g.op("Mul", [a, g.const(high.astype(_F64) - low.astype(_F64), "head/span")], "head")
-            a = g.cast(g.op("Add", [g.const(low.astype(_F64), "head/low64"), a], "head"), _F32, "head")
-        else:
-            a = g.clamp(a, g.const(low, "head/low"), g.const(high, "head/high"), "head")
-        dtype = np.dtype(head["dtype"])
-        y = a if dtype == np.dtype(_F32) else g.cast(a, dtype, "head")
-    else:
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"no ONNX form of the head {op!r}")
-    g.rename_output(str(y), ACTION)
-
-
-def _f32(a: Any) -> np.ndarray:
-    return _contiguous(a, _F32)
 
 
 # -- the model ----------------------------------------------------------------------------------
@@ -791,9 +227,9 @@ def _value_info(onnx: Any, t: TensorInfo) -> Any:
     return onnx.helper.make_tensor_value_info(t.name, elem, list(t.shape), doc_string=t.doc)
 
 
-def _build(policy: Policy, opset: int, action_masks: bool, name: str, precision: str) -> tuple:
+def _build(policy: Policy, opset: int, action_masks: bool, name: str, precision: str) -> tuple[Any, ...]:
     """(the model, its inputs, its outputs)."""
-    onnx = _import_onnx()
+    onnx = import_onnx()
     newest = int(onnx.defs.onnx_opset_version())
     if isinstance(opset, bool) or not isinstance(opset, int) or not MIN_OPSET <= opset <= newest:
         raise RlarchiveError("INPUT_INVALID", f"ONNX opset {opset!r} is not supported: choose one from {MIN_OPSET} to {newest} (default {DEFAULT_OPSET})")
@@ -802,10 +238,10 @@ def _build(policy: Policy, opset: int, action_masks: bool, name: str, precision:
     from . import __version__
 
     inputs, outputs = _interface(policy, action_masks)
-    g = _Graph(onnx, opset, [t.name for t in inputs + outputs], precision)
-    stats = _statistics(policy)
-    for obs_name, space in _observations(policy):
-        g.value[obs_name] = _observation(g, obs_name, space, policy.normalize_images, stats.get(obs_name), policy.vec_normalize)
+    g = Graph(onnx, opset, [t.name for t in inputs + outputs], precision)
+    stats = statistics(policy)
+    for obs_name, _, space in observation_inputs(policy.observation_space):
+        g.value[obs_name] = observation(g, obs_name, space, policy.normalize_images, stats.get(obs_name), policy.vec_normalize)
     rec = policy.recurrent
     if rec is not None:  # the state is multiplied by (1 − episode_start) per batch entry before the step
         keep = g.op("Sub", [g.scalar(1.0), EPISODE_START], "state")
@@ -814,10 +250,10 @@ def _build(policy: Policy, opset: int, action_masks: bool, name: str, precision:
         g.value[rec["cell_in"]] = g.op("Mul", [rec["cell_in"], keep], "state")
     for i, node in enumerate(policy.nodes):
         outs = node["out"] if isinstance(node["out"], list) else [node["out"]]
-        got = _node(g, node, [g.value[n] for n in node["in"]], f"node{i}:{node['op']}")
+        got = lower_node(g, node, [g.value[n] for n in node["in"]], f"node{i}:{node['op']}")
         for out, value in zip(outs, got if isinstance(node["out"], list) else [got]):
             g.value[out] = value
-    _head(g, policy, g.value[policy.action["in"]], action_masks)
+    lower_head(g, policy, g.value[policy.action["in"]], action_masks)
     doc = (
         "A policy exported by rlarchive from an archive's portable policy (extension RLA_policy): "
         f"raw observations in, the deterministic action out; sums in {precision}. "
@@ -866,16 +302,6 @@ def _masked_algorithm(metadata: Mapping[str, str]) -> bool:
     return str(metadata.get("sb3.algorithm", "")).startswith("Maskable")
 
 
-def _serialized(model: Any) -> bytes:
-    """The model's bytes; VALUE_UNSUPPORTED (never a protobuf error) when they would pass the 2 GiB limit."""
-    if model.ByteSize() > MAX_MODEL_BYTES:
-        raise _too_large()
-    try:
-        return bytes(model.SerializeToString())
-    except (ValueError, RuntimeError, OverflowError) as e:  # protobuf's EncodeError is a ValueError
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"the ONNX model cannot be serialised: {type(e).__name__}: {e}") from None
-
-
 def export_onnx(
     archive: Union[str, "os.PathLike[str]", "Archive"],
     out_path: Union[str, "os.PathLike[str]"],
@@ -908,7 +334,7 @@ def export_onnx(
             or ``MAX_GRAPH_NODES``;
             IO_ERROR when the file cannot be written.
     """
-    _import_onnx()
+    import_onnx()
     if precision not in PRECISIONS:
         raise RlarchiveError("INPUT_INVALID", f"precision {precision!r} is not one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})")
     if isinstance(archive, (str, os.PathLike)):
@@ -928,7 +354,7 @@ def export_onnx(
     masks = _masked_algorithm(metadata) and policy.mask_width is not None if action_masks is None else bool(action_masks)
     model, inputs, outputs = _build(policy, opset, masks, "rlarchive_policy", precision)
     nodes = len(model.graph.node)
-    data = _serialized(model)
+    data = serialized(model)
     del model, policy  # the bytes alone are written
     with atomic_file(out_path) as f:
         f.write(data)

@@ -15,7 +15,10 @@ binary64 workspace (convolution patches, copies for the transcendental
 functions) is computed over blocks of at most ``POLICY_BLOCK_ELEMENTS``
 elements. :func:`rlarchive.interop.sb3_policy.describe` makes a description
 from a built SB3 model; its structure is checked by
-:mod:`rlarchive.policy_description` before a :class:`Policy` is made.
+:mod:`rlarchive.policy_description` before a :class:`Policy` is made. The
+activation functions are in :mod:`rlarchive.policy_activations`; which
+operations and heads exist comes from the registry :mod:`rlarchive.policy_ops`,
+and the tables of their implementations here are checked against it at import.
 """
 from __future__ import annotations
 
@@ -26,147 +29,15 @@ import numpy as np
 
 from . import observations as _observations
 from .dtypes import numpy_view_dtype
-from .observations import dict_keys, kind, observation_shape, subspace
-
-from .policy_ops import ACTIVATION_DEFAULTS, POLICY_BLOCK_ELEMENTS
+from .observations import observation_shape
+from .policy_activations import ACTIVATIONS, erf, sigmoid64
+from .policy_ops import HEADS, MASKED_LOGIT, OPERATIONS, POLICY_BLOCK_ELEMENTS, implementations
+from .policy_ops import BERNOULLI_THRESHOLD as _BERNOULLI_THRESHOLD
 
 __all__ = ["Policy", "ACTIVATIONS", "BERNOULLI_THRESHOLD", "act", "erf"]
 
 _F32 = np.float32
 _F64 = np.float64
-
-
-# -- erf in binary64, vectorised --------------------------------------------------------
-#
-# |x| < 0.375: the Maclaurin series of erf(x)/x in x^2 (12 terms). 0.375 <= |x| < 6:
-# the Taylor polynomial of degree 16 about the centre of one of 15 intervals of width
-# 0.375, its coefficients from erf'(x) = 2/sqrt(pi) exp(-x^2) and the Hermite
-# recurrence (d/dx)^k exp(-x^2) = (-1)^k H_k(x) exp(-x^2). |x| >= 6: +-1 (erfc(6) is
-# below half an ulp of 1). Relative error below 3e-16 against math.erf.
-
-_ERF_LO, _ERF_WIDTH, _ERF_PIECES, _ERF_DEGREE, _ERF_HI = 0.375, 0.375, 15, 16, 6.0
-
-
-def _erf_tables() -> tuple:
-    series = [2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(12)]
-    rows = []
-    for i in range(_ERF_PIECES):
-        c = _ERF_LO + _ERF_WIDTH * (i + 0.5)
-        scale = 2 / math.sqrt(math.pi) * math.exp(-c * c)
-        h_prev, h, fact = 0.0, 1.0, 1.0  # H_{k-1}(c), H_k(c), (k+1)!
-        row = [math.erf(c)]
-        for k in range(_ERF_DEGREE):
-            fact *= k + 1
-            row.append(scale * (-1) ** k * h / fact)
-            h_prev, h = h, 2 * c * h - 2 * k * h_prev
-        rows.append(row)
-    columns = [np.ascontiguousarray([r[k] for r in rows]) for k in range(_ERF_DEGREE + 1)]
-    centres = _ERF_LO + _ERF_WIDTH * (np.arange(_ERF_PIECES) + 0.5)
-    return series, columns, centres
-
-
-_ERF_SERIES, _ERF_COLUMNS, _ERF_CENTRES = _erf_tables()
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of a binary64 array, element by element, vectorised (relative error below 3e-16)."""
-    x = np.asarray(x, _F64)
-    a = np.abs(x)
-    with np.errstate(all="ignore"):  # the polynomial overflows far beyond 6, where the result is 1 anyway
-        idx = np.clip(np.nan_to_num((a - _ERF_LO) * (1 / _ERF_WIDTH), nan=0.0, posinf=_ERF_PIECES, neginf=0.0), 0, _ERF_PIECES - 1).astype(np.intp)
-        t = a - _ERF_CENTRES[idx]
-        y = _ERF_COLUMNS[_ERF_DEGREE][idx]
-        for k in range(_ERF_DEGREE - 1, -1, -1):
-            y *= t
-            y += _ERF_COLUMNS[k][idx]
-        small = np.nonzero(a < _ERF_LO)[0] if x.ndim == 1 else np.nonzero(a.reshape(-1) < _ERF_LO)[0]
-        y = y.reshape(-1)
-        if small.size:
-            xs = a.reshape(-1)[small]
-            z = xs * xs
-            s = np.full(z.shape, _ERF_SERIES[-1])
-            for k in range(len(_ERF_SERIES) - 2, -1, -1):
-                s *= z
-                s += _ERF_SERIES[k]
-            y[small] = s * xs
-        y = y.reshape(x.shape)
-        y[a >= _ERF_HI] = 1.0
-        y = np.copysign(y, x)
-        y[np.isnan(x)] = np.nan
-    return y
-
-
-# -- activations (spec RLA_policy §5.5): float32 in, float32 out -------------------------
-
-
-def _blocked(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
-    """``fn`` over ``x`` converted to binary64, rounded once to float32, at most POLICY_BLOCK_ELEMENTS elements at a time."""
-    out = np.empty(x.shape, _F32)
-    src, dst = x.reshape(-1), out.reshape(-1)
-    with np.errstate(all="ignore"):  # IEEE: inf and NaN are values here
-        for s in range(0, src.size, POLICY_BLOCK_ELEMENTS):
-            dst[s:s + POLICY_BLOCK_ELEMENTS] = fn(src[s:s + POLICY_BLOCK_ELEMENTS].astype(_F64))
-    return out
-
-
-def _softplus64(v: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
-    z = v * beta
-    return np.where(z > threshold, v, (np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))) / beta)
-
-
-def _sigmoid64(v: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-v))
-
-
-def _gelu64(v: np.ndarray, approximate: str = "none") -> np.ndarray:
-    if approximate == "tanh":
-        return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v * v * v)))
-    return 0.5 * v * (1.0 + erf(v * (1 / math.sqrt(2.0))))
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, _F32(0))  # NaN stays NaN
-
-
-def _hardtanh(x: np.ndarray, min_val: float = -1.0, max_val: float = 1.0) -> np.ndarray:
-    return np.minimum(np.maximum(x, _F32(min_val)), _F32(max_val))  # NaN stays NaN
-
-
-def _leaky_relu(x: np.ndarray, negative_slope: float = 0.01) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.where(x >= 0, x, x * _F32(negative_slope)).astype(_F32)
-
-
-def _in64(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """An activation of float32 arrays from ``fn`` of binary64 blocks (and the node's parameters)."""
-    return lambda x, *args, **p: _blocked(lambda v: fn(v, *args, **p), x)
-
-
-_FUNCTIONS: Mapping[str, Callable[..., np.ndarray]] = {
-    "identity": lambda x: x,
-    "relu": _relu,
-    "tanh": _in64(np.tanh),
-    "sigmoid": _in64(_sigmoid64),
-    "elu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0)))),
-    "leaky_relu": _leaky_relu,
-    "silu": _in64(lambda v: v * _sigmoid64(v)),
-    "gelu": _in64(_gelu64),
-    "softplus": _in64(_softplus64),
-    "hardtanh": _hardtanh,
-    "selu": _in64(lambda v: _SELU_SCALE * np.where(v > 0, v, _SELU_ALPHA * np.expm1(np.minimum(v, 0.0)))),
-    "celu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0) / alpha))),
-    "mish": _in64(lambda v: v * np.tanh(_softplus64(v))),
-    "hardswish": _in64(lambda v: v * np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
-    "hardsigmoid": _in64(lambda v: np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
-    "softsign": _in64(lambda v: v / (1.0 + np.abs(v))),
-}
-
-#: name -> (function of (x, **parameters), the parameters it takes with their defaults (the registry's))
-ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict]] = {name: (_FUNCTIONS[name], dict(defaults)) for name, defaults in ACTIVATION_DEFAULTS.items()}
 
 
 # -- the description ------------------------------------------------------------------
@@ -196,14 +67,16 @@ class Policy:
         if action["op"] == "box":  # the bounds and dtype of the action space
             sp = self.action_space
             action.update(low=np.asarray(sp.low, _F32), high=np.asarray(sp.high, _F32), dtype=numpy_view_dtype(sp.dtype))
+        if "sizes" in action:  # multi_argmax: read once, not at every predict
+            action["sizes"] = np.asarray(action["sizes"], np.intp)
         self.action: Mapping[str, Any] = action
         self.recurrent: Optional[Mapping[str, Any]] = desc.get("recurrent")
-        self._steps: Optional[list] = None  # each node's evaluation, prepared at the first predict
+        self._steps: Optional[list[Any]] = None  # each node's evaluation, prepared at the first predict
         self._keep = {self.action["in"]}
         if self.recurrent is not None:
             self._keep |= {self.recurrent["hidden_out"], self.recurrent["cell_out"]}
         # the index of the last node reading each value (len(nodes) for the head): values are dropped after it
-        self._last: dict = {}
+        self._last: dict[str, Any] = {}
         for i, node in enumerate(self.nodes):
             for name in node["in"]:
                 self._last[name] = i
@@ -219,24 +92,18 @@ class Policy:
         if head["op"] == "argmax":
             return int(self.action_space.n)
         if head["op"] == "multi_argmax":
-            return sum(int(n) for n in head["sizes"])
+            return int(np.sum(head["sizes"]))
         return None
-
-    def _input_names(self) -> list:
-        sp = self.observation_space
-        if kind(sp) == "dict":
-            return [f"obs.{k}" for k in dict_keys(sp)]
-        return ["obs"]
 
     # -- acting ----------------------------------------------------------------
     def predict(
         self,
         observation: Any,
-        state: Optional[tuple] = None,
+        state: Optional[tuple[Any, ...]] = None,
         episode_start: Optional[Any] = None,
         deterministic: bool = True,
         action_masks: Optional[Any] = None,
-    ) -> tuple:
+    ) -> tuple[Any, ...]:
         """The deterministic action for ``observation`` (one, or a batch), and the next recurrent state.
 
         Shaped like Stable-Baselines3's ``predict``: a single observation gives
@@ -286,32 +153,18 @@ class Policy:
             action = action[0]
         return action, new_state
 
-    def _batch(self, observation: Any) -> tuple:
+    def _batch(self, observation: Any) -> tuple[Any, ...]:
         """(the observation as a batch: an array, or a dict of arrays for a Dict space; whether it was one)."""
         return _observations.batch(observation, self.observation_space)
 
-    def _preprocess(self, obs: Any) -> dict:
-        sp = self.observation_space
+    def _preprocess(self, obs: Any) -> dict[str, Any]:
         if self.vec_normalize is not None:
             obs = self.vec_normalize.normalize_obs(obs)
-        if kind(sp) == "dict":
-            return {f"obs.{k}": _observations.preprocess(obs[k], subspace(sp, k), self.normalize_images) for k in dict_keys(sp)}
-        return {"obs": _observations.preprocess(obs, sp, self.normalize_images)}
+        inputs = _observations.observation_inputs(self.observation_space)
+        return {name: _observations.preprocess(obs if key is None else obs[key], sub, self.normalize_images) for name, key, sub in inputs}
 
-    def _state(self, rec: Mapping[str, Any], state: Optional[tuple], n: int) -> tuple:
-        """The recurrent state ``(hidden, cell)`` for a batch of ``n``, float32 ``[layers, n, hidden_size]``: zeros without ``state``."""
-        shape = (int(rec["layers"]), n, int(rec["hidden_size"]))
-        if state is None:
-            return np.zeros(shape, _F32), np.zeros(shape, _F32)
-        if not isinstance(state, (tuple, list)) or len(state) != 2:
-            raise ValueError("a recurrent state is a pair (hidden, cell)")
-        h, c = (np.asarray(s, _F32) for s in state)
-        if h.size != math.prod(shape) or c.size != math.prod(shape):
-            raise ValueError(f"a state of {h.size} and {c.size} values for the shape {shape}")
-        return h.reshape(shape), c.reshape(shape)
-
-    def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple], episode_start: Any, n: int) -> dict:
-        h, c = self._state(rec, state, n)
+    def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple[Any, ...]], episode_start: Any, n: int) -> dict[str, Any]:
+        h, c = _observations.recurrent_state(rec, state, n)
         if episode_start is not None:
             starts = np.asarray(episode_start, _F32)
             if starts.size != n:
@@ -321,7 +174,7 @@ class Policy:
         return {rec["hidden_in"]: h, rec["cell_in"]: c}
 
 
-def act(policy: Policy, observations: Sequence[Any], episode_starts: Optional[Sequence[bool]] = None, action_masks: Optional[Sequence[Any]] = None) -> list:
+def act(policy: Policy, observations: Sequence[Any], episode_starts: Optional[Sequence[bool]] = None, action_masks: Optional[Sequence[Any]] = None) -> list[Any]:
     """The actions for a sequence of single observations, in order (the conformance ``predict`` request, Annex A).
 
     A recurrent policy carries its state from one observation to the next and
@@ -352,7 +205,7 @@ class _Binary64Weights:
     """
 
     def __init__(self) -> None:
-        self._copies: dict = {}
+        self._copies: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 
     def optional(self, nd: Any) -> Optional[np.ndarray]:
         """The binary64 copy of an optional parameter (None for none)."""
@@ -375,13 +228,13 @@ def _rows_per_block(width: int) -> int:
     return max(1, POLICY_BLOCK_ELEMENTS // max(width, 1))
 
 
-def _linear(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _linear(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     wt = f64(node["weight"], "t")
     b = f64.optional(node.get("bias"))
     k, o = wt.shape
     kb = max(1, min(k, POLICY_BLOCK_ELEMENTS))
 
-    def run(xs: list) -> np.ndarray:
+    def run(xs: list[Any]) -> np.ndarray:
         (x,) = xs
         rows = x.reshape(-1, k) if k else np.zeros((math.prod(x.shape[:-1]), 0), _F32)
         out = np.empty((rows.shape[0], o), _F32)
@@ -396,15 +249,15 @@ def _linear(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray
     return run
 
 
-def _conv2d(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     o, c, kh, kw = np.shape(node["weight"])
     k = c * kh * kw
     wt = f64(node["weight"], "rows")
     b = f64.optional(node.get("bias"))
-    sh, sw = (int(v) for v in node.get("stride", [1, 1]))
-    ph, pw = (int(v) for v in node.get("padding", [0, 0]))
+    sh, sw = (int(v) for v in node["stride"])
+    ph, pw = (int(v) for v in node["padding"])
 
-    def run(xs: list) -> np.ndarray:
+    def run(xs: list[Any]) -> np.ndarray:
         (x,) = xs
         n, _, h, wd = x.shape
         oh, ow = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
@@ -433,17 +286,17 @@ def _conv2d(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray
     return run
 
 
-def _activation(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _activation(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     fn, defaults = ACTIVATIONS[node["fn"]]
     params = {k: node.get(k, v) for k, v in defaults.items()}
     params = {k: (v if isinstance(v, str) else float(v)) for k, v in params.items()}
     return lambda xs: fn(xs[0], **params)
 
 
-def _prelu(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _prelu(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     weight = np.asarray(node["weight"], _F32).reshape(-1)
 
-    def run(xs: list) -> np.ndarray:
+    def run(xs: list[Any]) -> np.ndarray:
         (x,) = xs
         wb = weight.reshape((1, -1) + (1,) * (x.ndim - 2)) if weight.size > 1 else weight.reshape(())
         with np.errstate(all="ignore"):
@@ -452,11 +305,11 @@ def _prelu(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]
     return run
 
 
-def _flatten(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _flatten(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     return lambda xs: xs[0].reshape(xs[0].shape[0], -1)
 
 
-def _concat(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _concat(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     return lambda xs: np.concatenate([x.reshape(x.shape[0], -1) for x in xs], axis=1)
 
 
@@ -481,8 +334,8 @@ def _scale_shift(y: np.ndarray, w: Optional[np.ndarray], b: Optional[np.ndarray]
     return y
 
 
-def _layer_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
-    w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node.get("eps", 1e-5))
+def _layer_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+    w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node["eps"])
 
     def fn(v: np.ndarray) -> np.ndarray:
         mean = v.mean(axis=-1, keepdims=True)
@@ -492,9 +345,9 @@ def _layer_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.nda
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _batch_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.ndarray]:
+def _batch_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
     mean, var = f64(node["running_mean"]), f64(node["running_var"])
-    w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node.get("eps", 1e-5))
+    w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node["eps"])
     with np.errstate(all="ignore"):
         inv = 1.0 / np.sqrt(var + eps)  # a negative running variance gives NaN
 
@@ -504,18 +357,18 @@ def _batch_norm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], np.nda
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _lstm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], list]:
+def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], list[Any]]:
     """One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]."""
     layers = [(f64(p["weight_ih"], "t"), f64(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"])) for p in node["layers"]]
 
-    def run(xs: list) -> list:
+    def run(xs: list[Any]) -> list[Any]:
         x, h, c = xs
         hs, cs = [], []
         inp = x
         for layer, (wih, whh, bih, bhh) in enumerate(layers):
             gates = (((inp.astype(_F64) @ wih + bih) + h[layer].astype(_F64) @ whh) + bhh).astype(_F32)
             i, f, g, o = (part.astype(_F64) for part in np.split(gates, 4, axis=1))
-            i, f, o = (_sigmoid64(v).astype(_F32).astype(_F64) for v in (i, f, o))
+            i, f, o = (sigmoid64(v).astype(_F32).astype(_F64) for v in (i, f, o))
             g = np.tanh(g).astype(_F32).astype(_F64)
             c_new = (f * c[layer].astype(_F64) + i * g).astype(_F32)
             h_new = (o * np.tanh(c_new.astype(_F64))).astype(_F32)
@@ -527,7 +380,7 @@ def _lstm(node: Mapping, f64: _Binary64Weights) -> Callable[[list], list]:
     return run
 
 
-_PREPARE: Mapping[str, Callable[[Mapping, _Binary64Weights], Callable[[list], Any]]] = {
+_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Binary64Weights], Callable[[list[Any]], Any]]] = implementations(OPERATIONS, {
     "linear": _linear,
     "conv2d": _conv2d,
     "activation": _activation,
@@ -537,7 +390,7 @@ _PREPARE: Mapping[str, Callable[[Mapping, _Binary64Weights], Callable[[list], An
     "layer_norm": _layer_norm,
     "batch_norm": _batch_norm,
     "lstm": _lstm,
-}
+}, "operations of the NumPy evaluator")
 
 
 # -- heads (spec RLA_policy §6) ----------------------------------------------------------
@@ -548,31 +401,48 @@ def _masked(logits: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
         return logits
     if masks.shape != logits.shape:
         raise ValueError(f"action masks of shape {masks.shape} for {logits.shape[1]} actions")
-    return np.where(masks, logits, _F32(-1e8))
+    return np.where(masks, logits, _F32(MASKED_LOGIT))
 
 
-def _argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
     return np.argmax(_masked(x, masks), axis=1).astype(np.int64)  # NumPy's argmax takes the first NaN
 
 
-def _multi_argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
-    sizes = [int(n) for n in head["sizes"]]
+def _multi_argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+    """The argmax of each run of ``sizes`` logits (the first largest, or the first NaN: RLA_policy §6), every run at once."""
+    sizes = np.asarray(head["sizes"], np.intp)
     x = _masked(x, masks)
-    parts = np.split(x, np.cumsum(sizes)[:-1], axis=1)
-    return np.stack([np.argmax(p, axis=1) for p in parts], axis=1).astype(np.int64)
+    if sizes.size == 0 or np.any(sizes <= 0):  # np.argmax refuses an empty run, as it always has here
+        return np.stack([np.argmax(p, axis=1) for p in np.split(x, np.cumsum(sizes)[:-1], axis=1)], axis=1).astype(np.int64)
+    width = x.shape[1]
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    out = np.empty((x.shape[0], sizes.size), np.int64)
+    rb = _rows_per_block(width)
+    for r in range(0, x.shape[0], rb):
+        rows = x[r:r + rb]
+        # the largest of each run (NaN where the run holds one: np.maximum propagates it); the first position reaching it
+        top = np.repeat(np.maximum.reduceat(rows, starts, axis=1), sizes, axis=1)
+        with np.errstate(invalid="ignore"):
+            hit = rows == top
+        del top
+        hit |= np.isnan(rows)  # a NaN is in a run whose largest is NaN
+        position = np.where(hit, np.arange(width, dtype=np.int32), np.int32(width))
+        del hit
+        out[r:r + rb] = np.minimum.reduceat(position, starts, axis=1) - starts
+    return out
 
 
 #: The bernoulli head gives 1.0 exactly for the float32 logits above 3·2^-25 (RLA_policy §6): SB3's mode,
 #: torch.round(torch.sigmoid(x)) in float32, is 1 there and 0 elsewhere (PyTorch's float32 sigmoid is 0.5 up to it).
-BERNOULLI_THRESHOLD = _F32(3 * 2.0**-25)
+BERNOULLI_THRESHOLD = _F32(_BERNOULLI_THRESHOLD)
 
 
-def _bernoulli(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _bernoulli(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return (x > BERNOULLI_THRESHOLD).astype(_F32)  # as SB3 gives it: 0.0 or 1.0; NaN gives 0.0
 
 
-def _box(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _box(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
     low, high = np.asarray(head["low"], _F32), np.asarray(head["high"], _F32)
     shape = low.shape
     a = x.reshape((x.shape[0],) + shape).astype(_F32)
@@ -586,16 +456,16 @@ def _box(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarra
     return a.astype(head["dtype"])
 
 
-def _quantile_argmax(head: Mapping, x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _quantile_argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
     nq = int(head["n_quantiles"])
     q = x.reshape(x.shape[0], nq, -1).astype(_F64).sum(axis=1) / nq
     return np.argmax(q.astype(_F32), axis=1).astype(np.int64)
 
 
-_HEADS: Mapping[str, Callable[[Mapping, np.ndarray, Optional[np.ndarray]], np.ndarray]] = {
+_HEADS: Mapping[str, Callable[[Mapping[str, Any], np.ndarray, Optional[np.ndarray]], np.ndarray]] = implementations(HEADS, {
     "argmax": _argmax,
     "multi_argmax": _multi_argmax,
     "bernoulli": _bernoulli,
     "box": _box,
     "quantile_argmax": _quantile_argmax,
-}
+}, "heads of the NumPy evaluator")

@@ -21,15 +21,11 @@ and refuses a description above ``MAX_POLICY_OPERATIONS`` or
 """
 from __future__ import annotations
 
-import base64
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-import numpy as np
-
-from .dtypes import numpy_view_dtype
-from .errors import RlarchiveError, esc, members_pointer
+from .errors import esc, members_pointer
 from .policy_ops import (
     ACTIVATIONS,
     HEADS,
@@ -40,17 +36,31 @@ from .policy_ops import (
     POLICY_BLOCK_ELEMENTS,
     POLICY_NODE_COST,
 )
+from .policy_spaces import (
+    ACTION_DTYPES,
+    HEAD_WIDTHS,
+    MAX_SAFE,
+    MEMBER,
+    OBSERVATION_DTYPES,
+    bounded,
+    fail,
+    is_int,
+    is_map,
+    is_name,
+    limit,
+    observation_shapes,
+    outline,
+)
 
 __all__ = [
     "EXTENSION", "MEMBER", "KEY", "GROUP", "OPERATIONS", "HEADS", "ACTIVATION_PARAMETERS",
-    "MAX_POLICY_VALUE_ELEMENTS", "MAX_POLICY_OPERATIONS", "MAX_POLICY_MEMORY_BYTES", "Cost", "check",
+    "MAX_POLICY_VALUE_ELEMENTS", "MAX_POLICY_OPERATIONS", "MAX_POLICY_MEMORY_BYTES", "OBSERVATION_DTYPES", "ACTION_DTYPES", "Cost", "check",
 ]
 
 #: The extension's name, its one member, the member's top-level key, and the
 #: tensor group that receives arrays of the description itself (none for SB3
 #: policies: their weights are references into the group ``policy``).
 EXTENSION = "RLA_policy"
-MEMBER = "extensions/RLA_policy/policy.json"
 KEY = "policy"
 GROUP = "RLA_policy"
 
@@ -72,82 +82,15 @@ _TOP_REQUIRED = {"observation_space", "action_space", "normalize_images", "nodes
 _TOP_OPTIONAL = {"vec_normalize", "recurrent"}
 _RECURRENT = {"hidden_in", "cell_in", "hidden_out", "cell_out", "layers", "hidden_size"}
 _LAYER = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}
-_OBS_KINDS = ("box", "discrete", "multi_discrete", "multi_binary")
-_MAX_SAFE = (1 << 53) - 1  # integers beyond are refused alike by both readers
-#: The rank (least, most; None: any) of the value an operation reads (RLA_policy §5; an lstm: its first input).
-_RANKS = {"linear": (1, None), "conv2d": (3, 3), "prelu": (1, None), "layer_norm": (1, None), "batch_norm": (1, 1), "lstm": (1, 1)}
-
-
-def _fail(msg: str, ptr: str) -> RlarchiveError:
-    return RlarchiveError("EXTENSION_INVALID", msg, member=MEMBER, pointer=ptr)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_map(v: Any) -> bool:
-    return isinstance(v, dict) and "$type" not in v
-
-
-def _name(v: Any) -> bool:
-    return isinstance(v, str) and v != ""
-
-
-def _inline_ints(nd: Mapping[str, Any]) -> list:
-    """The integers of an inline ndarray (multi_discrete ``nvec`` is always inline, spec §8)."""
-    raw = base64.b64decode(nd["base64"])
-    return [int(x) for x in np.frombuffer(raw, dtype=numpy_view_dtype(nd["dtype"])).reshape(-1)]
-
-
-#: Box dtypes the portable policy takes observations of, and acts in (float actions only).
-OBSERVATION_DTYPES = frozenset({"BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F32", "F64"})
-ACTION_DTYPES = frozenset({"F32", "F64"})
-
-
-#: The member of a space that gives the size of its preprocessed observation (RLA_policy §4), where a limit on it is located.
-_SIZE_MEMBER = {"box": "shape", "discrete": "n", "multi_discrete": "nvec", "multi_binary": "n"}
-
-
-def _space_shape(sp: Mapping[str, Any], ptr: str) -> list:
-    """The shape a space's observations have once preprocessed (spec §4), without the batch dimension.
-
-    A space the portable policy does not take is refused at the member that makes it so (RLA_policy §8): its
-    ``kind``, a box's ``dtype``, a Discrete ``n`` beyond 2^53; a preprocessed observation above
-    MAX_POLICY_VALUE_ELEMENTS at the member that gives its size.
-    """
-    kind = sp.get("kind")
-    if kind not in _OBS_KINDS:
-        raise _fail(f"the portable policy takes no {kind} observations", f"{ptr}/kind")
-    if kind == "box":
-        if sp["dtype"] not in OBSERVATION_DTYPES:
-            raise _fail(f"the portable policy takes no Box observations of dtype {sp['dtype']}", f"{ptr}/dtype")
-        shape = list(sp["shape"])
-    elif kind == "discrete":
-        if not _is_int(sp["n"]):
-            raise _fail("a Discrete observation space of more than 2^53 values", f"{ptr}/n")
-        shape = [sp["n"]]
-    elif kind == "multi_discrete":
-        shape = [sum(_inline_ints(sp["nvec"]))]
-    else:
-        n = sp["n"]
-        shape = [n] if _is_int(n) else list(n)
-    _bounded(shape, f"{ptr}/{_SIZE_MEMBER[kind]}")
-    return shape
-
-
-def _bounded(shape: Any, ptr: str) -> None:
-    if not isinstance(shape, tuple) and math.prod(shape) > MAX_POLICY_VALUE_ELEMENTS:
-        raise _limit(f"a value of shape {shape} has more than MAX_POLICY_VALUE_ELEMENTS elements", ptr)
 
 
 def _float_parameter(node: Mapping[str, Any], key: str, ptr: str) -> float:
     """A numeric parameter (RLA_policy §5): a finite number no larger in magnitude than the largest float32."""
     v = node[key]
-    if not (_is_int(v) or isinstance(v, float)):
-        raise _fail(f"{key} must be a finite float", f"{ptr}/{esc(key)}")
+    if not (is_int(v) or isinstance(v, float)):
+        raise fail(f"{key} must be a finite float", f"{ptr}/{esc(key)}")
     if abs(v) > _F32_MAX:
-        raise _fail(f"{key} must be at most the largest float32 in magnitude", f"{ptr}/{esc(key)}")
+        raise fail(f"{key} must be at most the largest float32 in magnitude", f"{ptr}/{esc(key)}")
     return float(v)
 
 
@@ -159,10 +102,6 @@ def _formula(terms: Sequence[Mapping[str, Any]], q: Mapping[str, int], coefficie
 def _elements(shape: Any) -> int:
     """Elements of a value per observation (a recurrent state: layers x hidden_size)."""
     return shape[1] * shape[2] if isinstance(shape, tuple) else math.prod(shape)
-
-
-def _limit(msg: str, ptr: str) -> RlarchiveError:
-    return RlarchiveError("LIMIT_EXCEEDED", msg, member=MEMBER, pointer=ptr)
 
 
 @dataclass(frozen=True)
@@ -179,42 +118,33 @@ class Cost:
     operations: int
     memory_bytes: int
     peak_at: str
-    memory: tuple = ()
-
-
-def _inputs(space: Any, ptr: str) -> dict:
-    """Name -> shape of the preprocessed observation(s)."""
-    if not (isinstance(space, dict) and space.get("$type") == "space"):
-        raise _fail("observation_space must be a space", ptr)
-    if space.get("kind") == "dict":
-        return {f"obs.{key}": _space_shape(sub, f"{ptr}/spaces/{i}/1") for i, (key, sub) in enumerate(space["spaces"])}
-    return {"obs": _space_shape(space, ptr)}
+    memory: tuple[Any, ...] = ()
 
 
 class _Shapes:
     """Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs."""
 
-    def __init__(self, known: dict, recurrent: Optional[Mapping[str, Any]]) -> None:
+    def __init__(self, known: dict[str, Any], recurrent: Optional[Mapping[str, Any]]) -> None:
         self.known = known  # name -> shape, or ("state", layers, hidden) for a recurrent state
         self.recurrent = recurrent
         self.lstm_seen = False
         self.cost = 0  # operations per observation so far
         self.defined = {name: 0 for name in known}  # name -> index of the node that computes it (inputs: 0, present at the first)
-        self.last: dict = {}  # name -> index of its last reader (the head: the number of nodes)
-        self.workspace: list = []  # bytes of workspace of each node, then of the head
-        self.pointers: list = []  # JSON Pointer of each node, then of the head
+        self.last: dict[str, Any] = {}  # name -> index of its last reader (the head: the number of nodes)
+        self.workspace: list[Any] = []  # bytes of workspace of each node, then of the head
+        self.pointers: list[Any] = []  # JSON Pointer of each node, then of the head
 
     # -- parameters
-    def weight(self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False) -> Optional[list]:
+    def weight(self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False) -> Optional[list[Any]]:
         v = node.get(key)
         if v is None and optional:
             return None
         if not (isinstance(v, dict) and v.get("$type") == "ndarray"):
-            raise _fail(f"{key} must be an ndarray" + (" or null" if optional else ""), f"{ptr}/{key}")
+            raise fail(f"{key} must be an ndarray" + (" or null" if optional else ""), f"{ptr}/{key}")
         if v["dtype"] != "F32":
-            raise _fail(f"{key} must have dtype F32, not {v['dtype']}", f"{ptr}/{key}")
+            raise fail(f"{key} must have dtype F32, not {v['dtype']}", f"{ptr}/{key}")
         if len(v["shape"]) != ndim:
-            raise _fail(f"{key} must have {ndim} dimensions, not {len(v['shape'])}", f"{ptr}/{key}")
+            raise fail(f"{key} must have {ndim} dimensions, not {len(v['shape'])}", f"{ptr}/{key}")
         return list(v["shape"])
 
     def vector(self, node: Mapping[str, Any], key: str, ptr: str, n: Optional[int], optional: bool = False) -> Optional[int]:
@@ -222,96 +152,35 @@ class _Shapes:
         if shape is None:
             return n
         if n is not None and shape[0] != n:
-            raise _fail(f"{key} has {shape[0]} elements where {n} are needed", f"{ptr}/{key}")
+            raise fail(f"{key} has {shape[0]} elements where {n} are needed", f"{ptr}/{key}")
         return shape[0]
 
     def shape_of(self, name: str, ptr: str) -> Any:
         shape = self.known[name]
         if isinstance(shape, tuple):
-            raise _fail(f"{name!r} is a recurrent state, which only an lstm node reads", ptr)
+            raise fail(f"{name!r} is a recurrent state, which only an lstm node reads", ptr)
         return shape
 
     # -- operations (spec §5)
     def node(self, node: Any, ptr: str) -> None:
         """Check one node, in the order of RLA_policy §8: ``op`` (and an activation's ``fn``), the members
         missing, the members not allowed, the operation, ``in``, ``out``, the parameters, the outputs' size, the cost."""
-        if not _is_map(node):
-            raise _fail("a node must be a map", ptr)
-        if "op" not in node:
-            raise _fail("a node lacks 'op'", ptr)
-        op = node["op"]
-        if not isinstance(op, str) or op not in OPERATIONS:
-            raise _fail(f"unknown operation {op!r}", f"{ptr}/op")
-        fn = None
-        if op == "activation":  # fn decides the parameters an activation node has, as op does for a node
-            if "fn" not in node:
-                raise _fail("an activation lacks 'fn'", ptr)
-            fn = node["fn"]
-            if not isinstance(fn, str) or fn not in ACTIVATIONS:
-                raise _fail(f"unknown activation {fn!r}", f"{ptr}/fn")
+        op, fn = self._members(node, ptr)
         spec = OPERATIONS[op]
-        required, allowed = _PARAMETERS[op]
-        if fn is not None:
-            allowed = frozenset({"fn"}) | frozenset(ACTIVATION_PARAMETERS[fn])
-        for k in sorted((required | {"in", "out"}) - node.keys()):  # spec §11.2: the object before its members
-            raise _fail(f"the node lacks {k!r}", ptr)
-        for k in node:
-            if k not in allowed | {"op", "in", "out"}:
-                raise _fail(f"{op if fn is None else fn} has no parameter {k!r}", f"{ptr}/{esc(k)}")
         rec = self.recurrent
         if op == "lstm":  # the operation itself: one lstm, and the state it reads and writes (spec §5.9)
             if rec is None:
-                raise _fail("an lstm node needs 'recurrent'", ptr)
+                raise fail("an lstm node needs 'recurrent'", ptr)
             if self.lstm_seen:
-                raise _fail("at most one lstm node: 'recurrent' describes one state", ptr)
+                raise fail("at most one lstm node: 'recurrent' describes one state", ptr)
             self.lstm_seen = True
         ins = node["in"]
-        want_ins = spec["inputs"] if _is_int(spec["inputs"]) else None  # concat: "1 or more"
-        if not (isinstance(ins, list) and ins and (want_ins is None or len(ins) == want_ins)):
-            raise _fail(f"'in' of {op} must be a list of {want_ins or 'one or more'} name(s)", f"{ptr}/in")
-        xs = []
-        for i, n in enumerate(ins):
-            where = f"{ptr}/in/{i}"
-            if not _name(n):
-                raise _fail("an input is a non-empty string", where)
-            if n not in self.known:
-                raise _fail(f"{n!r} is not computed before this node", where)
-            shape = self.known[n]
-            if op == "lstm" and i > 0:
-                assert rec is not None
-                state = rec["hidden_in" if i == 1 else "cell_in"]
-                if n != state:
-                    raise _fail(f"in[{i}] of the lstm is the state {state!r} of 'recurrent'", where)
-            elif isinstance(shape, tuple):
-                raise _fail(f"{n!r} is a recurrent state, which only the lstm node reads", where)
-            else:
-                least, most = _RANKS.get(op, (0, None))
-                if len(shape) < least or (most is not None and len(shape) > most):
-                    raise _fail(f"{op} reads a value of rank {least if least == most else f'at least {least}'}, not {shape}", where)
-            xs.append(shape)
-        want_outs = spec["outputs"]
-        outs = node["out"]
-        if want_outs > 1:
-            if not (isinstance(outs, list) and len(outs) == want_outs):
-                raise _fail(f"'out' of {op} must be a list of {want_outs} names", f"{ptr}/out")
-            outs_list = outs
-        else:
-            outs_list = [outs]
-        for i, name in enumerate(outs_list):
-            where = f"{ptr}/out" + (f"/{i}" if want_outs > 1 else "")
-            if not _name(name):
-                raise _fail("an output is a non-empty string", where)
-            if name in self.known or outs_list.index(name) != i:
-                raise _fail(f"{name!r} is computed twice", where)
-            if op == "lstm" and i > 0:
-                assert rec is not None
-                state = rec["hidden_out" if i == 1 else "cell_out"]
-                if name != state:
-                    raise _fail(f"out[{i}] of the lstm is the state {state!r} of 'recurrent'", where)
-        q: dict = {}
+        xs = self._ins(op, ins, ptr)
+        outs, many = self._outs(op, node["out"], ptr)
+        q: dict[str, Any] = {}
         shapes = getattr(self, "_" + op)(node, ptr, xs, q)
-        for i, (name, shape) in enumerate(zip(outs_list, shapes)):
-            _bounded(shape, f"{ptr}/out" + (f"/{i}" if want_outs > 1 else ""))
+        for i, (name, shape) in enumerate(zip(outs, shapes)):
+            bounded(shape, f"{ptr}/out" + (f"/{i}" if many else ""))
             self.known[name] = shape
         # what the node costs (spec §5.11), from the registry's formulas over these quantities
         index = len(self.pointers)
@@ -321,29 +190,100 @@ class _Shapes:
         coefficient = ACTIVATIONS[fn] if fn is not None else None
         self.cost += POLICY_NODE_COST + _formula(spec["cost"], q, coefficient["cost"] if coefficient else 0)
         if self.cost > MAX_POLICY_OPERATIONS:
-            raise _limit("the nodes so far cost more than MAX_POLICY_OPERATIONS per observation", ptr)
+            raise limit("the nodes so far cost more than MAX_POLICY_OPERATIONS per observation", ptr)
         self.workspace.append(_formula(spec["workspace"], q, coefficient["workspace"] if coefficient else 0))
         self.pointers.append(ptr)
         for name in ins:
             self.last[name] = index
-        for name in outs_list:
+        for name in outs:
             self.defined[name] = index
 
-    def _linear(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _members(self, node: Any, ptr: str) -> tuple[Any, ...]:
+        """(op, fn or None) of a node: ``op`` (and an activation's ``fn``), then the members missing, then those not allowed."""
+        if not is_map(node):
+            raise fail("a node must be a map", ptr)
+        if "op" not in node:
+            raise fail("a node lacks 'op'", ptr)
+        op = node["op"]
+        if not isinstance(op, str) or op not in OPERATIONS:
+            raise fail(f"unknown operation {op!r}", f"{ptr}/op")
+        fn = None
+        if op == "activation":  # fn decides the parameters an activation node has, as op does for a node
+            if "fn" not in node:
+                raise fail("an activation lacks 'fn'", ptr)
+            fn = node["fn"]
+            if not isinstance(fn, str) or fn not in ACTIVATIONS:
+                raise fail(f"unknown activation {fn!r}", f"{ptr}/fn")
+        required, allowed = _PARAMETERS[op]
+        if fn is not None:
+            allowed = frozenset({"fn"}) | frozenset(ACTIVATION_PARAMETERS[fn])
+        for k in sorted((required | {"in", "out"}) - node.keys()):  # spec §11.2: the object before its members
+            raise fail(f"the node lacks {k!r}", ptr)
+        for k in node:
+            if k not in allowed | {"op", "in", "out"}:
+                raise fail(f"{op if fn is None else fn} has no parameter {k!r}", f"{ptr}/{esc(k)}")
+        return op, fn
+
+    def _ins(self, op: str, ins: Any, ptr: str) -> list[Any]:
+        """The shapes of a node's inputs: each computed before it, of the rank the operation reads (an lstm: its state after its input)."""
+        want = OPERATIONS[op]["inputs"] if is_int(OPERATIONS[op]["inputs"]) else None  # concat: "1 or more"
+        if not (isinstance(ins, list) and ins and (want is None or len(ins) == want)):
+            raise fail(f"'in' of {op} must be a list of {want or 'one or more'} name(s)", f"{ptr}/in")
+        least, most = OPERATIONS[op]["input_rank"]
+        xs = []
+        for i, n in enumerate(ins):
+            where = f"{ptr}/in/{i}"
+            if not is_name(n):
+                raise fail("an input is a non-empty string", where)
+            if n not in self.known:
+                raise fail(f"{n!r} is not computed before this node", where)
+            shape = self.known[n]
+            if op == "lstm" and i > 0:
+                assert self.recurrent is not None
+                state = self.recurrent["hidden_in" if i == 1 else "cell_in"]
+                if n != state:
+                    raise fail(f"in[{i}] of the lstm is the state {state!r} of 'recurrent'", where)
+            elif isinstance(shape, tuple):
+                raise fail(f"{n!r} is a recurrent state, which only the lstm node reads", where)
+            elif len(shape) < least or (most is not None and len(shape) > most):
+                raise fail(f"{op} reads a value of rank {least if least == most else f'at least {least}'}, not {shape}", where)
+            xs.append(shape)
+        return xs
+
+    def _outs(self, op: str, outs: Any, ptr: str) -> tuple[Any, ...]:
+        """(the names a node computes, whether ``out`` is a list): each new (an lstm's states: those of ``recurrent``)."""
+        want = OPERATIONS[op]["outputs"]
+        if want > 1 and not (isinstance(outs, list) and len(outs) == want):
+            raise fail(f"'out' of {op} must be a list of {want} names", f"{ptr}/out")
+        names = outs if want > 1 else [outs]
+        for i, name in enumerate(names):
+            where = f"{ptr}/out" + (f"/{i}" if want > 1 else "")
+            if not is_name(name):
+                raise fail("an output is a non-empty string", where)
+            if name in self.known or names.index(name) != i:
+                raise fail(f"{name!r} is computed twice", where)
+            if op == "lstm" and i > 0:
+                assert self.recurrent is not None
+                state = self.recurrent["hidden_out" if i == 1 else "cell_out"]
+                if name != state:
+                    raise fail(f"out[{i}] of the lstm is the state {state!r} of 'recurrent'", where)
+        return names, want > 1
+
+    def _linear(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 2)
         assert w is not None
         if x[-1] != w[1]:
-            raise _fail(f"linear of width {w[1]} applied to a value of shape {x}", f"{ptr}/weight")
+            raise fail(f"linear of width {w[1]} applied to a value of shape {x}", f"{ptr}/weight")
         self.vector(node, "bias", ptr, w[0], optional=True)
         return [x[:-1] + [w[0]]]
 
-    def _conv2d(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _conv2d(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 4)
         assert w is not None
         if x[0] != w[1]:
-            raise _fail(f"conv2d over {w[1]} channels applied to a value of shape {x} (channels, height, width)", f"{ptr}/weight")
+            raise fail(f"conv2d over {w[1]} channels applied to a value of shape {x} (channels, height, width)", f"{ptr}/weight")
         self.vector(node, "bias", ptr, w[0], optional=True)
         pairs = {}
         for p in OPERATIONS["conv2d"]["parameters"]:
@@ -351,18 +291,18 @@ class _Shapes:
                 continue
             key, least = p["name"], p["least"]
             v = node[key]
-            if not (isinstance(v, list) and len(v) == 2 and all(_is_int(n) and least <= n <= _MAX_SAFE for n in v)):
-                raise _fail(f"{key} must be two integers >= {least}", f"{ptr}/{key}")
+            if not (isinstance(v, list) and len(v) == 2 and all(is_int(n) and least <= n <= MAX_SAFE for n in v)):
+                raise fail(f"{key} must be two integers >= {least}", f"{ptr}/{key}")
             pairs[key] = v
         (sh, sw), (ph, pw) = pairs["stride"], pairs["padding"]
         if x[1] + 2 * ph < w[2] or x[2] + 2 * pw < w[3]:  # the later of weight and padding (spec §11.2)
-            raise _fail(f"a {w[2]}x{w[3]} kernel does not fit a {x[1]}x{x[2]} input with padding {ph}, {pw}", f"{ptr}/padding")
+            raise fail(f"a {w[2]}x{w[3]} kernel does not fit a {x[1]}x{x[2]} input with padding {ph}, {pw}", f"{ptr}/padding")
         h, wd = (x[1] + 2 * ph - w[2]) // sh + 1, (x[2] + 2 * pw - w[3]) // sw + 1
         kernel = w[1] * w[2] * w[3]
         q.update(kernel=kernel, padded=x[0] * (x[1] + 2 * ph) * (x[2] + 2 * pw), block=min(h * wd * kernel, max(POLICY_BLOCK_ELEMENTS, kernel)))
         return [[w[0], h, wd]]
 
-    def _activation(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _activation(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         fn = node["fn"]  # node() checked fn and the parameters allowed
         params = {p["name"]: p for p in ACTIVATIONS[fn]["parameters"]}
         values = {}
@@ -372,63 +312,63 @@ class _Shapes:
             v = node[k]
             if p["type"] == "enum":
                 if not (isinstance(v, str) and v in p["values"]):
-                    raise _fail(f"{k} must be one of {p['values']}", f"{ptr}/{esc(k)}")
+                    raise fail(f"{k} must be one of {p['values']}", f"{ptr}/{esc(k)}")
             else:
                 values[k] = _float_parameter(node, k, ptr)
                 if p.get("nonzero") and values[k] == 0:
-                    raise _fail(f"{k} of {fn} must not be 0", f"{ptr}/{esc(k)}")
+                    raise fail(f"{k} of {fn} must not be 0", f"{ptr}/{esc(k)}")
         ordered = ACTIVATIONS[fn].get("ordered")
         if ordered:  # e.g. hardtanh: min_val <= max_val, either given or by default; at the later one given
             lo, hi = (values.get(k, params[k]["default"]) for k in ordered)
             if lo > hi:
                 at = ordered[1] if ordered[1] in node else ordered[0]
-                raise _fail(f"{ordered[0]} must not be greater than {ordered[1]}", f"{ptr}/{at}")
+                raise fail(f"{ordered[0]} must not be greater than {ordered[1]}", f"{ptr}/{at}")
         return [xs[0]]
 
-    def _prelu(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _prelu(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 1)
         assert w is not None
         if w[0] not in (1, x[0]):
-            raise _fail(f"weight must have shape [1] or [{x[0]}] (the channels of a value of shape {x}), not {w}", f"{ptr}/weight")
+            raise fail(f"weight must have shape [1] or [{x[0]}] (the channels of a value of shape {x}), not {w}", f"{ptr}/weight")
         return [x]
 
-    def _flatten(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _flatten(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         return [[math.prod(xs[0])]]
 
-    def _concat(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _concat(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         return [[sum(math.prod(x) for x in xs)]]
 
-    def _layer_norm(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _layer_norm(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         for key in ("weight", "bias"):
             self.vector(node, key, ptr, x[-1], optional=True)
         _float_parameter(node, "eps", ptr)
         return [x]
 
-    def _batch_norm(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _batch_norm(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         for key, optional in (("running_mean", False), ("running_var", False), ("weight", True), ("bias", True)):
             self.vector(node, key, ptr, x[0], optional=optional)
         _float_parameter(node, "eps", ptr)
         return [x]
 
-    def _lstm(self, node: Mapping, ptr: str, xs: list, q: dict) -> list:
+    def _lstm(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         rec = self.recurrent
         assert rec is not None  # node() checked it, the state names and the input's rank
         x, h, c = xs
         layers = node["layers"]
         hidden = rec["hidden_size"]
         if not (isinstance(layers, list) and len(layers) == rec["layers"]):
-            raise _fail(f"layers must be a list of {rec['layers']} layers, as 'recurrent' says", f"{ptr}/layers")
+            raise fail(f"layers must be a list of {rec['layers']} layers, as 'recurrent' says", f"{ptr}/layers")
         width = x[0]
         for i, layer in enumerate(layers):
             lp = f"{ptr}/layers/{i}"
-            if not (_is_map(layer) and set(layer) == _LAYER):
-                raise _fail("a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh", members_pointer(layer, lp, _LAYER))
+            if not (is_map(layer) and set(layer) == _LAYER):
+                raise fail("a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh", members_pointer(layer, lp, _LAYER))
             for key, want in (("weight_ih", [4 * hidden, width]), ("weight_hh", [4 * hidden, hidden])):
                 if self.weight(layer, key, lp, 2) != want:
-                    raise _fail(f"{key} must have shape {want}", f"{lp}/{key}")
+                    raise fail(f"{key} must have shape {want}", f"{lp}/{key}")
             for key in ("bias_ih", "bias_hh"):
                 self.vector(layer, key, lp, 4 * hidden)
             width = hidden
@@ -439,74 +379,46 @@ class _Shapes:
     def head(self, head: Any, action_space: Any, ptr: str) -> None:
         """Check the head, in the order of RLA_policy §8: ``op``, the members missing, the members not allowed,
         ``in``, the parameters, the action space (at the head), ``sizes`` against it, the width of ``in``, the cost."""
-        if not _is_map(head):
-            raise _fail("the action head must be a map", ptr)
+        if not is_map(head):
+            raise fail("the action head must be a map", ptr)
         if "op" not in head:
-            raise _fail("the action head lacks 'op'", ptr)
+            raise fail("the action head lacks 'op'", ptr)
         op = head["op"]
         if not isinstance(op, str) or op not in HEADS:
-            raise _fail(f"unknown action head {op!r}", f"{ptr}/op")
+            raise fail(f"unknown action head {op!r}", f"{ptr}/op")
         spec = HEADS[op]
         params = [p["name"] for p in spec["parameters"]]
         for k in sorted({"in", *params} - set(head)):
-            raise _fail(f"the head {op} lacks {k!r}", ptr)
+            raise fail(f"the head {op} lacks {k!r}", ptr)
         for k in head:
             if k not in {"op", "in", *params}:
-                raise _fail(f"the head {op} has no parameter {k!r}", f"{ptr}/{esc(k)}")
+                raise fail(f"the head {op} has no parameter {k!r}", f"{ptr}/{esc(k)}")
         x = head["in"]
-        if not _name(x) or x not in self.known:
-            raise _fail(f"the head reads {x!r}, which is not computed", f"{ptr}/in")
+        if not is_name(x) or x not in self.known:
+            raise fail(f"the head reads {x!r}, which is not computed", f"{ptr}/in")
         shape = self.shape_of(x, f"{ptr}/in")
         if len(shape) != 1:
-            raise _fail(f"the head reads a vector, not a value of shape {shape}", f"{ptr}/in")
+            raise fail(f"the head reads a vector, not a value of shape {shape}", f"{ptr}/in")
         width = shape[0]
-        if op == "quantile_argmax":
-            nq = head["n_quantiles"]
-            if not (_is_int(nq) and 1 <= nq <= _MAX_SAFE):
-                raise _fail("n_quantiles must be an integer >= 1", f"{ptr}/n_quantiles")
-        elif op == "multi_argmax":
-            if not (isinstance(head["sizes"], list) and all(_is_int(v) for v in head["sizes"])):
-                raise _fail("sizes must be a list of integers", f"{ptr}/sizes")
-        elif op == "box":
-            squash = next(p for p in spec["parameters"] if p["name"] == "squash")["values"]
-            if head["squash"] not in squash:
-                raise _fail(f"squash must be one of {squash}", f"{ptr}/squash")
+        for p in spec["parameters"]:
+            _head_parameter(head, p, ptr)
         kinds = tuple(spec["spaces"])
         sp = action_space
         if not (isinstance(sp, dict) and sp.get("$type") == "space" and sp.get("kind") in kinds):
-            raise _fail(f"the head {op} acts in a {' or '.join(kinds)} action space", ptr)
-        if op == "box" and sp["dtype"] not in ACTION_DTYPES:
-            raise _fail(f"a box head acts in an F32 or F64 action space, not {sp['dtype']}", ptr)
-        if op == "argmax":
-            need = sp["n"]
-        elif op == "quantile_argmax":
-            need = head["n_quantiles"] * sp["n"]
-        elif op == "multi_argmax":
-            if sp["kind"] == "multi_binary":  # MaskablePPO: a categorical over {0, 1} per binary action
-                n = sp["n"]
-                nvec = [2] * (n if _is_int(n) else math.prod(n))
-            else:
-                nvec = _inline_ints(sp["nvec"])  # in C order
-            if head["sizes"] != nvec:
-                raise _fail(f"sizes must be the action space's nvec {nvec}", f"{ptr}/sizes")
-            need = sum(nvec)
-        elif op == "bernoulli":
-            n = sp["n"]
-            need = n if _is_int(n) else math.prod(n)
-        else:
-            need = math.prod(sp["shape"])
+            raise fail(f"the head {op} acts in a {' or '.join(kinds)} action space", ptr)
+        need = HEAD_WIDTHS[op](head, sp, ptr)
         if width != need:
-            raise _fail(f"the head {op} needs {need} values per observation, the network gives {width}", f"{ptr}/in")
+            raise fail(f"the head {op} needs {need} values per observation, the network gives {width}", f"{ptr}/in")
         q = {"in": width, "out": width}
         self.cost += POLICY_NODE_COST + _formula(spec["cost"], q)
         if self.cost > MAX_POLICY_OPERATIONS:
-            raise _limit("the nodes and the head cost more than MAX_POLICY_OPERATIONS per observation", ptr)
+            raise limit("the nodes and the head cost more than MAX_POLICY_OPERATIONS per observation", ptr)
         self.last[x] = len(self.pointers)
         self.workspace.append(_formula(spec["workspace"], q))
         self.pointers.append(ptr)
 
     # -- memory (spec §5.11)
-    def memory(self) -> tuple:
+    def memory(self) -> tuple[Any, ...]:
         """The peak bytes of one observation's evaluation, where it is reached, and the bytes at each point; LIMIT_EXCEEDED where it passes the limit.
 
         A value is live from the node that computes it (the inputs: from the
@@ -529,14 +441,25 @@ class _Shapes:
             live += delta[i]
             used = live + self.workspace[i]
             if used > MAX_POLICY_MEMORY_BYTES:
-                raise _limit(f"the evaluation needs {used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation", self.pointers[i])
+                raise limit(f"the evaluation needs {used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation", self.pointers[i])
             if used > peak:
                 peak, at = used, self.pointers[i]
             memory.append(used)
         return peak, at, tuple(memory)
 
 
-def _ndarrays(node: Mapping[str, Any]) -> list:
+def _head_parameter(head: Mapping[str, Any], p: Mapping[str, Any], ptr: str) -> None:
+    """A parameter of a head, of the type the registry gives it: an integer of at least ``least``, a list of integers, one of ``values``."""
+    key, v = p["name"], head[p["name"]]
+    if p["type"] == "int" and not (is_int(v) and p["least"] <= v <= MAX_SAFE):
+        raise fail(f"{key} must be an integer >= {p['least']}", f"{ptr}/{key}")
+    if p["type"] == "int_list" and not (isinstance(v, list) and all(is_int(n) for n in v)):
+        raise fail(f"{key} must be a list of integers", f"{ptr}/{key}")
+    if p["type"] == "enum" and v not in p["values"]:
+        raise fail(f"{key} must be one of {p['values']}", f"{ptr}/{key}")
+
+
+def _ndarrays(node: Mapping[str, Any]) -> list[Any]:
     """The ndarray parameters of a node (an lstm's: those of every layer)."""
     out = [v for v in node.values() if isinstance(v, dict) and v.get("$type") == "ndarray"]
     for layer in node.get("layers", ()) if node.get("op") == "lstm" else ():
@@ -544,40 +467,28 @@ def _ndarrays(node: Mapping[str, Any]) -> list:
     return out
 
 
-def _recurrent(rec: Any, inputs: dict, ptr: str) -> Optional[Mapping[str, Any]]:
+def _recurrent(rec: Any, inputs: dict[str, Any], ptr: str) -> Optional[Mapping[str, Any]]:
     """Check ``recurrent`` (RLA_policy §5.9): its members in the order of its table, each name against the observations and the names before it."""
     if rec is None:
         return None
-    if not (_is_map(rec) and set(rec) == _RECURRENT):
-        raise _fail(f"recurrent must be a map with exactly {sorted(_RECURRENT)}", members_pointer(rec, ptr, _RECURRENT))
-    names: list = []
+    if not (is_map(rec) and set(rec) == _RECURRENT):
+        raise fail(f"recurrent must be a map with exactly {sorted(_RECURRENT)}", members_pointer(rec, ptr, _RECURRENT))
+    names: list[Any] = []
     for k in ("hidden_in", "cell_in", "hidden_out", "cell_out"):
         n = rec[k]
-        if not _name(n):
-            raise _fail(f"{k} must be a non-empty string", f"{ptr}/{k}")
+        if not is_name(n):
+            raise fail(f"{k} must be a non-empty string", f"{ptr}/{k}")
         if n in inputs:
-            raise _fail(f"{k} {n!r} is an observation input", f"{ptr}/{k}")
+            raise fail(f"{k} {n!r} is an observation input", f"{ptr}/{k}")
         if n in names:
-            raise _fail(f"{k} {n!r} is another state name too: the four state names are distinct", f"{ptr}/{k}")
+            raise fail(f"{k} {n!r} is another state name too: the four state names are distinct", f"{ptr}/{k}")
         names.append(n)
     for k in ("layers", "hidden_size"):
-        if not (_is_int(rec[k]) and 1 <= rec[k] <= 1 << 24):
-            raise _fail(f"{k} must be an integer from 1 to 2^24", f"{ptr}/{k}")
+        if not (is_int(rec[k]) and 1 <= rec[k] <= 1 << 24):
+            raise fail(f"{k} must be an integer from 1 to 2^24", f"{ptr}/{k}")
     if rec["layers"] * rec["hidden_size"] > MAX_POLICY_VALUE_ELEMENTS:  # the state is a value (spec §5.11)
-        raise _limit("a recurrent state of more than MAX_POLICY_VALUE_ELEMENTS elements", f"{ptr}/hidden_size")
+        raise limit("a recurrent state of more than MAX_POLICY_VALUE_ELEMENTS elements", f"{ptr}/hidden_size")
     return rec
-
-
-def _outline(space: Any) -> Any:
-    """What the VecNormalize statistics depend on in a space value: its kind, a box's shape, a dict's keys and their outlines."""
-    if not (isinstance(space, dict) and space.get("$type") == "space"):
-        return None
-    kind = space.get("kind")
-    if kind == "box":
-        return ("box", list(space.get("shape", [])))
-    if kind == "dict":
-        return ("dict", [(k, _outline(s)) for k, s in space.get("spaces", [])])
-    return (kind,)
 
 
 def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> Cost:
@@ -595,24 +506,24 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
             LIMIT_EXCEEDED at the value, node or head that goes past a limit of RLA_policy §5.11.
     """
     base = "/" + KEY
-    if not _is_map(value):
-        raise _fail("the policy must be a map", base)
+    if not is_map(value):
+        raise fail("the policy must be a map", base)
     for k in sorted(_TOP_REQUIRED - set(value)):  # spec §11.2: the object before its members
-        raise _fail(f"the key {k!r} is missing", base)
+        raise fail(f"the key {k!r} is missing", base)
     for k in value:
         if k not in _TOP_REQUIRED | _TOP_OPTIONAL:
-            raise _fail(f"unknown key {k!r}", f"{base}/{esc(k)}")
+            raise fail(f"unknown key {k!r}", f"{base}/{esc(k)}")
     # the members in the order of the table of RLA_policy §3
-    inputs = _inputs(value["observation_space"], f"{base}/observation_space")
+    inputs = observation_shapes(value["observation_space"], f"{base}/observation_space")
     for k in ("normalize_images", "vec_normalize"):
         if k in value and not isinstance(value[k], bool):
-            raise _fail(f"{k} must be a boolean", f"{base}/{k}")
+            raise fail(f"{k} must be a boolean", f"{base}/{k}")
     if value.get("vec_normalize"):
         if "RLA_vec_normalize" not in used:
-            raise _fail("vec_normalize is true but the archive does not use RLA_vec_normalize", f"{base}/vec_normalize")
-        if _outline(value["observation_space"]) != _outline((data or {}).get("observation_space")):
+            raise fail("vec_normalize is true but the archive does not use RLA_vec_normalize", f"{base}/vec_normalize")
+        if outline(value["observation_space"]) != outline((data or {}).get("observation_space")):
             # the statistics are checked against the data's observation space (RLA_vec_normalize §3)
-            raise _fail("vec_normalize is true but the observation space differs from the data's", f"{base}/vec_normalize")
+            raise fail("vec_normalize is true but the observation space differs from the data's", f"{base}/vec_normalize")
     shapes = _Shapes(dict(inputs), _recurrent(value.get("recurrent"), inputs, f"{base}/recurrent"))
     if shapes.recurrent is not None:
         rec = shapes.recurrent
@@ -622,13 +533,13 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
             shapes.defined[rec[k]] = 0
     nodes = value["nodes"]
     if not isinstance(nodes, list):
-        raise _fail("nodes must be a list", f"{base}/nodes")
+        raise fail("nodes must be a list", f"{base}/nodes")
     for i, node in enumerate(nodes):
         shapes.node(node, f"{base}/nodes/{i}")
     if shapes.recurrent is not None and not shapes.lstm_seen:  # nodes, after recurrent in the table, contradict it
-        raise _fail("'recurrent' is given but no lstm node uses it", f"{base}/nodes")
+        raise fail("'recurrent' is given but no lstm node uses it", f"{base}/nodes")
     if not (isinstance(value["action_space"], dict) and value["action_space"].get("$type") == "space"):
-        raise _fail("action_space must be a space", f"{base}/action_space")
+        raise fail("action_space must be a space", f"{base}/action_space")
     shapes.head(value["action"], value["action_space"], f"{base}/action")
     peak, at, memory = shapes.memory()
     return Cost(operations=shapes.cost, memory_bytes=peak, peak_at=at, memory=memory)

@@ -1,5 +1,6 @@
 """The operation registry of the portable policy, extension RLA_policy (generated from spec/policy_ops.json by spec/policy_ops.py (make tables): do not edit)."""
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping, TypeVar
 
 # The policy limits (RLA_policy §5.11).
 MAX_POLICY_VALUE_ELEMENTS = 16777216
@@ -8,11 +9,18 @@ POLICY_NODE_COST = 65536
 MAX_POLICY_MEMORY_BYTES = 1073741824
 POLICY_BLOCK_ELEMENTS = 1048576
 
+# Constants of the heads (RLA_policy §6).
+#: what the logit of an action masked out becomes before the argmax of an argmax or multi_argmax head (as MaskablePPO does, §6)
+MASKED_LOGIT = -100000000.0
+#: 3·2^−25: the bernoulli head gives 1.0 where the float32 logit is above it (SB3's float32 round(sigmoid(x)), §6)
+BERNOULLI_THRESHOLD = 8.940696716308594e-08
+
 #: Quantities the cost and workspace formulas name (RLA_policy §5.11).
 QUANTITIES: tuple[str, ...] = ('out', 'outs', 'in', 'width', 'weights', 'kernel', 'padded', 'block', 'gates', 'state')
 
 #: Operations (RLA_policy §5): parameters, inputs, outputs, cost and workspace formulas.
-OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
+OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'input_rank': [1, None],
+            'inputs': 1,
             'outputs': 1,
             'parameters': [{'name': 'weight', 'type': 'ndarray', 'shape': '[O, I]', 'required': True},
                            {'name': 'bias', 'type': 'ndarray', 'shape': '[O]', 'required': True, 'nullable': True}],
@@ -21,7 +29,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
             'cost': [{'k': 1, 'of': ['out', 'width']}, {'k': 1, 'of': ['out']}],
             'workspace': [{'k': 8, 'of': ['in']}, {'k': 8, 'of': ['weights']}, {'k': 16, 'of': ['out']}],
             'workspace_means': 'binary64 copies of the input and the weights, the binary64 sums and the bias added to them'},
- 'conv2d': {'inputs': 1,
+ 'conv2d': {'input_rank': [3, 3],
+            'inputs': 1,
             'outputs': 1,
             'parameters': [{'name': 'weight', 'type': 'ndarray', 'shape': '[O, C, kh, kw]', 'required': True},
                            {'name': 'bias', 'type': 'ndarray', 'shape': '[O]', 'required': True, 'nullable': True},
@@ -33,7 +42,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
             'workspace': [{'k': 8, 'of': ['padded']}, {'k': 8, 'of': ['weights']}, {'k': 8, 'of': ['block']}, {'k': 16, 'of': ['out']}],
             'workspace_means': 'the binary64 zero-padded input, binary64 weights, one block of binary64 columns (at most '
                                'POLICY_BLOCK_ELEMENTS unless one output position needs more), the binary64 sums'},
- 'flatten': {'inputs': 1,
+ 'flatten': {'input_rank': [0, None],
+             'inputs': 1,
              'outputs': 1,
              'parameters': [],
              'input': 'any',
@@ -41,7 +51,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
              'cost': [{'k': 1, 'of': ['out']}],
              'workspace': [],
              'workspace_means': 'none'},
- 'concat': {'inputs': '1 or more',
+ 'concat': {'input_rank': [0, None],
+            'inputs': '1 or more',
             'outputs': 1,
             'parameters': [],
             'input': 'any (each)',
@@ -49,7 +60,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
             'cost': [{'k': 1, 'of': ['out']}],
             'workspace': [],
             'workspace_means': 'none'},
- 'activation': {'inputs': 1,
+ 'activation': {'input_rank': [0, None],
+                'inputs': 1,
                 'outputs': 1,
                 'parameters': [{'name': 'fn', 'type': 'activation', 'required': True}],
                 'input': 'any',
@@ -57,7 +69,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
                 'cost': [{'k': 'activation', 'of': ['out']}],
                 'workspace': [{'k': 'activation', 'of': ['out']}],
                 'workspace_means': "the activation's bytes per element (binary64 temporaries)"},
- 'prelu': {'inputs': 1,
+ 'prelu': {'input_rank': [1, None],
+           'inputs': 1,
            'outputs': 1,
            'parameters': [{'name': 'weight', 'type': 'ndarray', 'shape': '[1] or [C]', 'required': True}],
            'input': '[C, ...]',
@@ -65,7 +78,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
            'cost': [{'k': 2, 'of': ['out']}],
            'workspace': [{'k': 16, 'of': ['out']}, {'k': 8, 'of': ['weights']}],
            'workspace_means': 'the slope of every element and the products'},
- 'layer_norm': {'inputs': 1,
+ 'layer_norm': {'input_rank': [1, None],
+                'inputs': 1,
                 'outputs': 1,
                 'parameters': [{'name': 'weight', 'type': 'ndarray', 'shape': '[N]', 'required': True, 'nullable': True},
                                {'name': 'bias', 'type': 'ndarray', 'shape': '[N]', 'required': True, 'nullable': True},
@@ -75,7 +89,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
                 'cost': [{'k': 8, 'of': ['out']}],
                 'workspace': [{'k': 32, 'of': ['out']}, {'k': 8, 'of': ['weights']}],
                 'workspace_means': 'binary64 copies of the input, the centred values and the result'},
- 'batch_norm': {'inputs': 1,
+ 'batch_norm': {'input_rank': [1, 1],
+                'inputs': 1,
                 'outputs': 1,
                 'parameters': [{'name': 'running_mean', 'type': 'ndarray', 'shape': '[N]', 'required': True},
                                {'name': 'running_var', 'type': 'ndarray', 'shape': '[N]', 'required': True},
@@ -87,7 +102,8 @@ OPERATIONS: dict[str, dict[str, Any]] = {'linear': {'inputs': 1,
                 'cost': [{'k': 6, 'of': ['out']}],
                 'workspace': [{'k': 32, 'of': ['out']}, {'k': 8, 'of': ['weights']}],
                 'workspace_means': 'binary64 copies of the input, the centred values and the result'},
- 'lstm': {'inputs': 3,
+ 'lstm': {'input_rank': [1, 1],
+          'inputs': 3,
           'outputs': 3,
           'parameters': [{'name': 'layers', 'type': 'lstm_layers', 'required': True}],
           'input': '[in], state, state',
@@ -148,6 +164,7 @@ ACTIVATIONS: dict[str, dict[str, Any]] = {'identity': {'parameters': [], 'formul
               'neg_inf': 'min_val'},
  'selu': {'parameters': [],
           'formula': 's·(x if x > 0 else a·(e^x − 1)), a = 1.6732632423543772848170429916717, s = 1.0507009873554804934193349852946',
+          'constants': {'a': 1.6732632423543772, 's': 1.0507009873554805},
           'cost': 8,
           'workspace': 40,
           'nan': 'NaN',
@@ -233,3 +250,18 @@ HEADS: dict[str, dict[str, Any]] = {'argmax': {'parameters': [],
          'width': "product of the space's shape",
          'cost': [{'k': 8, 'of': ['in']}],
          'workspace': [{'k': 48, 'of': ['in']}]}}
+
+_T = TypeVar("_T")
+
+
+def implementations(table: Mapping[str, Any], functions: Mapping[str, _T], what: str) -> Mapping[str, _T]:
+    """``functions`` (name -> implementation), checked to implement exactly the names of ``table`` (OPERATIONS, ACTIVATIONS or HEADS).
+
+    The registry is the one source of the names: a table of implementations that
+    lacks one of them, or has one the registry does not, fails when its module is
+    imported (RuntimeError), before anything runs.
+    """
+    missing, extra = sorted(set(table) - set(functions)), sorted(set(functions) - set(table))
+    if missing or extra:
+        raise RuntimeError(f"the {what} differ from the registry: {missing} lack an implementation, {extra} are not in it")
+    return MappingProxyType(dict(functions))

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import base64
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from .errors import RlarchiveError, esc, members_pointer
+from .tensors import view_numpy
 from .values import Decoder
 
 if TYPE_CHECKING:
-    from .reader import Archive
+    from .checks import CheckState
 
 __all__ = [
     "EXTENSION", "MEMBER", "KEY", "GROUP", "CLASSES", "STRATEGIES",
@@ -66,7 +67,7 @@ class HerState:
     ep_start: np.ndarray
     ep_length: np.ndarray
     current_ep_start: np.ndarray
-    infos: Optional[list]
+    infos: Optional[list[Any]]
 
 
 @dataclass(frozen=True)
@@ -174,18 +175,18 @@ def _check_obs_form(v: Any, ptr: str, name: str) -> None:
             raise _fail(f"{name}[{k!r}] must be an ndarray", f"{ptr}/{esc(k)}")
 
 
-def _sub_spaces(space: dict) -> Optional[list]:
+def _sub_spaces(space: dict[str, Any]) -> Optional[list[Any]]:
     return [(k, s) for k, s in space["spaces"]] if space.get("kind") == "dict" else None
 
 
-def _nvec_len(space: dict, ptr: str) -> int:
+def _nvec_len(space: dict[str, Any], ptr: str) -> int:
     shape = space["nvec"]["shape"]
     if len(shape) != 1:
         raise _fail(f"a multi_discrete space's nvec must be 1-dimensional, not of shape {shape}", f"{ptr}/nvec")
     return shape[0]
 
 
-def _obs_layout(space: dict, ptr: str) -> tuple[list, str]:
+def _obs_layout(space: dict[str, Any], ptr: str) -> tuple[list[Any], str]:
     """Spec §5: the shape of one observation and its dtype, for a Box, Discrete, MultiDiscrete or MultiBinary space."""
     kind = space.get("kind")
     if kind == "box":
@@ -200,7 +201,7 @@ def _obs_layout(space: dict, ptr: str) -> tuple[list, str]:
     raise _fail(f"a replay buffer does not store observations of a {kind} space", f"{ptr}/kind")
 
 
-def _action_layout(space: dict, ptr: str) -> tuple[int, str]:
+def _action_layout(space: dict[str, Any], ptr: str) -> tuple[int, str]:
     """Spec §5: action_dim and the actions' dtype (F64 stored as F32)."""
     kind = space.get("kind")
     if kind == "box":
@@ -216,12 +217,12 @@ def _action_layout(space: dict, ptr: str) -> tuple[int, str]:
     raise _fail(f"a replay buffer does not store actions of a {kind} space", f"{ptr}/kind")
 
 
-def _shape_is(a: dict, shape: list, ptr: str, name: str) -> None:
+def _shape_is(a: dict[str, Any], shape: list[Any], ptr: str, name: str) -> None:
     if list(a["shape"]) != shape:
         raise _fail(f"{name} has shape {list(a['shape'])}, expected {shape}", ptr)
 
 
-def _check_observations(value: dict, key: str, base: str, layout: Union[tuple, dict], is_dict: bool) -> None:
+def _check_observations(value: dict[str, Any], key: str, base: str, layout: Union[tuple[Any, ...], dict[str, Any]], is_dict: bool) -> None:
     """``observations`` or ``next_observations`` (not null): its form, its form against the class, its keys, then each array's shape and dtype."""
     v, ptr = value[key], f"{base}/{key}"
     _check_obs_form(v, ptr, key)
@@ -240,7 +241,7 @@ def _check_observations(value: dict, key: str, base: str, layout: Union[tuple, d
             raise _fail(f"{name} has dtype {a['dtype']}, the observation space stores {dtype}", p)
 
 
-def _check_her(value: dict, base: str) -> None:
+def _check_her(value: dict[str, Any], base: str) -> None:
     """``her``: its own rules (keys, then its members in the order of its table), then against the buffer."""
     her, p = value["her"], f"{base}/her"
     if her is not None:
@@ -308,7 +309,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     if not _is_space(osp):
         raise _fail("observation_space must be a space", ptr)
     subs = _sub_spaces(osp)
-    obs_layout: Union[tuple, dict]
+    obs_layout: Union[tuple[Any, ...], dict[str, Any]]
     if subs is None:
         obs_layout = _obs_layout(osp, ptr)
     else:
@@ -369,20 +370,22 @@ def _comparable(raw_of: Callable[[str, str], bytes], v: Any) -> Any:
     return v
 
 
-def check_content(ar: "Archive", value: Any) -> None:
+def check_content(state: "CheckState", value: Any) -> None:
     """Spec §4 rules 8-9, after :func:`check`: the spaces equal the data's, the HER indices are in range.
 
-    Reads the element bytes of the spaces' arrays and of the HER indices only.
+    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8. Reads the element
+    bytes of the spaces' arrays and of the HER indices only.
 
     Raises:
         RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
     """
 
-    def raw_of(group: str, name: str) -> bytes:
-        info = ar.tensor_info(group)[name]
-        return bytes(ar._range(info.offset, info.nbytes))
+    def array_of(group: str, name: str) -> Any:
+        info = state.tensor_headers[group][name]
+        return view_numpy(state.tensor_bytes(group, name), replace(info, offset=0))
 
-    check_content_of(value, ar.raw_data.get("data") or {}, raw_of, ar._numpy_ref)
+    data = {} if state.document is None else state.document["data"]
+    check_content_of(value, data, state.tensor_bytes, array_of)
 
 
 def check_content_of(

@@ -124,7 +124,7 @@ def check(node: dict[str, Any], ptr: str, check_value: Callable[[Any, str], None
     own (S) rules, then its agreement with the members before it (SPACE_INVALID
     at this, the later, member). A nested value is checked completely in its turn.
     """
-    from .values import check_shape
+    from .tensors import check_shape
 
     if "kind" not in node:
         raise fail("VALUE_INVALID", "a space needs the member 'kind'", ptr)

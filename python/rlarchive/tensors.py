@@ -5,7 +5,7 @@ import math
 import struct
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
@@ -13,7 +13,11 @@ from . import jsonstrict
 from .dtypes import DTYPES, DType, code_of_numpy, code_of_torch, numpy_view_dtype
 from .errors import RlarchiveError, esc
 from .limits import MAX_ELEMENT_BYTES, MAX_NAME_BYTES, MAX_NDIM, MAX_SAFETENSORS_HEADER_BYTES
-from .zipprofile import Member, Source
+from .sources import Source
+from .zipprofile import Member
+
+if TYPE_CHECKING:
+    from .values import Ref
 
 ALIGN = 64
 _ENTRY_KEYS = {"dtype", "shape", "data_offsets"}
@@ -27,7 +31,7 @@ class RawTensor:
     """
 
     dtype: str
-    shape: tuple
+    shape: tuple[Any, ...]
     raw: np.ndarray
     scalar: bool = False
 
@@ -52,7 +56,7 @@ class TensorInfo:
 
     name: str
     dtype: str
-    shape: tuple
+    shape: tuple[Any, ...]
     offset: int  # absolute file offset of the first element byte
     nbytes: int
 
@@ -64,6 +68,35 @@ def _int(x: Any) -> bool:
 def entry_pointer(name: str) -> str:
     """The JSON Pointer (RFC 6901) of tensor ``name``'s entry in its safetensors header."""
     return "/" + esc(name)
+
+
+def check_shape(shape: Any, ptr: str, fail: Callable[..., RlarchiveError]) -> None:
+    """Check a ``shape`` member (spec §7.6, §8): an array, of at most ``MAX_NDIM`` elements, each a
+    plain integer >= 0; in that order (the array's own structure before its elements, spec §11.2).
+
+    Located at the shape (not an array: VALUE_INVALID; too many dimensions: LIMIT_EXCEEDED) or at its
+    first bad element ``ptr/i`` (VALUE_INVALID).
+    """
+    if not isinstance(shape, list):
+        raise fail("VALUE_INVALID", "shape must be an array of integers >= 0", ptr)
+    if len(shape) > MAX_NDIM:
+        raise fail("LIMIT_EXCEEDED", f"more than {MAX_NDIM} dimensions", ptr)
+    for i, n in enumerate(shape):
+        if not (_int(n) and n >= 0):
+            raise fail("VALUE_INVALID", "a shape element must be an integer >= 0", f"{ptr}/{i}")
+
+
+def check_reference(headers: Mapping[str, Mapping[str, TensorInfo]], ref: "Ref", member: str = "data.json") -> None:
+    """One reference (spec §7.6) against the tensor headers read at step 8 (group -> name -> info).
+
+    Raises:
+        RlarchiveError: ``REF_NOT_FOUND`` or ``REF_MISMATCH``, in ``member`` at the reference's pointer.
+    """
+    info = headers.get(ref.group, {}).get(ref.name)
+    if info is None:
+        raise RlarchiveError("REF_NOT_FOUND", f"no tensor {ref.name!r} in group {ref.group!r}", member=member, pointer=ref.pointer + "/ref")
+    if info.dtype != ref.dtype or list(info.shape) != ref.shape:
+        raise RlarchiveError("REF_MISMATCH", f"tensor {ref.group}/{ref.name} is {info.dtype}{list(info.shape)}, the reference says {ref.dtype}{ref.shape}", member=member, pointer=ref.pointer)
 
 
 def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
@@ -177,7 +210,7 @@ class TensorData:
     """A tensor ready to write: dtype code, shape and its elements, in whatever memory layout the caller gave."""
 
     dtype: str
-    shape: tuple
+    shape: tuple[Any, ...]
     array: np.ndarray  # the elements; converted to little-endian C order only as they are written
 
     @property
@@ -278,7 +311,7 @@ def is_tensor(obj: Any) -> bool:
 def group_layout(tensors: Mapping[str, TensorData]) -> tuple[bytes, list[TensorData]]:
     """The header (length prefix included) and tensor order of a group (spec §12)."""
     order = sorted(tensors.items(), key=lambda kv: (-DTYPES[kv[1].dtype].alignment, kv[0].encode("utf-8")))
-    header: dict = {}
+    header: dict[str, Any] = {}
     pos = 0
     for name, t in order:
         header[name] = {"dtype": t.dtype, "shape": list(t.shape), "data_offsets": [pos, pos + t.nbytes]}

@@ -295,10 +295,9 @@ def read(ar: "Archive") -> Optional[dict[str, Any]]:
     Raises:
         RlarchiveError: the first broken rule, located in the extension member (spec §5).
     """
-    from . import extensions
     from .values import Decoder
 
-    raw = extensions.read_document(ar, EXTENSION)
+    raw = ar.extension_document(EXTENSION)
     if raw is None:
         return None
     decoded: Optional[dict[str, Any]] = Decoder(lambda g, n: ar.tensor(g, n).copy(), "neutral").decode(raw)

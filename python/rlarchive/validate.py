@@ -2,29 +2,55 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional
+from dataclasses import replace
+from typing import Any, Optional
 
+from . import checks
 from .errors import RlarchiveError
 from .filenames import report_fields, without_surrogates
-from .tensors import entry_pointer
+from .sources import open_source
 
 VALIDATOR_NAME = "rlarchive-python"
+#: Steps 1-6 of spec §11.1: nothing after their first error can be trusted (that error is the only issue).
+STRUCTURE_STEPS = 6
 
 
-def _bool_warnings(ar: Any) -> list[RlarchiveError]:
-    import numpy as np
+def _issues(path: Any, timeout: Optional[float], min_rate: Optional[float]) -> list[RlarchiveError]:
+    """Every step of spec §11.1 over the file, its issues in the order of spec §14."""
+    try:
+        src = open_source(path, timeout=timeout, min_rate=min_rate)
+    except RlarchiveError as e:
+        return [e]
+    try:
+        state = checks.start(src)
+        try:
+            for step in checks.STEPS[:STRUCTURE_STEPS]:
+                state = step(state)
+        except RlarchiveError as e:
+            return [e]
+        try:
+            state = checks.check_data(state)  # step 7: its error is an issue; document stays None
+            early: tuple[RlarchiveError, ...] = ()
+        except RlarchiveError as e:
+            early = (e,)
+            state = replace(state, warnings=state.warnings + checks.data_warnings(state))
+        state = checks.check_references(checks.check_tensor_members(state))  # steps 8, 9
+        through_9 = len(state.issues)
+        state = checks.check_extensions(checks.check_digests(state))  # steps 10, 11
+        return [
+            *early,
+            *state.issues[:through_9],
+            *state.warnings,
+            *state.issues[through_9:],
+            *checks.bool_value_warnings(state),
+        ]
+    except RlarchiveError as e:  # reading failed past what a step reports (e.g. IO_ERROR)
+        return [e]
+    finally:
+        src.close()
 
-    out = []
-    for g in ar.groups:
-        for name, info in ar.tensor_info(g).items():
-            if info.dtype == "BOOL" and info.nbytes:
-                raw = np.frombuffer(ar._range(info.offset, info.nbytes), dtype=np.uint8)
-                if raw.max() > 1:
-                    out.append(RlarchiveError("ST_BOOL_VALUE", f"BOOL tensor {name!r} holds bytes other than 0 and 1", member=f"tensors/{g}.safetensors", pointer=entry_pointer(name), offset=info.offset))
-    return out
 
-
-def validate(path: Any, *, timeout: Optional[float] = None, min_rate: Optional[float] = None) -> dict:
+def validate(path: Any, *, timeout: Optional[float] = None, min_rate: Optional[float] = None) -> dict[str, Any]:
     """Check a file against every rule of the spec and return the report (spec §14).
 
     ``path`` is anything :func:`rlarchive.open` takes: a path, bytes, a
@@ -34,40 +60,8 @@ def validate(path: Any, *, timeout: Optional[float] = None, min_rate: Optional[f
     the report (``IO_TIMEOUT`` among them).
     """
     from . import __version__
-    from .extensions import SUPPORTED, read_document, supported_used
-    from .reader import Archive, group_of
 
-    issues: list[RlarchiveError] = []
-
-    def attempt(check: Callable[[], Any]) -> bool:
-        """Run one check; its error becomes an issue and the validator goes on (spec §14)."""
-        try:
-            check()
-            return True
-        except RlarchiveError as e:
-            issues.append(e)
-            return False
-
-    try:
-        # steps 1-6: nothing after their first error can be trusted
-        ar = Archive._with_checked_structure(path, spaces="neutral", timeout=timeout, min_rate=min_rate)
-    except RlarchiveError as e:
-        issues.append(e)
-    else:
-        try:
-            data_ok = attempt(ar._check_data)  # step 7
-            failed = {group_of(m.name) for m in ar._group_members() if not attempt(lambda: ar._read_group(m))}  # step 8
-            if data_ok:  # step 9, but references into groups that failed; none after data.json failed
-                attempt(lambda: ar._check_refs(failed))
-            issues.extend(ar.warnings)
-            for m in ar._deferred_members():  # step 10
-                attempt(lambda: ar._verify_member(m))
-            for name in supported_used(ar):  # step 11, but extensions that read data.json after it failed
-                if data_ok or not SUPPORTED[name].reads_data:
-                    attempt(lambda: read_document(ar, name, failed))
-            issues.extend(_bool_warnings(ar))
-        finally:
-            ar.close()
+    issues = _issues(path, timeout, min_rate)
     counts = {s: sum(1 for i in issues if i.severity == s) for s in ("error", "warning", "info")}
     return {
         "validator": {"name": VALIDATOR_NAME, "version": __version__},

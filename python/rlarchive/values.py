@@ -35,8 +35,8 @@ import numpy as np
 from . import schedules, spaces
 from .dtypes import DTYPES, numpy_view_dtype
 from .errors import RlarchiveError, esc, members_pointer
-from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_NDIM, MAX_SAFE_INTEGER
-from .tensors import RawTensor, as_tensor, check_tensor_name, is_tensor
+from .limits import MAX_ELEMENT_BYTES, MAX_INLINE_ARRAY_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
+from .tensors import RawTensor, as_tensor, check_shape, check_tensor_name, is_tensor
 
 _IDENT_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _BIGINT = re.compile(r"-?[1-9][0-9]*")
@@ -178,22 +178,6 @@ def _b64(s: Any, ptr: str) -> bytes:
 
 def _int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-def check_shape(shape: Any, ptr: str, fail: Callable[..., RlarchiveError]) -> None:
-    """Check a ``shape`` member (spec §7.6, §8): an array, of at most ``MAX_NDIM`` elements, each a
-    plain integer >= 0; in that order (the array's own structure before its elements, spec §11.2).
-
-    Located at the shape (not an array: VALUE_INVALID; too many dimensions: LIMIT_EXCEEDED) or at its
-    first bad element ``ptr/i`` (VALUE_INVALID).
-    """
-    if not isinstance(shape, list):
-        raise fail("VALUE_INVALID", "shape must be an array of integers >= 0", ptr)
-    if len(shape) > MAX_NDIM:
-        raise fail("LIMIT_EXCEEDED", f"more than {MAX_NDIM} dimensions", ptr)
-    for i, n in enumerate(shape):
-        if not (_int(n) and n >= 0):
-            raise fail("VALUE_INVALID", "a shape element must be an integer >= 0", f"{ptr}/{i}")
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ except ImportError:  # Windows: no advisory locks (and an open file cannot be re
     fcntl = None  # type: ignore[assignment]
 
 from . import jsonstrict, manifest as manifest_mod
+from .checks import member_of
 from .errors import RlarchiveError
 from .limits import INLINE_ARRAY_BYTES, MAX_JSON_BYTES, MAX_MEMBERS
-from .reader import member_of
 from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout
 from .errors import esc
 from .values import Checker, Encoder
-from .zipprofile import MEDIA_TYPE, ZipWriter, check_name
+from .zipprofile import MEDIA_TYPE, check_name
+from .zipwrite import ZipWriter
 
 ARRAYS_GROUP = "arrays"
 OPTIMIZER_PREFIX = "optimizer."
@@ -42,7 +43,7 @@ def _encode_document(
 ) -> bytes:
     arrays: dict[str, TensorData] = {}
     enc = Encoder(ARRAYS_GROUP, arrays, INLINE_ARRAY_BYTES, opaque_fallback)
-    doc: dict = {"data": {}}
+    doc: dict[str, Any] = {"data": {}}
     for k, v in data.items():
         if not isinstance(k, str):
             raise RlarchiveError("WRITE_INVALID", f"data keys must be strings, not {type(k).__name__}")
@@ -60,14 +61,14 @@ def _encode_document(
         Checker().check_map(doc.get("optimizers", {}), "/optimizers")
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the data would break the spec: {e}") from None
-    raw = _json_member(doc, "data.json")
+    raw = json_member(doc, "data.json")
     if len(raw) > MAX_JSON_BYTES:
         raise RlarchiveError("WRITE_INVALID", f"data.json would be {len(raw)} bytes, above MAX_JSON_BYTES")
     return raw
 
 
 def _extension_member(
-    name: str, value: Any, groups: dict[str, dict[str, TensorData]], data: Mapping[str, Any], extensions_used: list
+    name: str, value: Any, groups: dict[str, dict[str, TensorData]], data: Mapping[str, Any], extensions_used: list[Any]
 ) -> dict[str, bytes]:
     """The member of a supported extension for ``value``, checked as a reader checks it (spec §11.1 step 11)."""
     from .extensions import SUPPORTED
@@ -89,10 +90,10 @@ def _extension_member(
         ext.check(encoded, data, extensions_used)
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the {name} member would break the spec: {e}") from None
-    return {ext.member: _json_member({ext.key: encoded}, ext.member)}
+    return {ext.member: json_member({ext.key: encoded}, ext.member)}
 
 
-def _json_member(doc: Any, name: str) -> bytes:
+def json_member(doc: Any, name: str) -> bytes:
     """The JSON text of a member, checked against the JSON rules readers apply (spec §6).
 
     Raises WRITE_INVALID for what the value checks do not see: nesting deeper than
@@ -112,7 +113,7 @@ def _json_member(doc: Any, name: str) -> bytes:
     return raw
 
 
-def _check_metadata(metadata: Optional[Mapping[str, str]]) -> None:
+def check_metadata(metadata: Optional[Mapping[str, str]]) -> None:
     """Refuse metadata a validator would warn about: a defined key with a malformed value (spec/metadata.md)."""
     from . import metadata as metadata_keys
 
@@ -122,7 +123,7 @@ def _check_metadata(metadata: Optional[Mapping[str, str]]) -> None:
             raise RlarchiveError("WRITE_INVALID", f"the metadata would break spec/metadata.md: {problem.message}")
 
 
-def _add_group(groups: dict, name: str, tensors: dict) -> None:
+def _add_group(groups: dict[str, Any], name: str, tensors: dict[str, Any]) -> None:
     if not isinstance(name, str) or check_name(member_of(name).encode("ascii", "replace")) is not None or "/" in name:
         raise RlarchiveError("WRITE_INVALID", f"invalid tensor group name {name!r}")
     if any(g.lower() == name.lower() for g in groups):
@@ -336,8 +337,8 @@ def save(
     *,
     metadata: Optional[Mapping[str, str]] = None,
     producer: Optional[tuple[str, str]] = None,
-    extensions_used: Optional[list] = None,
-    extensions_required: Optional[list] = None,
+    extensions_used: Optional[list[Any]] = None,
+    extensions_required: Optional[list[Any]] = None,
     extensions: Optional[Mapping[str, Any]] = None,
     extension_members: Optional[Mapping[str, bytes]] = None,
     extension_values: Optional[Mapping[str, Any]] = None,
@@ -374,7 +375,7 @@ def save(
             IO_ERROR when the destination cannot be written; either way the
             destination is untouched and no temporary file is left.
     """
-    _check_metadata(metadata)
+    check_metadata(metadata)
     groups: dict[str, dict[str, TensorData]] = {}
     for g, ts in (tensors or {}).items():
         converted = {}
@@ -430,6 +431,6 @@ def save(
             manifest_mod.check(man, frozenset(extensions_required or []))
         except RlarchiveError as e:
             raise RlarchiveError("WRITE_INVALID", f"the manifest would break the spec: {e}") from None
-        raw = _json_member(man, "manifest.json")
+        raw = json_member(man, "manifest.json")
         zw.add("manifest.json", [raw], len(raw))
         zw.finish()

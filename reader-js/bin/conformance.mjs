@@ -21,7 +21,7 @@ function finish() {
 /** A value of the request (spec §7, inline arrays), checked and decoded. */
 function requestValue(v, pointer) {
   const tree = parseJson(new TextEncoder().encode(JSON.stringify(v)), { member: 'request' });
-  checkValue(tree, pointer, { member: 'request', late: [] });
+  checkValue(tree, pointer, { member: 'request', references: [] });
   return decodeValue(tree, null);
 }
 

@@ -5,6 +5,15 @@ import { API_CODES, CATALOGUE } from './tables.js';
 
 export { API_CODES, CATALOGUE };
 
+/** `member#pointer @offset`, each part when known. */
+function locationText(member, pointer, offset) {
+  let loc = '';
+  if (member !== undefined) loc = member + (pointer !== undefined ? '#' + pointer : '');
+  else if (pointer !== undefined) loc = '#' + pointer;
+  if (offset !== undefined) loc += (loc ? ' ' : '') + '@' + offset;
+  return loc;
+}
+
 /**
  * Any problem the reader reports: a file breaking the spec, or a bad request.
  * `code` is the spec's stable code; `member`, `pointer` (RFC 6901, into that
@@ -13,10 +22,7 @@ export { API_CODES, CATALOGUE };
  */
 export class RlarchiveError extends Error {
   constructor(code, message, { member, pointer, offset } = {}) {
-    let loc = '';
-    if (member !== undefined) loc = member + (pointer !== undefined ? '#' + pointer : '');
-    else if (pointer !== undefined) loc = '#' + pointer;
-    if (offset !== undefined) loc += (loc ? ' ' : '') + '@' + offset;
+    const loc = locationText(member, pointer, offset);
     super(`${code}: ${message}${loc ? ` [${loc}]` : ''}`);
     this.name = 'RlarchiveError';
     this.code = code;
@@ -24,6 +30,11 @@ export class RlarchiveError extends Error {
     this.member = member;
     this.pointer = pointer;
     this.offset = offset;
+  }
+
+  /** The location as readable text, e.g. `data.json#/data/gamma @120` ('' when unknown); Python: `location()`. */
+  location() {
+    return locationText(this.member, this.pointer, this.offset);
   }
 
   /** `error`, `warning` or `info` (API errors are `error`). */

@@ -9,6 +9,8 @@
 
 import { fail, membersPointer } from './errors.js';
 import { checkValue, isMap } from './values.js';
+import { readJsonMember } from './zipprofile.js';
+import { checkReference, findTensor, readTensor } from './tensors.js';
 import * as policyDescription from './policy_description.js';
 import * as vecNormalize from './vec_normalize.js';
 import * as trainingState from './training_state.js';
@@ -22,39 +24,45 @@ export const SUPPORTED = new Map(
 );
 
 /**
+ * What an extension's content rules (`checkContent`) read: the data
+ * document's raw `data` object and the archive's tensors, from a CheckState
+ * (checks.js) after step 8.
+ */
+export function contentOf(state) {
+  return Object.freeze({
+    data: state.document?.data ?? null,
+    tensor: (group, name) => readTensor(state.source, findTensor(state.tensorHeaders, group, name)),
+  });
+}
+
+/**
  * The checked raw value (json.js tree) of a used, supported extension's
- * member, or null when the archive does not use it. `archive` is an open
- * Archive. `failed` holds the tensor groups whose member failed at step 8 (a
+ * member, or null when the archive does not use it. `state`: a CheckState
+ * (checks.js) after step 8 (step 7 too when the extension reads data.json).
+ * `failed` holds the tensor groups whose member failed at step 8 (a
  * validator's): the references into them are not checked, nor, when there is
  * such a reference, the rules that read element bytes (§11.1 step 11).
  * Rejects with the first broken rule, located in the member.
  */
-export async function readDocument(archive, name, failed = new Set()) {
+export async function readDocument(state, name, failed = new Set()) {
   const ext = SUPPORTED.get(name);
-  if (!archive._used.includes(name)) return null;
-  for (const other of archive._byName.keys()) {
+  if (!state.manifest.extensionsUsed.includes(name)) return null;
+  for (const other of state.members.keys()) {
     if (other.startsWith(`extensions/${name}/`) && other !== ext.member) {
       throw fail('EXTENSION_INVALID', `${other} is not a member of ${name} (its one member is ${ext.member})`, { member: other });
     }
   }
-  const m = archive._byName.get(ext.member);
+  const m = state.members.get(ext.member);
   if (!m) throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
-  const doc = await archive._readJson(m);
+  const doc = await readJsonMember(state.source, m);
   if (!isMap(doc) || doc.size !== 1 || !doc.has(ext.key)) {
     throw fail('EXTENSION_INVALID', `${ext.member} must be an object with exactly the property ${JSON.stringify(ext.key)}`, { member: ext.member, pointer: membersPointer(doc, '', [ext.key]) });
   }
-  const ctx = { member: ext.member, late: [] };
+  const ctx = { member: ext.member, references: [] };
   checkValue(doc.get(ext.key), '/' + ext.key, ctx);
-  for (const item of ctx.late) if (!failed.has(item.info.ref.group)) archive._checkRef(item, ext.member);
-  ext.check(doc.get(ext.key), archive._dataTree, archive._used);
-  const intoFailed = ctx.late.some((item) => failed.has(item.info.ref.group));
-  if (ext.checkContent && !intoFailed) await ext.checkContent(archive, doc.get(ext.key)); // the rules that read element bytes
+  for (const ref of ctx.references) if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, ext.member);
+  ext.check(doc.get(ext.key), state.document?.data, state.manifest.extensionsUsed);
+  const intoFailed = ctx.references.some((ref) => failed.has(ref.group));
+  if (ext.checkContent && !intoFailed) await ext.checkContent(contentOf(state), doc.get(ext.key)); // the rules that read element bytes
   return doc.get(ext.key);
-}
-
-/** §11.1 step 11: the checks of every used, supported extension, in the order of extensions_used. */
-export async function checkUsed(archive) {
-  for (const name of archive._used) {
-    if (SUPPORTED.has(name)) await readDocument(archive, name);
-  }
 }

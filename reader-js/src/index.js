@@ -1,5 +1,7 @@
-// rlarchive-reader: the JavaScript reader of the rlarchive format.
+// rlarchive-reader: the JavaScript reader of the rlarchive format. The check
+// pipeline of §11.1 (checks.js) is public: one function per step, in STEPS.
 export { open, dump, validate, Archive, groupOf, DUMP_VERSION } from './reader.js';
+export { memberOf } from './tensors.js';
 export { VERSION } from './version.js';
 export { RlarchiveError, CATALOGUE, API_CODES } from './errors.js';
 export { Tuple, NDArray, Scalar, Space, Schedule, ClassRef, Opaque } from './decode.js';
@@ -15,3 +17,8 @@ export * as limits from './limits.js';
 export { SUPPORTED_EXTENSIONS } from './manifest.js';
 export { Policy, act, ACTIVATIONS } from './policy.js';
 export * as observations from './observations.js';
+export {
+  STEPS, checkState, checkExtension,
+  identify, readEndRecords, readCentralDirectory, readLocalHeaders, checkLayout, checkManifest,
+  checkData, checkTensorMembers, checkReferences, checkDigests, checkExtensions,
+} from './checks.js';

@@ -10,7 +10,9 @@
 // Float32Array; every operation rounds its results to float32 (RLA_policy §5).
 
 import { normalizeArray } from './vec_normalize.js';
-import { ACTIVATION_DEFAULTS } from './policy_ops.js';
+import {
+  ACTIVATION_DEFAULTS, ACTIVATIONS as REGISTRY, BERNOULLI_THRESHOLD, HEADS as HEAD_TABLE, MASKED_LOGIT, OPERATIONS, implementations,
+} from './policy_ops.js';
 import { batch, flatValues, observationShape, preprocess } from './observations.js';
 import { dot, Matmul } from './gemm.js';
 
@@ -43,15 +45,15 @@ function erf(x) {
 }
 
 const sigmoid = (x) => 1 / (1 + Math.exp(-x));
-const SELU_ALPHA = 1.6732632423543772848170429916717;
-const SELU_SCALE = 1.0507009873554804934193349852946;
+const SELU = REGISTRY.selu.constants; // a and s of the registry's formula
+const SOFTPLUS = ACTIVATION_DEFAULTS.softplus; // mish's softplus: beta 1, threshold 20
 /** softplus in binary64 (RLA_policy §5.5): x itself where beta·x > threshold. */
 const softplus = (x, beta, threshold) => {
   const z = x * beta;
   return z > threshold ? x : (Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z)))) / beta;
 };
 
-const FUNCTIONS = {
+const FUNCTIONS = implementations(REGISTRY, {
   identity: (x) => x,
   relu: (x) => (x > 0 || Number.isNaN(x) ? x : 0), // NaN stays NaN
   tanh: (x) => Math.tanh(x),
@@ -62,13 +64,13 @@ const FUNCTIONS = {
   gelu: (x, p) => (p.approximate === 'tanh' ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x))) : 0.5 * x * (1 + erf(x / Math.SQRT2))),
   softplus: (x, p) => softplus(x, p.beta, p.threshold),
   hardtanh: (x, p) => Math.min(Math.max(x, f32(p.min_val)), f32(p.max_val)), // Math.max and Math.min keep NaN
-  selu: (x) => SELU_SCALE * (x > 0 ? x : SELU_ALPHA * Math.expm1(x)),
+  selu: (x) => SELU.s * (x > 0 ? x : SELU.a * Math.expm1(x)),
   celu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)),
-  mish: (x) => x * Math.tanh(softplus(x, 1, 20)),
+  mish: (x) => x * Math.tanh(softplus(x, SOFTPLUS.beta, SOFTPLUS.threshold)),
   hardswish: (x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6,
   hardsigmoid: (x) => Math.min(Math.max(x + 3, 0), 6) / 6,
   softsign: (x) => x / (1 + Math.abs(x)),
-};
+}, 'activations of the JavaScript evaluator');
 
 /** name -> [function of (x, parameters) in binary64, defaults (the registry's)]; results are rounded to float32 by the caller. */
 export const ACTIVATIONS = Object.freeze(Object.fromEntries(Object.entries(ACTIVATION_DEFAULTS).map(([name, defaults]) => [name, Object.freeze([FUNCTIONS[name], { ...defaults }])])));
@@ -366,7 +368,7 @@ function concat() {
 function layerNorm(node) {
   const w = node.weight ? weights(node.weight) : null;
   const bias = node.bias ? weights(node.bias) : null;
-  const eps = num(node.eps ?? 1e-5);
+  const eps = num(node.eps);
   return ([x]) => {
     const N = x.shape[x.shape.length - 1];
     const out = new Float32Array(x.data.length);
@@ -394,7 +396,7 @@ function batchNorm(node) {
   const variance = weights(node.running_var);
   const w = node.weight ? weights(node.weight) : null;
   const bias = node.bias ? weights(node.bias) : null;
-  const eps = num(node.eps ?? 1e-5);
+  const eps = num(node.eps);
   const inv = Array.from(variance, (v) => 1 / Math.sqrt(v + eps)); // a negative running variance gives NaN
   return ([x]) => {
     const N = x.shape[x.shape.length - 1];
@@ -447,7 +449,7 @@ function lstm(node) {
   };
 }
 
-const PREPARE = Object.freeze({
+const PREPARE = implementations(OPERATIONS, {
   linear,
   conv2d,
   activation,
@@ -457,7 +459,7 @@ const PREPARE = Object.freeze({
   layer_norm: layerNorm,
   batch_norm: batchNorm,
   lstm,
-});
+}, 'operations of the JavaScript evaluator');
 
 // -- heads (RLA_policy §6) ------------------------------------------------------------------------
 
@@ -469,7 +471,7 @@ function argmaxRow(data, start, width, masks) {
   let best = 0;
   let bestValue = -Infinity;
   for (let k = 0; k < width; k++) {
-    const v = masks && !masks[start + k] ? -1e8 : data[start + k];
+    const v = masks && !masks[start + k] ? MASKED_LOGIT : data[start + k];
     if (Number.isNaN(v)) return k;
     if (v > bestValue) {
       bestValue = v;
@@ -509,10 +511,11 @@ function multiArgmax(head, x, masks) {
 }
 
 /**
- * The bernoulli head gives 1.0 exactly for the float32 logits above 3·2^-25 (RLA_policy §6): SB3's mode,
- * torch.round(torch.sigmoid(x)) in float32, is 1 there and 0 elsewhere (PyTorch's float32 sigmoid is 0.5 up to it).
+ * The bernoulli head gives 1.0 exactly for the float32 logits above 3·2^-25 (RLA_policy §6; the registry's
+ * BERNOULLI_THRESHOLD): SB3's mode, torch.round(torch.sigmoid(x)) in float32, is 1 there and 0 elsewhere
+ * (PyTorch's float32 sigmoid is 0.5 up to it).
  */
-export const BERNOULLI_THRESHOLD = 3 * 2 ** -25;
+export { BERNOULLI_THRESHOLD };
 
 function bernoulli(head, x) {
   return { dtype: 'F32', shape: x.shape, data: x.data.map((v) => (v > BERNOULLI_THRESHOLD ? 1 : 0)) }; // NaN gives 0
@@ -553,10 +556,10 @@ function quantileArgmax(head, x) {
   return argmax(head, { shape: [n, width], data: means }, null);
 }
 
-const HEADS = Object.freeze({
+const HEADS = implementations(HEAD_TABLE, {
   argmax,
   multi_argmax: multiArgmax,
   bernoulli,
   box,
   quantile_argmax: quantileArgmax,
-});
+}, 'heads of the JavaScript evaluator');

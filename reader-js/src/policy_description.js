@@ -24,6 +24,7 @@ import { viewElements } from './dtypes.js';
 import { isMap, isTagged } from './values.js';
 import {
   ACTIVATIONS, HEADS, MAX_POLICY_MEMORY_BYTES, MAX_POLICY_OPERATIONS, MAX_POLICY_VALUE_ELEMENTS, OPERATIONS, POLICY_BLOCK_ELEMENTS, POLICY_NODE_COST,
+  implementations,
 } from './policy_ops.js';
 
 export { HEADS, MAX_POLICY_MEMORY_BYTES, MAX_POLICY_OPERATIONS, MAX_POLICY_VALUE_ELEMENTS, OPERATIONS };
@@ -46,10 +47,6 @@ const RECURRENT = ['hidden_in', 'cell_in', 'hidden_out', 'cell_out', 'layers', '
 const LAYER = ['weight_ih', 'weight_hh', 'bias_ih', 'bias_hh'];
 const OBS_KINDS = ['box', 'discrete', 'multi_discrete', 'multi_binary'];
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-/** The rank [least, most (null: any)] of the value an operation reads (RLA_policy §5; an lstm: its first input). */
-const RANKS = {
-  linear: [1, null], conv2d: [3, 3], prelu: [1, null], layer_norm: [1, null], batch_norm: [1, 1], lstm: [1, 1],
-};
 
 const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
 const isInt = (v) => typeof v === 'bigint';
@@ -140,6 +137,34 @@ function inputs(space, ptr) {
   return new Map([['obs', spaceShape(space, ptr)]]);
 }
 
+/** A parameter of a head, of the type the registry gives it: an integer of at least `least`, a list of integers, one of `values`. */
+function headParameter(head, p, ptr) {
+  const v = head.get(p.name);
+  if (p.type === 'int' && !(isInt(v) && v >= BigInt(p.least) && v <= MAX_SAFE)) throw bad(`${p.name} must be an integer >= ${p.least}`, `${ptr}/${p.name}`);
+  if (p.type === 'int_list' && !(Array.isArray(v) && v.every(isInt))) throw bad(`${p.name} must be a list of integers`, `${ptr}/${p.name}`);
+  if (p.type === 'enum' && !p.values.includes(v)) throw bad(`${p.name} must be one of ${quote(p.values)}`, `${ptr}/${p.name}`);
+}
+
+/** The number of values of a Discrete space, or of binary values of a MultiBinary (the product, when n is an array). */
+const spaceN = (sp) => (isInt(sp.get('n')) ? num(sp.get('n')) : prod(sp.get('n').map(num)));
+
+/** Head -> the width of the vector it reads, for its action space (checking what the head's parameters say of the space). */
+const HEAD_WIDTHS = implementations(HEADS, {
+  argmax: (head, sp) => num(sp.get('n')),
+  quantile_argmax: (head, sp) => num(head.get('n_quantiles')) * num(sp.get('n')),
+  multi_argmax: (head, sp, ptr) => {
+    // for a multi_binary space (MaskablePPO): a categorical over {0, 1} per binary action; nvec in C order
+    const nvec = sp.get('kind') === 'multi_binary' ? new Array(spaceN(sp)).fill(2) : inlineInts(sp.get('nvec'));
+    if (!sameList(head.get('sizes').map(num), nvec)) throw bad(`sizes must be the action space's nvec ${show(nvec)}`, `${ptr}/sizes`);
+    return nvec.reduce((a, b) => a + b, 0);
+  },
+  bernoulli: (head, sp) => spaceN(sp),
+  box: (head, sp, ptr) => {
+    if (!ACTION_DTYPES.includes(sp.get('dtype'))) throw bad(`a box head acts in an F32 or F64 action space, not ${sp.get('dtype')}`, ptr);
+    return prod(sp.get('shape').map(num));
+  },
+}, 'heads of the description checker');
+
 /** Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs. */
 class Shapes {
   constructor(known, recurrent) {
@@ -217,7 +242,7 @@ class Shapes {
       } else if (isState(shape)) {
         throw bad(`${quote(n)} is a recurrent state, which only the lstm node reads`, where);
       } else {
-        const [least, most] = RANKS[op] ?? [0, null];
+        const [least, most] = spec.input_rank;
         if (shape.length < least || (most !== null && shape.length > most)) {
           throw bad(`${op} reads a value of rank ${least === most ? least : `at least ${least}`}, not ${show(shape)}`, where);
         }
@@ -374,32 +399,11 @@ class Shapes {
     const shape = this.shapeOf(x, `${ptr}/in`);
     if (shape.length !== 1) throw bad(`the head reads a vector, not a value of shape ${show(shape)}`, `${ptr}/in`);
     const width = shape[0];
-    if (op === 'quantile_argmax') {
-      const nq = head.get('n_quantiles');
-      if (!(isInt(nq) && nq >= 1n && nq <= MAX_SAFE)) throw bad('n_quantiles must be an integer >= 1', `${ptr}/n_quantiles`);
-    } else if (op === 'multi_argmax') {
-      const sizes = head.get('sizes');
-      if (!(Array.isArray(sizes) && sizes.every(isInt))) throw bad('sizes must be a list of integers', `${ptr}/sizes`);
-    } else if (op === 'box') {
-      const squash = spec.parameters.find((p) => p.name === 'squash').values;
-      if (!squash.includes(head.get('squash'))) throw bad(`squash must be one of ${quote(squash)}`, `${ptr}/squash`);
-    }
+    for (const p of spec.parameters) headParameter(head, p, ptr);
     const kinds = spec.spaces;
     const sp = actionSpace;
     if (!(isTagged(sp, 'space') && kinds.includes(sp.get('kind')))) throw bad(`the head ${op} acts in a ${kinds.join(' or ')} action space`, ptr);
-    if (op === 'box' && !ACTION_DTYPES.includes(sp.get('dtype'))) throw bad(`a box head acts in an F32 or F64 action space, not ${sp.get('dtype')}`, ptr);
-    let need;
-    if (op === 'argmax') need = num(sp.get('n'));
-    else if (op === 'quantile_argmax') need = num(head.get('n_quantiles')) * num(sp.get('n'));
-    else if (op === 'multi_argmax') {
-      // for a multi_binary space (MaskablePPO): a categorical over {0, 1} per binary action; nvec in C order
-      const nvec = sp.get('kind') === 'multi_binary' ? new Array(isInt(sp.get('n')) ? num(sp.get('n')) : prod(sp.get('n').map(num))).fill(2) : inlineInts(sp.get('nvec'));
-      if (!sameList(head.get('sizes').map(num), nvec)) throw bad(`sizes must be the action space's nvec ${show(nvec)}`, `${ptr}/sizes`);
-      need = nvec.reduce((a, b) => a + b, 0);
-    } else if (op === 'bernoulli') {
-      const n = sp.get('n');
-      need = isInt(n) ? num(n) : prod(n.map(num));
-    } else need = prod(sp.get('shape').map(num));
+    const need = HEAD_WIDTHS[op](head, sp, ptr);
     if (width !== need) throw bad(`the head ${op} needs ${need} values per observation, the network gives ${width}`, `${ptr}/in`);
     const q = { in: width, out: width };
     this.cost += POLICY_NODE_COST + formula(spec.cost, q);

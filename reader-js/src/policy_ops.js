@@ -15,12 +15,22 @@ export const POLICY_NODE_COST = 65536;
 export const MAX_POLICY_MEMORY_BYTES = 1073741824;
 export const POLICY_BLOCK_ELEMENTS = 1048576;
 
+// Constants of the heads (RLA_policy §6).
+/** what the logit of an action masked out becomes before the argmax of an argmax or multi_argmax head (as MaskablePPO does, §6) */
+export const MASKED_LOGIT = -100000000.0;
+/** 3·2^−25: the bernoulli head gives 1.0 where the float32 logit is above it (SB3's float32 round(sigmoid(x)), §6) */
+export const BERNOULLI_THRESHOLD = 8.940696716308594e-08;
+
 /** Quantities the cost and workspace formulas name (RLA_policy §5.11). */
 export const QUANTITIES = deepFreeze(["out", "outs", "in", "width", "weights", "kernel", "padded", "block", "gates", "state"]);
 
 /** Operations (RLA_policy §5): parameters, inputs, outputs, cost and workspace formulas. */
 export const OPERATIONS = deepFreeze({
   "linear": {
+    "input_rank": [
+      1,
+      null
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [
@@ -78,6 +88,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "binary64 copies of the input and the weights, the binary64 sums and the bias added to them"
   },
   "conv2d": {
+    "input_rank": [
+      3,
+      3
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [
@@ -159,6 +173,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "the binary64 zero-padded input, binary64 weights, one block of binary64 columns (at most POLICY_BLOCK_ELEMENTS unless one output position needs more), the binary64 sums"
   },
   "flatten": {
+    "input_rank": [
+      0,
+      null
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [],
@@ -176,6 +194,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "none"
   },
   "concat": {
+    "input_rank": [
+      0,
+      null
+    ],
     "inputs": "1 or more",
     "outputs": 1,
     "parameters": [],
@@ -193,6 +215,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "none"
   },
   "activation": {
+    "input_rank": [
+      0,
+      null
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [
@@ -223,6 +249,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "the activation's bytes per element (binary64 temporaries)"
   },
   "prelu": {
+    "input_rank": [
+      1,
+      null
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [
@@ -260,6 +290,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "the slope of every element and the products"
   },
   "layer_norm": {
+    "input_rank": [
+      1,
+      null
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [
@@ -310,6 +344,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "binary64 copies of the input, the centred values and the result"
   },
   "batch_norm": {
+    "input_rank": [
+      1,
+      1
+    ],
     "inputs": 1,
     "outputs": 1,
     "parameters": [
@@ -372,6 +410,10 @@ export const OPERATIONS = deepFreeze({
     "workspace_means": "binary64 copies of the input, the centred values and the result"
   },
   "lstm": {
+    "input_rank": [
+      1,
+      1
+    ],
     "inputs": 3,
     "outputs": 3,
     "parameters": [
@@ -565,6 +607,10 @@ export const ACTIVATIONS = deepFreeze({
   "selu": {
     "parameters": [],
     "formula": "s·(x if x > 0 else a·(e^x − 1)), a = 1.6732632423543772848170429916717, s = 1.0507009873554804934193349852946",
+    "constants": {
+      "a": 1.6732632423543772,
+      "s": 1.0507009873554805
+    },
     "cost": 8,
     "workspace": 40,
     "nan": "NaN",
@@ -799,3 +845,20 @@ export const HEADS = deepFreeze({
     ]
   }
 });
+
+/**
+ * `functions` (name -> implementation), checked to implement exactly the names of `table` (OPERATIONS,
+ * ACTIVATIONS or HEADS): the registry is the one source of the names, so a table of implementations that
+ * lacks one of them, or has one the registry does not, throws when its module loads, before anything runs.
+ * @template T
+ * @param {Record<string, unknown>} table
+ * @param {Record<string, T>} functions
+ * @param {string} what
+ * @returns {Readonly<Record<string, T>>}
+ */
+export function implementations(table, functions, what) {
+  const missing = Object.keys(table).filter((k) => !Object.hasOwn(functions, k)).sort();
+  const extra = Object.keys(functions).filter((k) => !Object.hasOwn(table, k)).sort();
+  if (missing.length || extra.length) throw new Error(`the ${what} differ from the registry: ${JSON.stringify(missing)} lack an implementation, ${JSON.stringify(extra)} are not in it`);
+  return Object.freeze({ ...functions });
+}

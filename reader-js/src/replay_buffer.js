@@ -220,29 +220,29 @@ export function check(value) {
 }
 
 /** The element bytes of an ndarray value, inline or referenced. */
-async function elementBytes(archive, nd) {
+async function elementBytes(content, nd) {
   if (nd.has('base64')) return decodeBase64(nd.get('base64'));
   const ref = nd.get('ref');
-  const { data } = await archive.tensor(ref.get('group'), ref.get('name'));
+  const { data } = await content.tensor(ref.get('group'), ref.get('name'));
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
 /** Whether two checked space trees are equal, arrays compared by dtype, shape and element bytes (maps whatever their members' order). */
-async function sameSpace(archive, a, b) {
+async function sameSpace(content, a, b) {
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!(await sameSpace(archive, a[i], b[i]))) return false;
+    for (let i = 0; i < a.length; i++) if (!(await sameSpace(content, a[i], b[i]))) return false;
     return true;
   }
   if (isMap(a) || isMap(b)) {
     if (!isMap(a) || !isMap(b)) return false;
     if (isNd(a) || isNd(b)) {
       if (!isNd(a) || !isNd(b) || a.get('dtype') !== b.get('dtype') || !sameShape(a.get('shape'), b.get('shape'))) return false;
-      const [x, y] = [await elementBytes(archive, a), await elementBytes(archive, b)];
+      const [x, y] = [await elementBytes(content, a), await elementBytes(content, b)];
       return x.length === y.length && x.every((byte, i) => byte === y[i]);
     }
     if (a.size !== b.size) return false;
-    for (const [k, x] of a) if (!b.has(k) || !(await sameSpace(archive, x, b.get(k)))) return false;
+    for (const [k, x] of a) if (!b.has(k) || !(await sameSpace(content, x, b.get(k)))) return false;
     return true;
   }
   return a === b;
@@ -252,19 +252,21 @@ async function sameSpace(archive, a, b) {
  * §4 rules 8-9, after `check`: the spaces equal the data's, HER's indices are
  * in range. Reads the element bytes of the spaces' arrays and of HER's
  * indices only; throws EXTENSION_INVALID with the offending value's pointer.
+ * `content`: {data, tensor(group, name)} (extensions.js contentOf): the raw
+ * `data` object of data.json and the archive's tensors.
  */
-export async function checkContent(archive, value) {
+export async function checkContent(content, value) {
   const base = '/' + KEY;
-  const data = archive._dataTree;
+  const { data } = content;
   for (const k of ['observation_space', 'action_space']) {
     const theirs = data?.get(k);
-    if (isSpace(theirs) && !(await sameSpace(archive, theirs, value.get(k)))) throw bad(`${k} differs from the data's ${k}`, `${base}/${k}`);
+    if (isSpace(theirs) && !(await sameSpace(content, theirs, value.get(k)))) throw bad(`${k} differs from the data's ${k}`, `${base}/${k}`);
   }
   const her = value.get('her');
   if (her === null) return;
   const b = value.get('buffer_size');
   for (const [k, high] of [['ep_start', b - 1n], ['ep_length', b], ['current_ep_start', b - 1n]]) {
-    const a = await decodeValue(her.get(k), archive).load();
+    const a = await decodeValue(her.get(k), content).load();
     const i = a.findIndex((x) => x < 0n || x > high);
     if (i >= 0) throw bad(`${k} element ${i} = ${a[i]} is outside [0, ${high}]`, `${base}/her/${k}`);
   }

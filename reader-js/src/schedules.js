@@ -1,7 +1,7 @@
 // Schedules (§9): checking and exact evaluation.
 
 import { pointerJoin, show } from './errors.js';
-import { exactMembers, valueError } from './values.js';
+import { exactMembers, valueError } from './value_rules.js';
 
 /** The members of each kind, in the order of §9's table (the order they are checked in). */
 export const SCHEDULE_MEMBERS = Object.freeze({

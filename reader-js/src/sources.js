@@ -36,8 +36,10 @@ export class MemorySource {
     this.bytes = bytes;
     this.size = bytes.length;
     this.inMemory = true;
+    this.bytesRead = 0;
   }
   async read(offset, length) {
+    this.bytesRead += length;
     return this.bytes.subarray(offset, offset + length);
   }
   async close() {}
@@ -221,7 +223,8 @@ const CACHE_LIMIT = 1 << 20; // reads larger than this are not kept
  * An HTTP(S) resource read with Range requests. Opening fetches the first
  * 64 KiB and the last 64 KiB; later small reads fetch 16 KiB at least and are
  * cached, large reads (tensors) fetch exactly their range.
- * `bytesFetched` and `requests` count the traffic.
+ * `bytesFetched` and `requests` count the traffic; `bytesRead` the bytes
+ * returned by `read`, as every source of this module does.
  */
 export class HttpSource {
   /**
@@ -246,6 +249,7 @@ export class HttpSource {
     this.full = null;
     this.size = 0;
     this.bytesFetched = 0;
+    this.bytesRead = 0;
     this.requests = 0;
   }
 
@@ -323,6 +327,11 @@ export class HttpSource {
   }
 
   async read(offset, length) {
+    const bytes = await this._read(offset, length);
+    this.bytesRead += length;
+    return bytes;
+  }
+  async _read(offset, length) {
     const hit = this._cached(offset, length);
     if (hit) return hit;
     const end = length >= READAHEAD ? offset + length : Math.min(this.size, offset + READAHEAD);

@@ -8,7 +8,7 @@
 import { pointerJoin, show } from './errors.js';
 import { DTYPES, isDtype } from './dtypes.js';
 import { decodeBase64 } from './base64.js';
-import { checkValue, checkShape, exactMembers, valueError, isIntLiteral, isTagged } from './values.js';
+import { checkShape, exactMembers, valueError, isIntLiteral, isTagged } from './value_rules.js';
 
 /** The members of each kind, in the order of §8's member column (the order they are checked in). */
 export const SPACE_MEMBERS = Object.freeze({
@@ -23,15 +23,13 @@ export const SPACE_MEMBERS = Object.freeze({
 
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
-/** Checks a space value (§8). */
-export function checkSpace(v, ptr, ctx) {
-  if (!v.has('kind')) throw valueError(ctx, 'VALUE_INVALID', 'a space needs the member "kind"', ptr);
-  const kind = v.get('kind');
-  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SPACE_MEMBERS, kind)) {
-    throw valueError(ctx, 'VALUE_INVALID', `unknown space kind ${show(kind)}`, pointerJoin(ptr, 'kind'));
-  }
-  exactMembers(v, ['kind', ...SPACE_MEMBERS[kind]], [], ptr, ctx, `${kind} space`);
-  // `k` is a member, or a path of tokens below the space ('spaces/0/1'): no member name holds '/'
+/**
+ * The helpers of one space's checks: `at(k)` its pointer (`k` a member, or a
+ * path of tokens below the space like 'spaces/0/1': no member name holds '/'),
+ * `g(k)` a member, `need` (VALUE_INVALID), `rule` (SPACE_INVALID), and the
+ * checks of a dtype member, an ndarray member and an integer member.
+ */
+function spaceTools(v, ptr, ctx, kind, checkValue) {
   const at = (k) => String(k).split('/').reduce((p, t) => pointerJoin(p, t), ptr);
   const g = (k) => v.get(k);
   const need = (cond, k, what) => {
@@ -53,80 +51,92 @@ export function checkSpace(v, ptr, ctx) {
     need(isIntLiteral(g(k)), k, 'an integer');
     rule(g(k) >= least, `${kind} ${k} must be >= ${least}`, k);
   };
-  switch (kind) {
-    case 'box': {
-      const dt = dtypeMember(['int', 'uint', 'float', 'bool'], 'an integer, float or BOOL dtype');
-      checkShape(g('shape'), at('shape'), ctx);
-      for (const k of ['low', 'high']) {
-        const info = ndarray(k);
-        rule(info.dtype === dt && sameShape(info.shape, g('shape')), `box ${k} must have the space's dtype and shape`, k);
-      }
-      break;
+  const value = (x, k) => checkValue(x, at(k), ctx);
+  return { at, g, need, rule, dtypeMember, ndarray, integer, value, ctx };
+}
+
+/** The checks of each kind's members, in the order of §8's member column (see spaceTools). */
+const KIND_CHECKS = {
+  box({ g, at, rule, dtypeMember, ndarray, ctx }) {
+    const dt = dtypeMember(['int', 'uint', 'float', 'bool'], 'an integer, float or BOOL dtype');
+    checkShape(g('shape'), at('shape'), ctx);
+    for (const k of ['low', 'high']) {
+      const info = ndarray(k);
+      rule(info.dtype === dt && sameShape(info.shape, g('shape')), `box ${k} must have the space's dtype and shape`, k);
     }
-    case 'discrete':
-      integer('n', 1n);
-      need(isIntLiteral(g('start')), 'start', 'an integer');
-      dtypeMember(['int', 'uint'], 'an integer dtype');
-      break;
-    case 'multi_discrete': {
-      const dt = dtypeMember(['int', 'uint'], 'an integer dtype');
-      const nvec = ndarray('nvec');
-      rule(nvec.ref === null, 'multi_discrete nvec must be inline', 'nvec');
-      rule(nvec.dtype === dt, "multi_discrete nvec must have the space's dtype", 'nvec');
-      checkNvecElements(decodeBase64(nvec.node.get('base64')), nvec.dtype, at('nvec'), ctx);
-      const start = ndarray('start');
-      rule(start.ref === null, 'multi_discrete start must be inline', 'start');
-      rule(start.dtype === dt, "multi_discrete start must have the space's dtype", 'start');
-      rule(sameShape(nvec.shape, start.shape), 'multi_discrete nvec and start must have equal shapes', 'start');
-      break;
-    }
-    case 'multi_binary': {
-      const n = g('n');
-      if (Array.isArray(n)) { // the array's own structure, then each element in turn (§11.2)
-        rule(n.length > 0, 'multi_binary n must not be an empty array', 'n');
-        n.forEach((d, i) => {
-          need(isIntLiteral(d), `n/${i}`, 'an integer');
-          rule(d >= 1n, 'every element of multi_binary n must be >= 1', `n/${i}`);
-        });
-      } else {
-        need(isIntLiteral(n), 'n', 'an integer or an array of integers');
-        rule(n >= 1n, 'multi_binary n must be >= 1', 'n');
-      }
-      break;
-    }
-    case 'dict': {
-      const sp = g('spaces');
-      need(Array.isArray(sp), 'spaces', 'an array of [key, space] pairs');
-      const seen = new Set();
-      sp.forEach((pair, i) => {
-        need(Array.isArray(pair) && pair.length === 2, `spaces/${i}`, 'a [key, space] pair');
-        need(typeof pair[0] === 'string', `spaces/${i}/0`, 'a string');
-        rule(!seen.has(pair[0]), 'dict space keys must be unique', `spaces/${i}/0`);
-        seen.add(pair[0]);
-        need(isTagged(pair[1], 'space'), `spaces/${i}/1`, 'a space');
-        checkValue(pair[1], at(`spaces/${i}/1`), ctx);
+  },
+  discrete({ g, need, dtypeMember, integer }) {
+    integer('n', 1n);
+    need(isIntLiteral(g('start')), 'start', 'an integer');
+    dtypeMember(['int', 'uint'], 'an integer dtype');
+  },
+  multi_discrete({ at, rule, dtypeMember, ndarray, ctx }) {
+    const dt = dtypeMember(['int', 'uint'], 'an integer dtype');
+    const nvec = ndarray('nvec');
+    rule(nvec.ref === null, 'multi_discrete nvec must be inline', 'nvec');
+    rule(nvec.dtype === dt, "multi_discrete nvec must have the space's dtype", 'nvec');
+    checkNvecElements(decodeBase64(nvec.node.get('base64')), nvec.dtype, at('nvec'), ctx);
+    const start = ndarray('start');
+    rule(start.ref === null, 'multi_discrete start must be inline', 'start');
+    rule(start.dtype === dt, "multi_discrete start must have the space's dtype", 'start');
+    rule(sameShape(nvec.shape, start.shape), 'multi_discrete nvec and start must have equal shapes', 'start');
+  },
+  multi_binary({ g, need, rule }) {
+    const n = g('n');
+    if (Array.isArray(n)) { // the array's own structure, then each element in turn (§11.2)
+      rule(n.length > 0, 'multi_binary n must not be an empty array', 'n');
+      n.forEach((d, i) => {
+        need(isIntLiteral(d), `n/${i}`, 'an integer');
+        rule(d >= 1n, 'every element of multi_binary n must be >= 1', `n/${i}`);
       });
-      break;
+    } else {
+      need(isIntLiteral(n), 'n', 'an integer or an array of integers');
+      rule(n >= 1n, 'multi_binary n must be >= 1', 'n');
     }
-    case 'tuple': {
-      const sp = g('spaces');
-      need(Array.isArray(sp), 'spaces', 'an array of spaces');
-      sp.forEach((s, i) => {
-        need(isTagged(s, 'space'), `spaces/${i}`, 'a space');
-        checkValue(s, at(`spaces/${i}`), ctx);
-      });
-      break;
-    }
-    case 'text': {
-      integer('min_length', 0n);
-      need(isIntLiteral(g('max_length')), 'max_length', 'an integer');
-      rule(g('max_length') >= g('min_length'), 'text needs min_length <= max_length', 'max_length');
-      need(typeof g('charset') === 'string', 'charset', 'a string');
-      const cps = Array.from(g('charset'), (c) => c.codePointAt(0));
-      rule(cps.length > 0 && cps.every((c, i) => i === 0 || cps[i - 1] < c), 'text charset must be non-empty, ascending, without repeats', 'charset');
-      break;
-    }
+  },
+  dict({ g, need, rule, value }) {
+    const sp = g('spaces');
+    need(Array.isArray(sp), 'spaces', 'an array of [key, space] pairs');
+    const seen = new Set();
+    sp.forEach((pair, i) => {
+      need(Array.isArray(pair) && pair.length === 2, `spaces/${i}`, 'a [key, space] pair');
+      need(typeof pair[0] === 'string', `spaces/${i}/0`, 'a string');
+      rule(!seen.has(pair[0]), 'dict space keys must be unique', `spaces/${i}/0`);
+      seen.add(pair[0]);
+      need(isTagged(pair[1], 'space'), `spaces/${i}/1`, 'a space');
+      value(pair[1], `spaces/${i}/1`);
+    });
+  },
+  tuple({ g, need, value }) {
+    const sp = g('spaces');
+    need(Array.isArray(sp), 'spaces', 'an array of spaces');
+    sp.forEach((s, i) => {
+      need(isTagged(s, 'space'), `spaces/${i}`, 'a space');
+      value(s, `spaces/${i}`);
+    });
+  },
+  text({ g, need, rule, integer }) {
+    integer('min_length', 0n);
+    need(isIntLiteral(g('max_length')), 'max_length', 'an integer');
+    rule(g('max_length') >= g('min_length'), 'text needs min_length <= max_length', 'max_length');
+    need(typeof g('charset') === 'string', 'charset', 'a string');
+    const cps = Array.from(g('charset'), (c) => c.codePointAt(0));
+    rule(cps.length > 0 && cps.every((c, i) => i === 0 || cps[i - 1] < c), 'text charset must be non-empty, ascending, without repeats', 'charset');
+  },
+};
+
+/**
+ * Checks a space value (§8). `checkValue` (values.js) checks the values
+ * inside it (bounds, nested spaces) in their turn.
+ */
+export function checkSpace(v, ptr, ctx, checkValue) {
+  if (!v.has('kind')) throw valueError(ctx, 'VALUE_INVALID', 'a space needs the member "kind"', ptr);
+  const kind = v.get('kind');
+  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SPACE_MEMBERS, kind)) {
+    throw valueError(ctx, 'VALUE_INVALID', `unknown space kind ${show(kind)}`, pointerJoin(ptr, 'kind'));
   }
+  exactMembers(v, ['kind', ...SPACE_MEMBERS[kind]], [], ptr, ctx, `${kind} space`);
+  KIND_CHECKS[kind](spaceTools(v, ptr, ctx, kind, checkValue));
 }
 
 /** Checks that every element of a multi_discrete nvec (its little-endian element bytes) is >= 1. */

@@ -2,7 +2,7 @@
 
 import { fail } from './errors.js';
 import { MAX_NAME_BYTES, MAX_NDIM, MAX_SAFETENSORS_HEADER_BYTES } from './limits.js';
-import { DTYPES, isDtype } from './dtypes.js';
+import { DTYPES, isDtype, viewElements } from './dtypes.js';
 import { parseJson } from './json.js';
 import { readAt } from './zipprofile.js';
 
@@ -15,7 +15,7 @@ export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\/
 /**
  * Reads and checks the header of safetensors member `m` (with `dataOffset`,
  * `size`, `name`). Returns {headerLength, bufferOffset, tensors: Map(name ->
- * {name, dtype, shape: number[], begin, end, offset})}, in header order;
+ * TensorInfo {name, dtype, shape: number[], begin, end, offset, nbytes}, frozen)}, in header order;
  * `offset` is the tensor's absolute file offset.
  */
 export async function readSafetensorsHeader(src, m) {
@@ -76,14 +76,52 @@ export async function readSafetensorsHeader(src, m) {
   }
   const tensors = new Map();
   for (const t of entries) {
-    tensors.set(t.name, {
+    tensors.set(t.name, Object.freeze({
       name: t.name,
       dtype: t.dtype,
-      shape: t.shapeBig.map(Number),
+      shape: Object.freeze(t.shapeBig.map(Number)),
       begin: t.begin,
       end: t.end,
       offset: bufferOffset + t.begin,
-    });
+      nbytes: t.end - t.begin,
+    }));
   }
   return { headerLength: n, bufferOffset, tensors };
 }
+
+/**
+ * §7.6: reference `ref` ({pointer, group, name, dtype, shape}, found in
+ * `member`) names a tensor of exactly its dtype and shape among `headers`
+ * (group -> Map(tensor name -> TensorInfo)). Throws REF_NOT_FOUND or REF_MISMATCH.
+ */
+export function checkReference(headers, ref, member) {
+  const { group, name } = ref;
+  const t = headers.get(group)?.get(name);
+  if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member, pointer: ref.pointer + '/ref' });
+  const same = t.dtype === ref.dtype && t.shape.length === ref.shape.length && t.shape.every((d, k) => BigInt(d) === ref.shape[k]);
+  if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member, pointer: ref.pointer });
+}
+
+/** The TensorInfo of tensor `name` of `group` among `headers`; throws TENSOR_NOT_FOUND. */
+export function findTensor(headers, group, name) {
+  const g = headers.get(group);
+  if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
+  const t = g.get(name);
+  if (!t) throw fail('TENSOR_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`);
+  return t;
+}
+
+/** Reads one tensor's element bytes: {name, dtype, shape, data}, `data` a typed array (dtypes.js). */
+export async function readTensor(src, info) {
+  const bytes = await readAt(src, info.offset, info.end - info.begin);
+  return { name: info.name, dtype: info.dtype, shape: [...info.shape], data: viewElements(info.dtype, bytes) };
+}
+
+/** The group name of a tensor member name (`tensors/GROUP.safetensors`), or null. */
+export function groupOf(name) {
+  const m = /^tensors\/([^/]+)\.safetensors$/.exec(name);
+  return m && m[1] !== '.' && m[1] !== '..' ? m[1] : null;
+}
+
+/** The member name of a tensor group. */
+export const memberOf = (group) => `tensors/${group}.safetensors`;

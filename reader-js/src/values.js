@@ -3,10 +3,19 @@
 // Works on the tree of json.js (bigint = integer literal, number = float
 // literal, Map = object). Values are checked in document order, depth first;
 // references (and checks that need referenced bytes) are collected in
-// `ctx.late` in document order for step 9 of §11.1.
+// `ctx.references` in document order for step 9 of §11.1. The rules every
+// kind of value shares are in value_rules.js; spaces.js and schedules.js
+// check their tagged values and are given checkValue for the values inside.
 
 import { fail, pointerJoin, show } from './errors.js';
-import { MAX_INT_DIGITS, MAX_NDIM, MAX_INLINE_ARRAY_BYTES, MAX_SAFE_INTEGER_BIG } from './limits.js';
+import { MAX_INT_DIGITS, MAX_INLINE_ARRAY_BYTES, MAX_SAFE_INTEGER_BIG } from './limits.js';
+import { DTYPES, isDtype } from './dtypes.js';
+import { isCanonicalBase64, base64Length } from './base64.js';
+import { checkSpace } from './spaces.js';
+import { checkSchedule } from './schedules.js';
+import { checkShape, elementCount, exactMembers, isMap, isTagged, valueError } from './value_rules.js';
+
+export { checkShape, elementCount, exactMembers, isIntLiteral, isMap, isTagged, valueError } from './value_rules.js';
 
 /** Whether `s` has more than `n` Unicode code points (spec §7.6 counts code points, not UTF-16 units). */
 function codePointsOver(s, n) {
@@ -22,56 +31,8 @@ function codePointsOver(s, n) {
   }
   return false;
 }
-import { DTYPES, isDtype } from './dtypes.js';
-import { isCanonicalBase64, base64Length } from './base64.js';
-import { checkSpace } from './spaces.js';
-import { checkSchedule } from './schedules.js';
 
 export const TAGS = ['float', 'int', 'bytes', 'tuple', 'dict', 'ndarray', 'scalar', 'space', 'schedule', 'class', 'opaque'];
-
-export const isMap = (v) => v instanceof Map;
-export const isTagged = (v, tag) => v instanceof Map && v.get('$type') === tag;
-
-/** Raises a value-model error located in data.json. */
-export function valueError(ctx, code, msg, ptr) {
-  return fail(code, msg, { member: ctx.member, pointer: ptr });
-}
-
-/**
- * Checks that a tagged value has exactly `required` (+ `optional`) members besides `$type`.
- * Located (spec §11.2) at the value itself when a member is missing, else at the first member not allowed.
- */
-export function exactMembers(v, required, optional, ptr, ctx, what) {
-  for (const k of required) {
-    if (!v.has(k)) throw valueError(ctx, 'VALUE_INVALID', `${what} lacks the member ${JSON.stringify(k)}`, ptr);
-  }
-  for (const k of v.keys()) {
-    if (k !== '$type' && !required.includes(k) && !optional.includes(k)) {
-      throw valueError(ctx, 'VALUE_INVALID', `${what} has the unexpected member ${JSON.stringify(k)}`, pointerJoin(ptr, k));
-    }
-  }
-}
-
-/** A plain integer literal that is >= `min`. */
-export const isIntLiteral = (v, min = -Infinity) => typeof v === 'bigint' && v >= min;
-
-/**
- * Checks a `shape` member (§7.6, §8): an array, of at most MAX_NDIM elements, each a plain
- * integer >= 0; in that order (the array's own structure before its elements, §11.2).
- * Located at the shape (not an array: VALUE_INVALID; too many dimensions: LIMIT_EXCEEDED)
- * or at its first bad element `ptr/i` (VALUE_INVALID).
- */
-export function checkShape(shape, ptr, ctx) {
-  if (!Array.isArray(shape)) throw valueError(ctx, 'VALUE_INVALID', 'shape must be an array of integers >= 0', ptr);
-  if (shape.length > MAX_NDIM) throw valueError(ctx, 'LIMIT_EXCEEDED', `${shape.length} dimensions exceed the limit of ${MAX_NDIM}`, ptr);
-  shape.forEach((d, i) => {
-    if (!isIntLiteral(d, 0n)) throw valueError(ctx, 'VALUE_INVALID', 'a shape element must be an integer >= 0', pointerJoin(ptr, i));
-  });
-}
-
-export function elementCount(shape) {
-  return shape.reduce((a, d) => a * d, 1n);
-}
 
 function checkFloatTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'float');
@@ -143,7 +104,7 @@ function checkDictTag(v, ptr, ctx) {
 
 /**
  * Checks an ndarray tagged value; returns {dtype, shape (bigint[]), ref}.
- * Inline data is checked here; a reference is queued in ctx.late.
+ * Inline data is checked here; a reference is queued in ctx.references.
  */
 function checkNdarrayTag(v, ptr, ctx) {
   exactMembers(v, ['dtype', 'shape'], ['base64', 'ref'], ptr, ctx, 'ndarray');
@@ -176,7 +137,7 @@ function checkNdarrayTag(v, ptr, ctx) {
     if (typeof ref.get(k) !== 'string') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref member ${k} is not a string`, pointerJoin(rptr, k));
   }
   const info = { dtype, shape, ref: { group: ref.get('group'), name: ref.get('name') }, node: v };
-  ctx.late.push({ kind: 'ref', pointer: ptr, info });
+  ctx.references.push(Object.freeze({ pointer: ptr, group: info.ref.group, name: info.ref.name, dtype, shape: Object.freeze([...shape]) }));
   return info;
 }
 
@@ -240,7 +201,7 @@ export function checkValue(v, ptr, ctx) {
     case 'dict': return checkDictTag(v, ptr, ctx);
     case 'ndarray': return checkNdarrayTag(v, ptr, ctx);
     case 'scalar': return checkScalarTag(v, ptr, ctx);
-    case 'space': return checkSpace(v, ptr, ctx);
+    case 'space': return checkSpace(v, ptr, ctx, checkValue);
     case 'schedule': return checkSchedule(v, ptr, ctx);
     case 'class': return checkClassTag(v, ptr, ctx);
     case 'opaque': return checkOpaqueTag(v, ptr, ctx);
@@ -251,10 +212,11 @@ export function checkValue(v, ptr, ctx) {
 /**
  * §7.1: checks the data document's structure, then every value in document
  * order, `data` before `optimizers` (§11.1 step 7). Returns {data, optimizers,
- * late} where late lists the references in document order.
+ * references}: the references ({pointer, group, name, dtype, shape}, frozen)
+ * in document order.
  */
 export function checkDataDocument(doc, member = 'data.json') {
-  const ctx = { member, late: [] };
+  const ctx = { member, references: [] };
   if (!isMap(doc)) throw fail('DATA_INVALID', 'the data document is not an object', { member, pointer: '' });
   if (!doc.has('data')) throw fail('DATA_INVALID', 'the data document lacks "data"', { member, pointer: '' });
   if (!isMap(doc.get('data'))) throw fail('DATA_INVALID', '"data" is not an object', { member, pointer: '/data' });
@@ -264,5 +226,5 @@ export function checkDataDocument(doc, member = 'data.json') {
   for (const k of ['data', 'optimizers']) {
     for (const [name, v] of doc.get(k) ?? []) checkValue(v, pointerJoin('/' + k, name), ctx);
   }
-  return { data: doc.get('data'), optimizers: doc.get('optimizers') ?? new Map(), late: ctx.late };
+  return { data: doc.get('data'), optimizers: doc.get('optimizers') ?? new Map(), references: ctx.references };
 }

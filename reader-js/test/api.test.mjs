@@ -77,3 +77,34 @@ test("the README's policy example runs", () => {
     rmSync(file);
   }
 });
+
+test('the names the Python reader has: bytesRead, optimizerNames, optimizer, tensors, location', async () => {
+  const { open: openArchive, RlarchiveError } = api;
+  const dir = new URL('../../test-vectors/', import.meta.url);
+  const index = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8'));
+  let checked = 0;
+  for (const c of index.cases.filter((x) => x.expect.result === 'dump')) {
+    const ar = await openArchive(readFileSync(new URL(c.file, dir)));
+    try {
+      assert.ok(ar.bytesRead > 0, 'opening reads');
+      assert.deepEqual(ar.optimizerNames, Object.keys(ar.optimizers));
+      for (const name of ar.optimizerNames) assert.equal(ar.optimizer(name), ar.optimizers[name]);
+      assert.throws(() => ar.optimizer('no such optimizer'), (e) => e.code === 'TENSOR_NOT_FOUND');
+      for (const g of ar.groups) {
+        const before = ar.bytesRead;
+        const all = await ar.tensors(g);
+        assert.equal(ar.bytesRead - before, ar.tensorInfo(g).reduce((n, t) => n + t.nbytes, 0), 'bytesRead counts the tensor reads');
+        assert.deepEqual(Object.keys(all), ar.tensorInfo(g).map((t) => t.name));
+        for (const [name, t] of Object.entries(all)) assert.deepEqual(t.data, (await ar.tensor(g, name)).data);
+      }
+      checked += ar.optimizerNames.length && ar.groups.length ? 1 : 0;
+    } finally {
+      await ar.close();
+    }
+  }
+  assert.ok(checked > 0, 'a vector with optimizers and tensors');
+  const e = new RlarchiveError('REF_NOT_FOUND', 'x', { member: 'data.json', pointer: '/data/a', offset: 12 });
+  assert.equal(e.location(), 'data.json#/data/a @12');
+  assert.equal(e.message, `REF_NOT_FOUND: x [${e.location()}]`);
+  assert.equal(new RlarchiveError('IO_ERROR', 'y').location(), '');
+});

@@ -1,8 +1,8 @@
-// The web inspector's Agent section in a real headless browser (Debian's
-// chromium, driven by playwright-core, as inspector.test.mjs runs it): it
-// comes first and shows the environment, the algorithm, the mean reward ±
-// std with its episodes and the timesteps, then the model card's facts
-// (provenance, spaces, evaluations, how to load); malformed metadata keys
+// The web inspector's overview and model card in a real headless browser
+// (Debian's chromium, driven by playwright-core, helpers/inspector.mjs): the
+// overview comes first and shows the environment, the algorithm, the mean
+// reward ± std with its episodes, the timesteps and the spaces; the model
+// card's facts (provenance, evaluations, how to load) follow; malformed metadata keys
 // are listed with their METADATA_INVALID warning instead; text from the file
 // reaches the page as text only. On the metadata-* vectors, on archives built
 // here and on one the Python tools wrote (a Stable-Baselines3 PPO saved, then
@@ -10,20 +10,13 @@
 // /tmp/inspector-agent.png. Reports itself skipped where chromium is not installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
 import { open } from '../src/index.js';
 import { archive } from './helpers/build.mjs';
-import { serve } from './helpers/server.mjs';
-import { staticHandlers } from './helpers/static.mjs';
-import { CHROMIUM, ARGS, chromiumOrReason } from './helpers/chromium.mjs';
+import { startInspector, pythonFiles } from './helpers/inspector.mjs';
 
 const vectorsDir = new URL('../../test-vectors/', import.meta.url);
 const SCREENSHOT = '/tmp/inspector-agent.png';
-const PYTHON = fileURLToPath(new URL('../../.venv/bin/python', import.meta.url));
 const HOSTILE = '<img src=x onerror="window.__injected=1">';
 
 // a tiny PPO trained on CartPole, saved by the bridge (provenance from the live model), evaluated and recorded by the CLI
@@ -33,21 +26,17 @@ from stable_baselines3 import PPO
 from rlarchive import sb3 as rsb3
 model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [8]})
 model.learn(32)
-rsb3.save(model, sys.argv[1])
-r = subprocess.run([sys.executable, "-m", "rlarchive", "evaluate", sys.argv[1], "--env", "CartPole-v1", "--episodes", "3", "--seed", "5", "--record"], capture_output=True, text=True)
+path = sys.argv[1] + "/ppo-cartpole.rlarchive"
+rsb3.save(model, path)
+r = subprocess.run([sys.executable, "-m", "rlarchive", "evaluate", path, "--env", "CartPole-v1", "--episodes", "3", "--seed", "5", "--record"], capture_output=True, text=True)
 sys.stderr.write(r.stderr)
 sys.exit(r.returncode)
 `;
 
 /** An archive the Python tools wrote, or why there is none (a string). */
-function pythonAgent(dir) {
-  if (!existsSync(PYTHON)) return 'the Python virtual environment is not there';
-  const file = join(dir, 'ppo-cartpole.rlarchive');
-  const env = { ...process.env, PYTHONPATH: fileURLToPath(new URL('../../python', import.meta.url)), SOURCE_DATE_EPOCH: '1764000000' };
-  const r = spawnSync(PYTHON, ['-c', TRAIN, file], { encoding: 'utf8', env, timeout: 120_000 });
-  if (r.status !== 0 && /No module named 'stable_baselines3'/.test(r.stderr)) return 'stable_baselines3 is not installed';
-  assert.equal(r.status, 0, r.stderr);
-  return readFileSync(file);
+async function pythonAgent() {
+  const out = await pythonFiles(TRAIN, ['ppo-cartpole.rlarchive']);
+  return typeof out === 'string' ? out : out['ppo-cartpole.rlarchive'];
 }
 
 /** What the Agent section shows, read from the page. */
@@ -67,7 +56,7 @@ async function shown(page) {
       warnings: Array.from(document.querySelectorAll('#metadata-warnings li'), (li) => li.querySelector('.loc').textContent),
       noEvaluations: !!document.querySelector('#no-evaluations'),
       howToLoad: text('#how-to-load'),
-      spaces: rows('table.agent-spaces').map(([k]) => k),
+      spaces: Array.from(document.querySelectorAll('#agent .space-summary'), (e) => e.dataset.space),
     };
   });
 }
@@ -98,9 +87,7 @@ async function checkAgainstApi(page, bytes, what) {
   return s;
 }
 
-test('web inspector in chromium: the Agent section first (environment, algorithm, mean reward, timesteps) and the card\'s facts', { timeout: 240_000 }, async (t) => {
-  const chromium = await chromiumOrReason();
-  if (typeof chromium === 'string') return t.skip(chromium);
+test('web inspector in chromium: the overview first (environment, algorithm, mean reward, timesteps, spaces), then the card\'s facts', { timeout: 240_000 }, async (t) => {
   if (!existsSync(new URL('index.json', vectorsDir))) return t.skip('test-vectors/index.json is not there');
   const index = JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8'));
   const files = {};
@@ -109,23 +96,14 @@ test('web inspector in chromium: the Agent section first (environment, algorithm
   for (const c of vectors) files[`/vectors/${c.file}`] = readFileSync(new URL(c.file, vectorsDir));
   files['/hostile.rlarchive'] = archive({ manifest: (m) => ({ ...m, metadata: { env_id: HOSTILE, 'sb3.algorithm': HOSTILE, 'versions.torch': '2.13.0+cpu' } }) });
   files['/bare.rlarchive'] = archive();
-  const dir = mkdtempSync(join(tmpdir(), 'rla-inspector-agent-'));
-  const agent = pythonAgent(dir);
+  const training = pythonAgent(); // while the browser starts
+  const browser = await startInspector(files, { viewport: { width: 1280, height: 900 } });
+  const agent = await training;
+  if (typeof browser === 'string') return t.skip(browser);
   if (typeof agent !== 'string') files['/ppo.rlarchive'] = agent;
   else t.diagnostic(`no archive from the Python tools: ${agent}`);
-
-  const extra = { ...staticHandlers(new URL('../web/', import.meta.url), '/web'), ...staticHandlers(new URL('../src/', import.meta.url), '/src') };
-  const srv = await serve(files, { extra });
-  const origin = new URL(srv.url('/')).origin;
-  const profile = mkdtempSync(join(tmpdir(), 'rla-inspector-'));
-  let context;
+  const { page, problems, srv } = browser;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
-    const page = context.pages()[0] ?? (await context.newPage());
-    const problems = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e}`));
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-    page.on('request', (r) => !r.url().startsWith(origin) && problems.push(`request outside the test server: ${r.url()}`));
     const openUrl = async (path) => {
       await page.goto(srv.url(`/web/?url=${encodeURIComponent(path)}`));
       await page.waitForSelector('body[data-state="ready"], body[data-state="error"]');
@@ -154,7 +132,7 @@ test('web inspector in chromium: the Agent section first (environment, algorithm
     // nothing recorded: said so
     await openUrl('/bare.rlarchive');
     const bare = await checkAgainstApi(page, files['/bare.rlarchive'], 'bare');
-    assert.deepEqual(bare.summary.map(([k, v]) => [k, /not recorded|no evaluation recorded/.test(v)]), [['environment', true], ['algorithm', true], ['mean reward', true], ['timesteps', true]]);
+    assert.deepEqual(bare.summary.slice(0, 4).map(([k, v]) => [k, /not recorded|no evaluation recorded/.test(v)]), [['environment', true], ['algorithm', true], ['mean reward', true], ['timesteps', true]]);
 
     // an agent the Python tools wrote and evaluated
     if (files['/ppo.rlarchive']) {
@@ -172,9 +150,6 @@ test('web inspector in chromium: the Agent section first (environment, algorithm
     }
     assert.deepEqual(problems, []);
   } finally {
-    await context?.close();
-    await srv.close();
-    rmSync(profile, { recursive: true, force: true });
-    rmSync(dir, { recursive: true, force: true });
+    await browser.close();
   }
 });

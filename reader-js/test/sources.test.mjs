@@ -63,7 +63,7 @@ test('file path and file: URL sources read with positional reads', async () => {
     const path = join(dir, 'a.rlarchive');
     writeFileSync(path, bytes);
     const ar = await open(path);
-    assert.ok(ar._src.bytesRead < 200_000, `open read ${ar._src.bytesRead} bytes of ${bytes.length}`);
+    assert.ok(ar.bytesRead < 200_000, `open read ${ar.bytesRead} bytes of ${bytes.length}`);
     const t = await ar.tensor('big', 'x');
     assert.equal(t.data[12345], 7);
     assert.equal(await ar.dump(), await dump(bytes));

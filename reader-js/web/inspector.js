@@ -1,7 +1,11 @@
 // The inspector page: opens an archive from a dropped or picked file or from
-// `?url=` (Range requests), then shows what the agent is and how good it is
-// (provenance, algorithm, evaluations), its validation report, manifest, data,
-// spaces, schedules, tensors and policy, reading tensor bytes only when asked.
+// `?url=` (Range requests), then shows an overview (algorithm, environment,
+// mean reward, spaces, validation, the policy's layers), the interactive
+// policy with a diagram of its network, the validation report, provenance and
+// evaluations, manifest, data, spaces, schedules and tensors, with a table of
+// contents that follows the scroll, reading tensor bytes only when asked. A
+// Stable-Baselines model dropped instead gets the command line's advice to
+// convert it.
 //
 // The policy (loading it and Policy#predict) and tensor statistics run in
 // workers (worker.js), one for each, which read the archive through the
@@ -17,17 +21,19 @@ import { formatBytes } from './format.js';
 import { openShared, resolveUrl } from './source.js';
 import { WorkerClient, isCancelled } from './worker-client.js';
 import { renderReport, renderOpenError, renderReportPending, renderReportRunning } from './views/report.js';
-import { renderAgent } from './views/agent.js';
+import { renderAgent, renderCard, algorithmOf } from './views/agent.js';
 import { renderOverview } from './views/overview.js';
 import { renderHyperparameters } from './views/hyperparameters.js';
 import { renderSpaces } from './views/spaces.js';
 import { renderSchedules } from './views/schedules.js';
 import { renderTensors } from './views/tensors.js';
 import { setArraySummarizer } from './views/value.js';
-import { renderPolicy, renderPolicyPending, renderPolicyLoading } from './views/policy.js';
+import { renderPolicy, renderPolicyPending, renderPolicyLoading, MASKED_ALGORITHMS } from './views/policy.js';
+import { zipMemberNames, conversionHint } from './conversion.js';
+import { tableOfContents } from './toc.js';
 
 const DEFAULT_AUTOREAD = 16 * 1024 * 1024;
-const SECTIONS = ['agent', 'validation', 'overview', 'hyperparameters', 'spaces', 'schedules', 'tensors', 'policy'];
+const SECTIONS = ['agent', 'policy', 'validation', 'card', 'overview', 'hyperparameters', 'spaces', 'schedules', 'tensors'];
 
 const $ = (id) => document.getElementById(id);
 const body = (id) => $(id).querySelector('.body');
@@ -38,8 +44,11 @@ const autoread = params.has('autoread') && Number.isFinite(Number(params.get('au
 /** What is shown now; `workers` compute for it (`policy` and `tensors`: WorkerClient). */
 const current = { generation: 0, label: null, source: null, archive: null, openError: null, report: null, policy: null, workers: null, ready: Promise.resolve() };
 
+const refreshToc = tableOfContents($('toc'), document.querySelector('main'));
+
 function show(id, visible = true) {
   $(id).hidden = !visible;
+  refreshToc();
 }
 
 function setState(state) {
@@ -49,8 +58,8 @@ function setState(state) {
 function refreshStatus() {
   const src = current.source;
   if (!src) return;
-  fill($('status'), h('strong', null, current.label), ` — ${formatBytes(src.size)}; read so far: ${formatBytes(src.transferred)}`);
-  $('status').dataset.transferred = String(src.transferred);
+  fill($('status'), h('strong', null, current.label), ` — ${formatBytes(src.size)}; read so far: ${formatBytes(src.transferred)} of it`);
+  $('status').dataset.read = String(src.transferred);
 }
 
 async function runValidation(gen) {
@@ -68,8 +77,14 @@ async function runValidation(gen) {
   }
   if (gen !== current.generation) return;
   current.report = report;
-  renderReport(el, report);
+  renderReport(el, report, { shown: current.openError });
   $('validation').dataset.status = report.valid ? 'valid' : 'invalid';
+  const line = $('overview-validation');
+  if (line) {
+    const { errors, warnings } = report.summary;
+    fill(line, h('a', { href: '#validation', class: report.valid ? 'ok' : 'error', onclick: (ev) => { ev.preventDefault(); $('validation').scrollIntoView(); } },
+      report.valid ? 'valid' : 'invalid'), ` — ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+  }
   refreshStatus();
 }
 
@@ -82,8 +97,11 @@ async function loadPolicy(gen) {
     const policy = await worker.call('policy');
     if (gen !== current.generation) return;
     current.policy = policy;
-    renderPolicy(el, policy, { predict: (args) => worker.call('predict', args), cancel: () => worker.cancel() });
+    const masks = MASKED_ALGORITHMS.includes(algorithmOf(current.archive.metadata));
+    renderPolicy(el, policy, { predict: (args) => worker.call('predict', args), cancel: () => worker.cancel() }, { masks });
     $('policy').dataset.status = 'ready';
+    const ops = policy.layers;
+    if ($('overview-policy')) fill($('overview-policy'), `${ops.length} layers: ${ops.slice(0, 12).join(' → ')}${ops.length > 12 ? ' → …' : ''} → ${policy.action.op}`);
   } catch (e) {
     if (gen !== current.generation) return;
     if (isCancelled(e)) {
@@ -98,8 +116,10 @@ async function loadPolicy(gen) {
 }
 
 function renderArchive(archive, gen) {
-  renderAgent(body('agent'), archive, { label: current.label });
+  renderAgent(body('agent'), archive);
   show('agent');
+  renderCard(body('card'), archive, { label: current.label });
+  show('card');
   renderOverview(body('overview'), archive, { label: current.label, size: current.source.size });
   renderHyperparameters(body('hyperparameters'), archive.data, archive.optimizers);
   show('overview');
@@ -161,8 +181,11 @@ async function load(input, label) {
   }
   if (gen !== current.generation) return;
   show('validation');
-  if (current.openError) renderOpenError($('open-error'), current.openError);
-  else renderArchive(current.archive, gen);
+  if (current.openError) {
+    const names = current.openError.code === 'ARCHIVE_NOT_RLARCHIVE' ? await zipMemberNames(src).catch(() => null) : null;
+    if (gen !== current.generation) return;
+    renderOpenError($('open-error'), current.openError, conversionHint(names, label));
+  } else renderArchive(current.archive, gen);
   refreshStatus();
 
   const tasks = [];

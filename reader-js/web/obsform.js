@@ -5,7 +5,7 @@
 // reader's Policy#predict takes it.
 
 import { h } from './dom.js';
-import { formatShape, formatNumber, elementCount } from './format.js';
+import { formatShape, formatNumber, formatShort, elementCount } from './format.js';
 
 /** Boxes with at most this many elements get one input per element. */
 export const SMALL_BOX = 32;
@@ -31,6 +31,26 @@ function bounds(sp, n) {
   const get = (nd) => (nd && nd.data ? Array.from(nd.data, num) : new Array(n).fill(NaN));
   const lo = get(sp.low), hi = get(sp.high);
   return { lo: lo.map((v) => (Number.isNaN(v) ? -Infinity : v)), hi: hi.map((v) => (Number.isNaN(v) ? Infinity : v)) };
+}
+
+/** One bound as shown: `-inf`, `inf`, or about 4 significant digits. */
+const boundText = (v) => (Number.isFinite(v) ? formatShort(v) : v > 0 ? 'inf' : '-inf');
+
+/**
+ * The bounds of a Box's elements in one line: `bounds LOW … HIGH` when every
+ * element has the same; else `bounds under each value` where each input
+ * shows its own, or the range of the lows and of the highs.
+ * @param {number[]} lo
+ * @param {number[]} hi
+ * @param {boolean} [each] whether each element's input shows its bounds
+ * @returns {string}
+ */
+export function boundsText(lo, hi, each = false) {
+  const same = (xs) => xs.every((x) => Object.is(x, xs[0]));
+  if (lo.length && same(lo) && same(hi)) return `bounds ${boundText(lo[0])} … ${boundText(hi[0])}`;
+  if (each) return 'bounds under each value';
+  const range = (xs) => `${boundText(Math.min(...xs))} to ${boundText(Math.max(...xs))}`;
+  return `bounds: low from ${range(lo)}, high from ${range(hi)}`;
 }
 
 function gaussian(rng) {
@@ -178,7 +198,9 @@ function numberInputs(path, dtype, shape, lo, hi, initial) {
     dataset: { index: String(i) },
     'aria-label': `${path}${indexLabel(i, shape)}`,
   }));
-  const el = h('div', { class: 'inputs' }, inputs.map((input, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, indexLabel(i, shape)), input)));
+  const el = h('div', { class: 'inputs' }, inputs.map((input, i) => h('label', { class: 'element' },
+    h('span', { class: 'index' }, indexLabel(i, shape)), input,
+    h('span', { class: 'bounds', dataset: { low: String(lo[i]), high: String(hi[i]) } }, `${boundText(lo[i])} … ${boundText(hi[i])}`))));
   return {
     el,
     set: (values) => values.forEach((v, i) => (inputs[i].value = formatNumber(v, dtype))),
@@ -232,7 +254,7 @@ export function buildObservationForm(sp, path = 'obs') {
         kind = 'inputs';
       }
       return {
-        el: wrap(form, kind, `Box(${sp.dtype}, ${formatShape(shape)})`),
+        el: wrap(form, kind, `Box(${sp.dtype}, ${formatShape(shape)}), ${boundsText(lo, hi, kind === 'inputs')}`),
         read: () => ({ dtype: sp.dtype, shape, data: typedFor(sp.dtype, form.values()) }),
         randomize: (rng) => form.set(sample(rng)),
         reset: () => form.set(defaults()),

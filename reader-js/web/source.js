@@ -15,17 +15,24 @@ export class SharedSource {
     this.size = inner.size;
     this.bytesRead = 0;
     this.reads = 0;
+    /** The distinct ranges read so far, [start, end) sorted and disjoint. */
+    this.ranges = [];
   }
   /** Positional read, delegated. */
   async read(offset, length) {
     const bytes = await this.inner.read(offset, length);
     this.bytesRead += length;
     this.reads++;
+    if (length > 0) this.ranges = addRange(this.ranges, offset, Math.min(offset + length, this.size));
     return bytes;
   }
-  /** Bytes transferred: fetched over HTTP for a URL (read-ahead included), else bytes read. */
+  /**
+   * Bytes of the file read so far, each byte once: the page validates, opens
+   * the archive again in its workers and reads some members twice, so the sum
+   * of the reads (`bytesRead`) may exceed the file's size; this never does.
+   */
   get transferred() {
-    return typeof this.inner.bytesFetched === 'number' ? this.inner.bytesFetched : this.bytesRead;
+    return this.ranges.reduce((a, [s, e]) => a + (e - s), 0);
   }
   /** Kept open while the page shows the archive; see release(). */
   async close() {}
@@ -33,6 +40,27 @@ export class SharedSource {
   async release() {
     await this.inner.close?.();
   }
+}
+
+/**
+ * `ranges` with [start, end) added: sorted, disjoint, touching ranges merged.
+ * @param {Array<[number, number]>} ranges sorted and disjoint
+ * @param {number} start
+ * @param {number} end
+ * @returns {Array<[number, number]>}
+ */
+export function addRange(ranges, start, end) {
+  const out = [];
+  let s = start, e = end;
+  for (const [a, b] of ranges) {
+    if (b < s || a > e) out.push([a, b]);
+    else {
+      s = Math.min(s, a);
+      e = Math.max(e, b);
+    }
+  }
+  out.push([s, e]);
+  return out.sort((x, y) => x[0] - y[0]);
 }
 
 /**

@@ -3,6 +3,8 @@
 // weights), and errors as plain data, since only an error's name and message
 // survive postMessage.
 
+import { policyGraph, hasImage } from './graph.js';
+
 /**
  * What the page shows of a policy and needs for its observation form: both
  * spaces (their bounds loaded), the action head, the mask width, the
@@ -18,7 +20,9 @@
  * @property {{layers: number|bigint, hidden_size: number|bigint}|null} recurrent
  * @property {string[]} layers each node's operation (an activation by its function)
  * @property {boolean} normalizeImages
+ * @property {boolean} imageObservation whether the observation is (or holds) an image, which normalizeImages concerns
  * @property {boolean} vecNormalize
+ * @property {import('./graph.js').PolicyGraph} graph the network, for the diagram
  */
 export function policySummary(policy) {
   const d = policy.desc;
@@ -31,7 +35,9 @@ export function policySummary(policy) {
     recurrent: rec ? { layers: rec.layers, hidden_size: rec.hidden_size } : null,
     layers: d.nodes.map((n) => (n.op === 'activation' ? n.fn : n.op)),
     normalizeImages: d.normalize_images !== false,
+    imageObservation: hasImage(policy.observationSpace),
     vecNormalize: d.vec_normalize === true,
+    graph: policyGraph(policy),
   };
 }
 

@@ -23,11 +23,11 @@ needs_sb3 = pytest.mark.skipif(sb_zoo is None, reason="stable_baselines3 and sb3
 
 def zip_data(path: str) -> dict:
     """The zip's data member through the import's decoding path."""
-    from rlarchive.interop import sb3 as rsb3
+    from rlarchive.interop import sb3_zip
 
     with zipfile.ZipFile(path) as zf:
-        doc = rsb3._parse_data_json(zf.read("data"))
-    return rsb3._decode_data(doc, rsb3.ImportReport(source="stable-baselines3", output=""))
+        doc = sb3_zip.parse_data_json(zf.read("data"))
+    return sb3_zip.decode_data(doc, sb3_zip.ImportReport(source="stable-baselines3", output=""))
 
 
 def archive_data(path: str, tmp_path) -> dict:

@@ -120,7 +120,7 @@ def test_cli_card_and_bad_input(agent, tmp_path):
     bad = tmp_path / "bad.rlarchive"
     raw = bytearray(agent.read_bytes())
     with rlarchive.open(agent) as ar:
-        m = ar._members["tensors/policy.safetensors"]
+        m = ar.members["tensors/policy.safetensors"]
     raw[m.data_offset + m.size - 1] ^= 1
     bad.write_bytes(bytes(raw))
     r = subprocess.run([sys.executable, "-m", "rlarchive", "card", str(bad)], capture_output=True, text=True, env=ENV, timeout=300)

@@ -75,7 +75,7 @@ def test_validate_reports_several_independent_problems(tmp_path):
 
 
 def test_inspect_shows_the_agent(ppo):
-    r = _run("inspect", ppo)
+    r = _run("inspect", "--all", ppo)
     assert r.returncode == 0
     out = r.stdout
     for needle in ("format version  1.0", "observation_space", "Box(F32, shape=(8,), bounds [-inf, inf])", "Discrete(n=4", "linear schedule", "1732246000123456789", "policy: 6 tensors", "optimizer.policy.optimizer", "ActorCriticPolicy"):

@@ -211,7 +211,7 @@ def test_inspect_escapes_the_archive_strings_it_prints(tmp_path):
         {"policy": {"w\n  error   ZIP_GAP: forged\u202e": np.ones(2)}},
         metadata={"note\x1b[2J": "first\x1b[31m line\nsecond"},
     )
-    r = run("inspect", str(p))
+    r = run("inspect", "--all", str(p))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.decode("utf-8").splitlines()
     assert all(one_clean_line(line) for line in lines)

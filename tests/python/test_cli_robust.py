@@ -430,7 +430,7 @@ def test_names_and_text_the_output_cannot_encode(tmp_path):
     runs = [
         ({"PYTHONIOENCODING": "utf-8"}, ["validate", "--json", os.fsdecode(odd)]),
         ({"PYTHONIOENCODING": "utf-8"}, ["inspect", os.fsdecode(odd)]),
-        ({"PYTHONIOENCODING": "ascii"}, ["inspect", unicode]),
+        ({"PYTHONIOENCODING": "ascii"}, ["inspect", "--all", unicode]),
         ({"PYTHONIOENCODING": "ascii"}, ["dump", unicode]),
     ]
     procs = [subprocess.Popen(CLI + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, **env}) for env, argv in runs]
@@ -515,11 +515,12 @@ def test_import_of_deeply_nested_sb3_data_is_write_invalid(tmp_path):
 
 def test_an_unexpected_failure_is_one_line_with_a_code(monkeypatch, capsys):
     from rlarchive import cli
+    from rlarchive.cli import inspect
 
     def broken(args):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(cli, "_cmd_dump", broken)
+    monkeypatch.setattr(inspect, "cmd_dump", broken)
     assert cli.main(["dump", PPO]) == 2
     err = capsys.readouterr().err
     assert err == "rlarchive: INTERNAL_ERROR: dump failed: ZeroDivisionError: division by zero\n"
@@ -527,10 +528,11 @@ def test_an_unexpected_failure_is_one_line_with_a_code(monkeypatch, capsys):
 
 def test_a_multi_line_message_is_printed_on_one_line(monkeypatch, capsys):
     from rlarchive import cli
+    from rlarchive.cli import inspect
 
     def broken(args):
         raise rlarchive.RlarchiveError("VALUE_UNSUPPORTED", "first line\nsecond line\r\n\tthird")
 
-    monkeypatch.setattr(cli, "_cmd_dump", broken)
+    monkeypatch.setattr(inspect, "cmd_dump", broken)
     assert cli.main(["dump", PPO]) == 1
     assert capsys.readouterr().err == "rlarchive: VALUE_UNSUPPORTED: first line second line third\n"

@@ -149,7 +149,7 @@ def test_extension_cases_run_only_for_readers_that_declare_the_extension(tmp_pat
 
 
 def test_a_reader_that_declares_an_extension_but_does_not_check_it_fails(tmp_path):
-    ignore = "import rlarchive.extensions as _x; _x.check_used = lambda ar: None"
+    ignore = "import rlarchive.checks as _c; _c.check_extension = lambda state, name: state"
     cmd = _liar(tmp_path, "", extensions=("RLA_vec_normalize",), setup=ignore)
     r = _harness("--reader-cmd", cmd, "--reader-name", "lax")
     assert r.returncode == 1

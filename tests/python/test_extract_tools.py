@@ -28,7 +28,7 @@ import pytest
 
 import rlarchive
 from rlarchive.sources import PathSource as Source
-from rlarchive.zipprofile import read_directory
+from rlarchive import checks
 
 from suite import ROOT
 
@@ -155,7 +155,10 @@ def _reader_members(path: str) -> dict:
         ar.verify()
     src = Source(path)
     try:
-        return {m.name: src.read(m.data_offset, m.size) for m in read_directory(src)}
+        state = checks.start(src)
+        for step in checks.STEPS[:5]:  # the ZIP directory and the layout
+            state = step(state)
+        return {m.name: src.read(m.data_offset, m.size) for m in state.members.values()}
     finally:
         src.close()
 

@@ -97,7 +97,7 @@ def test_rewrite_refuses_a_damaged_member_and_leaves_the_file(tmp_path):
     _archive(a)
     raw = bytearray(a.read_bytes())
     with rlarchive.open(a) as ar:
-        at = ar._members["tensors/policy.safetensors"].data_offset + ar._members["tensors/policy.safetensors"].size - 1
+        at = ar.members["tensors/policy.safetensors"].data_offset + ar.members["tensors/policy.safetensors"].size - 1
     raw[at] ^= 0xFF
     a.write_bytes(bytes(raw))
     with pytest.raises(RlarchiveError) as e:

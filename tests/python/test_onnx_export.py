@@ -23,7 +23,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 import rlarchive  # noqa: E402
-from rlarchive import onnx_export  # noqa: E402
+from rlarchive import onnx_export, onnx_graph  # noqa: E402
 from rlarchive import spaces as sp  # noqa: E402
 from rlarchive.conformance import same_actions  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
@@ -383,8 +383,8 @@ def test_a_weight_read_by_many_nodes_is_written_once(tmp_path):
 
 def test_a_model_above_the_size_limit_is_refused(monkeypatch, tmp_path):
     """Past MAX_MODEL_BYTES the export stops with VALUE_UNSUPPORTED before building the rest, and writes nothing."""
-    monkeypatch.setattr(onnx_export, "MAX_MODEL_BYTES", 100_000)
-    monkeypatch.setattr(onnx_export, "_GRAPH_ALLOWANCE", 1_000)
+    monkeypatch.setattr(onnx_graph, "MAX_MODEL_BYTES", 100_000)
+    monkeypatch.setattr(onnx_graph, "_GRAPH_ALLOWANCE", 1_000)
     out = tmp_path / "big.onnx"
     with pytest.raises(RlarchiveError) as e:
         export_onnx(os.path.join(VECTORS, "valid", "policy-dqn-nature-cnn.rlarchive"), out)
@@ -397,7 +397,7 @@ def test_a_graph_above_the_node_limit_is_refused(monkeypatch, tmp_path):
     VALUE_UNSUPPORTED, before it takes more memory, and says that precision float32 (one Conv per conv2d) is the way out."""
     from rlarchive.values import TensorRef
 
-    monkeypatch.setattr(onnx_export, "MAX_GRAPH_NODES", 4000)
+    monkeypatch.setattr(onnx_graph, "MAX_GRAPH_NODES", 4000)
     k = 8
     ref = TensorRef("policy", "w", "F32", (1, 1, k, k))
     nodes = [{"op": "conv2d", "in": ["obs"], "out": f"c{i}", "weight": ref, "bias": None, "stride": [1, 1], "padding": [0, 0]} for i in range(40)]

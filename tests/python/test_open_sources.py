@@ -80,7 +80,7 @@ def test_a_closed_archive_reads_nothing(archive):
     ar = rlarchive.open(archive.read_bytes(), spaces="neutral")
     ar.close()
     with pytest.raises(RlarchiveError) as e:
-        ar._src.read(0, 1)
+        ar.source.read(0, 1)
     assert e.value.code == "IO_ERROR"
 
 

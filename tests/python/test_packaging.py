@@ -4,6 +4,7 @@ package needs, and the wheel works in a fresh environment without torch."""
 from __future__ import annotations
 
 import email.parser
+import json
 import os
 import re
 import shutil
@@ -32,21 +33,38 @@ def _setuptools_version() -> tuple[int, ...]:
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory) -> dict[str, str]:
-    """The wheel and the sdist, built offline with the setuptools of this environment from a copy of python/."""
+    """The wheel and the sdist, built offline with the setuptools of this environment from a copy of python/
+    beside a copy of test-vectors/ (as in a checkout), and a second wheel built from that sdist alone."""
     if _setuptools_version() < (77,):
         pytest.skip("building needs setuptools>=77 in this environment (the test extra installs it)")
     work = tmp_path_factory.mktemp("build")
-    src = work / "src"
-    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "dist"))
+    src = work / "python"
+    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "dist", "vectors"))
+    shutil.copytree(os.path.join(ROOT, "test-vectors"), work / "test-vectors")
     out = work / "dist"
     out.mkdir()
+    logs = []
     for hook in ("build_sdist", "build_wheel"):  # one process each: setuptools keeps state between the two
         code = f"import sys; from setuptools import build_meta as b; b.{hook}(sys.argv[1])"
         r = subprocess.run([sys.executable, "-c", code, str(out)], cwd=src, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-4000:]
+        logs.append(r.stdout + r.stderr)
     wheels, sdists = sorted(out.glob("rlarchive-*.whl")), sorted(out.glob("rlarchive-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, os.listdir(out)
-    return {"wheel": str(wheels[0]), "sdist": str(sdists[0]), "dir": str(out)}
+    assert not (src / "rlarchive" / "vectors").exists(), "the build wrote the vectors into the source tree"
+    # the sdist alone, no test-vectors/ beside it: its wheel takes the vectors the sdist carries
+    unpacked = work / "from-sdist"
+    with tarfile.open(sdists[0]) as t:
+        t.extractall(unpacked, filter="data")
+    top = next(unpacked.iterdir())
+    out2 = work / "dist-from-sdist"
+    out2.mkdir()
+    code = "import sys; from setuptools import build_meta as b; b.build_wheel(sys.argv[1])"
+    r = subprocess.run([sys.executable, "-c", code, str(out2)], cwd=top, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    logs.append(r.stdout + r.stderr)
+    (wheel2,) = sorted(out2.glob("rlarchive-*.whl"))
+    return {"wheel": str(wheels[0]), "sdist": str(sdists[0]), "dir": str(out), "wheel_from_sdist": str(wheel2), "log": "\n".join(logs)}
 
 
 def _metadata(wheel: str) -> email.message.Message:
@@ -177,15 +195,66 @@ def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     assert "0 failed" in r.stdout and "coverage" in r.stdout
 
 
-def test_the_package_carries_the_test_vectors():
-    """python/rlarchive/vectors, which the conformance kit runs, is test-vectors/ (`make vectors` copies it)."""
-    here = os.path.join(ROOT, "python", "rlarchive", "vectors")
-    mine = sorted(os.path.relpath(os.path.join(d, f), here) for d, _, fs in os.walk(here) for f in fs)
-    spec = sorted(os.path.relpath(os.path.join(d, f), os.path.join(ROOT, "test-vectors")) for d, _, fs in os.walk(os.path.join(ROOT, "test-vectors")) for f in fs)
-    assert mine == spec, "python/rlarchive/vectors is stale: run make vectors"
-    for rel in spec:
-        with open(os.path.join(ROOT, "test-vectors", rel), "rb") as a, open(os.path.join(here, rel), "rb") as b:
-            assert a.read() == b.read(), f"{rel} is stale: run make vectors"
+def _listed_files(node) -> set:
+    """Every file an index names: the values of its "file" and "*_file" members, at any depth."""
+    found: set = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, str) and (k == "file" or k.endswith("_file")):
+                found.add(v)
+            else:
+                found |= _listed_files(v)
+    elif isinstance(node, list):
+        for v in node:
+            found |= _listed_files(v)
+    return found
+
+
+@pytest.mark.parametrize("which", ["wheel", "wheel_from_sdist", "sdist"])
+def test_the_distributions_carry_the_test_vectors(dists, which):
+    """test-vectors/ is kept once in the repository; the build copies it into the package: index.json and
+    every file it lists, byte for byte, in the wheel, the sdist and a wheel built from the sdist."""
+    vectors = os.path.join(ROOT, "test-vectors")
+    with open(os.path.join(vectors, "index.json"), "rb") as f:
+        index_bytes = f.read()
+    listed = _listed_files(json.loads(index_bytes))
+    assert len(listed) > 100 and "valid/minimal.rlarchive" in listed
+    if which == "sdist":
+        with tarfile.open(dists["sdist"]) as t:
+            members = {m.name.split("/", 1)[1]: m for m in t.getmembers() if "/" in m.name}
+
+            def read(rel):
+                m = members.get("rlarchive/vectors/" + rel)
+                f = t.extractfile(m) if m is not None else None
+                return f.read() if f is not None else None
+
+            contents = {rel: read(rel) for rel in listed | {"index.json"}}
+    else:
+        with zipfile.ZipFile(dists[which]) as z:
+            names = set(z.namelist())
+            contents = {rel: z.read("rlarchive/vectors/" + rel) if "rlarchive/vectors/" + rel in names else None for rel in listed | {"index.json"}}
+    assert contents["index.json"] == index_bytes
+    for rel in sorted(listed):
+        assert contents[rel] is not None, f"{rel} is missing from the {which}"
+        with open(os.path.join(vectors, rel), "rb") as f:
+            assert contents[rel] == f.read(), f"{rel} differs in the {which}"
+
+
+def test_the_build_raises_no_setuptools_warning(dists):
+    """No "Package 'rlarchive.vectors' is absent from the packages configuration" banner, nor any other."""
+    assert "absent from the `packages` configuration" not in dists["log"]
+    assert "*****" not in dists["log"] and "SetuptoolsDeprecationWarning" not in dists["log"], dists["log"][-3000:]
+
+
+def test_the_vectors_are_kept_once_in_the_repository():
+    """Git tracks test-vectors/ and no copy inside the package (.gitignore keeps the build's copy out)."""
+    if shutil.which("git") is None or not os.path.isdir(os.path.join(ROOT, ".git")) and not os.path.isfile(os.path.join(ROOT, ".git")):
+        pytest.skip("not a git checkout")
+    r = subprocess.run(["git", "ls-files", "python/rlarchive/vectors", "test-vectors/index.json"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["test-vectors/index.json"]
+    r = subprocess.run(["git", "check-ignore", "-q", "python/rlarchive/vectors/index.json"], cwd=ROOT)
+    assert r.returncode == 0, "python/rlarchive/vectors/ is not ignored"
 
 
 def test_the_packaged_schemas_are_the_specs_schemas():
@@ -219,3 +288,10 @@ def test_the_standalone_conformance_kit_runs_on_the_standard_library(tmp_path):
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 failed" in r.stdout
+
+
+def test_a_checkout_runs_the_conformance_kit_on_test_vectors():
+    """From a checkout (an editable install: the package holds no copy), the vectors are test-vectors/."""
+    from rlarchive.conformance import vectors_dir
+
+    assert os.path.samefile(vectors_dir(), os.path.join(ROOT, "test-vectors"))

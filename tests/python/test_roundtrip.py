@@ -209,12 +209,12 @@ def test_failure_during_writing_leaves_no_partial_file(tmp_path, monkeypatch):
     p = tmp_path / "agent.rlarchive"
     rlarchive.save(p, {"gamma": 0.9})
     before = p.read_bytes()
-    from rlarchive import zipprofile
+    from rlarchive import zipwrite
 
     def fail_finish(self):
         raise OSError("no space left on device")
 
-    monkeypatch.setattr(zipprofile.ZipWriter, "finish", fail_finish)
+    monkeypatch.setattr(zipwrite.ZipWriter, "finish", fail_finish)
     with pytest.raises(RlarchiveError) as e:
         rlarchive.save(p, {"gamma": 0.99}, {"policy": {"w": np.ones(1000)}})
     assert e.value.code == "IO_ERROR"

@@ -104,6 +104,29 @@ def test_save_from_a_live_model_and_wrapper(name, sb3_zoo, tmp_path):
             assert _same_stats(ar.vec_normalize(), want)
 
 
+@pytest.mark.parametrize("training", [True, False])
+def test_load_vec_normalize_for_training_or_evaluation(training, sb3_zoo, tmp_path):
+    """training=True gives the flags the archive records; training=False the flags for evaluation; the statistics are the stored ones."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    m, entry = sb3_zoo["ppo_vecnormalize_box"], sb_zoo.CATALOGUE["ppo_vecnormalize_box"]
+    want = vecnormalize.read(m.vecnormalize)
+    assert want.training and want.norm_reward  # the wrapper was saved while training, rewards normalised
+    out = tmp_path / "m.rlarchive"
+    sb3.import_archive(m.path, out, vec_normalize=m.vecnormalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vn = sb3.load_vec_normalize(out, DummyVecEnv([entry.env]), training=training)
+    assert (vn.training, vn.norm_reward) == ((want.training, want.norm_reward) if training else (False, False))
+    assert _same_stats(dataclasses.replace(vecnormalize.from_wrapper(vn), training=want.training, norm_reward=want.norm_reward), want)
+    reward = np.array([3.0])
+    assert bool(np.array_equal(vn.normalize_reward(reward), reward)) is (not training)
+    vn.reset()
+    vn.step(np.array([vn.action_space.sample()]))
+    moved = vecnormalize.from_wrapper(vn)
+    assert (moved.obs.count != want.obs.count) is training  # evaluation leaves the stored statistics as they are
+
+
 def test_an_archive_without_statistics(sb3_zoo, tmp_path):
     m = sb3_zoo["ppo_cartpole"]
     out = tmp_path / "plain.rlarchive"
@@ -135,7 +158,7 @@ def test_the_member_holds_values_and_tensors_only(sb3_zoo, tmp_path):
     out = tmp_path / "m.rlarchive"
     sb3.import_archive(m.path, out, vec_normalize=m.vecnormalize)
     with rlarchive.open(out) as ar:
-        raw = ar._src.read(ar._members[ext.MEMBER].data_offset, ar._members[ext.MEMBER].size)
+        raw = ar.source.read(ar.members[ext.MEMBER].data_offset, ar.members[ext.MEMBER].size)
     doc = json.loads(raw)
     assert list(doc) == ["vec_normalize"]
     text = json.dumps(doc)

@@ -15,7 +15,7 @@ import pytest
 import rlarchive
 from rlarchive import checksums
 from rlarchive.errors import RlarchiveError
-from rlarchive.zipprofile import ZipWriter
+from rlarchive.zipwrite import ZipWriter
 
 
 def _pipeline_threads() -> list:
@@ -62,7 +62,7 @@ def test_positional_and_sequential_writes_give_the_same_bytes(tmp_path):
     from rlarchive.tensors import as_tensor, group_chunks, group_layout
 
     with rlarchive.open(p) as ar:
-        members = list(ar._members.values())
+        members = list(ar.members.values())
     seq = io.BytesIO()
     zw = ZipWriter(seq)
     assert zw._fd is None  # no descriptor: written in order by the calling thread

@@ -1,6 +1,6 @@
 """A deliberately permissive ZIP assembler for building invalid test archives.
 
-The reference writer (rlarchive.zipprofile.ZipWriter) only writes valid
+The reference writer (rlarchive.zipwrite.ZipWriter) only writes valid
 archives; this module can break any rule on purpose. With default settings it
 produces the same layout as the reference writer.
 """

@@ -1,4 +1,4 @@
-"""What the conversion makes of a recorded call (:class:`~rlarchive.interop.unpickle.Unknown`).
+"""What the conversion makes of a recorded call (:class:`~rlarchive.interop.unpickle_standins.Unknown`).
 
 The restricted unpickler never calls a global off its allow-list: it records
 the call. :func:`convert` then turns the record into a neutral value when it
@@ -32,20 +32,10 @@ import numpy as np
 
 from ..values import Opaque
 from . import pickler
-from .unpickle import (
-    GlobalName,
-    NotNeutral,
-    RestrictedUnpickler,
-    Unknown,
-    _Array,
-    _check_shape,
-    _DType,
-    _Scalar,
-    _contain,
-    _metered,
-    pickled_type_name,
-)
 from .budget import ImportBudget
+from .unpickle_machine import RestrictedUnpickler, contain, metered, pickled_type_name
+from .unpickle_numpy import Array, DType, Scalar, check_shape
+from .unpickle_standins import GlobalName, NotNeutral, Unknown
 
 __all__ = ["TorchArray", "ENUMS", "convert", "emit"]
 
@@ -100,7 +90,7 @@ def convert(u: Unknown, charge: Callable[[int, str], None], nested: int, decode:
             return _tensor(u, charge)
         except NotNeutral:
             pass  # kept as an opaque leaf below
-    return opaque_leaf(u, charge, f"no neutral form for an object made by {u.func._label()}")
+    return opaque_leaf(u, charge, f"no neutral form for an object made by {u.func.label()}")
 
 
 def opaque_leaf(u: Unknown, charge: Callable[[int, str], None], reason: str) -> Opaque:
@@ -149,13 +139,13 @@ def emit(u: Unknown, charge: Callable[[int, str], None]) -> bytes:
                 x.has_state,
                 x.new,
             )
-        elif isinstance(x, _Array):
+        elif isinstance(x, Array):
             if x.array is None:
                 raise NotNeutral("an array without data")
             out = x.array
-        elif isinstance(x, _Scalar):
+        elif isinstance(x, Scalar):
             out = x.value
-        elif isinstance(x, _DType):
+        elif isinstance(x, DType):
             out = x.dtype
         elif type(x) is list:
             out = memo[key] = []
@@ -167,8 +157,8 @@ def emit(u: Unknown, charge: Callable[[int, str], None]) -> bytes:
         elif type(x) is tuple:
             out = tuple(walk(v, depth + 1) for v in x)
         else:
-            label = x._label() if hasattr(x, "_label") else type(x).__name__
-            raise NotNeutral(f"{label} inside an object made by {u.func._label()} cannot be written again")
+            label = x.label() if hasattr(x, "label") else type(x).__name__
+            raise NotNeutral(f"{label} inside an object made by {u.func.label()} cannot be written again")
         memo[key] = out
         return out
 
@@ -176,7 +166,7 @@ def emit(u: Unknown, charge: Callable[[int, str], None]) -> bytes:
     try:
         return pickler.dumps(graph)
     except (pickle.PicklingError, RecursionError, ValueError, TypeError) as e:
-        raise NotNeutral(f"the object made by {u.func._label()} cannot be written again: {e}") from None
+        raise NotNeutral(f"the object made by {u.func.label()} cannot be written again: {e}") from None
 
 
 # -- torch tensors ------------------------------------------------------------------
@@ -194,7 +184,7 @@ def _tensor(u: Unknown, charge: Callable[[int, str], None]) -> TorchArray:
     data = _storage(storage.args[0], charge)
     if type(offset) is not int or not isinstance(size, tuple) or not isinstance(stride, tuple) or len(size) != len(stride):
         raise NotNeutral("malformed tensor")
-    shape = _check_shape(size)
+    shape = check_shape(size)
     if offset < 0 or not all(type(s) is int and s >= 0 for s in stride):
         raise NotNeutral("malformed tensor strides")
     if math.prod(shape) and offset + sum((n - 1) * s for n, s in zip(shape, stride)) >= data.size:
@@ -223,7 +213,7 @@ class _StorageUnpickler(RestrictedUnpickler):
 
 # the storage reference is the one persistent id allowed, and only here
 _StorageUnpickler.dispatch = MappingProxyType(
-    {**RestrictedUnpickler.dispatch, pickle.BINPERSID[0]: _metered(pickle._Unpickler.load_binpersid)}  # type: ignore[attr-defined]
+    {**RestrictedUnpickler.dispatch, pickle.BINPERSID[0]: metered(pickle._Unpickler.load_binpersid)}  # type: ignore[attr-defined]
 )
 
 
@@ -247,4 +237,4 @@ def _storage(raw: bytes, charge: Callable[[int, str], None]) -> np.ndarray:
         charge(nbytes, "a tensor's storage")
         return np.frombuffer(raw, dtype=dtype, count=numel, offset=f.tell()).copy()
     except Exception as e:
-        raise _contain(e, "the tensor's storage cannot be read") from None
+        raise contain(e, "the tensor's storage cannot be read") from None

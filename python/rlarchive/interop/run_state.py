@@ -312,7 +312,7 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
             torch.cuda.set_rng_state_all([torch.as_tensor(np.array(a, np.uint8)) for a in cuda])
             restored.append("random_state.torch_cuda")
         else:
-            from .sb3 import LoadWarning
+            from .sb3_keys import LoadWarning
 
             not_restored["random_state.torch_cuda"] = (
                 f"the archive records {len(cuda)} CUDA device(s), this machine has {torch.cuda.device_count() if torch.cuda.is_available() else 0}"

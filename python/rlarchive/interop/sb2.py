@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES
 from .budget import ImportBudget, budget_for
-from .sb3 import ImportReport, _decode_data, _decode_pickle, _escape, _json_cost, _note_leaves, _open_zip, _parse_data_json, _read_member
+from .sb3_zip import ImportReport, decode_data, decode_pickle, escape_pointer, json_cost, note_leaves, open_zip, parse_data_json, read_member
 from ..values import ClassRef
 
 __all__ = ["import_archive", "infer_algorithm"]
@@ -144,7 +144,7 @@ def import_archive(
 
 def _read_zip_model(in_zip: Union[str, os.PathLike], report: ImportReport, budget: ImportBudget, tensors: dict, metadata: dict) -> dict:
     """The decoded data of an SB2 ``.zip``; its variables are added to ``tensors`` and their order to ``metadata``."""
-    with _open_zip(in_zip) as zf:
+    with open_zip(in_zip) as zf:
         names = zf.namelist()
         if "data" not in names:
             raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines model: no 'data' member")
@@ -153,12 +153,12 @@ def _read_zip_model(in_zip: Union[str, os.PathLike], report: ImportReport, budge
                 "IMPORT_INVALID",
                 "this is a Stable-Baselines3 model (it has .pth members and no 'parameters'); use 'rlarchive import-sb3'",
             )
-        data = _decode_data(_parse_data_json(_read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget)
+        data = decode_data(parse_data_json(read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget)
         if ("parameters" in names) != ("parameter_list" in names):
             raise RlarchiveError("IMPORT_INVALID", "'parameters' and 'parameter_list' must both be present")
         if "parameters" in names:
-            plist = _parse_json_list(_read_member(zf, "parameter_list", MAX_JSON_BYTES, budget), budget)
-            raw = _read_member(zf, "parameters", _PARAMS_LIMIT, budget)
+            plist = _parse_json_list(read_member(zf, "parameter_list", MAX_JSON_BYTES, budget), budget)
+            raw = read_member(zf, "parameters", _PARAMS_LIMIT, budget)
             params, extra = _read_npz(raw, plist, budget)
             del raw
             if extra:
@@ -199,7 +199,7 @@ def _read_pickle_model(path: Union[str, os.PathLike], report: ImportReport, budg
     value_pickles: Optional[dict] = None
     for key, item in doc.items():
         try:
-            data[key] = _note_leaves(unpickle.to_neutral(item, budget=budget), "/" + _escape(key), report)
+            data[key] = note_leaves(unpickle.to_neutral(item, budget=budget), "/" + escape_pointer(key), report)
             report.converted.append(key)
         except unpickle.NotNeutral:
             if value_pickles is None:  # located once, for the values that stay opaque
@@ -208,7 +208,7 @@ def _read_pickle_model(path: Union[str, os.PathLike], report: ImportReport, budg
             if key not in value_pickles:
                 raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: its value cannot be located in the pickle") from None
             budget.charge(value_pickles[key][1], f"the opaque value of data key {key!r}")
-            data[key] = _decode_pickle(key, _value_pickle(raw, *value_pickles[key]), _standin_type(item), report, budget)
+            data[key] = decode_pickle(key, _value_pickle(raw, *value_pickles[key]), _standin_type(item), report, budget)
     params, plist = _pickled_params(stored, budget)
     return data, params, plist
 
@@ -242,7 +242,7 @@ def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, Optional[l
         )
     params: dict = {}
     for name, item in items:
-        if not isinstance(item, (unpickle._Array, unpickle._Scalar)):  # TensorFlow gives a 0-d variable as a NumPy scalar
+        if not isinstance(item, (unpickle.Array, unpickle.Scalar)):  # TensorFlow gives a 0-d variable as a NumPy scalar
             raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} is {_describe(item)}, not a numeric array")
         try:
             arr = unpickle.to_neutral(item, budget=budget)
@@ -271,7 +271,7 @@ def _standin_type(x: Any) -> str:
 
     if isinstance(x, unpickle.Unknown):
         return f"{x.func.module}.{x.func.qualname}"
-    if isinstance(x, unpickle._Function):
+    if isinstance(x, unpickle.Function):
         return "function"
     kind = type(x)
     module, name = getattr(kind, "_pickle_module", None), getattr(kind, "_pickle_name", None)
@@ -443,7 +443,7 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
 
 
 def _parse_json_list(raw: bytes, budget: ImportBudget) -> list:
-    budget.charge(_json_cost(raw), "the objects parsed from the parameter_list member", member="parameter_list")
+    budget.charge(json_cost(raw), "the objects parsed from the parameter_list member", member="parameter_list")
     try:
         v = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:

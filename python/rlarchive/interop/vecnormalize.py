@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import RlarchiveError
 from ..vec_normalize import Statistics, Stats
 from .budget import ImportBudget, budget_for
-from .unpickle import GlobalName, NotNeutral, Unknown, _Array, _Scalar, restricted_loads
+from .unpickle import Array, GlobalName, NotNeutral, Scalar, Unknown, restricted_loads
 
 __all__ = ["Stats", "Statistics", "read", "from_wrapper", "wrap", "write"]
 
@@ -41,7 +41,7 @@ def _fail(msg: str) -> RlarchiveError:
 
 
 def _number(x: Any, what: str) -> float:
-    if isinstance(x, _Scalar):
+    if isinstance(x, Scalar):
         x = x.value.item()
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise _fail(f"{what} is not a number")
@@ -49,9 +49,9 @@ def _number(x: Any, what: str) -> float:
 
 
 def _array(x: Any, what: str) -> np.ndarray:
-    if isinstance(x, _Array) and x.array is not None:
+    if isinstance(x, Array) and x.array is not None:
         return np.asarray(x.array, dtype=np.float64).copy()
-    if isinstance(x, _Scalar):
+    if isinstance(x, Scalar):
         return np.asarray(x.value, dtype=np.float64)
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return np.asarray(float(x))

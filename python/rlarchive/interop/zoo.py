@@ -238,7 +238,7 @@ def import_zoo(
             what ``import_archive`` raises.
     """
     from . import provenance
-    from . import sb3 as rsb3
+    from . import sb3_import as rsb3
     from . import vecnormalize
 
     given = provenance.merged({}, metadata)  # checked before any work

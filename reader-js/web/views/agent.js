@@ -1,8 +1,8 @@
-// What the agent is and how good it is, shown first: the provenance and
-// evaluations of spec/metadata.md (Archive#provenance, Archive#evaluations),
-// the algorithm, and the facts of the model card `rlarchive card` writes
-// (provenance, spaces, evaluations, how to load) as page content rather than
-// Markdown. Text from the archive goes into the page as text only; the
+// What the agent is and how good it is: an overview shown first (algorithm,
+// environment, mean reward, spaces, validation, the policy's layers), then the
+// provenance and evaluations of spec/metadata.md (Archive#provenance,
+// Archive#evaluations) and how to load it: the facts of the model card
+// `rlarchive card` writes, as page content rather than Markdown. Text from the archive goes into the page as text only; the
 // environment id is shown as a hint, never resolved.
 
 import { Space } from '../../src/index.js';
@@ -90,31 +90,47 @@ function howToLoad(label, envId, sb3, hasPolicy) {
 }
 
 /**
- * Shows what the agent is and how good it is: a summary (environment,
- * algorithm, mean reward ± std with episodes, timesteps), then the model
- * card's facts: provenance, spaces, evaluations, how to load. Defined
- * metadata keys with malformed values are listed with their warning.
+ * The overview, shown first: environment, algorithm, mean reward ± std with
+ * its episodes, timesteps, the spaces, and two rows the page fills in later
+ * (`#overview-validation` when the validation is done, `#overview-policy`
+ * when the policy is loaded). Defined metadata keys with malformed values are
+ * listed with their warning.
+ * @param {HTMLElement} el
+ * @param {import('../../index.js').Archive} archive
+ */
+export function renderAgent(el, archive) {
+  const p = archive.provenance;
+  const algorithm = algorithmOf(archive.metadata);
+  const malformed = archive.warnings.filter((w) => w.code === 'METADATA_INVALID');
+  const spaces = Object.entries(archive.data).filter(([k, v]) => v instanceof Space && /^(observation|action)_space$/.test(k));
+  const rows = [
+    ...summaryRows(archive, p, archive.evaluations, algorithm),
+    ...spaces.map(([k, v]) => [k.replace('_', ' '), h('span', { class: 'space-summary', dataset: { space: k } }, spaceLabel(v))]),
+    ['validation', h('span', { id: 'overview-validation' }, h('span', { class: 'muted' }, 'not run yet'))],
+  ];
+  if (archive.extensionsUsed.includes('RLA_policy')) rows.push(['policy', h('span', { id: 'overview-policy' }, h('span', { class: 'muted' }, 'not loaded yet'))]);
+  fill(el,
+    keyValueTable(rows, 'kv agent-summary'),
+    malformed.length ? h('div', { class: 'banner warn', id: 'metadata-warnings' }, 'Metadata not shown, its value is malformed:',
+      h('ul', null, malformed.map((w) => h('li', null, h('code', { class: 'code' }, w.code), ' ', h('code', { class: 'loc' }, w.pointer), ' ', w.detail ?? w.message)))) : null);
+}
+
+/**
+ * The model card's facts after the overview: provenance, evaluations, how to load.
  * @param {HTMLElement} el
  * @param {import('../../index.js').Archive} archive
  * @param {{label: string}} file
  */
-export function renderAgent(el, archive, file) {
+export function renderCard(el, archive, file) {
   const p = archive.provenance;
   const evaluations = archive.evaluations;
-  const algorithm = algorithmOf(archive.metadata);
-  const malformed = archive.warnings.filter((w) => w.code === 'METADATA_INVALID');
-  const spaces = Object.entries(archive.data).filter(([k, v]) => v instanceof Space && /^(observation|action)_space$/.test(k));
   const sb3 = archive.metadata.source === 'stable-baselines3';
   fill(el,
-    keyValueTable(summaryRows(archive, p, evaluations, algorithm), 'kv agent-summary'),
-    malformed.length ? h('div', { class: 'banner warn', id: 'metadata-warnings' }, 'Metadata not shown, its value is malformed:',
-      h('ul', null, malformed.map((w) => h('li', null, h('code', { class: 'code' }, w.code), ' ', h('code', { class: 'loc' }, w.pointer), ' ', w.detail ?? w.message)))) : null,
     h('h3', null, 'Provenance'),
     keyValueTable(provenanceRows(archive, p), 'kv provenance'),
-    spaces.length ? [h('h3', null, 'Spaces'), keyValueTable(spaces.map(([k, v]) => [k, spaceLabel(v)]), 'kv agent-spaces')] : null,
     h('h3', null, 'Evaluations'),
     evaluations.length
-      ? [evaluationsTable(evaluations), h('p', { class: 'muted small' }, "Returns are the environment's own rewards; the latest evaluation of each environment is the mean reward above.")]
+      ? [h('div', { class: 'scroll' }, evaluationsTable(evaluations)), h('p', { class: 'muted small' }, "Returns are the environment's own rewards; the latest evaluation of each environment is the mean reward of the overview.")]
       : h('p', { class: 'muted', id: 'no-evaluations' }, 'None recorded. ', h('code', null, 'rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record'), ' records one.'),
     h('h3', null, 'How to load'),
     howToLoad(file.label, p.envId, sb3, archive.extensionsUsed.includes('RLA_policy')));

@@ -19,7 +19,7 @@ export function renderOverview(el, archive, file) {
     ['format version', h('span', { id: 'format-version' }, archive.formatVersion)],
     ['producer', h('span', { id: 'producer' }, `${producer.name} ${producer.version}`)],
     ['extensions', ext.length ? ext.map((x, i) => [i ? ', ' : '', h('code', null, x), SUPPORTED_EXTENSIONS.includes(x) ? '' : ' (not supported by this reader)']) : 'none'],
-    ['members', `${archive.memberNames.length}: ${archive.memberNames.join(', ')}`],
+    ['members', h('div', null, `${archive.memberNames.length}:`, h('ul', { class: 'members' }, archive.memberNames.map((m) => h('li', null, h('code', null, m)))))],
   ];
   const meta = Object.entries(metadata);
   fill(el,

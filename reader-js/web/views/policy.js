@@ -1,14 +1,16 @@
-// The portable policy (extension RLA_policy): a summary, an observation form
-// generated from its observation space, action masks when its head takes
-// them, the recurrent state carried from step to step, and the action
-// computed by the reader's Policy#predict in the inspector's worker (while it
-// runs: "Computing…" and a Cancel button that stops the worker).
+// The portable policy (extension RLA_policy): a summary, a diagram of its
+// network, an observation form generated from its observation space (with
+// the Box bounds), action masks when its algorithm acts with them, the
+// recurrent state carried from step to step, and the action computed by the
+// reader's Policy#predict in the inspector's worker (while it runs:
+// "Computing…" and a Cancel button that stops the worker).
 
 import { h, fill, keyValueTable, errorParts } from '../dom.js';
 import { formatNumber, formatShape } from '../format.js';
 import { buildObservationForm } from '../obsform.js';
 import { isCancelled } from '../worker-client.js';
 import { spaceLabel } from './value.js';
+import { renderDiagram } from './diagram.js';
 
 /** Heads with more action-mask entries than this get no mask checkboxes (every action allowed). */
 export const MAX_MASK_BOXES = 1024;
@@ -47,18 +49,28 @@ export function actionText(action, max = MAX_SHOWN_ACTION) {
   return { dtype: action.dtype, shape: formatShape(action.shape), values: shown.join(', ') + (n > max ? `, … (${n} values)` : '') };
 }
 
-function summary(policy) {
+/** Algorithms that act with action masks (Annex B: sb3-contrib's MaskablePPO): the panel offers masks for these only. */
+export const MASKED_ALGORITHMS = Object.freeze(['MaskablePPO']);
+
+/**
+ * The rows of the policy's summary: only what this policy uses (image
+ * normalisation for an image observation, VecNormalize when it takes it, the
+ * recurrent state when it has one).
+ * @param {import('../tasks.js').PolicySummary} policy
+ * @returns {Array<[string, string]>}
+ */
+export function summaryRows(policy) {
   const ops = policy.layers;
   const rows = [
     ['observation space', spaceLabel(policy.observationSpace)],
     ['action space', spaceLabel(policy.actionSpace)],
     ['layers', `${ops.length}: ${ops.slice(0, 24).join(' → ')}${ops.length > 24 ? ' → …' : ''}`],
     ['action head', `${policy.action.op}${policy.action.squash ? ` (squash ${policy.action.squash})` : ''}`],
-    ['normalize images', policy.normalizeImages ? 'yes' : 'no'],
-    ['VecNormalize', policy.vecNormalize ? 'observations normalised with the archive\'s RLA_vec_normalize statistics' : 'no'],
   ];
+  if (policy.imageObservation) rows.push(['normalize images', policy.normalizeImages ? 'yes: pixels divided by 255' : 'no']);
+  if (policy.vecNormalize) rows.push(['VecNormalize', "observations normalised with the archive's RLA_vec_normalize statistics"]);
   if (policy.recurrent) rows.push(['recurrent', `LSTM, ${policy.recurrent.layers} layer(s) of ${policy.recurrent.hidden_size} units`]);
-  return keyValueTable(rows);
+  return rows;
 }
 
 /**
@@ -69,17 +81,19 @@ function summary(policy) {
  * @param {HTMLElement} el
  * @param {import('../tasks.js').PolicySummary} policy what the worker tells of the policy
  * @param {{predict: (args: {observation: unknown, state: object|null, actionMasks: Uint8Array|null}) => Promise<{action: {dtype: string, shape: number[], data: ArrayLike<number|bigint>}, state: object|null}>, cancel: () => void}} run
+ * @param {{masks?: boolean}} [options] `masks`: offer action masks (the algorithm acts with them, MASKED_ALGORITHMS); a head that takes none never shows them
  * @returns {{predict: () => Promise<void>}} what the page's buttons call
  */
-export function renderPolicy(el, policy, run) {
+export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}) {
   const form = buildObservationForm(policy.observationSpace, 'obs');
+  const maskWidth = offerMasks ? policy.maskWidth : null;
   // too many mask entries for checkboxes: none are given, which allows every action
-  const labels = policy.maskWidth !== null && policy.maskWidth <= MAX_MASK_BOXES ? maskLabels(policy) : null;
+  const labels = maskWidth !== null && maskWidth <= MAX_MASK_BOXES ? maskLabels(policy) : null;
   const maskBoxes = labels ? labels.map((l, i) => h('input', { type: 'checkbox', checked: true, dataset: { index: String(i) }, 'aria-label': `allow action ${l}` })) : [];
   const masks = labels
     ? h('fieldset', { id: 'action-masks' }, h('legend', null, 'Action masks (checked = allowed)'),
       h('div', { class: 'inputs checks' }, maskBoxes.map((b, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, labels[i]), b))))
-    : policy.maskWidth !== null ? h('p', { id: 'action-masks-omitted', class: 'muted' }, `The head takes ${policy.maskWidth} action-mask entries, too many to show: every action is allowed.`) : null;
+    : maskWidth !== null ? h('p', { id: 'action-masks-omitted', class: 'muted' }, `The head takes ${maskWidth} action-mask entries, too many to show: every action is allowed.`) : null;
   let state = null;
   let step = 0;
   let count = 0;
@@ -155,18 +169,20 @@ export function renderPolicy(el, policy, run) {
   predictButton.addEventListener('click', predict);
   resetButton?.addEventListener('click', resetState);
   showState();
-  fill(el,
-    summary(policy),
-    h('h3', null, 'Observation'),
-    h('div', { id: 'observation-form' }, form.el),
-    h('div', { class: 'buttons' },
-      h('button', { type: 'button', id: 'random-sample', onclick: () => form.randomize() }, 'Random sample'),
-      h('button', { type: 'button', id: 'reset-observation', onclick: () => form.reset() }, 'Reset')),
-    masks,
-    resetButton ? h('p', { class: 'buttons' }, stateInfo, ' ', resetButton) : null,
-    h('div', { class: 'buttons' }, predictButton),
-    output,
-    history);
+  fill(el, h('div', { class: 'policy-top' },
+    h('div', { class: 'policy-main' },
+      keyValueTable(summaryRows(policy), 'kv policy-summary'),
+      h('h3', null, 'Observation'),
+      h('div', { id: 'observation-form' }, form.el),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'button', id: 'random-sample', onclick: () => form.randomize() }, 'Random sample'),
+        h('button', { type: 'button', id: 'reset-observation', onclick: () => form.reset() }, 'Reset')),
+      masks,
+      resetButton ? h('p', { class: 'buttons' }, stateInfo, ' ', resetButton) : null,
+      h('div', { class: 'buttons' }, predictButton),
+      output,
+      history),
+    h('details', { class: 'policy-network', open: true }, h('summary', null, 'Network'), renderDiagram(policy.graph, spaceLabel(policy.actionSpace)))));
   return { predict };
 }
 

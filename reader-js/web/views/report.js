@@ -10,8 +10,21 @@ const LOCATION = ['member', 'pointer', 'offset'];
  * issue with its code, severity, message and location fields.
  * @param {HTMLElement} el the section's body
  * @param {{valid: boolean, summary: {errors: number, warnings: number, infos: number}, issues: object[], validator: {name: string, version: string}}} report
+ * @param {{shown?: {code?: string, member?: string, pointer?: string, offset?: number}|null}} [options] `shown`: the error of opening, shown
+ *   above already: when the report has no other issue, only a line saying so; else the others
  */
-export function renderReport(el, report) {
+export function renderReport(el, report, { shown = null } = {}) {
+  if (shown) {
+    const same = (i) => i.code === shown.code && LOCATION.every((f) => (i[f] ?? null) === (shown[f] ?? null));
+    const others = report.issues.filter((i) => !same(i));
+    if (others.length === report.issues.length - 1) {
+      if (others.length === 0) {
+        fill(el, h('p', { class: 'muted small', id: 'report-same' }, `The full validation (${report.validator.name} ${report.validator.version}) found this error only.`));
+        return;
+      }
+      report = { ...report, issues: others, summary: { ...report.summary, errors: report.summary.errors - 1 } };
+    }
+  }
   const errors = report.issues.filter((i) => i.severity === 'error');
   const codes = [...new Set(errors.map((i) => i.code))];
   const { summary } = report;
@@ -33,18 +46,21 @@ export function renderReport(el, report) {
 }
 
 /**
- * Shows why an archive could not be opened: the error code, its message and location.
+ * Shows why an archive could not be opened: the error code, its message and
+ * location, and the advice to convert it when it is a Stable-Baselines model.
  * @param {HTMLElement} el
  * @param {Error & {code?: string, detail?: string, member?: string, pointer?: string, offset?: number}} error
+ * @param {string} [hint] the command line's advice (conversion.js), or ''
  */
-export function renderOpenError(el, error) {
+export function renderOpenError(el, error, hint = '') {
   const code = error?.code ?? 'ERROR';
   const loc = LOCATION.filter((f) => error?.[f] !== undefined && error?.[f] !== null).map((f) => `${f} ${error[f]}`).join(', ');
   fill(el,
     h('div', { class: 'banner bad', role: 'alert', dataset: { code } },
       h('strong', null, 'Cannot open this archive: '), h('code', { class: 'code' }, code),
       h('div', { class: 'message' }, error?.detail ?? error?.message ?? String(error)),
-      loc ? h('div', { class: 'loc' }, loc) : null));
+      loc ? h('div', { class: 'loc' }, loc) : null,
+      hint ? h('div', { class: 'hint-convert', id: 'convert-hint' }, hint.split(/(rlarchive import-sb[23] .*$)/).map((part, i) => (i % 2 ? h('code', null, part) : part))) : null));
 }
 
 /**

@@ -1,12 +1,14 @@
 // Tensor groups: each tensor's dtype, shape and size from the safetensors
-// headers; choosing one has the inspector's worker read its bytes (only then)
-// and compute its statistics, which are shown with a histogram.
+// headers, the policy first and optimizer state by parameter; choosing one
+// has the inspector's worker read its bytes (only then) and compute its
+// statistics, which are shown with a histogram under the chosen row.
 
 import { h, fill, keyValueTable, errorParts } from '../dom.js';
 import { formatBytes, formatShape, formatNumber, formatShort } from '../format.js';
 import { histogramChart } from '../charts.js';
 import { isCancelled } from '../worker-client.js';
 import { arrayValues } from './value.js';
+import { optimizerLayout, orderGroups } from '../optimizers.js';
 
 /**
  * Statistics and histogram of one tensor, as the worker computed them.
@@ -37,25 +39,56 @@ export function renderTensorDetail(t, group, nbytes) {
       keyValueTable(rows, 'kv stats')));
 }
 
+/** A row of one tensor: its button (choosing it reads it), dtype, shape and size. */
+function tensorRow(group, info, label, choose) {
+  const button = h('button', { type: 'button', class: 'tensor link', dataset: { tensor: `${group}/${info.name}` }, title: `${group}/${info.name}: read this tensor and show its values` }, label);
+  const row = h('tr', { class: 'tensor-row', dataset: { name: info.name.toLowerCase() } }, h('td', null, button), h('td', null, info.dtype), h('td', null, formatShape(info.shape)), h('td', { class: 'num' }, formatBytes(info.nbytes)));
+  button.addEventListener('click', () => choose(group, info, button, row));
+  return row;
+}
+
+/** The rows of an optimizer's group: each parameter's name, then its state tensors (exp_avg, ...). */
+function optimizerRows(archive, group, infos, choose) {
+  const layout = optimizerLayout(archive, group.slice('optimizer.'.length));
+  const byName = new Map(infos.map((t) => [t.name, t]));
+  const rows = [];
+  for (const p of layout.params) {
+    const name = p.parameter ? `${p.parameter.name}${p.certain ? '' : '?'}` : `parameter ${p.key}`;
+    const note = p.parameter === null ? ' (no parameter of this shape)'
+      : p.certain ? '' : ` (by shape and order; same shape: ${p.alternatives.join(', ')})`;
+    const names = p.tensors.filter((t) => byName.has(t));
+    rows.push(h('tr', { class: 'param-row', dataset: { name: [p.parameter?.name ?? '', ...names].join(' ').toLowerCase(), position: String(p.position), parameter: p.parameter?.name ?? '', certain: String(p.certain) } },
+      h('td', { colspan: 4 }, h('span', { class: 'param-name' }, name), h('span', { class: 'muted small' }, ` — parameter ${p.position}${p.parameter ? ` ${formatShape(p.parameter.shape)}` : ''}${note}`))));
+    for (const t of names) rows.push(tensorRow(group, byName.get(t), t.split('/').pop(), choose));
+  }
+  if (layout.other.length && layout.params.length) rows.push(h('tr', { class: 'param-row', dataset: { name: layout.other.join(' ').toLowerCase() } }, h('td', { colspan: 4 }, h('span', { class: 'param-name' }, 'other state'))));
+  for (const t of layout.other) rows.push(tensorRow(group, byName.get(t), t, choose));
+  return rows;
+}
+
 /**
- * Every tensor group as a table (name, dtype, shape, bytes). Nothing is read
- * until a tensor is chosen; then `statistics(group, name)` (the worker) reads
- * it and computes its statistics, shown with "Computing…" and a Cancel button
- * (`cancel`) meanwhile; choosing another tensor first cancels the one under way.
- * `#tensor-detail` has `data-status` computing, then done, error or cancelled.
+ * Every tensor group as a table (name, dtype, shape, bytes): `policy` first,
+ * the optimizers' states last and each under the parameter it belongs to
+ * (optimizers.js). Nothing is read until a tensor is chosen; then
+ * `statistics(group, name)` (the worker) reads it and computes its
+ * statistics, shown right under the chosen row, with "Computing…" and a
+ * Cancel button (`cancel`) meanwhile; choosing another tensor first cancels
+ * the one under way. `#tensor-detail` has `data-status` computing, then
+ * done, error or cancelled.
  * @param {HTMLElement} el
  * @param {import('../../index.js').Archive} archive
  * @param {{statistics: (group: string, name: string) => Promise<ReturnType<import('../stats.js').tensorStatistics>>, cancel: () => void, busy?: () => boolean, onRead?: () => void}} compute
  * @returns {number} the number of tensors listed
  */
 export function renderTensors(el, archive, { statistics, cancel, busy = () => false, onRead = () => {} }) {
-  const detail = h('div', { id: 'tensor-detail', class: 'card', hidden: true });
+  const detail = h('div', { id: 'tensor-detail', class: 'card' });
+  const detailRow = h('tr', { class: 'detail-row' }, h('td', { colspan: 4 }, detail));
   let total = 0;
   let current = 0;
-  const choose = async (group, info, button) => {
+  const choose = async (group, info, button, row) => {
     if (busy()) cancel();
     const ticket = ++current;
-    detail.hidden = false;
+    row.after(detailRow);
     detail.dataset.status = 'computing';
     fill(detail, h('p', { class: 'muted' }, `Reading ${group}/${info.name} (${formatBytes(info.nbytes)}) and computing its statistics… `,
       h('button', { type: 'button', id: 'cancel-tensor', class: 'small', onclick: () => cancel() }, 'Cancel')));
@@ -66,6 +99,7 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
       if (ticket !== current) return;
       fill(detail, renderTensorDetail(t, group, info.nbytes));
       detail.dataset.status = 'done';
+      detailRow.scrollIntoView?.({ block: 'nearest' });
     } catch (e) {
       if (ticket !== current) return;
       detail.dataset.status = isCancelled(e) ? 'cancelled' : 'error';
@@ -74,32 +108,30 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
       onRead();
     }
   };
-  const groups = archive.groups.map((group) => {
+  const groups = orderGroups(archive.groups).map((group) => {
     const infos = archive.tensorInfo(group);
     total += infos.length;
     const bytes = infos.reduce((a, t) => a + t.nbytes, 0);
-    const rows = infos.map((info) => {
-      const button = h('button', { type: 'button', class: 'tensor link', dataset: { tensor: `${group}/${info.name}` }, title: 'read this tensor and show its values' }, info.name);
-      button.addEventListener('click', () => choose(group, info, button));
-      return h('tr', { dataset: { name: info.name.toLowerCase() } }, h('td', null, button), h('td', null, info.dtype), h('td', null, formatShape(info.shape)), h('td', { class: 'num' }, formatBytes(info.nbytes)));
-    });
-    return h('details', { class: 'group', open: infos.length <= 200, dataset: { group } },
-      h('summary', null, h('strong', null, group), ` — ${infos.length} tensor${infos.length === 1 ? '' : 's'}, ${formatBytes(bytes)}`),
-      infos.length === 0 ? h('p', { class: 'muted' }, 'This group holds no tensors.') : h('table', { class: 'tensors' },
+    const optimizer = group.startsWith('optimizer.');
+    const rows = optimizer ? optimizerRows(archive, group, infos, choose) : infos.map((info) => tensorRow(group, info, info.name, choose));
+    return h('details', { class: 'group', open: !optimizer && infos.length <= 200, dataset: { group } },
+      h('summary', null, h('strong', null, group), ` — ${infos.length} tensor${infos.length === 1 ? '' : 's'}, ${formatBytes(bytes)}`,
+        optimizer ? h('span', { class: 'muted' }, ', by parameter') : null),
+      infos.length === 0 ? h('p', { class: 'muted' }, 'This group holds no tensors.') : h('div', { class: 'scroll' }, h('table', { class: 'tensors' },
         h('thead', null, h('tr', null, h('th', null, 'name'), h('th', null, 'dtype'), h('th', null, 'shape'), h('th', null, 'bytes'))),
-        h('tbody', null, rows)));
+        h('tbody', null, rows))),
+      optimizer ? h('p', { class: 'muted small' }, "The archive keeps the optimizer's parameter positions, not their names: each is matched to a parameter of the same shape in PyTorch's usual order; a name marked ? has others of the same shape.") : null);
   });
   const filter = h('input', { type: 'search', placeholder: 'filter tensors by name', 'aria-label': 'filter tensors by name' });
   filter.addEventListener('input', () => {
     const q = filter.value.toLowerCase();
-    el.querySelectorAll('table.tensors tbody tr').forEach((tr) => {
+    el.querySelectorAll('table.tensors tbody tr[data-name]').forEach((tr) => {
       tr.hidden = q !== '' && !tr.dataset.name.includes(q);
     });
   });
   fill(el,
-    total ? h('p', { class: 'muted' }, 'Choose a tensor to read it and see its histogram; nothing else is read.') : h('p', { class: 'muted' }, 'No tensors.'),
+    total ? h('p', { class: 'muted' }, 'Choose a tensor to read it and see its histogram, right under it; nothing else is read.') : h('p', { class: 'muted' }, 'No tensors.'),
     total > 20 ? filter : null,
-    groups,
-    detail);
+    groups);
   return total;
 }

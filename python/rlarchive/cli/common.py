@@ -1,0 +1,171 @@
+"""What every command of the ``rlarchive`` command line shares: exit statuses, one-line messages, input checks, option types."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import stat
+import sys
+from typing import Any, Optional, Sequence
+
+from ..errors import RlarchiveError
+from ..filenames import escape_name, printable
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_ERROR = 2
+#: Codes that are about the environment or the request rather than a file's content.
+EXIT_ERROR_CODES = frozenset({"IO_ERROR", "IO_TIMEOUT", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR", "INPUT_INVALID", "ENV_NOT_FOUND", "ENV_MISMATCH"})
+#: Longest message printed, in characters (a message can quote a whole library error).
+MAX_MESSAGE = 2000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+#: What to install for the commands that need optional packages (torch, stable-baselines3, gymnasium).
+INSTALL = "install it with: pip install 'rlarchive[sb3]'"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one printable line: line breaks and other control characters become spaces,
+    bytes that are not UTF-8 and invisible characters are escaped (:func:`rlarchive.filenames.printable`)."""
+    text = printable(_CONTROL.sub(" ", text).strip())
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def shown(text: str, names: Sequence[Optional[str]] = ()) -> str:
+    """``text`` with each of the file ``names`` it quotes in its escaped form (spec §14)."""
+    for name in names:
+        if name and name in text:
+            escaped = escape_name(name)
+            if escaped != name:
+                text = text.replace(name, escaped)
+    return text
+
+
+def say(text: str, names: Sequence[Optional[str]] = ()) -> None:
+    """Print one line ``rlarchive: ...`` on standard error (which may itself be gone); the file
+    ``names`` the text quotes are shown in their escaped form."""
+    if sys.stderr is None:  # no standard error at all (print would fall back to standard output)
+        return
+    try:
+        print("rlarchive: " + one_line(shown(text, names)), file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # standard error closed
+        pass
+
+
+def line(text: str) -> None:
+    """Print one line of text taken from an archive (names, keys, metadata) with what could break or disguise the line escaped."""
+    print(printable(text))
+
+
+def exit_status(code: str) -> int:
+    """The exit status that an error of ``code`` ends a command with."""
+    return EXIT_ERROR if code in EXIT_ERROR_CODES else EXIT_INVALID
+
+
+# ---------------------------------------------------------------- hints
+
+
+def _zip_names(path: str) -> Optional[list[Any]]:
+    """The member names of a plain ZIP file, or None (never raises; reads only the central directory)."""
+    import zipfile
+
+    from ..limits import MAX_MEMBERS
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            return [i.filename for i in infos] if len(infos) <= MAX_MEMBERS else None
+    except Exception:  # anything zipfile raises on a damaged file means: no hint
+        return None
+
+
+def conversion_hint(path: str) -> str:
+    """Advice for a Stable-Baselines model given where an rlarchive was expected, or ``""``."""
+    names = _zip_names(path)
+    if not names or "data" not in names:
+        return ""
+    name = escape_name(path)
+    if any(n.endswith(".pth") for n in names):
+        return f" (this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 {name} OUT.rlarchive)"
+    if "parameters" in names and "parameter_list" in names:
+        return f" (this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 {name} OUT.rlarchive)"
+    return ""
+
+
+def error_line(e: RlarchiveError, path: Optional[str] = None) -> str:
+    """The message of ``e``, with advice to convert when ``path`` is a Stable-Baselines model."""
+    hint = conversion_hint(path) if path is not None and e.code == "ARCHIVE_NOT_RLARCHIVE" else ""
+    return str(e) + hint
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def unreadable(path: str) -> Optional[RlarchiveError]:
+    """Why ``path`` cannot serve as an input file (IO_ERROR), or None.
+
+    Checked before a command opens it, so that a FIFO or a device never
+    blocks a command or feeds it without end.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return RlarchiveError("IO_ERROR", f"cannot open {path}: {e.strerror}")
+    if stat.S_ISDIR(st.st_mode):
+        return RlarchiveError("IO_ERROR", f"cannot read {path}: it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        return RlarchiveError("IO_ERROR", f"cannot read {path}: it is not a regular file")
+    try:
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as e:
+        return RlarchiveError("IO_ERROR", f"cannot open {path}: {e.strerror}")
+    return None
+
+
+def special(path: str) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory (a FIFO, a device, a socket)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+# ---------------------------------------------------------------- option types
+
+
+def key_value(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` (the first ``=`` separates; KEY not empty)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r}")
+    return key, value
+
+
+def pairs(given: Optional[Sequence[tuple[str, str]]]) -> dict[str, str]:
+    """The metadata ``--set``/``--metadata`` options give, in order (a repeated key: the last value)."""
+    return {k: v for k, v in given or ()}
+
+
+def positive(text: str) -> int:
+    """A positive integer option."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return int(text)
+
+
+def natural(text: str) -> int:
+    """A non-negative integer option."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a non-negative integer: {text!r}")
+    return int(text)
+
+
+def size(text: str) -> int:
+    """A byte count: digits with an optional K, M or G (powers of 1024)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in units else ""
+    number = t[: len(t) - len(unit)]
+    if not number.isdigit() or len(number) > 15:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G, 1000000)")
+    return int(number) * units[unit]

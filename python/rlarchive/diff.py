@@ -1,0 +1,194 @@
+"""What differs between two archives: :func:`diff`, and the ``rlarchive diff`` command's document.
+
+The comparison goes section by section, each in a fixed order (the first
+archive's order, then what only the second has):
+
+- ``format_version`` and ``producer`` (the manifest's);
+- ``metadata``: each key of the manifest's metadata;
+- ``hyperparameters``: each key of ``data`` whose value is not a space, its
+  typed JSON value compared in its canonical form (spec §13: every float as a
+  float tag, RFC 8785), so ``0.5`` and ``5e-1`` are equal and ``1`` and ``1.0``
+  are not;
+- ``spaces``: each key of ``data`` whose value is a space, compared the same way;
+- ``optimizers``: each optimizer's JSON (its parameter groups and state entries;
+  the state's tensors are compared in ``tensors``);
+- ``extensions``: each extension used, with its settings and the SHA-256 of its members;
+- ``tensors``: each tensor of each group by dtype, shape and the SHA-256 of its
+  bytes; two tensors of the same shape and dtype that differ also get the
+  largest absolute difference of their elements (``max_abs_diff``, computed in
+  binary64 over the elements finite in both, in chunks of
+  :data:`CHUNK_ELEMENTS` so that memory stays bounded) and the number of
+  elements that differ where one side is not finite (``nonfinite_differ``).
+
+Both archives are read completely first (every digest checked, as for the
+canonical dump): a damaged archive is an error, not a difference.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional, Union
+
+from . import jsonstrict
+from .filenames import report_fields
+from .values import canonical
+
+__all__ = ["diff", "DIFF_VERSION", "SECTIONS"]
+
+DIFF_VERSION = "1.0"
+SECTIONS = ("format_version", "producer", "metadata", "hyperparameters", "spaces", "optimizers", "extensions", "tensors")
+#: Elements compared at once for ``max_abs_diff`` (8 MiB of binary64 per side).
+CHUNK_ELEMENTS = 1 << 20
+_SPACE_TAG = "space"
+
+Source = Union[str, "os.PathLike[str]"]
+
+
+def _is_space(raw: Any) -> bool:
+    """Whether a typed JSON value of ``data`` is a space (spec §7: an object whose ``$type`` is ``space``)."""
+    return isinstance(raw, dict) and raw.get("$type") == _SPACE_TAG
+
+
+def _keys(a: Iterable[str], b: Iterable[str]) -> list[Any]:
+    """The keys of ``a`` in order, then those only ``b`` has, in its order."""
+    first = list(a)
+    seen = set(first)
+    return first + [k for k in b if k not in seen]
+
+
+def _change(section: str, key: str, a: Any, b: Any, missing: Any = None) -> Optional[dict[str, Any]]:
+    """The difference of one item (``missing`` stands for an absent side), or None when both sides are equal."""
+    if a is missing and b is missing:
+        return None
+    if a is not missing and b is not missing:
+        if jsonstrict.canonical(a) == jsonstrict.canonical(b):
+            return None
+        return {"section": section, "key": key, "change": "changed", "a": a, "b": b}
+    if a is missing:
+        return {"section": section, "key": key, "change": "added", "b": b}
+    return {"section": section, "key": key, "change": "removed", "a": a}
+
+
+class _Absent:
+    """The side of an item that one archive does not have."""
+
+
+_ABSENT = _Absent()
+
+
+def _compare_maps(section: str, a: dict[str, Any], b: dict[str, Any]) -> list[Any]:
+    out = [_change(section, k, a.get(k, _ABSENT), b.get(k, _ABSENT), _ABSENT) for k in _keys(a, b)]
+    return [d for d in out if d is not None]
+
+
+def _data_sections(x: Any, y: Any) -> list[Any]:
+    """The differences of ``data`` (hyperparameters and spaces) and of the optimizers' JSON."""
+    da, db = x.raw_data["data"], y.raw_data["data"]
+    out = []
+    for section, wanted in (("hyperparameters", False), ("spaces", True)):
+        a = {k: canonical(v) for k, v in da.items() if _is_space(v) == wanted}
+        b = {k: canonical(v) for k, v in db.items() if _is_space(v) == wanted}
+        out += _compare_maps(section, a, b)
+    oa = {k: canonical(v) for k, v in x.raw_data["optimizers"].items()}
+    ob = {k: canonical(v) for k, v in y.raw_data["optimizers"].items()}
+    return out + _compare_maps("optimizers", oa, ob)
+
+
+def _extension(ar: Any, name: str) -> dict[str, Any]:
+    """What an archive holds of one extension: its settings in the manifest and the digests of its members."""
+    prefix = f"extensions/{name}/"
+    members = {m: e["sha256"] for m, e in ar.manifest.members.items() if m.startswith(prefix)}
+    out: dict[str, Any] = {"members": dict(sorted(members.items()))}
+    settings = ar.manifest.raw.get("extensions", {}).get(name)
+    if settings is not None:
+        out["settings"] = settings
+    return out
+
+
+def _extensions(x: Any, y: Any) -> list[Any]:
+    a = {n: _extension(x, n) for n in x.extensions_used}
+    b = {n: _extension(y, n) for n in y.extensions_used}
+    return _compare_maps("extensions", a, b)
+
+
+def max_abs_diff(a: Any, b: Any, chunk: int = CHUNK_ELEMENTS) -> tuple[Any, ...]:
+    """(the largest ``|a - b|`` over the elements finite in both, or None for no such element; the number of elements
+    that differ where one side is not finite) for two NumPy arrays of the same shape, read ``chunk`` elements at a time."""
+    import numpy as np
+
+    fa, fb = a.reshape(-1), b.reshape(-1)
+    best: Optional[float] = None
+    nonfinite = 0
+    with np.errstate(all="ignore"):
+        for start in range(0, fa.size, chunk):
+            xa = fa[start : start + chunk].astype(np.float64)
+            xb = fb[start : start + chunk].astype(np.float64)
+            finite = np.isfinite(xa) & np.isfinite(xb)
+            same = (xa == xb) | (np.isnan(xa) & np.isnan(xb))
+            nonfinite += int(np.count_nonzero(~finite & ~same))
+            if finite.any():
+                m = float(np.max(np.abs(xa[finite] - xb[finite])))
+                best = m if best is None else max(best, m)
+    return best, nonfinite
+
+
+def _tensor_change(x: Any, y: Any, group: str, name: str) -> Optional[dict[str, Any]]:
+    import numpy as np
+
+    ia, ib = (ar.tensor_info(group).get(name) if group in ar.groups else None for ar in (x, y))
+    a = None if ia is None else {"dtype": ia.dtype, "shape": list(ia.shape), "sha256": x.tensor_sha256(group, name)}
+    b = None if ib is None else {"dtype": ib.dtype, "shape": list(ib.shape), "sha256": y.tensor_sha256(group, name)}
+    d = _change("tensors", f"{group}/{name}", a, b)
+    if d is None or a is None or b is None or (a["dtype"], a["shape"]) != (b["dtype"], b["shape"]):
+        return d
+    va, vb = x.tensor(group, name), y.tensor(group, name)
+    if isinstance(va, np.ndarray) and isinstance(vb, np.ndarray) and va.dtype.kind in "biuf":
+        d["max_abs_diff"], d["nonfinite_differ"] = max_abs_diff(va, vb)
+    else:  # a dtype NumPy has no arithmetic for (e.g. BF16, FP8): compared by digest only
+        d["max_abs_diff"] = None
+    return d
+
+
+def _tensors(x: Any, y: Any) -> list[Any]:
+    out = []
+    for g in _keys(x.groups, y.groups):
+        names = _keys(x.tensor_info(g) if g in x.groups else {}, y.tensor_info(g) if g in y.groups else {})
+        for n in names:
+            d = _tensor_change(x, y, g, n)
+            if d is not None:
+                out.append(d)
+    return out
+
+
+def compare(x: Any, y: Any) -> list[Any]:
+    """The differences between two open archives, section by section (:data:`SECTIONS`)."""
+    out = [d for d in (_change("format_version", "format_version", x.format_version, y.format_version),
+                       _change("producer", "producer", x.producer, y.producer)) if d is not None]
+    out += _compare_maps("metadata", x.metadata, y.metadata)
+    out += _data_sections(x, y)
+    out += _extensions(x, y)
+    return out + _tensors(x, y)
+
+
+def _side(path: Any) -> dict[str, Any]:
+    return report_fields(path) if isinstance(path, (str, bytes, os.PathLike)) else {"file": f"<{type(path).__name__}>"}
+
+
+def diff(a: Source, b: Source) -> dict[str, Any]:
+    """What differs between the archives ``a`` and ``b`` (anything :func:`rlarchive.open` takes).
+
+    Returns the document of ``schemas/diff-1.0.schema.json``: ``{"diff_version", "a", "b", "equal", "differences"}``,
+    each difference ``{"section", "key", "change": "added" | "removed" | "changed", "a", "b"}`` (the side an item
+    is absent from left out), tensors with ``max_abs_diff`` when their shapes and dtypes agree.
+
+    Raises:
+        RlarchiveError: an archive that cannot be read (its code: a damaged archive is not a difference).
+    """
+    from .reader import open_archive
+
+    with open_archive(a, spaces="neutral") as x, open_archive(b, spaces="neutral") as y:
+        for ar in (x, y):
+            ar.verify()
+            ar.check_extensions()
+        differences = compare(x, y)
+    return {"diff_version": DIFF_VERSION, "a": _side(a), "b": _side(b), "equal": not differences, "differences": differences}
+

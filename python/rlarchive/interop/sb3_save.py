@@ -1,0 +1,185 @@
+"""A live Stable-Baselines3 or sb3-contrib model into an rlarchive (:func:`save`), with no zip written.
+
+The model's attributes are converted exactly as the import converts a saved
+zip (:mod:`rlarchive.interop.sb3_import`), so that the archive equals the
+import of ``model.save(...)``'s zip.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping, Optional, Union
+
+from ..errors import RlarchiveError
+from .. import replay_buffer as replay_buffer_ext, training_state
+from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget
+from .sb3_import import add_state, add_variables, charge_tensors, finish_import, read_vec_normalize
+from .sb3_keys import META_SOURCE, META_VERSION
+from .sb3_values import is_json_serializable, map_leaves
+from .sb3_zip import ImportReport, decode_pickle
+
+__all__ = ["save"]
+
+
+def save(
+    model: Any,
+    path: Union[str, os.PathLike],
+    *,
+    vec_normalize: Any = None,
+    budget: Union[int, ImportBudget, None] = None,
+    training: Optional[bool] = None,
+    replay_buffer: bool = False,
+    metadata: Optional[Mapping[str, str]] = None,
+    provenance: bool = True,
+) -> ImportReport:
+    """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
+
+    The model's attributes are taken as SB3's ``save`` takes them (the same
+    exclusions, the same state dicts, optimizers and pytorch variables) and
+    converted exactly as :func:`~rlarchive.interop.sb3.import_archive` converts a saved zip: values
+    JSON can hold stay, every other one goes through the restricted unpickler
+    (B.3), so the archive equals the import of ``model.save(...)``'s zip; no
+    zip is written. The algorithm is the model's class when it is one of
+    :data:`rlarchive.interop.algorithms.ALGORITHMS`, else told from the data.
+
+    Args:
+        model: the SB3 model.
+        path: the rlarchive to write (replaced atomically).
+        vec_normalize: the ``VecNormalize`` wrapper the model was trained in
+            (its statistics are read from its attributes), a ``vecnormalize.pkl``
+            path, or :class:`rlarchive.vec_normalize.Statistics`; stored as the
+            extension ``RLA_vec_normalize``.
+        budget: as for :func:`~rlarchive.interop.sb3.import_archive` (default: 256 MiB or 4 times the parameters' size).
+        training: also store the run state and the random state ``learn``
+            goes on from (extension ``RLA_training``), taken before anything
+            else is read, so that :func:`~rlarchive.interop.sb3.load` with ``force_reset=False`` and
+            ``learn(..., reset_num_timesteps=False)`` go on as the model would
+            have; by default (None), stored when ``replay_buffer`` is true.
+        replay_buffer: also store the model's replay buffer (extension
+            ``RLA_replay_buffer``, no pickle), written straight from the
+            buffer's arrays (no copy is made). A model without one (an
+            on-policy algorithm) or with a buffer the extension cannot hold
+            (another class; an info dict of a ``HerReplayBuffer`` with
+            ``copy_info_dict=True`` that the value model cannot hold, or
+            info dicts beyond ``MAX_JSON_BYTES``) is written without it; the
+            report's notes say so. A buffer its reader would refuse (a
+            position beyond the size, HER indices out of range, spaces that
+            differ from the model's: every rule of spec RLA_replay_buffer
+            §4) is refused before anything is written.
+        metadata: the caller's manifest metadata (string to string), over what
+            save records itself (spec/metadata.md §5): ``env_id`` (the
+            ``spec.id`` of the first environment of ``model.get_env()``),
+            ``n_envs``, ``num_timesteps``, ``seed``, the installed
+            ``versions.*`` and the ``wrappers`` of the model's ``VecEnv``
+            chain (frame stacking, image transposition, normalisation). The
+            bridge's own keys (``source``, ``sb3.*``) are always save's.
+        provenance: record what save finds (above); False records only the
+            bridge's keys and ``metadata``, so that the archive does not
+            depend on the installed versions of Python, NumPy or gymnasium
+            (the test vectors are made so).
+    Returns:
+        The :class:`~rlarchive.interop.sb3.ImportReport` of what was stored: its ``notes`` say
+        whether the replay buffer was stored (with its size) or why not, and
+        whether the run state and the random state were (``training``).
+    Raises:
+        RlarchiveError: EXTENSION_INVALID (with the pointer the reader would
+            give) for a replay buffer its reader would refuse;
+            VALUE_UNSUPPORTED for a run state the extension cannot hold (an
+            action noise of another class); as :func:`~rlarchive.interop.sb3.import_archive`
+            otherwise. The destination is then left as it was.
+    """
+    import stable_baselines3
+    from stable_baselines3.common.save_util import recursive_getattr
+
+    from . import algorithms, provenance as provenance_mod
+
+    given_metadata = provenance_mod.merged({}, metadata)  # checked before any work
+    extra, notes = _extensions(model, training, replay_buffer)
+    data, torch_variable_names = _attributes(model)
+    params = model.get_parameters()
+    size = sum(t.numel() * t.element_size() for sd in params.values() for t in _tensors_in(sd))
+    if not isinstance(budget, ImportBudget):
+        budget = ImportBudget(budget if budget is not None else max(DEFAULT_IMPORT_BUDGET, 4 * size))
+    report = ImportReport(source="stable-baselines3", output=os.fspath(path))
+    report.notes.extend(notes)
+    decoded = _decode_attributes(data, report, budget)
+    tensors: dict[str, dict] = {}
+    optimizers: dict[str, Any] = {}
+    for name, state in params.items():
+        charge_tensors(state, budget, name)
+        add_state(name, state, name, tensors, optimizers)
+    add_variables({n: recursive_getattr(model, n) for n in torch_variable_names}, "pytorch variables", tensors, report)
+    metadata = {
+        **provenance_mod.merged(provenance_mod.from_model(model, vec_normalize) if provenance else {}, given_metadata),
+        META_SOURCE: "stable-baselines3",
+        META_VERSION: stable_baselines3.__version__,
+    }
+    report.library_version = stable_baselines3.__version__
+    cls = type(model)
+    known = algorithms.ALGORITHMS.get(cls.__name__)
+    algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
+    stats = read_vec_normalize(vec_normalize, budget)
+    if replay_buffer_ext.EXTENSION in extra:  # the reader's every rule, before anything is written
+        from . import replay_buffer as buffers
+
+        buffers.check_value(extra[replay_buffer_ext.EXTENSION], decoded)
+    return finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra)
+
+
+def _extensions(model: Any, training: Optional[bool], replay_buffer: bool) -> tuple[dict, list]:
+    """(the run state and replay buffer values to store, as :func:`save` is asked; the report's notes on them).
+
+    The run state is taken first, before anything else is read from the model.
+    """
+    from . import run_state
+
+    extra: dict = {}
+    notes = []
+    if training or (training is None and replay_buffer):
+        extra[training_state.EXTENSION] = run_state.capture(model)
+        notes.append(f"run state and random state stored as the extension {training_state.EXTENSION}: {run_state.describe(extra[training_state.EXTENSION])}")
+    else:
+        notes.append("run state and random state not stored (training=True or replay_buffer=True keeps them, for training to go on)")
+    if replay_buffer:
+        from . import replay_buffer as buffers
+
+        buffer = getattr(model, "replay_buffer", None)
+        try:
+            if buffer is None:
+                raise RlarchiveError("VALUE_UNSUPPORTED", f"a {type(model).__name__} model has no replay buffer")
+            extra[replay_buffer_ext.EXTENSION] = buffers.capture(buffer)
+            notes.insert(0, f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(extra[replay_buffer_ext.EXTENSION])}")
+        except RlarchiveError as e:
+            notes.insert(0, f"replay buffer not stored: {e.message}")
+    return extra, notes
+
+
+def _attributes(model: Any) -> tuple[dict, list]:
+    """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions; the names of its pytorch variables)."""
+    data = model.__dict__.copy()
+    exclude = set(model._excluded_save_params())
+    state_dicts_names, torch_variable_names = model._get_torch_save_params()
+    for name in list(state_dicts_names) + list(torch_variable_names):
+        exclude.add(name.split(".")[0])
+    for name in exclude:
+        data.pop(name, None)
+    return data, list(torch_variable_names)
+
+
+def _decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict:
+    """The attributes as the import decodes SB3's ``data``: JSON values as SB3 writes them, others through the restricted unpickler."""
+    import cloudpickle  # type: ignore[import-untyped]
+
+    decoded: dict = {}
+    for key, value in data.items():
+        if is_json_serializable(value):
+            decoded[key] = json.loads(json.dumps(value))  # as SB3's data member holds it
+        else:
+            decoded[key] = decode_pickle(key, cloudpickle.dumps(value), f"{type(value).__module__}.{type(value).__qualname__}", report, budget)
+    return decoded
+
+def _tensors_in(obj: Any) -> list:
+    """The tensors inside ``obj`` (a state dict, an optimizer state)."""
+    out: list = []
+    map_leaves(obj, lambda x: out.append(x) if hasattr(x, "element_size") else None)
+    return out

@@ -1,0 +1,297 @@
+// The check pipeline of spec §11.1: one function per step, in order, each
+// taking the CheckState the earlier steps produced and resolving to the next
+// (a new frozen copy). Steps 1 to 7 reject with RlarchiveError at their first
+// broken rule; steps 8 to 11 never reject for a broken rule: they append it to
+// `issues`. reader.js runs them (open: steps 1 to 9, stopping at the first
+// issue; validate: every step, collecting). The twin of python/rlarchive/checks.py.
+
+import { fail, pointerJoin, RlarchiveError } from './errors.js';
+import { MAX_JSON_BYTES } from './limits.js';
+import { checkIdentification, hashMember, readAt, readJsonMember, verifyMember } from './zipprofile.js';
+import {
+  checkEndRecords, checkMemberLayout, checkMemberNames, findEndRecord,
+  readCentralRecord, readLocalHeader, readZip64EndRecords,
+} from './zipread.js';
+import { checkManifest as checkManifestTree, KNOWN_PROPERTIES, SUPPORTED_EXTENSIONS } from './manifest.js';
+import { checkMetadata } from './metadata.js';
+import { checkDataDocument } from './values.js';
+import { checkReference, entryPointer, groupOf, readSafetensorsHeader } from './tensors.js';
+import { getSchema } from './schemas.js';
+import { readDocument, SUPPORTED } from './extensions.js';
+
+const EMPTY = Object.freeze([]);
+const FIXED = ['mimetype', 'manifest.json', 'data.json'];
+const MIMETYPE_SIZE = 29;
+/** data.json's bytes, read for its digest at step 6 and parsed at step 7 (not read twice); by manifest record. */
+const dataBytesOf = new WeakMap();
+
+/**
+ * A CheckState: the frozen record every step takes and returns. `fields`
+ * gives any of: source (sources.js), end, members, manifest, document,
+ * references, tensorHeaders, failedGroups, warnings, issues; the others take
+ * their initial value (null, or an empty frozen array). Arrays are frozen.
+ */
+export function checkState(fields) {
+  const s = {
+    source: null,
+    end: null,
+    members: null,
+    manifest: null,
+    document: null,
+    references: EMPTY,
+    tensorHeaders: null,
+    failedGroups: EMPTY,
+    warnings: EMPTY,
+    issues: EMPTY,
+    ...fields,
+  };
+  for (const k of ['references', 'failedGroups', 'warnings', 'issues']) s[k] = Object.isFrozen(s[k]) ? s[k] : Object.freeze([...s[k]]);
+  return Object.freeze(s);
+}
+
+/** A copy of `state` with `fields` changed. */
+const next = (state, fields) => checkState({ ...state, ...fields });
+/** A copy of `state` with `items` appended to its list `key` (warnings or issues). */
+const appended = (state, key, items) => next(state, items.length ? { [key]: [...state[key], ...items] } : {});
+
+/** Runs `check`; resolves to null, or the RlarchiveError it rejected with (any other error is rethrown). */
+async function caught(check) {
+  try {
+    await check();
+    return null;
+  } catch (e) {
+    if (!(e instanceof RlarchiveError)) throw e;
+    return e;
+  }
+}
+
+/** Step 1 (§3): the 45 identification bytes of a file of at least 67 bytes. */
+export async function identify(state) {
+  await checkIdentification(state.source);
+  return next(state, {});
+}
+
+/**
+ * Step 2 (§2.1, §2.6): the end of central directory record, the ZIP64
+ * locator and record, one disk, MAX_MEMBERS, the directory's size and
+ * position. Sets `end`: {count, cdOffset, cdSize, endStart, eocdAt, sizeAt, zip64}.
+ */
+export async function readEndRecords(state) {
+  const found = await findEndRecord(state.source);
+  return next(state, { end: checkEndRecords(found, readZip64EndRecords(found)) });
+}
+
+/**
+ * Step 3 (§2.2): the central records in order, no bytes after the last, the
+ * names across records. Sets `members`: name -> Member in ZIP order (no
+ * `dataOffset` yet).
+ */
+export async function readCentralDirectory(state) {
+  const { cdOffset, cdSize, count } = state.end;
+  const cd = await readAt(state.source, cdOffset, cdSize);
+  const list = [];
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    const r = readCentralRecord(cd, p, i, cdOffset);
+    list.push(r.member);
+    p = r.next;
+  }
+  if (p !== cdSize) throw fail('ZIP_CD_INVALID', 'the records do not fill the central directory', { offset: cdOffset + p });
+  checkMemberNames(list);
+  return next(state, { members: new Map(list.map((m) => [m.name, m])) });
+}
+
+/**
+ * Step 4 (§2.3, §2.1): the local headers in central order, then the layout
+ * (overlaps, gaps, the end gap). Sets `members` to Members with `dataOffset`.
+ */
+export async function readLocalHeaders(state) {
+  const members = new Map();
+  for (const m of state.members.values()) members.set(m.name, Object.freeze({ ...m, dataOffset: await readLocalHeader(state.source, m) }));
+  await checkMemberLayout(state.source, state.end, [...members.values()]);
+  return next(state, { members });
+}
+
+/** Step 5 (§4): `mimetype` first (29 bytes), the required members present, no unexpected name. */
+export async function checkLayout(state) {
+  const members = [...state.members.values()];
+  if (members.length === 0 || members[0].name !== 'mimetype') throw fail('ARCHIVE_NOT_RLARCHIVE', "the first member is not 'mimetype'", { offset: 0 });
+  if (members[0].size !== MIMETYPE_SIZE) throw fail('ARCHIVE_NOT_RLARCHIVE', "the 'mimetype' member has the wrong size", { member: 'mimetype', offset: 0 });
+  for (const req of ['manifest.json', 'data.json']) {
+    if (!state.members.has(req)) throw fail('MEMBER_REQUIRED_MISSING', `required member ${req} is absent`, { member: req });
+  }
+  const isExtensionMember = (name) => name.startsWith('extensions/') && name.split('/').length >= 3;
+  for (const m of members) {
+    if (!FIXED.includes(m.name) && groupOf(m.name) === null && !isExtensionMember(m.name)) {
+      throw fail('MEMBER_UNEXPECTED', `member ${m.name} is not part of the archive layout`, { member: m.name });
+    }
+  }
+  return next(state, {});
+}
+
+/** The warnings of a checked manifest: unknown properties, metadata, unsupported extensions. */
+function manifestWarnings(tree, used) {
+  const warnings = [];
+  for (const k of tree.keys()) {
+    if (!KNOWN_PROPERTIES.includes(k)) warnings.push(new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, { member: 'manifest.json', pointer: pointerJoin('', k) }));
+  }
+  warnings.push(...checkMetadata(tree.get('metadata')));
+  used.forEach((x, i) => {
+    if (!SUPPORTED_EXTENSIONS.includes(x)) warnings.push(new RlarchiveError('EXTENSION_UNKNOWN', `extension ${x} is used but not supported; ignored`, { member: 'manifest.json', pointer: `/extensions_used/${i}` }));
+  });
+  return warnings;
+}
+
+/** §5.2: the members and the manifest's entries agree (extension members, listed, sizes, present). */
+function checkMemberEntries(members, entries, used) {
+  for (const m of members.values()) {
+    if (m.name.startsWith('extensions/') && !used.includes(m.name.split('/')[1])) {
+      throw fail('MEMBER_UNEXPECTED', `member ${m.name} belongs to an extension not in extensions_used`, { member: m.name });
+    }
+  }
+  for (const m of members.values()) {
+    if (m.name === 'mimetype' || m.name === 'manifest.json') continue;
+    const e = entries.get(m.name);
+    if (!e) throw fail('MEMBER_UNLISTED', `member ${m.name} is not listed in the manifest`, { member: m.name });
+    if (e.size !== m.size) throw fail('MEMBER_SIZE_MISMATCH', `member ${m.name} has ${m.size} bytes, the manifest says ${e.size}`, { member: m.name });
+  }
+  let i = 0;
+  for (const name of entries.keys()) {
+    if (!members.has(name)) throw fail('MEMBER_MISSING', `listed member ${name} is absent`, { member: 'manifest.json', pointer: `/members/${i}` });
+    i++;
+  }
+}
+
+/**
+ * Step 6 (§5): manifest.json (JSON, format, version, schema, extensions),
+ * the member entries, data.json's digest. Sets `manifest`: {raw, members
+ * (name -> {name, size, sha256}), extensionsUsed}; warns of unknown
+ * properties, malformed metadata and unsupported extensions.
+ */
+export async function checkManifest(state) {
+  const tree = await readJsonMember(state.source, state.members.get('manifest.json'));
+  const { entries, used } = checkManifestTree(tree, await getSchema('manifest-1.0.schema.json'));
+  const warnings = manifestWarnings(tree, used);
+  checkMemberEntries(state.members, entries, used);
+  const { sha, bytes } = await hashMember(state.source, state.members.get('data.json'), [], MAX_JSON_BYTES);
+  if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
+  const manifest = Object.freeze({ raw: tree, members: entries, extensionsUsed: Object.freeze([...used]) });
+  if (bytes) dataBytesOf.set(manifest, bytes);
+  return appended(next(state, { manifest }), 'warnings', warnings);
+}
+
+/**
+ * Step 7 (§7): data.json, its structure and every value in document order.
+ * Sets `document` ({data, optimizers}, json.js trees) and `references` (the
+ * references met, in document order); warns of unknown properties.
+ */
+export async function checkData(state) {
+  const bytes = dataBytesOf.get(state.manifest);
+  dataBytesOf.delete(state.manifest);
+  const doc = await readJsonMember(state.source, state.members.get('data.json'), bytes);
+  const checked = checkDataDocument(doc);
+  const warnings = [];
+  for (const k of doc.keys()) {
+    if (k !== 'data' && k !== 'optimizers') warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json', pointer: pointerJoin('', k) }));
+  }
+  const document = Object.freeze({ data: checked.data, optimizers: checked.optimizers });
+  return appended(next(state, { document, references: checked.references }), 'warnings', warnings);
+}
+
+/**
+ * Step 8 (§10): the safetensors structure of each tensor member, in ZIP
+ * order. Sets `tensorHeaders` (group -> Map(tensor name -> TensorInfo)) for
+ * the members that passed; each that failed adds its issue and its group to
+ * `failedGroups`.
+ */
+export async function checkTensorMembers(state) {
+  const headers = new Map();
+  const failed = [];
+  const issues = [];
+  for (const m of state.members.values()) {
+    const g = groupOf(m.name);
+    if (g === null) continue;
+    const e = await caught(async () => headers.set(g, (await readSafetensorsHeader(state.source, m)).tensors));
+    if (e) {
+      issues.push(e);
+      failed.push(g);
+    }
+  }
+  return appended(next(state, { tensorHeaders: headers, failedGroups: failed }), 'issues', issues);
+}
+
+/**
+ * Step 9 (§7.6): the references of data.json in document order, but those
+ * into `failedGroups`; none when `document` is null (step 7 failed or did not
+ * run). Stops at the first broken reference, which it adds to `issues`.
+ */
+export async function checkReferences(state) {
+  if (state.document === null) return next(state, {});
+  const failed = new Set(state.failedGroups);
+  const e = await caught(() => {
+    for (const ref of state.references) if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, 'data.json');
+  });
+  return appended(next(state, {}), 'issues', e ? [e] : []);
+}
+
+/** The ST_BOOL_VALUE warnings of one member's BOOL tensors holding a byte other than 0 or 1. */
+function boolWarnings(m, names, infos) {
+  return names.map((name) => new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, pointer: entryPointer(name), offset: infos.find((t) => t.name === name).offset }));
+}
+
+/**
+ * Step 10 (§11.1): the deferred checks, in ZIP order: the CRC-32 then the
+ * digest of every member but manifest.json and data.json (checked at steps 6
+ * and 7). Each failure adds its issue; a tensor member that passes warns of
+ * its BOOL tensors holding a byte other than 0 or 1 (ST_BOOL_VALUE).
+ */
+export async function checkDigests(state) {
+  const issues = [];
+  const warnings = [];
+  for (const m of state.members.values()) {
+    if (m.name === 'manifest.json' || m.name === 'data.json') continue;
+    const g = groupOf(m.name);
+    const infos = g !== null && state.tensorHeaders?.has(g) ? [...state.tensorHeaders.get(g).values()] : [];
+    const e = await caught(async () => {
+      const r = await verifyMember(state.source, m, state.manifest.members.get(m.name), infos);
+      warnings.push(...boolWarnings(m, r.badBools, infos));
+    });
+    if (e) issues.push(e);
+  }
+  return next(state, { issues: [...state.issues, ...issues], warnings: [...state.warnings, ...warnings] });
+}
+
+/**
+ * Step 11 for one extension: the checks of extension `name`'s member when
+ * the archive uses it and this reader supports it (and, for an extension
+ * reading data.json, when `document` is not null). Adds the first broken rule
+ * to `issues`.
+ */
+export async function checkExtension(state, name) {
+  const ext = SUPPORTED.get(name);
+  if (!ext || !state.manifest.extensionsUsed.includes(name)) return next(state, {});
+  if (state.document === null && ext.readsData) return next(state, {});
+  const e = await caught(() => readDocument(state, name, new Set(state.failedGroups)));
+  return appended(next(state, {}), 'issues', e ? [e] : []);
+}
+
+/** Step 11 (§5.4): checkExtension for every used extension, in the order of extensions_used. */
+export async function checkExtensions(state) {
+  for (const name of state.manifest.extensionsUsed) state = await checkExtension(state, name);
+  return state;
+}
+
+/** The steps of §11.1 in order. */
+export const STEPS = Object.freeze([
+  identify,
+  readEndRecords,
+  readCentralDirectory,
+  readLocalHeaders,
+  checkLayout,
+  checkManifest,
+  checkData,
+  checkTensorMembers,
+  checkReferences,
+  checkDigests,
+  checkExtensions,
+]);

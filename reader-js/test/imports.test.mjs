@@ -1,0 +1,65 @@
+// The core modules (src/*.js; web/ is the inspector, not core) import one
+// another without a cycle: every static `import ... from './x.js'`, every
+// `export ... from './x.js'` and every dynamic `import('./x.js')` counts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const SRC = new URL('../src/', import.meta.url);
+const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'";]*?\sfrom\s*['"](\.\/[^'"]+)['"]|(?:^|[\s;])import\s*['"](\.\/[^'"]+)['"]|\bimport\(\s*['"](\.\/[^'"]+)['"]\s*\)/gm;
+
+/** The ./ modules a module's text imports, statically or dynamically (comments removed). */
+export function importsOf(text) {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  return [...code.matchAll(IMPORT)].map((m) => (m[1] ?? m[2] ?? m[3]).slice(2));
+}
+
+/** A cycle of the graph (module -> imported modules) as a path [a, b, ..., a], or null. */
+export function findCycle(graph) {
+  const state = new Map(); // 1: on the current path, 2: done
+  const path = [];
+  const visit = (node) => {
+    state.set(node, 1);
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 1) return [...path.slice(path.indexOf(next)), next];
+      if (!state.has(next)) {
+        const found = visit(next);
+        if (found) return found;
+      }
+    }
+    path.pop();
+    state.set(node, 2);
+    return null;
+  };
+  for (const node of [...graph.keys()].sort()) {
+    if (!state.has(node)) {
+      const found = visit(node);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+const modules = readdirSync(SRC).filter((f) => f.endsWith('.js')).sort();
+const graph = new Map(modules.map((f) => [f, importsOf(readFileSync(new URL(f, SRC), 'utf8'))]));
+
+test('the import scanner sees static, re-export and dynamic imports, and not commented ones', () => {
+  const text = "import { a } from './a.js';\nexport { b } from './b.js';\nexport * as c from './c.js';\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\n/* import('./g.js') */\nimport x from 'node:fs';";
+  assert.deepEqual(importsOf(text), ['a.js', 'b.js', 'c.js', 'd.js', 'e.js']);
+});
+
+test('the cycle finder finds a cycle and only a cycle', () => {
+  assert.deepEqual(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), ['a', 'b', 'c', 'a']);
+  assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), null);
+});
+
+test('every import of src/ names a module of src/', () => {
+  for (const [f, deps] of graph) for (const d of deps) assert.ok(graph.has(d), `${f} imports ./${d}, which is not in src/`);
+  assert.ok(graph.get('reader.js').includes('checks.js'), 'the scan found the imports of reader.js');
+});
+
+test('src/ has no import cycle', () => {
+  const cycle = findCycle(graph);
+  assert.equal(cycle, null, `import cycle: ${cycle?.join(' -> ')}`);
+});

@@ -1,0 +1,154 @@
+"""The core package's imports: no cycle, and no private name imported across modules.
+
+Every module python/rlarchive/*.py (the core: not interop/, not vectors/) is
+parsed with ``ast``; every import of an rlarchive module counts, at module
+level and inside functions alike (a lazy import still closes a cycle at run
+time). Imports under ``if TYPE_CHECKING:`` are left out: they never run.
+An import of the package itself (``from . import __version__``) is no edge:
+the package is initialised before any of its modules.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from typing import Iterator, Optional
+
+from suite import ROOT
+
+PACKAGE = "rlarchive"
+CORE = os.path.join(ROOT, "python", PACKAGE)
+#: cli.py imports card._latest_by_env (and card imports cli): the CLI's own change makes that name public
+#: and breaks the cycle; until it lands, that one edge (and its private import) is left out here.
+#: card.py imports cli.describe (and cli imports package, which imports card): that cycle is the CLI's
+#: too, broken when describe leaves cli.py; until then the edge card -> cli is left out.
+EXCLUDED = {("cli", "card"), ("card", "cli")}
+
+
+def _modules() -> dict[str, ast.Module]:
+    out = {}
+    for name in sorted(os.listdir(CORE)):
+        if name.endswith(".py") and name != "__init__.py":
+            with open(os.path.join(CORE, name), encoding="utf-8") as f:
+                out[name[:-3]] = ast.parse(f.read(), name)
+    return out
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(node: ast.AST) -> Iterator[ast.stmt]:
+    """Every import statement below ``node``, but those under ``if TYPE_CHECKING:``."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child):
+            for other in child.orelse:
+                yield from _imports_of(other)
+            continue
+        yield from _imports_of(child)
+
+
+def _imports_of(node: ast.AST) -> Iterator[ast.stmt]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    else:
+        yield from _imports(node)
+
+
+def _core_module(dotted: str) -> Optional[str]:
+    """The core module a dotted name inside the package is, or None (the package itself, a subpackage)."""
+    parts = dotted.split(".")
+    if len(parts) < 2 or parts[0] != PACKAGE or parts[1] in ("interop", "vectors"):
+        return None
+    return parts[1]
+
+
+def _targets(stmt: ast.stmt, modules: dict) -> Iterator[tuple[str, list[str]]]:
+    """(core module imported, names imported from it) for one import statement of a core module."""
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            target = _core_module(alias.name)
+            if target is not None:
+                yield target, []
+        return
+    assert isinstance(stmt, ast.ImportFrom)
+    if stmt.level == 0:
+        base = stmt.module or ""
+    elif stmt.level == 1:
+        base = PACKAGE + ("." + stmt.module if stmt.module else "")
+    else:
+        return  # above the package: not a core import
+    target = _core_module(base)
+    if target is not None:
+        yield target, [a.name for a in stmt.names]
+    elif base == PACKAGE:
+        for alias in stmt.names:  # from . import reader: the module; from . import __version__: the package
+            if alias.name in modules:
+                yield alias.name, []
+
+
+def _graph() -> tuple[dict[str, set[str]], list[str]]:
+    modules = _modules()
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    private = []
+    for name, tree in modules.items():
+        for stmt in _imports(tree):
+            for target, names in _targets(stmt, modules):
+                if target not in modules or target == name:
+                    continue
+                if (name, target) in EXCLUDED:
+                    continue
+                private += [f"{name}.py:{stmt.lineno} imports {target}.{n}" for n in names if n.startswith("_")]
+                edges[name].add(target)
+    return edges, private
+
+
+def _cycle(edges: dict[str, set[str]]) -> Optional[list[str]]:
+    """One cycle of the graph (its modules, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> Optional[list[str]]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_core_has_no_import_cycle():
+    edges, _ = _graph()
+    cycle = _cycle(edges)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_private_name_is_imported_across_core_modules():
+    _, private = _graph()
+    assert private == []
+
+
+def test_the_walk_sees_lazy_imports_and_leaves_type_checking_ones_out():
+    """The graph finds an import inside a function, and none under ``if TYPE_CHECKING:``."""
+    edges, _ = _graph()
+    lazy = ast.parse("def f():\n    from .policy import Policy\n")
+    assert [t for s in _imports(lazy) for t, _ in _targets(s, _modules())] == ["policy"]
+    typed = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .reader import Archive\n")
+    assert [t for s in _imports(typed) for t, _ in _targets(s, _modules())] == []
+    assert "policy" in edges["reader"]  # Archive.policy imports it lazily
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
