@@ -116,7 +116,7 @@ vectors: setup-python
 vectors-check: setup-python
 	$(PY) tests/vectors/generate.py --check test-vectors
 
-test: test-python test-js test-property conformance vectors-check docs
+test: lint test-python test-js test-property conformance vectors-check docs
 
 # the API reference, a static site under docs/ (built, not committed: .gitignore), and its check for broken
 # references (every internal link and anchor resolves; nothing is fetched)

@@ -18,6 +18,7 @@ dependencies (numpy, jsonschema) and pytest and hypothesis, and then, on this ch
 Prints one line per version and exits non-zero when a version found fails. Not part of ``make test``:
 it installs packages into its own environments.
 """
+
 from __future__ import annotations
 
 import glob
@@ -26,7 +27,6 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -58,7 +58,9 @@ def claimed_versions(pyproject: str) -> list[str]:
     """The 3.X versions the classifiers of ``pyproject`` claim, in order."""
     with open(pyproject, encoding="utf-8") as f:
         text = f.read()
-    return sorted(set(re.findall(r'"Programming Language :: Python :: (3\.\d+)"', text)), key=lambda v: int(v.split(".")[1]))
+    return sorted(
+        set(re.findall(r'"Programming Language :: Python :: (3\.\d+)"', text)), key=lambda v: int(v.split(".")[1])
+    )
 
 
 def dependencies(pyproject: str) -> list[str]:
@@ -68,20 +70,25 @@ def dependencies(pyproject: str) -> list[str]:
     return re.findall(r'"([^"]+)"', block.group(1)) if block else []
 
 
-def _version_of(python: str) -> Optional[str]:
+def _version_of(python: str) -> str | None:
     try:
-        r = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return r.stdout.strip() if r.returncode == 0 else None
 
 
-def _uv() -> Optional[str]:
+def _uv() -> str | None:
     near = os.path.join(os.path.dirname(sys.executable), "uv")
     return near if os.path.exists(near) else shutil.which("uv")
 
 
-def find_interpreter(version: str) -> tuple[Optional[str], str]:
+def find_interpreter(version: str) -> tuple[str | None, str]:
     """An interpreter of ``version`` and where it was found, or (None, what was tried)."""
     uv = _uv()
     candidates: list[tuple[str, str]] = []
@@ -93,7 +100,9 @@ def find_interpreter(version: str) -> tuple[Optional[str], str]:
     if on_path:
         candidates.append((on_path, "PATH"))
     pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    for p in sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{version}.*", "bin", f"python{version}")), reverse=True):
+    for p in sorted(
+        glob.glob(os.path.join(pyenv_root, "versions", f"{version}.*", "bin", f"python{version}")), reverse=True
+    ):
         candidates.append((p, "pyenv"))
     for path, where in candidates:
         if _version_of(path) == version:
@@ -124,7 +133,9 @@ def environment(version: str, python: str, requirements: list[str]) -> str:
         subprocess.run([uv, "pip", "install", "-q", "--python", venv_python, *requirements], check=True)
     else:
         subprocess.run([python, "-m", "venv", "--clear", folder], check=True)
-        subprocess.run([venv_python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements], check=True)
+        subprocess.run(
+            [venv_python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements], check=True
+        )
     with open(stamp, "w", encoding="utf-8") as f:
         f.write(want)
     return venv_python
@@ -135,15 +146,40 @@ def run_version(venv_python: str, version: str) -> tuple[bool, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "VIRTUAL_ENV")}
     env["PYTHONPATH"] = os.path.join(ROOT, "python")
     tests = subprocess.run(
-        [venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *CORE_TESTS, *(f"--deselect={t}" for t in DESELECTED)], cwd=ROOT, env=env, capture_output=True, text=True
+        [
+            venv_python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *CORE_TESTS,
+            *(f"--deselect={t}" for t in DESELECTED),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     tail = (tests.stdout.strip().splitlines() or ["(no output)"])[-1]
     if tests.returncode != 0:
         sys.stdout.write(tests.stdout[-6000:] + tests.stderr[-2000:])
     conf = subprocess.run(
-        [venv_python, "tests/conformance/run", "--quiet", "--reader-name", f"python{version}",
-         "--reader-cmd", f"{venv_python} tests/conformance/testee_python.py", "--xfail", "tests/conformance/xfail-python.json"],
-        cwd=ROOT, env=env, capture_output=True, text=True,
+        [
+            venv_python,
+            "tests/conformance/run",
+            "--quiet",
+            "--reader-name",
+            f"python{version}",
+            "--reader-cmd",
+            f"{venv_python} tests/conformance/testee_python.py",
+            "--xfail",
+            "tests/conformance/xfail-python.json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     conf_tail = (conf.stdout.strip().splitlines() or ["(no output)"])[-1]
     if conf.returncode != 0:
@@ -169,7 +205,9 @@ def main() -> int:
     tested = [v for v, ok in results if ok is not None]
     failed = [v for v, ok in results if ok is False]
     skipped = [v for v, ok in results if ok is None]
-    print(f"compat-python: tested {', '.join(tested) or 'none'}; failed {', '.join(failed) or 'none'}; skipped {', '.join(skipped) or 'none'}")
+    print(
+        f"compat-python: tested {', '.join(tested) or 'none'}; failed {', '.join(failed) or 'none'}; skipped {', '.join(skipped) or 'none'}"
+    )
     return 1 if failed or not tested else 0
 
 

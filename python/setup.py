@@ -6,6 +6,7 @@ vectors in its build folder, an sdist in its release tree; a wheel built from an
 test-vectors/ beside it) takes the rlarchive/vectors/ the sdist carries, through the package data. An
 editable install has no copy: rlarchive.conformance.vectors_dir() then finds the checkout's test-vectors/.
 """
+
 from __future__ import annotations
 
 import os

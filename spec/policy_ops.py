@@ -16,6 +16,7 @@ workspace) and of the policy limits. From it come:
 ``--check`` regenerates in memory and fails, naming each stale file, when a
 committed file differs (part of ``make test``).
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,15 @@ def _terms(terms: list, unit: str = "") -> str:
 
 
 def _param(p: dict) -> str:
-    kind = {"ndarray": f"F32 {p.get('shape', '')}".strip(), "float": "float", "int": "integer", "int_pair": f"two integers ≥ {p.get('least')}",
-            "int_list": "list of integers", "activation": "an activation name (§5, item 5)", "lstm_layers": "list of layer maps"}.get(p["type"])
+    kind = {
+        "ndarray": f"F32 {p.get('shape', '')}".strip(),
+        "float": "float",
+        "int": "integer",
+        "int_pair": f"two integers ≥ {p.get('least')}",
+        "int_list": "list of integers",
+        "activation": "an activation name (§5, item 5)",
+        "lstm_layers": "list of layer maps",
+    }.get(p["type"])
     if p["type"] == "enum":
         kind = " or ".join(f'`"{v}"`' for v in p["values"])
     if p.get("least") is not None and p["type"] == "int":
@@ -81,7 +89,10 @@ def quantities_md(r: dict) -> str:
 
 
 def operations_md(r: dict) -> str:
-    rows = ["| `op` | parameters | inputs | outputs | cost (operations) | workspace (bytes) |", "| --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| `op` | parameters | inputs | outputs | cost (operations) | workspace (bytes) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for o in r["operations"]:
         params = ", ".join(_param(p) for p in o["parameters"]) or "none"
         rows.append(
@@ -92,20 +103,30 @@ def operations_md(r: dict) -> str:
 
 
 def activations_md(r: dict) -> str:
-    rows = ["| `fn` | parameters | y | cost per element | workspace per element (bytes) | NaN | +inf | −inf |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| `fn` | parameters | y | cost per element | workspace per element (bytes) | NaN | +inf | −inf |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for a in r["activations"]:
         params = ", ".join(_param(p) for p in a["parameters"]) or "none"
         formula = a["formula"].replace("|", "\\|")  # |x| inside a table cell
-        rows.append(f"| `{a['name']}` | {params} | {formula} | {a['cost']} | {a['workspace']} | {a['nan']} | {a['pos_inf']} | {a['neg_inf']} |")
+        rows.append(
+            f"| `{a['name']}` | {params} | {formula} | {a['cost']} | {a['workspace']} | {a['nan']} | {a['pos_inf']} | {a['neg_inf']} |"
+        )
     return "\n".join(rows)
 
 
 def heads_md(r: dict) -> str:
-    rows = ["| `op` | parameters | action space | W | cost (operations) | workspace (bytes) |", "| --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| `op` | parameters | action space | W | cost (operations) | workspace (bytes) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for h in r["heads"]:
         params = ", ".join(_param(p) for p in h["parameters"]) or "none"
         spaces = " or ".join(f"`{s}`" for s in h["spaces"])
-        rows.append(f"| `{h['name']}` | {params} | {spaces} | {h['width']} | POLICY_NODE_COST + {_terms(h['cost'])} | {_terms(h['workspace'])} |")
+        rows.append(
+            f"| `{h['name']}` | {params} | {spaces} | {h['width']} | POLICY_NODE_COST + {_terms(h['cost'])} | {_terms(h['workspace'])} |"
+        )
     return "\n".join(rows)
 
 
@@ -151,7 +172,7 @@ def python_module(r: dict) -> str:
         "#: Heads (RLA_policy §6): parameters, action space kinds, cost and workspace formulas.",
         f"HEADS: dict[str, dict[str, Any]] = {lit(_by_name(r['heads']))}",
         "",
-        "_T = TypeVar(\"_T\")",
+        '_T = TypeVar("_T")',
         "",
         "",
         "def implementations(table: Mapping[str, Any], functions: Mapping[str, _T], what: str) -> Mapping[str, _T]:",
@@ -163,7 +184,7 @@ def python_module(r: dict) -> str:
         '    """',
         "    missing, extra = sorted(set(table) - set(functions)), sorted(set(functions) - set(table))",
         "    if missing or extra:",
-        "        raise RuntimeError(f\"the {what} differ from the registry: {missing} lack an implementation, {extra} are not in it\")",
+        '        raise RuntimeError(f"the {what} differ from the registry: {missing} lack an implementation, {extra} are not in it")',
         "    return MappingProxyType(dict(functions))",
     ]
     return "\n".join(out) + "\n"

@@ -6,8 +6,10 @@
 ...     ar.data["gamma"], ar.tensors("policy")["w"].shape
 (0.99, (3,))
 """
+
 from .errors import RlarchiveError
-from .reader import Archive, open_archive as open
+from .reader import Archive
+from .reader import open_archive as open
 from .schedules import Constant, Linear, Piecewise
 from .tensors import RawTensor
 from .validate import validate

@@ -1,4 +1,5 @@
 """``python -m rlarchive``: the ``rlarchive`` command (see :mod:`rlarchive.cli`)."""
+
 import sys
 
 from .cli import main

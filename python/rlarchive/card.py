@@ -14,12 +14,13 @@ archive in the Markdown body is escaped the same way for Markdown.
 The output depends on the archive and on the file name given only (no clock,
 no environment), so the same archive always gives the same card.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any, Optional, Union
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,19 @@ from .errors import RlarchiveError
 __all__ = ["card"]
 
 #: SB3 data keys that are run state or logging, not hyperparameters.
-_NOT_SETTINGS = frozenset({"verbose", "start_time", "tensorboard_log", "ep_success_buffer", "num_timesteps", "seed", "n_envs", "device", "policy_class"})
+_NOT_SETTINGS = frozenset(
+    {
+        "verbose",
+        "start_time",
+        "tensorboard_log",
+        "ep_success_buffer",
+        "num_timesteps",
+        "seed",
+        "n_envs",
+        "device",
+        "policy_class",
+    }
+)
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -64,7 +77,7 @@ def _mean_std(e: dict[str, Any]) -> str:
     return f"{float(e['mean']):.2f} +/- {float(e['std']):.2f}"
 
 
-def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb3: bool, evaluations: list[Any]) -> list[Any]:
+def _front_matter(name: str, env_id: str | None, algorithm: str | None, sb3: bool, evaluations: list[Any]) -> list[Any]:
     tags = ["reinforcement-learning", "deep-reinforcement-learning", "rlarchive"]
     if sb3:
         tags.append("stable-baselines3")
@@ -94,7 +107,7 @@ def _front_matter(name: str, env_id: Optional[str], algorithm: Optional[str], sb
     return lines
 
 
-def _plain(v: Any) -> Optional[str]:
+def _plain(v: Any) -> str | None:
     """A hyperparameter's value as text, or None for values that are not settings (arrays, spaces, objects)."""
     from .cli.inspect import describe
     from .schedules import Constant, Linear, Piecewise
@@ -108,7 +121,11 @@ def _plain(v: Any) -> Optional[str]:
         return describe(v)
     if isinstance(v, (list, tuple)) and len(v) <= 8 and all(isinstance(x, (int, float, str, bool)) for x in v):
         return str(list(v))
-    if isinstance(v, dict) and 0 < len(v) <= 8 and all(isinstance(x, (int, float, str, bool)) or x is None for x in v.values()):
+    if (
+        isinstance(v, dict)
+        and 0 < len(v) <= 8
+        and all(isinstance(x, (int, float, str, bool)) or x is None for x in v.values())
+    ):
         return ", ".join(f"{k}={x}" for k, x in v.items())
     return None
 
@@ -120,7 +137,9 @@ def _network(ar: Any) -> tuple[Any, ...]:
     lines: list[Any] = []
     raw = extensions.read_document(ar, policy_description.EXTENSION)
     if raw is None:
-        lines.append("No portable policy (extension `RLA_policy`): the archive holds the weights but no description of how to act.")
+        lines.append(
+            "No portable policy (extension `RLA_policy`): the archive holds the weights but no description of how to act."
+        )
     else:
         ops: list[Any] = []
         for node in raw.get("nodes", []):
@@ -142,7 +161,7 @@ def _network(ar: Any) -> tuple[Any, ...]:
     return lines, raw is not None
 
 
-def card(path: Union[str, "os.PathLike[str]"]) -> str:
+def card(path: str | os.PathLike[str]) -> str:
     """The model card of the archive at ``path`` (Markdown with YAML front matter), deterministic.
 
     Raises:
@@ -174,7 +193,9 @@ def card(path: Union[str, "os.PathLike[str]"]) -> str:
         producer = ar.producer
         network, has_policy = _network(ar)
         fmt = ar.format_version
-    name = "-".join(x for x in ((algorithm or "").lower(), env_id or "") if x) or os.path.splitext(file_name)[0] or "agent"
+    name = (
+        "-".join(x for x in ((algorithm or "").lower(), env_id or "") if x) or os.path.splitext(file_name)[0] or "agent"
+    )
     out = _front_matter(name, env_id, algorithm, sb3, evaluations)
     title = f"{algorithm or 'An'} agent" + (f" for {env_id}" if env_id else "")
     out += ["", f"# {_md(title)}", ""]
@@ -185,7 +206,12 @@ def card(path: Union[str, "os.PathLike[str]"]) -> str:
     if env_id:
         out += ["", f"Environment: `{_code(env_id)}` (as recorded: a hint; give the id yourself to run it)."]
     out += ["", "## Provenance", "", "| | |", "| --- | --- |"]
-    for label, key in (("environment", keys.ENV_ID), ("environments in parallel", keys.N_ENVS), ("timesteps trained", keys.NUM_TIMESTEPS), ("seed", keys.SEED)):
+    for label, key in (
+        ("environment", keys.ENV_ID),
+        ("environments in parallel", keys.N_ENVS),
+        ("timesteps trained", keys.NUM_TIMESTEPS),
+        ("seed", keys.SEED),
+    ):
         if key in meta:
             out.append(f"| {label} | {_md(meta[key])} |")
     for lib, version in versions.items():
@@ -208,7 +234,10 @@ def card(path: Union[str, "os.PathLike[str]"]) -> str:
     out += ["", "## Network", "", *network]
     out += ["", "## Evaluation", ""]
     if evaluations:
-        out += ["| environment | episodes | seeds | mean return | std | mean length | evaluator | date |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        out += [
+            "| environment | episodes | seeds | mean return | std | mean length | evaluator | date |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for e in evaluations:
             seeds = "unseeded" if e["seeds"] is None else f"{e['seeds'][0]}..{e['seeds'][-1]}"
             length = float(np.mean(e["lengths"]))
@@ -222,21 +251,62 @@ def card(path: Union[str, "os.PathLike[str]"]) -> str:
         out.append("None recorded. Run `rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record`.")
     env_arg = env_id or "ENV_ID"
     q = _code(file_name)
-    out += ["", "## How to load", "", "Python (NumPy only, no pickle is run):", "", "```python", "import rlarchive", "",
-            f"with rlarchive.open({json.dumps(q)}) as ar:", "    policy = ar.policy()", "action, _ = policy.predict(obs)   # obs from the environment", "```"]
+    out += [
+        "",
+        "## How to load",
+        "",
+        "Python (NumPy only, no pickle is run):",
+        "",
+        "```python",
+        "import rlarchive",
+        "",
+        f"with rlarchive.open({json.dumps(q)}) as ar:",
+        "    policy = ar.policy()",
+        "action, _ = policy.predict(obs)   # obs from the environment",
+        "```",
+    ]
     if sb3:
-        out += ["", "Back into Stable-Baselines3:", "", "```python", "from rlarchive import sb3 as rsb3", "",
-                f"model = rsb3.load({json.dumps(q)})", "```"]
-    out += ["", "JavaScript (Node or a browser):", "", "```js", "import { open } from 'rlarchive-reader';", "",
-            f"const ar = await open({json.dumps(q)});", "const policy = await ar.policy();", "```"]
+        out += [
+            "",
+            "Back into Stable-Baselines3:",
+            "",
+            "```python",
+            "from rlarchive import sb3 as rsb3",
+            "",
+            f"model = rsb3.load({json.dumps(q)})",
+            "```",
+        ]
+    out += [
+        "",
+        "JavaScript (Node or a browser):",
+        "",
+        "```js",
+        "import { open } from 'rlarchive-reader';",
+        "",
+        f"const ar = await open({json.dumps(q)});",
+        "const policy = await ar.policy();",
+        "```",
+    ]
     out += ["", "ONNX:", "", "```sh", f"rlarchive export-onnx {_code(_shell(file_name))} agent.onnx", "```"]
-    out += ["", "Evaluate it yourself:", "", "```sh", f"rlarchive evaluate {_code(_shell(file_name))} --env {_code(_shell(env_arg))} --episodes 10 --seed 0", "```"]
+    out += [
+        "",
+        "Evaluate it yourself:",
+        "",
+        "```sh",
+        f"rlarchive evaluate {_code(_shell(file_name))} --env {_code(_shell(env_arg))} --episodes 10 --seed 0",
+        "```",
+    ]
     if not has_policy:
-        out += ["", "(This archive has no portable policy: the Python, JavaScript and ONNX routes need one; import the model again with Stable-Baselines3 installed.)"]
+        out += [
+            "",
+            "(This archive has no portable policy: the Python, JavaScript and ONNX routes need one; import the model again with Stable-Baselines3 installed.)",
+        ]
     warnings = [i for i in report["issues"] if i["severity"] == "warning"]
     out += ["", "## Validation", ""]
-    out.append(f"Valid rlarchive {fmt}: every check of the specification passed, digests included ({len(warnings)} warnings, {report['summary']['infos']} infos), "
-               f"checked by {_md(report['validator']['name'])} {_md(report['validator']['version'])}.")
+    out.append(
+        f"Valid rlarchive {fmt}: every check of the specification passed, digests included ({len(warnings)} warnings, {report['summary']['infos']} infos), "
+        f"checked by {_md(report['validator']['name'])} {_md(report['validator']['version'])}."
+    )
     for w in warnings:
         out.append(f"- {_md(w['code'])}: {_md(w['message'])}")
     return "\n".join(out) + "\n"

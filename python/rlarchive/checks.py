@@ -17,11 +17,13 @@ appended to ``issues`` (step 8 also records the failed group). So:
 has the same steps under the same names (camelCase). The ZIP records are
 read by :mod:`rlarchive.zipread`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
+from typing import Any
 
 from . import manifest as manifest_mod
 from .checksums import digests
@@ -46,10 +48,28 @@ from .zipread import (
 )
 
 __all__ = [
-    "CheckState", "STEPS", "TENSOR_PREFIX", "TENSOR_SUFFIX", "EXTENSION_PREFIX", "group_of", "member_of",
-    "identify", "read_end_records", "read_central_directory", "read_local_headers", "check_layout",
-    "check_manifest", "check_data", "check_tensor_members", "check_references", "check_digests",
-    "check_extensions", "check_extension", "start", "data_warnings", "bool_value_warnings",
+    "CheckState",
+    "STEPS",
+    "TENSOR_PREFIX",
+    "TENSOR_SUFFIX",
+    "EXTENSION_PREFIX",
+    "group_of",
+    "member_of",
+    "identify",
+    "read_end_records",
+    "read_central_directory",
+    "read_local_headers",
+    "check_layout",
+    "check_manifest",
+    "check_data",
+    "check_tensor_members",
+    "check_references",
+    "check_digests",
+    "check_extensions",
+    "check_extension",
+    "start",
+    "data_warnings",
+    "bool_value_warnings",
 ]
 
 TENSOR_PREFIX = "tensors/"
@@ -61,7 +81,7 @@ _CHECKED_EARLY = ("manifest.json", "data.json")
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 
 
-def group_of(name: str) -> Optional[str]:
+def group_of(name: str) -> str | None:
     """The group name of a tensor member name, or None if it is not one."""
     if name.startswith(TENSOR_PREFIX) and name.endswith(TENSOR_SUFFIX) and name.count("/") == 1:
         g = name[len(TENSOR_PREFIX) : -len(TENSOR_SUFFIX)]
@@ -93,10 +113,10 @@ class CheckState:
     """
 
     source: Source
-    end: Optional[EndRecords] = None
+    end: EndRecords | None = None
     members: Mapping[str, Member] = field(default_factory=lambda: _NOTHING)
-    manifest: Optional[Manifest] = None
-    document: Optional[Mapping[str, Any]] = None
+    manifest: Manifest | None = None
+    document: Mapping[str, Any] | None = None
     references: tuple[Ref, ...] = ()
     tensor_headers: Mapping[str, Mapping[str, TensorInfo]] = field(default_factory=lambda: _NOTHING)
     failed_groups: frozenset[str] = frozenset()
@@ -130,7 +150,9 @@ def identify(state: CheckState) -> CheckState:
     src = state.source
     head = src.read(0, min(src.size, IDENT_END))
     if len(head) < IDENT_END or head[:4] != SIG_LOCAL or head[26:IDENT_END] != IDENTIFICATION:
-        raise RlarchiveError("ARCHIVE_NOT_RLARCHIVE", "the file does not begin with the rlarchive identification bytes", offset=0)
+        raise RlarchiveError(
+            "ARCHIVE_NOT_RLARCHIVE", "the file does not begin with the rlarchive identification bytes", offset=0
+        )
     return state
 
 
@@ -158,7 +180,9 @@ def read_central_directory(state: CheckState) -> CheckState:
         member, pos = read_central_record(cd, pos, end.cd_offset, index)
         records.append(member)
     if pos != len(cd):
-        raise RlarchiveError("ZIP_CD_INVALID", "central directory has bytes after its last record", offset=end.cd_offset + pos)
+        raise RlarchiveError(
+            "ZIP_CD_INVALID", "central directory has bytes after its last record", offset=end.cd_offset + pos
+        )
     check_member_names(records)
     return replace(state, members=_frozen({m.name: m for m in records}))
 
@@ -178,15 +202,21 @@ def check_layout(state: CheckState) -> CheckState:
     if not members or members[0].name != "mimetype":
         raise RlarchiveError("ARCHIVE_NOT_RLARCHIVE", "the first member is not 'mimetype'", offset=0)
     if members[0].size != len(MEDIA_TYPE):
-        raise RlarchiveError("ARCHIVE_NOT_RLARCHIVE", "the 'mimetype' member has the wrong size", member="mimetype", offset=0)
+        raise RlarchiveError(
+            "ARCHIVE_NOT_RLARCHIVE", "the 'mimetype' member has the wrong size", member="mimetype", offset=0
+        )
     for req in ("manifest.json", "data.json"):
         if req not in state.members:
             raise RlarchiveError("MEMBER_REQUIRED_MISSING", f"required member {req} is absent", member=req)
     for m in members:
-        if m.name not in FIXED_MEMBERS and group_of(m.name) is None and not (
-            m.name.startswith(EXTENSION_PREFIX) and m.name.count("/") >= 2
+        if (
+            m.name not in FIXED_MEMBERS
+            and group_of(m.name) is None
+            and not (m.name.startswith(EXTENSION_PREFIX) and m.name.count("/") >= 2)
         ):
-            raise RlarchiveError("MEMBER_UNEXPECTED", f"member {m.name} is not part of the archive layout", member=m.name)
+            raise RlarchiveError(
+                "MEMBER_UNEXPECTED", f"member {m.name} is not part of the archive layout", member=m.name
+            )
     return state
 
 
@@ -198,7 +228,9 @@ def check_manifest(state: CheckState) -> CheckState:
     used = set(manifest.extensions_used)
     for m in members.values():
         if m.name.startswith(EXTENSION_PREFIX) and m.name.split("/")[1] not in used:
-            raise RlarchiveError("MEMBER_UNEXPECTED", f"member {m.name} belongs to an extension not in extensions_used", member=m.name)
+            raise RlarchiveError(
+                "MEMBER_UNEXPECTED", f"member {m.name} belongs to an extension not in extensions_used", member=m.name
+            )
     listed = manifest.members
     for m in members.values():
         if m.name in ("mimetype", "manifest.json"):
@@ -206,10 +238,16 @@ def check_manifest(state: CheckState) -> CheckState:
         if m.name not in listed:
             raise RlarchiveError("MEMBER_UNLISTED", f"member {m.name} is not listed in the manifest", member=m.name)
         if listed[m.name]["size"] != m.size:
-            raise RlarchiveError("MEMBER_SIZE_MISMATCH", f"member {m.name} has {m.size} bytes, the manifest says {listed[m.name]['size']}", member=m.name)
+            raise RlarchiveError(
+                "MEMBER_SIZE_MISMATCH",
+                f"member {m.name} has {m.size} bytes, the manifest says {listed[m.name]['size']}",
+                member=m.name,
+            )
     for i, name in enumerate(listed):
         if name not in members:
-            raise RlarchiveError("MEMBER_MISSING", f"listed member {name} is absent", member="manifest.json", pointer=f"/members/{i}")
+            raise RlarchiveError(
+                "MEMBER_MISSING", f"listed member {name} is absent", member="manifest.json", pointer=f"/members/{i}"
+            )
     if digests(read_chunks(src, members["data.json"]))[1] != listed["data.json"]["sha256"]:
         raise RlarchiveError("MEMBER_DIGEST_MISMATCH", "data.json does not match its SHA-256", member="data.json")
     return replace(state, manifest=manifest, warnings=state.warnings + tuple(manifest.warnings))
@@ -218,15 +256,35 @@ def check_manifest(state: CheckState) -> CheckState:
 def _data_object(state: CheckState) -> dict[str, Any]:
     """``data.json`` read, parsed and its structure checked (spec §7.1)."""
     doc = read_json_member(state.source, state.members["data.json"])
-    if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict) or not isinstance(doc.get("optimizers", {}), dict):
-        where = "" if not isinstance(doc, dict) or "data" not in doc else "/data" if not isinstance(doc["data"], dict) else "/optimizers"
-        raise RlarchiveError("DATA_INVALID", "data.json must be an object with a 'data' object and an optional 'optimizers' object", member="data.json", pointer=where)
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("data"), dict)
+        or not isinstance(doc.get("optimizers", {}), dict)
+    ):
+        where = (
+            ""
+            if not isinstance(doc, dict) or "data" not in doc
+            else "/data"
+            if not isinstance(doc["data"], dict)
+            else "/optimizers"
+        )
+        raise RlarchiveError(
+            "DATA_INVALID",
+            "data.json must be an object with a 'data' object and an optional 'optimizers' object",
+            member="data.json",
+            pointer=where,
+        )
     return doc
 
 
 def _unknown_properties(doc: dict[str, Any]) -> tuple[RlarchiveError, ...]:
     return tuple(
-        RlarchiveError("DATA_UNKNOWN_PROPERTY", f"unknown data.json property {k!r} ignored", member="data.json", pointer="/" + esc(k))
+        RlarchiveError(
+            "DATA_UNKNOWN_PROPERTY",
+            f"unknown data.json property {k!r} ignored",
+            member="data.json",
+            pointer="/" + esc(k),
+        )
         for k in doc
         if k not in ("data", "optimizers")
     )
@@ -268,7 +326,9 @@ def check_tensor_members(state: CheckState) -> CheckState:
         except RlarchiveError as e:
             issues.append(e)
             failed.add(group)
-    return replace(state, tensor_headers=_frozen(headers), failed_groups=frozenset(failed), issues=state.issues + tuple(issues))
+    return replace(
+        state, tensor_headers=_frozen(headers), failed_groups=frozenset(failed), issues=state.issues + tuple(issues)
+    )
 
 
 def check_references(state: CheckState) -> CheckState:
@@ -287,7 +347,7 @@ def check_references(state: CheckState) -> CheckState:
 
 
 def check_digests(
-    state: CheckState, skip: Iterable[str] = (), chunks: Optional[Callable[[Member], Iterable[Any]]] = None
+    state: CheckState, skip: Iterable[str] = (), chunks: Callable[[Member], Iterable[Any]] | None = None
 ) -> CheckState:
     """Step 10, the deferred checks: for every member but ``manifest.json`` and ``data.json``, in ZIP
     order, its CRC-32, then (for a listed member) its digest; one issue per member at the most.
@@ -309,9 +369,15 @@ def check_digests(
             continue
         entry = listed.get(m.name)
         if crc != m.crc32:
-            issues.append(RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=m.name, offset=m.data_offset))
+            issues.append(
+                RlarchiveError(
+                    "ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=m.name, offset=m.data_offset
+                )
+            )
         elif entry is not None and sha != entry["sha256"]:
-            issues.append(RlarchiveError("MEMBER_DIGEST_MISMATCH", f"{m.name} does not match its SHA-256", member=m.name))
+            issues.append(
+                RlarchiveError("MEMBER_DIGEST_MISMATCH", f"{m.name} does not match its SHA-256", member=m.name)
+            )
     return replace(state, issues=state.issues + tuple(issues))
 
 
@@ -344,10 +410,17 @@ def bool_value_warnings(state: CheckState) -> Iterator[RlarchiveError]:
 
     for group, infos in state.tensor_headers.items():
         for name, info in infos.items():
-            if info.dtype == "BOOL" and info.nbytes and np.frombuffer(state.tensor_bytes(group, name), dtype=np.uint8).max() > 1:
+            if (
+                info.dtype == "BOOL"
+                and info.nbytes
+                and np.frombuffer(state.tensor_bytes(group, name), dtype=np.uint8).max() > 1
+            ):
                 yield RlarchiveError(
-                    "ST_BOOL_VALUE", f"BOOL tensor {name!r} holds bytes other than 0 and 1",
-                    member=member_of(group), pointer=entry_pointer(name), offset=info.offset,
+                    "ST_BOOL_VALUE",
+                    f"BOOL tensor {name!r} holds bytes other than 0 and 1",
+                    member=member_of(group),
+                    pointer=entry_pointer(name),
+                    offset=info.offset,
                 )
 
 

@@ -13,13 +13,15 @@ each), so memory stays bounded whatever the size of the member. On any error,
 in either thread, the worker is stopped and joined before the error propagates:
 no thread outlives the call.
 """
+
 from __future__ import annotations
 
 import hashlib
 import itertools
 import threading
 import zlib
-from typing import Any, Callable, Iterable, Iterator, Optional
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 #: Largest piece the digests and the writes work on at a time.
 PIECE_BYTES = 8 << 20
@@ -62,8 +64,8 @@ class _Stopped(Exception):
 
 def digest_and_write(
     chunks: Iterable[Any],
-    write: Optional[Write] = None,
-    pwrite: Optional[PositionalWrite] = None,
+    write: Write | None = None,
+    pwrite: PositionalWrite | None = None,
 ) -> tuple[int, str, int]:
     """CRC-32, SHA-256 (hex) and length of ``chunks``' bytes, optionally writing them.
 

@@ -14,6 +14,7 @@ inside the package, so a reader author needs nothing else:
 This repository's own readers run through ``tests/conformance/run`` (the
 registered readers of ``tests/conformance/readers.json``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,9 +34,18 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
-SYMBOL = {"pass": "ok", "fail": "FAIL", "skip": "SKIPPED", "n/a": "n/a", "xfail": "xfail", "xpass": "XPASS", "crash": "CRASH", "timeout": "TIMEOUT"}
+SYMBOL = {
+    "pass": "ok",
+    "fail": "FAIL",
+    "skip": "SKIPPED",
+    "n/a": "n/a",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+    "crash": "CRASH",
+    "timeout": "TIMEOUT",
+}
 # A case the testee answers "skipped" counts against it: it was sent only because the testee
 # declared every extension the case needs ("n/a" marks the cases not sent, Annex A.3).
 UNEXPECTED = {"fail", "skip", "xpass", "crash", "timeout"}
@@ -161,7 +171,15 @@ class Testee:
     #: Once the testee has exited, how long answers it wrote before exiting may still take to arrive.
     EXIT_SECONDS = 1.0
 
-    def __init__(self, name: str, cmd: list[Any], timeout: float, cwd: str, env: Optional[dict[str, Any]] = None, max_line: int = MAX_LINE_BYTES) -> None:
+    def __init__(
+        self,
+        name: str,
+        cmd: list[Any],
+        timeout: float,
+        cwd: str,
+        env: dict[str, Any] | None = None,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
         self.name, self.cmd, self.timeout, self.cwd, self.env, self.max_line = name, cmd, timeout, cwd, env, max_line
         self.proc: Any = None  # the running testee (subprocess.Popen), or None
         self.info: dict[str, Any] = {}
@@ -173,7 +191,12 @@ class Testee:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            self.cmd, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            self.cmd,
+            cwd=self.cwd,
+            env=self.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             start_new_session=os.name == "posix",
         )
         self.lines = queue.Queue()
@@ -191,7 +214,7 @@ class Testee:
             self.stop(kill=True)
             raise TesteeDied(f"no handshake within {max(self.timeout, self.HANDSHAKE_SECONDS)} s") from None
         if not reply.get("ok") or reply.get("protocol") != 1:
-            why = f"handshake refused: the testee answered {json.dumps(reply)[:300]} to {{\"cmd\": \"start\", \"protocol\": 1}}, not {{\"ok\": true, \"protocol\": 1, ...}}{self.stderr_tail()}"
+            why = f'handshake refused: the testee answered {json.dumps(reply)[:300]} to {{"cmd": "start", "protocol": 1}}, not {{"ok": true, "protocol": 1, ...}}{self.stderr_tail()}'
             self.stop(kill=True)
             raise TesteeDied(why)
         self.info = reply.get("reader", {})
@@ -262,7 +285,9 @@ class Testee:
         if line is None:
             raise TesteeDied(f"reader exited (status {self.proc.poll() if self.proc is not None else '?'})")
         if isinstance(line, tuple) and line[0] is _TOO_LONG:
-            raise TesteeDied(f"answer line longer than {self.max_line} bytes (the limit of Annex A.1), starting {line[1][:100]!r}")
+            raise TesteeDied(
+                f"answer line longer than {self.max_line} bytes (the limit of Annex A.1), starting {line[1][:100]!r}"
+            )
         try:
             reply = json.loads(line.decode("utf-8"))
         except ValueError:  # not UTF-8, or not JSON
@@ -331,7 +356,7 @@ def stage(vectors: str, case: dict[str, Any], tmp: str) -> tuple[str, str]:
     folder = tempfile.mkdtemp(dir=tmp)
     path = os.path.join(folder, secrets.token_hex(8) + ".rlarchive")
     try:
-        with (gzip.open(src, "rb") if src.endswith(".gz") else open(src, "rb")) as fsrc, open(path, "wb") as dst:
+        with gzip.open(src, "rb") if src.endswith(".gz") else open(src, "rb") as fsrc, open(path, "wb") as dst:
             shutil.copyfileobj(fsrc, dst, 1 << 20)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -340,12 +365,30 @@ def stage(vectors: str, case: dict[str, Any], tmp: str) -> tuple[str, str]:
 
 
 # dtype code -> struct format of one element (little-endian), for judging actions without NumPy
-_ELEMENT = {"BOOL": "?", "U8": "B", "I8": "b", "U16": "H", "I16": "h", "U32": "I", "I32": "i", "U64": "Q", "I64": "q", "F16": "e", "F32": "f", "F64": "d"}
+_ELEMENT = {
+    "BOOL": "?",
+    "U8": "B",
+    "I8": "b",
+    "U16": "H",
+    "I16": "h",
+    "U32": "I",
+    "I32": "i",
+    "U64": "Q",
+    "I64": "q",
+    "F16": "e",
+    "F32": "f",
+    "F64": "d",
+}
 
 
 def _elements(value) -> tuple[Any, ...]:
     """(dtype, shape, elements) of an inline ndarray value; raises ValueError for anything else."""
-    if not (isinstance(value, dict) and value.get("$type") == "ndarray" and "base64" in value and value.get("dtype") in _ELEMENT):
+    if not (
+        isinstance(value, dict)
+        and value.get("$type") == "ndarray"
+        and "base64" in value
+        and value.get("dtype") in _ELEMENT
+    ):
         raise ValueError(f"not an inline ndarray of a known dtype: {str(value)[:120]}")
     raw = base64.b64decode(value["base64"], validate=True)
     fmt = _ELEMENT[value["dtype"]]
@@ -359,7 +402,7 @@ def _elements(value) -> tuple[Any, ...]:
 
 
 def same_actions(got, want) -> str:
-    """"" when ``got`` equals ``want`` as RLA_policy §7 says (integers exactly, floats within 1e-4 absolute or relative), else why not."""
+    """ "" when ``got`` equals ``want`` as RLA_policy §7 says (integers exactly, floats within 1e-4 absolute or relative), else why not."""
     if not isinstance(got, list) or len(got) != len(want):
         return f"expected {len(want)} actions, got {len(got) if isinstance(got, list) else got!r}"
     for i, (g, w) in enumerate(zip(got, want)):
@@ -371,7 +414,11 @@ def same_actions(got, want) -> str:
         if (gd, gs) != (wd, ws):
             return f"action {i}: {gd}{gs}, expected {wd}{ws}"
         for k, (a, b) in enumerate(zip(ge, we)):
-            ok = a == b if not wd.startswith("F") else (a == b or (a != a and b != b) or abs(a - b) <= max(1e-4, 1e-4 * abs(b)))  # NaN equals NaN
+            ok = (
+                a == b
+                if not wd.startswith("F")
+                else (a == b or (a != a and b != b) or abs(a - b) <= max(1e-4, 1e-4 * abs(b)))
+            )  # NaN equals NaN
             if not ok:
                 return f"action {i}, element {k}: {a!r}, expected {b!r}"
     return ""
@@ -381,11 +428,17 @@ def judge_report(case: dict[str, Any], reply: dict[str, Any]) -> tuple[str, str]
     """A validate answer (Annex A): the report's issues, by code, severity and location
     (member, pointer, offset: spec §11.2), in order; messages are free."""
     if reply.get("result") != "report" or not isinstance(reply.get("report"), dict):
-        return "fail", f"validate: expected a report, got {reply.get('code', reply.get('result'))}: {str(reply.get('message', ''))[:160]}"
+        return (
+            "fail",
+            f"validate: expected a report, got {reply.get('code', reply.get('result'))}: {str(reply.get('message', ''))[:160]}",
+        )
     issues = reply["report"].get("issues")
     if not isinstance(issues, list):
         return "fail", "validate: the report has no issues list"
-    got = [{k: i[k] for k in ("code", "severity", "member", "pointer", "offset") if isinstance(i, dict) and k in i} for i in issues]
+    got = [
+        {k: i[k] for k in ("code", "severity", "member", "pointer", "offset") if isinstance(i, dict) and k in i}
+        for i in issues
+    ]
     if got != case["issues"]:
         return "fail", f"validate: issues {got}, expected {case['issues']}"
     return "pass", ""
@@ -416,7 +469,10 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
     if not isinstance(got, str) or got.encode("utf-8") != want:
         g = got.encode("utf-8") if isinstance(got, str) else b""
         i = next((k for k in range(min(len(g), len(want))) if g[k] != want[k]), min(len(g), len(want)))
-        return "fail", f"dump differs at byte {i}: got {g[max(0, i - 40):i + 40]!r}, want {want[max(0, i - 40):i + 40]!r}"
+        return (
+            "fail",
+            f"dump differs at byte {i}: got {g[max(0, i - 40) : i + 40]!r}, want {want[max(0, i - 40) : i + 40]!r}",
+        )
     return "pass", ""
 
 
@@ -430,7 +486,9 @@ def ask(testee: Testee, vectors: str, case: dict[str, Any], path: str) -> dict[s
     return testee.request("dump", path)
 
 
-def run_reader(name: str, cmd: list[Any], cases: list[Any], vectors: str, xfail: dict[str, Any], timeout: float, tmp: str, cwd: str) -> dict[str, Any]:
+def run_reader(
+    name: str, cmd: list[Any], cases: list[Any], vectors: str, xfail: dict[str, Any], timeout: float, tmp: str, cwd: str
+) -> dict[str, Any]:
     testee = Testee(name, cmd, timeout, cwd)
     results: dict[str, Any] = {}
     try:
@@ -447,7 +505,15 @@ def run_reader(name: str, cmd: list[Any], cases: list[Any], vectors: str, xfail:
     return results
 
 
-def _run_cases(testee: Testee, cases: list[Any], vectors: str, xfail: dict[str, Any], timeout: float, tmp: str, results: dict[str, Any]) -> None:
+def _run_cases(
+    testee: Testee,
+    cases: list[Any],
+    vectors: str,
+    xfail: dict[str, Any],
+    timeout: float,
+    tmp: str,
+    results: dict[str, Any],
+) -> None:
     """Each case through the testee, its result into ``results`` (case id -> (status, detail))."""
     for c in cases:
         missing = [x for x in c.get("extensions", []) if x not in testee.extensions]
@@ -476,7 +542,10 @@ def _run_cases(testee: Testee, cases: list[Any], vectors: str, xfail: dict[str, 
             detail += testee.stderr_tail()
         if c["id"] in xfail:
             if status == "pass":
-                status, detail = "xpass", f"listed as expected failure ({xfail[c['id']]}) but passed: remove it from the list"
+                status, detail = (
+                    "xpass",
+                    f"listed as expected failure ({xfail[c['id']]}) but passed: remove it from the list",
+                )
             elif status == "fail":
                 status, detail = "xfail", xfail[c["id"]]
         results[c["id"]] = (status, detail)
@@ -538,19 +607,27 @@ def vectors_dir() -> str:
     raise SystemExit("rlarchive conformance: this installation carries no test vectors")
 
 
-def _readers(args: argparse.Namespace, registered: Optional[str]) -> list[Any]:
+def _readers(args: argparse.Namespace, registered: str | None) -> list[Any]:
     """The readers to run: the outside reader of --reader-cmd, or the registered ones (--readers picks some)."""
     if args.reader_cmd:  # an outside reader runs in, and its paths resolve from, the caller's folder
         xf = os.path.abspath(args.xfail) if args.xfail else None
         # "named": no --reader-name, so the name its handshake gives replaces "outside" once it has run
         readers: list[dict[str, Any]] = [
-            {"name": args.reader_name or "outside", "cmd": shlex.split(args.reader_cmd), "xfail": xf, "cwd": os.getcwd(), "named": args.reader_name is None}
+            {
+                "name": args.reader_name or "outside",
+                "cmd": shlex.split(args.reader_cmd),
+                "xfail": xf,
+                "cwd": os.getcwd(),
+                "named": args.reader_name is None,
+            }
         ]
     else:
         assert registered is not None  # main checked it
         with open(registered, encoding="utf-8") as f:
             readers = json.load(f)["readers"]
-        root = os.path.abspath(os.path.join(os.path.dirname(registered), "..", ".."))  # tests/conformance/ -> the repository
+        root = os.path.abspath(
+            os.path.join(os.path.dirname(registered), "..", "..")
+        )  # tests/conformance/ -> the repository
         for r in readers:  # registered commands and xfail lists are relative to the repository's root
             r["cwd"] = root
             if r.get("xfail") and not os.path.isabs(r["xfail"]):
@@ -561,12 +638,15 @@ def _readers(args: argparse.Namespace, registered: Optional[str]) -> list[Any]:
     return readers
 
 
-def main(argv: Optional[list[Any]] = None, registered: Optional[str] = None, prog: str = "rlarchive conformance") -> int:
+def main(argv: list[Any] | None = None, registered: str | None = None, prog: str = "rlarchive conformance") -> int:
     """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vectors", default=None, help="folder with index.json (default: the vectors inside this package)")
     ap.add_argument("--reader-cmd", help="command of an outside reader (shell-quoted)")
-    ap.add_argument("--reader-name", help="name of the outside reader in the matrix (default: the name its handshake gives, else 'outside')")
+    ap.add_argument(
+        "--reader-name",
+        help="name of the outside reader in the matrix (default: the name its handshake gives, else 'outside')",
+    )
     ap.add_argument("--xfail", help="expected-failure list of the outside reader (JSON: case id -> reason)")
     ap.add_argument("--readers", help="comma-separated registered readers to run (default: all)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case")

@@ -23,10 +23,12 @@ archive's order, then what only the second has):
 Both archives are read completely first (every digest checked, as for the
 canonical dump): a damaged archive is an error, not a difference.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, Union
+from collections.abc import Iterable
+from typing import Any, Union
 
 from . import jsonstrict
 from .filenames import report_fields
@@ -35,7 +37,16 @@ from .values import canonical
 __all__ = ["diff", "DIFF_VERSION", "SECTIONS"]
 
 DIFF_VERSION = "1.0"
-SECTIONS = ("format_version", "producer", "metadata", "hyperparameters", "spaces", "optimizers", "extensions", "tensors")
+SECTIONS = (
+    "format_version",
+    "producer",
+    "metadata",
+    "hyperparameters",
+    "spaces",
+    "optimizers",
+    "extensions",
+    "tensors",
+)
 #: Elements compared at once for ``max_abs_diff`` (8 MiB of binary64 per side).
 CHUNK_ELEMENTS = 1 << 20
 _SPACE_TAG = "space"
@@ -55,7 +66,7 @@ def _keys(a: Iterable[str], b: Iterable[str]) -> list[Any]:
     return first + [k for k in b if k not in seen]
 
 
-def _change(section: str, key: str, a: Any, b: Any, missing: Any = None) -> Optional[dict[str, Any]]:
+def _change(section: str, key: str, a: Any, b: Any, missing: Any = None) -> dict[str, Any] | None:
     """The difference of one item (``missing`` stands for an absent side), or None when both sides are equal."""
     if a is missing and b is missing:
         return None
@@ -116,7 +127,7 @@ def max_abs_diff(a: Any, b: Any, chunk: int = CHUNK_ELEMENTS) -> tuple[Any, ...]
     import numpy as np
 
     fa, fb = a.reshape(-1), b.reshape(-1)
-    best: Optional[float] = None
+    best: float | None = None
     nonfinite = 0
     with np.errstate(all="ignore"):
         for start in range(0, fa.size, chunk):
@@ -131,7 +142,7 @@ def max_abs_diff(a: Any, b: Any, chunk: int = CHUNK_ELEMENTS) -> tuple[Any, ...]
     return best, nonfinite
 
 
-def _tensor_change(x: Any, y: Any, group: str, name: str) -> Optional[dict[str, Any]]:
+def _tensor_change(x: Any, y: Any, group: str, name: str) -> dict[str, Any] | None:
     import numpy as np
 
     ia, ib = (ar.tensor_info(group).get(name) if group in ar.groups else None for ar in (x, y))
@@ -161,8 +172,14 @@ def _tensors(x: Any, y: Any) -> list[Any]:
 
 def compare(x: Any, y: Any) -> list[Any]:
     """The differences between two open archives, section by section (:data:`SECTIONS`)."""
-    out = [d for d in (_change("format_version", "format_version", x.format_version, y.format_version),
-                       _change("producer", "producer", x.producer, y.producer)) if d is not None]
+    out = [
+        d
+        for d in (
+            _change("format_version", "format_version", x.format_version, y.format_version),
+            _change("producer", "producer", x.producer, y.producer),
+        )
+        if d is not None
+    ]
     out += _compare_maps("metadata", x.metadata, y.metadata)
     out += _data_sections(x, y)
     out += _extensions(x, y)
@@ -190,5 +207,10 @@ def diff(a: Source, b: Source) -> dict[str, Any]:
             ar.verify()
             ar.check_extensions()
         differences = compare(x, y)
-    return {"diff_version": DIFF_VERSION, "a": _side(a), "b": _side(b), "equal": not differences, "differences": differences}
-
+    return {
+        "diff_version": DIFF_VERSION,
+        "a": _side(a),
+        "b": _side(b),
+        "equal": not differences,
+        "differences": differences,
+    }

@@ -1,8 +1,9 @@
 """The dtype table of spec §10.1 (from spec/tables.json) and its NumPy / PyTorch equivalents."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -16,15 +17,15 @@ class DType:
     code: str
     size: int
     alignment: int
-    numpy: Optional[str]  # NumPy dtype string, or None when NumPy has no such type
+    numpy: str | None  # NumPy dtype string, or None when NumPy has no such type
     raw: str  # NumPy dtype used to view the bytes when ``numpy`` is None
-    torch: Optional[str]  # attribute of the torch module, or None
+    torch: str | None  # attribute of the torch module, or None
     kind: str  # "bool", "int", "uint", "float", "complex"
 
 
 #: code -> (NumPy dtype or None, NumPy dtype viewing the raw bytes, torch attribute): how this
 #: language holds each dtype of spec/tables.json (whose sizes, alignments and kinds it takes).
-_FRAMEWORKS: dict[str, tuple[Optional[str], str, Optional[str]]] = {
+_FRAMEWORKS: dict[str, tuple[str | None, str, str | None]] = {
     "BOOL": ("bool", "u1", "bool"),
     "U8": ("<u1", "u1", "uint8"),
     "I8": ("<i1", "i1", "int8"),
@@ -47,7 +48,9 @@ _FRAMEWORKS: dict[str, tuple[Optional[str], str, Optional[str]]] = {
 }
 assert list(_FRAMEWORKS) == list(DTYPE_TABLE), "spec/tables.json and this module list different dtypes"
 
-_TABLE = [DType(code, size, alignment, *_FRAMEWORKS[code], kind) for code, (size, alignment, kind) in DTYPE_TABLE.items()]
+_TABLE = [
+    DType(code, size, alignment, *_FRAMEWORKS[code], kind) for code, (size, alignment, kind) in DTYPE_TABLE.items()
+]
 
 #: dtype code -> DType
 DTYPES: dict[str, DType] = {d.code: d for d in _TABLE}
@@ -61,7 +64,7 @@ _FROM_NUMPY: dict[np.dtype, str] = {
 }
 
 
-def code_of_numpy(dtype: np.dtype) -> Optional[str]:
+def code_of_numpy(dtype: np.dtype) -> str | None:
     """The dtype code of a NumPy dtype, or None if the format has none for it."""
     dt = np.dtype(dtype)
     if dt == np.dtype(bool):
@@ -75,7 +78,7 @@ def numpy_view_dtype(code: str) -> np.dtype:
     return np.dtype(d.numpy if d.numpy is not None else d.raw)
 
 
-def code_of_torch(dtype: Any) -> Optional[str]:
+def code_of_torch(dtype: Any) -> str | None:
     """The dtype code of a torch dtype, or None."""
     name = str(dtype).replace("torch.", "")
     for d in _TABLE:

@@ -1,4 +1,5 @@
 """The canonical dump of spec §13."""
+
 from __future__ import annotations
 
 import hashlib

@@ -9,10 +9,12 @@ never carried over), a new manifest, and the file replaced atomically (spec
 writer produces for the same content and the new metadata: rewriting an
 archive it wrote and setting the metadata back gives the original bytes.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Union
 
 from . import manifest as manifest_mod
 from .checks import group_of
@@ -35,7 +37,9 @@ def _order(names: Iterable[str]) -> list[str]:
     return ["data.json", *tensors, *others]
 
 
-def edited(metadata: Mapping[str, str], set: Optional[Mapping[str, str]] = None, unset: Sequence[str] = ()) -> dict[str, str]:
+def edited(
+    metadata: Mapping[str, str], set: Mapping[str, str] | None = None, unset: Sequence[str] = ()
+) -> dict[str, str]:
     """``metadata`` with the keys of ``unset`` removed, then ``set``'s entries put (an existing key keeps its place)."""
     gone = frozenset(unset)
     out = {k: v for k, v in metadata.items() if k not in gone}
@@ -44,13 +48,15 @@ def edited(metadata: Mapping[str, str], set: Optional[Mapping[str, str]] = None,
     return out
 
 
-def set_metadata(path: PathLike, metadata: Mapping[str, str], out: Optional[PathLike] = None) -> dict[str, Any]:
+def set_metadata(path: PathLike, metadata: Mapping[str, str], out: PathLike | None = None) -> dict[str, Any]:
     """Rewrite the archive at ``path`` (or write it to ``out``) with ``metadata`` as its whole manifest metadata (:func:`rewrite`)."""
     given = dict(metadata)
     return rewrite(path, lambda current: given, out)
 
 
-def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]], out: Optional[PathLike] = None) -> dict[str, Any]:
+def rewrite(
+    path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]], out: PathLike | None = None
+) -> dict[str, Any]:
     """Rewrite the archive at ``path`` (or write it to ``out``) with the metadata ``change(current metadata)``.
 
     The archive must pass every check of spec §11.1, the deferred ones
@@ -77,7 +83,9 @@ def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]
         new_meta = dict(change(ar.metadata))
         for k, v in new_meta.items():
             if not isinstance(k, str) or not isinstance(v, str):
-                raise RlarchiveError("WRITE_INVALID", f"metadata maps strings to strings, not {type(k).__name__} to {type(v).__name__}")
+                raise RlarchiveError(
+                    "WRITE_INVALID", f"metadata maps strings to strings, not {type(k).__name__} to {type(v).__name__}"
+                )
         check_metadata(new_meta)
         ar.check_extensions()
         raw = dict(ar.manifest.raw)
@@ -89,9 +97,13 @@ def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]
             entries = []
             for name in names:
                 m = ar.members[name]
-                crc, digest = zw.add(name, ar.member_chunks(name), m.size, align=64 if group_of(name) is not None else 0)
+                crc, digest = zw.add(
+                    name, ar.member_chunks(name), m.size, align=64 if group_of(name) is not None else 0
+                )
                 if crc != m.crc32:
-                    raise RlarchiveError("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=name, offset=m.data_offset)
+                    raise RlarchiveError(
+                        "ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", member=name, offset=m.data_offset
+                    )
                 if digest != listed[name]["sha256"]:
                     raise RlarchiveError("MEMBER_DIGEST_MISMATCH", f"{name} does not match its SHA-256", member=name)
                 entries.append({"name": name, "size": m.size, "sha256": digest})
@@ -110,7 +122,7 @@ def rewrite(path: PathLike, change: Callable[[dict[str, str]], Mapping[str, str]
 
 
 def update_metadata(
-    path: PathLike, set: Optional[Mapping[str, str]] = None, unset: Sequence[str] = (), out: Optional[PathLike] = None
+    path: PathLike, set: Mapping[str, str] | None = None, unset: Sequence[str] = (), out: PathLike | None = None
 ) -> dict[str, str]:
     """Remove the keys ``unset``, put the entries of ``set``, and rewrite (:func:`set_metadata`); returns the new metadata."""
     return rewrite(path, lambda current: edited(current, set, unset), out).get("metadata", {})

@@ -2,11 +2,14 @@
 
 The catalogue comes from spec/tables.json (via the generated :mod:`rlarchive.tables`), as spec/errors.md does.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
-from .tables import API_CODES as _API_CODES, CATALOGUE
+from .tables import API_CODES as _API_CODES
+from .tables import CATALOGUE
 
 #: Codes raised for a caller's request rather than for a file.
 API_CODES: frozenset[str] = frozenset(_API_CODES)
@@ -19,7 +22,7 @@ def esc(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def members_pointer(node: Any, ptr: str, allowed: Iterable[Any], required: Optional[Iterable[Any]] = None) -> str:
+def members_pointer(node: Any, ptr: str, allowed: Iterable[Any], required: Iterable[Any] | None = None) -> str:
     """Where an object whose members are not the allowed ones is at fault (spec §11.2): the object
     itself when it is not one or lacks a ``required`` member (by default every allowed one), else its
     first member (in document order) that is not allowed, else the object (a rule on it as a whole)."""
@@ -48,9 +51,9 @@ class RlarchiveError(Exception):
         code: str,
         message: str,
         *,
-        member: Optional[str] = None,
-        pointer: Optional[str] = None,
-        offset: Optional[int] = None,
+        member: str | None = None,
+        pointer: str | None = None,
+        offset: int | None = None,
     ) -> None:
         if code not in CATALOGUE and code not in API_CODES:
             raise ValueError(f"unknown rlarchive error code {code!r}")

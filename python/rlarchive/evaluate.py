@@ -12,6 +12,7 @@ The environment id comes from the caller, never from the archive: gymnasium
 resolves ids through imports (``module:Env``), so the ``env_id`` an archive
 records is only shown, as a hint.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -19,7 +20,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class Evaluation:
     """The result of :func:`evaluate`; :meth:`to_record` is the structure of spec/metadata.md §3."""
 
     env_id: str
-    seeds: Optional[list[Any]]
+    seeds: list[Any] | None
     returns: list[Any]
     lengths: list[Any]
     date: str
@@ -78,7 +79,11 @@ class Evaluation:
 def _now() -> str:
     """UTC now, or the time ``SOURCE_DATE_EPOCH`` gives (reproducible builds)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
-    t = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch.isdigit() else datetime.datetime.now(datetime.timezone.utc)
+    t = (
+        datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc)
+        if epoch.isdigit()
+        else datetime.datetime.now(datetime.timezone.utc)
+    )
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -122,7 +127,7 @@ class _Stage:
 class _Transpose(_Stage):
     """VecTransposeImage: height × width × channels to channels × height × width, for the image boxes ``keys`` names."""
 
-    def __init__(self, keys_: Optional[set[Any]]) -> None:
+    def __init__(self, keys_: set[Any] | None) -> None:
         self.keys = keys_  # None: the observation is one image box
 
     def sig(self, s: Any) -> Any:
@@ -144,13 +149,15 @@ class _FrameStack(_Stage):
         self.n, self.order = n, order
         self.stack: Any = None
 
-    def _first(self, key: Optional[str]) -> bool:
+    def _first(self, key: str | None) -> bool:
         o = self.order if key is None or not isinstance(self.order, dict) else self.order.get(key, "last")
         return bool(o == "first")
 
-    def _sig1(self, s: Any, key: Optional[str]) -> Any:
+    def _sig1(self, s: Any, key: str | None) -> Any:
         if s[0] != "box" or not s[1]:
-            raise RlarchiveError("ENV_MISMATCH", "frame stacking is recorded, but the observation is not a box of rank 1 or more")
+            raise RlarchiveError(
+                "ENV_MISMATCH", "frame stacking is recorded, but the observation is not a box of rank 1 or more"
+            )
         shape = list(s[1])
         axis = 0 if self._first(key) else -1
         shape[axis] *= self.n
@@ -161,14 +168,14 @@ class _FrameStack(_Stage):
             return ("dict", tuple((k, self._sig1(v, k)) for k, v in s[1]))
         return self._sig1(s, None)
 
-    def _new(self, obs: np.ndarray, key: Optional[str]) -> np.ndarray:
+    def _new(self, obs: np.ndarray, key: str | None) -> np.ndarray:
         axis = 0 if self._first(key) else obs.ndim - 1
         shape = list(obs.shape)
         shape[axis] *= self.n
         out = np.zeros(shape, dtype=obs.dtype)
         return self._put(out, obs, key)
 
-    def _put(self, stack: np.ndarray, obs: np.ndarray, key: Optional[str]) -> np.ndarray:
+    def _put(self, stack: np.ndarray, obs: np.ndarray, key: str | None) -> np.ndarray:
         axis = 0 if self._first(key) else obs.ndim - 1
         width = obs.shape[axis]
         stack = np.roll(stack, -width, axis=axis)
@@ -192,10 +199,12 @@ class _FrameStack(_Stage):
         return self.stack.copy()
 
 
-def _transpose_for(space: Any) -> Optional[_Transpose]:
+def _transpose_for(space: Any) -> _Transpose | None:
     """The transposition SB3 applies to ``space`` (image boxes not channels-first), or None."""
     if kind(space) == "dict":
-        names = {k for k in dict_keys(space) if is_image(subspace(space, k)) and not _channels_first(subspace(space, k))}
+        names = {
+            k for k in dict_keys(space) if is_image(subspace(space, k)) and not _channels_first(subspace(space, k))
+        }
         return _Transpose(names) if names else None
     if is_image(space) and not _channels_first(space):
         return _Transpose(None)
@@ -224,14 +233,19 @@ def _stages(env_space: Any, policy_space: Any, wrappers: list[Any], notes: list[
         sig = stage.sig(sig)
         stages.append(stage)
     want = _signature(policy_space)
-    if sig != want and not transposed:  # SB3 transposes channels-last images itself (VecTransposeImage), recorded or not
+    if (
+        sig != want and not transposed
+    ):  # SB3 transposes channels-last images itself (VecTransposeImage), recorded or not
         t = _transpose_for(env_space)
         if t is not None and t.sig(sig) == want:
             stages.append(t)  # outermost, where SB3 puts it
             sig = want
             notes.append("images transposed to channels first, as Stable-Baselines3 does")
     if sig != want:
-        raise RlarchiveError("ENV_MISMATCH", f"the environment's observations {_shown(sig)} (after the recorded wrappers) do not fit the policy's {_shown(want)}")
+        raise RlarchiveError(
+            "ENV_MISMATCH",
+            f"the environment's observations {_shown(sig)} (after the recorded wrappers) do not fit the policy's {_shown(want)}",
+        )
     return stages
 
 
@@ -249,16 +263,18 @@ def _make_env(env_id: str) -> Any:
     except gymnasium.error.Error as e:
         raise RlarchiveError("ENV_NOT_FOUND", f"gymnasium cannot make the environment {env_id!r}: {e}") from None
     except (ModuleNotFoundError, ImportError, AttributeError, TypeError, ValueError) as e:
-        raise RlarchiveError("ENV_NOT_FOUND", f"gymnasium cannot make the environment {env_id!r}: {type(e).__name__}: {e}") from None
+        raise RlarchiveError(
+            "ENV_NOT_FOUND", f"gymnasium cannot make the environment {env_id!r}: {type(e).__name__}: {e}"
+        ) from None
 
 
 def evaluate(
-    path: Union[str, "os.PathLike[str]"],
+    path: str | os.PathLike[str],
     env_id: str,
     episodes: int,
-    seed: Optional[int] = None,
+    seed: int | None = None,
     *,
-    max_episode_steps: Optional[int] = None,
+    max_episode_steps: int | None = None,
 ) -> Evaluation:
     """Run the archive's portable policy for ``episodes`` episodes of gymnasium environment ``env_id``.
 
@@ -284,12 +300,18 @@ def evaluate(
     if not 1 <= episodes <= keys.MAX_EPISODES:
         raise RlarchiveError("INPUT_INVALID", f"episodes must be from 1 to {keys.MAX_EPISODES}, not {episodes}")
     if seed is not None and not 0 <= seed <= _MAX_SEED - (episodes - 1):
-        raise RlarchiveError("INPUT_INVALID", f"the seed must be from 0 to {_MAX_SEED - (episodes - 1)} (each episode's seed is recorded as a JSON integer), not {seed}")
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"the seed must be from 0 to {_MAX_SEED - (episodes - 1)} (each episode's seed is recorded as a JSON integer), not {seed}",
+        )
     with Archive(path, spaces="neutral") as ar:
         policy = ar.policy()
         wrappers = keys.parsed(ar.metadata, keys.WRAPPERS) or []
     if policy is None:
-        raise RlarchiveError("INPUT_INVALID", f"{os.fspath(path)} has no portable policy (extension RLA_policy); import it again with SB3 installed")
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"{os.fspath(path)} has no portable policy (extension RLA_policy); import it again with SB3 installed",
+        )
     env = _make_env(env_id)
     notes: list[Any] = []
     try:
@@ -298,7 +320,10 @@ def evaluate(
         except TypeError as e:
             raise RlarchiveError("ENV_MISMATCH", f"environment {env_id!r}: {e}") from None
         if _signature(env_act) != _signature(policy.action_space):
-            raise RlarchiveError("ENV_MISMATCH", f"the environment's actions {_shown(_signature(env_act))} do not fit the policy's {_shown(_signature(policy.action_space))}")
+            raise RlarchiveError(
+                "ENV_MISMATCH",
+                f"the environment's actions {_shown(_signature(env_act))} do not fit the policy's {_shown(_signature(policy.action_space))}",
+            )
         stages = _stages(env_obs, policy.observation_space, wrappers, notes)
         returns, lengths = [], []
         for i in range(episodes):
@@ -310,7 +335,9 @@ def evaluate(
                 try:
                     action, state = policy.predict(obs, state=state, episode_start=np.array([start]))
                 except (ValueError, TypeError, IndexError, KeyError) as e:
-                    raise RlarchiveError("ENV_MISMATCH", f"environment {env_id!r} gave an observation the policy cannot take: {e}") from None
+                    raise RlarchiveError(
+                        "ENV_MISMATCH", f"environment {env_id!r} gave an observation the policy cannot take: {e}"
+                    ) from None
                 start = False
                 obs, reward, terminated, truncated, _ = env.step(action)
                 total += float(reward)
@@ -323,10 +350,12 @@ def evaluate(
             lengths.append(steps)
     finally:
         env.close()
-    return Evaluation(env_id, None if seed is None else [seed + i for i in range(episodes)], returns, lengths, _now(), notes)
+    return Evaluation(
+        env_id, None if seed is None else [seed + i for i in range(episodes)], returns, lengths, _now(), notes
+    )
 
 
-def record(path: Union[str, "os.PathLike[str]"], evaluation: Evaluation) -> dict[str, Any]:
+def record(path: str | os.PathLike[str], evaluation: Evaluation) -> dict[str, Any]:
     """Append ``evaluation`` to the archive's ``evaluations`` metadata (spec/metadata.md §3), rewriting it atomically.
 
     Raises:

@@ -10,10 +10,12 @@ extension's content; the dump and the validator do it for every used
 extension (spec §11.1 step 11, :func:`rlarchive.checks.check_extensions`).
 The checks take the :class:`rlarchive.checks.CheckState` after step 8.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import policy_description as _policy
 from . import replay_buffer as _replay_buffer
@@ -38,10 +40,10 @@ class Extension:
     name: str
     member: str
     key: str
-    check: Callable[[Any, Optional[Mapping[str, Any]], Sequence[str]], object]
+    check: Callable[[Any, Mapping[str, Any] | None, Sequence[str]], object]
     group: str
     #: The rules that read element bytes, after ``check`` (the check state after step 8, the value).
-    check_content: Optional[Callable[["CheckState", Any], object]] = None
+    check_content: Callable[[CheckState, Any], object] | None = None
     #: Its checks read ``data.json`` (its spaces): after ``data.json`` failed, a validator
     #: does not check the extension (spec §11.1 step 11). Every extension defined today does.
     reads_data: bool = True
@@ -52,9 +54,22 @@ SUPPORTED: Mapping[str, Extension] = {
     e.name: e
     for e in (
         Extension(_policy.EXTENSION, _policy.MEMBER, _policy.KEY, _policy.check, _policy.GROUP),
-        Extension(_vec_normalize.EXTENSION, _vec_normalize.MEMBER, _vec_normalize.KEY, _vec_normalize.check, _vec_normalize.GROUP),
+        Extension(
+            _vec_normalize.EXTENSION,
+            _vec_normalize.MEMBER,
+            _vec_normalize.KEY,
+            _vec_normalize.check,
+            _vec_normalize.GROUP,
+        ),
         Extension(_training.EXTENSION, _training.MEMBER, _training.KEY, _training.check, _training.GROUP),
-        Extension(_replay_buffer.EXTENSION, _replay_buffer.MEMBER, _replay_buffer.KEY, _replay_buffer.check, _replay_buffer.GROUP, _replay_buffer.check_content),
+        Extension(
+            _replay_buffer.EXTENSION,
+            _replay_buffer.MEMBER,
+            _replay_buffer.KEY,
+            _replay_buffer.check,
+            _replay_buffer.GROUP,
+            _replay_buffer.check_content,
+        ),
     )
 }
 
@@ -63,13 +78,13 @@ def _relocated(e: RlarchiveError, member: str) -> RlarchiveError:
     return RlarchiveError(e.code, e.message, member=member, pointer=e.pointer, offset=e.offset)
 
 
-def _state_of(holder: Any) -> "CheckState":
+def _state_of(holder: Any) -> CheckState:
     """The check state itself, or an open :class:`rlarchive.Archive`'s (its ``state``)."""
     state: CheckState = getattr(holder, "state", holder)
     return state
 
 
-def read_document(state: "CheckState | Archive", name: str) -> Optional[Any]:
+def read_document(state: CheckState | Archive, name: str) -> Any | None:
     """The checked raw value of a used, supported extension's member, or None when the archive does not use it.
 
     ``state`` is the :class:`rlarchive.checks.CheckState` after step 8 (an
@@ -88,13 +103,22 @@ def read_document(state: "CheckState | Archive", name: str) -> Optional[Any]:
         return None
     for other in state.members:
         if other.startswith(f"extensions/{name}/") and other != ext.member:
-            raise RlarchiveError("EXTENSION_INVALID", f"{other} is not a member of {name} (its one member is {ext.member})", member=other)
+            raise RlarchiveError(
+                "EXTENSION_INVALID", f"{other} is not a member of {name} (its one member is {ext.member})", member=other
+            )
     m = state.members.get(ext.member)
     if m is None:
-        raise RlarchiveError("EXTENSION_INVALID", f"{name} is used but its member {ext.member} is absent", member=ext.member)
+        raise RlarchiveError(
+            "EXTENSION_INVALID", f"{name} is used but its member {ext.member} is absent", member=ext.member
+        )
     doc = read_json_member(state.source, m)
     if not isinstance(doc, dict) or list(doc) != [ext.key]:
-        raise RlarchiveError("EXTENSION_INVALID", f"{ext.member} must be an object with exactly the property {ext.key!r}", member=ext.member, pointer=members_pointer(doc, "", [ext.key]))
+        raise RlarchiveError(
+            "EXTENSION_INVALID",
+            f"{ext.member} must be an object with exactly the property {ext.key!r}",
+            member=ext.member,
+            pointer=members_pointer(doc, "", [ext.key]),
+        )
     checker = Checker()
     failed = state.failed_groups
     try:
@@ -110,11 +134,11 @@ def read_document(state: "CheckState | Archive", name: str) -> Optional[Any]:
     return doc[ext.key]
 
 
-def data_of(state: "CheckState") -> Mapping[str, Any]:
+def data_of(state: CheckState) -> Mapping[str, Any]:
     """The raw ``data`` object of ``data.json`` after step 7 ({} when step 7 failed or did not run)."""
     return {} if state.document is None else state.document["data"]
 
 
-def supported_used(state: "CheckState | Archive") -> list[str]:
+def supported_used(state: CheckState | Archive) -> list[str]:
     """The extensions the archive uses that this package supports, in the order of ``extensions_used``."""
     return [name for name in _state_of(state).checked_manifest.extensions_used if name in SUPPORTED]

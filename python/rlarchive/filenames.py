@@ -19,6 +19,7 @@ a name holding a line break makes a second line. Here:
   UTF-8, else ``{"file": ESCAPED, "file_base64": BYTES}`` (the raw bytes in
   standard base64), so that a JSON report is valid UTF-8 and loses nothing.
 """
+
 from __future__ import annotations
 
 import base64
@@ -98,7 +99,14 @@ def without_surrogates(text: str) -> str:
     """``text`` with each lone surrogate escaped (``\\xHH`` for a byte that is not UTF-8), so that it encodes as UTF-8."""
     if text.isascii():
         return text
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else _char_escape(c) if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    return "".join(
+        f"\\x{ord(c) - 0xDC00:02x}"
+        if 0xDC80 <= ord(c) <= 0xDCFF
+        else _char_escape(c)
+        if 0xD800 <= ord(c) <= 0xDFFF
+        else c
+        for c in text
+    )
 
 
 def report_fields(name: NameInput) -> dict[str, Any]:

@@ -4,12 +4,13 @@ Parsed documents use plain Python types: ``dict`` (insertion-ordered), ``list``,
 ``str``, ``int`` for integer literals, ``float`` for float literals, ``bool`` and
 ``None``. The int/float split follows the literal, as the value model needs.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
-from typing import Any, Optional
+from typing import Any
 
 from .errors import RlarchiveError
 from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
@@ -19,7 +20,9 @@ _DEPTH_TOKENS = re.compile(r'["\\\[\]{}]')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # the tokens of a JSON text that json.loads accepted (or stopped in at a NaN literal)
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\]:,]|true|false|null|\s+')
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\]:,]|true|false|null|\s+'
+)
 
 
 def nesting_depth(text: str) -> int:
@@ -53,9 +56,9 @@ class _Collector:
     """Hooks for :func:`json.loads` that record rule 7-9 problems without raising."""
 
     def __init__(self) -> None:
-        self.duplicate: Optional[str] = None
-        self.int_range: Optional[str] = None
-        self.float_range: Optional[str] = None
+        self.duplicate: str | None = None
+        self.int_range: str | None = None
+        self.float_range: str | None = None
         self.surrogate = False  # a lone surrogate in a duplicate that dict() drops
 
     def pairs(self, pairs: list[Any]) -> dict[str, Any]:
@@ -144,7 +147,11 @@ def _locate(text: str, rule: str) -> int:
         elif c in "-0123456789NI":
             if rule == "nan" and tok in ("NaN", "Infinity", "-Infinity"):
                 return pos
-            if rule == "int" and not any(ch in tok for ch in ".eEIN") and (len(tok.lstrip("-")) > 16 or abs(int(tok)) > MAX_SAFE_INTEGER):
+            if (
+                rule == "int"
+                and not any(ch in tok for ch in ".eEIN")
+                and (len(tok.lstrip("-")) > 16 or abs(int(tok)) > MAX_SAFE_INTEGER)
+            ):
                 return pos
             if rule == "float" and any(ch in tok for ch in ".eE") and math.isinf(float(tok)):
                 return pos
@@ -186,7 +193,11 @@ def _syntax_at(text: str, e: json.JSONDecodeError) -> int:
     while start > 0 and text[start - 1] in "0123456789.eE+-":
         start -= 1
     number = text[start:pos]
-    if number[-1:].isdigit() and text[pos : pos + 1] in (".", "e", "E") and not any(c in number for c in ("." if text[pos] == "." else "") + "eE"):
+    if (
+        number[-1:].isdigit()
+        and text[pos : pos + 1] in (".", "e", "E")
+        and not any(c in number for c in ("." if text[pos] == "." else "") + "eE")
+    ):
         # a number json.loads ended early: "1." and "1e+" begin longer numbers
         k = pos + 1
         if text[pos] in "eE" and k < n and text[k] in "+-":
@@ -198,8 +209,8 @@ def _syntax_at(text: str, e: json.JSONDecodeError) -> int:
 def parse(
     raw: bytes,
     *,
-    member: Optional[str] = None,
-    offset: Optional[int] = None,
+    member: str | None = None,
+    offset: int | None = None,
     max_bytes: int = MAX_JSON_BYTES,
     size_code: str = "JSON_TOO_LARGE",
 ) -> Any:
@@ -215,7 +226,7 @@ def parse(
         RlarchiveError: with the code of the first rule broken.
     """
 
-    def fail(code: str, msg: str, at: Optional[int] = None) -> RlarchiveError:
+    def fail(code: str, msg: str, at: int | None = None) -> RlarchiveError:
         off = None if offset is None else offset + (at or 0)
         return RlarchiveError(code, msg, member=member, offset=off)
 

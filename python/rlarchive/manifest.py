@@ -1,15 +1,17 @@
 """The manifest (spec §5): building it, and checking it in the order of spec §11.1 step 6."""
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Any, Mapping, Optional
+from typing import Any
 
-from .errors import RlarchiveError, esc
 from . import metadata as metadata_keys
+from .errors import RlarchiveError, esc
 from .extensions import SUPPORTED
 from .limits import MAX_MEMBERS
 
@@ -18,11 +20,20 @@ FORMAT_VERSION = "1.0"
 MAJOR, MINOR = 1, 0
 #: Extensions this implementation supports (spec §5.4 and spec/extensions/).
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(SUPPORTED)
-KNOWN_PROPERTIES = {"format", "format_version", "producer", "members", "extensions_used", "extensions_required", "extensions", "metadata"}
+KNOWN_PROPERTIES = {
+    "format",
+    "format_version",
+    "producer",
+    "members",
+    "extensions_used",
+    "extensions_required",
+    "extensions",
+    "metadata",
+}
 _VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
     """A JSON Schema of the project by file name (e.g. ``manifest-1.0.schema.json``)."""
     return json.loads(resources.files("rlarchive").joinpath("schemas").joinpath(name).read_text(encoding="utf-8"))
@@ -43,7 +54,7 @@ def _ecma_pattern(validator, pattern, instance, schema):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str):
     """A draft 2020-12 validator for one of the project's schemas (ECMA-262 patterns)."""
     import jsonschema
@@ -77,14 +88,23 @@ class Manifest:
         return list(self.raw.get("extensions_used", []))
 
 
-def _fail(code: str, msg: str, ptr: Optional[str] = None) -> RlarchiveError:
+def _fail(code: str, msg: str, ptr: str | None = None) -> RlarchiveError:
     return RlarchiveError(code, msg, member="manifest.json", pointer=ptr)
 
 
 #: The members of the objects §5 defines, in the order of their tables (spec §5.1, §5.3): the order
 #: their members are checked in (spec §11.2). Other objects (``extensions``, ``metadata``) are free maps.
 TABLE_ORDER = {
-    (): ("format", "format_version", "producer", "members", "extensions_used", "extensions_required", "extensions", "metadata"),
+    (): (
+        "format",
+        "format_version",
+        "producer",
+        "members",
+        "extensions_used",
+        "extensions_required",
+        "extensions",
+        "metadata",
+    ),
     ("producer",): ("name", "version"),
     ("members", "*"): ("name", "size", "sha256"),
 }
@@ -177,7 +197,11 @@ def check(obj: Any, supported: frozenset[Any] = SUPPORTED_EXTENSIONS) -> Manifes
     if m is None:
         raise _fail("MANIFEST_INVALID", "format_version must be a string MAJOR.MINOR", "/format_version")
     if int(m.group(1)) != MAJOR:
-        raise _fail("VERSION_UNSUPPORTED", f"format version {ver} is not supported (this reader reads {MAJOR}.x)", "/format_version")
+        raise _fail(
+            "VERSION_UNSUPPORTED",
+            f"format version {ver} is not supported (this reader reads {MAJOR}.x)",
+            "/format_version",
+        )
     errors = _structure_errors(obj)
     if errors:
         path, code, message = min(errors, key=lambda e: _order_key(obj, e[0]))
@@ -186,21 +210,37 @@ def check(obj: Any, supported: frozenset[Any] = SUPPORTED_EXTENSIONS) -> Manifes
     used = obj.get("extensions_used", [])
     for i, ext in enumerate(obj.get("extensions_required", [])):
         if ext not in used:
-            raise _fail("EXTENSION_UNDECLARED", f"required extension {ext} is not in extensions_used", f"/extensions_required/{i}")
+            raise _fail(
+                "EXTENSION_UNDECLARED",
+                f"required extension {ext} is not in extensions_used",
+                f"/extensions_required/{i}",
+            )
     for ext in obj.get("extensions", {}):
         if ext not in used:
-            raise _fail("EXTENSION_UNDECLARED", f"extension data for {ext}, which is not in extensions_used", f"/extensions/{esc(ext)}")
+            raise _fail(
+                "EXTENSION_UNDECLARED",
+                f"extension data for {ext}, which is not in extensions_used",
+                f"/extensions/{esc(ext)}",
+            )
     for i, ext in enumerate(obj.get("extensions_required", [])):
         if ext not in supported:
-            raise _fail("EXTENSION_UNSUPPORTED", f"required extension {ext} is not supported", f"/extensions_required/{i}")
+            raise _fail(
+                "EXTENSION_UNSUPPORTED", f"required extension {ext} is not supported", f"/extensions_required/{i}"
+            )
     out = Manifest(obj, members)
     for k in obj:
         if k not in KNOWN_PROPERTIES:
-            out.warnings.append(_fail("MANIFEST_UNKNOWN_PROPERTY", f"unknown manifest property {k!r} ignored", "/" + esc(k)))
+            out.warnings.append(
+                _fail("MANIFEST_UNKNOWN_PROPERTY", f"unknown manifest property {k!r} ignored", "/" + esc(k))
+            )
     out.warnings.extend(metadata_keys.check(obj.get("metadata", {})))
     for i, ext in enumerate(used):
         if ext not in supported:
-            out.warnings.append(_fail("EXTENSION_UNKNOWN", f"extension {ext} is used but not supported; ignored", f"/extensions_used/{i}"))
+            out.warnings.append(
+                _fail(
+                    "EXTENSION_UNKNOWN", f"extension {ext} is used but not supported; ignored", f"/extensions_used/{i}"
+                )
+            )
     return out
 
 
@@ -208,10 +248,10 @@ def build(
     entries: list[dict[str, Any]],
     producer: tuple[str, str],
     *,
-    metadata: Optional[Mapping[str, str]] = None,
-    extensions_used: Optional[list[Any]] = None,
-    extensions_required: Optional[list[Any]] = None,
-    extensions: Optional[Mapping[str, Any]] = None,
+    metadata: Mapping[str, str] | None = None,
+    extensions_used: list[Any] | None = None,
+    extensions_required: list[Any] | None = None,
+    extensions: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest object for a writer (member entries sorted by name, spec §12)."""
     out: dict[str, Any] = {

@@ -15,18 +15,34 @@ An environment id read from an archive is a hint for the user: nothing here
 (or anywhere in this package) resolves it. Gymnasium ids can name modules to
 import (``module:Env``); the id an evaluation runs comes from the caller.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 from . import jsonstrict
 from .errors import RlarchiveError, esc
 
 __all__ = [
-    "ENV_ID", "N_ENVS", "NUM_TIMESTEPS", "SEED", "VERSIONS_PREFIX", "WRAPPERS", "EVALUATIONS",
-    "check", "check_value", "parsed", "MAX_WRAPPERS", "ZOO_CONFIG", "ZOO_ENV_KWARGS", "Provenance", "provenance", "evaluations",
+    "ENV_ID",
+    "N_ENVS",
+    "NUM_TIMESTEPS",
+    "SEED",
+    "VERSIONS_PREFIX",
+    "WRAPPERS",
+    "EVALUATIONS",
+    "check",
+    "check_value",
+    "parsed",
+    "MAX_WRAPPERS",
+    "ZOO_CONFIG",
+    "ZOO_ENV_KWARGS",
+    "Provenance",
+    "provenance",
+    "evaluations",
 ]
 
 ENV_ID = "env_id"
@@ -64,10 +80,12 @@ def _text(v: Any, what: str, most: int = 256) -> str:
     return v
 
 
-def _decimal(v: str, pattern: "re.Pattern[str]", least: Optional[int], what: str) -> int:
+def _decimal(v: str, pattern: re.Pattern[str], least: int | None, what: str) -> int:
     if not pattern.fullmatch(v) or abs(int(v)) > _INT64_MAX or (least is not None and int(v) < least):
         bound = "" if least is None else f" of at least {least}"
-        raise _Bad(f"{what} must be a decimal integer{bound} (no sign, spaces or leading zeros; at most 2^63-1 in magnitude), not {v[:40]!r}")
+        raise _Bad(
+            f"{what} must be a decimal integer{bound} (no sign, spaces or leading zeros; at most 2^63-1 in magnitude), not {v[:40]!r}"
+        )
     return int(v)
 
 
@@ -98,9 +116,13 @@ def _wrapper(w: Any, i: int) -> dict[str, Any]:
         if not _is_int(n) or not 1 <= n <= 65536:
             raise _Bad(f"{at} (VecFrameStack) needs n_stack, an integer from 1 to 65536")
         order = w.get("channels_order")
-        ok = order in _CHANNELS or (isinstance(order, dict) and all(isinstance(o, str) and o in _CHANNELS for o in order.values()))
+        ok = order in _CHANNELS or (
+            isinstance(order, dict) and all(isinstance(o, str) and o in _CHANNELS for o in order.values())
+        )
         if not ok:
-            raise _Bad(f"{at} (VecFrameStack) needs channels_order, \"first\", \"last\", or an object of them by observation key")
+            raise _Bad(
+                f'{at} (VecFrameStack) needs channels_order, "first", "last", or an object of them by observation key'
+            )
     elif w["name"] == "VecNormalize":
         for k in ("norm_obs", "norm_reward"):
             if k in w and not isinstance(w[k], bool):
@@ -186,21 +208,23 @@ def is_defined(key: str) -> bool:
 
 def _parse(key: str, value: str) -> Any:
     if key.startswith(VERSIONS_PREFIX):
-        name = key[len(VERSIONS_PREFIX):]
+        name = key[len(VERSIONS_PREFIX) :]
         if not _VERSION_NAME.fullmatch(name):
             raise _Bad(f"a versions key names a library in 1 to 64 of a-z, 0-9 and _, not {name[:40]!r}")
         return _version(value)
     return _FORMATS[key](value)
 
 
-def check_value(key: str, value: str) -> Optional[RlarchiveError]:
+def check_value(key: str, value: str) -> RlarchiveError | None:
     """The ``METADATA_INVALID`` warning for one metadata entry, or None (also for keys the spec does not define)."""
     if not is_defined(key):
         return None
     try:
         _parse(key, value)
     except _Bad as e:
-        return RlarchiveError("METADATA_INVALID", f"metadata {key}: {e}", member="manifest.json", pointer="/metadata/" + esc(key))
+        return RlarchiveError(
+            "METADATA_INVALID", f"metadata {key}: {e}", member="manifest.json", pointer="/metadata/" + esc(key)
+        )
     return None
 
 
@@ -225,7 +249,11 @@ def parsed(metadata: Mapping[str, str], key: str) -> Any:
 
 def versions(metadata: Mapping[str, str]) -> dict[str, str]:
     """The well-formed ``versions.NAME`` entries, by NAME, in the metadata's order."""
-    return {k[len(VERSIONS_PREFIX):]: v for k, v in metadata.items() if k.startswith(VERSIONS_PREFIX) and check_value(k, v) is None}
+    return {
+        k[len(VERSIONS_PREFIX) :]: v
+        for k, v in metadata.items()
+        if k.startswith(VERSIONS_PREFIX) and check_value(k, v) is None
+    }
 
 
 @dataclass(frozen=True)
@@ -237,14 +265,14 @@ class Provenance:
     never to resolve.
     """
 
-    env_id: Optional[str] = None
-    n_envs: Optional[int] = None
-    num_timesteps: Optional[int] = None
-    seed: Optional[int] = None
+    env_id: str | None = None
+    n_envs: int | None = None
+    num_timesteps: int | None = None
+    seed: int | None = None
     #: The well-formed ``versions.NAME`` entries by NAME, in the metadata's order.
     versions: dict[str, str] = field(default_factory=dict)
     #: The wrappers (dicts with ``name`` and parameters), nearest the environment first.
-    wrappers: Optional[list[Any]] = None
+    wrappers: list[Any] | None = None
 
 
 def _well_formed(metadata: Mapping[str, str], key: str) -> Any:

@@ -9,26 +9,44 @@ input of the network (one-hot vectors, images divided by 255). Observations
 that do not fit their space are errors of the caller: ``ValueError`` (or
 ``TypeError`` for a value that is not an observation at all).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
-
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from .dtypes import numpy_view_dtype
 
 __all__ = [
-    "kind", "dict_keys", "subspace", "is_image", "observation_shape", "observation_dtype", "observation_inputs", "as_batch", "batch", "preprocess", "one_hot",
+    "kind",
+    "dict_keys",
+    "subspace",
+    "is_image",
+    "observation_shape",
+    "observation_dtype",
+    "observation_inputs",
+    "as_batch",
+    "batch",
+    "preprocess",
+    "one_hot",
     "recurrent_state",
 ]
 
 _F32 = np.float32
-_KINDS = {"Box": "box", "Discrete": "discrete", "MultiDiscrete": "multi_discrete", "MultiBinary": "multi_binary", "Dict": "dict", "Tuple": "tuple"}
+_KINDS = {
+    "Box": "box",
+    "Discrete": "discrete",
+    "MultiDiscrete": "multi_discrete",
+    "MultiBinary": "multi_binary",
+    "Dict": "dict",
+    "Tuple": "tuple",
+}
 
 
-def kind(space: Any) -> Optional[str]:
+def kind(space: Any) -> str | None:
     """The kind of ``space``: ``box``, ``discrete``, ``multi_discrete``, ``multi_binary``, ``dict``, ``tuple``, or None."""
     return _KINDS.get(type(space).__name__)
 
@@ -99,7 +117,12 @@ def as_batch(obs: Any, space: Any) -> tuple[Any, ...]:
     """
     a = _array(obs)
     shape = observation_shape(space)
-    if is_image(space) and a.shape[-3:] != shape and a.shape[-3:] == (shape[1], shape[2], shape[0]) and a.ndim in (3, 4):
+    if (
+        is_image(space)
+        and a.shape[-3:] != shape
+        and a.shape[-3:] == (shape[1], shape[2], shape[0])
+        and a.ndim in (3, 4)
+    ):
         a = np.moveaxis(a, -1, -3)  # SB3's maybe_transpose: the env gives channel-last
     if a.shape == shape:
         return a.reshape((1,) + shape), True
@@ -127,8 +150,10 @@ def batch(observation: Any, space: Any) -> tuple[Any, ...]:
         if single is None:
             single, n = one, arr.shape[0]
         elif one != single or arr.shape[0] != n:
-            raise ValueError(f"the key {key!r} is {'one observation' if one else f'a batch of {arr.shape[0]}'} "
-                             f"while the keys before it are {'one observation' if single else f'a batch of {n}'}")
+            raise ValueError(
+                f"the key {key!r} is {'one observation' if one else f'a batch of {arr.shape[0]}'} "
+                f"while the keys before it are {'one observation' if single else f'a batch of {n}'}"
+            )
         out[key] = arr
     return out, bool(single)
 
@@ -166,7 +191,7 @@ def preprocess(obs: np.ndarray, space: Any, normalize_images: bool) -> np.ndarra
     raise ValueError(f"no preprocessing for a {k} space")
 
 
-def recurrent_state(recurrent: Mapping[str, Any], state: Optional[tuple[Any, ...]], n: int) -> tuple[Any, ...]:
+def recurrent_state(recurrent: Mapping[str, Any], state: tuple[Any, ...] | None, n: int) -> tuple[Any, ...]:
     """The recurrent state ``(hidden, cell)`` for a batch of ``n``, float32 ``[layers, n, hidden_size]`` (RLA_policy §5.9).
 
     ``recurrent`` is the description's ``recurrent`` member; without ``state``

@@ -55,18 +55,39 @@ or with more than ``MAX_GRAPH_NODES`` nodes is refused with
 ``onnx`` is an optional dependency (``pip install 'rlarchive[onnx]'``): it is
 imported only when a model is built, never by ``import rlarchive``.
 """
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import RlarchiveError
-from .observations import batch, is_image, kind, observation_dtype, observation_inputs, observation_shape, recurrent_state
-from .onnx_graph import ACTION, ACTION_MASKS, BATCH, EPISODE_START, MAX_GRAPH_NODES, MAX_MODEL_BYTES, Graph, contiguous, import_onnx, serialized
+from .observations import (
+    batch,
+    is_image,
+    kind,
+    observation_dtype,
+    observation_inputs,
+    observation_shape,
+    recurrent_state,
+)
+from .onnx_graph import (
+    ACTION,
+    ACTION_MASKS,
+    BATCH,
+    EPISODE_START,
+    MAX_GRAPH_NODES,
+    MAX_MODEL_BYTES,
+    Graph,
+    contiguous,
+    import_onnx,
+    serialized,
+)
 from .onnx_lowering import lower_head, lower_node, observation, statistics
 from .policy import Policy
 from .writer import atomic_file
@@ -75,8 +96,17 @@ if TYPE_CHECKING:
     from .reader import Archive
 
 __all__ = [
-    "DEFAULT_OPSET", "MIN_OPSET", "PRECISIONS", "DEFAULT_PRECISION", "MAX_MODEL_BYTES", "MAX_GRAPH_NODES",
-    "TensorInfo", "OnnxExport", "build_model", "export_onnx", "onnx_inputs",
+    "DEFAULT_OPSET",
+    "MIN_OPSET",
+    "PRECISIONS",
+    "DEFAULT_PRECISION",
+    "MAX_MODEL_BYTES",
+    "MAX_GRAPH_NODES",
+    "TensorInfo",
+    "OnnxExport",
+    "build_model",
+    "export_onnx",
+    "onnx_inputs",
 ]
 
 #: The opset written when none is asked for: run by onnxruntime (also onnxruntime-web) and most runtimes.
@@ -133,7 +163,10 @@ class OnnxExport:
             shape = "[" + ", ".join(str(d) for d in t.shape) + "]"
             return f"  {t.name:24} {t.dtype:8} {shape}"
 
-        lines = [f"wrote {self.path} (ONNX opset {self.opset}, sums in {self.precision}, {self.nodes} nodes, {self.size} bytes)", "inputs"]
+        lines = [
+            f"wrote {self.path} (ONNX opset {self.opset}, sums in {self.precision}, {self.nodes} nodes, {self.size} bytes)",
+            "inputs",
+        ]
         lines += [line(t) for t in self.inputs]
         lines.append("outputs")
         lines += [line(t) for t in self.outputs]
@@ -156,22 +189,43 @@ def _interface(policy: Policy, action_masks: bool) -> tuple[Any, ...]:
     """The graph's inputs and outputs (:class:`TensorInfo`), in order."""
     inputs = []
     for name, _, space in observation_inputs(policy.observation_space):
-        what = {"box": "Box", "discrete": "Discrete", "multi_discrete": "MultiDiscrete", "multi_binary": "MultiBinary"}.get(kind(space) or "", "?")
+        what = {
+            "box": "Box",
+            "discrete": "Discrete",
+            "multi_discrete": "MultiDiscrete",
+            "multi_binary": "MultiBinary",
+        }.get(kind(space) or "", "?")
         doc = f"raw {what} observations" + (" (channel first)" if is_image(space) else "")
-        inputs.append(TensorInfo(name, observation_dtype(space).name, (BATCH,) + tuple(int(d) for d in observation_shape(space)), doc))
-    outputs = [TensorInfo(ACTION, _action_dtype(policy).name, (BATCH,) + tuple(int(d) for d in observation_shape(policy.action_space)), "the deterministic action")]
+        inputs.append(
+            TensorInfo(
+                name, observation_dtype(space).name, (BATCH,) + tuple(int(d) for d in observation_shape(space)), doc
+            )
+        )
+    outputs = [
+        TensorInfo(
+            ACTION,
+            _action_dtype(policy).name,
+            (BATCH,) + tuple(int(d) for d in observation_shape(policy.action_space)),
+            "the deterministic action",
+        )
+    ]
     rec = policy.recurrent
     if rec is not None:
         shape = (int(rec["layers"]), BATCH, int(rec["hidden_size"]))
         inputs.append(TensorInfo(rec["hidden_in"], "float32", shape, "LSTM hidden state (zeros at the start)"))
         inputs.append(TensorInfo(rec["cell_in"], "float32", shape, "LSTM cell state (zeros at the start)"))
-        inputs.append(TensorInfo(EPISODE_START, "float32", (BATCH,), "1.0 where an episode starts (the state is reset), else 0.0"))
+        inputs.append(
+            TensorInfo(EPISODE_START, "float32", (BATCH,), "1.0 where an episode starts (the state is reset), else 0.0")
+        )
         outputs.append(TensorInfo(rec["hidden_out"], "float32", shape, "the next LSTM hidden state"))
         outputs.append(TensorInfo(rec["cell_out"], "float32", shape, "the next LSTM cell state"))
     if action_masks:
         width = policy.mask_width
         if width is None:
-            raise RlarchiveError("INPUT_INVALID", f"the head {policy.action['op']} takes no action masks (argmax and multi_argmax heads do)")
+            raise RlarchiveError(
+                "INPUT_INVALID",
+                f"the head {policy.action['op']} takes no action masks (argmax and multi_argmax heads do)",
+            )
         inputs.append(TensorInfo(ACTION_MASKS, "bool", (BATCH, width), "true where an action is allowed"))
     names = [t.name for t in inputs + outputs]
     if len(set(names)) != len(names):
@@ -182,9 +236,9 @@ def _interface(policy: Policy, action_masks: bool) -> tuple[Any, ...]:
 def onnx_inputs(
     policy: Policy,
     observation: Any,
-    state: Optional[tuple[Any, ...]] = None,
-    episode_start: Optional[Any] = None,
-    action_masks: Optional[Any] = None,
+    state: tuple[Any, ...] | None = None,
+    episode_start: Any | None = None,
+    action_masks: Any | None = None,
 ) -> tuple[Any, ...]:
     """The inputs of the exported graph for arguments shaped like ``Policy.predict`` (and SB3's ``predict``).
 
@@ -203,14 +257,14 @@ def onnx_inputs(
     n = next(iter(feeds.values())).shape[0]
     rec = policy.recurrent
     if rec is not None:
-        feeds[rec["hidden_in"]], feeds[rec["cell_in"]] = recurrent_state(rec, state, n)  # the graph applies episode_start
+        feeds[rec["hidden_in"]], feeds[rec["cell_in"]] = recurrent_state(
+            rec, state, n
+        )  # the graph applies episode_start
         start = np.zeros(n, _F32) if episode_start is None else np.asarray(episode_start, _F32).reshape(n)
         feeds[EPISODE_START] = start
     if action_masks is not None:
         feeds[ACTION_MASKS] = np.asarray(action_masks, dtype=bool).reshape(n, -1)
     return feeds, single
-
-
 
 
 # -- the model ----------------------------------------------------------------------------------
@@ -232,16 +286,24 @@ def _build(policy: Policy, opset: int, action_masks: bool, name: str, precision:
     onnx = import_onnx()
     newest = int(onnx.defs.onnx_opset_version())
     if isinstance(opset, bool) or not isinstance(opset, int) or not MIN_OPSET <= opset <= newest:
-        raise RlarchiveError("INPUT_INVALID", f"ONNX opset {opset!r} is not supported: choose one from {MIN_OPSET} to {newest} (default {DEFAULT_OPSET})")
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"ONNX opset {opset!r} is not supported: choose one from {MIN_OPSET} to {newest} (default {DEFAULT_OPSET})",
+        )
     if precision not in PRECISIONS:
-        raise RlarchiveError("INPUT_INVALID", f"precision {precision!r} is not one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})")
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"precision {precision!r} is not one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})",
+        )
     from . import __version__
 
     inputs, outputs = _interface(policy, action_masks)
     g = Graph(onnx, opset, [t.name for t in inputs + outputs], precision)
     stats = statistics(policy)
     for obs_name, _, space in observation_inputs(policy.observation_space):
-        g.value[obs_name] = observation(g, obs_name, space, policy.normalize_images, stats.get(obs_name), policy.vec_normalize)
+        g.value[obs_name] = observation(
+            g, obs_name, space, policy.normalize_images, stats.get(obs_name), policy.vec_normalize
+        )
     rec = policy.recurrent
     if rec is not None:  # the state is multiplied by (1 − episode_start) per batch entry before the step
         keep = g.op("Sub", [g.scalar(1.0), EPISODE_START], "state")
@@ -269,16 +331,24 @@ def _build(policy: Policy, opset: int, action_masks: bool, name: str, precision:
     model.ir_version = _ir_version(onnx, opset)
     model.producer_name, model.producer_version, model.doc_string = "rlarchive", __version__, doc
     model.opset_import.append(onnx.helper.make_opsetid("", opset))
-    onnx.helper.set_model_props(model, {
-        "rlarchive.inputs": json.dumps([t.to_dict() for t in inputs]),
-        "rlarchive.outputs": json.dumps([t.to_dict() for t in outputs]),
-        "rlarchive.precision": json.dumps(precision),
-    })
+    onnx.helper.set_model_props(
+        model,
+        {
+            "rlarchive.inputs": json.dumps([t.to_dict() for t in inputs]),
+            "rlarchive.outputs": json.dumps([t.to_dict() for t in outputs]),
+            "rlarchive.precision": json.dumps(precision),
+        },
+    )
     return model, inputs, outputs
 
 
 def build_model(
-    policy: Policy, *, opset: int = DEFAULT_OPSET, action_masks: bool = False, name: str = "rlarchive_policy", precision: str = DEFAULT_PRECISION,
+    policy: Policy,
+    *,
+    opset: int = DEFAULT_OPSET,
+    action_masks: bool = False,
+    name: str = "rlarchive_policy",
+    precision: str = DEFAULT_PRECISION,
 ) -> Any:
     """The ONNX ``ModelProto`` of ``policy`` (see the module's description of its inputs, outputs and precisions).
 
@@ -303,11 +373,11 @@ def _masked_algorithm(metadata: Mapping[str, str]) -> bool:
 
 
 def export_onnx(
-    archive: Union[str, "os.PathLike[str]", "Archive"],
-    out_path: Union[str, "os.PathLike[str]"],
+    archive: str | os.PathLike[str] | Archive,
+    out_path: str | os.PathLike[str],
     *,
     opset: int = DEFAULT_OPSET,
-    action_masks: Optional[bool] = None,
+    action_masks: bool | None = None,
     precision: str = DEFAULT_PRECISION,
 ) -> OnnxExport:
     """Write the archive's portable policy to ``out_path`` as an ONNX model (atomically: a temporary file renamed over it).
@@ -336,7 +406,10 @@ def export_onnx(
     """
     import_onnx()
     if precision not in PRECISIONS:
-        raise RlarchiveError("INPUT_INVALID", f"precision {precision!r} is not one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})")
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"precision {precision!r} is not one of {', '.join(PRECISIONS)} (default {DEFAULT_PRECISION})",
+        )
     if isinstance(archive, (str, os.PathLike)):
         from .reader import Archive
 
@@ -349,9 +422,14 @@ def export_onnx(
         where = str(getattr(archive, "path", None) or "the archive")
         policy, metadata = archive.policy(), archive.metadata
     if policy is None:
-        raise RlarchiveError("INPUT_INVALID", f"{where} has no portable policy (extension RLA_policy), so there is nothing to export "
-            "(the SB3 import writes one for standard policies when stable-baselines3 is installed; its report says why it did not)")
-    masks = _masked_algorithm(metadata) and policy.mask_width is not None if action_masks is None else bool(action_masks)
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"{where} has no portable policy (extension RLA_policy), so there is nothing to export "
+            "(the SB3 import writes one for standard policies when stable-baselines3 is installed; its report says why it did not)",
+        )
+    masks = (
+        _masked_algorithm(metadata) and policy.mask_width is not None if action_masks is None else bool(action_masks)
+    )
     model, inputs, outputs = _build(policy, opset, masks, "rlarchive_policy", precision)
     nodes = len(model.graph.node)
     data = serialized(model)

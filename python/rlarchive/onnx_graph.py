@@ -7,18 +7,29 @@ however many nodes read it, values derived from constants computed once, and
 NaN-keeping comparisons. ``onnx`` is imported only when a model is built
 (:func:`import_onnx`).
 """
+
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable, Iterable, Optional, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .errors import RlarchiveError
 
 __all__ = [
-    "MAX_MODEL_BYTES", "MAX_GRAPH_NODES", "EPISODE_START", "ACTION_MASKS", "ACTION", "BATCH",
-    "Graph", "contiguous", "import_onnx", "serialized", "too_large",
+    "MAX_MODEL_BYTES",
+    "MAX_GRAPH_NODES",
+    "EPISODE_START",
+    "ACTION_MASKS",
+    "ACTION",
+    "BATCH",
+    "Graph",
+    "contiguous",
+    "import_onnx",
+    "serialized",
+    "too_large",
 ]
 
 #: The largest model written: a single ONNX file is one protobuf message, below 2 GiB.
@@ -44,7 +55,6 @@ def contiguous(a: Any, dtype: Any = None) -> np.ndarray:
     return np.array(a, dtype=dtype, order="C", copy=True)
 
 
-
 def import_onnx() -> Any:
     """The package ``onnx`` (FRAMEWORK_UNAVAILABLE when it is not installed)."""
     try:
@@ -52,13 +62,19 @@ def import_onnx() -> Any:
         import onnx.helper  # noqa: F401
         import onnx.numpy_helper  # noqa: F401
     except ImportError as e:
-        raise RlarchiveError("FRAMEWORK_UNAVAILABLE", f"exporting to ONNX needs the Python package 'onnx', which is not installed ({e}): {_INSTALL}") from None
+        raise RlarchiveError(
+            "FRAMEWORK_UNAVAILABLE",
+            f"exporting to ONNX needs the Python package 'onnx', which is not installed ({e}): {_INSTALL}",
+        ) from None
     return onnx
 
 
 def too_large() -> RlarchiveError:
     """VALUE_UNSUPPORTED: the model would pass MAX_MODEL_BYTES."""
-    return RlarchiveError("VALUE_UNSUPPORTED", f"the ONNX model would be larger than {MAX_MODEL_BYTES} bytes, the limit of a single ONNX file (protobuf's 2 GiB)")
+    return RlarchiveError(
+        "VALUE_UNSUPPORTED",
+        f"the ONNX model would be larger than {MAX_MODEL_BYTES} bytes, the limit of a single ONNX file (protobuf's 2 GiB)",
+    )
 
 
 class Graph:
@@ -82,7 +98,9 @@ class Graph:
         self.acc = np.dtype(np.float64 if precision == "float64" else np.float32)
         self.initializer_bytes = 0
         self._consts: dict[Any, str] = {}
-        self._tensors_by_id: dict[int, tuple[Any, str]] = {}  # id(array) -> (array, initializer): the same array object, the same initializer
+        self._tensors_by_id: dict[
+            int, tuple[Any, str]
+        ] = {}  # id(array) -> (array, initializer): the same array object, the same initializer
         self._tensors_by_digest: dict[tuple[Any, ...], str] = {}  # (shape, SHA-256 of the float32 bytes) -> initializer
         self._derived: dict[tuple[Any, ...], str] = {}
         self._counters: dict[str, int] = {}
@@ -153,15 +171,34 @@ class Graph:
     def transposed(self, name: str, perm: Sequence[int], dtype: Any) -> str:
         """The initializer ``name`` in ``dtype``, transposed by ``perm``, computed once."""
         key = ("transpose", name, tuple(perm), np.dtype(dtype).str)
-        return self.derived(key, lambda: str(self.op("Transpose", [self.tensor_as(name, dtype)], name, perm=list(perm))))
+        return self.derived(
+            key, lambda: str(self.op("Transpose", [self.tensor_as(name, dtype)], name, perm=list(perm)))
+        )
 
-    def op(self, op_type: str, inputs: Sequence[str], hint: str, outputs: int = 1, out: Optional[Sequence[str]] = None, **attrs: Any) -> Any:
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[str],
+        hint: str,
+        outputs: int = 1,
+        out: Sequence[str] | None = None,
+        **attrs: Any,
+    ) -> Any:
         """Add a node; its output name (or list of names when ``outputs`` > 1)."""
         if len(self.nodes) >= MAX_GRAPH_NODES:
-            raise RlarchiveError("VALUE_UNSUPPORTED", f"the ONNX graph would have more than MAX_GRAPH_NODES = {MAX_GRAPH_NODES} nodes "
-                "(a float64 conv2d takes a few per kernel offset: --precision float32 writes one Conv per conv2d)")
-        names = list(out) if out is not None else [self.fresh(f"{hint}/{op_type}" if outputs == 1 else f"{hint}/{op_type}:{i}") for i in range(outputs)]
-        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), names, name=self.fresh(f"{hint}#{op_type}"), **attrs))
+            raise RlarchiveError(
+                "VALUE_UNSUPPORTED",
+                f"the ONNX graph would have more than MAX_GRAPH_NODES = {MAX_GRAPH_NODES} nodes "
+                "(a float64 conv2d takes a few per kernel offset: --precision float32 writes one Conv per conv2d)",
+            )
+        names = (
+            list(out)
+            if out is not None
+            else [self.fresh(f"{hint}/{op_type}" if outputs == 1 else f"{hint}/{op_type}:{i}") for i in range(outputs)]
+        )
+        self.nodes.append(
+            self.onnx.helper.make_node(op_type, list(inputs), names, name=self.fresh(f"{hint}#{op_type}"), **attrs)
+        )
         return names[0] if len(names) == 1 else names
 
     def rename_output(self, value: str, name: str) -> None:
@@ -174,7 +211,9 @@ class Graph:
 
     def reduce_mean(self, x: str, axes: list[Any], hint: str, keepdims: int) -> str:
         if self.opset >= 18:  # axes became an input in opset 18
-            return str(self.op("ReduceMean", [x, self.const(np.array(axes, np.int64), "axes")], hint, keepdims=keepdims))
+            return str(
+                self.op("ReduceMean", [x, self.const(np.array(axes, np.int64), "axes")], hint, keepdims=keepdims)
+            )
         return str(self.op("ReduceMean", [x], hint, axes=axes, keepdims=keepdims))
 
     def scalar(self, v: float, dtype: Any = _F32) -> str:
@@ -199,4 +238,6 @@ def serialized(model: Any) -> bytes:
     try:
         return bytes(model.SerializeToString())
     except (ValueError, RuntimeError, OverflowError) as e:  # protobuf's EncodeError is a ValueError
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"the ONNX model cannot be serialised: {type(e).__name__}: {e}") from None
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"the ONNX model cannot be serialised: {type(e).__name__}: {e}"
+        ) from None

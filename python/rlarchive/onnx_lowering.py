@@ -7,10 +7,12 @@ it when the module is imported. Every lowering computes what
 :mod:`rlarchive.policy` computes (spec RLA_policy §4-§6); the module
 :mod:`rlarchive.onnx_export` describes the precisions.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +58,10 @@ def observation(g: Graph, name: str, space: Any, normalize_images: bool, stats: 
         x = _normalized(g, x, stats, vn, f"{name}/vec_normalize")
     what = kind(space)
     if what == "box":
-        if g.onnx.helper.np_dtype_to_tensor_dtype(observation_dtype(space)) != g.onnx.TensorProto.FLOAT or stats is not None:
+        if (
+            g.onnx.helper.np_dtype_to_tensor_dtype(observation_dtype(space)) != g.onnx.TensorProto.FLOAT
+            or stats is not None
+        ):
             x = g.cast(x, _F32, name)
         if normalize_images and is_image(space):
             x = g.op("Div", [x, g.scalar(255.0)], f"{name}/image")
@@ -82,7 +87,9 @@ def statistics(policy: Policy) -> dict[str, Any]:
     dict_space = kind(policy.observation_space) == "dict"
     if isinstance(vn.obs, Mapping):
         if not dict_space:
-            raise RlarchiveError("VALUE_UNSUPPORTED", "per-key VecNormalize statistics for an observation space that is not a Dict")
+            raise RlarchiveError(
+                "VALUE_UNSUPPORTED", "per-key VecNormalize statistics for an observation space that is not a Dict"
+            )
         return {f"obs.{k}": vn.obs[k] for k in vn.obs_keys or ()}
     if dict_space:
         raise RlarchiveError("VALUE_UNSUPPORTED", "one set of VecNormalize statistics for a Dict observation space")
@@ -109,7 +116,9 @@ def _expm1(g: Graph, d: str, hint: str) -> str:
 def _log1p(g: Graph, u: str, hint: str) -> str:
     """log(1 + u) accurate for small u (u where 1 + u rounds to 1, else log(1 + u)·u / ((1 + u) − 1)); NaN stays NaN."""
     w = g.op("Add", [u, g.scalar(1.0, _F64)], hint)
-    ratio = g.op("Div", [g.op("Mul", [g.op("Log", [w], hint), u], hint), g.op("Sub", [w, g.scalar(1.0, _F64)], hint)], hint)
+    ratio = g.op(
+        "Div", [g.op("Mul", [g.op("Log", [w], hint), u], hint), g.op("Sub", [w, g.scalar(1.0, _F64)], hint)], hint
+    )
     return g.where(g.op("Equal", [w, g.scalar(1.0, _F64)], hint), u, ratio, hint)
 
 
@@ -170,32 +179,95 @@ def _gelu(g: Graph, x: str, p: Mapping[str, Any], hint: str) -> str:
 _Lowering = Callable[[Graph, str, Mapping[str, Any], str], str]
 
 #: Activation function -> its ONNX form of (graph, x, parameters with their defaults, hint).
-_ACTIVATIONS: Mapping[str, _Lowering] = implementations(ACTIVATIONS, {
-    "identity": lambda g, x, p, hint: x,
-    # 0 where x < 0, else x (NaN, +inf and −0 kept)
-    "relu": lambda g, x, p, hint: g.where(g.op("Less", [x, g.scalar(0.0)], hint), g.scalar(0.0), x, hint),
-    # x where x ≥ 0, else the float32 product slope·x
-    "leaky_relu": lambda g, x, p, hint: g.where(g.op("GreaterOrEqual", [x, g.scalar(0.0)], hint), x, _mul(g, x, g.scalar(float(p["negative_slope"])), hint), hint),
-    "hardtanh": lambda g, x, p, hint: g.clamp(x, g.scalar(float(p["min_val"])), g.scalar(float(p["max_val"])), hint),
-    "tanh": lambda g, x, p, hint: _tanh32(g, x, hint),
-    "sigmoid": lambda g, x, p, hint: _sigmoid32(g, x, hint),
-    "elu": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: _negative_part(g, d, hint, lambda v: _mul(g, _s(g, float(p["alpha"])), _expm1(g, v, hint), hint))),
-    "selu": lambda g, x, p, hint: _in_float64(
-        g, x, hint, lambda d: _mul(g, _s(g, _SELU["s"]), _negative_part(g, d, hint, lambda v: _mul(g, _s(g, _SELU["a"]), _expm1(g, v, hint), hint)), hint)),
-    "celu": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: _negative_part(
-        g, d, hint, lambda v: _mul(g, _s(g, float(p["alpha"])), _expm1(g, str(g.op("Div", [v, _s(g, float(p["alpha"]))], hint)), hint), hint))),
-    # x / (1 + e^−x), not x·sigmoid(x), which onnxruntime-web fuses into a float32-only kernel
-    "silu": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: str(g.op("Div", [d, g.op("Add", [_s(g, 1.0), g.op("Exp", [g.op("Neg", [d], hint)], hint)], hint)], hint))),
-    "softplus": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: _softplus64(g, d, float(p["beta"]), float(p["threshold"]), hint)),
-    "mish": lambda g, x, p, hint: _in_float64(
-        g, x, hint, lambda d: _mul(g, d, g.op("Tanh", [_softplus64(g, d, float(_SOFTPLUS["beta"]), float(_SOFTPLUS["threshold"]), hint)], hint), hint)),
-    # x·min(max(x + 3, 0), 6)/6: −inf·0 is NaN, as in torch
-    "hardswish": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: str(g.op("Div", [_mul(g, d, _hard(g, d, hint), hint), _s(g, 6.0)], hint))),
-    "hardsigmoid": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: str(g.op("Div", [_hard(g, d, hint), _s(g, 6.0)], hint))),
-    # x / (1 + |x|): ±inf give NaN, as in torch
-    "softsign": lambda g, x, p, hint: _in_float64(g, x, hint, lambda d: str(g.op("Div", [d, g.op("Add", [_s(g, 1.0), g.op("Abs", [d], hint)], hint)], hint))),
-    "gelu": _gelu,
-}, "activations of the ONNX export")
+_ACTIVATIONS: Mapping[str, _Lowering] = implementations(
+    ACTIVATIONS,
+    {
+        "identity": lambda g, x, p, hint: x,
+        # 0 where x < 0, else x (NaN, +inf and −0 kept)
+        "relu": lambda g, x, p, hint: g.where(g.op("Less", [x, g.scalar(0.0)], hint), g.scalar(0.0), x, hint),
+        # x where x ≥ 0, else the float32 product slope·x
+        "leaky_relu": lambda g, x, p, hint: g.where(
+            g.op("GreaterOrEqual", [x, g.scalar(0.0)], hint),
+            x,
+            _mul(g, x, g.scalar(float(p["negative_slope"])), hint),
+            hint,
+        ),
+        "hardtanh": lambda g, x, p, hint: g.clamp(
+            x, g.scalar(float(p["min_val"])), g.scalar(float(p["max_val"])), hint
+        ),
+        "tanh": lambda g, x, p, hint: _tanh32(g, x, hint),
+        "sigmoid": lambda g, x, p, hint: _sigmoid32(g, x, hint),
+        "elu": lambda g, x, p, hint: _in_float64(
+            g,
+            x,
+            hint,
+            lambda d: _negative_part(g, d, hint, lambda v: _mul(g, _s(g, float(p["alpha"])), _expm1(g, v, hint), hint)),
+        ),
+        "selu": lambda g, x, p, hint: _in_float64(
+            g,
+            x,
+            hint,
+            lambda d: _mul(
+                g,
+                _s(g, _SELU["s"]),
+                _negative_part(g, d, hint, lambda v: _mul(g, _s(g, _SELU["a"]), _expm1(g, v, hint), hint)),
+                hint,
+            ),
+        ),
+        "celu": lambda g, x, p, hint: _in_float64(
+            g,
+            x,
+            hint,
+            lambda d: _negative_part(
+                g,
+                d,
+                hint,
+                lambda v: _mul(
+                    g,
+                    _s(g, float(p["alpha"])),
+                    _expm1(g, str(g.op("Div", [v, _s(g, float(p["alpha"]))], hint)), hint),
+                    hint,
+                ),
+            ),
+        ),
+        # x / (1 + e^−x), not x·sigmoid(x), which onnxruntime-web fuses into a float32-only kernel
+        "silu": lambda g, x, p, hint: _in_float64(
+            g,
+            x,
+            hint,
+            lambda d: str(
+                g.op("Div", [d, g.op("Add", [_s(g, 1.0), g.op("Exp", [g.op("Neg", [d], hint)], hint)], hint)], hint)
+            ),
+        ),
+        "softplus": lambda g, x, p, hint: _in_float64(
+            g, x, hint, lambda d: _softplus64(g, d, float(p["beta"]), float(p["threshold"]), hint)
+        ),
+        "mish": lambda g, x, p, hint: _in_float64(
+            g,
+            x,
+            hint,
+            lambda d: _mul(
+                g,
+                d,
+                g.op("Tanh", [_softplus64(g, d, float(_SOFTPLUS["beta"]), float(_SOFTPLUS["threshold"]), hint)], hint),
+                hint,
+            ),
+        ),
+        # x·min(max(x + 3, 0), 6)/6: −inf·0 is NaN, as in torch
+        "hardswish": lambda g, x, p, hint: _in_float64(
+            g, x, hint, lambda d: str(g.op("Div", [_mul(g, d, _hard(g, d, hint), hint), _s(g, 6.0)], hint))
+        ),
+        "hardsigmoid": lambda g, x, p, hint: _in_float64(
+            g, x, hint, lambda d: str(g.op("Div", [_hard(g, d, hint), _s(g, 6.0)], hint))
+        ),
+        # x / (1 + |x|): ±inf give NaN, as in torch
+        "softsign": lambda g, x, p, hint: _in_float64(
+            g, x, hint, lambda d: str(g.op("Div", [d, g.op("Add", [_s(g, 1.0), g.op("Abs", [d], hint)], hint)], hint))
+        ),
+        "gelu": _gelu,
+    },
+    "activations of the ONNX export",
+)
 
 
 def _activation(g: Graph, node: Mapping[str, Any], x: str, hint: str) -> str:
@@ -234,16 +306,37 @@ def _conv2d(g: Graph, node: Mapping[str, Any], x: str, hint: str) -> str:
     w = g.tensor(node["weight"], f"{hint}/weight")
     b = g.tensor(node["bias"], f"{hint}/bias") if node.get("bias") is not None else None
     if g.acc == _F32:
-        return str(g.op("Conv", [x, w] + ([b] if b else []), hint, kernel_shape=[kh, kw], strides=[sh, sw], pads=[ph, pw, ph, pw]))
+        return str(
+            g.op(
+                "Conv",
+                [x, w] + ([b] if b else []),
+                hint,
+                kernel_shape=[kh, kw],
+                strides=[sh, sw],
+                pads=[ph, pw, ph, pw],
+            )
+        )
     d = g.cast(x, _F64, hint)
     if ph or pw:
         d = g.op("Pad", [d, g.const(np.array([0, 0, ph, pw, 0, 0, ph, pw], np.int64), "pads")], hint)
     d = g.op("Transpose", [d], hint, perm=[0, 2, 3, 1])  # [N, H, W, C]
-    taps = g.derived(("conv_taps", w), lambda: str(g.op("Reshape", [g.transposed(w, (2, 3, 1, 0), _F64), g.const(np.array([kh * kw, c, o], np.int64), "shape")], w)))
+    taps = g.derived(
+        ("conv_taps", w),
+        lambda: str(
+            g.op(
+                "Reshape",
+                [g.transposed(w, (2, 3, 1, 0), _F64), g.const(np.array([kh * kw, c, o], np.int64), "shape")],
+                w,
+            )
+        ),
+    )
     total: Any = None
     for i in range(kh):
         for j in range(kw):
-            tap = g.derived(("conv_tap", w, i, j), lambda: str(g.op("Gather", [taps, g.const(np.array(i * kw + j, np.int64), "index")], w, axis=0)))
+            tap = g.derived(
+                ("conv_tap", w, i, j),
+                lambda: str(g.op("Gather", [taps, g.const(np.array(i * kw + j, np.int64), "index")], w, axis=0)),
+            )
             # rows i, i + sh, ... and columns j, j + sw, ...: as many as the output has (the end counted from the end: kh − 1 − i before it)
             ends = [-(kh - 1 - i) or _INT64_MAX, -(kw - 1 - j) or _INT64_MAX]
             part = g.op("Slice", [d, g.const(np.array([i, j], np.int64), "starts"), g.const(np.array(ends, np.int64), "ends"),
@@ -260,7 +353,14 @@ def _prelu(g: Graph, node: Mapping[str, Any], x: str, hint: str) -> str:
     w = g.tensor(node["weight"], f"{hint}/weight")
     rank = g.rank.get(x, 1)
     n = int(np.asarray(node["weight"]).size)
-    slope = w if n == 1 or rank <= 1 else g.derived(("prelu", w, rank), lambda: str(g.op("Reshape", [w, g.const(np.array([n] + [1] * (rank - 1), np.int64), "shape")], w)))
+    slope = (
+        w
+        if n == 1 or rank <= 1
+        else g.derived(
+            ("prelu", w, rank),
+            lambda: str(g.op("Reshape", [w, g.const(np.array([n] + [1] * (rank - 1), np.int64), "shape")], w)),
+        )
+    )
     return g.where(g.op("GreaterOrEqual", [x, g.scalar(0.0)], hint), x, g.op("Mul", [x, slope], hint), hint)
 
 
@@ -291,7 +391,14 @@ def _lstm(g: Graph, node: Mapping[str, Any], xs: list[Any], hint: str) -> list[A
 
         gates = g.op("MatMul", [wide(inp), g.transposed(g.tensor(p["weight_ih"], f"{lh}/weight_ih"), (1, 0), acc)], lh)
         gates = g.op("Add", [gates, g.tensor_as(g.tensor(p["bias_ih"], f"{lh}/bias_ih"), acc)], lh)
-        gates = g.op("Add", [gates, g.op("MatMul", [wide(h_l), g.transposed(g.tensor(p["weight_hh"], f"{lh}/weight_hh"), (1, 0), acc)], lh)], lh)
+        gates = g.op(
+            "Add",
+            [
+                gates,
+                g.op("MatMul", [wide(h_l), g.transposed(g.tensor(p["weight_hh"], f"{lh}/weight_hh"), (1, 0), acc)], lh),
+            ],
+            lh,
+        )
         gates = g.op("Add", [gates, g.tensor_as(g.tensor(p["bias_hh"], f"{lh}/bias_hh"), acc)], lh)
         if acc != _F32:
             gates = g.cast(gates, _F32, lh)
@@ -331,7 +438,9 @@ def _batch_norm(g: Graph, node: Mapping[str, Any], x: str, hint: str) -> str:
     var = g.tensor_as(g.tensor(node["running_var"], f"{hint}/running_var"), _F64)
     eps = float(node["eps"])
     std = g.derived(("std", var, eps), lambda: str(g.op("Sqrt", [g.op("Add", [var, g.scalar(eps, _F64)], hint)], hint)))
-    return g.cast(_affine64(g, node, g.op("Div", [g.op("Sub", [g.cast(x, _F64, hint), mean], hint), std], hint), hint), _F32, hint)
+    return g.cast(
+        _affine64(g, node, g.op("Div", [g.op("Sub", [g.cast(x, _F64, hint), mean], hint), std], hint), hint), _F32, hint
+    )
 
 
 def _concat(g: Graph, node: Mapping[str, Any], xs: list[Any], hint: str) -> str:
@@ -339,17 +448,21 @@ def _concat(g: Graph, node: Mapping[str, Any], xs: list[Any], hint: str) -> str:
 
 
 #: Operation -> (its ONNX form of (graph, node, inputs, hint), the rank of its first output: None for its input's).
-_OPERATIONS: Mapping[str, tuple[Callable[[Graph, Mapping[str, Any], list[Any], str], Any], Any]] = implementations(OPERATIONS, {
-    "linear": (lambda g, node, xs, hint: _linear(g, xs[0], node["weight"], node.get("bias"), hint), None),
-    "conv2d": (lambda g, node, xs, hint: _conv2d(g, node, xs[0], hint), 3),
-    "activation": (lambda g, node, xs, hint: _activation(g, node, xs[0], hint), None),
-    "prelu": (lambda g, node, xs, hint: _prelu(g, node, xs[0], hint), None),
-    "flatten": (lambda g, node, xs, hint: g.op("Flatten", [xs[0]], hint, axis=1), 1),
-    "concat": (_concat, 1),
-    "layer_norm": (lambda g, node, xs, hint: _layer_norm(g, node, xs[0], hint), None),
-    "batch_norm": (lambda g, node, xs, hint: _batch_norm(g, node, xs[0], hint), None),
-    "lstm": (_lstm, 1),
-}, "operations of the ONNX export")
+_OPERATIONS: Mapping[str, tuple[Callable[[Graph, Mapping[str, Any], list[Any], str], Any], Any]] = implementations(
+    OPERATIONS,
+    {
+        "linear": (lambda g, node, xs, hint: _linear(g, xs[0], node["weight"], node.get("bias"), hint), None),
+        "conv2d": (lambda g, node, xs, hint: _conv2d(g, node, xs[0], hint), 3),
+        "activation": (lambda g, node, xs, hint: _activation(g, node, xs[0], hint), None),
+        "prelu": (lambda g, node, xs, hint: _prelu(g, node, xs[0], hint), None),
+        "flatten": (lambda g, node, xs, hint: g.op("Flatten", [xs[0]], hint, axis=1), 1),
+        "concat": (_concat, 1),
+        "layer_norm": (lambda g, node, xs, hint: _layer_norm(g, node, xs[0], hint), None),
+        "batch_norm": (lambda g, node, xs, hint: _batch_norm(g, node, xs[0], hint), None),
+        "lstm": (_lstm, 1),
+    },
+    "operations of the ONNX export",
+)
 
 
 def lower_node(g: Graph, node: Mapping[str, Any], xs: list[Any], hint: str) -> Any:
@@ -384,7 +497,11 @@ def _action_shape(g: Graph, policy: Policy) -> str:
 def _quantile_argmax(g: Graph, policy: Policy, x: str) -> str:
     """The mean over quantiles in float64, rounded once, then the argmax."""
     n = int(policy.action_space.n)
-    q = g.op("Reshape", [g.cast(x, _F64, "head"), g.const(np.array([-1, int(policy.action["n_quantiles"]), n], np.int64), "shape")], "head")
+    q = g.op(
+        "Reshape",
+        [g.cast(x, _F64, "head"), g.const(np.array([-1, int(policy.action["n_quantiles"]), n], np.int64), "shape")],
+        "head",
+    )
     return _flat(g, _argmax(g, g.cast(g.reduce_mean(q, [1], "head", 0), _F32, "head")))
 
 
@@ -398,8 +515,17 @@ def _multi_argmax(g: Graph, policy: Policy, x: str) -> str:
             runs.append([size, 1])
     widths = np.array([size * count for size, count in runs], np.int64)
     parts = g.op("Split", [x, g.const(widths, "split")], "head", outputs=len(runs), axis=1) if len(runs) > 1 else [x]
-    picks = [_argmax(g, g.op("Reshape", [p, g.const(np.array([-1, count, size], np.int64), "shape")], "head"), axis=2) for p, (size, count) in zip(parts, runs)]
-    return str(g.op("Reshape", [g.op("Concat", picks, "head", axis=1) if len(picks) > 1 else picks[0], _action_shape(g, policy)], "head"))
+    picks = [
+        _argmax(g, g.op("Reshape", [p, g.const(np.array([-1, count, size], np.int64), "shape")], "head"), axis=2)
+        for p, (size, count) in zip(parts, runs)
+    ]
+    return str(
+        g.op(
+            "Reshape",
+            [g.op("Concat", picks, "head", axis=1) if len(picks) > 1 else picks[0], _action_shape(g, policy)],
+            "head",
+        )
+    )
 
 
 def _bernoulli(g: Graph, policy: Policy, x: str) -> str:
@@ -414,8 +540,13 @@ def _box(g: Graph, policy: Policy, x: str) -> str:
     a = g.op("Reshape", [x, _action_shape(g, policy)], "head")
     if head.get("squash") == "tanh":
         a = _tanh32(g, a, "head")
-    if head.get("squash") in ("tanh", "rescale"):  # low + 0.5·(a + 1)·(high − low) in float64 from float32 values, rounded once
-        a = g.op("Mul", [g.scalar(0.5, _F64), g.op("Add", [g.cast(a, _F64, "head"), g.scalar(1.0, _F64)], "head")], "head")
+    if head.get("squash") in (
+        "tanh",
+        "rescale",
+    ):  # low + 0.5·(a + 1)·(high − low) in float64 from float32 values, rounded once
+        a = g.op(
+            "Mul", [g.scalar(0.5, _F64), g.op("Add", [g.cast(a, _F64, "head"), g.scalar(1.0, _F64)], "head")], "head"
+        )
         a = g.op("Mul", [a, g.const(high.astype(_F64) - low.astype(_F64), "head/span")], "head")
         a = g.cast(g.op("Add", [g.const(low.astype(_F64), "head/low64"), a], "head"), _F32, "head")
     else:
@@ -425,13 +556,17 @@ def _box(g: Graph, policy: Policy, x: str) -> str:
 
 
 #: Head -> its ONNX form of (graph, policy, the head's input): the action.
-_HEADS: Mapping[str, Callable[[Graph, Policy, str], str]] = implementations(HEADS, {
-    "argmax": lambda g, policy, x: _flat(g, _argmax(g, x)),
-    "quantile_argmax": _quantile_argmax,
-    "multi_argmax": _multi_argmax,
-    "bernoulli": _bernoulli,
-    "box": _box,
-}, "heads of the ONNX export")
+_HEADS: Mapping[str, Callable[[Graph, Policy, str], str]] = implementations(
+    HEADS,
+    {
+        "argmax": lambda g, policy, x: _flat(g, _argmax(g, x)),
+        "quantile_argmax": _quantile_argmax,
+        "multi_argmax": _multi_argmax,
+        "bernoulli": _bernoulli,
+        "box": _box,
+    },
+    "heads of the ONNX export",
+)
 
 
 def lower_head(g: Graph, policy: Policy, x: str, action_masks: bool) -> None:

@@ -21,6 +21,7 @@ existing non-empty ``OUTDIR`` is refused unless ``force`` is given. Every
 file's bytes depend on the archive and its file name only (no clock), so two
 runs give identical files.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any
 
 from .errors import RlarchiveError
 
@@ -110,7 +111,9 @@ def _check_destination(out: str, force: bool) -> None:
     if os.path.islink(out) or (os.path.lexists(out) and not os.path.isdir(out)):
         raise RlarchiveError("IO_ERROR", f"cannot write the package to {out}: it exists and is not a folder")
     if os.path.isdir(out) and not force and _nonempty_dir(out):
-        raise RlarchiveError("IO_ERROR", f"cannot write the package to {out}: the folder exists and is not empty (--force replaces it)")
+        raise RlarchiveError(
+            "IO_ERROR", f"cannot write the package to {out}: the folder exists and is not empty (--force replaces it)"
+        )
 
 
 def _has_policy(path: str) -> bool:
@@ -122,8 +125,8 @@ def _has_policy(path: str) -> bool:
 
 
 def package(
-    path: Union[str, "os.PathLike[str]"],
-    outdir: Union[str, "os.PathLike[str]"],
+    path: str | os.PathLike[str],
+    outdir: str | os.PathLike[str],
     *,
     force: bool = False,
     onnx: bool = True,
@@ -153,11 +156,16 @@ def package(
     if not os.path.isfile(src):
         raise RlarchiveError("IO_ERROR", f"cannot package {src}: not a file")
     if name in (CARD_NAME, ONNX_NAME, RESULTS_NAME):
-        raise RlarchiveError("IO_ERROR", f"cannot package {src}: its name is one of the package's own files ({CARD_NAME}, {ONNX_NAME}, {RESULTS_NAME})")
+        raise RlarchiveError(
+            "IO_ERROR",
+            f"cannot package {src}: its name is one of the package's own files ({CARD_NAME}, {ONNX_NAME}, {RESULTS_NAME})",
+        )
     _check_destination(out, force)
     real_out, real_src = os.path.realpath(out), os.path.realpath(src)
     if os.path.commonpath([real_out, real_src]) == real_out:
-        raise RlarchiveError("IO_ERROR", f"cannot write the package to {out}: the folder holds {src} (choose another folder)")
+        raise RlarchiveError(
+            "IO_ERROR", f"cannot write the package to {out}: the folder holds {src} (choose another folder)"
+        )
     parent = os.path.dirname(out)
     try:
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)[:100]}.", suffix=".package-tmp", dir=parent)
@@ -177,7 +185,9 @@ def package(
         if evaluations:
             _write(tmp, RESULTS_NAME, results_json(evaluations[-1]).encode("ascii"))
         else:
-            notes.append(f"no evaluation recorded: no {RESULTS_NAME} (run: rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record)")
+            notes.append(
+                f"no evaluation recorded: no {RESULTS_NAME} (run: rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record)"
+            )
         if onnx:
             _add_onnx(copy, tmp, notes)
         _sync_folder(tmp)
@@ -206,9 +216,11 @@ def _add_onnx(copy: str, folder: str, notes: list[Any]) -> None:
 def _put_in_place(tmp: str, out: str, force: bool) -> None:
     """Rename the finished folder ``tmp`` to ``out``; with ``force``, an existing ``out`` is moved aside first and removed after."""
     _check_destination(out, force)  # again: the folder may have appeared while the package was built
-    old: Optional[str] = None
+    old: str | None = None
     if os.path.isdir(out) and _nonempty_dir(out):
-        old = tempfile.mkdtemp(prefix=f".{os.path.basename(out)[:100]}.", suffix=".package-old", dir=os.path.dirname(out))
+        old = tempfile.mkdtemp(
+            prefix=f".{os.path.basename(out)[:100]}.", suffix=".package-old", dir=os.path.dirname(out)
+        )
         os.rmdir(old)
         try:
             os.rename(out, old)
@@ -222,4 +234,3 @@ def _put_in_place(tmp: str, out: str, force: bool) -> None:
         raise RlarchiveError("IO_ERROR", f"cannot write the package to {out}: {e.strerror or e}") from None
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-

@@ -20,10 +20,12 @@ activation functions are in :mod:`rlarchive.policy_activations`; which
 operations and heads exist comes from the registry :mod:`rlarchive.policy_ops`,
 and the tables of their implementations here are checked against it at import.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,8 +33,8 @@ from . import observations as _observations
 from .dtypes import numpy_view_dtype
 from .observations import observation_shape
 from .policy_activations import ACTIVATIONS, erf, sigmoid64
-from .policy_ops import HEADS, MASKED_LOGIT, OPERATIONS, POLICY_BLOCK_ELEMENTS, implementations
 from .policy_ops import BERNOULLI_THRESHOLD as _BERNOULLI_THRESHOLD
+from .policy_ops import HEADS, MASKED_LOGIT, OPERATIONS, POLICY_BLOCK_ELEMENTS, implementations
 
 __all__ = ["Policy", "ACTIVATIONS", "BERNOULLI_THRESHOLD", "act", "erf"]
 
@@ -61,17 +63,21 @@ class Policy:
         self.normalize_images = bool(desc.get("normalize_images", True))
         self.vec_normalize = vec_normalize if desc.get("vec_normalize") else None
         if desc.get("vec_normalize") and vec_normalize is None:
-            raise ValueError("the policy takes normalised observations: give the archive's RLA_vec_normalize statistics")
+            raise ValueError(
+                "the policy takes normalised observations: give the archive's RLA_vec_normalize statistics"
+            )
         self.nodes = list(desc["nodes"])
         action = dict(desc["action"])
         if action["op"] == "box":  # the bounds and dtype of the action space
             sp = self.action_space
-            action.update(low=np.asarray(sp.low, _F32), high=np.asarray(sp.high, _F32), dtype=numpy_view_dtype(sp.dtype))
+            action.update(
+                low=np.asarray(sp.low, _F32), high=np.asarray(sp.high, _F32), dtype=numpy_view_dtype(sp.dtype)
+            )
         if "sizes" in action:  # multi_argmax: read once, not at every predict
             action["sizes"] = np.asarray(action["sizes"], np.intp)
         self.action: Mapping[str, Any] = action
-        self.recurrent: Optional[Mapping[str, Any]] = desc.get("recurrent")
-        self._steps: Optional[list[Any]] = None  # each node's evaluation, prepared at the first predict
+        self.recurrent: Mapping[str, Any] | None = desc.get("recurrent")
+        self._steps: list[Any] | None = None  # each node's evaluation, prepared at the first predict
         self._keep = {self.action["in"]}
         if self.recurrent is not None:
             self._keep |= {self.recurrent["hidden_out"], self.recurrent["cell_out"]}
@@ -84,7 +90,7 @@ class Policy:
             self._last[name] = len(self.nodes)
 
     @property
-    def mask_width(self) -> Optional[int]:
+    def mask_width(self) -> int | None:
         """How many action-mask entries the head takes (RLA_policy §6: ``argmax`` one per
         action, ``multi_argmax`` one per choice of every component), or None for heads
         that take no masks."""
@@ -99,10 +105,10 @@ class Policy:
     def predict(
         self,
         observation: Any,
-        state: Optional[tuple[Any, ...]] = None,
-        episode_start: Optional[Any] = None,
+        state: tuple[Any, ...] | None = None,
+        episode_start: Any | None = None,
         deterministic: bool = True,
-        action_masks: Optional[Any] = None,
+        action_masks: Any | None = None,
     ) -> tuple[Any, ...]:
         """The deterministic action for ``observation`` (one, or a batch), and the next recurrent state.
 
@@ -124,7 +130,9 @@ class Policy:
         if action_masks is not None:
             masks = np.asarray(action_masks, dtype=bool)
             if masks.size != n * (self.mask_width or -1):
-                raise ValueError(f"action masks of shape {masks.shape} for {n} observations and {self.mask_width} actions")
+                raise ValueError(
+                    f"action masks of shape {masks.shape} for {n} observations and {self.mask_width} actions"
+                )
             masks = masks.reshape(n, -1)
         last, keep = self._last, self._keep
         for name in [k for k in values if last.get(k, -1) < 0]:
@@ -145,7 +153,9 @@ class Policy:
                         values[name] = value
                 del out, outs
             action = _HEADS[self.action["op"]](self.action, values[self.action["in"]], masks)
-        action = action.reshape((n,) + observation_shape(self.action_space))  # SB3 gives actions the action space's shape
+        action = action.reshape(
+            (n,) + observation_shape(self.action_space)
+        )  # SB3 gives actions the action space's shape
         new_state = None
         if self.recurrent is not None:
             new_state = (values[self.recurrent["hidden_out"]], values[self.recurrent["cell_out"]])
@@ -161,9 +171,14 @@ class Policy:
         if self.vec_normalize is not None:
             obs = self.vec_normalize.normalize_obs(obs)
         inputs = _observations.observation_inputs(self.observation_space)
-        return {name: _observations.preprocess(obs if key is None else obs[key], sub, self.normalize_images) for name, key, sub in inputs}
+        return {
+            name: _observations.preprocess(obs if key is None else obs[key], sub, self.normalize_images)
+            for name, key, sub in inputs
+        }
 
-    def _state_in(self, rec: Mapping[str, Any], state: Optional[tuple[Any, ...]], episode_start: Any, n: int) -> dict[str, Any]:
+    def _state_in(
+        self, rec: Mapping[str, Any], state: tuple[Any, ...] | None, episode_start: Any, n: int
+    ) -> dict[str, Any]:
         h, c = _observations.recurrent_state(rec, state, n)
         if episode_start is not None:
             starts = np.asarray(episode_start, _F32)
@@ -174,7 +189,12 @@ class Policy:
         return {rec["hidden_in"]: h, rec["cell_in"]: c}
 
 
-def act(policy: Policy, observations: Sequence[Any], episode_starts: Optional[Sequence[bool]] = None, action_masks: Optional[Sequence[Any]] = None) -> list[Any]:
+def act(
+    policy: Policy,
+    observations: Sequence[Any],
+    episode_starts: Sequence[bool] | None = None,
+    action_masks: Sequence[Any] | None = None,
+) -> list[Any]:
     """The actions for a sequence of single observations, in order (the conformance ``predict`` request, Annex A).
 
     A recurrent policy carries its state from one observation to the next and
@@ -207,7 +227,7 @@ class _Binary64Weights:
     def __init__(self) -> None:
         self._copies: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 
-    def optional(self, nd: Any) -> Optional[np.ndarray]:
+    def optional(self, nd: Any) -> np.ndarray | None:
         """The binary64 copy of an optional parameter (None for none)."""
         return None if nd is None else self(nd)
 
@@ -240,10 +260,14 @@ def _linear(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
         out = np.empty((rows.shape[0], o), _F32)
         rb = _rows_per_block(max(k, o))
         for r in range(0, rows.shape[0], rb):
-            acc = np.zeros((min(rb, rows.shape[0] - r), o), _F64) if b is None else np.tile(b, (min(rb, rows.shape[0] - r), 1))
+            acc = (
+                np.zeros((min(rb, rows.shape[0] - r), o), _F64)
+                if b is None
+                else np.tile(b, (min(rb, rows.shape[0] - r), 1))
+            )
             for s in range(0, k, kb):
-                acc += rows[r:r + rb, s:s + kb].astype(_F64) @ wt[s:s + kb]
-            out[r:r + rb] = acc
+                acc += rows[r : r + rb, s : s + kb].astype(_F64) @ wt[s : s + kb]
+            out[r : r + rb] = acc
         return out.reshape(x.shape[:-1] + (o,))
 
     return run
@@ -272,9 +296,11 @@ def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
             blocks = [(y, y + 1, s, min(ow, s + step)) for y in range(oh) for s in range(0, ow, step)]
         padded = np.zeros((c, h + 2 * ph, wd + 2 * pw), _F64)  # the registry charges this binary64 copy
         s0, s1, s2 = padded.strides
-        view = np.lib.stride_tricks.as_strided(padded, (oh, ow, c, kh, kw), (s1 * sh, s2 * sw, s0, s1, s2), writeable=False)
+        view = np.lib.stride_tricks.as_strided(
+            padded, (oh, ow, c, kh, kw), (s1 * sh, s2 * sw, s0, s1, s2), writeable=False
+        )
         for i in range(n):
-            padded[:, ph:ph + h, pw:pw + wd] = x[i]
+            padded[:, ph : ph + h, pw : pw + wd] = x[i]
             for y0, y1, x0, x1 in blocks:
                 cols = view[y0:y1, x0:x1].reshape(-1, k)  # im2col of the block (a copy of at most a block)
                 acc = cols @ wt
@@ -321,11 +347,11 @@ def _normalise(x: np.ndarray, width: int, fn: Callable[[np.ndarray], np.ndarray]
     out = np.empty(rows.shape, _F32)
     rb = _rows_per_block(width)
     for r in range(0, rows.shape[0], rb):
-        out[r:r + rb] = fn(rows[r:r + rb].astype(_F64))
+        out[r : r + rb] = fn(rows[r : r + rb].astype(_F64))
     return out.reshape(x.shape)
 
 
-def _scale_shift(y: np.ndarray, w: Optional[np.ndarray], b: Optional[np.ndarray]) -> np.ndarray:
+def _scale_shift(y: np.ndarray, w: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
     """``y * w + b`` in place, each only when the node has it (a normalisation's affine part, binary64)."""
     if w is not None:
         y *= w
@@ -359,7 +385,10 @@ def _batch_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[lis
 
 def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], list[Any]]:
     """One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]."""
-    layers = [(f64(p["weight_ih"], "t"), f64(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"])) for p in node["layers"]]
+    layers = [
+        (f64(p["weight_ih"], "t"), f64(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"]))
+        for p in node["layers"]
+    ]
 
     def run(xs: list[Any]) -> list[Any]:
         x, h, c = xs
@@ -380,23 +409,27 @@ def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]
     return run
 
 
-_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Binary64Weights], Callable[[list[Any]], Any]]] = implementations(OPERATIONS, {
-    "linear": _linear,
-    "conv2d": _conv2d,
-    "activation": _activation,
-    "prelu": _prelu,
-    "flatten": _flatten,
-    "concat": _concat,
-    "layer_norm": _layer_norm,
-    "batch_norm": _batch_norm,
-    "lstm": _lstm,
-}, "operations of the NumPy evaluator")
+_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Binary64Weights], Callable[[list[Any]], Any]]] = implementations(
+    OPERATIONS,
+    {
+        "linear": _linear,
+        "conv2d": _conv2d,
+        "activation": _activation,
+        "prelu": _prelu,
+        "flatten": _flatten,
+        "concat": _concat,
+        "layer_norm": _layer_norm,
+        "batch_norm": _batch_norm,
+        "lstm": _lstm,
+    },
+    "operations of the NumPy evaluator",
+)
 
 
 # -- heads (spec RLA_policy §6) ----------------------------------------------------------
 
 
-def _masked(logits: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _masked(logits: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     if masks is None:
         return logits
     if masks.shape != logits.shape:
@@ -404,22 +437,24 @@ def _masked(logits: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
     return np.where(masks, logits, _F32(MASKED_LOGIT))
 
 
-def _argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _argmax(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     return np.argmax(_masked(x, masks), axis=1).astype(np.int64)  # NumPy's argmax takes the first NaN
 
 
-def _multi_argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _multi_argmax(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     """The argmax of each run of ``sizes`` logits (the first largest, or the first NaN: RLA_policy §6), every run at once."""
     sizes = np.asarray(head["sizes"], np.intp)
     x = _masked(x, masks)
     if sizes.size == 0 or np.any(sizes <= 0):  # np.argmax refuses an empty run, as it always has here
-        return np.stack([np.argmax(p, axis=1) for p in np.split(x, np.cumsum(sizes)[:-1], axis=1)], axis=1).astype(np.int64)
+        return np.stack([np.argmax(p, axis=1) for p in np.split(x, np.cumsum(sizes)[:-1], axis=1)], axis=1).astype(
+            np.int64
+        )
     width = x.shape[1]
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     out = np.empty((x.shape[0], sizes.size), np.int64)
     rb = _rows_per_block(width)
     for r in range(0, x.shape[0], rb):
-        rows = x[r:r + rb]
+        rows = x[r : r + rb]
         # the largest of each run (NaN where the run holds one: np.maximum propagates it); the first position reaching it
         top = np.repeat(np.maximum.reduceat(rows, starts, axis=1), sizes, axis=1)
         with np.errstate(invalid="ignore"):
@@ -428,7 +463,7 @@ def _multi_argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.nda
         hit |= np.isnan(rows)  # a NaN is in a run whose largest is NaN
         position = np.where(hit, np.arange(width, dtype=np.int32), np.int32(width))
         del hit
-        out[r:r + rb] = np.minimum.reduceat(position, starts, axis=1) - starts
+        out[r : r + rb] = np.minimum.reduceat(position, starts, axis=1) - starts
     return out
 
 
@@ -437,12 +472,12 @@ def _multi_argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.nda
 BERNOULLI_THRESHOLD = _F32(_BERNOULLI_THRESHOLD)
 
 
-def _bernoulli(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _bernoulli(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return (x > BERNOULLI_THRESHOLD).astype(_F32)  # as SB3 gives it: 0.0 or 1.0; NaN gives 0.0
 
 
-def _box(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _box(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     low, high = np.asarray(head["low"], _F32), np.asarray(head["high"], _F32)
     shape = low.shape
     a = x.reshape((x.shape[0],) + shape).astype(_F32)
@@ -456,16 +491,20 @@ def _box(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) ->
     return a.astype(head["dtype"])
 
 
-def _quantile_argmax(head: Mapping[str, Any], x: np.ndarray, masks: Optional[np.ndarray]) -> np.ndarray:
+def _quantile_argmax(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     nq = int(head["n_quantiles"])
     q = x.reshape(x.shape[0], nq, -1).astype(_F64).sum(axis=1) / nq
     return np.argmax(q.astype(_F32), axis=1).astype(np.int64)
 
 
-_HEADS: Mapping[str, Callable[[Mapping[str, Any], np.ndarray, Optional[np.ndarray]], np.ndarray]] = implementations(HEADS, {
-    "argmax": _argmax,
-    "multi_argmax": _multi_argmax,
-    "bernoulli": _bernoulli,
-    "box": _box,
-    "quantile_argmax": _quantile_argmax,
-}, "heads of the NumPy evaluator")
+_HEADS: Mapping[str, Callable[[Mapping[str, Any], np.ndarray, np.ndarray | None], np.ndarray]] = implementations(
+    HEADS,
+    {
+        "argmax": _argmax,
+        "multi_argmax": _multi_argmax,
+        "bernoulli": _bernoulli,
+        "box": _box,
+        "quantile_argmax": _quantile_argmax,
+    },
+    "heads of the NumPy evaluator",
+)

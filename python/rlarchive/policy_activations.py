@@ -9,10 +9,12 @@ their parameters and defaults come from the registry
 (:mod:`rlarchive.policy_ops`); :data:`ACTIVATIONS` fails at import when an
 implementation is missing or extra.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +64,9 @@ def erf(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, _F64)
     a = np.abs(x)
     with np.errstate(all="ignore"):  # the polynomial overflows far beyond 6, where the result is 1 anyway
-        idx = np.clip(np.nan_to_num((a - _ERF_LO) * (1 / _ERF_WIDTH), nan=0.0, posinf=_ERF_PIECES, neginf=0.0), 0, _ERF_PIECES - 1).astype(np.intp)
+        idx = np.clip(
+            np.nan_to_num((a - _ERF_LO) * (1 / _ERF_WIDTH), nan=0.0, posinf=_ERF_PIECES, neginf=0.0), 0, _ERF_PIECES - 1
+        ).astype(np.intp)
         t = a - _ERF_CENTRES[idx]
         y = _ERF_COLUMNS[_ERF_DEGREE][idx]
         for k in range(_ERF_DEGREE - 1, -1, -1):
@@ -95,7 +99,7 @@ def _blocked(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarra
     src, dst = x.reshape(-1), out.reshape(-1)
     with np.errstate(all="ignore"):  # IEEE: inf and NaN are values here
         for s in range(0, src.size, POLICY_BLOCK_ELEMENTS):
-            dst[s:s + POLICY_BLOCK_ELEMENTS] = fn(src[s:s + POLICY_BLOCK_ELEMENTS].astype(_F64))
+            dst[s : s + POLICY_BLOCK_ELEMENTS] = fn(src[s : s + POLICY_BLOCK_ELEMENTS].astype(_F64))
     return out
 
 
@@ -141,24 +145,30 @@ def _in64(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return lambda x, *args, **p: _blocked(lambda v: fn(v, *args, **p), x)
 
 
-_FUNCTIONS: Mapping[str, Callable[..., np.ndarray]] = implementations(REGISTRY, {
-    "identity": lambda x: x,
-    "relu": _relu,
-    "tanh": _in64(np.tanh),
-    "sigmoid": _in64(sigmoid64),
-    "elu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0)))),
-    "leaky_relu": _leaky_relu,
-    "silu": _in64(lambda v: v * sigmoid64(v)),
-    "gelu": _in64(_gelu64),
-    "softplus": _in64(_softplus64),
-    "hardtanh": _hardtanh,
-    "selu": _in64(lambda v: _SELU["s"] * np.where(v > 0, v, _SELU["a"] * np.expm1(np.minimum(v, 0.0)))),
-    "celu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0) / alpha))),
-    "mish": _in64(lambda v: v * np.tanh(_softplus64(v, **_SOFTPLUS))),
-    "hardswish": _in64(lambda v: v * np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
-    "hardsigmoid": _in64(lambda v: np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
-    "softsign": _in64(lambda v: v / (1.0 + np.abs(v))),
-}, "activations of the NumPy evaluator")
+_FUNCTIONS: Mapping[str, Callable[..., np.ndarray]] = implementations(
+    REGISTRY,
+    {
+        "identity": lambda x: x,
+        "relu": _relu,
+        "tanh": _in64(np.tanh),
+        "sigmoid": _in64(sigmoid64),
+        "elu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0)))),
+        "leaky_relu": _leaky_relu,
+        "silu": _in64(lambda v: v * sigmoid64(v)),
+        "gelu": _in64(_gelu64),
+        "softplus": _in64(_softplus64),
+        "hardtanh": _hardtanh,
+        "selu": _in64(lambda v: _SELU["s"] * np.where(v > 0, v, _SELU["a"] * np.expm1(np.minimum(v, 0.0)))),
+        "celu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0) / alpha))),
+        "mish": _in64(lambda v: v * np.tanh(_softplus64(v, **_SOFTPLUS))),
+        "hardswish": _in64(lambda v: v * np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
+        "hardsigmoid": _in64(lambda v: np.minimum(np.maximum(v + 3.0, 0.0), 6.0) / 6.0),
+        "softsign": _in64(lambda v: v / (1.0 + np.abs(v))),
+    },
+    "activations of the NumPy evaluator",
+)
 
 #: name -> (function of (x, **parameters), the parameters it takes with their defaults (the registry's))
-ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict[str, Any]]] = {name: (_FUNCTIONS[name], dict(defaults)) for name, defaults in ACTIVATION_DEFAULTS.items()}
+ACTIVATIONS: Mapping[str, tuple[Callable[..., np.ndarray], dict[str, Any]]] = {
+    name: (_FUNCTIONS[name], dict(defaults)) for name, defaults in ACTIVATION_DEFAULTS.items()
+}

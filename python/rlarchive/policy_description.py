@@ -19,11 +19,13 @@ live at each node, freed after their last reader, plus the node's workspace),
 and refuses a description above ``MAX_POLICY_OPERATIONS`` or
 ``MAX_POLICY_MEMORY_BYTES`` with ``LIMIT_EXCEEDED`` at the node that goes past.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from .errors import esc, members_pointer
 from .policy_ops import (
@@ -53,8 +55,20 @@ from .policy_spaces import (
 )
 
 __all__ = [
-    "EXTENSION", "MEMBER", "KEY", "GROUP", "OPERATIONS", "HEADS", "ACTIVATION_PARAMETERS",
-    "MAX_POLICY_VALUE_ELEMENTS", "MAX_POLICY_OPERATIONS", "MAX_POLICY_MEMORY_BYTES", "OBSERVATION_DTYPES", "ACTION_DTYPES", "Cost", "check",
+    "EXTENSION",
+    "MEMBER",
+    "KEY",
+    "GROUP",
+    "OPERATIONS",
+    "HEADS",
+    "ACTIVATION_PARAMETERS",
+    "MAX_POLICY_VALUE_ELEMENTS",
+    "MAX_POLICY_OPERATIONS",
+    "MAX_POLICY_MEMORY_BYTES",
+    "OBSERVATION_DTYPES",
+    "ACTION_DTYPES",
+    "Cost",
+    "check",
 ]
 
 #: The extension's name, its one member, the member's top-level key, and the
@@ -66,13 +80,17 @@ GROUP = "RLA_policy"
 
 #: Activation functions and the kind each parameter takes ("float", or the strings allowed), from the registry.
 ACTIVATION_PARAMETERS: Mapping[str, Mapping[str, Any]] = {
-    fn: {p["name"]: tuple(p["values"]) if p["type"] == "enum" else p["type"] for p in a["parameters"]} for fn, a in ACTIVATIONS.items()
+    fn: {p["name"]: tuple(p["values"]) if p["type"] == "enum" else p["type"] for p in a["parameters"]}
+    for fn, a in ACTIVATIONS.items()
 }
 #: Every parameter some activation takes: an activation node may carry these besides ``fn``.
 _ACTIVATION_KEYS = frozenset(k for params in ACTIVATION_PARAMETERS.values() for k in params)
 #: Operation -> (its required parameters, every parameter it may have), from the registry.
 _PARAMETERS = {
-    op: (frozenset(p["name"] for p in o["parameters"] if p["required"]), frozenset(p["name"] for p in o["parameters"]) | (_ACTIVATION_KEYS if op == "activation" else frozenset()))
+    op: (
+        frozenset(p["name"] for p in o["parameters"] if p["required"]),
+        frozenset(p["name"] for p in o["parameters"]) | (_ACTIVATION_KEYS if op == "activation" else frozenset()),
+    )
     for op, o in OPERATIONS.items()
 }
 #: The largest finite float32: a numeric parameter is at most this in magnitude.
@@ -96,7 +114,9 @@ def _float_parameter(node: Mapping[str, Any], key: str, ptr: str) -> float:
 
 def _formula(terms: Sequence[Mapping[str, Any]], q: Mapping[str, int], coefficient: int = 0) -> int:
     """A cost or workspace formula of the registry: the sum of its terms, each k times the product of the named quantities."""
-    return sum((coefficient if t["k"] == "activation" else t["k"]) * math.prod(q[name] for name in t["of"]) for t in terms)
+    return sum(
+        (coefficient if t["k"] == "activation" else t["k"]) * math.prod(q[name] for name in t["of"]) for t in terms
+    )
 
 
 def _elements(shape: Any) -> int:
@@ -124,18 +144,22 @@ class Cost:
 class _Shapes:
     """Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs."""
 
-    def __init__(self, known: dict[str, Any], recurrent: Optional[Mapping[str, Any]]) -> None:
+    def __init__(self, known: dict[str, Any], recurrent: Mapping[str, Any] | None) -> None:
         self.known = known  # name -> shape, or ("state", layers, hidden) for a recurrent state
         self.recurrent = recurrent
         self.lstm_seen = False
         self.cost = 0  # operations per observation so far
-        self.defined = {name: 0 for name in known}  # name -> index of the node that computes it (inputs: 0, present at the first)
+        self.defined = {
+            name: 0 for name in known
+        }  # name -> index of the node that computes it (inputs: 0, present at the first)
         self.last: dict[str, Any] = {}  # name -> index of its last reader (the head: the number of nodes)
         self.workspace: list[Any] = []  # bytes of workspace of each node, then of the head
         self.pointers: list[Any] = []  # JSON Pointer of each node, then of the head
 
     # -- parameters
-    def weight(self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False) -> Optional[list[Any]]:
+    def weight(
+        self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False
+    ) -> list[Any] | None:
         v = node.get(key)
         if v is None and optional:
             return None
@@ -147,7 +171,7 @@ class _Shapes:
             raise fail(f"{key} must have {ndim} dimensions, not {len(v['shape'])}", f"{ptr}/{key}")
         return list(v["shape"])
 
-    def vector(self, node: Mapping[str, Any], key: str, ptr: str, n: Optional[int], optional: bool = False) -> Optional[int]:
+    def vector(self, node: Mapping[str, Any], key: str, ptr: str, n: int | None, optional: bool = False) -> int | None:
         shape = self.weight(node, key, ptr, 1, optional)
         if shape is None:
             return n
@@ -184,7 +208,9 @@ class _Shapes:
             self.known[name] = shape
         # what the node costs (spec §5.11), from the registry's formulas over these quantities
         index = len(self.pointers)
-        q.update(out=_elements(shapes[0]), outs=sum(_elements(s) for s in shapes), **{"in": sum(_elements(x) for x in xs)})
+        q.update(
+            out=_elements(shapes[0]), outs=sum(_elements(s) for s in shapes), **{"in": sum(_elements(x) for x in xs)}
+        )
         q.setdefault("width", xs[0][-1] if isinstance(xs[0], list) and xs[0] else 0)
         q["weights"] = sum(math.prod(v["shape"]) for v in _ndarrays(node))
         coefficient = ACTIVATIONS[fn] if fn is not None else None
@@ -246,7 +272,9 @@ class _Shapes:
             elif isinstance(shape, tuple):
                 raise fail(f"{n!r} is a recurrent state, which only the lstm node reads", where)
             elif len(shape) < least or (most is not None and len(shape) > most):
-                raise fail(f"{op} reads a value of rank {least if least == most else f'at least {least}'}, not {shape}", where)
+                raise fail(
+                    f"{op} reads a value of rank {least if least == most else f'at least {least}'}, not {shape}", where
+                )
             xs.append(shape)
         return xs
 
@@ -283,7 +311,10 @@ class _Shapes:
         w = self.weight(node, "weight", ptr, 4)
         assert w is not None
         if x[0] != w[1]:
-            raise fail(f"conv2d over {w[1]} channels applied to a value of shape {x} (channels, height, width)", f"{ptr}/weight")
+            raise fail(
+                f"conv2d over {w[1]} channels applied to a value of shape {x} (channels, height, width)",
+                f"{ptr}/weight",
+            )
         self.vector(node, "bias", ptr, w[0], optional=True)
         pairs = {}
         for p in OPERATIONS["conv2d"]["parameters"]:
@@ -296,10 +327,16 @@ class _Shapes:
             pairs[key] = v
         (sh, sw), (ph, pw) = pairs["stride"], pairs["padding"]
         if x[1] + 2 * ph < w[2] or x[2] + 2 * pw < w[3]:  # the later of weight and padding (spec §11.2)
-            raise fail(f"a {w[2]}x{w[3]} kernel does not fit a {x[1]}x{x[2]} input with padding {ph}, {pw}", f"{ptr}/padding")
+            raise fail(
+                f"a {w[2]}x{w[3]} kernel does not fit a {x[1]}x{x[2]} input with padding {ph}, {pw}", f"{ptr}/padding"
+            )
         h, wd = (x[1] + 2 * ph - w[2]) // sh + 1, (x[2] + 2 * pw - w[3]) // sw + 1
         kernel = w[1] * w[2] * w[3]
-        q.update(kernel=kernel, padded=x[0] * (x[1] + 2 * ph) * (x[2] + 2 * pw), block=min(h * wd * kernel, max(POLICY_BLOCK_ELEMENTS, kernel)))
+        q.update(
+            kernel=kernel,
+            padded=x[0] * (x[1] + 2 * ph) * (x[2] + 2 * pw),
+            block=min(h * wd * kernel, max(POLICY_BLOCK_ELEMENTS, kernel)),
+        )
         return [[w[0], h, wd]]
 
     def _activation(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
@@ -330,7 +367,10 @@ class _Shapes:
         w = self.weight(node, "weight", ptr, 1)
         assert w is not None
         if w[0] not in (1, x[0]):
-            raise fail(f"weight must have shape [1] or [{x[0]}] (the channels of a value of shape {x}), not {w}", f"{ptr}/weight")
+            raise fail(
+                f"weight must have shape [1] or [{x[0]}] (the channels of a value of shape {x}), not {w}",
+                f"{ptr}/weight",
+            )
         return [x]
 
     def _flatten(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
@@ -365,7 +405,10 @@ class _Shapes:
         for i, layer in enumerate(layers):
             lp = f"{ptr}/layers/{i}"
             if not (is_map(layer) and set(layer) == _LAYER):
-                raise fail("a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh", members_pointer(layer, lp, _LAYER))
+                raise fail(
+                    "a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh",
+                    members_pointer(layer, lp, _LAYER),
+                )
             for key, want in (("weight_ih", [4 * hidden, width]), ("weight_hh", [4 * hidden, hidden])):
                 if self.weight(layer, key, lp, 2) != want:
                     raise fail(f"{key} must have shape {want}", f"{lp}/{key}")
@@ -441,7 +484,10 @@ class _Shapes:
             live += delta[i]
             used = live + self.workspace[i]
             if used > MAX_POLICY_MEMORY_BYTES:
-                raise limit(f"the evaluation needs {used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation", self.pointers[i])
+                raise limit(
+                    f"the evaluation needs {used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation",
+                    self.pointers[i],
+                )
             if used > peak:
                 peak, at = used, self.pointers[i]
             memory.append(used)
@@ -467,7 +513,7 @@ def _ndarrays(node: Mapping[str, Any]) -> list[Any]:
     return out
 
 
-def _recurrent(rec: Any, inputs: dict[str, Any], ptr: str) -> Optional[Mapping[str, Any]]:
+def _recurrent(rec: Any, inputs: dict[str, Any], ptr: str) -> Mapping[str, Any] | None:
     """Check ``recurrent`` (RLA_policy §5.9): its members in the order of its table, each name against the observations and the names before it."""
     if rec is None:
         return None
@@ -491,7 +537,7 @@ def _recurrent(rec: Any, inputs: dict[str, Any], ptr: str) -> Optional[Mapping[s
     return rec
 
 
-def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> Cost:
+def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str] = ()) -> Cost:
     """Check a description (the value under ``policy``), inferring every value's shape and what it costs.
 
     ``data`` is the archive's raw ``data`` object (with ``vec_normalize``, its
@@ -523,7 +569,9 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
             raise fail("vec_normalize is true but the archive does not use RLA_vec_normalize", f"{base}/vec_normalize")
         if outline(value["observation_space"]) != outline((data or {}).get("observation_space")):
             # the statistics are checked against the data's observation space (RLA_vec_normalize §3)
-            raise fail("vec_normalize is true but the observation space differs from the data's", f"{base}/vec_normalize")
+            raise fail(
+                "vec_normalize is true but the observation space differs from the data's", f"{base}/vec_normalize"
+            )
     shapes = _Shapes(dict(inputs), _recurrent(value.get("recurrent"), inputs, f"{base}/recurrent"))
     if shapes.recurrent is not None:
         rec = shapes.recurrent

@@ -6,11 +6,13 @@ space that VecNormalize statistics depend on; with the errors of the member
 (``EXTENSION_INVALID``, ``LIMIT_EXCEEDED``) located by JSON Pointer. Which
 heads exist comes from the registry (:mod:`rlarchive.policy_ops`).
 """
+
 from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +21,21 @@ from .errors import RlarchiveError
 from .policy_ops import HEADS, MAX_POLICY_VALUE_ELEMENTS, implementations
 
 __all__ = [
-    "MEMBER", "MAX_SAFE", "OBSERVATION_DTYPES", "ACTION_DTYPES", "fail", "limit", "is_int", "is_map", "is_name", "inline_ints",
-    "space_shape", "bounded", "observation_shapes", "HEAD_WIDTHS", "outline",
+    "MEMBER",
+    "MAX_SAFE",
+    "OBSERVATION_DTYPES",
+    "ACTION_DTYPES",
+    "fail",
+    "limit",
+    "is_int",
+    "is_map",
+    "is_name",
+    "inline_ints",
+    "space_shape",
+    "bounded",
+    "observation_shapes",
+    "HEAD_WIDTHS",
+    "outline",
 ]
 
 #: The extension's one member.
@@ -129,13 +144,17 @@ def _box_width(head: Mapping[str, Any], sp: Mapping[str, Any], ptr: str) -> int:
 
 
 #: Head -> the width of the vector it reads, for its action space (checking what the head's parameters say of the space).
-HEAD_WIDTHS = implementations(HEADS, {
-    "argmax": lambda head, sp, ptr: sp["n"],
-    "quantile_argmax": lambda head, sp, ptr: head["n_quantiles"] * sp["n"],
-    "multi_argmax": _multi_argmax_width,
-    "bernoulli": lambda head, sp, ptr: _n(sp),
-    "box": _box_width,
-}, "heads of the description checker")
+HEAD_WIDTHS = implementations(
+    HEADS,
+    {
+        "argmax": lambda head, sp, ptr: sp["n"],
+        "quantile_argmax": lambda head, sp, ptr: head["n_quantiles"] * sp["n"],
+        "multi_argmax": _multi_argmax_width,
+        "bernoulli": lambda head, sp, ptr: _n(sp),
+        "box": _box_width,
+    },
+    "heads of the description checker",
+)
 
 
 def outline(space: Any) -> Any:
@@ -148,5 +167,3 @@ def outline(space: Any) -> Any:
     if kind == "dict":
         return ("dict", [(k, outline(s)) for k, s in space.get("spaces", [])])
     return (kind,)
-
-

@@ -1,11 +1,13 @@
 """Opening archives: the checks of spec §11.1 (:mod:`rlarchive.checks`), then lazy, zero-copy access."""
+
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import mmap
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Optional
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import checks, extensions, policy_description, replay_buffer, vec_normalize
 from . import metadata as metadata_keys
@@ -61,9 +63,9 @@ class Archive:
         source: SourceInput,
         *,
         spaces: str = "auto",
-        storage_options: Optional[Mapping[str, Any]] = None,
-        timeout: Optional[float] = None,
-        min_rate: Optional[float] = None,
+        storage_options: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        min_rate: float | None = None,
     ) -> None:
         if spaces not in ("auto", "neutral", "gymnasium"):
             raise ValueError("spaces must be 'auto', 'neutral' or 'gymnasium'")
@@ -81,7 +83,7 @@ class Archive:
         self._build(state, path, spaces)
 
     @classmethod
-    def from_state(cls, state: CheckState, *, path: Optional[str] = None, spaces: str = "auto") -> "Archive":
+    def from_state(cls, state: CheckState, *, path: str | None = None, spaces: str = "auto") -> Archive:
         """An archive over a state that has passed steps 1-9 of spec §11.1 (``issues`` empty).
 
         The archive owns the state's source from then on (:meth:`close` closes it).
@@ -105,9 +107,9 @@ class Archive:
         self._space_mode = spaces
         self._state = state
         self._src = state.source
-        self._mmap: Optional[Any] = None
+        self._mmap: Any | None = None
         self._fetched: dict[tuple[int, int], bytes] = {}  # tensor bytes read by range (sources not at hand)
-        self._data: Optional[dict[str, Any]] = None
+        self._data: dict[str, Any] | None = None
         self._doc: dict[str, Any] = dict(state.document or {"data": {}, "optimizers": {}})
         #: The warnings and infos the checks found (spec §11.1 steps 6-7), in the order found.
         self.warnings: list[RlarchiveError] = list(state.warnings)
@@ -150,7 +152,7 @@ class Archive:
         """
         _raise_first(checks.check_extensions(self._state))
 
-    def extension_document(self, name: str) -> Optional[Any]:
+    def extension_document(self, name: str) -> Any | None:
         """The checked raw value of the used, supported extension ``name``'s member, or None when
         the archive does not use it (:func:`rlarchive.extensions.read_document`).
 
@@ -254,7 +256,7 @@ class Archive:
         """The extensions the archive uses (``extensions_used`` of the manifest)."""
         return self.manifest.extensions_used
 
-    def vec_normalize(self) -> Optional["Statistics"]:
+    def vec_normalize(self) -> Statistics | None:
         """The observation and return normalisation statistics (extension ``RLA_vec_normalize``), or None.
 
         The extension member is checked first (spec RLA_vec_normalize §5):
@@ -265,7 +267,7 @@ class Archive:
             return None
         return vec_normalize.from_value(Decoder(self._numpy_ref, "neutral").decode(raw))
 
-    def replay_buffer(self) -> Optional["ReplayBufferData"]:
+    def replay_buffer(self) -> ReplayBufferData | None:
         """The replay buffer (extension ``RLA_replay_buffer``), or None when the archive has none.
 
         The member is checked first (spec RLA_replay_buffer §6), reading no
@@ -278,7 +280,7 @@ class Archive:
             return None
         return replay_buffer.from_value(self._decoder(self._numpy_ref).decode(raw))
 
-    def policy(self) -> Optional["Policy"]:
+    def policy(self) -> Policy | None:
         """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.
 
         Only NumPy is needed. The description is checked first (spec
@@ -391,7 +393,7 @@ class Archive:
         self._mmap = None
         self._src.close()
 
-    def __enter__(self) -> "Archive":
+    def __enter__(self) -> Archive:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -414,9 +416,9 @@ def open_archive(
     source: SourceInput,
     *,
     spaces: str = "auto",
-    storage_options: Optional[Mapping[str, Any]] = None,
-    timeout: Optional[float] = None,
-    min_rate: Optional[float] = None,
+    storage_options: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    min_rate: float | None = None,
 ) -> Archive:
     """Open and check an archive (see :class:`Archive`).
 

@@ -11,12 +11,14 @@ the bytes of observations, actions, rewards, dones or timeouts). The reader's
 view is :class:`ReplayBufferData` (:meth:`rlarchive.Archive.replay_buffer`),
 whose referenced arrays are zero-copy views on the archive.
 """
+
 from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,8 +30,19 @@ if TYPE_CHECKING:
     from .checks import CheckState
 
 __all__ = [
-    "EXTENSION", "MEMBER", "KEY", "GROUP", "CLASSES", "STRATEGIES",
-    "HerState", "NStepState", "ReplayBufferData", "check", "check_content", "check_content_of", "from_value",
+    "EXTENSION",
+    "MEMBER",
+    "KEY",
+    "GROUP",
+    "CLASSES",
+    "STRATEGIES",
+    "HerState",
+    "NStepState",
+    "ReplayBufferData",
+    "check",
+    "check_content",
+    "check_content_of",
+    "from_value",
 ]
 
 #: The extension's name, its one member, the member's top-level key, and the
@@ -44,11 +57,33 @@ CLASSES = ("ReplayBuffer", "DictReplayBuffer", "HerReplayBuffer", "NStepReplayBu
 STRATEGIES = ("future", "final", "episode")
 
 _KEYS = (
-    "class", "buffer_size", "n_envs", "pos", "full", "optimize_memory_usage", "handle_timeout_termination",
-    "observation_space", "action_space", "observations", "next_observations", "actions", "rewards", "dones",
-    "timeouts", "her", "n_step",
+    "class",
+    "buffer_size",
+    "n_envs",
+    "pos",
+    "full",
+    "optimize_memory_usage",
+    "handle_timeout_termination",
+    "observation_space",
+    "action_space",
+    "observations",
+    "next_observations",
+    "actions",
+    "rewards",
+    "dones",
+    "timeouts",
+    "her",
+    "n_step",
 )
-_HER_KEYS = ("n_sampled_goal", "goal_selection_strategy", "copy_info_dict", "ep_start", "ep_length", "current_ep_start", "infos")
+_HER_KEYS = (
+    "n_sampled_goal",
+    "goal_selection_strategy",
+    "copy_info_dict",
+    "ep_start",
+    "ep_length",
+    "current_ep_start",
+    "infos",
+)
 _NSTEP_KEYS = ("n_steps", "gamma")
 _FLAGS = ("full", "optimize_memory_usage", "handle_timeout_termination")
 _ROWS = ("rewards", "dones", "timeouts")  # F32 [buffer_size, n_envs]
@@ -67,7 +102,7 @@ class HerState:
     ep_start: np.ndarray
     ep_length: np.ndarray
     current_ep_start: np.ndarray
-    infos: Optional[list[Any]]
+    infos: list[Any] | None
 
 
 @dataclass(frozen=True)
@@ -78,7 +113,7 @@ class NStepState:
     gamma: float
 
 
-Observations = Union[np.ndarray, Mapping[str, np.ndarray]]
+Observations = np.ndarray | Mapping[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -103,13 +138,13 @@ class ReplayBufferData:
     observation_space: Any
     action_space: Any
     observations: Observations
-    next_observations: Optional[Observations]
+    next_observations: Observations | None
     actions: np.ndarray
     rewards: np.ndarray
     dones: np.ndarray
     timeouts: np.ndarray
-    her: Optional[HerState]
-    n_step: Optional[NStepState]
+    her: HerState | None
+    n_step: NStepState | None
 
     @property
     def size(self) -> int:
@@ -175,7 +210,7 @@ def _check_obs_form(v: Any, ptr: str, name: str) -> None:
             raise _fail(f"{name}[{k!r}] must be an ndarray", f"{ptr}/{esc(k)}")
 
 
-def _sub_spaces(space: dict[str, Any]) -> Optional[list[Any]]:
+def _sub_spaces(space: dict[str, Any]) -> list[Any] | None:
     return [(k, s) for k, s in space["spaces"]] if space.get("kind") == "dict" else None
 
 
@@ -222,16 +257,23 @@ def _shape_is(a: dict[str, Any], shape: list[Any], ptr: str, name: str) -> None:
         raise _fail(f"{name} has shape {list(a['shape'])}, expected {shape}", ptr)
 
 
-def _check_observations(value: dict[str, Any], key: str, base: str, layout: Union[tuple[Any, ...], dict[str, Any]], is_dict: bool) -> None:
+def _check_observations(
+    value: dict[str, Any], key: str, base: str, layout: tuple[Any, ...] | dict[str, Any], is_dict: bool
+) -> None:
     """``observations`` or ``next_observations`` (not null): its form, its form against the class, its keys, then each array's shape and dtype."""
     v, ptr = value[key], f"{base}/{key}"
     _check_obs_form(v, ptr, key)
     if _is_map(v) != is_dict:
-        raise _fail(f"the {key} of a {value['class']} are {'a map of key to ndarray' if is_dict else 'one ndarray'}", ptr)
+        raise _fail(
+            f"the {key} of a {value['class']} are {'a map of key to ndarray' if is_dict else 'one ndarray'}", ptr
+        )
     b, n = value["buffer_size"], value["n_envs"]
     if isinstance(layout, dict):
         if list(v) != list(layout):
-            raise _fail(f"{key} must have exactly the keys of the observation space {list(layout)}, in order", members_pointer(v, ptr, list(layout)))
+            raise _fail(
+                f"{key} must have exactly the keys of the observation space {list(layout)}, in order",
+                members_pointer(v, ptr, list(layout)),
+            )
         arrays = [(a, f"{ptr}/{esc(k)}", f"{key}[{k!r}]", layout[k]) for k, a in v.items()]
     else:
         arrays = [(v, ptr, key, layout)]
@@ -279,7 +321,7 @@ def _check_her(value: dict[str, Any], base: str) -> None:
                 raise _fail(f"infos row {i} has {len(row)} items, expected n_envs {n}", f"{p}/infos/{i}")
 
 
-def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> None:
+def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str] = ()) -> None:
     """Check the value under ``replay_buffer`` (spec §4 rules 1-7, in the order and at the places of spec §6); ``data`` is the archive's raw ``data``, ``used`` its extensions.
 
     The keys first; then the members in the order of the table of spec §3,
@@ -309,7 +351,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     if not _is_space(osp):
         raise _fail("observation_space must be a space", ptr)
     subs = _sub_spaces(osp)
-    obs_layout: Union[tuple[Any, ...], dict[str, Any]]
+    obs_layout: tuple[Any, ...] | dict[str, Any]
     if subs is None:
         obs_layout = _obs_layout(osp, ptr)
     else:
@@ -370,7 +412,7 @@ def _comparable(raw_of: Callable[[str, str], bytes], v: Any) -> Any:
     return v
 
 
-def check_content(state: "CheckState", value: Any) -> None:
+def check_content(state: CheckState, value: Any) -> None:
     """Spec §4 rules 8-9, after :func:`check`: the spaces equal the data's, the HER indices are in range.
 
     ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8. Reads the element
@@ -442,7 +484,9 @@ def from_value(v: Mapping[str, Any]) -> ReplayBufferData:
         rewards=v["rewards"],
         dones=v["dones"],
         timeouts=v["timeouts"],
-        her=None if her is None else HerState(
+        her=None
+        if her is None
+        else HerState(
             n_sampled_goal=int(her["n_sampled_goal"]),
             goal_selection_strategy=her["goal_selection_strategy"],
             copy_info_dict=bool(her["copy_info_dict"]),

@@ -1,4 +1,5 @@
 """Alias of :mod:`rlarchive.interop.sb2` (kept so that ``import rlarchive.sb2`` works)."""
+
 import sys
 
 from .interop import sb2 as _module

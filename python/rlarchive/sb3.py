@@ -1,4 +1,5 @@
 """Alias of :mod:`rlarchive.interop.sb3` (kept so that ``import rlarchive.sb3`` works)."""
+
 import sys
 
 from .interop import sb3 as _module

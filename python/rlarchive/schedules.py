@@ -1,12 +1,14 @@
 """Schedules (spec §9): small callables of progress remaining, with their parameters."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any
 
 from .errors import RlarchiveError, members_pointer
 
-Number = Union[int, float]
+Number = int | float
 
 
 def _clamp(p: float) -> float:
@@ -62,7 +64,7 @@ class Piecewise:
         return pts[-1][1]  # unreachable for valid points
 
 
-Schedule = Union[Constant, Linear, Piecewise]
+Schedule = Constant | Linear | Piecewise
 #: The members of each kind, in the order of spec §9's table (the order they are checked in).
 _FIELDS = {
     "constant": (("value",), Constant),
@@ -90,7 +92,11 @@ def check(node: dict[str, Any], ptr: str, fail: Callable[..., RlarchiveError]) -
         raise fail("VALUE_INVALID", f"unknown schedule kind {str(kind)[:60]!r}", ptr + "/kind")
     want = set(_FIELDS[kind][0]) | {"$type", "kind"}
     if set(node) != want:
-        raise fail("VALUE_INVALID", f"schedule {kind} needs exactly the members {sorted(want)}", members_pointer(node, ptr, want))
+        raise fail(
+            "VALUE_INVALID",
+            f"schedule {kind} needs exactly the members {sorted(want)}",
+            members_pointer(node, ptr, want),
+        )
     if kind == "piecewise":
         pts = node["points"]
         if not isinstance(pts, list):
@@ -101,7 +107,9 @@ def check(node: dict[str, Any], ptr: str, fail: Callable[..., RlarchiveError]) -
             if not (isinstance(p, list) and len(p) == 2 and all(_is_number(x) for x in p)):
                 raise fail("VALUE_INVALID", "a point must be an [elapsed, value] pair of numbers", f"{ptr}/points/{i}")
             if not 0 <= p[0] <= 1 or (i > 0 and not p[0] > pts[i - 1][0]):
-                raise fail("SCHEDULE_INVALID", "points must be strictly increasing within [0, 1]", f"{ptr}/points/{i}/0")
+                raise fail(
+                    "SCHEDULE_INVALID", "points must be strictly increasing within [0, 1]", f"{ptr}/points/{i}/0"
+                )
         if node["interpolation"] not in ("linear", "step"):
             raise fail("VALUE_INVALID", "interpolation must be 'linear' or 'step'", ptr + "/interpolation")
         return

@@ -28,6 +28,7 @@ a server that trickles bytes fails within a bound, while a large read from an
 honest server gets time in proportion to its size. A response that ends
 before the bytes it announced is ``IO_ERROR`` at once.
 """
+
 from __future__ import annotations
 
 import io
@@ -38,7 +39,8 @@ import stat
 import threading
 import urllib.parse
 import urllib.request
-from typing import Any, BinaryIO, Callable, Mapping, Optional, Union
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO, Union
 
 from .errors import RlarchiveError
 
@@ -53,7 +55,7 @@ DEFAULT_MIN_RATE = 65536.0
 SourceInput = Union["Source", str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 
 
-def _io_error(message: str, offset: Optional[int] = None) -> RlarchiveError:
+def _io_error(message: str, offset: int | None = None) -> RlarchiveError:
     return RlarchiveError("IO_ERROR", message, offset=offset)
 
 
@@ -65,7 +67,7 @@ def _reason(e: BaseException) -> str:
 def _timed_out(e: BaseException) -> bool:
     """Whether ``e``, or an exception it was raised from, is a timeout."""
     seen = 0
-    cur: Optional[BaseException] = e
+    cur: BaseException | None = e
     while cur is not None and seen < 16:
         if isinstance(cur, TimeoutError):
             return True
@@ -73,13 +75,15 @@ def _timed_out(e: BaseException) -> bool:
     return False
 
 
-def _deadlines(timeout: Optional[float], min_rate: Optional[float]) -> tuple[float, float]:
+def _deadlines(timeout: float | None, min_rate: float | None) -> tuple[float, float]:
     """``(timeout, min_rate)`` with the defaults filled in, checked (positive and finite)."""
     t = DEFAULT_TIMEOUT if timeout is None else timeout
     r = DEFAULT_MIN_RATE if min_rate is None else min_rate
     for name, v in (("timeout", t), ("min_rate", r)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
-            raise ValueError(f"{name} must be a positive, finite number of {'seconds' if name == 'timeout' else 'bytes per second'}, not {v!r}")
+            raise ValueError(
+                f"{name} must be a positive, finite number of {'seconds' if name == 'timeout' else 'bytes per second'}, not {v!r}"
+            )
     return float(t), float(r)
 
 
@@ -102,7 +106,7 @@ class Source:
         self.size = size
         self.bytes_read = 0
         self.reads = 0
-        self.log: Optional[list[Any]] = None
+        self.log: list[Any] | None = None
         self._closed = False
 
     def read(self, offset: int, length: int) -> bytes:
@@ -115,7 +119,9 @@ class Source:
         offset, length = operator.index(offset), operator.index(length)  # ints, NumPy integers; TypeError otherwise
         if offset < 0 or length < 0 or offset + length > self.size:
             raise RlarchiveError(
-                "ZIP_TRUNCATED", f"a read of {length} bytes at {offset} goes beyond the {self.size} bytes of the file", offset=offset
+                "ZIP_TRUNCATED",
+                f"a read of {length} bytes at {offset} goes beyond the {self.size} bytes of the file",
+                offset=offset,
             )
         if self._closed:
             raise _io_error("the source is closed", offset)
@@ -141,7 +147,7 @@ class Source:
         """Releases what the source holds; later reads raise ``IO_ERROR``."""
         self._closed = True
 
-    def __enter__(self) -> "Source":
+    def __enter__(self) -> Source:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -171,7 +177,7 @@ class PathSource(Source):
 
     mappable = True
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], *, use_pread: Optional[bool] = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, use_pread: bool | None = None) -> None:
         self.path = os.fspath(path)
         try:
             self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
@@ -237,19 +243,23 @@ class BytesSource(Source):
             raise _io_error(f"not a bytes-like object: {_reason(e)}") from None
         if not view.c_contiguous:
             raise _io_error("the bytes-like object is not contiguous in memory")
-        self._view: Optional[memoryview] = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+        self._view: memoryview | None = view.cast("B") if view.ndim != 1 or view.format != "B" else view
         super().__init__(self._view.nbytes)
 
     def _read(self, offset: int, length: int) -> bytes:
         assert self._view is not None
         return bytes(self._view[offset : offset + length])
 
-    def view(self, offset: int = 0, length: Optional[int] = None) -> memoryview:
+    def view(self, offset: int = 0, length: int | None = None) -> memoryview:
         """A zero-copy ``memoryview`` of ``length`` bytes at ``offset`` (to the end by default)."""
         if length is None:
             length = self.size - offset
         if offset < 0 or length < 0 or offset + length > self.size:
-            raise RlarchiveError("ZIP_TRUNCATED", f"a view of {length} bytes at {offset} goes beyond the {self.size} bytes", offset=offset)
+            raise RlarchiveError(
+                "ZIP_TRUNCATED",
+                f"a view of {length} bytes at {offset} goes beyond the {self.size} bytes",
+                offset=offset,
+            )
         if self._view is None:
             raise _io_error("the source is closed", offset)
         return self._view[offset : offset + length]
@@ -309,17 +319,19 @@ class FsspecSource(Source):
     def __init__(
         self,
         url: str,
-        storage_options: Optional[Mapping[str, Any]] = None,
+        storage_options: Mapping[str, Any] | None = None,
         *,
-        timeout: Optional[float] = None,
-        min_rate: Optional[float] = None,
+        timeout: float | None = None,
+        min_rate: float | None = None,
     ) -> None:
         self.timeout, self.min_rate = _deadlines(timeout, min_rate)
         try:
             import fsspec
             import fsspec.core
         except ImportError:
-            raise _io_error(f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))") from None
+            raise _io_error(
+                f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))"
+            ) from None
         self.url = url
         options = dict(storage_options or {})
         self._http = url.split(":", 1)[0].lower() in ("http", "https")
@@ -340,7 +352,9 @@ class FsspecSource(Source):
                 size = fs.size(path)
             if not isinstance(size, int) or size < 0:
                 raise _io_error(f"cannot open {url}: its size is unknown")
-            self._f = fs.open(path, "rb", block_size=1 << 20, cache_type="none", **({"size": size} if self._http else {}))
+            self._f = fs.open(
+                path, "rb", block_size=1 << 20, cache_type="none", **({"size": size} if self._http else {})
+            )
         except RlarchiveError:
             raise
         except ImportError as e:
@@ -359,7 +373,9 @@ class FsspecSource(Source):
         """The aiohttp time-outs of a request for ``length`` bytes (spec §11.4)."""
         import aiohttp
 
-        return aiohttp.ClientTimeout(total=self.timeout + length / self.min_rate, sock_connect=self.timeout, sock_read=self.timeout)
+        return aiohttp.ClientTimeout(
+            total=self.timeout + length / self.min_rate, sock_connect=self.timeout, sock_read=self.timeout
+        )
 
     def _timeout_error(self, what: str, length: int = 0) -> RlarchiveError:
         """``IO_TIMEOUT`` for a request of ``length`` bytes (without a location, as spec §11.2 says)."""
@@ -402,9 +418,9 @@ def _file_url_path(url: str) -> str:
 def open_source(
     obj: SourceInput,
     *,
-    storage_options: Optional[Mapping[str, Any]] = None,
-    timeout: Optional[float] = None,
-    min_rate: Optional[float] = None,
+    storage_options: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    min_rate: float | None = None,
 ) -> Source:
     """A :class:`Source` for ``obj``: a Source (returned as it is); a path
     (``str`` or ``os.PathLike``) or ``file://`` URL; another URL

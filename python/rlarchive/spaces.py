@@ -1,10 +1,12 @@
 """Spaces (spec §8): neutral dataclasses, their checks, and the gymnasium bridge."""
+
 from __future__ import annotations
 
 import base64
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +66,7 @@ class MultiDiscrete:
 class MultiBinary:
     """Binary vectors (or arrays) of shape ``n``."""
 
-    n: Union[int, tuple[Any, ...]]
+    n: int | tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class Text:
     charset: str = ""
 
 
-Space = Union[Box, Discrete, MultiDiscrete, MultiBinary, Dict, Tuple, Text]
+Space = Box | Discrete | MultiDiscrete | MultiBinary | Dict | Tuple | Text
 #: The members of each kind, in the order of spec §8's member column (the order they are checked in).
 _MEMBERS = {
     "box": ("dtype", "shape", "low", "high"),
@@ -115,7 +117,9 @@ def _is_ndarray(x: Any) -> bool:
     return isinstance(x, dict) and x.get("$type") == "ndarray"
 
 
-def check(node: dict[str, Any], ptr: str, check_value: Callable[[Any, str], None], fail: Callable[..., RlarchiveError]) -> None:
+def check(
+    node: dict[str, Any], ptr: str, check_value: Callable[[Any, str], None], fail: Callable[..., RlarchiveError]
+) -> None:
     """Check a space value (spec §8) in the order of §8 and §11.2.
 
     ``kind`` (missing: at the space; unknown: at ``kind``), the set of members
@@ -133,7 +137,9 @@ def check(node: dict[str, Any], ptr: str, check_value: Callable[[Any, str], None
         raise fail("VALUE_INVALID", f"unknown space kind {str(kind)[:60]!r}", ptr + "/kind")
     want = set(_MEMBERS[kind]) | {"$type", "kind"}
     if set(node) != want:
-        raise fail("VALUE_INVALID", f"space {kind} needs exactly the members {sorted(want)}", members_pointer(node, ptr, want))
+        raise fail(
+            "VALUE_INVALID", f"space {kind} needs exactly the members {sorted(want)}", members_pointer(node, ptr, want)
+        )
 
     def need(cond: bool, member: str, what: str) -> None:
         if not cond:
@@ -211,7 +217,11 @@ def check(node: dict[str, Any], ptr: str, check_value: Callable[[Any, str], None
         rule(node["max_length"] >= node["min_length"], "need min_length <= max_length", "max_length")
         need(isinstance(node["charset"], str), "charset", "a string")
         cs = node["charset"]
-        rule(len(cs) > 0 and all(a < b for a, b in zip(cs, cs[1:])), "charset must be non-empty, ascending, without repeats", "charset")
+        rule(
+            len(cs) > 0 and all(a < b for a, b in zip(cs, cs[1:])),
+            "charset must be non-empty, ascending, without repeats",
+            "charset",
+        )
 
 
 def _inline(nd: dict[str, Any]) -> np.ndarray:
@@ -255,7 +265,10 @@ def to_json(space: Space, encode: Callable[..., Any], ptr: str) -> dict[str, Any
     elif isinstance(space, MultiBinary):
         out.update(kind="multi_binary", n=list(space.n) if isinstance(space.n, tuple) else int(space.n))
     elif isinstance(space, Dict):
-        out.update(kind="dict", spaces=[[k, to_json(s, encode, f"{ptr}/spaces/{i}/1")] for i, (k, s) in enumerate(space.spaces)])
+        out.update(
+            kind="dict",
+            spaces=[[k, to_json(s, encode, f"{ptr}/spaces/{i}/1")] for i, (k, s) in enumerate(space.spaces)],
+        )
     elif isinstance(space, Tuple):
         out.update(kind="tuple", spaces=[to_json(s, encode, f"{ptr}/spaces/{i}") for i, s in enumerate(space.spaces)])
     else:
@@ -275,7 +288,11 @@ def from_gymnasium(space: Any) -> Space:
             raise TypeError(f"a Box of dtype {space.dtype} has no neutral space")
         return Box(np.asarray(space.low), np.asarray(space.high), tuple(space.shape), dt)
     if name == "Discrete":
-        return Discrete(int(space.n), int(getattr(space, "start", 0)), code_of_numpy(np.dtype(getattr(space, "dtype", None) or np.int64)) or "I64")
+        return Discrete(
+            int(space.n),
+            int(getattr(space, "start", 0)),
+            code_of_numpy(np.dtype(getattr(space, "dtype", None) or np.int64)) or "I64",
+        )
     if name == "MultiDiscrete":
         nvec = np.asarray(space.nvec)
         start = np.asarray(getattr(space, "start", np.zeros_like(nvec)), dtype=nvec.dtype)
@@ -298,7 +315,9 @@ def from_gymnasium(space: Any) -> Space:
 
 def is_gymnasium_space(obj: Any) -> bool:
     """True for an instance of gymnasium.spaces.Space (without importing gymnasium)."""
-    return any(c.__module__.startswith(("gymnasium.spaces", "gym.spaces")) and c.__name__ == "Space" for c in type(obj).__mro__)
+    return any(
+        c.__module__.startswith(("gymnasium.spaces", "gym.spaces")) and c.__name__ == "Space" for c in type(obj).__mro__
+    )
 
 
 def to_gymnasium(space: Space) -> Any:
@@ -318,7 +337,9 @@ def to_gymnasium(space: Space) -> Any:
         return gs.Discrete(space.n, start=space.start)
     if isinstance(space, MultiDiscrete):
         if "start" in inspect.signature(gs.MultiDiscrete.__init__).parameters:
-            return gs.MultiDiscrete(np.array(space.nvec), dtype=numpy_view_dtype(space.dtype), start=np.array(space.start))
+            return gs.MultiDiscrete(
+                np.array(space.nvec), dtype=numpy_view_dtype(space.dtype), start=np.array(space.start)
+            )
         if np.any(np.asarray(space.start) != 0):
             raise TypeError(f"gymnasium {getattr(gs, '__version__', '')} has no MultiDiscrete with a start")
         return gs.MultiDiscrete(np.array(space.nvec), dtype=numpy_view_dtype(space.dtype))

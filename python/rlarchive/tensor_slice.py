@@ -5,10 +5,12 @@ A slice reads only the bytes its selection needs: the selected elements are grou
 consecutive bytes, runs closer than ``max_gap`` bytes are read together (one range request instead of
 many for a remote source), and nothing else of the tensor is read.
 """
+
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +42,8 @@ def framework_of(framework: str, device: Any = None) -> str:
             import torch  # noqa: F401
         except ImportError:
             raise RlarchiveError(
-                "FRAMEWORK_UNAVAILABLE", f"torch is not installed (framework={framework!r} needs it; the torch extra brings it)"
+                "FRAMEWORK_UNAVAILABLE",
+                f"torch is not installed (framework={framework!r} needs it; the torch extra brings it)",
             ) from None
     elif device is not None:
         raise ValueError("device= is for framework='torch' ('pt') only")
@@ -101,7 +104,12 @@ class TensorSlice:
     """
 
     def __init__(
-        self, info: TensorInfo, read: ReadRange, framework: str = "numpy", device: Any = None, max_gap: int = DEFAULT_MAX_GAP
+        self,
+        info: TensorInfo,
+        read: ReadRange,
+        framework: str = "numpy",
+        device: Any = None,
+        max_gap: int = DEFAULT_MAX_GAP,
     ) -> None:
         """``read(offset, nbytes)`` gives ``nbytes`` bytes of the file at ``offset`` (a buffer)."""
         self.info = info
@@ -137,7 +145,10 @@ class TensorSlice:
         shape = tuple(int(n) for n in self.info.shape)
         indices, integer = _selection(key, shape)
         # dimensions after the last one not selected whole form contiguous blocks of `block` elements
-        whole = [len(ix) == n and (n == 0 or (ix[0] == 0 and bool(np.all(np.diff(ix) == 1)))) for ix, n in zip(indices, shape)]
+        whole = [
+            len(ix) == n and (n == 0 or (ix[0] == 0 and bool(np.all(np.diff(ix) == 1))))
+            for ix, n in zip(indices, shape)
+        ]
         split = len(shape)
         while split > 0 and whole[split - 1]:
             split -= 1
@@ -160,7 +171,9 @@ class TensorSlice:
         """The blocks ``blocks`` (indices in units of ``block`` elements) as an array ``(len(blocks), block)``."""
         starts = np.unique(blocks) * (block * itemsize)
         lo, hi = _spans(starts, block * itemsize, self.max_gap)
-        pieces = [np.frombuffer(self._read(self.info.offset + int(a), int(b - a)), dtype=np.uint8) for a, b in zip(lo, hi)]
+        pieces = [
+            np.frombuffer(self._read(self.info.offset + int(a), int(b - a)), dtype=np.uint8) for a, b in zip(lo, hi)
+        ]
         local = np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0])  # owned: no view on the file
         base = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
         pos = blocks * (block * itemsize)

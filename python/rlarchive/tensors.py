@@ -1,11 +1,13 @@
 """Tensor groups: the safetensors profile of spec §10, reading (checks, views) and writing."""
+
 from __future__ import annotations
 
 import math
 import struct
 import warnings
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -86,7 +88,7 @@ def check_shape(shape: Any, ptr: str, fail: Callable[..., RlarchiveError]) -> No
             raise fail("VALUE_INVALID", "a shape element must be an integer >= 0", f"{ptr}/{i}")
 
 
-def check_reference(headers: Mapping[str, Mapping[str, TensorInfo]], ref: "Ref", member: str = "data.json") -> None:
+def check_reference(headers: Mapping[str, Mapping[str, TensorInfo]], ref: Ref, member: str = "data.json") -> None:
     """One reference (spec §7.6) against the tensor headers read at step 8 (group -> name -> info).
 
     Raises:
@@ -94,17 +96,29 @@ def check_reference(headers: Mapping[str, Mapping[str, TensorInfo]], ref: "Ref",
     """
     info = headers.get(ref.group, {}).get(ref.name)
     if info is None:
-        raise RlarchiveError("REF_NOT_FOUND", f"no tensor {ref.name!r} in group {ref.group!r}", member=member, pointer=ref.pointer + "/ref")
+        raise RlarchiveError(
+            "REF_NOT_FOUND",
+            f"no tensor {ref.name!r} in group {ref.group!r}",
+            member=member,
+            pointer=ref.pointer + "/ref",
+        )
     if info.dtype != ref.dtype or list(info.shape) != ref.shape:
-        raise RlarchiveError("REF_MISMATCH", f"tensor {ref.group}/{ref.name} is {info.dtype}{list(info.shape)}, the reference says {ref.dtype}{ref.shape}", member=member, pointer=ref.pointer)
+        raise RlarchiveError(
+            "REF_MISMATCH",
+            f"tensor {ref.group}/{ref.name} is {info.dtype}{list(info.shape)}, the reference says {ref.dtype}{ref.shape}",
+            member=member,
+            pointer=ref.pointer,
+        )
 
 
 def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
     """Check one safetensors member (spec §10.2, in its order) and list its tensors."""
 
-    def fail(code: str, msg: str, name: Optional[str] = None) -> RlarchiveError:
+    def fail(code: str, msg: str, name: str | None = None) -> RlarchiveError:
         # spec §11.2: the member's first byte, and the tensor's entry in the header when one is at fault
-        return RlarchiveError(code, msg, member=m.name, pointer=None if name is None else entry_pointer(name), offset=m.data_offset)
+        return RlarchiveError(
+            code, msg, member=m.name, pointer=None if name is None else entry_pointer(name), offset=m.data_offset
+        )
 
     if m.size < 8:
         raise fail("ST_TRUNCATED", "safetensors member shorter than 8 bytes")
@@ -114,7 +128,13 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
     if n > m.size - 8:
         raise fail("ST_TRUNCATED", "header runs past the end of the member")
     raw = src.read(m.data_offset + 8, n)
-    header = jsonstrict.parse(raw, member=m.name, offset=m.data_offset + 8, max_bytes=MAX_SAFETENSORS_HEADER_BYTES, size_code="ST_HEADER_TOO_LARGE")
+    header = jsonstrict.parse(
+        raw,
+        member=m.name,
+        offset=m.data_offset + 8,
+        max_bytes=MAX_SAFETENSORS_HEADER_BYTES,
+        size_code="ST_HEADER_TOO_LARGE",
+    )
     if not raw.startswith(b"{") or not raw.rstrip(b" ").endswith(b"}"):
         raise fail("ST_HEADER_INVALID", "header must start with '{' and be padded only with spaces")
     if not isinstance(header, dict):
@@ -134,7 +154,11 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
             and len(e["data_offsets"]) == 2
             and all(_int(o) and o >= 0 for o in e["data_offsets"])
         ):
-            raise fail("ST_HEADER_INVALID", f"tensor {name!r} entry must be {{dtype, shape, data_offsets}} of the right types", name)
+            raise fail(
+                "ST_HEADER_INVALID",
+                f"tensor {name!r} entry must be {{dtype, shape, data_offsets}} of the right types",
+                name,
+            )
     for name, e in header.items():
         if e["dtype"] not in DTYPES:
             raise fail("ST_DTYPE_UNKNOWN", f"tensor {name!r} has unknown dtype {e['dtype'][:40]!r}", name)
@@ -146,11 +170,17 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
     for name, e in header.items():
         b, en = e["data_offsets"]
         if not b <= en <= buf_len:
-            raise fail("ST_OFFSETS_INVALID", f"tensor {name!r} offsets [{b}, {en}] are reversed or outside the buffer", name)
+            raise fail(
+                "ST_OFFSETS_INVALID", f"tensor {name!r} offsets [{b}, {en}] are reversed or outside the buffer", name
+            )
     for name, e in header.items():
         b, en = e["data_offsets"]
         if math.prod(e["shape"]) * DTYPES[e["dtype"]].size != en - b:
-            raise fail("ST_SHAPE_MISMATCH", f"tensor {name!r}: {en - b} bytes do not hold shape {e['shape']} of {e['dtype']}", name)
+            raise fail(
+                "ST_SHAPE_MISMATCH",
+                f"tensor {name!r}: {en - b} bytes do not hold shape {e['shape']} of {e['dtype']}",
+                name,
+            )
     prev = 0
     for name, e in sorted(header.items(), key=lambda kv: tuple(kv[1]["data_offsets"])):
         b, en = e["data_offsets"]
@@ -279,7 +309,10 @@ def as_tensor(obj: Any) -> TensorData:
         code, a = obj.dtype, np.asarray(obj.raw)
         d = DTYPES.get(code) if isinstance(code, str) else None
         if d is None or a.dtype.itemsize != d.size or a.size != math.prod(obj.shape):
-            raise RlarchiveError("WRITE_INVALID", f"RawTensor {str(code)[:20]!r} of shape {tuple(obj.shape)} does not match its raw array ({a.dtype}, shape {a.shape})")
+            raise RlarchiveError(
+                "WRITE_INVALID",
+                f"RawTensor {str(code)[:20]!r} of shape {tuple(obj.shape)} does not match its raw array ({a.dtype}, shape {a.shape})",
+            )
         a = a.reshape(tuple(obj.shape))
     elif isinstance(obj, (np.ndarray, np.generic)):
         a = np.asarray(obj)
@@ -339,4 +372,15 @@ def check_tensor_name(name: Any) -> None:
         raise RlarchiveError("WRITE_INVALID", f"invalid tensor name {name[:80] if isinstance(name, str) else name!r}")
 
 
-__all__ = ["RawTensor", "TensorInfo", "TensorData", "read_group", "view_numpy", "view_torch", "as_tensor", "group_layout", "group_chunks", "DType"]
+__all__ = [
+    "RawTensor",
+    "TensorInfo",
+    "TensorData",
+    "read_group",
+    "view_numpy",
+    "view_torch",
+    "as_tensor",
+    "group_layout",
+    "group_chunks",
+    "DType",
+]

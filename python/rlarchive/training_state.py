@@ -10,9 +10,11 @@ structural checks (:func:`check`, spec §3, ``EXTENSION_INVALID``) and
 from and to a live Stable-Baselines3 model is
 :mod:`rlarchive.interop.run_state`.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import RlarchiveError, esc, members_pointer
 
@@ -79,7 +81,7 @@ def _exact(v: Any, ptr: str, keys: Sequence[str], what: str) -> None:
         raise _fail(f"{what} must have exactly the keys {', '.join(keys)}", members_pointer(v, ptr, keys))
 
 
-def _array(v: Any, ptr: str, what: str, dtypes: Optional[Sequence[str]] = None, ndim: Optional[int] = None) -> list[Any]:
+def _array(v: Any, ptr: str, what: str, dtypes: Sequence[str] | None = None, ndim: int | None = None) -> list[Any]:
     """Check an ``ndarray`` value (of one of ``dtypes``, of ``ndim`` dimensions) and return its shape."""
     if not (isinstance(v, dict) and v.get("$type") == "ndarray"):
         raise _fail(f"{what} must be an ndarray", ptr)
@@ -97,12 +99,12 @@ def _non_negative(v: Any, ptr: str, what: str) -> int:
     return _int_value(v)
 
 
-def _space(data: Optional[Mapping[str, Any]], key: str) -> Optional[dict[str, Any]]:
+def _space(data: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
     sp = (data or {}).get(key)
     return sp if isinstance(sp, dict) and sp.get("$type") == "space" else None
 
 
-def _observation(v: Any, ptr: str, space: Optional[dict[str, Any]]) -> None:
+def _observation(v: Any, ptr: str, space: dict[str, Any] | None) -> None:
     """OBS: null, an ndarray of at least one dimension (the first counts the environments), or a map of key to such ndarrays."""
     if v is None:
         return
@@ -112,7 +114,10 @@ def _observation(v: Any, ptr: str, space: Optional[dict[str, Any]]) -> None:
             raise _fail(f"a map of observations for a {kind} observation space", ptr)
         keys = [k for k, _ in space.get("spaces", [])] if space is not None and kind == "dict" else list(v)
         if list(v) != keys:
-            raise _fail(f"the observations must be a map with exactly the keys of the observation space {keys}, in order", members_pointer(v, ptr, keys))
+            raise _fail(
+                f"the observations must be a map with exactly the keys of the observation space {keys}, in order",
+                members_pointer(v, ptr, keys),
+            )
         for k, x in v.items():
             _observation_array(x, f"{ptr}/{esc(k)}")
         return
@@ -147,7 +152,9 @@ def _deque(v: Any, ptr: str, what: str, item_is_map: bool) -> None:
             raise _fail("an episode's information must be a map", f"{ptr}/items/{i}")
         if not item_is_map and not isinstance(x, bool):
             raise _fail("an episode's success must be a boolean", f"{ptr}/items/{i}")
-    if maxlen is not None and len(items) > _int_value(maxlen):  # items, after their own rules, against maxlen before them
+    if maxlen is not None and len(items) > _int_value(
+        maxlen
+    ):  # items, after their own rules, against maxlen before them
         raise _fail(f"{what} holds {len(items)} items, more than its maxlen {_int_value(maxlen)}", f"{ptr}/items")
 
 
@@ -157,7 +164,10 @@ def _noise(v: Any, ptr: str, nested: bool = False) -> None:
     kind = v.get("kind") if _is_map(v) else None
     if not isinstance(kind, str) or kind not in NOISE_KEYS or (nested and kind == "vectorized"):
         kinds = [k for k in NOISE_KEYS if not (nested and k == "vectorized")]
-        raise _fail(f"an action noise must be a map whose kind is one of {', '.join(kinds)}", f"{ptr}/kind" if _is_map(v) and "kind" in v else ptr)
+        raise _fail(
+            f"an action noise must be a map whose kind is one of {', '.join(kinds)}",
+            f"{ptr}/kind" if _is_map(v) and "kind" in v else ptr,
+        )
     _exact(v, ptr, NOISE_KEYS[kind], f"a {kind} action noise")
     if kind == "vectorized":
         _noise(v["base"], f"{ptr}/base", nested=True)
@@ -257,7 +267,7 @@ def _random(v: Any, ptr: str) -> None:
         _space_random(v[k], f"{ptr}/{k}")
 
 
-def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> None:
+def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str] = ()) -> None:
     """Check the value under ``training`` (spec §3); ``data`` is the archive's raw ``data`` object, ``used`` its extensions.
 
     Raises:
@@ -281,7 +291,10 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     if starts is not None:  # its own rules, then against the observations before it
         n_envs = _array(starts, f"{base}/last_episode_starts", "last_episode_starts", ("BOOL",), 1)[0]
         if any(d != n_envs for k in ("last_obs", "last_original_obs") for d in _first_dims(value[k])):
-            raise _fail(f"the observations' first dimension must be the {n_envs} environment(s) of last_episode_starts", f"{base}/last_episode_starts")
+            raise _fail(
+                f"the observations' first dimension must be the {n_envs} environment(s) of last_episode_starts",
+                f"{base}/last_episode_starts",
+            )
     _deque(value["episode_info"], f"{base}/episode_info", "episode_info", True)
     _deque(value["episode_success"], f"{base}/episode_success", "episode_success", False)
     _noise(value["action_noise"], f"{base}/action_noise")
@@ -289,7 +302,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
     _random(value["random"], f"{base}/random")
 
 
-def read(ar: "Archive") -> Optional[dict[str, Any]]:
+def read(ar: Archive) -> dict[str, Any] | None:
     """The checked run state of ``ar`` decoded (arrays as NumPy arrays copied out of the file), or None when it has none.
 
     Raises:
@@ -300,5 +313,5 @@ def read(ar: "Archive") -> Optional[dict[str, Any]]:
     raw = ar.extension_document(EXTENSION)
     if raw is None:
         return None
-    decoded: Optional[dict[str, Any]] = Decoder(lambda g, n: ar.tensor(g, n).copy(), "neutral").decode(raw)
+    decoded: dict[str, Any] | None = Decoder(lambda g, n: ar.tensor(g, n).copy(), "neutral").decode(raw)
     return decoded

@@ -1,4 +1,5 @@
 """Alias of :mod:`rlarchive.interop.unpickle` (kept so that ``import rlarchive.unpickle`` works)."""
+
 import sys
 
 from .interop import unpickle as _module

@@ -1,9 +1,10 @@
 """The validator (spec §14): every problem it can find, as a report."""
+
 from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Optional
+from typing import Any
 
 from . import checks
 from .errors import RlarchiveError
@@ -15,7 +16,7 @@ VALIDATOR_NAME = "rlarchive-python"
 STRUCTURE_STEPS = 6
 
 
-def _issues(path: Any, timeout: Optional[float], min_rate: Optional[float]) -> list[RlarchiveError]:
+def _issues(path: Any, timeout: float | None, min_rate: float | None) -> list[RlarchiveError]:
     """Every step of spec §11.1 over the file, its issues in the order of spec §14."""
     try:
         src = open_source(path, timeout=timeout, min_rate=min_rate)
@@ -50,7 +51,7 @@ def _issues(path: Any, timeout: Optional[float], min_rate: Optional[float]) -> l
         src.close()
 
 
-def validate(path: Any, *, timeout: Optional[float] = None, min_rate: Optional[float] = None) -> dict[str, Any]:
+def validate(path: Any, *, timeout: float | None = None, min_rate: float | None = None) -> dict[str, Any]:
     """Check a file against every rule of the spec and return the report (spec §14).
 
     ``path`` is anything :func:`rlarchive.open` takes: a path, bytes, a

@@ -20,6 +20,7 @@ class               :class:`ClassRef` (never imported by default)
 opaque              :class:`Opaque` (never unpickled by default)
 ==================  =====================================================
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,8 +28,9 @@ import binascii
 import math
 import re
 import types
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +122,9 @@ class ClassRef:
             namespace = getattr(obj, "__dict__", None)
             found = namespace.get(part) if namespace is not None and hasattr(namespace, "get") else None
             if not isinstance(found, type):
-                raise RlarchiveError("IMPORT_NOT_ALLOWED", f"cannot resolve {name}: {part!r} is not a class defined there")
+                raise RlarchiveError(
+                    "IMPORT_NOT_ALLOWED", f"cannot resolve {name}: {part!r} is not a class defined there"
+                )
             obj = found
         if obj.__module__ != self.module or obj.__qualname__ != self.qualname:
             raise RlarchiveError(
@@ -130,7 +134,7 @@ class ClassRef:
         return obj
 
     @classmethod
-    def of(cls, obj: Any) -> "ClassRef":
+    def of(cls, obj: Any) -> ClassRef:
         """The reference naming a class or module-level function."""
         return cls(obj.__module__, obj.__qualname__)
 
@@ -140,8 +144,8 @@ class Opaque:
     """An object only Python can rebuild, kept as a pickle that is never run by default."""
 
     data: bytes
-    type: Optional[str] = None
-    note: Optional[str] = None
+    type: str | None = None
+    note: str | None = None
     format: str = field(default="pickle")
 
     def unpickle(self, *, trusted: bool = False) -> Any:
@@ -151,7 +155,9 @@ class Opaque:
             RlarchiveError: PICKLE_NOT_ALLOWED unless ``trusted=True``.
         """
         if not trusted:
-            raise RlarchiveError("PICKLE_NOT_ALLOWED", "unpickling runs code from the file; pass trusted=True to allow it")
+            raise RlarchiveError(
+                "PICKLE_NOT_ALLOWED", "unpickling runs code from the file; pass trusted=True to allow it"
+            )
         import pickle
 
         return pickle.loads(self.data)
@@ -235,11 +241,18 @@ class Checker:
         for k, x in m.items():
             self.check(x, f"{ptr}/{esc(k)}")
 
-    def _members(self, v: dict[str, Any], ptr: str, required: set[Any], optional: Union[set[Any], frozenset[Any]] = frozenset()) -> None:
+    def _members(
+        self, v: dict[str, Any], ptr: str, required: set[Any], optional: set[Any] | frozenset[Any] = frozenset()
+    ) -> None:
         keys = set(v) - {"$type"}
         if not required <= keys or not keys <= required | optional:
             where = members_pointer(v, ptr, required | optional | {"$type"}, required)
-            raise _fail("VALUE_INVALID", f"{v['$type']} needs the members {sorted(required)}" + (f" and may have {sorted(optional)}" if optional else ""), where)
+            raise _fail(
+                "VALUE_INVALID",
+                f"{v['$type']} needs the members {sorted(required)}"
+                + (f" and may have {sorted(optional)}" if optional else ""),
+                where,
+            )
 
     def _float(self, v: dict[str, Any], ptr: str) -> None:
         self._members(v, ptr, {"value"})
@@ -280,7 +293,11 @@ class Checker:
             self.check(e[0], p + "/0")
             kid = key_identity(e[0])
             if kid is None:
-                raise _fail("VALUE_INVALID", "dict key must be hashable (null, bool, number other than NaN, string, bytes, tuple)", p + "/0")
+                raise _fail(
+                    "VALUE_INVALID",
+                    "dict key must be hashable (null, bool, number other than NaN, string, bytes, tuple)",
+                    p + "/0",
+                )
             if kid in seen:
                 raise _fail("VALUE_DUPLICATE_KEY", "dict has this key twice", p + "/0")
             seen.add(kid)
@@ -309,12 +326,20 @@ class Checker:
         if "base64" in v:
             s = v["base64"]
             if isinstance(s, str) and len(s) > 4 * ((MAX_INLINE_ARRAY_BYTES + 2) // 3):
-                raise _fail("LIMIT_EXCEEDED", f"inline array larger than {MAX_INLINE_ARRAY_BYTES} bytes", ptr + "/base64")
+                raise _fail(
+                    "LIMIT_EXCEEDED", f"inline array larger than {MAX_INLINE_ARRAY_BYTES} bytes", ptr + "/base64"
+                )
             raw = _b64(s, ptr + "/base64")
             if len(raw) > MAX_INLINE_ARRAY_BYTES:
-                raise _fail("LIMIT_EXCEEDED", f"inline array larger than {MAX_INLINE_ARRAY_BYTES} bytes", ptr + "/base64")
+                raise _fail(
+                    "LIMIT_EXCEEDED", f"inline array larger than {MAX_INLINE_ARRAY_BYTES} bytes", ptr + "/base64"
+                )
             if len(raw) != nbytes:
-                raise _fail("ARRAY_SIZE_MISMATCH", f"{len(raw)} bytes for shape {shape} of {v['dtype']} ({nbytes} expected)", ptr + "/base64")
+                raise _fail(
+                    "ARRAY_SIZE_MISMATCH",
+                    f"{len(raw)} bytes for shape {shape} of {v['dtype']} ({nbytes} expected)",
+                    ptr + "/base64",
+                )
         else:
             r = v["ref"]
             if not (isinstance(r, dict) and set(r) == {"group", "name"} and all(isinstance(r[k], str) for k in r)):
@@ -329,7 +354,9 @@ class Checker:
         size = self._array_common(v, ptr)
         raw = _b64(v["base64"], ptr + "/base64")
         if len(raw) != size:
-            raise _fail("ARRAY_SIZE_MISMATCH", f"scalar of {v['dtype']} needs {size} bytes, not {len(raw)}", ptr + "/base64")
+            raise _fail(
+                "ARRAY_SIZE_MISMATCH", f"scalar of {v['dtype']} needs {size} bytes, not {len(raw)}", ptr + "/base64"
+            )
 
     def _space(self, v: dict[str, Any], ptr: str) -> None:
         spaces.check(v, ptr, self.check, _fail)
@@ -452,7 +479,11 @@ class Decoder:
         if t == "scalar":
             raw = base64.b64decode(v["base64"])
             a = np.frombuffer(raw, dtype=numpy_view_dtype(v["dtype"]))
-            return RawTensor(v["dtype"], (), a.reshape(()).copy(), scalar=True) if DTYPES[v["dtype"]].numpy is None else a[0]
+            return (
+                RawTensor(v["dtype"], (), a.reshape(()).copy(), scalar=True)
+                if DTYPES[v["dtype"]].numpy is None
+                else a[0]
+            )
         if t == "space":
             s = spaces.from_json(v, self.decode)
             return spaces.to_gymnasium(s) if self.space_mode == "gymnasium" else s
@@ -495,7 +526,9 @@ class Encoder:
         # Each nested call adds at least one JSON level, so this bounds the recursion
         # early; the exact depth of the text is checked when it is written.
         if self._depth >= MAX_JSON_DEPTH:
-            raise RlarchiveError("WRITE_INVALID", f"the value at {ptr} is nested deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH})")
+            raise RlarchiveError(
+                "WRITE_INVALID", f"the value at {ptr} is nested deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH})"
+            )
         self._depth += 1
         try:
             return self._encode(obj, ptr, inline)
@@ -522,17 +555,36 @@ class Encoder:
                 return {k: self.encode(x, f"{ptr}/{esc(k)}") for k, x in obj.items()}
             return {
                 "$type": "dict",
-                "entries": [[self.encode(k, f"{ptr}/entries/{i}/0"), self.encode(x, f"{ptr}/entries/{i}/1")] for i, (k, x) in enumerate(obj.items())],
+                "entries": [
+                    [self.encode(k, f"{ptr}/entries/{i}/0"), self.encode(x, f"{ptr}/entries/{i}/1")]
+                    for i, (k, x) in enumerate(obj.items())
+                ],
             }
         if isinstance(obj, (bytes, bytearray, memoryview)):
             return {"$type": "bytes", "base64": base64.b64encode(bytes(obj)).decode("ascii")}
         if isinstance(obj, TensorRef):
-            return {"$type": "ndarray", "dtype": obj.dtype, "shape": list(obj.shape), "ref": {"group": obj.group, "name": obj.name}}
+            return {
+                "$type": "ndarray",
+                "dtype": obj.dtype,
+                "shape": list(obj.shape),
+                "ref": {"group": obj.group, "name": obj.name},
+            }
         if isinstance(obj, RawTensor) and obj.scalar:  # what the decoder gives for a scalar of a dtype NumPy lacks
             return self._scalar(obj, ptr)  # type: ignore[arg-type]  # _scalar takes a RawTensor scalar too
         if is_tensor(obj):
             return self._array(obj, ptr, inline)
-        if isinstance(obj, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
+        if isinstance(
+            obj,
+            (
+                spaces.Box,
+                spaces.Discrete,
+                spaces.MultiDiscrete,
+                spaces.MultiBinary,
+                spaces.Dict,
+                spaces.Tuple,
+                spaces.Text,
+            ),
+        ):
             return spaces.to_json(obj, self.encode, ptr)
         if spaces.is_gymnasium_space(obj):
             try:
@@ -560,7 +612,10 @@ class Encoder:
     def _opaque(self, obj: Any, ptr: str) -> dict[str, Any]:
         tname = f"{type(obj).__module__}.{type(obj).__qualname__}"
         if not self.opaque_fallback:
-            raise RlarchiveError("VALUE_UNSUPPORTED", f"the value model cannot hold a {tname} (at {ptr}); pass opaque_fallback=True to keep it as a pickle")
+            raise RlarchiveError(
+                "VALUE_UNSUPPORTED",
+                f"the value model cannot hold a {tname} (at {ptr}); pass opaque_fallback=True to keep it as a pickle",
+            )
         try:
             import cloudpickle as pickler
         except ImportError:
@@ -569,12 +624,20 @@ class Encoder:
             data = pickler.dumps(obj)
         except Exception as e:  # pickling user objects can fail in any way
             raise RlarchiveError("VALUE_UNSUPPORTED", f"cannot pickle {tname} at {ptr}: {e}") from None
-        return {"$type": "opaque", "format": "pickle", "base64": base64.b64encode(data).decode("ascii"), "type": tname, "note": "not representable in the value model"}
+        return {
+            "$type": "opaque",
+            "format": "pickle",
+            "base64": base64.b64encode(data).decode("ascii"),
+            "type": tname,
+            "note": "not representable in the value model",
+        }
 
     def _bigint(self, obj: int, ptr: str) -> dict[str, Any]:
         # The size is checked before str(), which refuses more than 4300 digits by default.
         if obj.bit_length() > self._MAX_INT_BITS or len(digits := str(obj).lstrip("-")) > MAX_INT_DIGITS:
-            raise RlarchiveError("WRITE_INVALID", f"the integer at {ptr} has more than MAX_INT_DIGITS ({MAX_INT_DIGITS}) digits")
+            raise RlarchiveError(
+                "WRITE_INVALID", f"the integer at {ptr} has more than MAX_INT_DIGITS ({MAX_INT_DIGITS}) digits"
+            )
         return {"$type": "int", "value": "-" + digits if obj < 0 else digits}
 
     def _scalar(self, obj: np.generic, ptr: str) -> dict[str, Any]:
@@ -609,7 +672,11 @@ def load_value(v: Any, ptr: str = "") -> Any:
     checker.check(v, ptr)
     if checker.refs:
         r = checker.refs[0]
-        raise RlarchiveError("REF_NOT_FOUND", f"a value outside an archive cannot reference tensors ({r.group}/{r.name})", pointer=r.pointer)
+        raise RlarchiveError(
+            "REF_NOT_FOUND",
+            f"a value outside an archive cannot reference tensors ({r.group}/{r.name})",
+            pointer=r.pointer,
+        )
     return Decoder(lambda g, n: None, "neutral").decode(v)
 
 

@@ -9,11 +9,13 @@ statistics (:class:`Statistics`), the member's structural checks
 the statistics and the member's value. The normalisation is
 :meth:`Statistics.normalize_obs` (spec §4).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +33,18 @@ GROUP = "RLA_vec_normalize"
 _FLAGS = ("norm_obs", "norm_reward", "training")
 _FLOATS = ("clip_obs", "clip_reward", "epsilon", "gamma")
 #: The keys of the value in the order of spec §3's table, the order they are checked in.
-_ORDER = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs", "obs_keys", "ret")
+_ORDER = (
+    "norm_obs",
+    "norm_reward",
+    "clip_obs",
+    "clip_reward",
+    "epsilon",
+    "gamma",
+    "training",
+    "obs",
+    "obs_keys",
+    "ret",
+)
 _KEYS = set(_ORDER)
 
 
@@ -60,8 +73,8 @@ class Statistics:
     epsilon: float
     gamma: float
     training: bool
-    obs: Union[Stats, Mapping[str, Stats], None]
-    obs_keys: Optional[list[Any]]
+    obs: Stats | Mapping[str, Stats] | None
+    obs_keys: list[Any] | None
     ret: Stats
 
     def normalize_obs(self, obs: Any) -> Any:
@@ -110,7 +123,10 @@ def _is_float(v: Any) -> bool:
 def _stats_shape(v: Any, ptr: str) -> list[Any]:
     """Check STATS (``{"mean", "var", "count"}``) and return the arrays' shape."""
     if not isinstance(v, dict) or "$type" in v or set(v) != {"mean", "var", "count"}:
-        raise _fail("statistics must be a map with exactly mean, var and count", members_pointer(v, ptr, ("mean", "var", "count")))
+        raise _fail(
+            "statistics must be a map with exactly mean, var and count",
+            members_pointer(v, ptr, ("mean", "var", "count")),
+        )
     shapes = []
     for k in ("mean", "var"):
         a = v[k]
@@ -124,12 +140,12 @@ def _stats_shape(v: Any, ptr: str) -> list[Any]:
     return shapes[0]
 
 
-def _observation_space(data: Optional[Mapping[str, Any]]) -> Optional[dict[str, Any]]:
+def _observation_space(data: Mapping[str, Any] | None) -> dict[str, Any] | None:
     sp = (data or {}).get("observation_space")
     return sp if isinstance(sp, dict) and sp.get("$type") == "space" else None
 
 
-def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[str] = ()) -> None:
+def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str] = ()) -> None:
     """Check the value under ``vec_normalize`` (spec §3, in the order of spec §5); ``data`` is the archive's raw ``data`` object, ``used`` its extensions.
 
     Raises:
@@ -171,7 +187,7 @@ def check(value: Any, data: Optional[Mapping[str, Any]] = None, used: Sequence[s
         raise _fail("the return statistics must be 0-dimensional", f"{base}/ret/mean")
 
 
-def _check_obs(obs: dict[str, Any], keys: Optional[list[Any]], space: Optional[dict[str, Any]], base: str) -> None:
+def _check_obs(obs: dict[str, Any], keys: list[Any] | None, space: dict[str, Any] | None, base: str) -> None:
     """``obs`` in the form ``obs_keys`` gives it, then both against the data's observation space (spec §3 rules 3-4)."""
     kind = space.get("kind") if space is not None else None
     if keys is None:  # one observation's statistics; a map of them comes with obs_keys
@@ -183,7 +199,10 @@ def _check_obs(obs: dict[str, Any], keys: Optional[list[Any]], space: Optional[d
             raise _fail(f"the statistics have shape {shape}, the observation space {box_shape}", f"{base}/obs/mean")
         return
     if list(obs) != keys:
-        raise _fail(f"obs must be a map with exactly the keys of obs_keys {keys}, in order", members_pointer(obs, f"{base}/obs", keys))
+        raise _fail(
+            f"obs must be a map with exactly the keys of obs_keys {keys}, in order",
+            members_pointer(obs, f"{base}/obs", keys),
+        )
     shapes = [_stats_shape(obs[k], f"{base}/obs/{esc(k)}") for k in keys]
     if space is None:
         return
@@ -194,7 +213,10 @@ def _check_obs(obs: dict[str, Any], keys: Optional[list[Any]], space: Optional[d
         if k not in sub:
             raise _fail(f"{k!r} is not a key of the observation space", f"{base}/obs_keys/{i}")
         if sub[k].get("kind") == "box" and list(sub[k].get("shape", [])) != shape:
-            raise _fail(f"the statistics of {k!r} have shape {shape}, the space {sub[k].get('shape')}", f"{base}/obs/{esc(k)}/mean")
+            raise _fail(
+                f"the statistics of {k!r} have shape {shape}, the space {sub[k].get('shape')}",
+                f"{base}/obs/{esc(k)}/mean",
+            )
 
 
 # -- value <-> statistics -----------------------------------------------------------------
@@ -207,7 +229,7 @@ def _stats(v: Mapping[str, Any]) -> Stats:
 def from_value(v: Mapping[str, Any]) -> Statistics:
     """The statistics of a checked, decoded value (arrays as NumPy arrays)."""
     obs = v["obs"]
-    o: Union[Stats, dict[str, Any], None]
+    o: Stats | dict[str, Any] | None
     if obs is None:
         o = None
     elif v["obs_keys"] is None:
@@ -232,7 +254,11 @@ def _stats_value(s: Stats) -> dict[str, Any]:
     count = float(s.count)
     if not math.isfinite(count):
         raise RlarchiveError("WRITE_INVALID", "a statistics count must be finite")
-    return {"mean": np.array(s.mean, np.float64, order="C"), "var": np.array(s.var, np.float64, order="C"), "count": count}
+    return {
+        "mean": np.array(s.mean, np.float64, order="C"),
+        "var": np.array(s.var, np.float64, order="C"),
+        "count": count,
+    }
 
 
 def to_value(stats: Statistics) -> dict[str, Any]:

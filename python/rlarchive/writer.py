@@ -1,4 +1,5 @@
 """Writing archives: deterministic (spec §12) and atomic (temporary file, then rename)."""
+
 from __future__ import annotations
 
 import errno
@@ -7,20 +8,21 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, BinaryIO, Iterator, Mapping, Optional
+from typing import Any, BinaryIO
 
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks (and an open file cannot be removed there)
     fcntl = None  # type: ignore[assignment]
 
-from . import jsonstrict, manifest as manifest_mod
+from . import jsonstrict
+from . import manifest as manifest_mod
 from .checks import member_of
-from .errors import RlarchiveError
+from .errors import RlarchiveError, esc
 from .limits import INLINE_ARRAY_BYTES, MAX_JSON_BYTES, MAX_MEMBERS
 from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout
-from .errors import esc
 from .values import Checker, Encoder
 from .zipprofile import MEDIA_TYPE, check_name
 from .zipwrite import ZipWriter
@@ -75,7 +77,9 @@ def _extension_member(
 
     ext = SUPPORTED.get(name)
     if ext is None:
-        raise RlarchiveError("WRITE_INVALID", f"{name!r} is not an extension this package writes; pass its members as extension_members")
+        raise RlarchiveError(
+            "WRITE_INVALID", f"{name!r} is not an extension this package writes; pass its members as extension_members"
+        )
     arrays: dict[str, TensorData] = {}
     encoded = Encoder(ext.group, arrays, INLINE_ARRAY_BYTES).encode(value, "/" + ext.key)
     if arrays:
@@ -86,7 +90,11 @@ def _extension_member(
         for ref in checker.refs:
             t = groups.get(ref.group, {}).get(ref.name)
             if t is None or t.dtype != ref.dtype or list(t.shape) != list(ref.shape):
-                raise RlarchiveError("REF_MISMATCH", f"{ref.group}/{ref.name} is not a tensor of dtype {ref.dtype} and shape {ref.shape}", pointer=ref.pointer)
+                raise RlarchiveError(
+                    "REF_MISMATCH",
+                    f"{ref.group}/{ref.name} is not a tensor of dtype {ref.dtype} and shape {ref.shape}",
+                    pointer=ref.pointer,
+                )
         ext.check(encoded, data, extensions_used)
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the {name} member would break the spec: {e}") from None
@@ -113,7 +121,7 @@ def json_member(doc: Any, name: str) -> bytes:
     return raw
 
 
-def check_metadata(metadata: Optional[Mapping[str, str]]) -> None:
+def check_metadata(metadata: Mapping[str, str] | None) -> None:
     """Refuse metadata a validator would warn about: a defined key with a malformed value (spec/metadata.md)."""
     from . import metadata as metadata_keys
 
@@ -147,7 +155,7 @@ def _io_error(doing: str, path: str, e: OSError) -> RlarchiveError:
     return RlarchiveError("IO_ERROR", f"cannot {doing} {path}: {e.strerror or e}")
 
 
-def _destination(path: "os.PathLike[str] | str") -> str:
+def _destination(path: os.PathLike[str] | str) -> str:
     """The file a save replaces: ``path`` with every symbolic link resolved (spec §12)."""
     given = os.fspath(path)
     dest = os.path.realpath(given)
@@ -170,7 +178,7 @@ def _temp_stem(dest: str) -> str:
     return os.fsdecode(os.fsencode(os.path.basename(dest))[:_TEMP_STEM_BYTES])
 
 
-def _temp_name_pattern(stem: str) -> "re.Pattern[str]":
+def _temp_name_pattern(stem: str) -> re.Pattern[str]:
     return re.compile(re.escape("." + stem + ".") + "[0-9a-f]{16}" + re.escape(TEMP_SUFFIX))
 
 
@@ -231,7 +239,14 @@ def _remove_stale_temps(folder: str, stem: str) -> None:
 
 def _create_temp(folder: str, stem: str) -> tuple[int, str]:
     """Create and lock a fresh temporary file in ``folder``; its mode is 0666 less the umask."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags = (
+        os.O_RDWR
+        | os.O_CREAT
+        | os.O_EXCL
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+        | getattr(os, "O_BINARY", 0)
+    )
     for _ in range(16):
         tmp = os.path.join(folder, f".{stem}.{secrets.token_hex(8)}{TEMP_SUFFIX}")
         try:
@@ -259,13 +274,15 @@ def _sync_folder(folder: str) -> None:
         os.fsync(fd)
     except OSError as e:
         if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):  # file systems that cannot sync folders
-            raise RlarchiveError("IO_ERROR", f"the file is in place but {folder} could not be synced: {e.strerror}") from None
+            raise RlarchiveError(
+                "IO_ERROR", f"the file is in place but {folder} could not be synced: {e.strerror}"
+            ) from None
     finally:
         os.close(fd)
 
 
 @contextmanager
-def atomic_file(path: "os.PathLike[str] | str") -> Iterator[BinaryIO]:
+def atomic_file(path: os.PathLike[str] | str) -> Iterator[BinaryIO]:
     """A temporary file beside ``path``, renamed over it only if the block succeeds (spec §12).
 
     - The destination is ``path`` with symbolic links resolved: saving to a link
@@ -330,18 +347,18 @@ def _close_quietly(f: BinaryIO) -> None:
 
 
 def save(
-    path: "os.PathLike[str] | str",
+    path: os.PathLike[str] | str,
     data: Mapping[str, Any],
-    tensors: Optional[Mapping[str, Mapping[str, Any]]] = None,
-    optimizers: Optional[Mapping[str, Any]] = None,
+    tensors: Mapping[str, Mapping[str, Any]] | None = None,
+    optimizers: Mapping[str, Any] | None = None,
     *,
-    metadata: Optional[Mapping[str, str]] = None,
-    producer: Optional[tuple[str, str]] = None,
-    extensions_used: Optional[list[Any]] = None,
-    extensions_required: Optional[list[Any]] = None,
-    extensions: Optional[Mapping[str, Any]] = None,
-    extension_members: Optional[Mapping[str, bytes]] = None,
-    extension_values: Optional[Mapping[str, Any]] = None,
+    metadata: Mapping[str, str] | None = None,
+    producer: tuple[str, str] | None = None,
+    extensions_used: list[Any] | None = None,
+    extensions_required: list[Any] | None = None,
+    extensions: Mapping[str, Any] | None = None,
+    extension_members: Mapping[str, bytes] | None = None,
+    extension_values: Mapping[str, Any] | None = None,
     opaque_fallback: bool = False,
     force_zip64: bool = False,
 ) -> None:
@@ -386,7 +403,7 @@ def save(
     data_json = _encode_document(data, optimizers or {}, groups, opaque_fallback)
     ext_members = dict(extension_members or {})
     extensions_used = list(extensions_used or [])
-    for ext_name, value in (extension_values or {}).items():
+    for ext_name in extension_values or {}:
         if ext_name not in extensions_used:
             extensions_used.append(ext_name)
     if extension_values:
@@ -394,10 +411,17 @@ def save(
         for ext_name, value in extension_values.items():
             ext_members.update(_extension_member(ext_name, value, groups, raw_data, extensions_used))
     used = set(extensions_used)
-    for name, content in ext_members.items():
+    for name in ext_members:
         parts = name.split("/")
-        if len(parts) < 3 or parts[0] != "extensions" or parts[1] not in used or check_name(name.encode("ascii", "replace")):
-            raise RlarchiveError("WRITE_INVALID", f"extension member {name!r} must be extensions/EXT/... for a used EXT")
+        if (
+            len(parts) < 3
+            or parts[0] != "extensions"
+            or parts[1] not in used
+            or check_name(name.encode("ascii", "replace"))
+        ):
+            raise RlarchiveError(
+                "WRITE_INVALID", f"extension member {name!r} must be extensions/EXT/... for a used EXT"
+            )
     layouts = {member_of(g): group_layout(ts) for g, ts in groups.items()}
     names = [n.lower() for n in list(layouts) + list(ext_members)]
     if len(set(names)) != len(names) or len(names) + 3 > MAX_MEMBERS:

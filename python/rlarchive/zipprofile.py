@@ -5,12 +5,12 @@ What both sides share: the record layouts and signatures, the checked
 extra field on their own. Reading the directory in the order of spec §11.1
 steps 1-4 is :mod:`rlarchive.zipread`; writing is :mod:`rlarchive.zipwrite`.
 """
+
 from __future__ import annotations
 
 import re
 import struct
 from dataclasses import dataclass
-from typing import Optional
 
 from .errors import RlarchiveError
 from .limits import MAX_NAME_BYTES
@@ -83,12 +83,12 @@ class Member:
     dos_date: int = 0
 
 
-def zip_error(code: str, msg: str, member: Optional[str] = None, offset: Optional[int] = None) -> RlarchiveError:
+def zip_error(code: str, msg: str, member: str | None = None, offset: int | None = None) -> RlarchiveError:
     """An error of the ZIP profile: a member (when known) and an offset, never a pointer (spec §11.2)."""
     return RlarchiveError(code, msg, member=member, offset=offset)
 
 
-def check_name(raw: bytes) -> Optional[str]:
+def check_name(raw: bytes) -> str | None:
     """Why a member name breaks spec §2.4, or None when it is valid."""
     if not raw:
         return "empty name"
@@ -104,7 +104,7 @@ def check_name(raw: bytes) -> Optional[str]:
     return None
 
 
-def check_attributes(host: int, attributes: int) -> Optional[str]:
+def check_attributes(host: int, attributes: int) -> str | None:
     """Why external attributes break spec §2.7 for a host system (0 or 3), or None."""
     mode, dos = attributes >> 16, attributes & 0xFFFF
     if host == HOST_MSDOS:
@@ -125,7 +125,7 @@ def check_attributes(host: int, attributes: int) -> Optional[str]:
     return None
 
 
-def directory_clash(names: list[str]) -> Optional[str]:
+def directory_clash(names: list[str]) -> str | None:
     """The first name that, followed by '/', begins another name ignoring ASCII case (spec §2.2)."""
     dirs: set[str] = set()
     for name in names:
@@ -137,7 +137,7 @@ def directory_clash(names: list[str]) -> Optional[str]:
     return next((n for n in names if n.lower() in dirs), None)
 
 
-def parse_extra(data: bytes, allowed: tuple[int, ...], member: Optional[str], offset: int) -> dict[int, bytes]:
+def parse_extra(data: bytes, allowed: tuple[int, ...], member: str | None, offset: int) -> dict[int, bytes]:
     """The records of an extra field (spec §2.5); errors are located at ``offset``, the
     header (central or local) that holds the field (spec §11.2)."""
     fields: dict[int, bytes] = {}

@@ -12,12 +12,14 @@ archive touches only the records it needs, and raises
 :class:`~rlarchive.errors.RlarchiveError` at the first broken rule, located as
 spec §11.2 says. :mod:`rlarchive.checks` runs them in order.
 """
+
 from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 from . import jsonstrict
 from .errors import RlarchiveError
@@ -53,9 +55,18 @@ from .zipprofile import (
 )
 
 __all__ = [
-    "EndRecord", "Zip64EndRecords", "EndRecords",
-    "find_end_record", "read_zip64_end_records", "check_end_records", "read_central_record",
-    "check_member_names", "read_local_header", "check_member_layout", "member_chunks", "read_chunks",
+    "EndRecord",
+    "Zip64EndRecords",
+    "EndRecords",
+    "find_end_record",
+    "read_zip64_end_records",
+    "check_end_records",
+    "read_central_record",
+    "check_member_names",
+    "read_local_header",
+    "check_member_layout",
+    "member_chunks",
+    "read_chunks",
     "read_json_member",
 ]
 
@@ -109,7 +120,9 @@ def find_end_record(src: Source) -> EndRecord:
         tail_start = size - min(size, EOCD_SEARCH)
         found = src.read(tail_start, size - tail_start).rfind(SIG_EOCD)
         if found >= 0:
-            raise zip_error("ZIP_TRAILING_DATA", "bytes follow the end of central directory record", offset=tail_start + found)
+            raise zip_error(
+                "ZIP_TRAILING_DATA", "bytes follow the end of central directory record", offset=tail_start + found
+            )
         raise zip_error("ZIP_EOCD_NOT_FOUND", "no end of central directory record")
     _, disk, cd_disk, n_disk, n_total, cd_size, cd_offset, comment_len = EOCD_RECORD.unpack(eocd)
     if comment_len != 0:
@@ -117,14 +130,16 @@ def find_end_record(src: Source) -> EndRecord:
     return EndRecord(eocd_pos, disk, cd_disk, n_disk, n_total, cd_size, cd_offset)
 
 
-def read_zip64_end_records(src: Source, eocd: EndRecord) -> Optional[Zip64EndRecords]:
+def read_zip64_end_records(src: Source, eocd: EndRecord) -> Zip64EndRecords | None:
     """The ZIP64 locator and end record when present (spec §2.6, in its order: the locator, the record,
     then the EOCD's agreement with it), else None after checking the EOCD has no field at its maximum."""
     loc_pos = eocd.offset - _LOCATOR_SIZE
     classic = (eocd.disk, eocd.cd_disk, eocd.n_disk, eocd.n_total, eocd.cd_size, eocd.cd_offset)
     if loc_pos < 0 or src.read(loc_pos, 4) != SIG_Z64_LOCATOR:
         if U16_MAX in classic[:4] or U32_MAX in classic[4:]:
-            raise zip_error("ZIP_ZIP64_INVALID", "end record field at its maximum without ZIP64 records", offset=eocd.offset)
+            raise zip_error(
+                "ZIP_ZIP64_INVALID", "end record field at its maximum without ZIP64 records", offset=eocd.offset
+            )
         return None
     _, loc_disk, z_offset, z_disks = ZIP64_LOCATOR.unpack(src.read(loc_pos, _LOCATOR_SIZE))
     if z_offset + _Z64_RECORD_SIZE != loc_pos:
@@ -142,7 +157,7 @@ def read_zip64_end_records(src: Source, eocd: EndRecord) -> Optional[Zip64EndRec
     return Zip64EndRecords(loc_pos, loc_disk, EndRecord(z_offset, *wide))
 
 
-def check_end_records(eocd: EndRecord, z64: Optional[Zip64EndRecords]) -> EndRecords:
+def check_end_records(eocd: EndRecord, z64: Zip64EndRecords | None) -> EndRecords:
     """Disk numbers (spec §2.1: the EOCD, the locator, the ZIP64 end record), ``MAX_MEMBERS`` (§2.2),
     then the directory's size and position (§2.2, last paragraph); what the end records say together."""
     # each disk number at the record that holds it: the EOCD (without the fields at their
@@ -156,7 +171,11 @@ def check_end_records(eocd: EndRecord, z64: Optional[Zip64EndRecords]) -> EndRec
     count_at = size_at = region_end = eocd.offset
     if z64 is not None:
         if z64.locator_disk != 0:
-            raise zip_error("ZIP_MULTI_DISK", "the ZIP64 locator puts the ZIP64 end record on another disk", offset=z64.locator_offset)
+            raise zip_error(
+                "ZIP_MULTI_DISK",
+                "the ZIP64 locator puts the ZIP64 end record on another disk",
+                offset=z64.locator_offset,
+            )
         wide = z64.record
         if wide.disk != 0 or wide.cd_disk != 0 or wide.n_disk != wide.n_total:
             raise zip_error("ZIP_MULTI_DISK", "the ZIP64 end record describes a multi-disk archive", offset=wide.offset)
@@ -173,13 +192,30 @@ def check_end_records(eocd: EndRecord, z64: Optional[Zip64EndRecords]) -> EndRec
     return EndRecords(cd_offset, cd_size, n_total, z64 is not None, region_end, eocd.offset)
 
 
-def _check_record_fields(made: int, needed: int, flags: int, method: int, disk_start: int, ext_attr: int, clen: int, label: Optional[str], at: int) -> None:
+def _check_record_fields(
+    made: int,
+    needed: int,
+    flags: int,
+    method: int,
+    disk_start: int,
+    ext_attr: int,
+    clen: int,
+    label: str | None,
+    at: int,
+) -> None:
     """A central record's fields, in the order of spec §2.2's list up to the comment."""
     host = made >> 8
     if host not in (HOST_MSDOS, HOST_UNIX):
-        raise zip_error("ZIP_VERSION_MADE_BY", f"host system {host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted", label, at)
+        raise zip_error(
+            "ZIP_VERSION_MADE_BY",
+            f"host system {host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted",
+            label,
+            at,
+        )
     if needed > MAX_VERSION_NEEDED:
-        raise zip_error("ZIP_VERSION_NEEDED", f"version needed to extract {needed} is above {MAX_VERSION_NEEDED}", label, at)
+        raise zip_error(
+            "ZIP_VERSION_NEEDED", f"version needed to extract {needed} is above {MAX_VERSION_NEEDED}", label, at
+        )
     if flags & 0x41:
         raise zip_error("ZIP_ENCRYPTED", "member is encrypted", label, at)
     if flags & 0x08:
@@ -192,12 +228,16 @@ def _check_record_fields(made: int, needed: int, flags: int, method: int, disk_s
         raise zip_error("ZIP_MULTI_DISK", "member starts on another disk", label, at)
     why = check_attributes(host, ext_attr)
     if why:
-        raise zip_error("ZIP_ATTRIBUTES", f"external attributes 0x{ext_attr:08X} are not those of a regular file: {why}", label, at)
+        raise zip_error(
+            "ZIP_ATTRIBUTES", f"external attributes 0x{ext_attr:08X} are not those of a regular file: {why}", label, at
+        )
     if clen != 0:
         raise zip_error("ZIP_CD_INVALID", "member has a file comment", label, at)
 
 
-def _zip64_values(extra: bytes, usize: int, csize: int, lh_offset: int, label: Optional[str], at: int) -> tuple[int, int, int]:
+def _zip64_values(
+    extra: bytes, usize: int, csize: int, lh_offset: int, label: str | None, at: int
+) -> tuple[int, int, int]:
     """A central record's extra field, and the sizes and offset its ZIP64 record replaces (spec §2.5, §2.6)."""
     z64 = parse_extra(extra, (ID_ZIP64,), label, at).get(ID_ZIP64)
     wanted = [v == U32_MAX for v in (usize, csize, lh_offset)]
@@ -219,7 +259,25 @@ def read_central_record(cd: bytes, pos: int, cd_offset: int, index: int) -> tupl
     at = cd_offset + pos
     if pos + CENTRAL_RECORD.size > len(cd):
         raise zip_error("ZIP_CD_INVALID", "central directory ends inside a record", offset=at)
-    (sig, made, needed, flags, method, mtime, mdate, crc, csize, usize, nlen, xlen, clen, disk_start, _ia, ext_attr, lh_offset) = CENTRAL_RECORD.unpack_from(cd, pos)
+    (
+        sig,
+        made,
+        needed,
+        flags,
+        method,
+        mtime,
+        mdate,
+        crc,
+        csize,
+        usize,
+        nlen,
+        xlen,
+        clen,
+        disk_start,
+        _ia,
+        ext_attr,
+        lh_offset,
+    ) = CENTRAL_RECORD.unpack_from(cd, pos)
     if sig != SIG_CENTRAL:
         raise zip_error("ZIP_CD_INVALID", "bad central directory record signature", offset=at)
     start = pos + CENTRAL_RECORD.size
@@ -251,12 +309,19 @@ def check_member_names(members: Sequence[Member]) -> None:
     for m in members:
         low = m.name.lower()
         if low in lower:
-            raise zip_error("ZIP_NAME_CASE_COLLISION", f"member name {m.name!r} collides with another ignoring case", m.name, m.record_offset)
+            raise zip_error(
+                "ZIP_NAME_CASE_COLLISION",
+                f"member name {m.name!r} collides with another ignoring case",
+                m.name,
+                m.record_offset,
+            )
         lower.add(low)
     clash = directory_clash([m.name for m in members])
     if clash is not None:
         at = next(m.record_offset for m in members if m.name == clash)
-        raise zip_error("ZIP_NAME_DIRECTORY_CLASH", f"member name {clash!r} is also the directory of another member", clash, at)
+        raise zip_error(
+            "ZIP_NAME_DIRECTORY_CLASH", f"member name {clash!r} is also the directory of another member", clash, at
+        )
 
 
 def read_local_header(src: Source, m: Member) -> Member:
@@ -266,7 +331,9 @@ def read_local_header(src: Source, m: Member) -> Member:
     name, lh, size = m.name, m.header_offset, src.size
     if lh + LOCAL_HEADER.size > size:
         raise zip_error("ZIP_TRUNCATED", "local header beyond the end of the file", name, lh)
-    (sig, l_needed, l_flags, l_method, l_time, l_date, l_crc, l_csize, l_usize, l_nlen, l_xlen) = LOCAL_HEADER.unpack(src.read(lh, LOCAL_HEADER.size))
+    (sig, l_needed, l_flags, l_method, l_time, l_date, l_crc, l_csize, l_usize, l_nlen, l_xlen) = LOCAL_HEADER.unpack(
+        src.read(lh, LOCAL_HEADER.size)
+    )
     if sig != SIG_LOCAL:
         raise zip_error("ZIP_LOCAL_HEADER_INVALID", "bad local header signature", name, lh)
     data_offset = lh + LOCAL_HEADER.size + l_nlen + l_xlen
@@ -282,7 +349,15 @@ def read_local_header(src: Source, m: Member) -> Member:
         raise zip_error("ZIP_ZIP64_INVALID", "local ZIP64 record without sizes at their maximum", name, lh)
     # the central record's flags and method are 0 (step 3), its two sizes equal
     if (l_needed, l_flags, l_method, l_time, l_date, l_crc, l_csize, l_usize, var[:l_nlen]) != (
-        m.version_needed, 0, 0, m.dos_time, m.dos_date, m.crc32, m.size, m.size, name.encode("ascii"),
+        m.version_needed,
+        0,
+        0,
+        m.dos_time,
+        m.dos_date,
+        m.crc32,
+        m.size,
+        m.size,
+        name.encode("ascii"),
     ):
         raise zip_error("ZIP_HEADER_MISMATCH", "local header disagrees with the central directory", name, lh)
     return replace(m, data_offset=data_offset)
@@ -312,12 +387,16 @@ def check_member_layout(src: Source, members: Sequence[Member], end: EndRecords)
         if m.header_offset < expected:
             raise zip_error("ZIP_OVERLAP", "member overlaps the previous member", m.name, m.header_offset)
         if m.header_offset > expected:
-            raise zip_error("ZIP_GAP", f"{m.header_offset - expected} unaccounted bytes before member {m.name!r}", offset=expected)  # a gap belongs to no member
+            raise zip_error(
+                "ZIP_GAP", f"{m.header_offset - expected} unaccounted bytes before member {m.name!r}", offset=expected
+            )  # a gap belongs to no member
         expected = m.data_offset + m.size
         if expected > end.cd_offset:
             raise zip_error("ZIP_OVERLAP", "member data runs into the central directory", m.name, m.header_offset)
     if expected < end.cd_offset:
-        raise zip_error("ZIP_GAP", f"{end.cd_offset - expected} unaccounted bytes before the central directory", offset=expected)
+        raise zip_error(
+            "ZIP_GAP", f"{end.cd_offset - expected} unaccounted bytes before the central directory", offset=expected
+        )
     _check_end_gap(src, end.cd_offset + end.cd_size, end.region_end)
 
 
@@ -337,7 +416,9 @@ def read_chunks(src: Source, m: Member, chunk: int = 1 << 24) -> Iterator[bytes]
 def read_json_member(src: Source, m: Member) -> Any:
     """A JSON member read, its CRC-32 checked, and parsed by the strict rules of spec §6 (its size first)."""
     if m.size > MAX_JSON_BYTES:
-        raise RlarchiveError("JSON_TOO_LARGE", f"{m.size} bytes exceed MAX_JSON_BYTES", member=m.name, offset=m.data_offset)
+        raise RlarchiveError(
+            "JSON_TOO_LARGE", f"{m.size} bytes exceed MAX_JSON_BYTES", member=m.name, offset=m.data_offset
+        )
     raw = src.read(m.data_offset, m.size)
     if zlib.crc32(raw) != m.crc32:
         raise zip_error("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", m.name, m.data_offset)

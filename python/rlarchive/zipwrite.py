@@ -1,11 +1,13 @@
 """Writing a ZIP in the strict profile of spec §2-§3 and the deterministic layout of spec §12."""
+
 from __future__ import annotations
 
 import io
 import os
 import stat
 import struct
-from typing import Any, BinaryIO, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, BinaryIO
 
 from .checksums import digest_and_write
 from .errors import RlarchiveError
@@ -34,7 +36,7 @@ from .zipprofile import (
 __all__ = ["ZipWriter"]
 
 
-def _positional_fd(f: BinaryIO) -> Optional[int]:
+def _positional_fd(f: BinaryIO) -> int | None:
     """The descriptor of ``f`` when it is a regular file that ``os.pwrite`` can write, else None."""
     if not hasattr(os, "pwrite") or not isinstance(f, (io.BufferedRandom, io.BufferedWriter, io.FileIO)):
         return None
@@ -81,7 +83,11 @@ class ZipWriter:
             extra += struct.pack("<HHH", ID_ALIGN, 2 + (-base) % align, align) + b"\0" * ((-base) % align)
         needed = VERSION_NEEDED_ZIP64 if central_z64 else VERSION_NEEDED
         field = U32_MAX if local_z64 else size
-        header = LOCAL_HEADER.pack(SIG_LOCAL, needed, 0, 0, DOS_TIME, DOS_DATE, 0, field, field, len(raw), len(extra)) + raw + extra
+        header = (
+            LOCAL_HEADER.pack(SIG_LOCAL, needed, 0, 0, DOS_TIME, DOS_DATE, 0, field, field, len(raw), len(extra))
+            + raw
+            + extra
+        )
         f = self._f
         f.write(header)
         start = offset + len(header)
@@ -120,7 +126,25 @@ class ZipWriter:
                 extra, s32, o32 = b"", size, offset
             needed = VERSION_NEEDED_ZIP64 if z64 else VERSION_NEEDED
             parts.append(
-                CENTRAL_RECORD.pack(SIG_CENTRAL, VERSION_MADE_BY, needed, 0, 0, DOS_TIME, DOS_DATE, crc, s32, s32, len(raw), len(extra), 0, 0, 0, 0, o32)
+                CENTRAL_RECORD.pack(
+                    SIG_CENTRAL,
+                    VERSION_MADE_BY,
+                    needed,
+                    0,
+                    0,
+                    DOS_TIME,
+                    DOS_DATE,
+                    crc,
+                    s32,
+                    s32,
+                    len(raw),
+                    len(extra),
+                    0,
+                    0,
+                    0,
+                    0,
+                    o32,
+                )
                 + raw
                 + extra
             )
@@ -129,7 +153,11 @@ class ZipWriter:
         n = len(self._entries)
         end = cd_offset + len(cd)
         if self._force or n >= U16_MAX or len(cd) >= U32_MAX or cd_offset >= U32_MAX:
-            f.write(ZIP64_EOCD_RECORD.pack(SIG_Z64_EOCD, 44, VERSION_MADE_BY, VERSION_NEEDED_ZIP64, 0, 0, n, n, len(cd), cd_offset))
+            f.write(
+                ZIP64_EOCD_RECORD.pack(
+                    SIG_Z64_EOCD, 44, VERSION_MADE_BY, VERSION_NEEDED_ZIP64, 0, 0, n, n, len(cd), cd_offset
+                )
+            )
             f.write(ZIP64_LOCATOR.pack(SIG_Z64_LOCATOR, 0, end, 1))
             f.write(EOCD_RECORD.pack(SIG_EOCD, 0, 0, U16_MAX, U16_MAX, U32_MAX, U32_MAX, 0))
         else:

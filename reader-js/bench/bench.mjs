@@ -61,7 +61,13 @@ async function main() {
   const whole = await readFile(args.file);
   const sample = whole.subarray(0, Math.min(whole.length, HASH_SAMPLE));
   await operations(args.file).open(); // once untimed: module loading and compilation are not the reader's speed
-  const result = { node: process.version, file_bytes: whole.length, hash_sample_bytes: sample.length, repeat: args.repeat, modes: {} };
+  const result = {
+    node: process.version,
+    file_bytes: whole.length,
+    hash_sample_bytes: sample.length,
+    repeat: args.repeat,
+    modes: {},
+  };
   for (const native of [true, false]) {
     useNativeDigests(native);
     const mode = { crc32: crc32Implementation(), sha256: await sha256Implementation(), seconds: {} };
@@ -77,7 +83,9 @@ async function main() {
   }
   console.log(`${args.file}: ${(whole.length / 1e6).toFixed(0)} MB, Node ${result.node}, best of ${args.repeat}`);
   for (const [name, mode] of Object.entries(result.modes)) {
-    console.log(`\n${name} digests (CRC-32: ${mode.crc32}; SHA-256: ${mode.sha256.oneShot} / ${mode.sha256.incremental})`);
+    console.log(
+      `\n${name} digests (CRC-32: ${mode.crc32}; SHA-256: ${mode.sha256.oneShot} / ${mode.sha256.incremental})`,
+    );
     for (const [op, s] of Object.entries(mode.seconds)) {
       const bytes = op.endsWith('alone') ? sample.length : whole.length;
       const rate = op === 'open' ? '' : `${(bytes / 1e9 / s).toFixed(2).padStart(8)} GB/s`; // opening reads a few records

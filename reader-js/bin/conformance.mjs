@@ -10,7 +10,10 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 
 /** One JSON line, ASCII only, so that no line-splitting convention can cut it. */
 function send(obj) {
-  const line = JSON.stringify(obj).replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const line = JSON.stringify(obj).replace(
+    /[\u0080-\uffff]/g,
+    (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'),
+  );
   process.stdout.write(line + '\n');
 }
 
@@ -47,7 +50,13 @@ async function handle(req) {
       send({ ok: false });
       return 'exit';
     }
-    send({ ok: true, protocol: 1, reader: { name: pkg.name, version: pkg.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS], requests: ['predict', 'validate'] });
+    send({
+      ok: true,
+      protocol: 1,
+      reader: { name: pkg.name, version: pkg.version, language: 'javascript' },
+      extensions: [...SUPPORTED_EXTENSIONS],
+      requests: ['predict', 'validate'],
+    });
     return null;
   }
   if (req?.cmd === 'dump' || req?.cmd === 'predict' || req?.cmd === 'validate') {
@@ -57,7 +66,12 @@ async function handle(req) {
       return null;
     }
     try {
-      const answer = req.cmd === 'dump' ? { result: 'dump', dump: await dump(req.file) } : req.cmd === 'validate' ? { result: 'report', report: await validate(req.file) } : await predict(req);
+      const answer =
+        req.cmd === 'dump'
+          ? { result: 'dump', dump: await dump(req.file) }
+          : req.cmd === 'validate'
+            ? { result: 'report', report: await validate(req.file) }
+            : await predict(req);
       send({ seq, ...answer });
     } catch (e) {
       if (e instanceof RlarchiveError) send({ seq, result: 'error', code: e.code, message: e.message });

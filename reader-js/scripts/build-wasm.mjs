@@ -86,14 +86,28 @@ const inc = (l, by) => [...get(l), ...i32(by), ...add, ...set(l)];
 // -- the kernels ---------------------------------------------------------------------------------
 const RB = 4; // rows at a time
 // parameters
-const A = 0, W = 1, OUT = 2, R = 3, K = 4, P = 5;
+const A = 0,
+  W = 1,
+  OUT = 2,
+  R = 3,
+  K = 4,
+  P = 5;
 // i32 locals
-const r = 6, q = 7, wp = 8, wend = 9, rowBytes = 10, panelBytes = 11, outRow = 12, o = 13;
+const r = 6,
+  q = 7,
+  wp = 8,
+  wend = 9,
+  rowBytes = 10,
+  panelBytes = 11,
+  outRow = 12,
+  o = 13;
 const ptr = (i) => 14 + i; // a pointer per row
 const I32_LOCALS = 8 + RB;
 // v128 locals
 const s = (i) => 14 + RB + i; // 2·RB accumulators
-const wlo = 14 + 3 * RB, whi = wlo + 1, x = wlo + 2;
+const wlo = 14 + 3 * RB,
+  whi = wlo + 1,
+  x = wlo + 2;
 const V128_LOCALS = 2 * RB + 3;
 
 /** acc += x · w, two lanes */
@@ -102,12 +116,22 @@ const madd = (acc, w) => [...get(acc), ...get(x), ...get(w), ...f64x2Mul, ...f64
 /** The function body for operands of `size` bytes (4: float32, 8: binary64). */
 function kernel(size) {
   /** x = the value at local p, in both lanes as binary64 */
-  const splat = (p) => (size === 8 ? [...get(p), ...load64Splat(0), ...set(x)] : [...get(p), ...load32Splat(0), ...promoteLow, ...set(x)]);
+  const splat = (p) =>
+    size === 8 ? [...get(p), ...load64Splat(0), ...set(x)] : [...get(p), ...load32Splat(0), ...promoteLow, ...set(x)];
   /** the four weights of the panel at column k, as two binary64 pairs */
   const loadW =
     size === 8
       ? [...get(wp), ...load128(0), ...set(wlo), ...get(wp), ...load128(16), ...set(whi)]
-      : [...get(wp), ...load64Zero(0), ...promoteLow, ...set(wlo), ...get(wp), ...load64Zero(8), ...promoteLow, ...set(whi)];
+      : [
+          ...get(wp),
+          ...load64Zero(0),
+          ...promoteLow,
+          ...set(wlo),
+          ...get(wp),
+          ...load64Zero(8),
+          ...promoteLow,
+          ...set(whi),
+        ];
 
   /** the panels loop for `rows` rows starting at row r */
   function panels(rows) {
@@ -118,7 +142,9 @@ function kernel(size) {
     body.push(...get(q), ...get(P), ...geS, ...brIf(1));
     for (let i = 0; i < 2 * rows; i++) body.push(...v128Zero, ...set(s(i)));
     // ptr_i = A + (r + i)·rowBytes
-    ptrs.forEach((p, i) => body.push(...get(r), ...i32(i), ...add, ...get(rowBytes), ...mul, ...get(A), ...add, ...set(p)));
+    ptrs.forEach((p, i) =>
+      body.push(...get(r), ...i32(i), ...add, ...get(rowBytes), ...mul, ...get(A), ...add, ...set(p)),
+    );
     body.push(...get(wp), ...get(panelBytes), ...add, ...set(wend));
     // the sums, k = 0 .. K-1 in order
     body.push(...block, ...loop);
@@ -152,7 +178,10 @@ function kernel(size) {
   body.push(...get(r), ...get(R), ...geS, ...brIf(1));
   body.push(...panels(1));
   body.push(...inc(r, 1), ...br(0), ...end, ...end);
-  const locals = vec([[...uleb(I32_LOCALS), I32], [...uleb(V128_LOCALS), V128]]);
+  const locals = vec([
+    [...uleb(I32_LOCALS), I32],
+    [...uleb(V128_LOCALS), V128],
+  ]);
   const code = [...locals, ...body, ...end];
   return [...uleb(code.length), ...code];
 }
@@ -162,23 +191,90 @@ function kernel(size) {
 // sh, sw; OW positions a row), each C·KH·KW binary64 values in the order (c, ky, kx), written from cols on: the
 // left operand of mm64 for conv2d. A value outside the image is +0.
 function im2col() {
-  const X = 0, C = 1, H = 2, Wd = 3, KH = 4, KW = 5, SH = 6, SW = 7, PH = 8, PW = 9, OW = 10, P0 = 11, PB = 12, COLS = 13;
-  const p = 14, pend = 15, oy = 16, x0 = 17, y0 = 18, c = 19, ky = 20, iy = 21, kx = 22, src = 23, dst = 24, inside = 25;
+  const X = 0,
+    C = 1,
+    H = 2,
+    Wd = 3,
+    KH = 4,
+    KW = 5,
+    SH = 6,
+    SW = 7,
+    PH = 8,
+    PW = 9,
+    OW = 10,
+    P0 = 11,
+    PB = 12,
+    COLS = 13;
+  const p = 14,
+    pend = 15,
+    oy = 16,
+    x0 = 17,
+    y0 = 18,
+    c = 19,
+    ky = 20,
+    iy = 21,
+    kx = 22,
+    src = 23,
+    dst = 24,
+    inside = 25;
   /** for (i = start; i < limit; i++) body */
-  const range = (i, start, limit, body) => [...start, ...set(i), ...block, ...loop, ...get(i), ...limit, ...geS, ...brIf(1), ...body, ...inc(i, 1), ...br(0), ...end, ...end];
+  const range = (i, start, limit, body) => [
+    ...start,
+    ...set(i),
+    ...block,
+    ...loop,
+    ...get(i),
+    ...limit,
+    ...geS,
+    ...brIf(1),
+    ...body,
+    ...inc(i, 1),
+    ...br(0),
+    ...end,
+    ...end,
+  ];
   const copy = [...get(dst), ...get(src), ...f32Load, ...f64PromoteF32, ...f64Store];
   const zero = [...get(dst), ...f64Zero, ...f64Store];
   const step = [...inc(src, 4), ...inc(dst, 8)];
   const row = [
-    ...get(y0), ...get(ky), ...add, ...set(iy),
-    ...get(iy), ...get(H), ...ltU, ...ifThen,
+    ...get(y0),
+    ...get(ky),
+    ...add,
+    ...set(iy),
+    ...get(iy),
+    ...get(H),
+    ...ltU,
+    ...ifThen,
     // src = x + ((c·H + iy)·W + x0)·4
-    ...get(c), ...get(H), ...mul, ...get(iy), ...add, ...get(Wd), ...mul, ...get(x0), ...add, ...i32(4), ...mul, ...get(X), ...add, ...set(src),
-    ...get(inside), ...ifThen,
+    ...get(c),
+    ...get(H),
+    ...mul,
+    ...get(iy),
+    ...add,
+    ...get(Wd),
+    ...mul,
+    ...get(x0),
+    ...add,
+    ...i32(4),
+    ...mul,
+    ...get(X),
+    ...add,
+    ...set(src),
+    ...get(inside),
+    ...ifThen,
     ...range(kx, i32(0), get(KW), [...copy, ...step]),
     ...orElse,
     ...range(kx, i32(0), get(KW), [
-      ...get(x0), ...get(kx), ...add, ...get(Wd), ...ltU, ...ifThen, ...copy, ...orElse, ...zero, ...end,
+      ...get(x0),
+      ...get(kx),
+      ...add,
+      ...get(Wd),
+      ...ltU,
+      ...ifThen,
+      ...copy,
+      ...orElse,
+      ...zero,
+      ...end,
       ...step,
     ]),
     ...end,
@@ -187,16 +283,46 @@ function im2col() {
     ...end,
   ];
   const patch = [
-    ...get(p), ...get(OW), ...divU, ...set(oy),
-    ...get(p), ...get(oy), ...get(OW), ...mul, ...sub, ...get(SW), ...mul, ...get(PW), ...sub, ...set(x0),
-    ...get(oy), ...get(SH), ...mul, ...get(PH), ...sub, ...set(y0),
+    ...get(p),
+    ...get(OW),
+    ...divU,
+    ...set(oy),
+    ...get(p),
+    ...get(oy),
+    ...get(OW),
+    ...mul,
+    ...sub,
+    ...get(SW),
+    ...mul,
+    ...get(PW),
+    ...sub,
+    ...set(x0),
+    ...get(oy),
+    ...get(SH),
+    ...mul,
+    ...get(PH),
+    ...sub,
+    ...set(y0),
     // the patch's rows lie inside the image across: 0 ≤ x0 and x0 + KW ≤ W
-    ...i32(0), ...get(x0), ...leS, ...get(x0), ...get(KW), ...add, ...get(Wd), ...leS, ...and, ...set(inside),
+    ...i32(0),
+    ...get(x0),
+    ...leS,
+    ...get(x0),
+    ...get(KW),
+    ...add,
+    ...get(Wd),
+    ...leS,
+    ...and,
+    ...set(inside),
     ...range(c, i32(0), get(C), range(ky, i32(0), get(KH), row)),
   ];
   const body = [
-    ...get(COLS), ...set(dst),
-    ...get(P0), ...get(PB), ...add, ...set(pend),
+    ...get(COLS),
+    ...set(dst),
+    ...get(P0),
+    ...get(PB),
+    ...add,
+    ...set(pend),
     ...range(p, get(P0), get(pend), patch),
   ];
   const code = [...vec([[...uleb(12), I32]]), ...body, ...end]; // the locals p .. inside
@@ -205,23 +331,44 @@ function im2col() {
 
 /** The module's bytes. */
 export function assemble() {
-  const type = vec([[0x60, ...vec(new Array(6).fill(I32)), ...vec([])], [0x60, ...vec(new Array(14).fill(I32)), ...vec([])]]);
+  const type = vec([
+    [0x60, ...vec(new Array(6).fill(I32)), ...vec([])],
+    [0x60, ...vec(new Array(14).fill(I32)), ...vec([])],
+  ]);
   const imports = vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]]);
   const funcs = vec([uleb(0), uleb(0), uleb(1)]);
-  const exports = vec([[...str('mm32'), 0x00, ...uleb(0)], [...str('mm64'), 0x00, ...uleb(1)], [...str('im2col64'), 0x00, ...uleb(2)]]);
+  const exports = vec([
+    [...str('mm32'), 0x00, ...uleb(0)],
+    [...str('mm64'), 0x00, ...uleb(1)],
+    [...str('im2col64'), 0x00, ...uleb(2)],
+  ]);
   const codes = vec([kernel(4), kernel(8), im2col()]);
   return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, type), ...section(2, imports), ...section(3, funcs), ...section(7, exports), ...section(10, codes),
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    ...section(1, type),
+    ...section(2, imports),
+    ...section(3, funcs),
+    ...section(7, exports),
+    ...section(10, codes),
   ]);
 }
 
 /** The text of src/gemm-wasm.js. */
 export function render() {
   const b64 = Buffer.from(assemble()).toString('base64');
-  const lines = b64.match(/.{1,100}/g).map((l) => `  '${l}'`).join(' +\n');
+  const lines = b64
+    .match(/.{1,100}/g)
+    .map((l) => `  '${l}'`)
+    .join(' +\n');
   return (
-    '// Generated by scripts/build-wasm.mjs (the kernel\'s source): do not edit.\n' +
+    "// Generated by scripts/build-wasm.mjs (the kernel's source): do not edit.\n" +
     '/** The WebAssembly SIMD module of the sums of linear and conv2d, in base64. */\n' +
     `export const GEMM_WASM_BASE64 =\n${lines};\n`
   );

@@ -26,8 +26,10 @@ export function decodeBase64(s) {
   const out = new Uint8Array(n);
   let o = 0;
   for (let i = 0; i < s.length; i += 4) {
-    const a = VALUES[s.charCodeAt(i)], b = VALUES[s.charCodeAt(i + 1)];
-    const c = VALUES[s.charCodeAt(i + 2)], d = VALUES[s.charCodeAt(i + 3)];
+    const a = VALUES[s.charCodeAt(i)],
+      b = VALUES[s.charCodeAt(i + 1)];
+    const c = VALUES[s.charCodeAt(i + 2)],
+      d = VALUES[s.charCodeAt(i + 3)];
     const v = (a << 18) | (b << 12) | ((c < 0 ? 0 : c) << 6) | (d < 0 ? 0 : d);
     out[o++] = v >>> 16;
     if (o < n) out[o++] = (v >>> 8) & 0xff;
@@ -40,7 +42,9 @@ export function decodeBase64(s) {
 export function encodeBase64(bytes) {
   let s = '';
   for (let i = 0; i < bytes.length; i += 3) {
-    const a = bytes[i], b = bytes[i + 1], c = bytes[i + 2];
+    const a = bytes[i],
+      b = bytes[i + 1],
+      c = bytes[i + 2];
     s += ALPHABET[a >> 2] + ALPHABET[((a & 3) << 4) | ((b ?? 0) >> 4)];
     s += b === undefined ? '=' : ALPHABET[((b & 15) << 2) | ((c ?? 0) >> 6)];
     s += c === undefined ? '=' : ALPHABET[c & 63];

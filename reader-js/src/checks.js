@@ -9,8 +9,13 @@ import { fail, pointerJoin, RlarchiveError } from './errors.js';
 import { MAX_JSON_BYTES } from './limits.js';
 import { checkIdentification, hashMember, readAt, readJsonMember, verifyMember } from './zipprofile.js';
 import {
-  checkEndRecords, checkMemberLayout, checkMemberNames, findEndRecord,
-  readCentralRecord, readLocalHeader, readZip64EndRecords,
+  checkEndRecords,
+  checkMemberLayout,
+  checkMemberNames,
+  findEndRecord,
+  readCentralRecord,
+  readLocalHeader,
+  readZip64EndRecords,
 } from './zipread.js';
 import { checkManifest as checkManifestTree, KNOWN_PROPERTIES, SUPPORTED_EXTENSIONS } from './manifest.js';
 import { checkMetadata } from './metadata.js';
@@ -45,7 +50,8 @@ export function checkState(fields) {
     issues: EMPTY,
     ...fields,
   };
-  for (const k of ['references', 'failedGroups', 'warnings', 'issues']) s[k] = Object.isFrozen(s[k]) ? s[k] : Object.freeze([...s[k]]);
+  for (const k of ['references', 'failedGroups', 'warnings', 'issues'])
+    s[k] = Object.isFrozen(s[k]) ? s[k] : Object.freeze([...s[k]]);
   return Object.freeze(s);
 }
 
@@ -96,7 +102,8 @@ export async function readCentralDirectory(state) {
     list.push(r.member);
     p = r.next;
   }
-  if (p !== cdSize) throw fail('ZIP_CD_INVALID', 'the records do not fill the central directory', { offset: cdOffset + p });
+  if (p !== cdSize)
+    throw fail('ZIP_CD_INVALID', 'the records do not fill the central directory', { offset: cdOffset + p });
   checkMemberNames(list);
   return next(state, { members: new Map(list.map((m) => [m.name, m])) });
 }
@@ -107,7 +114,8 @@ export async function readCentralDirectory(state) {
  */
 export async function readLocalHeaders(state) {
   const members = new Map();
-  for (const m of state.members.values()) members.set(m.name, Object.freeze({ ...m, dataOffset: await readLocalHeader(state.source, m) }));
+  for (const m of state.members.values())
+    members.set(m.name, Object.freeze({ ...m, dataOffset: await readLocalHeader(state.source, m) }));
   await checkMemberLayout(state.source, state.end, [...members.values()]);
   return next(state, { members });
 }
@@ -115,10 +123,13 @@ export async function readLocalHeaders(state) {
 /** Step 5 (§4): `mimetype` first (29 bytes), the required members present, no unexpected name. */
 export async function checkLayout(state) {
   const members = [...state.members.values()];
-  if (members.length === 0 || members[0].name !== 'mimetype') throw fail('ARCHIVE_NOT_RLARCHIVE', "the first member is not 'mimetype'", { offset: 0 });
-  if (members[0].size !== MIMETYPE_SIZE) throw fail('ARCHIVE_NOT_RLARCHIVE', "the 'mimetype' member has the wrong size", { member: 'mimetype', offset: 0 });
+  if (members.length === 0 || members[0].name !== 'mimetype')
+    throw fail('ARCHIVE_NOT_RLARCHIVE', "the first member is not 'mimetype'", { offset: 0 });
+  if (members[0].size !== MIMETYPE_SIZE)
+    throw fail('ARCHIVE_NOT_RLARCHIVE', "the 'mimetype' member has the wrong size", { member: 'mimetype', offset: 0 });
   for (const req of ['manifest.json', 'data.json']) {
-    if (!state.members.has(req)) throw fail('MEMBER_REQUIRED_MISSING', `required member ${req} is absent`, { member: req });
+    if (!state.members.has(req))
+      throw fail('MEMBER_REQUIRED_MISSING', `required member ${req} is absent`, { member: req });
   }
   const isExtensionMember = (name) => name.startsWith('extensions/') && name.split('/').length >= 3;
   for (const m of members) {
@@ -133,11 +144,23 @@ export async function checkLayout(state) {
 function manifestWarnings(tree, used) {
   const warnings = [];
   for (const k of tree.keys()) {
-    if (!KNOWN_PROPERTIES.includes(k)) warnings.push(new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, { member: 'manifest.json', pointer: pointerJoin('', k) }));
+    if (!KNOWN_PROPERTIES.includes(k))
+      warnings.push(
+        new RlarchiveError('MANIFEST_UNKNOWN_PROPERTY', `unknown manifest property ${k} ignored`, {
+          member: 'manifest.json',
+          pointer: pointerJoin('', k),
+        }),
+      );
   }
   warnings.push(...checkMetadata(tree.get('metadata')));
   used.forEach((x, i) => {
-    if (!SUPPORTED_EXTENSIONS.includes(x)) warnings.push(new RlarchiveError('EXTENSION_UNKNOWN', `extension ${x} is used but not supported; ignored`, { member: 'manifest.json', pointer: `/extensions_used/${i}` }));
+    if (!SUPPORTED_EXTENSIONS.includes(x))
+      warnings.push(
+        new RlarchiveError('EXTENSION_UNKNOWN', `extension ${x} is used but not supported; ignored`, {
+          member: 'manifest.json',
+          pointer: `/extensions_used/${i}`,
+        }),
+      );
   });
   return warnings;
 }
@@ -146,18 +169,27 @@ function manifestWarnings(tree, used) {
 function checkMemberEntries(members, entries, used) {
   for (const m of members.values()) {
     if (m.name.startsWith('extensions/') && !used.includes(m.name.split('/')[1])) {
-      throw fail('MEMBER_UNEXPECTED', `member ${m.name} belongs to an extension not in extensions_used`, { member: m.name });
+      throw fail('MEMBER_UNEXPECTED', `member ${m.name} belongs to an extension not in extensions_used`, {
+        member: m.name,
+      });
     }
   }
   for (const m of members.values()) {
     if (m.name === 'mimetype' || m.name === 'manifest.json') continue;
     const e = entries.get(m.name);
     if (!e) throw fail('MEMBER_UNLISTED', `member ${m.name} is not listed in the manifest`, { member: m.name });
-    if (e.size !== m.size) throw fail('MEMBER_SIZE_MISMATCH', `member ${m.name} has ${m.size} bytes, the manifest says ${e.size}`, { member: m.name });
+    if (e.size !== m.size)
+      throw fail('MEMBER_SIZE_MISMATCH', `member ${m.name} has ${m.size} bytes, the manifest says ${e.size}`, {
+        member: m.name,
+      });
   }
   let i = 0;
   for (const name of entries.keys()) {
-    if (!members.has(name)) throw fail('MEMBER_MISSING', `listed member ${name} is absent`, { member: 'manifest.json', pointer: `/members/${i}` });
+    if (!members.has(name))
+      throw fail('MEMBER_MISSING', `listed member ${name} is absent`, {
+        member: 'manifest.json',
+        pointer: `/members/${i}`,
+      });
     i++;
   }
 }
@@ -174,7 +206,8 @@ export async function checkManifest(state) {
   const warnings = manifestWarnings(tree, used);
   checkMemberEntries(state.members, entries, used);
   const { sha, bytes } = await hashMember(state.source, state.members.get('data.json'), [], MAX_JSON_BYTES);
-  if (sha !== entries.get('data.json').sha256) throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
+  if (sha !== entries.get('data.json').sha256)
+    throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
   const manifest = Object.freeze({ raw: tree, members: entries, extensionsUsed: Object.freeze([...used]) });
   if (bytes) dataBytesOf.set(manifest, bytes);
   return appended(next(state, { manifest }), 'warnings', warnings);
@@ -192,7 +225,13 @@ export async function checkData(state) {
   const checked = checkDataDocument(doc);
   const warnings = [];
   for (const k of doc.keys()) {
-    if (k !== 'data' && k !== 'optimizers') warnings.push(new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, { member: 'data.json', pointer: pointerJoin('', k) }));
+    if (k !== 'data' && k !== 'optimizers')
+      warnings.push(
+        new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, {
+          member: 'data.json',
+          pointer: pointerJoin('', k),
+        }),
+      );
   }
   const document = Object.freeze({ data: checked.data, optimizers: checked.optimizers });
   return appended(next(state, { document, references: checked.references }), 'warnings', warnings);
@@ -229,14 +268,22 @@ export async function checkReferences(state) {
   if (state.document === null) return next(state, {});
   const failed = new Set(state.failedGroups);
   const e = await caught(() => {
-    for (const ref of state.references) if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, 'data.json');
+    for (const ref of state.references)
+      if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, 'data.json');
   });
   return appended(next(state, {}), 'issues', e ? [e] : []);
 }
 
 /** The ST_BOOL_VALUE warnings of one member's BOOL tensors holding a byte other than 0 or 1. */
 function boolWarnings(m, names, infos) {
-  return names.map((name) => new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, pointer: entryPointer(name), offset: infos.find((t) => t.name === name).offset }));
+  return names.map(
+    (name) =>
+      new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, {
+        member: m.name,
+        pointer: entryPointer(name),
+        offset: infos.find((t) => t.name === name).offset,
+      }),
+  );
 }
 
 /**

@@ -25,23 +25,27 @@ export function fp8ToNumber(code, b) {
   const sign = neg ? -1 : 1;
   switch (code) {
     case 'F8_E4M3': {
-      const e = (b >> 3) & 0xf, m = b & 7;
+      const e = (b >> 3) & 0xf,
+        m = b & 7;
       if (e === 15 && m === 7) return NaN;
       return sign * (e === 0 ? (m / 8) * 2 ** -6 : (1 + m / 8) * 2 ** (e - 7));
     }
     case 'F8_E5M2': {
-      const e = (b >> 2) & 0x1f, m = b & 3;
+      const e = (b >> 2) & 0x1f,
+        m = b & 3;
       if (e === 31) return m ? NaN : sign * Infinity;
       return sign * (e === 0 ? (m / 4) * 2 ** -14 : (1 + m / 4) * 2 ** (e - 15));
     }
     case 'F8_E4M3FNUZ': {
       if (b === 0x80) return NaN;
-      const e = (b >> 3) & 0xf, m = b & 7;
+      const e = (b >> 3) & 0xf,
+        m = b & 7;
       return sign * (e === 0 ? (m / 8) * 2 ** -7 : (1 + m / 8) * 2 ** (e - 8));
     }
     case 'F8_E5M2FNUZ': {
       if (b === 0x80) return NaN;
-      const e = (b >> 2) & 0x1f, m = b & 3;
+      const e = (b >> 2) & 0x1f,
+        m = b & 3;
       return sign * (e === 0 ? (m / 4) * 2 ** -15 : (1 + m / 4) * 2 ** (e - 16));
     }
     case 'F8_E8M0':

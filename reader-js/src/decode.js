@@ -106,7 +106,8 @@ export function decodeValue(v, archive) {
       return new Map(g('entries').map(([k, x]) => [decodeValue(k, archive), decodeValue(x, archive)]));
     case 'ndarray': {
       const shape = g('shape').map(Number);
-      if (v.has('base64')) return new NDArray(g('dtype'), shape, viewElements(g('dtype'), decodeBase64(g('base64'))), null, archive);
+      if (v.has('base64'))
+        return new NDArray(g('dtype'), shape, viewElements(g('dtype'), decodeBase64(g('base64'))), null, archive);
       const r = g('ref');
       return new NDArray(g('dtype'), shape, null, { group: r.get('group'), name: r.get('name') }, archive);
     }
@@ -118,7 +119,10 @@ export function decodeValue(v, archive) {
       for (const [k, x] of v) {
         if (k === '$type' || k === 'kind') continue;
         if (k === 'spaces') {
-          s.spaces = s.kind === 'dict' ? x.map(([key, sp]) => [key, decodeValue(sp, archive)]) : x.map((sp) => decodeValue(sp, archive));
+          s.spaces =
+            s.kind === 'dict'
+              ? x.map(([key, sp]) => [key, decodeValue(sp, archive)])
+              : x.map((sp) => decodeValue(sp, archive));
         } else s[k] = decodeValue(x, archive);
       }
       return s;

@@ -32,7 +32,10 @@ const ARRAYS = {
  */
 export const DTYPES = Object.freeze(
   Object.fromEntries(
-    Object.entries(DTYPE_TABLE).map(([code, [size, alignment, kind]]) => [code, Object.freeze({ code, size, alignment, kind, array: ARRAYS[code] })]),
+    Object.entries(DTYPE_TABLE).map(([code, [size, alignment, kind]]) => [
+      code,
+      Object.freeze({ code, size, alignment, kind, array: ARRAYS[code] }),
+    ]),
   ),
 );
 
@@ -40,7 +43,7 @@ export const DTYPES = Object.freeze(
 export const INTEGER_CODES = Object.freeze(['I8', 'I16', 'I32', 'I64', 'U8', 'U16', 'U32', 'U64']);
 
 export function isDtype(code) {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(DTYPES, code);
+  return typeof code === 'string' && Object.hasOwn(DTYPES, code);
 }
 
 export function isIntegerDtype(code) {

@@ -56,7 +56,11 @@ export function floatText(x) {
  * everything else is kept.
  */
 export function canonicalValue(v) {
-  if (typeof v === 'number') return new Map([['$type', 'float'], ['value', floatText(v)]]);
+  if (typeof v === 'number')
+    return new Map([
+      ['$type', 'float'],
+      ['value', floatText(v)],
+    ]);
   if (Array.isArray(v)) return v.map(canonicalValue);
   if (v instanceof Map) {
     const m = new Map();

@@ -20,7 +20,18 @@ import * as replayBuffer from './replay_buffer.js';
 export const SUPPORTED = new Map(
   // readsData: its checks read data.json (its spaces), so a validator does not check it after
   // data.json failed (§11.1 step 11); every extension defined today does.
-  [policyDescription, vecNormalize, trainingState, replayBuffer].map((e) => [e.EXTENSION, { name: e.EXTENSION, member: e.MEMBER, key: e.KEY, check: e.check, group: e.GROUP, checkContent: e.checkContent, readsData: true }]),
+  [policyDescription, vecNormalize, trainingState, replayBuffer].map((e) => [
+    e.EXTENSION,
+    {
+      name: e.EXTENSION,
+      member: e.MEMBER,
+      key: e.KEY,
+      check: e.check,
+      group: e.GROUP,
+      checkContent: e.checkContent,
+      readsData: true,
+    },
+  ]),
 );
 
 /**
@@ -49,14 +60,21 @@ export async function readDocument(state, name, failed = new Set()) {
   if (!state.manifest.extensionsUsed.includes(name)) return null;
   for (const other of state.members.keys()) {
     if (other.startsWith(`extensions/${name}/`) && other !== ext.member) {
-      throw fail('EXTENSION_INVALID', `${other} is not a member of ${name} (its one member is ${ext.member})`, { member: other });
+      throw fail('EXTENSION_INVALID', `${other} is not a member of ${name} (its one member is ${ext.member})`, {
+        member: other,
+      });
     }
   }
   const m = state.members.get(ext.member);
-  if (!m) throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
+  if (!m)
+    throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
   const doc = await readJsonMember(state.source, m);
   if (!isMap(doc) || doc.size !== 1 || !doc.has(ext.key)) {
-    throw fail('EXTENSION_INVALID', `${ext.member} must be an object with exactly the property ${JSON.stringify(ext.key)}`, { member: ext.member, pointer: membersPointer(doc, '', [ext.key]) });
+    throw fail(
+      'EXTENSION_INVALID',
+      `${ext.member} must be an object with exactly the property ${JSON.stringify(ext.key)}`,
+      { member: ext.member, pointer: membersPointer(doc, '', [ext.key]) },
+    );
   }
   const ctx = { member: ext.member, references: [] };
   checkValue(doc.get(ext.key), '/' + ext.key, ctx);

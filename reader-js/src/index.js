@@ -18,7 +18,18 @@ export { SUPPORTED_EXTENSIONS } from './manifest.js';
 export { Policy, act, ACTIVATIONS } from './policy.js';
 export * as observations from './observations.js';
 export {
-  STEPS, checkState, checkExtension,
-  identify, readEndRecords, readCentralDirectory, readLocalHeaders, checkLayout, checkManifest,
-  checkData, checkTensorMembers, checkReferences, checkDigests, checkExtensions,
+  STEPS,
+  checkState,
+  checkExtension,
+  identify,
+  readEndRecords,
+  readCentralDirectory,
+  readLocalHeaders,
+  checkLayout,
+  checkManifest,
+  checkData,
+  checkTensorMembers,
+  checkReferences,
+  checkDigests,
+  checkExtensions,
 } from './checks.js';

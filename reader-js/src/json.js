@@ -20,7 +20,9 @@ class GrammarError {
 
 /** Maximum nesting depth measured on the raw text as §6 rule 4 defines it. */
 export function rawDepth(text) {
-  let depth = 0, peak = 0, inString = false;
+  let depth = 0,
+    peak = 0,
+    inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
@@ -91,14 +93,30 @@ function parseGrammar(s, found) {
       out += s.slice(segStart, i);
       const e = s.charCodeAt(i + 1);
       switch (e) {
-        case 0x22: out += '"'; break;
-        case 0x5c: out += '\\'; break;
-        case 0x2f: out += '/'; break;
-        case 0x62: out += '\b'; break;
-        case 0x66: out += '\f'; break;
-        case 0x6e: out += '\n'; break;
-        case 0x72: out += '\r'; break;
-        case 0x74: out += '\t'; break;
+        case 0x22:
+          out += '"';
+          break;
+        case 0x5c:
+          out += '\\';
+          break;
+        case 0x2f:
+          out += '/';
+          break;
+        case 0x62:
+          out += '\b';
+          break;
+        case 0x66:
+          out += '\f';
+          break;
+        case 0x6e:
+          out += '\n';
+          break;
+        case 0x72:
+          out += '\r';
+          break;
+        case 0x74:
+          out += '\t';
+          break;
         case 0x75: {
           let v = 0;
           for (let k = 2; k < 6; k++) {
@@ -176,12 +194,18 @@ function parseGrammar(s, found) {
     if (i >= n) throw bad('expected a value');
     const c = s.charCodeAt(i);
     switch (c) {
-      case 0x7b: return object();
-      case 0x5b: return array();
-      case 0x22: return string();
-      case 0x74: return literal('true', true);
-      case 0x66: return literal('false', false);
-      case 0x6e: return literal('null', null);
+      case 0x7b:
+        return object();
+      case 0x5b:
+        return array();
+      case 0x22:
+        return string();
+      case 0x74:
+        return literal('true', true);
+      case 0x66:
+        return literal('false', false);
+      case 0x6e:
+        return literal('null', null);
       default:
         if (s.startsWith('NaN', i) || s.startsWith('Infinity', i) || s.startsWith('-Infinity', i)) {
           throw new GrammarError(i, 'JSON_NAN_LITERAL', 'NaN or Infinity literal');
@@ -257,7 +281,9 @@ function firstIllFormed(bytes) {
   let i = 0;
   while (i < bytes.length) {
     const b = bytes[i];
-    let n, lo = 0x80, hi = 0xbf;
+    let n,
+      lo = 0x80,
+      hi = 0xbf;
     if (b < 0x80) n = 0;
     else if (b >= 0xc2 && b <= 0xdf) n = 1;
     else if (b >= 0xe0 && b <= 0xef) {
@@ -290,7 +316,10 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } =
     return offset + new TextEncoder().encode(text.slice(0, charPos)).length;
   };
   if (bytes.length > maxBytes) {
-    throw fail('JSON_TOO_LARGE', `JSON text of ${bytes.length} bytes exceeds the limit of ${maxBytes}`, { member, offset });
+    throw fail('JSON_TOO_LARGE', `JSON text of ${bytes.length} bytes exceeds the limit of ${maxBytes}`, {
+      member,
+      offset,
+    });
   }
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     throw fail('JSON_BOM', 'JSON text begins with a byte order mark', { member, offset });
@@ -300,7 +329,10 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } =
     text = decoder.decode(bytes);
   } catch {
     const bad = firstIllFormed(bytes);
-    throw fail('JSON_UTF8', 'JSON text is not well-formed UTF-8', { member, offset: offset === undefined ? undefined : offset + bad });
+    throw fail('JSON_UTF8', 'JSON text is not well-formed UTF-8', {
+      member,
+      offset: offset === undefined ? undefined : offset + bad,
+    });
   }
   if (rawDepth(text) > MAX_JSON_DEPTH) {
     throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });

@@ -10,7 +10,16 @@ export const MAJOR = 1;
 export const MINOR = 0;
 /** Extensions this reader supports (spec §5.4 and spec/extensions/). */
 export const SUPPORTED_EXTENSIONS = Object.freeze([...SUPPORTED.keys()]);
-export const KNOWN_PROPERTIES = Object.freeze(['format', 'format_version', 'producer', 'members', 'extensions_used', 'extensions_required', 'extensions', 'metadata']);
+export const KNOWN_PROPERTIES = Object.freeze([
+  'format',
+  'format_version',
+  'producer',
+  'members',
+  'extensions_used',
+  'extensions_required',
+  'extensions',
+  'metadata',
+]);
 const VERSION = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
 
 const bad = (code, msg, pointer) => fail(code, msg, { member: 'manifest.json', pointer });
@@ -29,10 +38,16 @@ export function checkManifest(m, schema) {
   const ver = m.get('format_version');
   const vm = typeof ver === 'string' ? VERSION.exec(ver) : null;
   if (!vm) throw bad('MANIFEST_INVALID', 'format_version must be a string MAJOR.MINOR', '/format_version');
-  if (Number(vm[1]) !== MAJOR) throw bad('VERSION_UNSUPPORTED', `format version ${ver} is not supported (this reader reads ${MAJOR}.x)`, '/format_version');
+  if (Number(vm[1]) !== MAJOR)
+    throw bad(
+      'VERSION_UNSUPPORTED',
+      `format version ${ver} is not supported (this reader reads ${MAJOR}.x)`,
+      '/format_version',
+    );
   const r = checkManifestRules(m);
   if (r) throw bad(r.code ?? 'MANIFEST_INVALID', r.message, r.pointer);
-  if (schema) { // the same rules; a break here that the rules above missed is still reported
+  if (schema) {
+    // the same rules; a break here that the rules above missed is still reported
     const e = validateSchema(schema, m);
     if (e) throw bad('MANIFEST_INVALID', e.message, e.pointer);
   }
@@ -44,13 +59,24 @@ export function checkManifest(m, schema) {
   const used = m.get('extensions_used') ?? [];
   const required = m.get('extensions_required') ?? [];
   required.forEach((x, i) => {
-    if (!used.includes(x)) throw bad('EXTENSION_UNDECLARED', `required extension ${x} is not in extensions_used`, `/extensions_required/${i}`);
+    if (!used.includes(x))
+      throw bad(
+        'EXTENSION_UNDECLARED',
+        `required extension ${x} is not in extensions_used`,
+        `/extensions_required/${i}`,
+      );
   });
   for (const x of (m.get('extensions') ?? new Map()).keys()) {
-    if (!used.includes(x)) throw bad('EXTENSION_UNDECLARED', `extension data for ${x}, which is not in extensions_used`, pointerJoin('/extensions', x));
+    if (!used.includes(x))
+      throw bad(
+        'EXTENSION_UNDECLARED',
+        `extension data for ${x}, which is not in extensions_used`,
+        pointerJoin('/extensions', x),
+      );
   }
   required.forEach((x, i) => {
-    if (!SUPPORTED_EXTENSIONS.includes(x)) throw bad('EXTENSION_UNSUPPORTED', `required extension ${x} is not supported`, `/extensions_required/${i}`);
+    if (!SUPPORTED_EXTENSIONS.includes(x))
+      throw bad('EXTENSION_UNSUPPORTED', `required extension ${x} is not supported`, `/extensions_required/${i}`);
   });
   return { entries, used };
 }
@@ -72,13 +98,17 @@ const cps = (s) => [...s].length;
  */
 export function checkManifestRules(m) {
   const err = (pointer, message, code) => ({ pointer, message, code });
-  for (const k of ['format', 'format_version', 'producer', 'members']) if (!m.has(k)) return err('', `missing property ${k}`);
+  for (const k of ['format', 'format_version', 'producer', 'members'])
+    if (!m.has(k)) return err('', `missing property ${k}`);
   const p = m.get('producer');
   if (!isMap(p)) return err('/producer', 'producer must be an object');
   for (const k of ['name', 'version']) if (!p.has(k)) return err('/producer', `producer needs the member ${k}`);
-  for (const k of p.keys()) if (k !== 'name' && k !== 'version') return err(pointerJoin('/producer', k), `unexpected producer property ${k}`);
-  if (!isStr(p.get('name')) || cps(p.get('name')) < 1 || cps(p.get('name')) > 256) return err('/producer/name', 'producer name must be a string of 1 to 256 characters');
-  if (!isStr(p.get('version')) || cps(p.get('version')) > 256) return err('/producer/version', 'producer version must be a string of at most 256 characters');
+  for (const k of p.keys())
+    if (k !== 'name' && k !== 'version') return err(pointerJoin('/producer', k), `unexpected producer property ${k}`);
+  if (!isStr(p.get('name')) || cps(p.get('name')) < 1 || cps(p.get('name')) > 256)
+    return err('/producer/name', 'producer name must be a string of 1 to 256 characters');
+  if (!isStr(p.get('version')) || cps(p.get('version')) > 256)
+    return err('/producer/version', 'producer version must be a string of at most 256 characters');
   const members = m.get('members');
   if (!Array.isArray(members)) return err('/members', 'members must be an array');
   const seen = new Set();
@@ -88,15 +118,22 @@ export function checkManifestRules(m) {
     const e = members[i];
     if (!isMap(e)) return err(at, 'member entry must be an object');
     for (const k of ['name', 'size', 'sha256']) if (!e.has(k)) return err(at, `member entry needs the member ${k}`);
-    for (const k of e.keys()) if (!['name', 'size', 'sha256'].includes(k)) return err(pointerJoin(at, k), `unexpected member entry property ${k}`);
-    const name = e.get('name'), size = e.get('size'), sha = e.get('sha256');
+    for (const k of e.keys())
+      if (!['name', 'size', 'sha256'].includes(k))
+        return err(pointerJoin(at, k), `unexpected member entry property ${k}`);
+    const name = e.get('name'),
+      size = e.get('size'),
+      sha = e.get('sha256');
     if (!isStr(name) || cps(name) > 255 || !NAME.test(name)) return err(`${at}/name`, 'invalid member name');
     if (seen.has(name)) return err(`${at}/name`, `member ${JSON.stringify(name)} is listed twice`);
     seen.add(name);
-    if (!((typeof size === 'bigint' && size >= 0n) || (typeof size === 'number' && Number.isInteger(size) && size >= 0))) {
+    if (
+      !((typeof size === 'bigint' && size >= 0n) || (typeof size === 'number' && Number.isInteger(size) && size >= 0))
+    ) {
       return err(`${at}/size`, 'size must be an integer >= 0');
     }
-    if (!isStr(sha) || !/^[0-9a-f]{64}$/.test(sha)) return err(`${at}/sha256`, 'sha256 must be 64 lower-case hex digits');
+    if (!isStr(sha) || !/^[0-9a-f]{64}$/.test(sha))
+      return err(`${at}/sha256`, 'sha256 must be 64 lower-case hex digits');
   }
   for (const k of ['extensions_used', 'extensions_required']) {
     if (!m.has(k)) continue;

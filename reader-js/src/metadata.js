@@ -25,16 +25,21 @@ const CHANNELS = ['first', 'last'];
 class Bad extends Error {}
 
 function text(v, what, most = 256) {
-  if (typeof v !== 'string' || CONTROL.test(v)) throw new Bad(`${what} must be 1 to ${most} characters without control characters`);
+  if (typeof v !== 'string' || CONTROL.test(v))
+    throw new Bad(`${what} must be 1 to ${most} characters without control characters`);
   const n = [...v].length;
   if (n < 1 || n > most) throw new Bad(`${what} must be 1 to ${most} characters without control characters`);
   return v;
 }
 
 function decimal(v, pattern, least, what) {
-  if (!pattern.test(v)) throw new Bad(`${what} must be a decimal integer (no sign, spaces or leading zeros), not ${JSON.stringify(v.slice(0, 40))}`);
+  if (!pattern.test(v))
+    throw new Bad(
+      `${what} must be a decimal integer (no sign, spaces or leading zeros), not ${JSON.stringify(v.slice(0, 40))}`,
+    );
   const n = BigInt(v);
-  if ((n < 0n ? -n : n) > INT64_MAX || (least !== null && n < BigInt(least))) throw new Bad(`${what} is out of range: ${v.slice(0, 40)}`);
+  if ((n < 0n ? -n : n) > INT64_MAX || (least !== null && n < BigInt(least)))
+    throw new Bad(`${what} is out of range: ${v.slice(0, 40)}`);
   return n;
 }
 
@@ -57,10 +62,14 @@ function wrapper(w, i) {
   text(w.get('name'), `the name of ${at}`);
   if (w.get('name') === 'VecFrameStack') {
     const n = w.get('n_stack');
-    if (!isInt(n) || n < 1n || n > 65536n) throw new Bad(`${at} (VecFrameStack) needs n_stack, an integer from 1 to 65536`);
+    if (!isInt(n) || n < 1n || n > 65536n)
+      throw new Bad(`${at} (VecFrameStack) needs n_stack, an integer from 1 to 65536`);
     const order = w.get('channels_order');
     const ok = CHANNELS.includes(order) || (isObject(order) && [...order.values()].every((o) => CHANNELS.includes(o)));
-    if (!ok) throw new Bad(`${at} (VecFrameStack) needs channels_order, "first", "last", or an object of them by observation key`);
+    if (!ok)
+      throw new Bad(
+        `${at} (VecFrameStack) needs channels_order, "first", "last", or an object of them by observation key`,
+      );
   } else if (w.get('name') === 'VecNormalize') {
     for (const k of ['norm_obs', 'norm_reward']) {
       if (w.has(k) && typeof w.get(k) !== 'boolean') throw new Bad(`${at} (VecNormalize): ${k} must be a boolean`);
@@ -71,7 +80,8 @@ function wrapper(w, i) {
 
 function wrapperList(v) {
   const doc = json(v, 'wrappers');
-  if (!Array.isArray(doc) || doc.length > MAX_WRAPPERS) throw new Bad(`wrappers must be a JSON array of at most ${MAX_WRAPPERS} objects`);
+  if (!Array.isArray(doc) || doc.length > MAX_WRAPPERS)
+    throw new Bad(`wrappers must be a JSON array of at most ${MAX_WRAPPERS} objects`);
   return doc.map(wrapper);
 }
 
@@ -80,27 +90,34 @@ function evaluation(e, i) {
   if (!isObject(e)) throw new Bad(`${at} must be an object`);
   text(e.get('env_id'), `the env_id of ${at}`);
   const n = e.get('episodes');
-  if (!isInt(n) || n < 1n || n > BigInt(MAX_EPISODES)) throw new Bad(`${at}: episodes must be an integer from 1 to ${MAX_EPISODES}`);
+  if (!isInt(n) || n < 1n || n > BigInt(MAX_EPISODES))
+    throw new Bad(`${at}: episodes must be an integer from 1 to ${MAX_EPISODES}`);
   const count = Number(n);
   const seeds = e.has('seeds') ? e.get('seeds') : false;
-  if (seeds !== null && !(Array.isArray(seeds) && seeds.length === count && seeds.every(isInt))) throw new Bad(`${at}: seeds must be null or an array of ${count} integers`);
+  if (seeds !== null && !(Array.isArray(seeds) && seeds.length === count && seeds.every(isInt)))
+    throw new Bad(`${at}: seeds must be null or an array of ${count} integers`);
   if (typeof e.get('deterministic') !== 'boolean') throw new Bad(`${at}: deterministic must be a boolean`);
   if (!isNumber(e.get('mean'))) throw new Bad(`${at}: mean must be a number`);
   if (!isNumber(e.get('std')) || e.get('std') < 0) throw new Bad(`${at}: std must be a number of at least 0`);
-  const returns = e.get('returns'), lengths = e.get('lengths');
-  if (!(Array.isArray(returns) && returns.length === count && returns.every(isNumber))) throw new Bad(`${at}: returns must be an array of ${count} numbers`);
-  if (!(Array.isArray(lengths) && lengths.length === count && lengths.every((x) => isInt(x) && x >= 0n))) throw new Bad(`${at}: lengths must be an array of ${count} integers of at least 0`);
+  const returns = e.get('returns'),
+    lengths = e.get('lengths');
+  if (!(Array.isArray(returns) && returns.length === count && returns.every(isNumber)))
+    throw new Bad(`${at}: returns must be an array of ${count} numbers`);
+  if (!(Array.isArray(lengths) && lengths.length === count && lengths.every((x) => isInt(x) && x >= 0n)))
+    throw new Bad(`${at}: lengths must be an array of ${count} integers of at least 0`);
   const ev = e.get('evaluator');
   if (!isObject(ev)) throw new Bad(`${at}: evaluator must be an object with name and version`);
   text(ev.get('name'), `the evaluator name of ${at}`);
   text(ev.get('version'), `the evaluator version of ${at}`);
-  if (typeof e.get('date') !== 'string' || !DATE.test(e.get('date'))) throw new Bad(`${at}: date must be a UTC time YYYY-MM-DDTHH:MM:SSZ`);
+  if (typeof e.get('date') !== 'string' || !DATE.test(e.get('date')))
+    throw new Bad(`${at}: date must be a UTC time YYYY-MM-DDTHH:MM:SSZ`);
   return e;
 }
 
 function evaluationList(v) {
   const doc = json(v, 'evaluations');
-  if (!Array.isArray(doc) || doc.length > MAX_EVALUATIONS) throw new Bad(`evaluations must be a JSON array of at most ${MAX_EVALUATIONS} objects`);
+  if (!Array.isArray(doc) || doc.length > MAX_EVALUATIONS)
+    throw new Bad(`evaluations must be a JSON array of at most ${MAX_EVALUATIONS} objects`);
   return doc.map(evaluation);
 }
 
@@ -129,8 +146,14 @@ export function isDefined(key) {
 function parse(key, value) {
   if (key.startsWith('versions.')) {
     const name = key.slice('versions.'.length);
-    if (!VERSION_NAME.test(name)) throw new Bad(`a versions key names a library in 1 to 64 of a-z, 0-9 and _, not ${JSON.stringify(name.slice(0, 40))}`);
-    if (!VERSION.test(value)) throw new Bad(`a version must be 1 to 64 characters of letters, digits and . + ! _ -, not ${JSON.stringify(value.slice(0, 40))}`);
+    if (!VERSION_NAME.test(name))
+      throw new Bad(
+        `a versions key names a library in 1 to 64 of a-z, 0-9 and _, not ${JSON.stringify(name.slice(0, 40))}`,
+      );
+    if (!VERSION.test(value))
+      throw new Bad(
+        `a version must be 1 to 64 characters of letters, digits and . + ! _ -, not ${JSON.stringify(value.slice(0, 40))}`,
+      );
     return value;
   }
   return FORMATS[key](value);
@@ -144,7 +167,10 @@ export function checkMetadataValue(key, value) {
     return null;
   } catch (e) {
     if (!(e instanceof Bad)) throw e;
-    return new RlarchiveError('METADATA_INVALID', `metadata ${key}: ${e.message}`, { member: 'manifest.json', pointer: pointerJoin('/metadata', key) });
+    return new RlarchiveError('METADATA_INVALID', `metadata ${key}: ${e.message}`, {
+      member: 'manifest.json',
+      pointer: pointerJoin('/metadata', key),
+    });
   }
 }
 
@@ -160,7 +186,8 @@ function plain(v) {
   if (Array.isArray(v)) return v.map(plain);
   if (v instanceof Map) {
     const o = {};
-    for (const [k, x] of v) Object.defineProperty(o, k, { value: plain(x), enumerable: true, writable: true, configurable: true });
+    for (const [k, x] of v)
+      Object.defineProperty(o, k, { value: plain(x), enumerable: true, writable: true, configurable: true });
     return o;
   }
   return v;
@@ -203,7 +230,12 @@ export function provenance(metadata) {
   const versions = {};
   for (const [k, v] of entriesOf(metadata)) {
     if (k.startsWith('versions.') && checkMetadataValue(k, v) === null) {
-      Object.defineProperty(versions, k.slice('versions.'.length), { value: v, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(versions, k.slice('versions.'.length), {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
   }
   const wrappersValue = wellFormed(metadata, 'wrappers');

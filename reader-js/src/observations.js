@@ -28,18 +28,28 @@ const IMAGES = new WeakMap();
 /** SB3's is_image_space without the channel check: a U8 Box of rank 3 with bounds 0 and 255 (remembered per space). */
 export function isImage(space) {
   if (space.kind !== 'box' || space.shape.length !== 3 || space.low.dtype !== 'U8') return false;
-  if (!IMAGES.has(space)) IMAGES.set(space, space.low.data.every((x) => x === 0) && space.high.data.every((x) => x === 255));
+  if (!IMAGES.has(space))
+    IMAGES.set(space, space.low.data.every((x) => x === 0) && space.high.data.every((x) => x === 255));
   return IMAGES.get(space);
 }
 
 /** The shape of one observation of a Box, Discrete ([]), MultiDiscrete or MultiBinary space. */
 export function observationShape(space) {
   switch (space.kind) {
-    case 'box': return space.shape.map(num);
-    case 'discrete': return [];
-    case 'multi_discrete': return space.nvec.shape.map(num);
-    case 'multi_binary': return Array.isArray(space.n) ? space.n.map(num) : ArrayBuffer.isView(space.n) ? Array.from(space.n, num) : [num(space.n)];
-    default: throw new TypeError(`no observation shape for a ${space.kind} space`);
+    case 'box':
+      return space.shape.map(num);
+    case 'discrete':
+      return [];
+    case 'multi_discrete':
+      return space.nvec.shape.map(num);
+    case 'multi_binary':
+      return Array.isArray(space.n)
+        ? space.n.map(num)
+        : ArrayBuffer.isView(space.n)
+          ? Array.from(space.n, num)
+          : [num(space.n)];
+    default:
+      throw new TypeError(`no observation shape for a ${space.kind} space`);
   }
 }
 
@@ -57,11 +67,19 @@ export function flatValues(v) {
 
 /** The shape of nested arrays, a typed array (1-d), an NDArray-like ({shape}), a Scalar or a number ([]). */
 export function shapeOf(v) {
-  if (v && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && (Array.isArray(v.shape) || ArrayBuffer.isView(v.shape))) return Array.from(v.shape, num);
+  if (
+    v &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    !ArrayBuffer.isView(v) &&
+    (Array.isArray(v.shape) || ArrayBuffer.isView(v.shape))
+  )
+    return Array.from(v.shape, num);
   if (Array.isArray(v)) {
     if (v.length === 0) return [0];
     const inner = shapeOf(v[0]);
-    for (const item of v) if (!sameShape(shapeOf(item), inner)) throw new TypeError('a ragged nested array is not an observation');
+    for (const item of v)
+      if (!sameShape(shapeOf(item), inner)) throw new TypeError('a ragged nested array is not an observation');
     return [v.length, ...inner];
   }
   if (ArrayBuffer.isView(v)) return [v.length];
@@ -80,19 +98,29 @@ export function asBatch(obs, space) {
   let shape = shapeOf(obs);
   let values = flatValues(obs);
   const want = observationShape(space);
-  if (values.length !== shape.reduce((a, b) => a * b, 1)) throw new TypeError(`an observation of shape [${shape}] with ${values.length} values`);
-  if (isImage(space) && (shape.length === 3 || shape.length === 4) && !sameShape(shape.slice(-3), want) && sameShape(shape.slice(-3), [want[1], want[2], want[0]])) {
+  if (values.length !== shape.reduce((a, b) => a * b, 1))
+    throw new TypeError(`an observation of shape [${shape}] with ${values.length} values`);
+  if (
+    isImage(space) &&
+    (shape.length === 3 || shape.length === 4) &&
+    !sameShape(shape.slice(-3), want) &&
+    sameShape(shape.slice(-3), [want[1], want[2], want[0]])
+  ) {
     const [C, H, W] = want; // SB3's maybe_transpose: the env gives channel-last (H, W, C)
     const n = values.length / (C * H * W);
     const t = new Array(values.length);
     for (let b = 0; b < n; b++) {
-      for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) for (let c = 0; c < C; c++) t[b * C * H * W + (c * H + y) * W + x] = values[b * C * H * W + (y * W + x) * C + c];
+      for (let y = 0; y < H; y++)
+        for (let x = 0; x < W; x++)
+          for (let c = 0; c < C; c++)
+            t[b * C * H * W + (c * H + y) * W + x] = values[b * C * H * W + (y * W + x) * C + c];
     }
     values = t;
     shape = [...shape.slice(0, -3), C, H, W];
   }
   if (sameShape(shape, want)) return { values, n: 1, single: true };
-  if (shape.length === want.length + 1 && sameShape(shape.slice(1), want)) return { values, n: shape[0], single: false };
+  if (shape.length === want.length + 1 && sameShape(shape.slice(1), want))
+    return { values, n: shape[0], single: false };
   throw new TypeError(`observation of shape [${shape}] for a space of shape [${want}]`);
 }
 
@@ -106,10 +134,16 @@ export function batch(observation, space) {
     const b = asBatch(observation, space);
     return { obs: b, single: b.single, n: b.n };
   }
-  if (observation === null || typeof observation !== 'object' || Array.isArray(observation) || ArrayBuffer.isView(observation)) {
+  if (
+    observation === null ||
+    typeof observation !== 'object' ||
+    Array.isArray(observation) ||
+    ArrayBuffer.isView(observation)
+  ) {
     throw new TypeError('a Dict observation space takes an object (or a Map) of observations');
   }
-  const get = (k) => (observation instanceof Map ? observation.get(k) : Object.prototype.hasOwnProperty.call(observation, k) ? observation[k] : undefined);
+  const get = (k) =>
+    observation instanceof Map ? observation.get(k) : Object.hasOwn(observation, k) ? observation[k] : undefined;
   const obs = {};
   let single = null;
   let n = null;
@@ -121,7 +155,9 @@ export function batch(observation, space) {
       n = b.n;
     } else if (b.single !== single || b.n !== n) {
       const what = (one, size) => (one ? 'one observation' : `a batch of ${size}`);
-      throw new TypeError(`the key ${JSON.stringify(key)} is ${what(b.single, b.n)} while the keys before it are ${what(single, n)}`);
+      throw new TypeError(
+        `the key ${JSON.stringify(key)} is ${what(b.single, b.n)} while the keys before it are ${what(single, n)}`,
+      );
     }
     obs[key] = b;
   }
@@ -136,7 +172,8 @@ export function oneHot(values, nvec, n) {
     let offset = 0;
     nvec.forEach((size, k) => {
       const v = num(values[b * nvec.length + k]);
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= size) throw new TypeError(`a discrete observation outside 0..${size - 1}`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= size)
+        throw new TypeError(`a discrete observation outside 0..${size - 1}`);
       data[b * width + offset + v] = 1;
       offset += size;
     });
@@ -146,7 +183,8 @@ export function oneHot(values, nvec, n) {
 
 /** float32 copies of numbers (a typed array is converted in one pass; BigInts and booleans as numbers). */
 function toFloat32(values) {
-  if (ArrayBuffer.isView(values) && !(values instanceof BigInt64Array || values instanceof BigUint64Array)) return new Float32Array(values);
+  if (ArrayBuffer.isView(values) && !(values instanceof BigInt64Array || values instanceof BigUint64Array))
+    return new Float32Array(values);
   return Float32Array.from(values, (v) => Number(v));
 }
 

@@ -11,7 +11,13 @@
 
 import { normalizeArray } from './vec_normalize.js';
 import {
-  ACTIVATION_DEFAULTS, ACTIVATIONS as REGISTRY, BERNOULLI_THRESHOLD, HEADS as HEAD_TABLE, MASKED_LOGIT, OPERATIONS, implementations,
+  ACTIVATION_DEFAULTS,
+  ACTIVATIONS as REGISTRY,
+  BERNOULLI_THRESHOLD,
+  HEADS as HEAD_TABLE,
+  MASKED_LOGIT,
+  OPERATIONS,
+  implementations,
 } from './policy_ops.js';
 import { batch, flatValues, observationShape, preprocess } from './observations.js';
 import { dot, Matmul } from './gemm.js';
@@ -39,7 +45,7 @@ function erf(x) {
   if (ax > 6) return Math.sign(x);
   // erfc(x) = exp(-x^2)/sqrt(pi) * 1/(x + 1/2/(x + 1/(x + 3/2/(x + ...)))), evaluated from the tail
   let frac = 0;
-  for (let k = 60; k >= 1; k--) frac = (k / 2) / (ax + frac);
+  for (let k = 60; k >= 1; k--) frac = k / 2 / (ax + frac);
   const erfc = Math.exp(-ax * ax) / Math.sqrt(Math.PI) / (ax + frac);
   return Math.sign(x) * (1 - erfc);
 }
@@ -53,27 +59,41 @@ const softplus = (x, beta, threshold) => {
   return z > threshold ? x : (Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z)))) / beta;
 };
 
-const FUNCTIONS = implementations(REGISTRY, {
-  identity: (x) => x,
-  relu: (x) => (x > 0 || Number.isNaN(x) ? x : 0), // NaN stays NaN
-  tanh: (x) => Math.tanh(x),
-  sigmoid,
-  elu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x)),
-  leaky_relu: (x, p) => (x >= 0 ? x : x * f32(p.negative_slope)),
-  silu: (x) => x * sigmoid(x),
-  gelu: (x, p) => (p.approximate === 'tanh' ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x))) : 0.5 * x * (1 + erf(x / Math.SQRT2))),
-  softplus: (x, p) => softplus(x, p.beta, p.threshold),
-  hardtanh: (x, p) => Math.min(Math.max(x, f32(p.min_val)), f32(p.max_val)), // Math.max and Math.min keep NaN
-  selu: (x) => SELU.s * (x > 0 ? x : SELU.a * Math.expm1(x)),
-  celu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)),
-  mish: (x) => x * Math.tanh(softplus(x, SOFTPLUS.beta, SOFTPLUS.threshold)),
-  hardswish: (x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6,
-  hardsigmoid: (x) => Math.min(Math.max(x + 3, 0), 6) / 6,
-  softsign: (x) => x / (1 + Math.abs(x)),
-}, 'activations of the JavaScript evaluator');
+const FUNCTIONS = implementations(
+  REGISTRY,
+  {
+    identity: (x) => x,
+    relu: (x) => (x > 0 || Number.isNaN(x) ? x : 0), // NaN stays NaN
+    tanh: (x) => Math.tanh(x),
+    sigmoid,
+    elu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x)),
+    leaky_relu: (x, p) => (x >= 0 ? x : x * f32(p.negative_slope)),
+    silu: (x) => x * sigmoid(x),
+    gelu: (x, p) =>
+      p.approximate === 'tanh'
+        ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x)))
+        : 0.5 * x * (1 + erf(x / Math.SQRT2)),
+    softplus: (x, p) => softplus(x, p.beta, p.threshold),
+    hardtanh: (x, p) => Math.min(Math.max(x, f32(p.min_val)), f32(p.max_val)), // Math.max and Math.min keep NaN
+    selu: (x) => SELU.s * (x > 0 ? x : SELU.a * Math.expm1(x)),
+    celu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)),
+    mish: (x) => x * Math.tanh(softplus(x, SOFTPLUS.beta, SOFTPLUS.threshold)),
+    hardswish: (x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6,
+    hardsigmoid: (x) => Math.min(Math.max(x + 3, 0), 6) / 6,
+    softsign: (x) => x / (1 + Math.abs(x)),
+  },
+  'activations of the JavaScript evaluator',
+);
 
 /** name -> [function of (x, parameters) in binary64, defaults (the registry's)]; results are rounded to float32 by the caller. */
-export const ACTIVATIONS = Object.freeze(Object.fromEntries(Object.entries(ACTIVATION_DEFAULTS).map(([name, defaults]) => [name, Object.freeze([FUNCTIONS[name], { ...defaults }])])));
+export const ACTIVATIONS = Object.freeze(
+  Object.fromEntries(
+    Object.entries(ACTIVATION_DEFAULTS).map(([name, defaults]) => [
+      name,
+      Object.freeze([FUNCTIONS[name], { ...defaults }]),
+    ]),
+  ),
+);
 
 // -- the policy ---------------------------------------------------------------------------
 
@@ -91,7 +111,8 @@ export class Policy {
     this.observationSpace = desc.observation_space;
     this.actionSpace = desc.action_space;
     this.normalizeImages = desc.normalize_images !== false;
-    if (desc.vec_normalize && !vecNormalize) throw new TypeError("the policy takes normalised observations: give the archive's RLA_vec_normalize statistics");
+    if (desc.vec_normalize && !vecNormalize)
+      throw new TypeError("the policy takes normalised observations: give the archive's RLA_vec_normalize statistics");
     this.vecNormalize = desc.vec_normalize ? vecNormalize : null;
     this.nodes = desc.nodes;
     this.action = desc.action;
@@ -129,11 +150,15 @@ export class Policy {
   predict(observation, { state = null, episodeStart = null, actionMasks = null } = {}) {
     const { obs, single, n } = batch(observation, this.observationSpace);
     const values = new Map(Object.entries(this._preprocess(obs, n)));
-    if (this.recurrent !== null) for (const [k, v] of Object.entries(this._stateIn(this.recurrent, state, episodeStart, n))) values.set(k, v);
+    if (this.recurrent !== null)
+      for (const [k, v] of Object.entries(this._stateIn(this.recurrent, state, episodeStart, n))) values.set(k, v);
     let masks = null;
     if (actionMasks !== null && actionMasks !== undefined) {
       masks = Uint8Array.from(flatValues(actionMasks), (m) => (m ? 1 : 0));
-      if (masks.length !== n * (this.maskWidth ?? -1)) throw new TypeError(`action masks of ${masks.length} values for ${n} observations and ${this.maskWidth} actions`);
+      if (masks.length !== n * (this.maskWidth ?? -1))
+        throw new TypeError(
+          `action masks of ${masks.length} values for ${n} observations and ${this.maskWidth} actions`,
+        );
     }
     const last = this._last;
     for (const name of [...values.keys()]) if ((last.get(name) ?? -1) < 0) values.delete(name); // an input nothing reads
@@ -153,7 +178,10 @@ export class Policy {
     if (this.recurrent !== null) {
       const h = values.get(this.recurrent.hidden_out);
       const c = values.get(this.recurrent.cell_out);
-      next = { hidden: { dtype: 'F32', shape: h.shape, data: h.data }, cell: { dtype: 'F32', shape: c.shape, data: c.data } };
+      next = {
+        hidden: { dtype: 'F32', shape: h.shape, data: h.data },
+        cell: { dtype: 'F32', shape: c.shape, data: c.data },
+      };
     }
     return { action, state: next };
   }
@@ -166,17 +194,20 @@ export class Policy {
   _preprocess(obs, n) {
     const sp = this.observationSpace;
     const vn = this.vecNormalize;
-    const normalise = (b, stats) => (stats ? { values: normalizeArray(Array.from(b.values, num), stats, num(vn.epsilon), num(vn.clip_obs)), n: b.n } : b);
+    const normalise = (b, stats) =>
+      stats
+        ? { values: normalizeArray(Array.from(b.values, num), stats, num(vn.epsilon), num(vn.clip_obs)), n: b.n }
+        : b;
     if (sp.kind === 'dict') {
       const out = {};
-      const keys = vn && vn.norm_obs && vn.obs !== null ? vn.obs_keys ?? [] : [];
+      const keys = vn?.norm_obs && vn.obs !== null ? (vn.obs_keys ?? []) : [];
       for (const [key, sub] of sp.spaces) {
         const stats = keys.includes(key) ? vn.obs[key] : null;
         out[`obs.${key}`] = preprocess(normalise(obs[key], stats), sub, this.normalizeImages);
       }
       return out;
     }
-    const stats = vn && vn.norm_obs && vn.obs !== null ? vn.obs : null;
+    const stats = vn?.norm_obs && vn.obs !== null ? vn.obs : null;
     return { obs: preprocess(normalise(obs, stats), sp, this.normalizeImages) };
   }
 
@@ -189,7 +220,8 @@ export class Policy {
     if (state) {
       const hs = flatValues(state.hidden?.data ?? state.hidden);
       const cs = flatValues(state.cell?.data ?? state.cell);
-      if (hs.length !== size || cs.length !== size) throw new TypeError(`a state of ${hs.length} values for ${L} layers, ${n} observations and ${H} units`);
+      if (hs.length !== size || cs.length !== size)
+        throw new TypeError(`a state of ${hs.length} values for ${L} layers, ${n} observations and ${H} units`);
       h.set(Array.from(hs, num));
       c.set(Array.from(cs, num));
     }
@@ -292,7 +324,11 @@ function conv2d(node) {
     const P = OH * OW;
     const out = new Float32Array(n * O * P);
     const xd = x.data;
-    if (mm === null) return { shape: [n, O, OH, OW], data: directConv(xd, n, C, H, W, w, O, KH, KW, sh, sw, ph, pw, OH, OW, bias, out) };
+    if (mm === null)
+      return {
+        shape: [n, O, OH, OW],
+        data: directConv(xd, n, C, H, W, w, O, KH, KW, sh, sw, ph, pw, OH, OW, bias, out),
+      };
     const B = Math.max(1, Math.min(P, mm.blockRows)); // output positions per block
     const dims = [C, H, W, KH, KW, sh, sw, ph, pw, OW];
     for (let b = 0; b < n; b++) {
@@ -309,7 +345,8 @@ function conv2d(node) {
 function activation(node) {
   const [fn, defaults] = ACTIVATIONS[node.fn];
   const p = {};
-  for (const [k, d] of Object.entries(defaults)) p[k] = node[k] === undefined ? d : typeof d === 'string' ? node[k] : num(node[k]);
+  for (const [k, d] of Object.entries(defaults))
+    p[k] = node[k] === undefined ? d : typeof d === 'string' ? node[k] : num(node[k]);
   if (node.fn === 'relu') {
     // relu written out: the most common function, without a call per element
     return ([x]) => {
@@ -429,7 +466,8 @@ function lstm(node) {
       const gates = new Float32Array(4 * H);
       for (let b = 0; b < n; b++) {
         for (let g = 0; g < 4 * H; g++) {
-          gates[g] = dot(input.data, b * I, wih, g * I, I) + bih[g] + dot(h.data, (l * n + b) * H, whh, g * H, H) + bhh[g];
+          gates[g] =
+            dot(input.data, b * I, wih, g * I, I) + bih[g] + dot(h.data, (l * n + b) * H, whh, g * H, H) + bhh[g];
         }
         for (let k = 0; k < H; k++) {
           const i = f32(sigmoid(gates[k]));
@@ -449,17 +487,21 @@ function lstm(node) {
   };
 }
 
-const PREPARE = implementations(OPERATIONS, {
-  linear,
-  conv2d,
-  activation,
-  prelu,
-  flatten: flattenOp,
-  concat,
-  layer_norm: layerNorm,
-  batch_norm: batchNorm,
-  lstm,
-}, 'operations of the JavaScript evaluator');
+const PREPARE = implementations(
+  OPERATIONS,
+  {
+    linear,
+    conv2d,
+    activation,
+    prelu,
+    flatten: flattenOp,
+    concat,
+    layer_norm: layerNorm,
+    batch_norm: batchNorm,
+    lstm,
+  },
+  'operations of the JavaScript evaluator',
+);
 
 // -- heads (RLA_policy §6) ------------------------------------------------------------------------
 
@@ -534,7 +576,8 @@ function box(head, x, masks, space) {
     const lo = f32(low[i % N]);
     const hi = f32(high[i % N]);
     if (head.squash === 'tanh') a = f32(Math.tanh(a));
-    if (head.squash === 'tanh' || head.squash === 'rescale') a = f32(lo + 0.5 * (a + 1) * (hi - lo)); // binary64, rounded once
+    if (head.squash === 'tanh' || head.squash === 'rescale')
+      a = f32(lo + 0.5 * (a + 1) * (hi - lo)); // binary64, rounded once
     else a = Math.min(Math.max(a, lo), hi); // NaN stays NaN
     data[i] = a;
   }
@@ -556,10 +599,14 @@ function quantileArgmax(head, x) {
   return argmax(head, { shape: [n, width], data: means }, null);
 }
 
-const HEADS = implementations(HEAD_TABLE, {
-  argmax,
-  multi_argmax: multiArgmax,
-  bernoulli,
-  box,
-  quantile_argmax: quantileArgmax,
-}, 'heads of the JavaScript evaluator');
+const HEADS = implementations(
+  HEAD_TABLE,
+  {
+    argmax,
+    multi_argmax: multiArgmax,
+    bernoulli,
+    box,
+    quantile_argmax: quantileArgmax,
+  },
+  'heads of the JavaScript evaluator',
+);

@@ -23,7 +23,14 @@ import { decodeBase64 } from './base64.js';
 import { viewElements } from './dtypes.js';
 import { isMap, isTagged } from './values.js';
 import {
-  ACTIVATIONS, HEADS, MAX_POLICY_MEMORY_BYTES, MAX_POLICY_OPERATIONS, MAX_POLICY_VALUE_ELEMENTS, OPERATIONS, POLICY_BLOCK_ELEMENTS, POLICY_NODE_COST,
+  ACTIVATIONS,
+  HEADS,
+  MAX_POLICY_MEMORY_BYTES,
+  MAX_POLICY_OPERATIONS,
+  MAX_POLICY_VALUE_ELEMENTS,
+  OPERATIONS,
+  POLICY_BLOCK_ELEMENTS,
+  POLICY_NODE_COST,
   implementations,
 } from './policy_ops.js';
 
@@ -34,9 +41,14 @@ export const MEMBER = 'extensions/RLA_policy/policy.json';
 export const KEY = 'policy';
 export const GROUP = 'RLA_policy';
 /** Activation functions: parameter -> 'float' or the strings allowed (from the registry). */
-export const ACTIVATION_PARAMETERS = Object.freeze(Object.fromEntries(Object.entries(ACTIVATIONS).map(([fn, a]) => [
-  fn, Object.freeze(Object.fromEntries(a.parameters.map((p) => [p.name, p.type === 'enum' ? p.values : p.type]))),
-])));
+export const ACTIVATION_PARAMETERS = Object.freeze(
+  Object.fromEntries(
+    Object.entries(ACTIVATIONS).map(([fn, a]) => [
+      fn,
+      Object.freeze(Object.fromEntries(a.parameters.map((p) => [p.name, p.type === 'enum' ? p.values : p.type]))),
+    ]),
+  ),
+);
 /** The largest finite float32: a numeric parameter is at most this in magnitude (compared exactly, as a bigint for integer literals). */
 const F32_MAX = 3.4028234663852886e38;
 const F32_MAX_BIG = BigInt(F32_MAX);
@@ -66,7 +78,19 @@ function inlineInts(nd) {
 }
 
 /** Box dtypes the portable policy takes observations of, and acts in (float actions only). */
-export const OBSERVATION_DTYPES = Object.freeze(['BOOL', 'U8', 'I8', 'U16', 'I16', 'U32', 'I32', 'U64', 'I64', 'F32', 'F64']);
+export const OBSERVATION_DTYPES = Object.freeze([
+  'BOOL',
+  'U8',
+  'I8',
+  'U16',
+  'I16',
+  'U32',
+  'I32',
+  'U64',
+  'I64',
+  'F32',
+  'F64',
+]);
 export const ACTION_DTYPES = Object.freeze(['F32', 'F64']);
 
 /** The member of a space that gives the size of its preprocessed observation (RLA_policy §4), where a limit on it is located. */
@@ -82,7 +106,8 @@ function spaceShape(sp, ptr) {
   if (!OBS_KINDS.includes(kind)) throw bad(`the portable policy takes no ${kind} observations`, `${ptr}/kind`);
   let shape;
   if (kind === 'box') {
-    if (!OBSERVATION_DTYPES.includes(sp.get('dtype'))) throw bad(`the portable policy takes no Box observations of dtype ${sp.get('dtype')}`, `${ptr}/dtype`);
+    if (!OBSERVATION_DTYPES.includes(sp.get('dtype')))
+      throw bad(`the portable policy takes no Box observations of dtype ${sp.get('dtype')}`, `${ptr}/dtype`);
     shape = sp.get('shape').map(num);
   } else if (kind === 'discrete') {
     if (!isInt(sp.get('n'))) throw bad('a Discrete observation space of more than 2^53 values', `${ptr}/n`);
@@ -98,12 +123,16 @@ function spaceShape(sp, ptr) {
 }
 
 function bounded(shape, ptr) {
-  if (!isState(shape) && prod(shape) > MAX_POLICY_VALUE_ELEMENTS) throw limit(`a value of shape ${show(shape)} has more than MAX_POLICY_VALUE_ELEMENTS elements`, ptr);
+  if (!isState(shape) && prod(shape) > MAX_POLICY_VALUE_ELEMENTS)
+    throw limit(`a value of shape ${show(shape)} has more than MAX_POLICY_VALUE_ELEMENTS elements`, ptr);
 }
 
 /** A cost or workspace formula of the registry: the sum of its terms, each k times the product of the named quantities. */
 function formula(terms, q, coefficient = 0) {
-  return terms.reduce((sum, t) => sum + (t.k === 'activation' ? coefficient : t.k) * t.of.reduce((a, name) => a * q[name], 1), 0);
+  return terms.reduce(
+    (sum, t) => sum + (t.k === 'activation' ? coefficient : t.k) * t.of.reduce((a, name) => a * q[name], 1),
+    0,
+  );
 }
 
 /** Elements of a value per observation (a recurrent state: layers x hidden_size). */
@@ -114,7 +143,8 @@ const limit = (msg, pointer) => fail('LIMIT_EXCEEDED', msg, { member: MEMBER, po
 /** A numeric parameter (RLA_policy §5): a finite number no larger in magnitude than the largest float32. */
 function floatParameter(node, key, ptr) {
   const v = node.get(key);
-  if (!(typeof v === 'bigint' || typeof v === 'number')) throw bad(`${key} must be a finite float`, pointerJoin(ptr, key));
+  if (!(typeof v === 'bigint' || typeof v === 'number'))
+    throw bad(`${key} must be a finite float`, pointerJoin(ptr, key));
   if (typeof v === 'bigint' ? v > F32_MAX_BIG || -v > F32_MAX_BIG : Math.abs(v) > F32_MAX) {
     throw bad(`${key} must be at most the largest float32 in magnitude`, pointerJoin(ptr, key));
   }
@@ -133,37 +163,47 @@ function ndarrays(node) {
 /** Name -> shape of the preprocessed observation(s). */
 function inputs(space, ptr) {
   if (!isTagged(space, 'space')) throw bad('observation_space must be a space', ptr);
-  if (space.get('kind') === 'dict') return new Map(space.get('spaces').map(([key, sub], i) => [`obs.${key}`, spaceShape(sub, `${ptr}/spaces/${i}/1`)]));
+  if (space.get('kind') === 'dict')
+    return new Map(space.get('spaces').map(([key, sub], i) => [`obs.${key}`, spaceShape(sub, `${ptr}/spaces/${i}/1`)]));
   return new Map([['obs', spaceShape(space, ptr)]]);
 }
 
 /** A parameter of a head, of the type the registry gives it: an integer of at least `least`, a list of integers, one of `values`. */
 function headParameter(head, p, ptr) {
   const v = head.get(p.name);
-  if (p.type === 'int' && !(isInt(v) && v >= BigInt(p.least) && v <= MAX_SAFE)) throw bad(`${p.name} must be an integer >= ${p.least}`, `${ptr}/${p.name}`);
-  if (p.type === 'int_list' && !(Array.isArray(v) && v.every(isInt))) throw bad(`${p.name} must be a list of integers`, `${ptr}/${p.name}`);
-  if (p.type === 'enum' && !p.values.includes(v)) throw bad(`${p.name} must be one of ${quote(p.values)}`, `${ptr}/${p.name}`);
+  if (p.type === 'int' && !(isInt(v) && v >= BigInt(p.least) && v <= MAX_SAFE))
+    throw bad(`${p.name} must be an integer >= ${p.least}`, `${ptr}/${p.name}`);
+  if (p.type === 'int_list' && !(Array.isArray(v) && v.every(isInt)))
+    throw bad(`${p.name} must be a list of integers`, `${ptr}/${p.name}`);
+  if (p.type === 'enum' && !p.values.includes(v))
+    throw bad(`${p.name} must be one of ${quote(p.values)}`, `${ptr}/${p.name}`);
 }
 
 /** The number of values of a Discrete space, or of binary values of a MultiBinary (the product, when n is an array). */
 const spaceN = (sp) => (isInt(sp.get('n')) ? num(sp.get('n')) : prod(sp.get('n').map(num)));
 
 /** Head -> the width of the vector it reads, for its action space (checking what the head's parameters say of the space). */
-const HEAD_WIDTHS = implementations(HEADS, {
-  argmax: (head, sp) => num(sp.get('n')),
-  quantile_argmax: (head, sp) => num(head.get('n_quantiles')) * num(sp.get('n')),
-  multi_argmax: (head, sp, ptr) => {
-    // for a multi_binary space (MaskablePPO): a categorical over {0, 1} per binary action; nvec in C order
-    const nvec = sp.get('kind') === 'multi_binary' ? new Array(spaceN(sp)).fill(2) : inlineInts(sp.get('nvec'));
-    if (!sameList(head.get('sizes').map(num), nvec)) throw bad(`sizes must be the action space's nvec ${show(nvec)}`, `${ptr}/sizes`);
-    return nvec.reduce((a, b) => a + b, 0);
+const HEAD_WIDTHS = implementations(
+  HEADS,
+  {
+    argmax: (head, sp) => num(sp.get('n')),
+    quantile_argmax: (head, sp) => num(head.get('n_quantiles')) * num(sp.get('n')),
+    multi_argmax: (head, sp, ptr) => {
+      // for a multi_binary space (MaskablePPO): a categorical over {0, 1} per binary action; nvec in C order
+      const nvec = sp.get('kind') === 'multi_binary' ? new Array(spaceN(sp)).fill(2) : inlineInts(sp.get('nvec'));
+      if (!sameList(head.get('sizes').map(num), nvec))
+        throw bad(`sizes must be the action space's nvec ${show(nvec)}`, `${ptr}/sizes`);
+      return nvec.reduce((a, b) => a + b, 0);
+    },
+    bernoulli: (head, sp) => spaceN(sp),
+    box: (head, sp, ptr) => {
+      if (!ACTION_DTYPES.includes(sp.get('dtype')))
+        throw bad(`a box head acts in an F32 or F64 action space, not ${sp.get('dtype')}`, ptr);
+      return prod(sp.get('shape').map(num));
+    },
   },
-  bernoulli: (head, sp) => spaceN(sp),
-  box: (head, sp, ptr) => {
-    if (!ACTION_DTYPES.includes(sp.get('dtype'))) throw bad(`a box head acts in an F32 or F64 action space, not ${sp.get('dtype')}`, ptr);
-    return prod(sp.get('shape').map(num));
-  },
-}, 'heads of the description checker');
+  'heads of the description checker',
+);
 
 /** Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs. */
 class Shapes {
@@ -181,16 +221,19 @@ class Shapes {
   weight(node, key, ptr, ndim, optional = false) {
     const v = node.get(key);
     if (v === null && optional) return null;
-    if (!isTagged(v, 'ndarray')) throw bad(`${key} must be an ndarray${optional ? ' or null' : ''}`, pointerJoin(ptr, key));
+    if (!isTagged(v, 'ndarray'))
+      throw bad(`${key} must be an ndarray${optional ? ' or null' : ''}`, pointerJoin(ptr, key));
     if (v.get('dtype') !== 'F32') throw bad(`${key} must have dtype F32, not ${v.get('dtype')}`, pointerJoin(ptr, key));
-    if (v.get('shape').length !== ndim) throw bad(`${key} must have ${ndim} dimensions, not ${v.get('shape').length}`, pointerJoin(ptr, key));
+    if (v.get('shape').length !== ndim)
+      throw bad(`${key} must have ${ndim} dimensions, not ${v.get('shape').length}`, pointerJoin(ptr, key));
     return v.get('shape').map(num);
   }
 
   vector(node, key, ptr, n, optional = false) {
     const shape = this.weight(node, key, ptr, 1, optional);
     if (shape === null) return n;
-    if (n !== null && shape[0] !== n) throw bad(`${key} has ${shape[0]} elements where ${n} are needed`, pointerJoin(ptr, key));
+    if (n !== null && shape[0] !== n)
+      throw bad(`${key} has ${shape[0]} elements where ${n} are needed`, pointerJoin(ptr, key));
     return shape[0];
   }
 
@@ -208,20 +251,27 @@ class Shapes {
     if (!isPlainMap(node)) throw bad('a node must be a map', ptr);
     if (!node.has('op')) throw bad("a node lacks 'op'", ptr);
     const op = node.get('op');
-    if (typeof op !== 'string' || !Object.hasOwn(OPERATIONS, op)) throw bad(`unknown operation ${quote(op)}`, `${ptr}/op`);
+    if (typeof op !== 'string' || !Object.hasOwn(OPERATIONS, op))
+      throw bad(`unknown operation ${quote(op)}`, `${ptr}/op`);
     let fn = null;
-    if (op === 'activation') { // fn decides the parameters an activation node has, as op does for a node
+    if (op === 'activation') {
+      // fn decides the parameters an activation node has, as op does for a node
       if (!node.has('fn')) throw bad("an activation lacks 'fn'", ptr);
       fn = node.get('fn');
-      if (typeof fn !== 'string' || !Object.hasOwn(ACTIVATIONS, fn)) throw bad(`unknown activation ${quote(fn)}`, `${ptr}/fn`);
+      if (typeof fn !== 'string' || !Object.hasOwn(ACTIVATIONS, fn))
+        throw bad(`unknown activation ${quote(fn)}`, `${ptr}/fn`);
     }
     const spec = OPERATIONS[op];
     const required = [...spec.parameters.filter((p) => p.required).map((p) => p.name), 'in', 'out'];
-    const allowed = fn === null ? spec.parameters.map((p) => p.name) : ['fn', ...ACTIVATIONS[fn].parameters.map((p) => p.name)];
+    const allowed =
+      fn === null ? spec.parameters.map((p) => p.name) : ['fn', ...ACTIVATIONS[fn].parameters.map((p) => p.name)];
     for (const k of [...required].sort()) if (!node.has(k)) throw bad(`the node lacks ${quote(k)}`, ptr); // §11.2: the object before its members
-    for (const k of node.keys()) if (!['op', 'in', 'out', ...allowed].includes(k)) throw bad(`${fn ?? op} has no parameter ${quote(k)}`, pointerJoin(ptr, k));
+    for (const k of node.keys())
+      if (!['op', 'in', 'out', ...allowed].includes(k))
+        throw bad(`${fn ?? op} has no parameter ${quote(k)}`, pointerJoin(ptr, k));
     const rec = this.recurrent;
-    if (op === 'lstm') { // the operation itself: one lstm, and the state it reads and writes (§5.9)
+    if (op === 'lstm') {
+      // the operation itself: one lstm, and the state it reads and writes (§5.9)
       if (rec === null) throw bad("an lstm node needs 'recurrent'", ptr);
       if (this.lstmSeen) throw bad("at most one lstm node: 'recurrent' describes one state", ptr);
       this.lstmSeen = true;
@@ -244,14 +294,18 @@ class Shapes {
       } else {
         const [least, most] = spec.input_rank;
         if (shape.length < least || (most !== null && shape.length > most)) {
-          throw bad(`${op} reads a value of rank ${least === most ? least : `at least ${least}`}, not ${show(shape)}`, where);
+          throw bad(
+            `${op} reads a value of rank ${least === most ? least : `at least ${least}`}, not ${show(shape)}`,
+            where,
+          );
         }
       }
       return shape;
     });
     const wantOuts = spec.outputs;
     const outs = wantOuts > 1 ? node.get('out') : [node.get('out')];
-    if (wantOuts > 1 && !(Array.isArray(outs) && outs.length === wantOuts)) throw bad(`'out' of ${op} must be a list of ${wantOuts} names`, `${ptr}/out`);
+    if (wantOuts > 1 && !(Array.isArray(outs) && outs.length === wantOuts))
+      throw bad(`'out' of ${op} must be a list of ${wantOuts} names`, `${ptr}/out`);
     const outAt = (i) => `${ptr}/out${wantOuts > 1 ? `/${i}` : ''}`;
     outs.forEach((name, i) => {
       if (!isName(name)) throw bad('an output is a non-empty string', outAt(i));
@@ -269,12 +323,17 @@ class Shapes {
     });
     // what the node costs (RLA_policy §5.11), from the registry's formulas over these quantities
     const index = this.pointers.length;
-    Object.assign(q, { out: elements(shapes[0]), outs: shapes.reduce((a, s) => a + elements(s), 0), in: xs.reduce((a, x) => a + elements(x), 0) });
+    Object.assign(q, {
+      out: elements(shapes[0]),
+      outs: shapes.reduce((a, s) => a + elements(s), 0),
+      in: xs.reduce((a, x) => a + elements(x), 0),
+    });
     if (!('width' in q)) q.width = !isState(xs[0]) && xs[0].length > 0 ? xs[0][xs[0].length - 1] : 0;
     q.weights = ndarrays(node).reduce((a, v) => a + prod(v.get('shape').map(num)), 0);
     const act = fn !== null ? ACTIVATIONS[fn] : null;
     this.cost += POLICY_NODE_COST + formula(spec.cost, q, act ? act.cost : 0);
-    if (this.cost > MAX_POLICY_OPERATIONS) throw limit('the nodes so far cost more than MAX_POLICY_OPERATIONS per observation', ptr);
+    if (this.cost > MAX_POLICY_OPERATIONS)
+      throw limit('the nodes so far cost more than MAX_POLICY_OPERATIONS per observation', ptr);
     this.workspace.push(formula(spec.workspace, q, act ? act.workspace : 0));
     this.pointers.push(ptr);
     for (const name of ins) this.last.set(name, index);
@@ -283,32 +342,46 @@ class Shapes {
 
   linear(node, ptr, [x]) {
     const w = this.weight(node, 'weight', ptr, 2);
-    if (x[x.length - 1] !== w[1]) throw bad(`linear of width ${w[1]} applied to a value of shape ${show(x)}`, `${ptr}/weight`);
+    if (x[x.length - 1] !== w[1])
+      throw bad(`linear of width ${w[1]} applied to a value of shape ${show(x)}`, `${ptr}/weight`);
     this.vector(node, 'bias', ptr, w[0], true);
     return [[...x.slice(0, -1), w[0]]];
   }
 
   conv2d(node, ptr, [x], q) {
     const w = this.weight(node, 'weight', ptr, 4);
-    if (x[0] !== w[1]) throw bad(`conv2d over ${w[1]} channels applied to a value of shape ${show(x)} (channels, height, width)`, `${ptr}/weight`);
+    if (x[0] !== w[1])
+      throw bad(
+        `conv2d over ${w[1]} channels applied to a value of shape ${show(x)} (channels, height, width)`,
+        `${ptr}/weight`,
+      );
     this.vector(node, 'bias', ptr, w[0], true);
     const pairs = {};
     for (const p of OPERATIONS.conv2d.parameters) {
       if (p.type !== 'int_pair') continue;
       const v = node.get(p.name);
       const least = BigInt(p.least);
-      if (!(Array.isArray(v) && v.length === 2 && v.every((n) => isInt(n) && n >= least && n <= MAX_SAFE))) throw bad(`${p.name} must be two integers >= ${p.least}`, `${ptr}/${p.name}`);
+      if (!(Array.isArray(v) && v.length === 2 && v.every((n) => isInt(n) && n >= least && n <= MAX_SAFE)))
+        throw bad(`${p.name} must be two integers >= ${p.least}`, `${ptr}/${p.name}`);
       pairs[p.name] = v;
     }
     // in bigint: a padding up to 2^53 - 1 gives sizes no double holds exactly, and the reader in Python computes them exactly
     const [[sh, sw], [ph, pw]] = [pairs.stride, pairs.padding];
     const [ih, iw] = [BigInt(x[1]) + 2n * ph, BigInt(x[2]) + 2n * pw];
     // the later of weight and padding (§11.2)
-    if (ih < BigInt(w[2]) || iw < BigInt(w[3])) throw bad(`a ${w[2]}x${w[3]} kernel does not fit a ${x[1]}x${x[2]} input with padding ${ph}, ${pw}`, `${ptr}/padding`);
+    if (ih < BigInt(w[2]) || iw < BigInt(w[3]))
+      throw bad(
+        `a ${w[2]}x${w[3]} kernel does not fit a ${x[1]}x${x[2]} input with padding ${ph}, ${pw}`,
+        `${ptr}/padding`,
+      );
     const h = Number((ih - BigInt(w[2])) / sh) + 1;
     const wd = Number((iw - BigInt(w[3])) / sw) + 1;
     const kernel = w[1] * w[2] * w[3];
-    Object.assign(q, { kernel, padded: Number(BigInt(x[0]) * ih * iw), block: Math.min(h * wd * kernel, Math.max(POLICY_BLOCK_ELEMENTS, kernel)) });
+    Object.assign(q, {
+      kernel,
+      padded: Number(BigInt(x[0]) * ih * iw),
+      block: Math.min(h * wd * kernel, Math.max(POLICY_BLOCK_ELEMENTS, kernel)),
+    });
     return [[w[0], h, wd]];
   }
 
@@ -316,27 +389,38 @@ class Shapes {
     const fn = node.get('fn'); // node() checked fn and the parameters allowed
     const params = Object.fromEntries(ACTIVATIONS[fn].parameters.map((p) => [p.name, p]));
     const values = {};
-    for (const [k, p] of Object.entries(params)) { // in the order of the table of activations
+    for (const [k, p] of Object.entries(params)) {
+      // in the order of the table of activations
       if (!node.has(k)) continue;
       const v = node.get(k);
       if (p.type === 'enum') {
-        if (!(typeof v === 'string' && p.values.includes(v))) throw bad(`${k} must be one of ${quote(p.values)}`, pointerJoin(ptr, k));
+        if (!(typeof v === 'string' && p.values.includes(v)))
+          throw bad(`${k} must be one of ${quote(p.values)}`, pointerJoin(ptr, k));
       } else {
         values[k] = floatParameter(node, k, ptr);
         if (p.nonzero && values[k] === 0) throw bad(`${k} of ${fn} must not be 0`, pointerJoin(ptr, k));
       }
     }
     const ordered = ACTIVATIONS[fn].ordered;
-    if (ordered) { // e.g. hardtanh: min_val <= max_val, either given or by default; at the later one given
+    if (ordered) {
+      // e.g. hardtanh: min_val <= max_val, either given or by default; at the later one given
       const [lo, hi] = ordered.map((k) => (k in values ? values[k] : params[k].default));
-      if (lo > hi) throw bad(`${ordered[0]} must not be greater than ${ordered[1]}`, pointerJoin(ptr, node.has(ordered[1]) ? ordered[1] : ordered[0]));
+      if (lo > hi)
+        throw bad(
+          `${ordered[0]} must not be greater than ${ordered[1]}`,
+          pointerJoin(ptr, node.has(ordered[1]) ? ordered[1] : ordered[0]),
+        );
     }
     return [x];
   }
 
   prelu(node, ptr, [x]) {
     const w = this.weight(node, 'weight', ptr, 1);
-    if (w[0] !== 1 && w[0] !== x[0]) throw bad(`weight must have shape [1] or [${x[0]}] (the channels of a value of shape ${show(x)}), not ${show(w)}`, `${ptr}/weight`);
+    if (w[0] !== 1 && w[0] !== x[0])
+      throw bad(
+        `weight must have shape [1] or [${x[0]}] (the channels of a value of shape ${show(x)}), not ${show(w)}`,
+        `${ptr}/weight`,
+      );
     return [x];
   }
 
@@ -355,7 +439,13 @@ class Shapes {
   }
 
   batch_norm(node, ptr, [x]) {
-    for (const [key, optional] of [['running_mean', false], ['running_var', false], ['weight', true], ['bias', true]]) this.vector(node, key, ptr, x[0], optional);
+    for (const [key, optional] of [
+      ['running_mean', false],
+      ['running_var', false],
+      ['weight', true],
+      ['bias', true],
+    ])
+      this.vector(node, key, ptr, x[0], optional);
     floatParameter(node, 'eps', ptr);
     return [x];
   }
@@ -364,15 +454,23 @@ class Shapes {
     const rec = this.recurrent; // node() checked it, the state names and the input's rank
     const layers = node.get('layers');
     const hidden = num(rec.get('hidden_size'));
-    if (!(Array.isArray(layers) && layers.length === num(rec.get('layers')))) throw bad(`layers must be a list of ${rec.get('layers')} layers, as 'recurrent' says`, `${ptr}/layers`);
+    if (!(Array.isArray(layers) && layers.length === num(rec.get('layers'))))
+      throw bad(`layers must be a list of ${rec.get('layers')} layers, as 'recurrent' says`, `${ptr}/layers`);
     let width = x[0];
     layers.forEach((layer, i) => {
       const lp = `${ptr}/layers/${i}`;
       if (!(isPlainMap(layer) && layer.size === LAYER.length && LAYER.every((k) => layer.has(k)))) {
-        throw bad('a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh', membersPointer(layer, lp, LAYER));
+        throw bad(
+          'a layer must be a map with exactly weight_ih, weight_hh, bias_ih, bias_hh',
+          membersPointer(layer, lp, LAYER),
+        );
       }
-      for (const [key, want] of [['weight_ih', [4 * hidden, width]], ['weight_hh', [4 * hidden, hidden]]]) {
-        if (!sameList(this.weight(layer, key, lp, 2), want)) throw bad(`${key} must have shape ${show(want)}`, `${lp}/${key}`);
+      for (const [key, want] of [
+        ['weight_ih', [4 * hidden, width]],
+        ['weight_hh', [4 * hidden, hidden]],
+      ]) {
+        if (!sameList(this.weight(layer, key, lp, 2), want))
+          throw bad(`${key} must have shape ${show(want)}`, `${lp}/${key}`);
       }
       for (const key of ['bias_ih', 'bias_hh']) this.vector(layer, key, lp, 4 * hidden);
       width = hidden;
@@ -393,7 +491,9 @@ class Shapes {
     const spec = HEADS[op];
     const params = spec.parameters.map((p) => p.name);
     for (const k of ['in', ...params].sort()) if (!head.has(k)) throw bad(`the head ${op} lacks ${quote(k)}`, ptr);
-    for (const k of head.keys()) if (!['op', 'in', ...params].includes(k)) throw bad(`the head ${op} has no parameter ${quote(k)}`, pointerJoin(ptr, k));
+    for (const k of head.keys())
+      if (!['op', 'in', ...params].includes(k))
+        throw bad(`the head ${op} has no parameter ${quote(k)}`, pointerJoin(ptr, k));
     const x = head.get('in');
     if (!isName(x) || !this.known.has(x)) throw bad(`the head reads ${quote(x)}, which is not computed`, `${ptr}/in`);
     const shape = this.shapeOf(x, `${ptr}/in`);
@@ -402,12 +502,15 @@ class Shapes {
     for (const p of spec.parameters) headParameter(head, p, ptr);
     const kinds = spec.spaces;
     const sp = actionSpace;
-    if (!(isTagged(sp, 'space') && kinds.includes(sp.get('kind')))) throw bad(`the head ${op} acts in a ${kinds.join(' or ')} action space`, ptr);
+    if (!(isTagged(sp, 'space') && kinds.includes(sp.get('kind'))))
+      throw bad(`the head ${op} acts in a ${kinds.join(' or ')} action space`, ptr);
     const need = HEAD_WIDTHS[op](head, sp, ptr);
-    if (width !== need) throw bad(`the head ${op} needs ${need} values per observation, the network gives ${width}`, `${ptr}/in`);
+    if (width !== need)
+      throw bad(`the head ${op} needs ${need} values per observation, the network gives ${width}`, `${ptr}/in`);
     const q = { in: width, out: width };
     this.cost += POLICY_NODE_COST + formula(spec.cost, q);
-    if (this.cost > MAX_POLICY_OPERATIONS) throw limit('the nodes and the head cost more than MAX_POLICY_OPERATIONS per observation', ptr);
+    if (this.cost > MAX_POLICY_OPERATIONS)
+      throw limit('the nodes and the head cost more than MAX_POLICY_OPERATIONS per observation', ptr);
     this.last.set(x, this.pointers.length);
     this.workspace.push(formula(spec.workspace, q));
     this.pointers.push(ptr);
@@ -437,7 +540,11 @@ class Shapes {
     for (let i = 0; i < end; i++) {
       live += delta[i];
       const used = live + this.workspace[i];
-      if (used > MAX_POLICY_MEMORY_BYTES) throw limit(`the evaluation needs ${used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation`, this.pointers[i]);
+      if (used > MAX_POLICY_MEMORY_BYTES)
+        throw limit(
+          `the evaluation needs ${used} bytes here, more than MAX_POLICY_MEMORY_BYTES per observation`,
+          this.pointers[i],
+        );
       if (used > peak) [peak, at] = [used, this.pointers[i]];
       memory.push(used);
     }
@@ -448,21 +555,28 @@ class Shapes {
 function recurrentOf(rec, known, ptr) {
   if (rec === undefined || rec === null) return null;
   if (!(isPlainMap(rec) && rec.size === RECURRENT.length && RECURRENT.every((k) => rec.has(k)))) {
-    throw bad(`recurrent must be a map with exactly ${quote([...RECURRENT].sort())}`, membersPointer(rec, ptr, RECURRENT));
+    throw bad(
+      `recurrent must be a map with exactly ${quote([...RECURRENT].sort())}`,
+      membersPointer(rec, ptr, RECURRENT),
+    );
   }
   const names = [];
-  for (const k of ['hidden_in', 'cell_in', 'hidden_out', 'cell_out']) { // in the order of the table of §5.9
+  for (const k of ['hidden_in', 'cell_in', 'hidden_out', 'cell_out']) {
+    // in the order of the table of §5.9
     const n = rec.get(k);
     if (!isName(n)) throw bad(`${k} must be a non-empty string`, `${ptr}/${k}`);
     if (known.has(n)) throw bad(`${k} ${quote(n)} is an observation input`, `${ptr}/${k}`);
-    if (names.includes(n)) throw bad(`${k} ${quote(n)} is another state name too: the four state names are distinct`, `${ptr}/${k}`);
+    if (names.includes(n))
+      throw bad(`${k} ${quote(n)} is another state name too: the four state names are distinct`, `${ptr}/${k}`);
     names.push(n);
   }
   for (const k of ['layers', 'hidden_size']) {
-    if (!(isInt(rec.get(k)) && rec.get(k) >= 1n && rec.get(k) <= 1n << 24n)) throw bad(`${k} must be an integer from 1 to 2^24`, `${ptr}/${k}`);
+    if (!(isInt(rec.get(k)) && rec.get(k) >= 1n && rec.get(k) <= 1n << 24n))
+      throw bad(`${k} must be an integer from 1 to 2^24`, `${ptr}/${k}`);
   }
   // the state is a value (RLA_policy §5.11)
-  if (num(rec.get('layers')) * num(rec.get('hidden_size')) > MAX_POLICY_VALUE_ELEMENTS) throw limit('a recurrent state of more than MAX_POLICY_VALUE_ELEMENTS elements', `${ptr}/hidden_size`);
+  if (num(rec.get('layers')) * num(rec.get('hidden_size')) > MAX_POLICY_VALUE_ELEMENTS)
+    throw limit('a recurrent state of more than MAX_POLICY_VALUE_ELEMENTS elements', `${ptr}/hidden_size`);
   return rec;
 }
 
@@ -487,14 +601,17 @@ export function check(value, data, used = []) {
   const base = '/' + KEY;
   if (!isPlainMap(value)) throw bad('the policy must be a map', base);
   for (const k of [...TOP_REQUIRED].sort()) if (!value.has(k)) throw bad(`the key ${quote(k)} is missing`, base); // §11.2: the object before its members
-  for (const k of value.keys()) if (!TOP_REQUIRED.includes(k) && !TOP_OPTIONAL.includes(k)) throw bad(`unknown key ${quote(k)}`, pointerJoin(base, k));
+  for (const k of value.keys())
+    if (!TOP_REQUIRED.includes(k) && !TOP_OPTIONAL.includes(k))
+      throw bad(`unknown key ${quote(k)}`, pointerJoin(base, k));
   // the members in the order of the table of RLA_policy §3
   const known = inputs(value.get('observation_space'), `${base}/observation_space`);
   for (const k of ['normalize_images', 'vec_normalize']) {
     if (value.has(k) && typeof value.get(k) !== 'boolean') throw bad(`${k} must be a boolean`, `${base}/${k}`);
   }
   if (value.get('vec_normalize') === true) {
-    if (!used.includes('RLA_vec_normalize')) throw bad('vec_normalize is true but the archive does not use RLA_vec_normalize', `${base}/vec_normalize`);
+    if (!used.includes('RLA_vec_normalize'))
+      throw bad('vec_normalize is true but the archive does not use RLA_vec_normalize', `${base}/vec_normalize`);
     // the statistics are checked against the data's observation space (RLA_vec_normalize §3)
     if (quote(outline(value.get('observation_space'))) !== quote(outline(data?.get('observation_space')))) {
       throw bad("vec_normalize is true but the observation space differs from the data's", `${base}/vec_normalize`);

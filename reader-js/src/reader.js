@@ -36,7 +36,8 @@ function toPlain(v) {
   if (Array.isArray(v)) return v.map(toPlain);
   if (v instanceof Map) {
     const o = {};
-    for (const [k, x] of v) Object.defineProperty(o, k, { value: toPlain(x), enumerable: true, writable: true, configurable: true });
+    for (const [k, x] of v)
+      Object.defineProperty(o, k, { value: toPlain(x), enumerable: true, writable: true, configurable: true });
     return o;
   }
   return v;
@@ -101,7 +102,12 @@ async function validationIssues(input, options) {
     }
     const opened = await runSteps(state, CONTENT);
     const done = await runSteps(opened, DEFERRED);
-    return [...opened.issues, ...opened.warnings, ...done.issues.slice(opened.issues.length), ...done.warnings.slice(opened.warnings.length)];
+    return [
+      ...opened.issues,
+      ...opened.warnings,
+      ...done.issues.slice(opened.issues.length),
+      ...done.warnings.slice(opened.warnings.length),
+    ];
   } finally {
     await closeSource(state.source);
   }
@@ -243,10 +249,28 @@ export class Archive {
       const infos = g === null ? [] : [...headers.get(g).values()];
       const r = await this.#verifyMember(m, infos);
       for (const name of r.badBools) {
-        this.warnings.push(new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, { member: m.name, pointer: entryPointer(name), offset: headers.get(g).get(name).offset }));
+        this.warnings.push(
+          new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, {
+            member: m.name,
+            pointer: entryPointer(name),
+            offset: headers.get(g).get(name).offset,
+          }),
+        );
       }
       if (g !== null) {
-        tensors.set(g, new Map(infos.map((t, k) => [t.name, new Map([['dtype', t.dtype], ['shape', t.shape], ['sha256', r.tensorShas[k]]])])));
+        tensors.set(
+          g,
+          new Map(
+            infos.map((t, k) => [
+              t.name,
+              new Map([
+                ['dtype', t.dtype],
+                ['shape', t.shape],
+                ['sha256', r.tensorShas[k]],
+              ]),
+            ]),
+          ),
+        );
       }
     }
     await this.checkExtensions();
@@ -255,7 +279,13 @@ export class Archive {
     const doc = new Map([
       ['dump_version', DUMP_VERSION],
       ['manifest', tree],
-      ['data', new Map([['data', canonicalValue(data)], ['optimizers', canonicalValue(optimizers)]])],
+      [
+        'data',
+        new Map([
+          ['data', canonicalValue(data)],
+          ['optimizers', canonicalValue(optimizers)],
+        ]),
+      ],
       ['tensors', tensors],
     ]);
     return canonicalJson(doc);
@@ -308,7 +338,8 @@ export class Archive {
   }
   /** One optimizer state, decoded (Python: `optimizer(name)`); TENSOR_NOT_FOUND when there is none of that name. */
   optimizer(name) {
-    if (!this.#state.document.optimizers.has(name)) throw fail('TENSOR_NOT_FOUND', `no optimizer ${JSON.stringify(name)}`);
+    if (!this.#state.document.optimizers.has(name))
+      throw fail('TENSOR_NOT_FOUND', `no optimizer ${JSON.stringify(name)}`);
     return this.optimizers[name];
   }
   /** The checked data document as parsed: {data, optimizers} as json.js trees (Map, bigint for integer literals). */
@@ -326,7 +357,13 @@ export class Archive {
   tensorInfo(group) {
     const g = this.#state.tensorHeaders.get(group);
     if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
-    return [...g.values()].map((t) => ({ name: t.name, dtype: t.dtype, shape: [...t.shape], offset: t.offset, nbytes: t.end - t.begin }));
+    return [...g.values()].map((t) => ({
+      name: t.name,
+      dtype: t.dtype,
+      shape: [...t.shape],
+      offset: t.offset,
+      nbytes: t.end - t.begin,
+    }));
   }
 
   /**
@@ -364,7 +401,14 @@ export class Archive {
     const issues = [];
     const docs = [
       ['manifest-1.0.schema.json', 'manifest.json', this.#state.manifest.raw],
-      ['data-1.0.schema.json', 'data.json', new Map([['data', this.#state.document.data], ['optimizers', this.#state.document.optimizers]])],
+      [
+        'data-1.0.schema.json',
+        'data.json',
+        new Map([
+          ['data', this.#state.document.data],
+          ['optimizers', this.#state.document.optimizers],
+        ]),
+      ],
     ];
     for (const [schemaName, member, tree] of docs) {
       const schema = await getSchema(schemaName);

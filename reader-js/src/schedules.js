@@ -21,33 +21,44 @@ const isNumber = (x) => typeof x === 'bigint' || typeof x === 'number';
 export function checkSchedule(v, ptr, ctx) {
   if (!v.has('kind')) throw valueError(ctx, 'VALUE_INVALID', 'a schedule needs the member "kind"', ptr);
   const kind = v.get('kind');
-  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SCHEDULE_MEMBERS, kind)) {
+  if (typeof kind !== 'string' || !Object.hasOwn(SCHEDULE_MEMBERS, kind)) {
     throw valueError(ctx, 'VALUE_INVALID', `unknown schedule kind ${show(kind)}`, pointerJoin(ptr, 'kind'));
   }
   exactMembers(v, ['kind', ...SCHEDULE_MEMBERS[kind]], [], ptr, ctx, `${kind} schedule`);
   const at = (k) => pointerJoin(ptr, k);
   if (kind === 'piecewise') {
     const pts = v.get('points');
-    if (!Array.isArray(pts)) throw valueError(ctx, 'VALUE_INVALID', 'points must be an array of [elapsed, value] number pairs', at('points'));
-    if (pts.length === 0) throw valueError(ctx, 'SCHEDULE_INVALID', 'a piecewise schedule needs at least one point', at('points'));
+    if (!Array.isArray(pts))
+      throw valueError(ctx, 'VALUE_INVALID', 'points must be an array of [elapsed, value] number pairs', at('points'));
+    if (pts.length === 0)
+      throw valueError(ctx, 'SCHEDULE_INVALID', 'a piecewise schedule needs at least one point', at('points'));
     pts.forEach((pt, i) => {
       const p = pointerJoin(at('points'), i);
-      if (!(Array.isArray(pt) && pt.length === 2 && pt.every(isNumber))) throw valueError(ctx, 'VALUE_INVALID', 'a point must be an [elapsed, value] pair of numbers', p);
+      if (!(Array.isArray(pt) && pt.length === 2 && pt.every(isNumber)))
+        throw valueError(ctx, 'VALUE_INVALID', 'a point must be an [elapsed, value] pair of numbers', p);
       const t = Number(pt[0]);
       if (!(t >= 0 && t <= 1) || (i > 0 && !(t > Number(pts[i - 1][0])))) {
-        throw valueError(ctx, 'SCHEDULE_INVALID', 'points must be strictly increasing within [0, 1]', pointerJoin(p, 0));
+        throw valueError(
+          ctx,
+          'SCHEDULE_INVALID',
+          'points must be strictly increasing within [0, 1]',
+          pointerJoin(p, 0),
+        );
       }
     });
     const interp = v.get('interpolation');
-    if (interp !== 'linear' && interp !== 'step') throw valueError(ctx, 'VALUE_INVALID', 'interpolation must be "linear" or "step"', at('interpolation'));
+    if (interp !== 'linear' && interp !== 'step')
+      throw valueError(ctx, 'VALUE_INVALID', 'interpolation must be "linear" or "step"', at('interpolation'));
     return;
   }
   for (const k of SCHEDULE_MEMBERS[kind]) {
-    if (!isNumber(v.get(k))) throw valueError(ctx, 'VALUE_INVALID', 'schedule parameter is not a number literal', at(k));
+    if (!isNumber(v.get(k)))
+      throw valueError(ctx, 'VALUE_INVALID', 'schedule parameter is not a number literal', at(k));
   }
   if (kind === 'linear') {
     const f = Number(v.get('end_fraction'));
-    if (!(f > 0 && f <= 1)) throw valueError(ctx, 'SCHEDULE_INVALID', 'end_fraction must be in (0, 1]', at('end_fraction'));
+    if (!(f > 0 && f <= 1))
+      throw valueError(ctx, 'SCHEDULE_INVALID', 'end_fraction must be in (0, 1]', at('end_fraction'));
   }
 }
 
@@ -65,7 +76,9 @@ export function evaluateSchedule(schedule, p) {
     case 'constant':
       return num(schedule.value);
     case 'linear': {
-      const start = num(schedule.start), end = num(schedule.end), f = num(schedule.end_fraction);
+      const start = num(schedule.start),
+        end = num(schedule.end),
+        f = num(schedule.end_fraction);
       if (e > f) return end;
       return start + (e * (end - start)) / f;
     }
@@ -76,7 +89,8 @@ export function evaluateSchedule(schedule, p) {
       if (e >= pts[last][0]) return pts[last][1];
       let i = 0;
       while (!(pts[i][0] <= e && e < pts[i + 1][0])) i++;
-      const [ei, vi] = pts[i], [ej, vj] = pts[i + 1];
+      const [ei, vi] = pts[i],
+        [ej, vj] = pts[i + 1];
       if (schedule.interpolation === 'step') return vi;
       return vi + ((e - ei) * (vj - vi)) / (ej - ei);
     }

@@ -3,12 +3,54 @@
 // number = float literal, Map = object).
 
 const SUPPORTED = new Set([
-  '$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'format', 'deprecated', 'readOnly', 'writeOnly',
-  '$defs', 'definitions', '$ref', 'type', 'enum', 'const',
-  'properties', 'required', 'additionalProperties', 'patternProperties', 'propertyNames', 'minProperties', 'maxProperties', 'dependentRequired',
-  'items', 'prefixItems', 'minItems', 'maxItems', 'uniqueItems', 'contains', 'minContains', 'maxContains',
-  'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else',
+  '$schema',
+  '$id',
+  '$comment',
+  'title',
+  'description',
+  'default',
+  'examples',
+  'format',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$defs',
+  'definitions',
+  '$ref',
+  'type',
+  'enum',
+  'const',
+  'properties',
+  'required',
+  'additionalProperties',
+  'patternProperties',
+  'propertyNames',
+  'minProperties',
+  'maxProperties',
+  'dependentRequired',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
 ]);
 
 /** Keywords a schema uses that this validator does not implement (for a test to keep it honest). */
@@ -118,7 +160,8 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
     if (s.maximum !== undefined && x > s.maximum) return err(`above ${s.maximum}`);
     if (s.exclusiveMinimum !== undefined && x <= s.exclusiveMinimum) return err(`not above ${s.exclusiveMinimum}`);
     if (s.exclusiveMaximum !== undefined && x >= s.exclusiveMaximum) return err(`not below ${s.exclusiveMaximum}`);
-    if (s.multipleOf !== undefined && !Number.isInteger(Number(x) / s.multipleOf)) return err(`not a multiple of ${s.multipleOf}`);
+    if (s.multipleOf !== undefined && !Number.isInteger(Number(x) / s.multipleOf))
+      return err(`not a multiple of ${s.multipleOf}`);
   }
   if (t === 'string') {
     const len = [...instance].length;
@@ -138,7 +181,8 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
       if (r) return r;
     }
     if (s.uniqueItems) {
-      for (let i = 0; i < a.length; i++) for (let j = 0; j < i; j++) if (jsonEqual(a[i], a[j])) return err('items are not unique', `${ptr}/${i}`);
+      for (let i = 0; i < a.length; i++)
+        for (let j = 0; j < i; j++) if (jsonEqual(a[i], a[j])) return err('items are not unique', `${ptr}/${i}`);
     }
     if (s.contains !== undefined) {
       const n = a.filter((x, i) => !validateSchema(s.contains, x, root, `${ptr}/${i}`)).length;
@@ -152,7 +196,8 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
     if (s.maxProperties !== undefined && o.size > s.maxProperties) return err('too many properties');
     for (const k of s.required ?? []) if (!o.has(k)) return err(`missing property ${JSON.stringify(k)}`);
     for (const [k, deps] of Object.entries(s.dependentRequired ?? {})) {
-      if (o.has(k)) for (const d of deps) if (!o.has(d)) return err(`property ${JSON.stringify(k)} requires ${JSON.stringify(d)}`);
+      if (o.has(k))
+        for (const d of deps) if (!o.has(d)) return err(`property ${JSON.stringify(k)} requires ${JSON.stringify(d)}`);
     }
     for (const [k, v] of o) {
       const p = `${ptr}/${esc(k)}`;
@@ -161,7 +206,7 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
         if (r) return err(`property name ${JSON.stringify(k)}: ${r.message}`, p);
       }
       let matched = false;
-      if (s.properties && Object.prototype.hasOwnProperty.call(s.properties, k)) {
+      if (s.properties && Object.hasOwn(s.properties, k)) {
         matched = true;
         const r = validateSchema(s.properties[k], v, root, p);
         if (r) return r;
@@ -183,7 +228,8 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
     const r = validateSchema(sub, instance, root, ptr);
     if (r) return r;
   }
-  if (s.anyOf !== undefined && !s.anyOf.some((sub) => !validateSchema(sub, instance, root, ptr))) return err('matches none of "anyOf"');
+  if (s.anyOf !== undefined && !s.anyOf.some((sub) => !validateSchema(sub, instance, root, ptr)))
+    return err('matches none of "anyOf"');
   if (s.oneOf !== undefined) {
     const n = s.oneOf.filter((sub) => !validateSchema(sub, instance, root, ptr)).length;
     if (n !== 1) return err(`matches ${n} of "oneOf", not exactly one`);

@@ -6,7 +6,12 @@
 import embedded from './schemas-embedded.js';
 import { addSchema } from './schema.js';
 
-export const SCHEMA_FILES = ['manifest-1.0.schema.json', 'data-1.0.schema.json', 'dump-1.0.schema.json', 'report-1.0.schema.json'];
+export const SCHEMA_FILES = [
+  'manifest-1.0.schema.json',
+  'data-1.0.schema.json',
+  'dump-1.0.schema.json',
+  'report-1.0.schema.json',
+];
 
 let registered = false;
 
@@ -21,5 +26,5 @@ export async function loadSchemas() {
 
 /** One schema by file name, or null when the package has no such schema. */
 export async function getSchema(name) {
-  return Object.prototype.hasOwnProperty.call(embedded, name) ? (await loadSchemas())[name] : null;
+  return Object.hasOwn(embedded, name) ? (await loadSchemas())[name] : null;
 }

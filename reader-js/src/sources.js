@@ -131,7 +131,9 @@ class Deadline {
     this.controller = new AbortController();
     this.signal = this.controller.signal;
     let reject;
-    this.passed = new Promise((_, r) => { reject = r; });
+    this.passed = new Promise((_, r) => {
+      reject = r;
+    });
     this.passed.catch(() => {});
     const expire = (why) => {
       if (this.expired) return;
@@ -151,12 +153,22 @@ class Deadline {
     clearTimeout(this.totalTimer);
     const total = this.idleMs + (bytes / this.minRate) * 1000;
     const ms = Math.min(Math.max(0, total - (Date.now() - this.start)), MAX_TIMER_MS);
-    this.totalTimer = setTimeout(() => this.expire(`the request took more than ${Math.round(total)} ms (timeout ${this.idleMs} ms plus ${bytes} bytes at ${this.minRate} bytes/s)`), ms);
+    this.totalTimer = setTimeout(
+      () =>
+        this.expire(
+          `the request took more than ${Math.round(total)} ms (timeout ${this.idleMs} ms plus ${bytes} bytes at ${this.minRate} bytes/s)`,
+        ),
+      ms,
+    );
   }
   /** Bytes (or the response) came: the idle deadline starts again. */
   progress() {
     clearTimeout(this.idleTimer);
-    if (!this.expired) this.idleTimer = setTimeout(() => this.expire(`nothing came for ${this.idleMs} ms`), Math.min(this.idleMs, MAX_TIMER_MS));
+    if (!this.expired)
+      this.idleTimer = setTimeout(
+        () => this.expire(`nothing came for ${this.idleMs} ms`),
+        Math.min(this.idleMs, MAX_TIMER_MS),
+      );
   }
   race(promise) {
     return Promise.race([promise, this.passed]);
@@ -184,7 +196,8 @@ async function readBody(res, expected, deadline) {
   const reader = typeof res.body?.getReader === 'function' ? res.body.getReader() : null;
   if (!reader) {
     const bytes = new Uint8Array(await deadline.race(res.arrayBuffer()));
-    if (expected !== null && bytes.length !== expected) throw ioError(`the body has ${bytes.length} bytes, not the ${expected} announced`);
+    if (expected !== null && bytes.length !== expected)
+      throw ioError(`the body has ${bytes.length} bytes, not the ${expected} announced`);
     return bytes;
   }
   const chunks = [];
@@ -203,7 +216,8 @@ async function readBody(res, expected, deadline) {
   } finally {
     if (deadline.expired || (expected !== null && got !== expected)) reader.cancel().catch(() => {});
   }
-  if (expected !== null && got !== expected) throw ioError(`the body ended after ${got} of the ${expected} bytes announced`);
+  if (expected !== null && got !== expected)
+    throw ioError(`the body ended after ${got} of the ${expected} bytes announced`);
   if (chunks.length === 1) return chunks[0];
   const out = new Uint8Array(got);
   let at = 0;
@@ -256,14 +270,18 @@ export class HttpSource {
   async _get(start, end) {
     // end is exclusive; returns {start, bytes, total}
     const deadline = new Deadline(this.timeout, this.minRate, end - start);
-    let res, body, range = null;
+    let res,
+      body,
+      range = null;
     try {
       this.requests++;
       const fetchFn = this.fetch; // called unbound: browsers reject fetch with a foreign `this`
-      res = await deadline.race(fetchFn(this.url, {
-        headers: { ...this.headers, Range: `bytes=${start}-${end - 1}`, 'Accept-Encoding': 'identity' },
-        signal: deadline.signal,
-      }));
+      res = await deadline.race(
+        fetchFn(this.url, {
+          headers: { ...this.headers, Range: `bytes=${start}-${end - 1}`, 'Accept-Encoding': 'identity' },
+          signal: deadline.signal,
+        }),
+      );
       deadline.progress();
       if (res.status === 416) {
         const m = /^bytes \*\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
@@ -277,7 +295,8 @@ export class HttpSource {
         const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
         if (!m) throw ioError('the server sent no usable Content-Range');
         range = { s: Number(m[1]), e: Number(m[2]) + 1, total: Number(m[3]) };
-        if (range.e > range.total || range.s >= range.e) throw ioError('the server sent a range that does not match its body');
+        if (range.e > range.total || range.s >= range.e)
+          throw ioError('the server sent a range that does not match its body');
         if (announced !== null && announced !== range.e - range.s) {
           throw ioError(`the server announced ${announced} bytes for a range of ${range.e - range.s}`);
         }
@@ -374,10 +393,14 @@ export async function openSource(input, options = {}) {
 
 async function pickSource(input, options) {
   if (input instanceof Uint8Array) return new MemorySource(input);
-  if (input instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer)) {
+  if (
+    input instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer !== 'undefined' && input instanceof SharedArrayBuffer)
+  ) {
     return new MemorySource(new Uint8Array(input));
   }
-  if (ArrayBuffer.isView(input)) return new MemorySource(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
+  if (ArrayBuffer.isView(input))
+    return new MemorySource(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
   if (typeof Blob !== 'undefined' && input instanceof Blob) return new BlobSource(input);
   if (typeof URL !== 'undefined' && input instanceof URL) {
     if (input.protocol === 'http:' || input.protocol === 'https:') return HttpSource.open(input.href, options);
@@ -398,7 +421,13 @@ async function pickSource(input, options) {
     if (isHttpUrl(input)) return HttpSource.open(input, options);
     return FileSource.open(input);
   }
-  if (input && typeof input === 'object' && typeof input.read === 'function' && Number.isSafeInteger(input.size) && input.size >= 0) {
+  if (
+    input &&
+    typeof input === 'object' &&
+    typeof input.read === 'function' &&
+    Number.isSafeInteger(input.size) &&
+    input.size >= 0
+  ) {
     return input;
   }
   throw ioError('unsupported source: give bytes, a Blob, a URL or a file path');

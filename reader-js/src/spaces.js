@@ -30,7 +30,10 @@ const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i
  * checks of a dtype member, an ndarray member and an integer member.
  */
 function spaceTools(v, ptr, ctx, kind, checkValue) {
-  const at = (k) => String(k).split('/').reduce((p, t) => pointerJoin(p, t), ptr);
+  const at = (k) =>
+    String(k)
+      .split('/')
+      .reduce((p, t) => pointerJoin(p, t), ptr);
   const g = (k) => v.get(k);
   const need = (cond, k, what) => {
     if (!cond) throw valueError(ctx, 'VALUE_INVALID', `space member ${k} must be ${what}`, at(k));
@@ -83,7 +86,8 @@ const KIND_CHECKS = {
   },
   multi_binary({ g, need, rule }) {
     const n = g('n');
-    if (Array.isArray(n)) { // the array's own structure, then each element in turn (§11.2)
+    if (Array.isArray(n)) {
+      // the array's own structure, then each element in turn (§11.2)
       rule(n.length > 0, 'multi_binary n must not be an empty array', 'n');
       n.forEach((d, i) => {
         need(isIntLiteral(d), `n/${i}`, 'an integer');
@@ -121,7 +125,11 @@ const KIND_CHECKS = {
     rule(g('max_length') >= g('min_length'), 'text needs min_length <= max_length', 'max_length');
     need(typeof g('charset') === 'string', 'charset', 'a string');
     const cps = Array.from(g('charset'), (c) => c.codePointAt(0));
-    rule(cps.length > 0 && cps.every((c, i) => i === 0 || cps[i - 1] < c), 'text charset must be non-empty, ascending, without repeats', 'charset');
+    rule(
+      cps.length > 0 && cps.every((c, i) => i === 0 || cps[i - 1] < c),
+      'text charset must be non-empty, ascending, without repeats',
+      'charset',
+    );
   },
 };
 
@@ -132,7 +140,7 @@ const KIND_CHECKS = {
 export function checkSpace(v, ptr, ctx, checkValue) {
   if (!v.has('kind')) throw valueError(ctx, 'VALUE_INVALID', 'a space needs the member "kind"', ptr);
   const kind = v.get('kind');
-  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(SPACE_MEMBERS, kind)) {
+  if (typeof kind !== 'string' || !Object.hasOwn(SPACE_MEMBERS, kind)) {
     throw valueError(ctx, 'VALUE_INVALID', `unknown space kind ${show(kind)}`, pointerJoin(ptr, 'kind'));
   }
   exactMembers(v, ['kind', ...SPACE_MEMBERS[kind]], [], ptr, ctx, `${kind} space`);
@@ -146,14 +154,30 @@ export function checkNvecElements(raw, dtype, pointer, ctx) {
   for (let o = 0; o < raw.byteLength; o += size) {
     let x;
     switch (dtype) {
-      case 'I8': x = dv.getInt8(o); break;
-      case 'U8': x = dv.getUint8(o); break;
-      case 'I16': x = dv.getInt16(o, true); break;
-      case 'U16': x = dv.getUint16(o, true); break;
-      case 'I32': x = dv.getInt32(o, true); break;
-      case 'U32': x = dv.getUint32(o, true); break;
-      case 'I64': x = dv.getBigInt64(o, true); break;
-      default: x = dv.getBigUint64(o, true); break;
+      case 'I8':
+        x = dv.getInt8(o);
+        break;
+      case 'U8':
+        x = dv.getUint8(o);
+        break;
+      case 'I16':
+        x = dv.getInt16(o, true);
+        break;
+      case 'U16':
+        x = dv.getUint16(o, true);
+        break;
+      case 'I32':
+        x = dv.getInt32(o, true);
+        break;
+      case 'U32':
+        x = dv.getUint32(o, true);
+        break;
+      case 'I64':
+        x = dv.getBigInt64(o, true);
+        break;
+      default:
+        x = dv.getBigUint64(o, true);
+        break;
     }
     if (x < 1) throw valueError(ctx, 'SPACE_INVALID', 'every element of multi_discrete nvec must be >= 1', pointer);
   }

@@ -24,7 +24,8 @@ export async function readSafetensorsHeader(src, m) {
   const nb = await readAt(src, m.dataOffset, 8);
   const dv = new DataView(nb.buffer, nb.byteOffset, 8);
   const n = dv.getUint32(0, true) + dv.getUint32(4, true) * 0x100000000;
-  if (n > MAX_SAFETENSORS_HEADER_BYTES) throw fail('ST_HEADER_TOO_LARGE', `safetensors header of ${n} bytes exceeds the limit`, loc);
+  if (n > MAX_SAFETENSORS_HEADER_BYTES)
+    throw fail('ST_HEADER_TOO_LARGE', `safetensors header of ${n} bytes exceeds the limit`, loc);
   if (n > m.size - 8) throw fail('ST_TRUNCATED', 'safetensors header runs past the member', loc);
   const header = await readAt(src, m.dataOffset + 8, n);
   const tree = parseJson(header, { member: m.name, offset: m.dataOffset + 8, maxBytes: Infinity });
@@ -43,24 +44,31 @@ export async function readSafetensorsHeader(src, m) {
     if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
       throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`, name);
     }
-    const dtype = e.get('dtype'), shape = e.get('shape'), offs = e.get('data_offsets');
+    const dtype = e.get('dtype'),
+      shape = e.get('shape'),
+      offs = e.get('data_offsets');
     if (typeof dtype !== 'string') throw invalid(`tensor ${JSON.stringify(name)}: dtype is not a string`, name);
-    if (!Array.isArray(shape) || !shape.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`, name);
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt)) throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`, name);
+    if (!Array.isArray(shape) || !shape.every(isNonNegInt))
+      throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`, name);
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt))
+      throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`, name);
     entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
   }
   for (const t of entries) {
     if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t.name));
   }
   for (const t of entries) {
-    if (t.shapeBig.length > MAX_NDIM) throw fail('LIMIT_EXCEEDED', `${t.shapeBig.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t.name));
+    if (t.shapeBig.length > MAX_NDIM)
+      throw fail('LIMIT_EXCEEDED', `${t.shapeBig.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t.name));
   }
   for (const t of entries) {
-    if (t.begin > t.end || t.end > bufferLength) throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t.name));
+    if (t.begin > t.end || t.end > bufferLength)
+      throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t.name));
   }
   for (const t of entries) {
     const want = t.shapeBig.reduce((a, d) => a * d, 1n) * BigInt(DTYPES[t.dtype].size);
-    if (BigInt(t.end - t.begin) !== want) throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t.name));
+    if (BigInt(t.end - t.begin) !== want)
+      throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t.name));
   }
   const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
   let pos = 0;
@@ -72,19 +80,23 @@ export async function readSafetensorsHeader(src, m) {
   if (pos !== bufferLength) throw fail('ST_TRAILING_BYTES', 'the data buffer continues after the last tensor', loc);
   const bufferOffset = m.dataOffset + 8 + n;
   for (const t of entries) {
-    if ((bufferOffset + t.begin) % DTYPES[t.dtype].alignment !== 0) throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t.name));
+    if ((bufferOffset + t.begin) % DTYPES[t.dtype].alignment !== 0)
+      throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t.name));
   }
   const tensors = new Map();
   for (const t of entries) {
-    tensors.set(t.name, Object.freeze({
-      name: t.name,
-      dtype: t.dtype,
-      shape: Object.freeze(t.shapeBig.map(Number)),
-      begin: t.begin,
-      end: t.end,
-      offset: bufferOffset + t.begin,
-      nbytes: t.end - t.begin,
-    }));
+    tensors.set(
+      t.name,
+      Object.freeze({
+        name: t.name,
+        dtype: t.dtype,
+        shape: Object.freeze(t.shapeBig.map(Number)),
+        begin: t.begin,
+        end: t.end,
+        offset: bufferOffset + t.begin,
+        nbytes: t.end - t.begin,
+      }),
+    );
   }
   return { headerLength: n, bufferOffset, tensors };
 }
@@ -97,9 +109,18 @@ export async function readSafetensorsHeader(src, m) {
 export function checkReference(headers, ref, member) {
   const { group, name } = ref;
   const t = headers.get(group)?.get(name);
-  if (!t) throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, { member, pointer: ref.pointer + '/ref' });
-  const same = t.dtype === ref.dtype && t.shape.length === ref.shape.length && t.shape.every((d, k) => BigInt(d) === ref.shape[k]);
-  if (!same) throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, { member, pointer: ref.pointer });
+  if (!t)
+    throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`, {
+      member,
+      pointer: ref.pointer + '/ref',
+    });
+  const same =
+    t.dtype === ref.dtype && t.shape.length === ref.shape.length && t.shape.every((d, k) => BigInt(d) === ref.shape[k]);
+  if (!same)
+    throw fail('REF_MISMATCH', `tensor ${group}/${name} differs in dtype or shape from the reference`, {
+      member,
+      pointer: ref.pointer,
+    });
 }
 
 /** The TensorInfo of tensor `name` of `group` among `headers`; throws TENSOR_NOT_FOUND. */

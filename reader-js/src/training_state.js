@@ -11,8 +11,17 @@ export const KEY = 'training';
 export const GROUP = 'RLA_training';
 
 const KEYS = [
-  'counters', 'progress_remaining', 'exploration_rate', 'last_obs', 'last_original_obs', 'last_episode_starts',
-  'episode_info', 'episode_success', 'action_noise', 'lstm_states', 'random',
+  'counters',
+  'progress_remaining',
+  'exploration_rate',
+  'last_obs',
+  'last_original_obs',
+  'last_episode_starts',
+  'episode_info',
+  'episode_success',
+  'action_noise',
+  'lstm_states',
+  'random',
 ];
 const COUNTERS = ['num_timesteps', 'total_timesteps', 'num_timesteps_at_start', 'n_updates', 'episode_num', 'n_calls'];
 const RANDOM_KEYS = ['torch', 'torch_cuda', 'numpy', 'python', 'action_space', 'observation_space'];
@@ -53,7 +62,8 @@ function array(v, ptr, what, dtypes = null, ndim = null) {
     throw bad(`${what} must be an ndarray of dtype ${dtypes.join(' or ')}, not ${v.get('dtype')}`, ptr);
   }
   const shape = v.get('shape').map((d) => BigInt(d));
-  if (ndim !== null && shape.length !== ndim) throw bad(`${what} must have ${ndim} dimension(s), not ${shape.length}`, ptr);
+  if (ndim !== null && shape.length !== ndim)
+    throw bad(`${what} must have ${ndim} dimension(s), not ${shape.length}`, ptr);
   return shape;
 }
 
@@ -62,7 +72,8 @@ function nonNegative(v, ptr, what) {
 }
 
 function observationArray(v, ptr) {
-  if (array(v, ptr, 'an observation').length === 0) throw bad('an observation must have a first dimension (the environments)', ptr);
+  if (array(v, ptr, 'an observation').length === 0)
+    throw bad('an observation must have a first dimension (the environments)', ptr);
 }
 
 /** The first dimension of every array of a checked OBS, in document order. */
@@ -79,7 +90,10 @@ function observation(v, ptr, space) {
     const keys = kind === 'dict' ? space.get('spaces').map((e) => e[0]) : [...v.keys()];
     const have = [...v.keys()];
     if (have.length !== keys.length || !have.every((k, i) => k === keys[i])) {
-      throw bad(`the observations must be a map with exactly the keys of the observation space ${JSON.stringify(keys)}, in order`, membersPointer(v, ptr, keys));
+      throw bad(
+        `the observations must be a map with exactly the keys of the observation space ${JSON.stringify(keys)}, in order`,
+        membersPointer(v, ptr, keys),
+      );
     }
     for (const [k, x] of v) observationArray(x, pointerJoin(ptr, k));
     return;
@@ -91,14 +105,16 @@ function observation(v, ptr, space) {
 function deque(v, ptr, what, itemIsMap) {
   exact(v, ptr, ['maxlen', 'items'], what);
   const maxlen = v.get('maxlen');
-  if (maxlen !== null && (!isInt(maxlen) || intValue(maxlen) < 1n)) throw bad(`${what}'s maxlen must be null or a positive integer`, `${ptr}/maxlen`);
+  if (maxlen !== null && (!isInt(maxlen) || intValue(maxlen) < 1n))
+    throw bad(`${what}'s maxlen must be null or a positive integer`, `${ptr}/maxlen`);
   const items = v.get('items');
   if (!Array.isArray(items)) throw bad(`${what}'s items must be a list`, `${ptr}/items`);
   items.forEach((x, i) => {
     if (itemIsMap && !isPlainMap(x)) throw bad("an episode's information must be a map", `${ptr}/items/${i}`);
     if (!itemIsMap && typeof x !== 'boolean') throw bad("an episode's success must be a boolean", `${ptr}/items/${i}`);
   });
-  if (maxlen !== null && BigInt(items.length) > intValue(maxlen)) { // items, after their own rules, against maxlen before them
+  if (maxlen !== null && BigInt(items.length) > intValue(maxlen)) {
+    // items, after their own rules, against maxlen before them
     throw bad(`${what} holds ${items.length} items, more than its maxlen ${intValue(maxlen)}`, `${ptr}/items`);
   }
 }
@@ -108,22 +124,28 @@ function noise(v, ptr, nested = false) {
   const kind = isPlainMap(v) ? v.get('kind') : undefined;
   if (typeof kind !== 'string' || !Object.hasOwn(NOISE_KEYS, kind) || (nested && kind === 'vectorized')) {
     const kinds = Object.keys(NOISE_KEYS).filter((k) => !(nested && k === 'vectorized'));
-    throw bad(`an action noise must be a map whose kind is one of ${kinds.join(', ')}`, isPlainMap(v) && v.has('kind') ? `${ptr}/kind` : ptr);
+    throw bad(
+      `an action noise must be a map whose kind is one of ${kinds.join(', ')}`,
+      isPlainMap(v) && v.has('kind') ? `${ptr}/kind` : ptr,
+    );
   }
   exact(v, ptr, NOISE_KEYS[kind], `a ${kind} action noise`);
   if (kind === 'vectorized') {
     noise(v.get('base'), `${ptr}/base`, true);
     const noises = v.get('noises');
-    if (!Array.isArray(noises) || noises.length === 0) throw bad('a vectorized action noise must have a non-empty list of noises', `${ptr}/noises`);
+    if (!Array.isArray(noises) || noises.length === 0)
+      throw bad('a vectorized action noise must have a non-empty list of noises', `${ptr}/noises`);
     noises.forEach((n, i) => noise(n, `${ptr}/noises/${i}`, true));
     return;
   }
   let shape = null;
-  for (const k of NOISE_KEYS[kind].slice(1)) { // the members in the order of the table of §3.4
+  for (const k of NOISE_KEYS[kind].slice(1)) {
+    // the members in the order of the table of §3.4
     if (k === 'theta' || k === 'dt') {
       if (!isFloat(v.get(k))) throw bad(`${k} must be a float`, `${ptr}/${k}`);
     } else if (k === 'dtype') {
-      if (!NOISE_DTYPES.includes(v.get(k))) throw bad(`an action noise's dtype must be one of ${NOISE_DTYPES.join(', ')}`, `${ptr}/dtype`);
+      if (!NOISE_DTYPES.includes(v.get(k)))
+        throw bad(`an action noise's dtype must be one of ${NOISE_DTYPES.join(', ')}`, `${ptr}/dtype`);
     } else if (!(k === 'initial_noise' && v.get(k) === null)) {
       const s = array(v.get(k), `${ptr}/${k}`, k, ['F32', 'F64']);
       if (shape === null) shape = s;
@@ -138,10 +160,12 @@ function lstm(v, ptr) {
   let shape = null;
   for (const k of ['pi', 'vf']) {
     const pair = v.get(k);
-    if (!(Array.isArray(pair) && pair.length === 2)) throw bad('a recurrent state must be a list of two arrays (hidden and cell states)', `${ptr}/${k}`);
+    if (!(Array.isArray(pair) && pair.length === 2))
+      throw bad('a recurrent state must be a list of two arrays (hidden and cell states)', `${ptr}/${k}`);
     pair.forEach((a, i) => {
       const s = array(a, `${ptr}/${k}/${i}`, 'a recurrent state', ['F32'], 3);
-      if (shape !== null && !sameShape(s, shape)) throw bad(`the recurrent states must have one shape, ${showShape(shape)}`, `${ptr}/${k}/${i}`);
+      if (shape !== null && !sameShape(s, shape))
+        throw bad(`the recurrent states must have one shape, ${showShape(shape)}`, `${ptr}/${k}/${i}`);
       shape = s;
     });
   }
@@ -150,15 +174,19 @@ function lstm(v, ptr) {
 function generator(v, ptr) {
   if (v === null) return;
   exact(v, ptr, GENERATOR_KEYS, 'a generator state');
-  if (!BIT_GENERATORS.includes(v.get('bit_generator'))) throw bad(`the bit generator must be one of ${BIT_GENERATORS.join(', ')}`, `${ptr}/bit_generator`);
+  if (!BIT_GENERATORS.includes(v.get('bit_generator')))
+    throw bad(`the bit generator must be one of ${BIT_GENERATORS.join(', ')}`, `${ptr}/bit_generator`);
   for (const k of ['state', 'inc']) {
     const x = v.get(k);
-    if (!isInt(x) || intValue(x) < 0n || intValue(x) >= U128) throw bad(`${k} must be an integer in [0, 2^128)`, `${ptr}/${k}`);
+    if (!isInt(x) || intValue(x) < 0n || intValue(x) >= U128)
+      throw bad(`${k} must be an integer in [0, 2^128)`, `${ptr}/${k}`);
   }
   const h = v.get('has_uint32');
-  if (!isInt(h) || (intValue(h) !== 0n && intValue(h) !== 1n)) throw bad('has_uint32 must be 0 or 1', `${ptr}/has_uint32`);
+  if (!isInt(h) || (intValue(h) !== 0n && intValue(h) !== 1n))
+    throw bad('has_uint32 must be 0 or 1', `${ptr}/has_uint32`);
   const u = v.get('uinteger');
-  if (!isInt(u) || intValue(u) < 0n || intValue(u) >= 1n << 32n) throw bad('uinteger must be an integer in [0, 2^32)', `${ptr}/uinteger`);
+  if (!isInt(u) || intValue(u) < 0n || intValue(u) >= 1n << 32n)
+    throw bad('uinteger must be an integer in [0, 2^32)', `${ptr}/uinteger`);
 }
 
 function spaceRandom(v, ptr) {
@@ -183,16 +211,21 @@ function random(v, ptr) {
   }
   const n = v.get('numpy');
   exact(n, `${ptr}/numpy`, NUMPY_KEYS, 'numpy');
-  if (!sameShape(array(n.get('key'), `${ptr}/numpy/key`, 'key', ['U32'], 1), [624n])) throw bad("numpy's key must have shape [624]", `${ptr}/numpy/key`);
+  if (!sameShape(array(n.get('key'), `${ptr}/numpy/key`, 'key', ['U32'], 1), [624n]))
+    throw bad("numpy's key must have shape [624]", `${ptr}/numpy/key`);
   const pos = n.get('pos');
-  if (!isInt(pos) || intValue(pos) < 0n || intValue(pos) > 624n) throw bad("numpy's pos must be an integer in [0, 624]", `${ptr}/numpy/pos`);
+  if (!isInt(pos) || intValue(pos) < 0n || intValue(pos) > 624n)
+    throw bad("numpy's pos must be an integer in [0, 624]", `${ptr}/numpy/pos`);
   if (typeof n.get('has_gauss') !== 'boolean') throw bad('has_gauss must be a boolean', `${ptr}/numpy/has_gauss`);
   if (!isFloat(n.get('cached_gaussian'))) throw bad('cached_gaussian must be a float', `${ptr}/numpy/cached_gaussian`);
   const p = v.get('python');
   exact(p, `${ptr}/python`, PYTHON_KEYS, 'python');
-  if (!isInt(p.get('version')) || intValue(p.get('version')) !== 3n) throw bad("python's version must be 3", `${ptr}/python/version`);
-  if (!sameShape(array(p.get('state'), `${ptr}/python/state`, 'state', ['U32'], 1), [625n])) throw bad("python's state must have shape [625]", `${ptr}/python/state`);
-  if (p.get('gauss_next') !== null && !isFloat(p.get('gauss_next'))) throw bad('gauss_next must be null or a float', `${ptr}/python/gauss_next`);
+  if (!isInt(p.get('version')) || intValue(p.get('version')) !== 3n)
+    throw bad("python's version must be 3", `${ptr}/python/version`);
+  if (!sameShape(array(p.get('state'), `${ptr}/python/state`, 'state', ['U32'], 1), [625n]))
+    throw bad("python's state must have shape [625]", `${ptr}/python/state`);
+  if (p.get('gauss_next') !== null && !isFloat(p.get('gauss_next')))
+    throw bad('gauss_next must be null or a float', `${ptr}/python/gauss_next`);
   for (const k of ['action_space', 'observation_space']) spaceRandom(v.get(k), `${ptr}/${k}`);
 }
 
@@ -205,18 +238,25 @@ export function check(value, data) {
   exact(value, base, KEYS, 'the run state');
   const c = value.get('counters');
   exact(c, `${base}/counters`, COUNTERS, 'counters');
-  for (const k of COUNTERS) if (!(k === 'n_calls' && c.get(k) === null)) nonNegative(c.get(k), `${base}/counters/${k}`, k);
-  if (!isFloat(value.get('progress_remaining'))) throw bad('progress_remaining must be a float', `${base}/progress_remaining`);
+  for (const k of COUNTERS)
+    if (!(k === 'n_calls' && c.get(k) === null)) nonNegative(c.get(k), `${base}/counters/${k}`, k);
+  if (!isFloat(value.get('progress_remaining')))
+    throw bad('progress_remaining must be a float', `${base}/progress_remaining`);
   const rate = value.get('exploration_rate');
-  if (rate !== null && !isFloat(rate)) throw bad('exploration_rate must be null or a float', `${base}/exploration_rate`);
+  if (rate !== null && !isFloat(rate))
+    throw bad('exploration_rate must be null or a float', `${base}/exploration_rate`);
   const sp = data?.get('observation_space');
   const space = isTagged(sp, 'space') ? sp : null;
   for (const k of ['last_obs', 'last_original_obs']) observation(value.get(k), `${base}/${k}`, space);
   const starts = value.get('last_episode_starts');
-  if (starts !== null) { // its own rules, then against the observations before it
+  if (starts !== null) {
+    // its own rules, then against the observations before it
     const nEnvs = array(starts, `${base}/last_episode_starts`, 'last_episode_starts', ['BOOL'], 1)[0];
     if (['last_obs', 'last_original_obs'].some((k) => firstDims(value.get(k)).some((d) => d !== nEnvs))) {
-      throw bad(`the observations' first dimension must be the ${nEnvs} environment(s) of last_episode_starts`, `${base}/last_episode_starts`);
+      throw bad(
+        `the observations' first dimension must be the ${nEnvs} environment(s) of last_episode_starts`,
+        `${base}/last_episode_starts`,
+      );
     }
   }
   deque(value.get('episode_info'), `${base}/episode_info`, 'episode_info', true);

@@ -24,7 +24,12 @@ export function exactMembers(v, required, optional, ptr, ctx, what) {
   }
   for (const k of v.keys()) {
     if (k !== '$type' && !required.includes(k) && !optional.includes(k)) {
-      throw valueError(ctx, 'VALUE_INVALID', `${what} has the unexpected member ${JSON.stringify(k)}`, pointerJoin(ptr, k));
+      throw valueError(
+        ctx,
+        'VALUE_INVALID',
+        `${what} has the unexpected member ${JSON.stringify(k)}`,
+        pointerJoin(ptr, k),
+      );
     }
   }
 }
@@ -40,9 +45,11 @@ export const isIntLiteral = (v, min = -Infinity) => typeof v === 'bigint' && v >
  */
 export function checkShape(shape, ptr, ctx) {
   if (!Array.isArray(shape)) throw valueError(ctx, 'VALUE_INVALID', 'shape must be an array of integers >= 0', ptr);
-  if (shape.length > MAX_NDIM) throw valueError(ctx, 'LIMIT_EXCEEDED', `${shape.length} dimensions exceed the limit of ${MAX_NDIM}`, ptr);
+  if (shape.length > MAX_NDIM)
+    throw valueError(ctx, 'LIMIT_EXCEEDED', `${shape.length} dimensions exceed the limit of ${MAX_NDIM}`, ptr);
   shape.forEach((d, i) => {
-    if (!isIntLiteral(d, 0n)) throw valueError(ctx, 'VALUE_INVALID', 'a shape element must be an integer >= 0', pointerJoin(ptr, i));
+    if (!isIntLiteral(d, 0n))
+      throw valueError(ctx, 'VALUE_INVALID', 'a shape element must be an integer >= 0', pointerJoin(ptr, i));
   });
 }
 
@@ -50,4 +57,3 @@ export function checkShape(shape, ptr, ctx) {
 export function elementCount(shape) {
   return shape.reduce((a, d) => a * d, 1n);
 }
-

@@ -32,33 +32,56 @@ function codePointsOver(s, n) {
   return false;
 }
 
-export const TAGS = ['float', 'int', 'bytes', 'tuple', 'dict', 'ndarray', 'scalar', 'space', 'schedule', 'class', 'opaque'];
+export const TAGS = [
+  'float',
+  'int',
+  'bytes',
+  'tuple',
+  'dict',
+  'ndarray',
+  'scalar',
+  'space',
+  'schedule',
+  'class',
+  'opaque',
+];
 
 function checkFloatTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'float');
   const s = v.get('value');
-  if (s !== 'nan' && s !== 'inf' && s !== '-inf') throw valueError(ctx, 'VALUE_INVALID', 'a tagged float must be "nan", "inf" or "-inf"', pointerJoin(ptr, 'value'));
+  if (s !== 'nan' && s !== 'inf' && s !== '-inf')
+    throw valueError(ctx, 'VALUE_INVALID', 'a tagged float must be "nan", "inf" or "-inf"', pointerJoin(ptr, 'value'));
 }
 
 function checkIntTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'int');
   const s = v.get('value');
-  if (typeof s !== 'string' || !/^-?[1-9][0-9]*$/.test(s)) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must be a decimal string', pointerJoin(ptr, 'value'));
+  if (typeof s !== 'string' || !/^-?[1-9][0-9]*$/.test(s))
+    throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must be a decimal string', pointerJoin(ptr, 'value'));
   const digits = s[0] === '-' ? s.length - 1 : s.length;
-  if (digits > MAX_INT_DIGITS) throw valueError(ctx, 'LIMIT_EXCEEDED', `${digits} digits exceed the limit of ${MAX_INT_DIGITS}`, pointerJoin(ptr, 'value'));
+  if (digits > MAX_INT_DIGITS)
+    throw valueError(
+      ctx,
+      'LIMIT_EXCEEDED',
+      `${digits} digits exceed the limit of ${MAX_INT_DIGITS}`,
+      pointerJoin(ptr, 'value'),
+    );
   const n = BigInt(s);
-  if (n <= MAX_SAFE_INTEGER_BIG && n >= -MAX_SAFE_INTEGER_BIG) throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must lie outside ±(2^53-1)', pointerJoin(ptr, 'value'));
+  if (n <= MAX_SAFE_INTEGER_BIG && n >= -MAX_SAFE_INTEGER_BIG)
+    throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must lie outside ±(2^53-1)', pointerJoin(ptr, 'value'));
 }
 
 function checkBase64Member(v, key, ptr, ctx, what) {
   const s = v.get(key);
-  if (!isCanonicalBase64(s)) throw valueError(ctx, 'VALUE_INVALID', `${what}: ${key} is not canonical base64`, pointerJoin(ptr, key));
+  if (!isCanonicalBase64(s))
+    throw valueError(ctx, 'VALUE_INVALID', `${what}: ${key} is not canonical base64`, pointerJoin(ptr, key));
   return s;
 }
 
 /** Whether a (checked) value may be a dict key (§7.5). */
 function isHashable(v) {
-  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint' || typeof v === 'number') return true;
+  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint' || typeof v === 'number')
+    return true;
   if (isTagged(v, 'int') || isTagged(v, 'bytes')) return true;
   if (isTagged(v, 'float')) return v.get('value') !== 'nan';
   if (isTagged(v, 'tuple')) return v.get('items').every(isHashable);
@@ -89,7 +112,8 @@ function checkDictTag(v, ptr, ctx) {
   let needed = false;
   entries.forEach((e, i) => {
     const p = pointerJoin(eptr, i);
-    if (!Array.isArray(e) || e.length !== 2) throw valueError(ctx, 'VALUE_INVALID', 'a dict entry is not a [key, value] pair', p);
+    if (!Array.isArray(e) || e.length !== 2)
+      throw valueError(ctx, 'VALUE_INVALID', 'a dict entry is not a [key, value] pair', p);
     const [k, x] = e;
     checkValue(k, pointerJoin(p, 0), ctx);
     if (!isHashable(k)) throw valueError(ctx, 'VALUE_INVALID', 'a dict key is not hashable', pointerJoin(p, 0));
@@ -99,7 +123,13 @@ function checkDictTag(v, ptr, ctx) {
     if (typeof k !== 'string' || k === '$type') needed = true;
     checkValue(x, pointerJoin(p, 1), ctx);
   });
-  if (!needed) throw valueError(ctx, 'VALUE_INVALID', 'a dict whose keys are all strings other than "$type" must be a plain object', ptr);
+  if (!needed)
+    throw valueError(
+      ctx,
+      'VALUE_INVALID',
+      'a dict whose keys are all strings other than "$type" must be a plain object',
+      ptr,
+    );
 }
 
 /**
@@ -108,45 +138,78 @@ function checkDictTag(v, ptr, ctx) {
  */
 function checkNdarrayTag(v, ptr, ctx) {
   exactMembers(v, ['dtype', 'shape'], ['base64', 'ref'], ptr, ctx, 'ndarray');
-  if (v.has('base64') === v.has('ref')) throw valueError(ctx, 'VALUE_INVALID', 'an ndarray has exactly one of "base64" and "ref"', ptr);
+  if (v.has('base64') === v.has('ref'))
+    throw valueError(ctx, 'VALUE_INVALID', 'an ndarray has exactly one of "base64" and "ref"', ptr);
   const dtype = v.get('dtype');
-  if (!isDtype(dtype)) throw valueError(ctx, 'VALUE_INVALID', 'ndarray dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
+  if (!isDtype(dtype))
+    throw valueError(ctx, 'VALUE_INVALID', 'ndarray dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
   const shape = v.get('shape');
   checkShape(shape, pointerJoin(ptr, 'shape'), ctx);
   const nbytes = elementCount(shape) * BigInt(DTYPES[dtype].size);
-  if (nbytes > MAX_SAFE_INTEGER_BIG) throw valueError(ctx, 'LIMIT_EXCEEDED', 'array byte size exceeds 2^53-1', pointerJoin(ptr, 'shape'));
+  if (nbytes > MAX_SAFE_INTEGER_BIG)
+    throw valueError(ctx, 'LIMIT_EXCEEDED', 'array byte size exceeds 2^53-1', pointerJoin(ptr, 'shape'));
   if (v.has('base64')) {
     const bptr = pointerJoin(ptr, 'base64');
     const s = v.get('base64');
     const limit = `inline array larger than ${MAX_INLINE_ARRAY_BYTES} bytes`;
-    if (typeof s === 'string' && codePointsOver(s, 4 * Math.ceil(MAX_INLINE_ARRAY_BYTES / 3))) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
+    if (typeof s === 'string' && codePointsOver(s, 4 * Math.ceil(MAX_INLINE_ARRAY_BYTES / 3)))
+      throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
     checkBase64Member(v, 'base64', ptr, ctx, 'ndarray');
     const len = base64Length(s);
     if (len > MAX_INLINE_ARRAY_BYTES) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
-    if (BigInt(len) !== nbytes) throw valueError(ctx, 'ARRAY_SIZE_MISMATCH', `inline array holds ${len} bytes, its dtype and shape need ${nbytes}`, bptr);
+    if (BigInt(len) !== nbytes)
+      throw valueError(
+        ctx,
+        'ARRAY_SIZE_MISMATCH',
+        `inline array holds ${len} bytes, its dtype and shape need ${nbytes}`,
+        bptr,
+      );
     return { dtype, shape, ref: null, node: v };
   }
   const ref = v.get('ref');
   const rptr = pointerJoin(ptr, 'ref');
   if (!isMap(ref)) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref is not an object', rptr);
-  if (!ref.has('group') || !ref.has('name')) throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs the members "group" and "name"', rptr);
+  if (!ref.has('group') || !ref.has('name'))
+    throw valueError(ctx, 'VALUE_INVALID', 'ndarray ref needs the members "group" and "name"', rptr);
   for (const k of ref.keys()) {
-    if (k !== 'group' && k !== 'name') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref has the unexpected member ${JSON.stringify(k)}`, pointerJoin(rptr, k));
+    if (k !== 'group' && k !== 'name')
+      throw valueError(
+        ctx,
+        'VALUE_INVALID',
+        `ndarray ref has the unexpected member ${JSON.stringify(k)}`,
+        pointerJoin(rptr, k),
+      );
   }
   for (const k of ['group', 'name']) {
-    if (typeof ref.get(k) !== 'string') throw valueError(ctx, 'VALUE_INVALID', `ndarray ref member ${k} is not a string`, pointerJoin(rptr, k));
+    if (typeof ref.get(k) !== 'string')
+      throw valueError(ctx, 'VALUE_INVALID', `ndarray ref member ${k} is not a string`, pointerJoin(rptr, k));
   }
   const info = { dtype, shape, ref: { group: ref.get('group'), name: ref.get('name') }, node: v };
-  ctx.references.push(Object.freeze({ pointer: ptr, group: info.ref.group, name: info.ref.name, dtype, shape: Object.freeze([...shape]) }));
+  ctx.references.push(
+    Object.freeze({
+      pointer: ptr,
+      group: info.ref.group,
+      name: info.ref.name,
+      dtype,
+      shape: Object.freeze([...shape]),
+    }),
+  );
   return info;
 }
 
 function checkScalarTag(v, ptr, ctx) {
   exactMembers(v, ['dtype', 'base64'], [], ptr, ctx, 'scalar');
   const dtype = v.get('dtype');
-  if (!isDtype(dtype)) throw valueError(ctx, 'VALUE_INVALID', 'scalar dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
+  if (!isDtype(dtype))
+    throw valueError(ctx, 'VALUE_INVALID', 'scalar dtype is not a dtype code', pointerJoin(ptr, 'dtype'));
   const s = checkBase64Member(v, 'base64', ptr, ctx, 'scalar');
-  if (base64Length(s) !== DTYPES[dtype].size) throw valueError(ctx, 'ARRAY_SIZE_MISMATCH', 'scalar bytes are not exactly one element', pointerJoin(ptr, 'base64'));
+  if (base64Length(s) !== DTYPES[dtype].size)
+    throw valueError(
+      ctx,
+      'ARRAY_SIZE_MISMATCH',
+      'scalar bytes are not exactly one element',
+      pointerJoin(ptr, 'base64'),
+    );
 }
 
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -155,16 +218,19 @@ function checkClassTag(v, ptr, ctx) {
   exactMembers(v, ['module', 'qualname'], [], ptr, ctx, 'class');
   for (const k of ['module', 'qualname']) {
     const s = v.get(k);
-    if (typeof s !== 'string' || !DOTTED.test(s)) throw valueError(ctx, 'VALUE_INVALID', `class ${k} is not a dotted name`, pointerJoin(ptr, k));
+    if (typeof s !== 'string' || !DOTTED.test(s))
+      throw valueError(ctx, 'VALUE_INVALID', `class ${k} is not a dotted name`, pointerJoin(ptr, k));
   }
 }
 
 function checkOpaqueTag(v, ptr, ctx) {
   exactMembers(v, ['format', 'base64'], ['type', 'note'], ptr, ctx, 'opaque');
-  if (v.get('format') !== 'pickle') throw valueError(ctx, 'VALUE_INVALID', 'opaque format must be "pickle"', pointerJoin(ptr, 'format'));
+  if (v.get('format') !== 'pickle')
+    throw valueError(ctx, 'VALUE_INVALID', 'opaque format must be "pickle"', pointerJoin(ptr, 'format'));
   checkBase64Member(v, 'base64', ptr, ctx, 'opaque');
   for (const k of ['type', 'note']) {
-    if (v.has(k) && typeof v.get(k) !== 'string') throw valueError(ctx, 'VALUE_INVALID', `opaque ${k} must be a string`, pointerJoin(ptr, k));
+    if (v.has(k) && typeof v.get(k) !== 'string')
+      throw valueError(ctx, 'VALUE_INVALID', `opaque ${k} must be a string`, pointerJoin(ptr, k));
   }
 }
 
@@ -185,8 +251,10 @@ export function checkValue(v, ptr, ctx) {
     throw valueError(ctx, 'VALUE_UNKNOWN_TYPE', `unknown $type ${show(t)}`, pointerJoin(ptr, '$type'));
   }
   switch (t) {
-    case 'float': return checkFloatTag(v, ptr, ctx);
-    case 'int': return checkIntTag(v, ptr, ctx);
+    case 'float':
+      return checkFloatTag(v, ptr, ctx);
+    case 'int':
+      return checkIntTag(v, ptr, ctx);
     case 'bytes':
       exactMembers(v, ['base64'], [], ptr, ctx, 'bytes');
       checkBase64Member(v, 'base64', ptr, ctx, 'bytes');
@@ -194,17 +262,25 @@ export function checkValue(v, ptr, ctx) {
     case 'tuple': {
       exactMembers(v, ['items'], [], ptr, ctx, 'tuple');
       const items = v.get('items');
-      if (!Array.isArray(items)) throw valueError(ctx, 'VALUE_INVALID', 'tuple items is not an array', pointerJoin(ptr, 'items'));
+      if (!Array.isArray(items))
+        throw valueError(ctx, 'VALUE_INVALID', 'tuple items is not an array', pointerJoin(ptr, 'items'));
       items.forEach((x, i) => checkValue(x, pointerJoin(pointerJoin(ptr, 'items'), i), ctx));
       return undefined;
     }
-    case 'dict': return checkDictTag(v, ptr, ctx);
-    case 'ndarray': return checkNdarrayTag(v, ptr, ctx);
-    case 'scalar': return checkScalarTag(v, ptr, ctx);
-    case 'space': return checkSpace(v, ptr, ctx, checkValue);
-    case 'schedule': return checkSchedule(v, ptr, ctx);
-    case 'class': return checkClassTag(v, ptr, ctx);
-    case 'opaque': return checkOpaqueTag(v, ptr, ctx);
+    case 'dict':
+      return checkDictTag(v, ptr, ctx);
+    case 'ndarray':
+      return checkNdarrayTag(v, ptr, ctx);
+    case 'scalar':
+      return checkScalarTag(v, ptr, ctx);
+    case 'space':
+      return checkSpace(v, ptr, ctx, checkValue);
+    case 'schedule':
+      return checkSchedule(v, ptr, ctx);
+    case 'class':
+      return checkClassTag(v, ptr, ctx);
+    case 'opaque':
+      return checkOpaqueTag(v, ptr, ctx);
   }
   return undefined;
 }

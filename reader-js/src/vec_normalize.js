@@ -14,7 +14,18 @@ export const GROUP = 'RLA_vec_normalize';
 const FLAGS = ['norm_obs', 'norm_reward', 'training'];
 const FLOATS = ['clip_obs', 'clip_reward', 'epsilon', 'gamma'];
 // the keys in the order of §3's table, the order they are checked in
-const KEYS = ['norm_obs', 'norm_reward', 'clip_obs', 'clip_reward', 'epsilon', 'gamma', 'training', 'obs', 'obs_keys', 'ret'];
+const KEYS = [
+  'norm_obs',
+  'norm_reward',
+  'clip_obs',
+  'clip_reward',
+  'epsilon',
+  'gamma',
+  'training',
+  'obs',
+  'obs_keys',
+  'ret',
+];
 
 const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
 // a float: a number literal, an integer literal (bigint) or a tagged float
@@ -26,15 +37,20 @@ const showShape = (s) => `[${s.map(String).join(', ')}]`;
 /** Checks STATS ({mean, var, count}) and returns the arrays' shape. */
 function statsShape(v, ptr) {
   if (!isPlainMap(v) || v.size !== 3 || !['mean', 'var', 'count'].every((k) => v.has(k))) {
-    throw bad('statistics must be a map with exactly mean, var and count', membersPointer(v, ptr, ['mean', 'var', 'count']));
+    throw bad(
+      'statistics must be a map with exactly mean, var and count',
+      membersPointer(v, ptr, ['mean', 'var', 'count']),
+    );
   }
   const shapes = [];
   for (const k of ['mean', 'var']) {
     const a = v.get(k);
-    if (!(isTagged(a, 'ndarray') && a.get('dtype') === 'F64')) throw bad(`${k} must be an F64 ndarray`, pointerJoin(ptr, k));
+    if (!(isTagged(a, 'ndarray') && a.get('dtype') === 'F64'))
+      throw bad(`${k} must be an F64 ndarray`, pointerJoin(ptr, k));
     shapes.push(a.get('shape'));
   }
-  if (!sameShape(shapes[0], shapes[1])) throw bad(`mean has shape ${showShape(shapes[0])} and var ${showShape(shapes[1])}`, pointerJoin(ptr, 'var'));
+  if (!sameShape(shapes[0], shapes[1]))
+    throw bad(`mean has shape ${showShape(shapes[0])} and var ${showShape(shapes[1])}`, pointerJoin(ptr, 'var'));
   if (!isFloat(v.get('count'))) throw bad('count must be a float', pointerJoin(ptr, 'count'));
   return shapes[0];
 }
@@ -53,15 +69,18 @@ export function check(value, data) {
   const base = '/' + KEY;
   if (!isPlainMap(value)) throw bad('the statistics must be a map', base);
   for (const k of KEYS) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base); // §11.2: the object before its members
-  for (const k of value.keys()) if (!KEYS.includes(k)) throw bad(`unknown key ${JSON.stringify(k)}`, pointerJoin(base, k));
-  for (const k of KEYS.slice(0, 7)) { // the members in the order of the table
+  for (const k of value.keys())
+    if (!KEYS.includes(k)) throw bad(`unknown key ${JSON.stringify(k)}`, pointerJoin(base, k));
+  for (const k of KEYS.slice(0, 7)) {
+    // the members in the order of the table
     if (FLAGS.includes(k) && typeof value.get(k) !== 'boolean') throw bad(`${k} must be a boolean`, `${base}/${k}`);
     if (FLOATS.includes(k) && !isFloat(value.get(k))) throw bad(`${k} must be a float`, `${base}/${k}`);
   }
   const obs = value.get('obs');
   const keys = value.get('obs_keys');
   if (obs !== null && !isPlainMap(obs)) throw bad('obs must be null or a map', `${base}/obs`);
-  if (obs === null && value.get('norm_obs')) throw bad('norm_obs is true but there are no observation statistics', `${base}/obs`);
+  if (obs === null && value.get('norm_obs'))
+    throw bad('norm_obs is true but there are no observation statistics', `${base}/obs`);
   if (keys !== null) {
     if (!Array.isArray(keys)) throw bad('obs_keys must be null or a list of strings', `${base}/obs_keys`);
     keys.forEach((k, i) => {
@@ -74,23 +93,31 @@ export function check(value, data) {
   } else {
     checkObs(obs, keys, observationSpace(data), base);
   }
-  if (statsShape(value.get('ret'), `${base}/ret`).length !== 0) throw bad('the return statistics must be 0-dimensional', `${base}/ret/mean`);
+  if (statsShape(value.get('ret'), `${base}/ret`).length !== 0)
+    throw bad('the return statistics must be 0-dimensional', `${base}/ret/mean`);
 }
 
 /** `obs` in the form `obs_keys` gives it, then both against the data's observation space (§3 rules 3-4). */
 function checkObs(obs, keys, space, base) {
   const kind = space ? space.get('kind') : null;
-  if (keys === null) { // one observation's statistics; a map of them comes with obs_keys
+  if (keys === null) {
+    // one observation's statistics; a map of them comes with obs_keys
     const shape = statsShape(obs, `${base}/obs`);
     if (kind === 'dict') throw bad('a Dict observation space needs statistics per key (obs_keys)', `${base}/obs_keys`);
     if (kind === 'box' && !sameShape(space.get('shape'), shape)) {
-      throw bad(`the statistics have shape ${showShape(shape)}, the observation space ${showShape(space.get('shape'))}`, `${base}/obs/mean`);
+      throw bad(
+        `the statistics have shape ${showShape(shape)}, the observation space ${showShape(space.get('shape'))}`,
+        `${base}/obs/mean`,
+      );
     }
     return;
   }
   const obsKeys = [...obs.keys()];
   if (obsKeys.length !== keys.length || !obsKeys.every((k, i) => k === keys[i])) {
-    throw bad(`obs must be a map with exactly the keys of obs_keys ${JSON.stringify(keys)}, in order`, membersPointer(obs, `${base}/obs`, keys));
+    throw bad(
+      `obs must be a map with exactly the keys of obs_keys ${JSON.stringify(keys)}, in order`,
+      membersPointer(obs, `${base}/obs`, keys),
+    );
   }
   const shapes = keys.map((k) => statsShape(obs.get(k), pointerJoin(`${base}/obs`, k)));
   if (space === null) return;
@@ -100,7 +127,10 @@ function checkObs(obs, keys, space, base) {
     if (!sub.has(k)) throw bad(`${JSON.stringify(k)} is not a key of the observation space`, `${base}/obs_keys/${i}`);
     const s = sub.get(k);
     if (s.get('kind') === 'box' && !sameShape(s.get('shape'), shapes[i])) {
-      throw bad(`the statistics of ${JSON.stringify(k)} have shape ${showShape(shapes[i])}, the space ${showShape(s.get('shape'))}`, pointerJoin(pointerJoin(`${base}/obs`, k), 'mean'));
+      throw bad(
+        `the statistics of ${JSON.stringify(k)} have shape ${showShape(shapes[i])}, the space ${showShape(s.get('shape'))}`,
+        pointerJoin(pointerJoin(`${base}/obs`, k), 'mean'),
+      );
     }
   });
 }

@@ -63,7 +63,8 @@ export async function readAt(src, offset, length) {
 
 /** §3: the 45 identification bytes (step 1). */
 export async function checkIdentification(src) {
-  if (src.size < IDENTIFICATION_BYTES) throw fail('ARCHIVE_NOT_RLARCHIVE', 'file too short to be an rlarchive', { offset: 0 });
+  if (src.size < IDENTIFICATION_BYTES)
+    throw fail('ARCHIVE_NOT_RLARCHIVE', 'file too short to be an rlarchive', { offset: 0 });
   const head = await readAt(src, 0, IDENTIFICATION_BYTES);
   if (u32(head, 0) !== SIG_LOCAL || IDENT_TAIL.some((v, i) => head[26 + i] !== v)) {
     throw fail('ARCHIVE_NOT_RLARCHIVE', 'identification bytes absent (not an rlarchive)', { offset: 0 });
@@ -80,9 +81,11 @@ export function readMember(src, m) {
  * json.js tree. `bytes`: the member's data if already read.
  */
 export async function readJsonMember(src, m, bytes) {
-  if (m.size > MAX_JSON_BYTES) throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name, offset: m.dataOffset });
+  if (m.size > MAX_JSON_BYTES)
+    throw fail('JSON_TOO_LARGE', `${m.size} bytes exceed MAX_JSON_BYTES`, { member: m.name, offset: m.dataOffset });
   bytes ??= await readMember(src, m);
-  if (crc32(bytes) !== m.crc32) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
+  if (crc32(bytes) !== m.crc32)
+    throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
   return parseJson(bytes, { member: m.name, offset: m.dataOffset });
 }
 
@@ -114,16 +117,23 @@ export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER
     const chunk = await readAt(src, m.dataOffset + pos, n);
     crc = crc32(chunk, crc);
     whole.update(chunk);
-    const lo = m.dataOffset + pos, hi = lo + n;
+    const lo = m.dataOffset + pos,
+      hi = lo + n;
     tensors.forEach((t, k) => {
-      const a = Math.max(lo, t.offset), b = Math.min(hi, t.offset + t.end - t.begin);
+      const a = Math.max(lo, t.offset),
+        b = Math.min(hi, t.offset + t.end - t.begin);
       if (a < b) {
         hs[k].update(chunk.subarray(a - lo, b - lo));
         if (t.dtype === 'BOOL' && chunk.subarray(a - lo, b - lo).some((x) => x > 1)) bad.add(t.name);
       }
     });
   }
-  return { crc, sha: whole.hex(), tensorShas: hs.map((h) => h.hex()), badBools: tensors.filter((t) => bad.has(t.name)).map((t) => t.name) };
+  return {
+    crc,
+    sha: whole.hex(),
+    tensorShas: hs.map((h) => h.hex()),
+    badBools: tensors.filter((t) => bad.has(t.name)).map((t) => t.name),
+  };
 }
 
 /**
@@ -133,7 +143,9 @@ export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER
  */
 export async function verifyMember(src, m, entry, tensors = []) {
   const r = await hashMember(src, m, tensors);
-  if (r.crc !== m.crc32) throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
-  if (entry && r.sha !== entry.sha256) throw fail('MEMBER_DIGEST_MISMATCH', `${m.name} does not match its SHA-256`, { member: m.name });
+  if (r.crc !== m.crc32)
+    throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
+  if (entry && r.sha !== entry.sha256)
+    throw fail('MEMBER_DIGEST_MISMATCH', `${m.name} does not match its SHA-256`, { member: m.name });
   return r;
 }

@@ -6,8 +6,21 @@
 import { fail } from './errors.js';
 import { MAX_MEMBERS, MAX_NAME_BYTES } from './limits.js';
 import {
-  isValidName, lastSignature, latin1, readAt, u16, u32, u64, u64x,
-  SIG_CENTRAL, SIG_EOCD, SIG_LOCAL, SIG_Z64_EOCD, SIG_Z64_LOCATOR, U16_MAX, U32_MAX,
+  isValidName,
+  lastSignature,
+  latin1,
+  readAt,
+  u16,
+  u32,
+  u64,
+  u64x,
+  SIG_CENTRAL,
+  SIG_EOCD,
+  SIG_LOCAL,
+  SIG_Z64_EOCD,
+  SIG_Z64_LOCATOR,
+  U16_MAX,
+  U32_MAX,
 } from './zipprofile.js';
 
 const EOCD_SEARCH = 65557;
@@ -21,7 +34,14 @@ const UNIX_MODE_MARK = 0x8000;
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 /** The maximum value of each end-record field: it means "see the ZIP64 end record". */
-const MAX_OF = Object.freeze({ disk: U16_MAX, cdDisk: U16_MAX, entriesDisk: U16_MAX, entries: U16_MAX, cdSize: U32_MAX, cdOffset: U32_MAX });
+const MAX_OF = Object.freeze({
+  disk: U16_MAX,
+  cdDisk: U16_MAX,
+  entriesDisk: U16_MAX,
+  entries: U16_MAX,
+  cdSize: U32_MAX,
+  cdOffset: U32_MAX,
+});
 
 /** Why external attributes break §2.7 for a host system (0 or 3), or null. */
 function attributesProblem(host, attributes) {
@@ -37,7 +57,8 @@ function attributesProblem(host, attributes) {
     if (!(mode & 0o400)) return `Unix mode 0o${mode.toString(8)} without the owner-read bit`;
     allowed |= UNIX_MODE_MARK;
   }
-  if (dos & ~allowed) return `MS-DOS attribute bits 0x${(dos & ~allowed).toString(16)} (only read-only and archive are allowed)`;
+  if (dos & ~allowed)
+    return `MS-DOS attribute bits 0x${(dos & ~allowed).toString(16)} (only read-only and archive are allowed)`;
   return null;
 }
 
@@ -61,7 +82,8 @@ function parseExtra(bytes, allowed, loc) {
     const len = u16(bytes, p + 2);
     if (p + 4 + len > bytes.length) throw fail('ZIP_EXTRA_FIELD', 'extra field record runs past the field', loc);
     if (out.has(id)) throw fail('ZIP_EXTRA_FIELD', `extra field record 0x${id.toString(16)} appears twice`, loc);
-    if (!allowed.includes(id)) throw fail('ZIP_EXTRA_FIELD', `extra field record 0x${id.toString(16)} is not permitted here`, loc);
+    if (!allowed.includes(id))
+      throw fail('ZIP_EXTRA_FIELD', `extra field record 0x${id.toString(16)} is not permitted here`, loc);
     out.set(id, bytes.subarray(p + 4, p + 4 + len));
     p += 4 + len;
   }
@@ -83,7 +105,10 @@ export async function findEndRecord(src) {
   const e = tailLen - 22; // >= 45: identification (step 1) needs 67 bytes
   if (u32(tail, e) !== SIG_EOCD) {
     const found = lastSignature(tail, SIG_EOCD);
-    if (found >= 0) throw fail('ZIP_TRAILING_DATA', 'bytes follow the end of central directory record', { offset: tailStart + found });
+    if (found >= 0)
+      throw fail('ZIP_TRAILING_DATA', 'bytes follow the end of central directory record', {
+        offset: tailStart + found,
+      });
     throw fail('ZIP_EOCD_NOT_FOUND', 'no end of central directory record');
   }
   const eocdAt = size - 22;
@@ -113,7 +138,10 @@ export function readZip64EndRecords(found) {
   const l = tail.length - 22 - 20;
   if (l < 0 || u32(tail, l) !== SIG_Z64_LOCATOR) {
     for (const k of Object.keys(MAX_OF)) {
-      if (eocd[k] === MAX_OF[k]) throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} holds its maximum value without ZIP64`, { offset: eocdAt });
+      if (eocd[k] === MAX_OF[k])
+        throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} holds its maximum value without ZIP64`, {
+          offset: eocdAt,
+        });
     }
     return Object.freeze({ values: eocd, endStart: eocdAt, locatorDisk: 0, zip64At: -1 });
   }
@@ -126,8 +154,10 @@ export function readZip64EndRecords(found) {
   if (totalDisks !== 1) throw bad('the ZIP64 locator gives a total number of disks other than 1');
   const r = recAt - tailStart; // >= 0: the record ends at the locator, inside the searched tail
   // errors in the ZIP64 end record are located there; in the locator, at the locator (spec §11.2)
-  if (u32(tail, r) !== SIG_Z64_EOCD) throw fail('ZIP_ZIP64_INVALID', 'bad ZIP64 end record signature', { offset: recAt });
-  if (u64(tail, r + 4) !== 44) throw fail('ZIP_ZIP64_INVALID', 'the ZIP64 end record has extensible data', { offset: recAt });
+  if (u32(tail, r) !== SIG_Z64_EOCD)
+    throw fail('ZIP_ZIP64_INVALID', 'bad ZIP64 end record signature', { offset: recAt });
+  if (u64(tail, r + 4) !== 44)
+    throw fail('ZIP_ZIP64_INVALID', 'the ZIP64 end record has extensible data', { offset: recAt });
   const z = Object.freeze({
     disk: u32(tail, r + 16),
     cdDisk: u32(tail, r + 20),
@@ -139,7 +169,8 @@ export function readZip64EndRecords(found) {
     cdOffset: u64(tail, r + 48),
   });
   for (const k of Object.keys(MAX_OF)) {
-    if (eocd[k] !== MAX_OF[k] && eocd[k] !== z[k]) throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} disagrees with the ZIP64 end record`, { offset: eocdAt });
+    if (eocd[k] !== MAX_OF[k] && eocd[k] !== z[k])
+      throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} disagrees with the ZIP64 end record`, { offset: eocdAt });
   }
   return Object.freeze({ values: z, endStart: recAt, locatorDisk, zip64At: recAt });
 }
@@ -157,28 +188,57 @@ export function checkEndRecords(found, z64) {
   // disk numbers (§2.1), each at the record that holds it: the EOCD (without the fields at
   // their maximum, which the ZIP64 record gives), then the locator, then the ZIP64 record
   const given = (k) => zip64At < 0 || eocd[k] !== MAX_OF[k];
-  if ((given('disk') && eocd.disk !== 0) || (given('cdDisk') && eocd.cdDisk !== 0) || (given('entriesDisk') && given('entries') && eocd.entriesDisk !== eocd.entries)) {
+  if (
+    (given('disk') && eocd.disk !== 0) ||
+    (given('cdDisk') && eocd.cdDisk !== 0) ||
+    (given('entriesDisk') && given('entries') && eocd.entriesDisk !== eocd.entries)
+  ) {
     throw fail('ZIP_MULTI_DISK', 'multi-disk archive', { offset: eocdAt });
   }
   if (zip64At >= 0) {
-    if (locatorDisk !== 0) throw fail('ZIP_MULTI_DISK', 'the ZIP64 locator puts the ZIP64 end record on another disk', { offset: eocdAt - 20 });
-    if (v.disk !== 0 || v.cdDisk !== 0 || v.exactEntriesDisk !== v.exactEntries) throw fail('ZIP_MULTI_DISK', 'the ZIP64 end record describes a multi-disk archive', { offset: zip64At });
+    if (locatorDisk !== 0)
+      throw fail('ZIP_MULTI_DISK', 'the ZIP64 locator puts the ZIP64 end record on another disk', {
+        offset: eocdAt - 20,
+      });
+    if (v.disk !== 0 || v.cdDisk !== 0 || v.exactEntriesDisk !== v.exactEntries)
+      throw fail('ZIP_MULTI_DISK', 'the ZIP64 end record describes a multi-disk archive', { offset: zip64At });
   }
   // an error about a value is at the record that gives it: the ZIP64 record for an EOCD field at its maximum
   const countAt = given('entries') ? eocdAt : zip64At;
   const sizeAt = given('cdSize') ? eocdAt : zip64At;
-  if (v.entries > MAX_MEMBERS) throw fail('LIMIT_EXCEEDED', `${v.entries} members exceed the limit of ${MAX_MEMBERS}`, { offset: countAt });
+  if (v.entries > MAX_MEMBERS)
+    throw fail('LIMIT_EXCEEDED', `${v.entries} members exceed the limit of ${MAX_MEMBERS}`, { offset: countAt });
   // the longest record this profile admits: fixed part, longest name, a full ZIP64 extra record
-  if (v.cdSize > v.entries * (46 + MAX_NAME_BYTES + 28)) throw fail('ZIP_CD_INVALID', 'central directory larger than its entries can be', { offset: sizeAt });
-  if (v.cdOffset + v.cdSize > endStart) throw fail('ZIP_TRUNCATED', 'the central directory runs past its region', { offset: v.cdOffset });
-  return Object.freeze({ count: v.entries, cdOffset: v.cdOffset, cdSize: v.cdSize, endStart, eocdAt, sizeAt, zip64: zip64At >= 0 });
+  if (v.cdSize > v.entries * (46 + MAX_NAME_BYTES + 28))
+    throw fail('ZIP_CD_INVALID', 'central directory larger than its entries can be', { offset: sizeAt });
+  if (v.cdOffset + v.cdSize > endStart)
+    throw fail('ZIP_TRUNCATED', 'the central directory runs past its region', { offset: v.cdOffset });
+  return Object.freeze({
+    count: v.entries,
+    cdOffset: v.cdOffset,
+    cdSize: v.cdSize,
+    endStart,
+    eocdAt,
+    sizeAt,
+    zip64: zip64At >= 0,
+  });
 }
 
 /** The checks of §2.2, §2.5, §2.7 on one central record's fields. */
 function checkCentralFields(cd, p, rec, nloc) {
   const host = cd[p + 5];
-  if (host !== HOST_MSDOS && host !== HOST_UNIX) throw fail('ZIP_VERSION_MADE_BY', `host system ${host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted`, nloc);
-  if (rec.versionNeeded > MAX_VERSION_NEEDED) throw fail('ZIP_VERSION_NEEDED', `version needed to extract ${rec.versionNeeded} is above ${MAX_VERSION_NEEDED}`, nloc);
+  if (host !== HOST_MSDOS && host !== HOST_UNIX)
+    throw fail(
+      'ZIP_VERSION_MADE_BY',
+      `host system ${host} in 'version made by'; only 0 (MS-DOS) and 3 (Unix) are permitted`,
+      nloc,
+    );
+  if (rec.versionNeeded > MAX_VERSION_NEEDED)
+    throw fail(
+      'ZIP_VERSION_NEEDED',
+      `version needed to extract ${rec.versionNeeded} is above ${MAX_VERSION_NEEDED}`,
+      nloc,
+    );
   if (rec.flags & 0x41) throw fail('ZIP_ENCRYPTED', 'member is encrypted', nloc);
   if (rec.flags & 0x08) throw fail('ZIP_DATA_DESCRIPTOR', 'member uses a data descriptor', nloc);
   if (rec.flags !== 0) throw fail('ZIP_FLAGS', `general purpose flags 0x${rec.flags.toString(16)}`, nloc);
@@ -186,7 +246,12 @@ function checkCentralFields(cd, p, rec, nloc) {
   if (u16(cd, p + 34) !== 0) throw fail('ZIP_MULTI_DISK', 'member starts on another disk', nloc);
   const attributes = u32(cd, p + 38);
   const why = attributesProblem(host, attributes);
-  if (why) throw fail('ZIP_ATTRIBUTES', `external attributes 0x${attributes.toString(16)} are not those of a regular file: ${why}`, nloc);
+  if (why)
+    throw fail(
+      'ZIP_ATTRIBUTES',
+      `external attributes 0x${attributes.toString(16)} are not those of a regular file: ${why}`,
+      nloc,
+    );
 }
 
 /**
@@ -201,8 +266,11 @@ export function readCentralRecord(cd, p, index, cdOffset) {
   const loc = { offset: at };
   if (p + 46 > cd.length) throw fail('ZIP_CD_INVALID', 'the central directory holds fewer records than its count', loc);
   if (u32(cd, p) !== SIG_CENTRAL) throw fail('ZIP_CD_INVALID', 'bad central directory record signature', loc);
-  const nameLen = u16(cd, p + 28), extraLen = u16(cd, p + 30), commentLen = u16(cd, p + 32);
-  if (p + 46 + nameLen + extraLen + commentLen > cd.length) throw fail('ZIP_CD_INVALID', 'central directory record runs past the directory', loc);
+  const nameLen = u16(cd, p + 28),
+    extraLen = u16(cd, p + 30),
+    commentLen = u16(cd, p + 32);
+  if (p + 46 + nameLen + extraLen + commentLen > cd.length)
+    throw fail('ZIP_CD_INVALID', 'central directory record runs past the directory', loc);
   const rec = {
     index,
     versionNeeded: u16(cd, p + 6),
@@ -244,28 +312,38 @@ export function readCentralRecord(cd, p, index, cdOffset) {
 export function checkMemberNames(members) {
   const seen = new Set();
   for (const m of members) {
-    if (seen.has(m.name)) throw fail('ZIP_NAME_DUPLICATE', 'two members have the same name', { member: m.name, offset: m.centralOffset });
+    if (seen.has(m.name))
+      throw fail('ZIP_NAME_DUPLICATE', 'two members have the same name', { member: m.name, offset: m.centralOffset });
     seen.add(m.name);
   }
   const lower = new Set();
   for (const m of members) {
     const k = m.name.toLowerCase(); // names are ASCII here
-    if (lower.has(k)) throw fail('ZIP_NAME_CASE_COLLISION', 'two member names differ only in case', { member: m.name, offset: m.centralOffset });
+    if (lower.has(k))
+      throw fail('ZIP_NAME_CASE_COLLISION', 'two member names differ only in case', {
+        member: m.name,
+        offset: m.centralOffset,
+      });
     lower.add(k);
   }
   const clash = directoryClash(members.map((m) => m.name));
   if (clash !== undefined) {
-    throw fail('ZIP_NAME_DIRECTORY_CLASH', 'a member name is also the directory of another member', { member: clash, offset: members.find((m) => m.name === clash).centralOffset });
+    throw fail('ZIP_NAME_DIRECTORY_CLASH', 'a member name is also the directory of another member', {
+      member: clash,
+      offset: members.find((m) => m.name === clash).centralOffset,
+    });
   }
 }
 
 /** The local header's sizes (§2.3, §2.6), from its fixed part `h` and its extra records. */
 function localSizes(h, extra, loc) {
-  let csize = BigInt(u32(h, 18)), usize = BigInt(u32(h, 22));
+  let csize = BigInt(u32(h, 18)),
+    usize = BigInt(u32(h, 22));
   const z = extra.get(0x0001);
   if (csize === BigInt(U32_MAX) || usize === BigInt(U32_MAX)) {
     if (csize !== usize) throw fail('ZIP_ZIP64_INVALID', 'only one local size field holds 0xFFFFFFFF', loc);
-    if (z === undefined || z.length !== 16) throw fail('ZIP_ZIP64_INVALID', 'local ZIP64 extra record missing or of the wrong length', loc);
+    if (z === undefined || z.length !== 16)
+      throw fail('ZIP_ZIP64_INVALID', 'local ZIP64 extra record missing or of the wrong length', loc);
     usize = u64x(z, 0);
     csize = u64x(z, 8);
   } else if (z !== undefined) {
@@ -287,8 +365,10 @@ export async function readLocalHeader(src, m) {
   if (at + 30 > size) throw fail('ZIP_TRUNCATED', 'local header runs past the end of the file', loc);
   const h = await readAt(src, at, 30);
   if (u32(h, 0) !== SIG_LOCAL) throw fail('ZIP_LOCAL_HEADER_INVALID', 'bad local header signature', loc);
-  const nameLen = u16(h, 26), extraLen = u16(h, 28);
-  if (at + 30 + nameLen + extraLen > size) throw fail('ZIP_TRUNCATED', 'local header runs past the end of the file', loc);
+  const nameLen = u16(h, 26),
+    extraLen = u16(h, 28);
+  if (at + 30 + nameLen + extraLen > size)
+    throw fail('ZIP_TRUNCATED', 'local header runs past the end of the file', loc);
   const rest = await readAt(src, at + 30, nameLen + extraLen);
   const extra = parseExtra(rest.subarray(nameLen), [0x0001, 0xd935], loc);
   const pad = extra.get(0xd935);
@@ -322,15 +402,18 @@ export async function checkMemberLayout(src, end, members) {
   for (const m of members) {
     const loc = { member: m.name, offset: m.headerOffset };
     if (m.headerOffset < expected) throw fail('ZIP_OVERLAP', 'member overlaps the previous one', loc);
-    if (m.headerOffset > expected) throw fail('ZIP_GAP', `bytes before member ${m.name} belong to no member`, { offset: expected }); // a gap has no member (§11.2)
+    if (m.headerOffset > expected)
+      throw fail('ZIP_GAP', `bytes before member ${m.name} belong to no member`, { offset: expected }); // a gap has no member (§11.2)
     expected = m.dataOffset + m.size;
     if (expected > end.cdOffset) throw fail('ZIP_OVERLAP', 'member data runs into the central directory', loc);
   }
-  if (expected < end.cdOffset) throw fail('ZIP_GAP', 'bytes between the last member and the central directory', { offset: expected });
+  if (expected < end.cdOffset)
+    throw fail('ZIP_GAP', 'bytes between the last member and the central directory', { offset: expected });
   const cdEnd = end.cdOffset + end.cdSize;
   if (cdEnd < end.endStart) {
     const between = await readAt(src, cdEnd, end.endStart - cdEnd);
-    if (lastSignature(between, SIG_EOCD) >= 0) throw fail('ZIP_MULTIPLE_EOCD', 'a second end record precedes the end record', { offset: cdEnd });
+    if (lastSignature(between, SIG_EOCD) >= 0)
+      throw fail('ZIP_MULTIPLE_EOCD', 'a second end record precedes the end record', { offset: cdEnd });
     throw fail('ZIP_GAP', 'bytes between the central directory and the end record', { offset: cdEnd });
   }
 }

@@ -8,7 +8,9 @@ import * as api from '../src/index.js';
 
 test('index.d.ts declares every export', () => {
   const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
-  const declared = new Set([...dts.matchAll(/^export (?:class|function|const|namespace|type|interface) (\w+)/gm)].map((m) => m[1]));
+  const declared = new Set(
+    [...dts.matchAll(/^export (?:class|function|const|namespace|type|interface) (\w+)/gm)].map((m) => m[1]),
+  );
   for (const name of Object.keys(api)) assert.ok(declared.has(name), `${name} is exported but not declared`);
 });
 
@@ -37,7 +39,9 @@ test('the error catalogue equals spec/errors.md', (t) => {
     return t.skip('spec/errors.md is not there');
   }
   const [files, apis] = text.split(/^## API errors/m);
-  const fileCodes = Object.fromEntries([...files.matchAll(/^\| `([A-Z0-9_]+)` \| (error|warning|info) \|/gm)].map((m) => [m[1], m[2]]));
+  const fileCodes = Object.fromEntries(
+    [...files.matchAll(/^\| `([A-Z0-9_]+)` \| (error|warning|info) \|/gm)].map((m) => [m[1], m[2]]),
+  );
   const apiCodes = [...apis.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
   assert.deepEqual({ ...api.CATALOGUE }, fileCodes);
   assert.deepEqual([...api.API_CODES].sort(), apiCodes.sort());
@@ -53,18 +57,27 @@ test('validate reports every problem as the report of spec §14 and never reject
   const { validate } = await import('../src/index.js');
   const bad = await validate(new Uint8Array([1, 2, 3]));
   assert.equal(bad.valid, false);
-  assert.deepEqual(bad.issues.map((i) => [i.code, i.severity]), [['ARCHIVE_NOT_RLARCHIVE', 'error']]);
+  assert.deepEqual(
+    bad.issues.map((i) => [i.code, i.severity]),
+    [['ARCHIVE_NOT_RLARCHIVE', 'error']],
+  );
   assert.deepEqual(bad.summary, { errors: 1, warnings: 0, infos: 0 });
-  const good = await validate(readFileSync(new URL('../../test-vectors/valid/extension-optional.rlarchive', import.meta.url)));
+  const good = await validate(
+    readFileSync(new URL('../../test-vectors/valid/extension-optional.rlarchive', import.meta.url)),
+  );
   assert.equal(good.valid, true);
-  assert.deepEqual(good.issues.map((i) => i.code), ['EXTENSION_UNKNOWN']);
+  assert.deepEqual(
+    good.issues.map((i) => i.code),
+    ['EXTENSION_UNKNOWN'],
+  );
 });
 
 test("the README's policy example runs", () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
   const vector = fileURLToPath(new URL('../../test-vectors/valid/policy-ppo-mlp-discrete.rlarchive', import.meta.url));
   if (!existsSync(vector)) return;
-  const code = /## Extensions, acting, validating[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)[1]
+  const code = /## Extensions, acting, validating[\s\S]*?```js\n([\s\S]*?)```/
+    .exec(readme)[1]
     .replace("'rlarchive-reader'", JSON.stringify(new URL('../src/index.js', import.meta.url).href))
     .replace("'agent.rlarchive'", JSON.stringify(vector));
   const file = new URL('./.readme-policy.mjs', import.meta.url);
@@ -89,12 +102,22 @@ test('the names the Python reader has: bytesRead, optimizerNames, optimizer, ten
       assert.ok(ar.bytesRead > 0, 'opening reads');
       assert.deepEqual(ar.optimizerNames, Object.keys(ar.optimizers));
       for (const name of ar.optimizerNames) assert.equal(ar.optimizer(name), ar.optimizers[name]);
-      assert.throws(() => ar.optimizer('no such optimizer'), (e) => e.code === 'TENSOR_NOT_FOUND');
+      assert.throws(
+        () => ar.optimizer('no such optimizer'),
+        (e) => e.code === 'TENSOR_NOT_FOUND',
+      );
       for (const g of ar.groups) {
         const before = ar.bytesRead;
         const all = await ar.tensors(g);
-        assert.equal(ar.bytesRead - before, ar.tensorInfo(g).reduce((n, t) => n + t.nbytes, 0), 'bytesRead counts the tensor reads');
-        assert.deepEqual(Object.keys(all), ar.tensorInfo(g).map((t) => t.name));
+        assert.equal(
+          ar.bytesRead - before,
+          ar.tensorInfo(g).reduce((n, t) => n + t.nbytes, 0),
+          'bytesRead counts the tensor reads',
+        );
+        assert.deepEqual(
+          Object.keys(all),
+          ar.tensorInfo(g).map((t) => t.name),
+        );
         for (const [name, t] of Object.entries(all)) assert.deepEqual(t.data, (await ar.tensor(g, name)).data);
       }
       checked += ar.optimizerNames.length && ar.groups.length ? 1 : 0;

@@ -23,13 +23,26 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
   const w = new Float32Array(256 * 1024); // 1 MiB tensor
   for (let i = 0; i < w.length; i++) w[i] = i * 0.5;
   const bytes = archive({
-    data: { data: { gamma: 0.99, name: 'ppo', lr: { $type: 'schedule', kind: 'linear', start: 1, end: 0, end_fraction: 0.5 } } },
-    tensors: { policy: { w: { dtype: 'F32', shape: [512, 512], data: bytesOf(w) }, b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) } } },
+    data: {
+      data: {
+        gamma: 0.99,
+        name: 'ppo',
+        lr: { $type: 'schedule', kind: 'linear', start: 1, end: 0, end_fraction: 0.5 },
+      },
+    },
+    tensors: {
+      policy: {
+        w: { dtype: 'F32', shape: [512, 512], data: bytesOf(w) },
+        b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) },
+      },
+    },
   });
   const files = { '/a.rlarchive': bytes, '/index.html': enc('<!doctype html><title>rlarchive-reader test</title>') };
   // portable policies of the test vectors, with the actions Stable-Baselines3 computed
   const vectors = new URL('../../test-vectors/valid/', import.meta.url);
-  const policies = ['recurrent-ppo-two-layer-lstm', 'dqn-nature-cnn'].filter((id) => existsSync(new URL(`policy-${id}.rlarchive`, vectors)));
+  const policies = ['recurrent-ppo-two-layer-lstm', 'dqn-nature-cnn'].filter((id) =>
+    existsSync(new URL(`policy-${id}.rlarchive`, vectors)),
+  );
   for (const id of policies) files[`/${id}.rlarchive`] = readFileSync(new URL(`policy-${id}.rlarchive`, vectors));
   const extra = staticHandlers(new URL('../src/', import.meta.url), '/src'); // ES modules need their content type
   extra['/index.html'] = (req, res) => {
@@ -50,7 +63,13 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
       const m = await import('/src/index.js');
       const ar = await m.open(url);
       globalThis.ar = ar;
-      return { gamma: ar.data.gamma, name: ar.data.name, lr: ar.data.lr.valueAt(0.75), groups: ar.groups, fetched: ar.bytesFetched };
+      return {
+        gamma: ar.data.gamma,
+        name: ar.data.name,
+        lr: ar.data.lr.valueAt(0.75),
+        groups: ar.groups,
+        fetched: ar.bytesFetched,
+      };
     }, srv.url('/a.rlarchive'));
     const openBytes = srv.stats.bytes;
     assert.deepEqual(opened, { gamma: 0.99, name: 'ppo', lr: 0.5, groups: ['policy'], fetched: opened.fetched });
@@ -59,9 +78,21 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
     const tensor = await page.evaluate(async () => {
       const t = await globalThis.ar.tensor('policy', 'w', { verify: true });
       const b = await globalThis.ar.tensor('policy', 'b');
-      return { ctor: t.data.constructor.name, shape: t.shape, first: Array.from(t.data.subarray(0, 4)), last: t.data[t.data.length - 1], b: Array.from(b.data) };
+      return {
+        ctor: t.data.constructor.name,
+        shape: t.shape,
+        first: Array.from(t.data.subarray(0, 4)),
+        last: t.data[t.data.length - 1],
+        b: Array.from(b.data),
+      };
     });
-    assert.deepEqual(tensor, { ctor: 'Float32Array', shape: [512, 512], first: [0, 0.5, 1, 1.5], last: (w.length - 1) * 0.5, b: [1, 2, 3] });
+    assert.deepEqual(tensor, {
+      ctor: 'Float32Array',
+      shape: [512, 512],
+      first: [0, 0.5, 1, 1.5],
+      last: (w.length - 1) * 0.5,
+      b: [1, 2, 3],
+    });
     const browserDump = await page.evaluate(async () => globalThis.ar.dump());
     assert.equal(browserDump, await dump(bytes), 'the browser produces the same canonical dump');
     const fromBlob = await page.evaluate(async (url) => {
@@ -83,27 +114,37 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
     assert.deepEqual(bad, [true, 'ARCHIVE_NOT_RLARCHIVE']);
     for (const id of policies) {
       const spec = JSON.parse(readFileSync(new URL(`policy-${id}-predict.predict.json`, vectors), 'utf8'));
-      const runs = await page.evaluate(async ({ url, spec }) => {
-        const m = await import('/src/index.js');
-        const d = await import('/src/decode.js');
-        const g = await import('/src/gemm.js');
-        const value = (v) => d.decodeValue(m.parseJson(new TextEncoder().encode(JSON.stringify(v))), null);
-        const masks = spec.action_masks ? spec.action_masks.map(value) : null;
-        const out = { available: g.wasmAvailable() };
-        for (const kernel of ['wasm', 'js']) {
-          g.setWasmEnabled(kernel === 'wasm'); // the WebAssembly SIMD kernel, then the pure JavaScript one
-          const policy = await (await m.open(url)).policy();
-          out[kernel] = m.act(policy, spec.observations.map(value), { episodeStarts: spec.episode_starts ?? null, actionMasks: masks }).map(d.inlineArray);
-        }
-        g.setWasmEnabled(true);
-        return out;
-      }, { url: srv.url(`/${id}.rlarchive`), spec });
+      const runs = await page.evaluate(
+        async ({ url, spec }) => {
+          const m = await import('/src/index.js');
+          const d = await import('/src/decode.js');
+          const g = await import('/src/gemm.js');
+          const value = (v) => d.decodeValue(m.parseJson(new TextEncoder().encode(JSON.stringify(v))), null);
+          const masks = spec.action_masks ? spec.action_masks.map(value) : null;
+          const out = { available: g.wasmAvailable() };
+          for (const kernel of ['wasm', 'js']) {
+            g.setWasmEnabled(kernel === 'wasm'); // the WebAssembly SIMD kernel, then the pure JavaScript one
+            const policy = await (await m.open(url)).policy();
+            out[kernel] = m
+              .act(policy, spec.observations.map(value), {
+                episodeStarts: spec.episode_starts ?? null,
+                actionMasks: masks,
+              })
+              .map(d.inlineArray);
+          }
+          g.setWasmEnabled(true);
+          return out;
+        },
+        { url: srv.url(`/${id}.rlarchive`), spec },
+      );
       assert.equal(runs.available, true, 'the browser compiles the WebAssembly SIMD kernel');
       assert.equal(sameActions(runs.wasm, spec.actions), '', `the browser acts like SB3 (${id}, WebAssembly SIMD)`);
       assert.equal(sameActions(runs.js, spec.actions), '', `the browser acts like SB3 (${id}, pure JavaScript)`);
     }
     assert.deepEqual(errors, []);
-    t.diagnostic(`browser: opening transferred ${openBytes} bytes of ${bytes.length} in ${srv.stats.ranges.length} range requests`);
+    t.diagnostic(
+      `browser: opening transferred ${openBytes} bytes of ${bytes.length} in ${srv.stats.ranges.length} range requests`,
+    );
   } finally {
     await context?.close();
     await srv.close();

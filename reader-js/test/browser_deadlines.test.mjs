@@ -16,32 +16,40 @@ import { staticHandlers } from './helpers/static.mjs';
 
 const PPO = readFileSync(new URL('../../test-vectors/valid/ppo-like-agent.rlarchive', import.meta.url));
 
-test('browser: the inspector\'s source ends a dripping or short response instead of waiting for ever', { timeout: 120_000 }, async (t) => {
+test("browser: the inspector's source ends a dripping or short response instead of waiting for ever", {
+  timeout: 120_000,
+}, async (t) => {
   const chromium = await chromiumOrReason();
   if (typeof chromium === 'string') return t.skip(chromium);
 
   const timers = new Set();
   /** A 206 answer of the first bytes asked for, its Content-Length claiming `extra` more; the body drips or stalls. */
-  const misbehaving = ({ drip, extra }) => (req, res) => {
-    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
-    const start = m ? Number(m[1]) : 0;
-    const end = Math.min(m ? Number(m[2]) : PPO.length - 1, PPO.length - 1);
-    const part = PPO.subarray(start, end + 1);
-    res.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${PPO.length}`, 'Content-Length': part.length + extra, 'Cache-Control': 'no-store' });
-    if (!drip) return res.write(part); // then stall: the response never ends
-    let at = 0;
-    const step = () => {
-      if (res.destroyed || at >= part.length) return;
-      res.write(part.subarray(at, at + 1));
-      at += 1;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        step();
-      }, 500);
-      timers.add(timer);
+  const misbehaving =
+    ({ drip, extra }) =>
+    (req, res) => {
+      const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+      const start = m ? Number(m[1]) : 0;
+      const end = Math.min(m ? Number(m[2]) : PPO.length - 1, PPO.length - 1);
+      const part = PPO.subarray(start, end + 1);
+      res.writeHead(206, {
+        'Content-Range': `bytes ${start}-${end}/${PPO.length}`,
+        'Content-Length': part.length + extra,
+        'Cache-Control': 'no-store',
+      });
+      if (!drip) return res.write(part); // then stall: the response never ends
+      let at = 0;
+      const step = () => {
+        if (res.destroyed || at >= part.length) return;
+        res.write(part.subarray(at, at + 1));
+        at += 1;
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          step();
+        }, 500);
+        timers.add(timer);
+      };
+      step();
     };
-    step();
-  };
   const extra = {
     ...staticHandlers(new URL('../src/', import.meta.url), '/src'),
     ...staticHandlers(new URL('../web/', import.meta.url), '/web'),
@@ -59,16 +67,20 @@ test('browser: the inspector\'s source ends a dripping or short response instead
     context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
     const page = context.pages()[0] ?? (await context.newPage());
     await page.goto(srv.url('/index.html'));
-    const attempt = (path, options) => page.evaluate(async ({ url, options }) => {
-      const { openShared } = await import('/web/source.js');
-      const start = performance.now();
-      try {
-        const src = await openShared(url, options);
-        return { code: null, size: src.size, took: performance.now() - start };
-      } catch (e) {
-        return { code: e.code ?? String(e), took: performance.now() - start };
-      }
-    }, { url: srv.url(path), options });
+    const attempt = (path, options) =>
+      page.evaluate(
+        async ({ url, options }) => {
+          const { openShared } = await import('/web/source.js');
+          const start = performance.now();
+          try {
+            const src = await openShared(url, options);
+            return { code: null, size: src.size, took: performance.now() - start };
+          } catch (e) {
+            return { code: e.code ?? String(e), took: performance.now() - start };
+          }
+        },
+        { url: srv.url(path), options },
+      );
 
     const ok = await attempt('/ok.rlarchive', {});
     assert.deepEqual([ok.code, ok.size], [null, PPO.length]);

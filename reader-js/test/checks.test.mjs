@@ -13,15 +13,38 @@ const bytesOf = (c) => new Uint8Array(readFileSync(new URL(c.file, dir)));
 
 /** The steps of §11.1, in order, with the names Python gives them in snake_case (python/rlarchive/checks.py). */
 const NAMES = [
-  'identify', 'readEndRecords', 'readCentralDirectory', 'readLocalHeaders', 'checkLayout', 'checkManifest',
-  'checkData', 'checkTensorMembers', 'checkReferences', 'checkDigests', 'checkExtensions',
+  'identify',
+  'readEndRecords',
+  'readCentralDirectory',
+  'readLocalHeaders',
+  'checkLayout',
+  'checkManifest',
+  'checkData',
+  'checkTensorMembers',
+  'checkReferences',
+  'checkDigests',
+  'checkExtensions',
 ];
-const FIELDS = ['source', 'end', 'members', 'manifest', 'document', 'references', 'tensorHeaders', 'failedGroups', 'warnings', 'issues'];
+const FIELDS = [
+  'source',
+  'end',
+  'members',
+  'manifest',
+  'document',
+  'references',
+  'tensorHeaders',
+  'failedGroups',
+  'warnings',
+  'issues',
+];
 /** The field each step sets (documented in index.d.ts), by step number. */
 const SETS = { 2: 'end', 3: 'members', 6: 'manifest', 7: 'document', 8: 'tensorHeaders' };
 
 test('STEPS holds the eleven steps of §11.1 in order, each exported under its name', () => {
-  assert.deepEqual(STEPS.map((f) => f.name), NAMES);
+  assert.deepEqual(
+    STEPS.map((f) => f.name),
+    NAMES,
+  );
   assert.ok(Object.isFrozen(STEPS));
   for (const [i, name] of NAMES.entries()) assert.equal(api[name], STEPS[i], `${name} is exported`);
 });
@@ -49,19 +72,26 @@ test('each step on a valid vector returns a new frozen state with the documented
     assert.notEqual(state, before, `${step.name} returns a new state`);
     assert.ok(Object.isFrozen(state), `${step.name}: frozen`);
     assert.deepEqual(Object.keys(state).sort(), [...FIELDS].sort(), `${step.name}: the documented fields`);
-    for (const k of ['references', 'failedGroups', 'warnings', 'issues']) assert.ok(Object.isFrozen(state[k]), `${step.name}: ${k} frozen`);
-    for (const [at, field] of Object.entries(SETS)) assert.equal(state[field] !== null, n >= Number(at), `${step.name}: ${field}`);
+    for (const k of ['references', 'failedGroups', 'warnings', 'issues'])
+      assert.ok(Object.isFrozen(state[k]), `${step.name}: ${k} frozen`);
+    for (const [at, field] of Object.entries(SETS))
+      assert.equal(state[field] !== null, n >= Number(at), `${step.name}: ${field}`);
     assert.equal(state.source, before.source);
     assert.deepEqual(state.issues, [], `${step.name}: no issue on a valid vector`);
   }
   assert.ok([...state.members.values()].every((m) => Object.isFrozen(m) && Number.isInteger(m.dataOffset)));
   assert.equal(state.end.count, state.members.size);
-  assert.ok(state.references.length > 0 && state.references.every((r) => Object.isFrozen(r) && state.tensorHeaders.get(r.group).has(r.name)));
+  assert.ok(
+    state.references.length > 0 &&
+      state.references.every((r) => Object.isFrozen(r) && state.tensorHeaders.get(r.group).has(r.name)),
+  );
   for (const name of state.manifest.extensionsUsed) assert.deepEqual((await checkExtension(state, name)).issues, []);
 });
 
 /** The first invalid vector whose report has exactly two errors and no warning. */
-const twoIssues = index.cases.find((c) => c.expect.result === 'error' && c.issues.length === 2 && c.issues.every((i) => i.severity === 'error'));
+const twoIssues = index.cases.find(
+  (c) => c.expect.result === 'error' && c.issues.length === 2 && c.issues.every((i) => i.severity === 'error'),
+);
 
 test('validate() collects what the steps give when run by hand', { skip: !twoIssues }, async () => {
   const src = new MemorySource(bytesOf(twoIssues));
@@ -76,14 +106,32 @@ test('validate() collects what the steps give when run by hand', { skip: !twoIss
   for (const step of STEPS.slice(7, 9)) state = await step(state);
   const opened = state;
   for (const step of STEPS.slice(9)) state = await step(state);
-  const byHand = [...opened.issues, ...opened.warnings, ...state.issues.slice(opened.issues.length), ...state.warnings.slice(opened.warnings.length)];
-  const loc = (i) => ({ code: i.code, severity: i.severity, member: i.member ?? undefined, pointer: i.pointer ?? undefined, offset: i.offset ?? undefined, message: i.message });
+  const byHand = [
+    ...opened.issues,
+    ...opened.warnings,
+    ...state.issues.slice(opened.issues.length),
+    ...state.warnings.slice(opened.warnings.length),
+  ];
+  const loc = (i) => ({
+    code: i.code,
+    severity: i.severity,
+    member: i.member ?? undefined,
+    pointer: i.pointer ?? undefined,
+    offset: i.offset ?? undefined,
+    message: i.message,
+  });
   const report = await validate(bytesOf(twoIssues));
   assert.equal(byHand.length, 2);
   assert.deepEqual(report.issues.map(loc), byHand.map(loc));
-  assert.deepEqual(byHand.map((i) => i.code), twoIssues.issues.map((i) => i.code));
+  assert.deepEqual(
+    byHand.map((i) => i.code),
+    twoIssues.issues.map((i) => i.code),
+  );
   // open() runs steps 1 to 9 and rejects with the first issue
-  await assert.rejects(open(bytesOf(twoIssues)), (e) => e.code === opened.issues[0].code && e.pointer === opened.issues[0].pointer);
+  await assert.rejects(
+    open(bytesOf(twoIssues)),
+    (e) => e.code === opened.issues[0].code && e.pointer === opened.issues[0].pointer,
+  );
 });
 
 test('steps 1 to 7 reject at a broken rule; steps 8 to 11 add issues instead', async () => {

@@ -44,7 +44,13 @@ test('handshake, dumps, errors and stop', async () => {
     assert.ok(/^[\x00-\x7f]*$/.test(raw), 'answers are ASCII lines');
     const msgs = lines.map((l) => JSON.parse(l));
     assert.equal(msgs.length, 4);
-    assert.deepEqual(msgs[0], { ok: true, protocol: 1, reader: { name: 'rlarchive-reader', version: msgs[0].reader.version, language: 'javascript' }, extensions: [...SUPPORTED_EXTENSIONS], requests: ['predict', 'validate'] });
+    assert.deepEqual(msgs[0], {
+      ok: true,
+      protocol: 1,
+      reader: { name: 'rlarchive-reader', version: msgs[0].reader.version, language: 'javascript' },
+      extensions: [...SUPPORTED_EXTENSIONS],
+      requests: ['predict', 'validate'],
+    });
     assert.ok(msgs[0].extensions.includes('RLA_vec_normalize'));
     assert.deepEqual({ ...msgs[1], dump: undefined }, { seq: 1, result: 'dump', dump: undefined });
     assert.equal(msgs[1].dump, await dump(bytes));
@@ -59,9 +65,15 @@ test('handshake, dumps, errors and stop', async () => {
 });
 
 test('an unknown protocol is refused', async () => {
-  const { lines, code } = await run([{ cmd: 'start', protocol: 2 }, { cmd: 'dump', seq: 1, file: '/nonexistent' }]);
+  const { lines, code } = await run([
+    { cmd: 'start', protocol: 2 },
+    { cmd: 'dump', seq: 1, file: '/nonexistent' },
+  ]);
   assert.equal(code, 0);
-  assert.deepEqual(lines.map((l) => JSON.parse(l)), [{ ok: false }]);
+  assert.deepEqual(
+    lines.map((l) => JSON.parse(l)),
+    [{ ok: false }],
+  );
 });
 
 test('every request gets exactly one line, even a bad one', async () => {

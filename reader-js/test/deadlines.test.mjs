@@ -62,11 +62,14 @@ test('validate reports the timeout as an issue', async () => {
   await withServer(PPO, { drip: 'body', interval: 500 }, async (url) => {
     const report = await validate(url, { timeout: 1000 });
     assert.equal(report.valid, false);
-    assert.deepEqual(report.issues.map((i) => i.code), ['IO_TIMEOUT']);
+    assert.deepEqual(
+      report.issues.map((i) => i.code),
+      ['IO_TIMEOUT'],
+    );
   });
 });
 
-test('the inspector\'s source fails with IO_TIMEOUT instead of opening forever', async () => {
+test("the inspector's source fails with IO_TIMEOUT instead of opening forever", async () => {
   await withServer(PPO, { drip: 'body', interval: 500 }, async (url) => {
     const r = await failure(openShared(url, { timeout: 1000 }));
     assert.equal(r.code, 'IO_TIMEOUT', r.message);
@@ -139,7 +142,14 @@ test('a server without Range sending the whole file above the minimum rate is no
 });
 
 test('bad deadline options are IO_ERROR', async () => {
-  for (const bad of [{ timeout: 0 }, { timeout: -5 }, { timeout: Infinity }, { timeout: NaN }, { timeout: '100' }, { minRate: 0 }]) {
+  for (const bad of [
+    { timeout: 0 },
+    { timeout: -5 },
+    { timeout: Infinity },
+    { timeout: NaN },
+    { timeout: '100' },
+    { minRate: 0 },
+  ]) {
     const r = await failure(open('http://127.0.0.1:1/a', bad));
     assert.equal(r.code, 'IO_ERROR', JSON.stringify(bad));
   }

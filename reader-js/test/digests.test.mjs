@@ -77,7 +77,8 @@ test('CRC-32: built-in and JavaScript agree on random inputs, whole and chained 
     assert.equal(crc32(bytes), whole, `length ${n}`);
     for (let k = 0; k < 3; k++) {
       const parts = pieces(bytes, seed++);
-      let fast = 0, slow = 0;
+      let fast = 0,
+        slow = 0;
       for (const p of parts) {
         fast = crc32(p, fast);
         slow = crc32Js(p, slow);
@@ -105,7 +106,11 @@ test('SHA-256: node:crypto, the one-shot and the incremental JavaScript digests 
       const parts = pieces(bytes, seed++);
       const h = await withNative(enabled, () => createSha256());
       for (const p of parts) h.update(p);
-      assert.equal(h.hex(), ref, `incremental (${enabled ? 'built-in' : 'JavaScript'}), length ${n} in ${parts.length} pieces`);
+      assert.equal(
+        h.hex(),
+        ref,
+        `incremental (${enabled ? 'built-in' : 'JavaScript'}), length ${n} in ${parts.length} pieces`,
+      );
     }
   }
 });
@@ -113,7 +118,8 @@ test('SHA-256: node:crypto, the one-shot and the incremental JavaScript digests 
 test('SHA-256: the JavaScript digest of chunks as a file beyond 4 GiB is read, and its length field', () => {
   // The same 1 MiB chunk fed many times, split at odd points, equals node:crypto fed the same way.
   const chunk = randomBytes(1 << 20, 9);
-  const js = new Sha256(), ref = createHash('sha256');
+  const js = new Sha256(),
+    ref = createHash('sha256');
   for (let i = 0; i < 24; i++) {
     for (const p of pieces(chunk, 1000 + i)) {
       js.update(p);
@@ -125,7 +131,7 @@ test('SHA-256: the JavaScript digest of chunks as a file beyond 4 GiB is read, a
   const total = 2 ** 33 + 5; // a message of 8 GiB + 5 bytes, of which the last 5 are still buffered
   const blocks = [];
   const h = new Sha256();
-  h._block = function (p, o) {
+  h._block = (p, o) => {
     blocks.push(p.slice(o, o + 64));
   };
   h.update(new Uint8Array(5));

@@ -12,7 +12,9 @@ const dir = new URL('../../test-vectors/', import.meta.url);
 const DEFERRED = ['ZIP_CRC_MISMATCH', 'MEMBER_DIGEST_MISMATCH'];
 // the checks of spec/checks.json: the extensions' checks (step 11), and the checks of an extension member's
 // text and values (located in that document), wait for dump()
-const CHECKS = new Map(JSON.parse(readFileSync(new URL('../../spec/checks.json', import.meta.url), 'utf8')).checks.map((c) => [c.id, c]));
+const CHECKS = new Map(
+  JSON.parse(readFileSync(new URL('../../spec/checks.json', import.meta.url), 'utf8')).checks.map((c) => [c.id, c]),
+);
 
 async function outcome(bytes) {
   let ar;
@@ -45,7 +47,8 @@ if (!existsSync(new URL('index.json', dir))) {
       assert.equal(r.error?.code, c.expect.code, r.error?.message);
       const deferred = DEFERRED.includes(c.expect.code) && !['manifest.json', 'data.json'].includes(r.error.member);
       const check = CHECKS.get(c.checks[0]);
-      const extension = check.step === 11 || (check.member === 'document' && (r.error.member ?? '').startsWith('extensions/'));
+      const extension =
+        check.step === 11 || (check.member === 'document' && (r.error.member ?? '').startsWith('extensions/'));
       assert.equal(r.at, deferred || extension ? 'dump' : 'open', `the error came at ${r.at}`);
     });
   }

@@ -8,7 +8,7 @@ import { archive, bytesOf, b64 } from './helpers/build.mjs';
 
 function rng(seed) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 async function mustNotCrash(bytes, label) {
@@ -34,12 +34,36 @@ const seeds = [
     data: {
       data: {
         a: [1, 2.5, { $type: 'tuple', items: [1, 'x'] }],
-        s: { $type: 'space', kind: 'box', dtype: 'F32', shape: [1], low: { $type: 'ndarray', dtype: 'F32', shape: [1], base64: b64(bytesOf(new Float32Array([0]))) }, high: { $type: 'ndarray', dtype: 'F32', shape: [1], ref: { group: 'arrays', name: 'h' } } },
-        k: { $type: 'dict', entries: [[1, 2], [{ $type: 'bytes', base64: 'AAE=' }, null]] },
-        sch: { $type: 'schedule', kind: 'piecewise', points: [[0, 1], [1, 0.5]], interpolation: 'linear' },
+        s: {
+          $type: 'space',
+          kind: 'box',
+          dtype: 'F32',
+          shape: [1],
+          low: { $type: 'ndarray', dtype: 'F32', shape: [1], base64: b64(bytesOf(new Float32Array([0]))) },
+          high: { $type: 'ndarray', dtype: 'F32', shape: [1], ref: { group: 'arrays', name: 'h' } },
+        },
+        k: {
+          $type: 'dict',
+          entries: [
+            [1, 2],
+            [{ $type: 'bytes', base64: 'AAE=' }, null],
+          ],
+        },
+        sch: {
+          $type: 'schedule',
+          kind: 'piecewise',
+          points: [
+            [0, 1],
+            [1, 0.5],
+          ],
+          interpolation: 'linear',
+        },
       },
     },
-    tensors: { arrays: { h: { dtype: 'F32', shape: [1], data: bytesOf(new Float32Array([1])) } }, policy: { w: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) } } },
+    tensors: {
+      arrays: { h: { dtype: 'F32', shape: [1], data: bytesOf(new Float32Array([1])) } },
+      policy: { w: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) } },
+    },
   }),
 ];
 
@@ -59,7 +83,8 @@ test('random garbage', async () => {
 
 test('every truncation and extension of the seeds', async () => {
   for (const s of seeds) {
-    for (let len = 0; len < s.length; len += len < 200 ? 1 : 37) await mustNotCrash(s.subarray(0, len), `truncated to ${len}`);
+    for (let len = 0; len < s.length; len += len < 200 ? 1 : 37)
+      await mustNotCrash(s.subarray(0, len), `truncated to ${len}`);
     for (const extra of [1, 22, 100]) {
       const b = new Uint8Array(s.length + extra);
       b.set(s);
@@ -94,7 +119,8 @@ test('byte mutations keep the reader well-behaved', async () => {
 test('mutations inside data.json text', async () => {
   const r = rng(11);
   const alphabet = '{}[]",:0123456789.eE+-tfnulrsa\\ $';
-  const text = '{"data":{"a":[1,2.5,{"$type":"tuple","items":[1,"x"]}],"b":{"$type":"int","value":"9007199254740993"},"c":{"$type":"float","value":"nan"},"d":{"$type":"schedule","kind":"linear","start":1,"end":0,"end_fraction":0.5}}}';
+  const text =
+    '{"data":{"a":[1,2.5,{"$type":"tuple","items":[1,"x"]}],"b":{"$type":"int","value":"9007199254740993"},"c":{"$type":"float","value":"nan"},"d":{"$type":"schedule","kind":"linear","start":1,"end":0,"end_fraction":0.5}}}';
   for (let n = 0; n < 1500; n++) {
     const chars = [...text];
     const edits = 1 + Math.floor(r() * 3);
@@ -112,11 +138,18 @@ test('mutations inside manifest.json and safetensors headers', async () => {
     for (let k = 0; k < edits; k++) chars[Math.floor(r() * chars.length)] = alphabet[Math.floor(r() * alphabet.length)];
     return chars.join('');
   };
-  const header = '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[1,1],"data_offsets":[8,9]}}';
+  const header =
+    '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[1,1],"data_offsets":[8,9]}}';
   for (let n = 0; n < 800; n++) {
-    await mustNotCrash(archive({ manifest: (m) => mutate(JSON.stringify({ ...m, extensions_used: ['e1'], metadata: { k: 'v' } })) }), `manifest mutation ${n}`);
+    await mustNotCrash(
+      archive({ manifest: (m) => mutate(JSON.stringify({ ...m, extensions_used: ['e1'], metadata: { k: 'v' } })) }),
+      `manifest mutation ${n}`,
+    );
     const h = mutate(header);
-    const st = (await import('./helpers/build.mjs')).safetensors({}, { header: h, buffer: new Uint8Array(9), pad: true });
+    const st = (await import('./helpers/build.mjs')).safetensors(
+      {},
+      { header: h, buffer: new Uint8Array(9), pad: true },
+    );
     await mustNotCrash(archive({ tensors: { g: st } }), `header mutation ${n}`);
   }
 });

@@ -122,7 +122,8 @@ function convRef(x, [n, C, H, W], w, [O, , KH, KW], bias, [sh, sw], [ph, pw]) {
 function sameBits(got, want) {
   if (got.length !== want.length) return `${got.length} values, expected ${want.length}`;
   for (let i = 0; i < want.length; i++) {
-    if (!(Object.is(got[i], want[i]) || (Number.isNaN(got[i]) && Number.isNaN(want[i])))) return `value ${i}: ${got[i]}, expected ${want[i]}`;
+    if (!(Object.is(got[i], want[i]) || (Number.isNaN(got[i]) && Number.isNaN(want[i]))))
+      return `value ${i}: ${got[i]}, expected ${want[i]}`;
   }
   return '';
 }
@@ -130,11 +131,23 @@ function sameBits(got, want) {
 // ---------------------------------------------------------------- policies built here
 
 function nd(shape, data) {
-  return { $type: 'ndarray', dtype: 'F32', shape, base64: encodeBase64(new Uint8Array(Float32Array.from(data).buffer)) };
+  return {
+    $type: 'ndarray',
+    dtype: 'F32',
+    shape,
+    base64: encodeBase64(new Uint8Array(Float32Array.from(data).buffer)),
+  };
 }
 
 function space(shape) {
-  return { $type: 'space', kind: 'box', dtype: 'F32', shape, low: nd(shape, new Array(prod(shape)).fill(-1e30)), high: nd(shape, new Array(prod(shape)).fill(1e30)) };
+  return {
+    $type: 'space',
+    kind: 'box',
+    dtype: 'F32',
+    shape,
+    low: nd(shape, new Array(prod(shape)).fill(-1e30)),
+    high: nd(shape, new Array(prod(shape)).fill(1e30)),
+  };
 }
 
 /** A checked and decoded description of `nodes` over an observation of `shape`, the output `width` values given as box actions. */
@@ -143,10 +156,21 @@ function policyOf(shape, nodes, width) {
     normalize_images: true,
     observation_space: space(shape),
     nodes,
-    action_space: { $type: 'space', kind: 'box', dtype: 'F32', shape: [width], low: nd([width], new Array(width).fill(-Infinity)), high: nd([width], new Array(width).fill(Infinity)) },
+    action_space: {
+      $type: 'space',
+      kind: 'box',
+      dtype: 'F32',
+      shape: [width],
+      low: nd([width], new Array(width).fill(-Infinity)),
+      high: nd([width], new Array(width).fill(Infinity)),
+    },
     action: { op: 'box', in: nodes[nodes.length - 1].out, squash: 'clip' },
   };
-  const text = JSON.stringify({ policy: desc }, (k, v) => (typeof v === 'number' && !Number.isFinite(v) ? { $type: 'float', value: v > 0 ? 'inf' : v < 0 ? '-inf' : 'nan' } : v));
+  const text = JSON.stringify({ policy: desc }, (k, v) =>
+    typeof v === 'number' && !Number.isFinite(v)
+      ? { $type: 'float', value: v > 0 ? 'inf' : v < 0 ? '-inf' : 'nan' }
+      : v,
+  );
   const tree = parseJson(new TextEncoder().encode(text));
   check(tree.get('policy'), new Map([['observation_space', tree.get('policy').get('observation_space')]]), []);
   return decodeValue(tree.get('policy'), null);
@@ -157,16 +181,40 @@ function policyOf(shape, nodes, width) {
 test('the WebAssembly SIMD kernel compiles in Node, and setWasmEnabled(false) forces the JavaScript one', () => {
   assert.equal(wasmAvailable(), true);
   const w = new Float32Array(8);
-  assert.equal(withKernel('wasm', () => new Matmul(w, 4, 2, null).kernel), 'wasm');
-  assert.equal(withKernel('js', () => new Matmul(w, 4, 2, null).kernel), 'js');
-  assert.equal(withKernel('wasm', () => new Matmul(w, 4, 2, null, { binary64: true }).kernel), 'wasm');
-  assert.equal(withKernel('wasm', () => new Matmul(w, 3, 2, null).kernel), 'js', 'fewer than four columns: no panel for the SIMD kernel');
+  assert.equal(
+    withKernel('wasm', () => new Matmul(w, 4, 2, null).kernel),
+    'wasm',
+  );
+  assert.equal(
+    withKernel('js', () => new Matmul(w, 4, 2, null).kernel),
+    'js',
+  );
+  assert.equal(
+    withKernel('wasm', () => new Matmul(w, 4, 2, null, { binary64: true }).kernel),
+    'wasm',
+  );
+  assert.equal(
+    withKernel('wasm', () => new Matmul(w, 3, 2, null).kernel),
+    'js',
+    'fewer than four columns: no panel for the SIMD kernel',
+  );
 });
 
 test('Matmul: both kernels equal the reference bit for bit on random shapes (odd sizes, K = 0, cancelling terms, NaN, ±inf, ±0, overflow)', () => {
   const rand = rng(1);
-  const shapes = [[1, 1, 1], [1, 0, 5], [3, 0, 8], [7, 37, 13], [6, 5, 4], [13, 64, 12], [1, 3136, 20], [12, 9, 7], [5, 3, 2]];
-  for (let i = 0; i < 40; i++) shapes.push([1 + Math.floor(rand() * 15), Math.floor(rand() * 70), 1 + Math.floor(rand() * 23)]);
+  const shapes = [
+    [1, 1, 1],
+    [1, 0, 5],
+    [3, 0, 8],
+    [7, 37, 13],
+    [6, 5, 4],
+    [13, 64, 12],
+    [1, 3136, 20],
+    [12, 9, 7],
+    [5, 3, 2],
+  ];
+  for (let i = 0; i < 40; i++)
+    shapes.push([1 + Math.floor(rand() * 15), Math.floor(rand() * 70), 1 + Math.floor(rand() * 23)]);
   shapes.forEach(([R, K, O], i) => {
     const mode = ['cancel', 'special', 'plain'][i % 3];
     const a = values(rand, R * K, mode);
@@ -226,7 +274,20 @@ test('linear: more rows than one block of the kernel gives the same bits, in bot
   const bias = values(rand, O);
   const want = matmulRef(a, R, w, O, K, bias);
   for (const kernel of KERNELS) {
-    const p = withKernel(kernel, () => new Policy(policyOf([R, K], [{ op: 'linear', in: ['obs'], out: 'y', weight: nd([O, K], w), bias: nd([O], bias) }, { op: 'flatten', in: ['y'], out: 'f' }], R * O)));
+    const p = withKernel(
+      kernel,
+      () =>
+        new Policy(
+          policyOf(
+            [R, K],
+            [
+              { op: 'linear', in: ['obs'], out: 'y', weight: nd([O, K], w), bias: nd([O], bias) },
+              { op: 'flatten', in: ['y'], out: 'f' },
+            ],
+            R * O,
+          ),
+        ),
+    );
     const blockRows = withKernel(kernel, () => new Matmul(w, O, K, bias).blockRows);
     assert.ok(blockRows < R, `one block holds ${blockRows} rows`);
     const got = p.predict({ dtype: 'F32', shape: [R, K], data: a }).action.data;
@@ -237,20 +298,57 @@ test('linear: more rows than one block of the kernel gives the same bits, in bot
 test('conv2d: both kernels equal the reference bit for bit on random shapes, strides, padding and channels', () => {
   const rand = rng(3);
   const cases = [
-    [[1, 4, 84, 84], [32, 4, 8, 8], [4, 4], [0, 0]],
-    [[2, 3, 9, 7], [5, 3, 3, 2], [2, 1], [1, 2]],
-    [[1, 1, 1, 1], [4, 1, 1, 1], [1, 1], [0, 0]],
-    [[1, 2, 3, 3], [6, 2, 5, 5], [1, 1], [1, 1]], // the kernel wider than the image: padding on every patch
-    [[3, 2, 6, 5], [3, 2, 2, 3], [2, 3], [1, 0]], // fewer than four channels
-    [[2, 10, 39, 39], [5, 10, 10, 10], [1, 1], [0, 1]], // 900 positions: more than one block
+    [
+      [1, 4, 84, 84],
+      [32, 4, 8, 8],
+      [4, 4],
+      [0, 0],
+    ],
+    [
+      [2, 3, 9, 7],
+      [5, 3, 3, 2],
+      [2, 1],
+      [1, 2],
+    ],
+    [
+      [1, 1, 1, 1],
+      [4, 1, 1, 1],
+      [1, 1],
+      [0, 0],
+    ],
+    [
+      [1, 2, 3, 3],
+      [6, 2, 5, 5],
+      [1, 1],
+      [1, 1],
+    ], // the kernel wider than the image: padding on every patch
+    [
+      [3, 2, 6, 5],
+      [3, 2, 2, 3],
+      [2, 3],
+      [1, 0],
+    ], // fewer than four channels
+    [
+      [2, 10, 39, 39],
+      [5, 10, 10, 10],
+      [1, 1],
+      [0, 1],
+    ], // 900 positions: more than one block
   ];
   const [, [O, C, KH, KW]] = cases[cases.length - 1];
-  assert.ok(new Matmul(new Float32Array(O * C * KH * KW), O, C * KH * KW, null, { binary64: true }).blockRows < 30 * 31);
+  assert.ok(
+    new Matmul(new Float32Array(O * C * KH * KW), O, C * KH * KW, null, { binary64: true }).blockRows < 30 * 31,
+  );
   for (let i = 0; i < 25; i++) {
     const [C, H, W] = [1 + Math.floor(rand() * 5), 1 + Math.floor(rand() * 12), 1 + Math.floor(rand() * 12)];
     const [ph, pw] = [Math.floor(rand() * 3), Math.floor(rand() * 3)];
     const [KH, KW] = [1 + Math.floor(rand() * (H + 2 * ph)), 1 + Math.floor(rand() * (W + 2 * pw))];
-    cases.push([[1 + Math.floor(rand() * 3), C, H, W], [1 + Math.floor(rand() * 11), C, KH, KW], [1 + Math.floor(rand() * 3), 1 + Math.floor(rand() * 3)], [ph, pw]]);
+    cases.push([
+      [1 + Math.floor(rand() * 3), C, H, W],
+      [1 + Math.floor(rand() * 11), C, KH, KW],
+      [1 + Math.floor(rand() * 3), 1 + Math.floor(rand() * 3)],
+      [ph, pw],
+    ]);
   }
   cases.forEach(([xs, ws, stride, padding], i) => {
     const mode = ['cancel', 'special', 'plain', 'cancel'][i % 4];
@@ -276,7 +374,10 @@ if (existsSync(new URL('index.json', vectors))) {
   test('the predict vectors with the pure JavaScript kernel forced give their actions', async () => {
     const index = JSON.parse(readFileSync(new URL('index.json', vectors), 'utf8'));
     const cases = index.cases.filter((c) => c.expect.result === 'actions');
-    assert.ok(cases.some((c) => c.id.includes('nature-cnn')), 'the vectors hold a NatureCNN policy');
+    assert.ok(
+      cases.some((c) => c.id.includes('nature-cnn')),
+      'the vectors hold a NatureCNN policy',
+    );
     const value = (v) => decodeValue(parseJson(new TextEncoder().encode(JSON.stringify(v))), null);
     const previous = setWasmEnabled(false);
     try {
@@ -286,7 +387,10 @@ if (existsSync(new URL('index.json', vectors))) {
         try {
           const policy = await ar.policy();
           const masks = spec.action_masks ? spec.action_masks.map(value) : null;
-          const got = act(policy, spec.observations.map(value), { episodeStarts: spec.episode_starts ?? null, actionMasks: masks });
+          const got = act(policy, spec.observations.map(value), {
+            episodeStarts: spec.episode_starts ?? null,
+            actionMasks: masks,
+          });
           assert.equal(sameActions(got.map(inlineArray), spec.actions), '', c.id);
         } finally {
           await ar.close();

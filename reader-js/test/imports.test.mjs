@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 
 const SRC = new URL('../src/', import.meta.url);
-const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'";]*?\sfrom\s*['"](\.\/[^'"]+)['"]|(?:^|[\s;])import\s*['"](\.\/[^'"]+)['"]|\bimport\(\s*['"](\.\/[^'"]+)['"]\s*\)/gm;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'";]*?\sfrom\s*['"](\.\/[^'"]+)['"]|(?:^|[\s;])import\s*['"](\.\/[^'"]+)['"]|\bimport\(\s*['"](\.\/[^'"]+)['"]\s*\)/gm;
 
 /** The ./ modules a module's text imports, statically or dynamically (comments removed). */
 export function importsOf(text) {
@@ -41,21 +42,43 @@ export function findCycle(graph) {
   return null;
 }
 
-const modules = readdirSync(SRC).filter((f) => f.endsWith('.js')).sort();
+const modules = readdirSync(SRC)
+  .filter((f) => f.endsWith('.js'))
+  .sort();
 const graph = new Map(modules.map((f) => [f, importsOf(readFileSync(new URL(f, SRC), 'utf8'))]));
 
 test('the import scanner sees static, re-export and dynamic imports, and not commented ones', () => {
-  const text = "import { a } from './a.js';\nexport { b } from './b.js';\nexport * as c from './c.js';\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\n/* import('./g.js') */\nimport x from 'node:fs';";
+  const text =
+    "import { a } from './a.js';\nexport { b } from './b.js';\nexport * as c from './c.js';\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\n/* import('./g.js') */\nimport x from 'node:fs';";
   assert.deepEqual(importsOf(text), ['a.js', 'b.js', 'c.js', 'd.js', 'e.js']);
 });
 
 test('the cycle finder finds a cycle and only a cycle', () => {
-  assert.deepEqual(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), ['a', 'b', 'c', 'a']);
-  assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), null);
+  assert.deepEqual(
+    findCycle(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+      ]),
+    ),
+    ['a', 'b', 'c', 'a'],
+  );
+  assert.equal(
+    findCycle(
+      new Map([
+        ['a', ['b', 'c']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    null,
+  );
 });
 
 test('every import of src/ names a module of src/', () => {
-  for (const [f, deps] of graph) for (const d of deps) assert.ok(graph.has(d), `${f} imports ./${d}, which is not in src/`);
+  for (const [f, deps] of graph)
+    for (const d of deps) assert.ok(graph.has(d), `${f} imports ./${d}, which is not in src/`);
   assert.ok(graph.get('reader.js').includes('checks.js'), 'the scan found the imports of reader.js');
 });
 

@@ -58,26 +58,34 @@ function shownAction({ dtype, shape, values }) {
   const items = values === '(empty)' ? [] : values.split(', ');
   const parse = (x) => (x === 'inf' ? Infinity : x === '-inf' ? -Infinity : Number(x)); // the page writes NaN, inf, -inf
   const data = T === BigInt64Array || T === BigUint64Array ? T.from(items, BigInt) : T.from(items, parse);
-  return { $type: 'ndarray', dtype, shape: JSON.parse(shape), base64: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') };
+  return {
+    $type: 'ndarray',
+    dtype,
+    shape: JSON.parse(shape),
+    base64: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'),
+  };
 }
 
 /** Sets the observation form's controls (inputs, selects, checkboxes, text areas) as a user would. */
 async function fillObservation(page, fields, masks) {
-  await page.evaluate(({ fields, masks }) => {
-    const set = (el, v) => {
-      if (el.type === 'checkbox') el.checked = v !== 0;
-      else el.value = String(v);
-      el.dispatchEvent(new Event('input', { bubbles: true }));
-      el.dispatchEvent(new Event('change', { bubbles: true }));
-    };
-    for (const [path, values] of fields) {
-      const field = document.querySelector(`[data-obs-path="${CSS.escape(path)}"]`);
-      if (!field) throw new Error(`no field ${path}`);
-      if (field.dataset.form === 'text') set(field.querySelector('textarea'), values.join(' '));
-      else values.forEach((v, i) => set(field.querySelector(`[data-index="${i}"]`), v));
-    }
-    if (masks) masks.forEach((m, i) => set(document.querySelector(`#action-masks [data-index="${i}"]`), m));
-  }, { fields, masks });
+  await page.evaluate(
+    ({ fields, masks }) => {
+      const set = (el, v) => {
+        if (el.type === 'checkbox') el.checked = v !== 0;
+        else el.value = String(v);
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      };
+      for (const [path, values] of fields) {
+        const field = document.querySelector(`[data-obs-path="${CSS.escape(path)}"]`);
+        if (!field) throw new Error(`no field ${path}`);
+        if (field.dataset.form === 'text') set(field.querySelector('textarea'), values.join(' '));
+        else values.forEach((v, i) => set(field.querySelector(`[data-index="${i}"]`), v));
+      }
+      if (masks) masks.forEach((m, i) => set(document.querySelector(`#action-masks [data-index="${i}"]`), m));
+    },
+    { fields, masks },
+  );
 }
 
 async function readAction(page, count) {
@@ -89,7 +97,9 @@ async function readAction(page, count) {
   }));
 }
 
-test('web inspector in chromium: vectors by URL, picker and drop, report, plots, histogram, policy actions, invalid codes, lazy reads, escaping', { timeout: 240_000 }, async (t) => {
+test('web inspector in chromium: vectors by URL, picker and drop, report, plots, histogram, policy actions, invalid codes, lazy reads, escaping', {
+  timeout: 240_000,
+}, async (t) => {
   if (!existsSync(new URL('index.json', vectorsDir))) return t.skip('test-vectors/index.json is not there');
 
   const index = JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8'));
@@ -100,7 +110,9 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
   for (const c of predictCases) addVector(c.file);
   // one invalid vector refused by opening, one opened but refused by validation (its policy description)
   const invalid = [
-    index.cases.find((c) => c.expect.result === 'error' && c.issues?.[0]?.code?.startsWith('ZIP_') && !c.file.endsWith('.gz')),
+    index.cases.find(
+      (c) => c.expect.result === 'error' && c.issues?.[0]?.code?.startsWith('ZIP_') && !c.file.endsWith('.gz'),
+    ),
     index.cases.find((c) => c.id === 'policy-weight-not-f32'),
   ].filter(Boolean);
   assert.equal(invalid.length, 2);
@@ -111,8 +123,20 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
   // (with markup in its strings, which must reach the page as text)
   const HOSTILE = '<img src=x onerror="window.__injected=1">';
   const big = archive({
-    data: { data: { gamma: 0.99, lr: { $type: 'schedule', kind: 'linear', start: 0.001, end: 0, end_fraction: 0.5 }, [HOSTILE]: HOSTILE } },
-    tensors: { policy: { w: { dtype: 'F32', shape: [1024, 1024], data: bytesOf(w) }, b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) }, [HOSTILE]: { dtype: 'U8', shape: [2], data: new Uint8Array([1, 2]) } } },
+    data: {
+      data: {
+        gamma: 0.99,
+        lr: { $type: 'schedule', kind: 'linear', start: 0.001, end: 0, end_fraction: 0.5 },
+        [HOSTILE]: HOSTILE,
+      },
+    },
+    tensors: {
+      policy: {
+        w: { dtype: 'F32', shape: [1024, 1024], data: bytesOf(w) },
+        b: { dtype: 'F64', shape: [3], data: bytesOf(new Float64Array([1, 2, 3])) },
+        [HOSTILE]: { dtype: 'U8', shape: [2], data: new Uint8Array([1, 2]) },
+      },
+    },
     manifest: (m) => ({ ...m, producer: { name: HOSTILE, version: '<b>1</b>' }, metadata: { [HOSTILE]: HOSTILE } }),
   });
   files['/big.rlarchive'] = big;
@@ -140,11 +164,25 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
     assert.equal(await page.textContent('#format-version'), showcaseDump.manifest.format_version);
     assert.match(await page.textContent('#overview'), /sb3\.algorithm/);
     assert.match(await page.textContent('#hyperparameters-table'), /gamma/);
-    const spaces = await page.$$eval('#spaces .card', (cards) => cards.map((c) => [c.dataset.path, c.querySelector('.space').dataset.kind]));
-    assert.deepEqual(spaces.sort(), [['action_space', 'discrete'], ['observation_space', 'dict']]);
-    assert.equal(await page.locator('#spaces [data-path="observation_space"] .space-dict > ul.tree > li').count(), 2, 'the Dict space is a tree of its two keys');
-    assert.match(await page.textContent('#spaces [data-path="observation_space"]'), /Box\(F32, \[3\]\)[\s\S]*low[\s\S]*-1/);
-    const plots = await page.$$eval('#schedules figure.schedule', (fs) => fs.map((f) => [f.dataset.path, f.querySelector('svg path.series')?.getAttribute('d').split('L').length]));
+    const spaces = await page.$$eval('#spaces .card', (cards) =>
+      cards.map((c) => [c.dataset.path, c.querySelector('.space').dataset.kind]),
+    );
+    assert.deepEqual(spaces.sort(), [
+      ['action_space', 'discrete'],
+      ['observation_space', 'dict'],
+    ]);
+    assert.equal(
+      await page.locator('#spaces [data-path="observation_space"] .space-dict > ul.tree > li').count(),
+      2,
+      'the Dict space is a tree of its two keys',
+    );
+    assert.match(
+      await page.textContent('#spaces [data-path="observation_space"]'),
+      /Box\(F32, \[3\]\)[\s\S]*low[\s\S]*-1/,
+    );
+    const plots = await page.$$eval('#schedules figure.schedule', (fs) =>
+      fs.map((f) => [f.dataset.path, f.querySelector('svg path.series')?.getAttribute('d').split('L').length]),
+    );
     assert.ok(plots.length >= 1 && plots.every(([, n]) => n > 100), `schedules plotted: ${JSON.stringify(plots)}`);
     // choosing a tensor reads it and shows its histogram and statistics
     const ar = await open(readFileSync(new URL(showcase.file, vectorsDir)));
@@ -152,14 +190,24 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
     const tensor = Array.from((await ar.tensor('policy', info.name)).data);
     await page.click(`button.tensor[data-tensor="policy/${info.name}"]`);
     await page.waitForSelector('#tensor-detail svg.histogram rect.bar');
-    const stats = await page.evaluate(() => ['min', 'max', 'mean'].map((k) => Math.fround(Number(document.querySelector(`#tensor-detail .stat-${k}`).textContent))));
+    const stats = await page.evaluate(() =>
+      ['min', 'max', 'mean'].map((k) =>
+        Math.fround(Number(document.querySelector(`#tensor-detail .stat-${k}`).textContent)),
+      ),
+    );
     const mean = tensor.reduce((a, b) => a + b, 0) / tensor.length;
     assert.deepEqual(stats.slice(0, 2), [Math.min(...tensor), Math.max(...tensor)]);
     assert.ok(Math.abs(stats[2] - mean) <= 1e-3 * Math.max(1, Math.abs(mean)), `mean ${stats[2]} vs ${mean}`);
-    assert.equal(await page.locator('#tensor-detail rect.bar').count() > 0, true);
+    assert.equal((await page.locator('#tensor-detail rect.bar').count()) > 0, true);
     assert.equal(await page.getAttribute('#tensor-detail', 'data-status'), 'done');
     // the statistics came from the tensors' worker (the policy has its own)
-    assert.deepEqual((await workerCounts(page)).map((w) => w.done).sort((a, b) => a.tensor - b.tensor), [{ policy: 1, predict: 0, tensor: 0, array: 0 }, { policy: 0, predict: 0, tensor: 1, array: 0 }]);
+    assert.deepEqual(
+      (await workerCounts(page)).map((w) => w.done).sort((a, b) => a.tensor - b.tensor),
+      [
+        { policy: 1, predict: 0, tensor: 0, array: 0 },
+        { policy: 0, predict: 0, tensor: 1, array: 0 },
+      ],
+    );
 
     // 2. every portable-policy vector: the page's form and Predict button give SB3's actions
     // (through the page's URL field; the showcase, open already, comes first)
@@ -187,7 +235,11 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
           assert.ok(await page.locator('#reset-state').count(), `${c.id}: a recurrent policy has a state reset`);
           await page.click('#reset-state');
         }
-        await fillObservation(page, formFields(spec.observations[i]), spec.action_masks ? elements(spec.action_masks[i]) : null);
+        await fillObservation(
+          page,
+          formFields(spec.observations[i]),
+          spec.action_masks ? elements(spec.action_masks[i]) : null,
+        );
         await page.click('#predict');
         const shown = await readAction(page, i + 1);
         got.push(shownAction(shown));
@@ -214,7 +266,9 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
     const low = page.locator('#spaces [data-path="observation_space"] .bound').first();
     assert.match(await low.textContent(), /→ tensors\/arrays data\/observation_space\/low \(1296 elements\)/);
     await low.locator('button').click();
-    await page.waitForFunction(() => document.querySelector('#spaces .bound .array-values')?.textContent.includes('all 0'));
+    await page.waitForFunction(() =>
+      document.querySelector('#spaces .bound .array-values')?.textContent.includes('all 0'),
+    );
     assert.equal((await low.textContent()).trim(), 'low U8[1, 36, 36] all 0 (1296 values)');
     assert.deepEqual((await workerCounts(page)).map((w) => w.done.array).sort(), [0, 1]);
 
@@ -229,13 +283,22 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
         const report = await page.evaluate(() => window.rlarchiveInspector.report.issues.map((i) => i.code));
         assert.ok(report.includes(c.expect.code), `${c.id}: ${report}`);
         if (report.length === 1) {
-          assert.equal((await page.textContent('#validation')).split(opened).length - 1, 1, `${c.id}: the opening error is shown once`);
+          assert.equal(
+            (await page.textContent('#validation')).split(opened).length - 1,
+            1,
+            `${c.id}: the opening error is shown once`,
+          );
           assert.equal(await page.locator('#report-same').count(), 1);
         }
       } else {
         assert.match(await page.textContent('#report .banner'), new RegExp(`^Invalid: .*${c.expect.code}`));
-        const rows = await page.$$eval('#report tr[data-code]', (trs) => trs.map((tr) => [tr.dataset.code, tr.querySelector('.badge').textContent]));
-        assert.ok(rows.some(([code, sev]) => code === c.expect.code && sev === 'error'), `${c.id}: ${JSON.stringify(rows)}`);
+        const rows = await page.$$eval('#report tr[data-code]', (trs) =>
+          trs.map((tr) => [tr.dataset.code, tr.querySelector('.badge').textContent]),
+        );
+        assert.ok(
+          rows.some(([code, sev]) => code === c.expect.code && sev === 'error'),
+          `${c.id}: ${JSON.stringify(rows)}`,
+        );
       }
       await page.screenshot({ path: join(shots, `${c.id}.png`), fullPage: true });
     }
@@ -257,34 +320,58 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
     assert.equal(await page.locator('#schedules figure.schedule').count(), 1);
     await page.click('button.tensor[data-tensor="policy/w"]');
     await page.waitForSelector('#tensor-detail[data-tensor="policy/w"], #tensor-detail .tensor-detail');
-    const wStats = await page.evaluate(() => ['min', 'max'].map((k) => Math.fround(Number(document.querySelector(`#tensor-detail .stat-${k}`).textContent))));
-    assert.deepEqual((await workerCounts(page)).map((w) => w.done), [{ policy: 0, predict: 0, tensor: 1, array: 0 }], 'the worker computed the statistics');
+    const wStats = await page.evaluate(() =>
+      ['min', 'max'].map((k) => Math.fround(Number(document.querySelector(`#tensor-detail .stat-${k}`).textContent))),
+    );
+    assert.deepEqual(
+      (await workerCounts(page)).map((w) => w.done),
+      [{ policy: 0, predict: 0, tensor: 1, array: 0 }],
+      'the worker computed the statistics',
+    );
     assert.deepEqual(wStats, [w.reduce((a, b) => Math.min(a, b)), w.reduce((a, b) => Math.max(a, b))]);
     const tensorBytes = srv.stats.bytes - openBytes;
-    assert.ok(tensorBytes >= w.byteLength && tensorBytes < w.byteLength + 200_000, `choosing the tensor transferred ${tensorBytes} bytes`);
+    assert.ok(
+      tensorBytes >= w.byteLength && tensorBytes < w.byteLength + 200_000,
+      `choosing the tensor transferred ${tensorBytes} bytes`,
+    );
     await page.click('#run-validation');
     await page.waitForSelector('#validation[data-status="valid"]');
     assert.equal(await page.textContent('#producer'), `${HOSTILE} <b>1</b>`);
     assert.ok((await page.textContent('#overview')).includes(`${HOSTILE}${HOSTILE}`), 'metadata shown as text');
-    assert.ok((await page.textContent('#hyperparameters')).includes(JSON.stringify(HOSTILE)), 'a data string shown as text');
+    assert.ok(
+      (await page.textContent('#hyperparameters')).includes(JSON.stringify(HOSTILE)),
+      'a data string shown as text',
+    );
     await page.click(`button.tensor[data-tensor=${JSON.stringify(`policy/${HOSTILE}`)}]`);
     await page.waitForSelector('#tensor-detail svg.histogram');
-    assert.deepEqual(await page.evaluate(() => [document.querySelectorAll('main img, main b').length, window.__injected ?? null]), [0, null]);
+    assert.deepEqual(
+      await page.evaluate(() => [document.querySelectorAll('main img, main b').length, window.__injected ?? null]),
+      [0, null],
+    );
 
     // 6. drag and drop (a File)
     await page.goto(srv.url('/web/'));
-    const dropped = await page.evaluate(async (url) => {
-      const file = new File([await (await fetch(url)).arrayBuffer()], 'dropped.rlarchive');
-      const dt = new DataTransfer();
-      dt.items.add(file);
-      document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-      await window.rlarchiveInspector.ready;
-      return [document.querySelector('#validation').dataset.status, document.querySelector('#producer').textContent, document.querySelector('#status strong').textContent];
-    }, srv.url(`/vectors/${showcase.file}`));
+    const dropped = await page.evaluate(
+      async (url) => {
+        const file = new File([await (await fetch(url)).arrayBuffer()], 'dropped.rlarchive');
+        const dt = new DataTransfer();
+        dt.items.add(file);
+        document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        await window.rlarchiveInspector.ready;
+        return [
+          document.querySelector('#validation').dataset.status,
+          document.querySelector('#producer').textContent,
+          document.querySelector('#status strong').textContent,
+        ];
+      },
+      srv.url(`/vectors/${showcase.file}`),
+    );
     assert.deepEqual(dropped, ['valid', `${producer.name} ${producer.version}`, 'dropped.rlarchive']);
 
     assert.deepEqual(problems, []);
-    t.diagnostic(`inspector: ${formCases.length} policy vectors acted as SB3 (${predictCases.length - formCases.length} with batches of observations left out); opening a ${big.length}-byte archive transferred ${openBytes} bytes; screenshot ${SCREENSHOT}${process.env.RLARCHIVE_KEEP_SCREENSHOTS ? `, more in ${shots}` : ''}`);
+    t.diagnostic(
+      `inspector: ${formCases.length} policy vectors acted as SB3 (${predictCases.length - formCases.length} with batches of observations left out); opening a ${big.length}-byte archive transferred ${openBytes} bytes; screenshot ${SCREENSHOT}${process.env.RLARCHIVE_KEEP_SCREENSHOTS ? `, more in ${shots}` : ''}`,
+    );
   } finally {
     await browser.close();
     if (!process.env.RLARCHIVE_KEEP_SCREENSHOTS) rmSync(shots, { recursive: true, force: true });
@@ -299,8 +386,21 @@ test('web inspector in chromium: vectors by URL, picker and drop, report, plots,
  */
 function slowPolicyArchive(n, k) {
   const space = { $type: 'space', kind: 'discrete', n, start: 0, dtype: 'I64' };
-  const nodes = Array.from({ length: k }, (_, i) => ({ op: 'activation', in: [i ? `a${i - 1}` : 'obs'], out: `a${i}`, fn: 'gelu' }));
-  const policy = { policy: { observation_space: space, action_space: space, normalize_images: true, nodes, action: { op: 'argmax', in: `a${k - 1}` } } };
+  const nodes = Array.from({ length: k }, (_, i) => ({
+    op: 'activation',
+    in: [i ? `a${i - 1}` : 'obs'],
+    out: `a${i}`,
+    fn: 'gelu',
+  }));
+  const policy = {
+    policy: {
+      observation_space: space,
+      action_space: space,
+      normalize_images: true,
+      nodes,
+      action: { op: 'argmax', in: `a${k - 1}` },
+    },
+  };
   return archive({
     data: { data: { observation_space: space, action_space: space } },
     extensions: { 'extensions/RLA_policy/policy.json': JSON.stringify(policy) },
@@ -341,7 +441,9 @@ async function workerCounts(page) {
   return out;
 }
 
-test('web inspector in chromium: a slow policy runs in a worker, the page stays responsive, Cancel stops it; so are tensor statistics', { timeout: 180_000 }, async (t) => {
+test('web inspector in chromium: a slow policy runs in a worker, the page stays responsive, Cancel stops it; so are tensor statistics', {
+  timeout: 180_000,
+}, async (t) => {
   // as many GELU layers over 2^20 values as take about 8 s here, measured on two layers: long
   // enough for the page to be seen answering while it runs; from 8 to 100 layers (at 32 operations
   // per element, 100 layers cost 100·2^25, within MAX_POLICY_OPERATIONS = 2^32)
@@ -354,7 +456,17 @@ test('web inspector in chromium: a slow policy runs in a worker, the page stays 
   const slow = slowPolicyArchive(N, K);
 
   // an archive with a 1 MiB tensor whose read stalls, and a small one
-  const stall = stallingRanges(archive({ tensors: { policy: { big: { dtype: 'F32', shape: [512, 512] }, small: { dtype: 'U8', shape: [3], data: new Uint8Array([3, 250, 7]) } } } }), 1 << 20);
+  const stall = stallingRanges(
+    archive({
+      tensors: {
+        policy: {
+          big: { dtype: 'F32', shape: [512, 512] },
+          small: { dtype: 'U8', shape: [3], data: new Uint8Array([3, 250, 7]) },
+        },
+      },
+    }),
+    1 << 20,
+  );
   const browser = await startInspector({ '/slow.rlarchive': slow }, { extra: { '/stall.rlarchive': stall.handler } });
   if (typeof browser === 'string') return t.skip(browser);
   const { page, problems, srv } = browser;
@@ -364,7 +476,10 @@ test('web inspector in chromium: a slow policy runs in a worker, the page stays 
     assert.equal(await page.getAttribute('#validation', 'data-status'), 'valid');
     // the policy was loaded by a worker, not by the page
     const loaded = await workerCounts(page);
-    assert.deepEqual(loaded.map((w) => w.done), [{ policy: 1, predict: 0, tensor: 0, array: 0 }]);
+    assert.deepEqual(
+      loaded.map((w) => w.done),
+      [{ policy: 1, predict: 0, tensor: 0, array: 0 }],
+    );
     assert.equal(await page.evaluate(() => typeof window.rlarchiveInspector.policy.predict), 'undefined');
     const first = loaded[0].worker;
     const input = '[data-obs-path="obs"] [data-index="0"]';
@@ -383,7 +498,11 @@ test('web inspector in chromium: a slow policy runs in a worker, the page stays 
     const sampled = await page.inputValue(input);
     const reactMs = performance.now() - started;
     assert.notEqual(sampled, '123456', 'Random sample changed the observation');
-    assert.equal(await page.getAttribute('#action', 'data-status'), 'computing', 'the page reacted before the prediction ended');
+    assert.equal(
+      await page.getAttribute('#action', 'data-status'),
+      'computing',
+      'the page reacted before the prediction ended',
+    );
 
     // Cancel terminates the worker; the page says so
     const closed = first.waitForEvent('close', { timeout: 10_000 });
@@ -403,7 +522,10 @@ test('web inspector in chromium: a slow policy runs in a worker, the page stays 
     assert.equal(await page.getAttribute('#action', 'data-status'), 'done');
     assert.equal(await page.textContent('#action .action-values'), '654321');
     const after = await workerCounts(page);
-    assert.deepEqual(after.map((w) => w.done), [{ policy: 0, predict: 1, tensor: 0, array: 0 }]);
+    assert.deepEqual(
+      after.map((w) => w.done),
+      [{ policy: 0, predict: 1, tensor: 0, array: 0 }],
+    );
     assert.notEqual(after[0].worker, first);
 
     // choosing a tensor: its worker reads it (here a read that never ends) with Cancel offered;
@@ -415,29 +537,51 @@ test('web inspector in chromium: a slow policy runs in a worker, the page stays 
     for (let i = 0; i < 200 && stall.stalled.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(stall.stalled.length, 1, 'the tensor is being read');
     const reading = await workerCounts(page);
-    assert.deepEqual(reading.map((w) => w.done), [{ policy: 0, predict: 0, tensor: 0, array: 0 }]);
+    assert.deepEqual(
+      reading.map((w) => w.done),
+      [{ policy: 0, predict: 0, tensor: 0, array: 0 }],
+    );
     const tensorsClosed = reading[0].worker.waitForEvent('close', { timeout: 10_000 });
     await page.click('#cancel-tensor');
     await page.waitForSelector('#tensor-detail[data-status="cancelled"]');
     await tensorsClosed;
     await page.click('button.tensor[data-tensor="policy/small"]');
     await page.waitForSelector('#tensor-detail[data-status="done"] svg.histogram rect.bar');
-    assert.deepEqual(await page.evaluate(() => ['min', 'max'].map((k) => document.querySelector(`#tensor-detail .stat-${k}`).textContent)), ['3', '250']);
-    assert.deepEqual((await workerCounts(page)).map((w) => w.done), [{ policy: 0, predict: 0, tensor: 1, array: 0 }]);
+    assert.deepEqual(
+      await page.evaluate(() =>
+        ['min', 'max'].map((k) => document.querySelector(`#tensor-detail .stat-${k}`).textContent),
+      ),
+      ['3', '250'],
+    );
+    assert.deepEqual(
+      (await workerCounts(page)).map((w) => w.done),
+      [{ policy: 0, predict: 0, tensor: 1, array: 0 }],
+    );
 
     // the Content Security Policy allows workers from the page's origin only: a blob: worker is refused
-    assert.match(await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content'), /(^|; )worker-src 'self'(;|$)/);
-    const refused = await page.evaluate(() => new Promise((resolve) => {
-      document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true });
-      try {
-        new Worker(URL.createObjectURL(new Blob(['postMessage(1)'], { type: 'text/javascript' })));
-      } catch (e) {
-        resolve(`threw ${e.name}`);
-      }
-    }));
+    assert.match(
+      await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content'),
+      /(^|; )worker-src 'self'(;|$)/,
+    );
+    const refused = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), { once: true });
+          try {
+            new Worker(URL.createObjectURL(new Blob(['postMessage(1)'], { type: 'text/javascript' })));
+          } catch (e) {
+            resolve(`threw ${e.name}`);
+          }
+        }),
+    );
     assert.equal(refused, 'worker-src');
-    assert.deepEqual(problems.filter((p) => !/Content Security Policy/.test(p)), []);
-    t.diagnostic(`slow policy (${slow.length} bytes, ${K} GELU layers over ${N} values; 2 layers took ${Math.round(probeMs)} ms in Node): ${Math.round(browserMs)} ms in the worker, after a restart; while it ran the page answered a script and a click in ${Math.round(reactMs)} ms`);
+    assert.deepEqual(
+      problems.filter((p) => !/Content Security Policy/.test(p)),
+      [],
+    );
+    t.diagnostic(
+      `slow policy (${slow.length} bytes, ${K} GELU layers over ${N} values; 2 layers took ${Math.round(probeMs)} ms in Node): ${Math.round(browserMs)} ms in the worker, after a restart; while it ran the page answered a script and a click in ${Math.round(reactMs)} ms`,
+    );
   } finally {
     await browser.close();
   }

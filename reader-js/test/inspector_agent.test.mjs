@@ -43,17 +43,33 @@ async function pythonAgent() {
 async function shown(page) {
   return page.evaluate(() => {
     const text = (sel) => document.querySelector(sel)?.textContent ?? null;
-    const rows = (sel) => Array.from(document.querySelectorAll(`${sel} tr`), (tr) => [tr.querySelector('th')?.textContent, tr.querySelector('td')?.textContent]);
+    const rows = (sel) =>
+      Array.from(document.querySelectorAll(`${sel} tr`), (tr) => [
+        tr.querySelector('th')?.textContent,
+        tr.querySelector('td')?.textContent,
+      ]);
     return {
       first: Array.from(document.querySelectorAll('main > section')).find((s) => !s.hidden)?.id,
       env: text('#agent-env'),
       algorithm: text('#agent-algorithm'),
-      rewards: Array.from(document.querySelectorAll('#agent-reward .reward'), (d) => ({ env: d.dataset.env, value: d.querySelector('.reward-value').textContent, text: d.textContent })),
+      rewards: Array.from(document.querySelectorAll('#agent-reward .reward'), (d) => ({
+        env: d.dataset.env,
+        value: d.querySelector('.reward-value').textContent,
+        text: d.textContent,
+      })),
       timesteps: text('#agent-timesteps'),
       summary: rows('table.agent-summary'),
       provenance: rows('table.provenance'),
-      evaluations: Array.from(document.querySelectorAll('#evaluations-table tbody tr'), (tr) => ({ env: tr.dataset.env, mean: tr.querySelector('.eval-mean').textContent, std: tr.querySelector('.eval-std').textContent, cells: tr.children.length })),
-      warnings: Array.from(document.querySelectorAll('#metadata-warnings li'), (li) => li.querySelector('.loc').textContent),
+      evaluations: Array.from(document.querySelectorAll('#evaluations-table tbody tr'), (tr) => ({
+        env: tr.dataset.env,
+        mean: tr.querySelector('.eval-mean').textContent,
+        std: tr.querySelector('.eval-std').textContent,
+        cells: tr.children.length,
+      })),
+      warnings: Array.from(
+        document.querySelectorAll('#metadata-warnings li'),
+        (li) => li.querySelector('.loc').textContent,
+      ),
       noEvaluations: !!document.querySelector('#no-evaluations'),
       howToLoad: text('#how-to-load'),
       spaces: Array.from(document.querySelectorAll('#agent .space-summary'), (e) => e.dataset.space),
@@ -72,29 +88,57 @@ async function checkAgainstApi(page, bytes, what) {
   const s = await shown(page);
   assert.equal(s.first, 'agent', `${what}: the Agent section comes first`);
   assert.equal(s.env, p.envId, what);
-  assert.equal(s.timesteps === null ? null : s.timesteps.split(' ')[0], p.numTimesteps === null ? null : String(p.numTimesteps), what);
+  assert.equal(
+    s.timesteps === null ? null : s.timesteps.split(' ')[0],
+    p.numTimesteps === null ? null : String(p.numTimesteps),
+    what,
+  );
   const latest = new Map(evals.map((e) => [e.env_id, e]));
-  assert.deepEqual(s.rewards.map((r) => [r.env, r.value]), [...latest.values()].map((e) => [e.env_id, meanStd(e)]), what);
-  for (const r of s.rewards) assert.match(r.text, new RegExp(` over ${latest.get(r.env).episodes} episodes? of `), what);
-  assert.deepEqual(s.evaluations.map((e) => [e.env, Number(e.mean), Number(e.std)]), evals.map((e) => [e.env_id, e.mean, e.std]), what);
+  assert.deepEqual(
+    s.rewards.map((r) => [r.env, r.value]),
+    [...latest.values()].map((e) => [e.env_id, meanStd(e)]),
+    what,
+  );
+  for (const r of s.rewards)
+    assert.match(r.text, new RegExp(` over ${latest.get(r.env).episodes} episodes? of `), what);
+  assert.deepEqual(
+    s.evaluations.map((e) => [e.env, Number(e.mean), Number(e.std)]),
+    evals.map((e) => [e.env_id, e.mean, e.std]),
+    what,
+  );
   assert.equal(s.noEvaluations, evals.length === 0, what);
   const prov = Object.fromEntries(s.provenance);
   for (const [lib, version] of Object.entries(p.versions)) assert.equal(prov[lib], version, `${what}: versions.${lib}`);
-  assert.deepEqual(s.provenance.filter(([k]) => k === 'wrapper').map(([, v]) => v.split('(')[0]), (p.wrappers ?? []).map((w) => w.name), what);
+  assert.deepEqual(
+    s.provenance.filter(([k]) => k === 'wrapper').map(([, v]) => v.split('(')[0]),
+    (p.wrappers ?? []).map((w) => w.name),
+    what,
+  );
   assert.equal('environments in parallel' in prov, p.nEnvs !== null, what);
-  assert.deepEqual(s.warnings, ar.warnings.filter((w) => w.code === 'METADATA_INVALID').map((w) => w.pointer), what);
+  assert.deepEqual(
+    s.warnings,
+    ar.warnings.filter((w) => w.code === 'METADATA_INVALID').map((w) => w.pointer),
+    what,
+  );
   await ar.close();
   return s;
 }
 
-test('web inspector in chromium: the overview first (environment, algorithm, mean reward, timesteps, spaces), then the card\'s facts', { timeout: 240_000 }, async (t) => {
+test("web inspector in chromium: the overview first (environment, algorithm, mean reward, timesteps, spaces), then the card's facts", {
+  timeout: 240_000,
+}, async (t) => {
   if (!existsSync(new URL('index.json', vectorsDir))) return t.skip('test-vectors/index.json is not there');
   const index = JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8'));
   const files = {};
   const vectors = index.cases.filter((c) => c.id.startsWith('metadata-'));
   assert.ok(vectors.length >= 4);
   for (const c of vectors) files[`/vectors/${c.file}`] = readFileSync(new URL(c.file, vectorsDir));
-  files['/hostile.rlarchive'] = archive({ manifest: (m) => ({ ...m, metadata: { env_id: HOSTILE, 'sb3.algorithm': HOSTILE, 'versions.torch': '2.13.0+cpu' } }) });
+  files['/hostile.rlarchive'] = archive({
+    manifest: (m) => ({
+      ...m,
+      metadata: { env_id: HOSTILE, 'sb3.algorithm': HOSTILE, 'versions.torch': '2.13.0+cpu' },
+    }),
+  });
   files['/bare.rlarchive'] = archive();
   const training = pythonAgent(); // while the browser starts
   const browser = await startInspector(files, { viewport: { width: 1280, height: 900 } });
@@ -132,7 +176,15 @@ test('web inspector in chromium: the overview first (environment, algorithm, mea
     // nothing recorded: said so
     await openUrl('/bare.rlarchive');
     const bare = await checkAgainstApi(page, files['/bare.rlarchive'], 'bare');
-    assert.deepEqual(bare.summary.slice(0, 4).map(([k, v]) => [k, /not recorded|no evaluation recorded/.test(v)]), [['environment', true], ['algorithm', true], ['mean reward', true], ['timesteps', true]]);
+    assert.deepEqual(
+      bare.summary.slice(0, 4).map(([k, v]) => [k, /not recorded|no evaluation recorded/.test(v)]),
+      [
+        ['environment', true],
+        ['algorithm', true],
+        ['mean reward', true],
+        ['timesteps', true],
+      ],
+    );
 
     // an agent the Python tools wrote and evaluated
     if (files['/ppo.rlarchive']) {

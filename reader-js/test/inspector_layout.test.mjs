@@ -51,7 +51,8 @@ async function structure(page) {
     };
     // elements inside a container that scrolls sideways are allowed past its edge
     const scrolled = (el) => {
-      for (let p = el.parentElement; p; p = p.parentElement) if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
+      for (let p = el.parentElement; p; p = p.parentElement)
+        if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
       return false;
     };
     const outside = (inner, outer) => inner.left < outer.left - 1 || inner.right > outer.right + 1;
@@ -59,7 +60,10 @@ async function structure(page) {
     for (const el of document.querySelectorAll('body *')) {
       if (!visible(el) || scrolled(el)) continue;
       const r = el.getBoundingClientRect();
-      if (r.left < -1 || r.right > vw + 1) wide.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className?.baseVal ?? el.className}: ${Math.round(r.left)}..${Math.round(r.right)}`);
+      if (r.left < -1 || r.right > vw + 1)
+        wide.push(
+          `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className?.baseVal ?? el.className}: ${Math.round(r.left)}..${Math.round(r.right)}`,
+        );
     }
     const escaped = [];
     for (const card of document.querySelectorAll('main section:not([hidden]), main .card, .net-box')) {
@@ -67,7 +71,10 @@ async function structure(page) {
       const box = card.getBoundingClientRect();
       for (const el of card.querySelectorAll('*')) {
         if (!visible(el) || scrolled(el)) continue;
-        if (outside(el.getBoundingClientRect(), box)) escaped.push(`${card.id || card.className} > ${el.tagName.toLowerCase()}.${el.className?.baseVal ?? el.className}`);
+        if (outside(el.getBoundingClientRect(), box))
+          escaped.push(
+            `${card.id || card.className} > ${el.tagName.toLowerCase()}.${el.className?.baseVal ?? el.className}`,
+          );
       }
     }
     const sections = Array.from(document.querySelectorAll('main > section')).filter((s) => !s.hidden);
@@ -99,14 +106,17 @@ function expectedBoxes(policy) {
   let previous = null;
   for (const n of policy.desc.nodes) {
     const last = boxes[boxes.length - 1];
-    if (n.op === 'activation' && last && !last.activation && n.in.length === 1 && n.in[0] === previous) last.activation = n.fn;
+    if (n.op === 'activation' && last && !last.activation && n.in.length === 1 && n.in[0] === previous)
+      last.activation = n.fn;
     else boxes.push({ op: n.op, activation: null, weight: n.weight?.shape.map(Number) ?? null });
     previous = n.out;
   }
   return boxes;
 }
 
-test('web inspector in chromium: layout at desktop and phone widths, overview, diagram, tensors by parameter, SB3 zip', { timeout: 240_000 }, async (t) => {
+test('web inspector in chromium: layout at desktop and phone widths, overview, diagram, tensors by parameter, SB3 zip', {
+  timeout: 240_000,
+}, async (t) => {
   if (!existsSync(new URL('index.json', vectorsDir))) return t.skip('test-vectors/index.json is not there');
   const files = {
     '/dqn.rlarchive': readFileSync(new URL('valid/policy-dqn-nature-cnn.rlarchive', vectorsDir)),
@@ -128,31 +138,46 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
     const ppoPolicy = await ppo.policy();
     const { page, problems } = browser;
     // 1. the layout at each width, from the DOM; screenshots for a person to look at
-    for (const [width, height] of [[1280, 900], [420, 900], [390, 844]]) {
+    for (const [width, height] of [
+      [1280, 900],
+      [420, 900],
+      [390, 844],
+    ]) {
       await page.setViewportSize({ width, height });
       for (const path of width === 420 ? ['/ppo.rlarchive'] : ['/ppo.rlarchive', '/dqn.rlarchive']) {
         await openUrl(page, browser.url, path);
         await page.waitForSelector('#policy[data-status="ready"]');
         await page.screenshot({ path: join(shots, `${path.slice(1)}-${width}.png`) });
-        if (path === '/ppo.rlarchive') await page.screenshot({ path: join(shots, `${path.slice(1)}-${width}-full.png`), fullPage: true });
+        if (path === '/ppo.rlarchive')
+          await page.screenshot({ path: join(shots, `${path.slice(1)}-${width}-full.png`), fullPage: true });
         const s = await structure(page);
         const what = `${path} at ${width} px`;
         assert.deepEqual(s.wide, [], `${what}: nothing wider than the viewport`);
         assert.ok(s.scrollWidth <= width, `${what}: the page scrolls sideways (${s.scrollWidth} px)`);
         assert.deepEqual(s.escaped, [], `${what}: each card's children inside the card`);
         assert.deepEqual(s.toc, s.headings, `${what}: the table of contents lists the sections`);
-        assert.deepEqual([...s.tops].sort((a, b) => a - b), s.tops, `${what}: the sections in the order of the table of contents`);
+        assert.deepEqual(
+          [...s.tops].sort((a, b) => a - b),
+          s.tops,
+          `${what}: the sections in the order of the table of contents`,
+        );
         assert.equal(s.headings[0], 'Overview', what);
         assert.equal(s.headings[1], 'Policy', what);
         assert.equal(s.current, 'Overview', `${what}: the table of contents marks the section being read`);
         if (width === 1280) {
-          assert.ok(s.tocBox && s.tocBox.top >= 0 && s.tocBox.bottom <= height, `${what}: the table of contents within the first screen`);
+          assert.ok(
+            s.tocBox && s.tocBox.top >= 0 && s.tocBox.bottom <= height,
+            `${what}: the table of contents within the first screen`,
+          );
           assert.ok(s.policyTop < height, `${what}: the Policy panel within the first screen (at ${s.policyTop} px)`);
         }
         // the table of contents follows the scroll
         await page.evaluate(() => document.querySelector('#tensors').scrollIntoView({ block: 'start' }));
         await page.waitForFunction(() => document.querySelector('#toc a[aria-current]')?.textContent === 'Tensors');
-        const toc = await page.evaluate(() => { const r = document.querySelector('#toc').getBoundingClientRect(); return [r.top, r.bottom]; });
+        const toc = await page.evaluate(() => {
+          const r = document.querySelector('#toc').getBoundingClientRect();
+          return [r.top, r.bottom];
+        });
         assert.ok(toc[0] >= 0 && toc[0] < height, `${what}: the table of contents stays on screen (${toc})`);
       }
     }
@@ -162,34 +187,64 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
     await page.waitForSelector('#policy[data-status="ready"]');
 
     // 2. the overview: algorithm, environment, spaces, validation, the policy's layers
-    const overview = await page.evaluate(() => Object.fromEntries(Array.from(document.querySelectorAll('#agent table.agent-summary tr'), (tr) => [tr.querySelector('th').textContent, tr.querySelector('td').textContent])));
+    const overview = await page.evaluate(() =>
+      Object.fromEntries(
+        Array.from(document.querySelectorAll('#agent table.agent-summary tr'), (tr) => [
+          tr.querySelector('th').textContent,
+          tr.querySelector('td').textContent,
+        ]),
+      ),
+    );
     assert.equal(overview.algorithm.split(' ')[0], ppo.metadata['sb3.algorithm']);
     assert.equal(overview.environment.split(' ')[0], ppo.provenance.envId);
     assert.match(overview['observation space'], /^Box\(F32, \[4\]\)$/);
     assert.match(overview.validation, /^valid — 0 errors/);
-    assert.equal(overview.policy, `${ppoPolicy.nodes.length} layers: ${ppoPolicy.nodes.map((n) => (n.op === 'activation' ? n.fn : n.op)).join(' → ')} → ${ppoPolicy.action.op}`);
+    assert.equal(
+      overview.policy,
+      `${ppoPolicy.nodes.length} layers: ${ppoPolicy.nodes.map((n) => (n.op === 'activation' ? n.fn : n.op)).join(' → ')} → ${ppoPolicy.action.op}`,
+    );
 
     // 3. the diagram: the observation's shape, each node (an activation in the box above it), each linear's width
     const diagram = await page.evaluate(() => ({
-      inputs: Array.from(document.querySelectorAll('#policy-diagram [data-input]'), (b) => [b.dataset.input, b.dataset.shape]),
-      boxes: Array.from(document.querySelectorAll('#policy-diagram .net-node'), (b) => ({ op: b.dataset.op, activation: b.dataset.activation ?? null, shape: b.dataset.shape })),
+      inputs: Array.from(document.querySelectorAll('#policy-diagram [data-input]'), (b) => [
+        b.dataset.input,
+        b.dataset.shape,
+      ]),
+      boxes: Array.from(document.querySelectorAll('#policy-diagram .net-node'), (b) => ({
+        op: b.dataset.op,
+        activation: b.dataset.activation ?? null,
+        shape: b.dataset.shape,
+      })),
       head: document.querySelector('#policy-diagram .net-head').dataset.op,
       steps: Array.from(document.querySelectorAll('#policy-diagram > li'), (li) => li.dataset.step),
     }));
-    assert.deepEqual(diagram.inputs, [['obs', JSON.stringify(ppoPolicy.observationSpace.shape.map(Number)).replace(/,/g, ', ')]]);
+    assert.deepEqual(diagram.inputs, [
+      ['obs', JSON.stringify(ppoPolicy.observationSpace.shape.map(Number)).replace(/,/g, ', ')],
+    ]);
     const boxes = expectedBoxes(ppoPolicy);
-    assert.deepEqual(diagram.boxes.map(({ op, activation }) => ({ op, activation })), boxes.map(({ op, activation }) => ({ op, activation })));
+    assert.deepEqual(
+      diagram.boxes.map(({ op, activation }) => ({ op, activation })),
+      boxes.map(({ op, activation }) => ({ op, activation })),
+    );
     boxes.forEach((b, i) => b.weight && assert.equal(diagram.boxes[i].shape, `[${b.weight[0]}]`, `box ${i}`));
     assert.equal(diagram.head, ppoPolicy.action.op);
     assert.deepEqual([diagram.steps[0], ...diagram.steps.slice(-2)], ['input', 'head', 'action']);
 
     // 4. only what the policy uses: no masks, no image normalisation for 4 floats; the Box bounds in the form
     const rows = await page.$$eval('#policy table.policy-summary th', (ths) => ths.map((th) => th.textContent));
-    assert.ok(!rows.includes('normalize images') && !rows.includes('VecNormalize') && !rows.includes('recurrent'), JSON.stringify(rows));
+    assert.ok(
+      !rows.includes('normalize images') && !rows.includes('VecNormalize') && !rows.includes('recurrent'),
+      JSON.stringify(rows),
+    );
     assert.equal(await page.locator('#action-masks, #action-masks-omitted').count(), 0);
-    const bounds = await page.$$eval('#observation-form .bounds', (spans) => spans.map((b) => [Number(b.dataset.low), Number(b.dataset.high), b.textContent]));
+    const bounds = await page.$$eval('#observation-form .bounds', (spans) =>
+      spans.map((b) => [Number(b.dataset.low), Number(b.dataset.high), b.textContent]),
+    );
     const space = ppoPolicy.observationSpace;
-    assert.deepEqual(bounds.map(([lo, hi]) => [lo, hi]), Array.from(space.low.data, (lo, i) => [lo, space.high.data[i]]));
+    assert.deepEqual(
+      bounds.map(([lo, hi]) => [lo, hi]),
+      Array.from(space.low.data, (lo, i) => [lo, space.high.data[i]]),
+    );
     assert.ok(bounds.every(([, , text]) => / … /.test(text)));
 
     // 5. tensors: policy first, optimizer state last and by parameter, as PyTorch orders the optimizer's parameters
@@ -197,10 +252,21 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
     assert.equal(groups[0], 'policy');
     assert.deepEqual(groups.slice(-1), ['optimizer.policy.optimizer']);
     await page.click('#tensors details[data-group="optimizer.policy.optimizer"] > summary');
-    const params = await page.$$eval('#tensors details[data-group="optimizer.policy.optimizer"] tr.param-row', (trs) => trs.map((tr) => [Number(tr.dataset.position), tr.dataset.parameter]));
-    assert.deepEqual(params, facts.parameters.map((name, i) => [i, name]));
-    const stateRows = await page.$$eval('#tensors details[data-group="optimizer.policy.optimizer"] tr.param-row + tr button.tensor', (bs) => bs.map((b) => b.textContent));
-    assert.ok(stateRows.length === facts.parameters.length && stateRows.every((n) => /^exp_avg(_sq)?$|^step$/.test(n)), JSON.stringify(stateRows));
+    const params = await page.$$eval('#tensors details[data-group="optimizer.policy.optimizer"] tr.param-row', (trs) =>
+      trs.map((tr) => [Number(tr.dataset.position), tr.dataset.parameter]),
+    );
+    assert.deepEqual(
+      params,
+      facts.parameters.map((name, i) => [i, name]),
+    );
+    const stateRows = await page.$$eval(
+      '#tensors details[data-group="optimizer.policy.optimizer"] tr.param-row + tr button.tensor',
+      (bs) => bs.map((b) => b.textContent),
+    );
+    assert.ok(
+      stateRows.length === facts.parameters.length && stateRows.every((n) => /^exp_avg(_sq)?$|^step$/.test(n)),
+      JSON.stringify(stateRows),
+    );
 
     // 6. a tensor's histogram right under it, on screen
     const name = ppo.tensorInfo('policy').at(-1).name;
@@ -211,21 +277,37 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
     const placed = await page.evaluate((tensor) => {
       const row = document.querySelector(`button.tensor[data-tensor="${tensor}"]`).closest('tr');
       const detail = document.querySelector('#tensor-detail').getBoundingClientRect();
-      return { next: row.nextElementSibling?.contains(document.querySelector('#tensor-detail')), top: detail.top, bottom: detail.bottom, height: innerHeight };
+      return {
+        next: row.nextElementSibling?.contains(document.querySelector('#tensor-detail')),
+        top: detail.top,
+        bottom: detail.bottom,
+        height: innerHeight,
+      };
     }, `policy/${name}`);
     assert.ok(placed.next, 'the histogram is in the row after the tensor');
     assert.ok(placed.top >= 0 && placed.top < placed.height, `the histogram is on screen: ${JSON.stringify(placed)}`);
 
     // 7. "read so far": each byte once; the page reads some twice (validation, then its workers)
-    const read = await page.evaluate(() => ({ shown: Number(document.querySelector('#status').dataset.read), sum: window.rlarchiveInspector.source.bytesRead, size: window.rlarchiveInspector.source.size }));
+    const read = await page.evaluate(() => ({
+      shown: Number(document.querySelector('#status').dataset.read),
+      sum: window.rlarchiveInspector.source.bytesRead,
+      size: window.rlarchiveInspector.source.size,
+    }));
     assert.ok(read.sum > read.size, `the page read ${read.sum} bytes of ${read.size}`);
     assert.equal(read.shown, read.size, 'validated in full: all of the file was read, once');
-    assert.match(await page.textContent('#status'), new RegExp(`read so far: ${(read.size / 1024).toFixed(1)} KiB of it`));
+    assert.match(
+      await page.textContent('#status'),
+      new RegExp(`read so far: ${(read.size / 1024).toFixed(1)} KiB of it`),
+    );
 
     // 8. an image observation and a masked policy show what they use
     await openUrl(page, browser.url, '/dqn.rlarchive');
     await page.waitForSelector('#policy[data-status="ready"]');
-    assert.ok((await page.$$eval('#policy table.policy-summary th', (ths) => ths.map((th) => th.textContent))).includes('normalize images'));
+    assert.ok(
+      (await page.$$eval('#policy table.policy-summary th', (ths) => ths.map((th) => th.textContent))).includes(
+        'normalize images',
+      ),
+    );
     assert.match(await page.textContent('[data-obs-path="obs"] .obs-label'), /bounds 0 … 255/);
     assert.equal(await page.locator('#action-masks').count(), 0);
     await openUrl(page, browser.url, '/maskable.rlarchive');
@@ -249,7 +331,9 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
     assert.ok(cliHint, facts.cli);
     assert.equal(await page.textContent('#convert-hint'), cliHint);
     assert.deepEqual(problems, []);
-    t.diagnostic(`screenshots in ${shots}${process.env.RLARCHIVE_KEEP_SCREENSHOTS ? '' : ' (removed; set RLARCHIVE_KEEP_SCREENSHOTS to keep them)'}`);
+    t.diagnostic(
+      `screenshots in ${shots}${process.env.RLARCHIVE_KEEP_SCREENSHOTS ? '' : ' (removed; set RLARCHIVE_KEEP_SCREENSHOTS to keep them)'}`,
+    );
   } finally {
     await browser.close();
     await ppo?.close();

@@ -11,29 +11,83 @@ import { compareParameterNames, orderGroups } from '../web/optimizers.js';
 import { zip, enc } from './helpers/build.mjs';
 
 test('inspector: read so far counts each byte once, never more than the file', async () => {
-  assert.deepEqual(addRange([[0, 10], [20, 30]], 5, 25), [[0, 30]]);
+  assert.deepEqual(
+    addRange(
+      [
+        [0, 10],
+        [20, 30],
+      ],
+      5,
+      25,
+    ),
+    [[0, 30]],
+  );
   assert.deepEqual(addRange([[0, 10]], 10, 12), [[0, 12]]);
-  assert.deepEqual(addRange([[20, 30]], 0, 5), [[0, 5], [20, 30]]);
+  assert.deepEqual(addRange([[20, 30]], 0, 5), [
+    [0, 5],
+    [20, 30],
+  ]);
   const bytes = new Uint8Array(1000).map((_, i) => i & 255);
   const src = new SharedSource(new MemorySource(bytes));
-  for (const [o, n] of [[0, 600], [400, 600], [0, 1000], [990, 10]]) await src.read(o, n);
+  for (const [o, n] of [
+    [0, 600],
+    [400, 600],
+    [0, 1000],
+    [990, 10],
+  ])
+    await src.read(o, n);
   assert.equal(src.bytesRead, 2210);
   assert.equal(src.transferred, 1000);
 });
 
-test('inspector: a Stable-Baselines zip gets the command line\'s advice; other zips none', async () => {
+test("inspector: a Stable-Baselines zip gets the command line's advice; other zips none", async () => {
   const names = (entries) => zipMemberNames(new MemorySource(zip(entries.map((name) => ({ name, data: enc('x') })))));
-  const sb3 = await names(['data', 'pytorch_variables.pth', 'policy.pth', 'policy.optimizer.pth', '_stable_baselines3_version']);
-  assert.deepEqual(sb3, ['data', 'pytorch_variables.pth', 'policy.pth', 'policy.optimizer.pth', '_stable_baselines3_version']);
-  assert.equal(conversionHint(sb3, 'model.zip'), 'this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 model.zip OUT.rlarchive');
-  assert.equal(conversionHint(await names(['data', 'parameters', 'parameter_list']), 'm.zip'), 'this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 m.zip OUT.rlarchive');
+  const sb3 = await names([
+    'data',
+    'pytorch_variables.pth',
+    'policy.pth',
+    'policy.optimizer.pth',
+    '_stable_baselines3_version',
+  ]);
+  assert.deepEqual(sb3, [
+    'data',
+    'pytorch_variables.pth',
+    'policy.pth',
+    'policy.optimizer.pth',
+    '_stable_baselines3_version',
+  ]);
+  assert.equal(
+    conversionHint(sb3, 'model.zip'),
+    'this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 model.zip OUT.rlarchive',
+  );
+  assert.equal(
+    conversionHint(await names(['data', 'parameters', 'parameter_list']), 'm.zip'),
+    'this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 m.zip OUT.rlarchive',
+  );
   assert.equal(conversionHint(await names(['notes.txt']), 'x.zip'), '');
   assert.equal(await zipMemberNames(new MemorySource(enc('not a zip at all, just some text'))), null);
   assert.equal(conversionHint(null, 'x'), '');
 });
 
-test('inspector: parameter names in PyTorch\'s usual order; policy first, optimizers last', () => {
-  const names = ['value_net.bias', 'mlp_extractor.policy_net.10.weight', 'mlp_extractor.policy_net.2.bias', 'mlp_extractor.policy_net.2.weight', 'action_net.weight'];
-  assert.deepEqual([...names].sort(compareParameterNames), ['action_net.weight', 'mlp_extractor.policy_net.2.weight', 'mlp_extractor.policy_net.2.bias', 'mlp_extractor.policy_net.10.weight', 'value_net.bias']);
-  assert.deepEqual(orderGroups(['optimizer.actor.optimizer', 'arrays', 'policy', 'variables']), ['policy', 'arrays', 'variables', 'optimizer.actor.optimizer']);
+test("inspector: parameter names in PyTorch's usual order; policy first, optimizers last", () => {
+  const names = [
+    'value_net.bias',
+    'mlp_extractor.policy_net.10.weight',
+    'mlp_extractor.policy_net.2.bias',
+    'mlp_extractor.policy_net.2.weight',
+    'action_net.weight',
+  ];
+  assert.deepEqual([...names].sort(compareParameterNames), [
+    'action_net.weight',
+    'mlp_extractor.policy_net.2.weight',
+    'mlp_extractor.policy_net.2.bias',
+    'mlp_extractor.policy_net.10.weight',
+    'value_net.bias',
+  ]);
+  assert.deepEqual(orderGroups(['optimizer.actor.optimizer', 'arrays', 'policy', 'variables']), [
+    'policy',
+    'arrays',
+    'variables',
+    'optimizer.actor.optimizer',
+  ]);
 });

@@ -164,12 +164,43 @@ test('rawDepth follows rule 4 literally', () => {
 // a small seeded generator
 function rng(seed) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 test('differential: agrees with JSON.parse on the grammar', () => {
   const r = rng(42);
-  const atoms = ['0', '1', '-1', '1.5', '1e5', '2E-3', '"a"', '"\\n"', '"é"', 'true', 'false', 'null', '[', ']', '{', '}', ',', ':', ' ', '"k"', '01', '.', '-', 'e', '"\\u0041"', '"', '\\', 'NaN', '1e400', '9007199254740993'];
+  const atoms = [
+    '0',
+    '1',
+    '-1',
+    '1.5',
+    '1e5',
+    '2E-3',
+    '"a"',
+    '"\\n"',
+    '"é"',
+    'true',
+    'false',
+    'null',
+    '[',
+    ']',
+    '{',
+    '}',
+    ',',
+    ':',
+    ' ',
+    '"k"',
+    '01',
+    '.',
+    '-',
+    'e',
+    '"\\u0041"',
+    '"',
+    '\\',
+    'NaN',
+    '1e400',
+    '9007199254740993',
+  ];
   let checked = 0;
   for (let n = 0; n < 20000; n++) {
     let s = '';
@@ -196,17 +227,42 @@ test('differential: agrees with JSON.parse on the grammar', () => {
 
 test('ECMAScript number formatting of canonical floats', () => {
   const cases = [
-    [0.1, '0.1'], [1, '1'], [1e21, '1e+21'], [1e20, '100000000000000000000'], [1.5e-7, '1.5e-7'], [1e-6, '0.000001'],
-    [-0, '-0'], [0, '0'], [NaN, 'nan'], [Infinity, 'inf'], [-Infinity, '-inf'], [5e-324, '5e-324'],
-    [1.7976931348623157e308, '1.7976931348623157e+308'], [123456789012345680000, '123456789012345680000'], [0.30000000000000004, '0.30000000000000004'],
+    [0.1, '0.1'],
+    [1, '1'],
+    [1e21, '1e+21'],
+    [1e20, '100000000000000000000'],
+    [1.5e-7, '1.5e-7'],
+    [1e-6, '0.000001'],
+    [-0, '-0'],
+    [0, '0'],
+    [NaN, 'nan'],
+    [Infinity, 'inf'],
+    [-Infinity, '-inf'],
+    [5e-324, '5e-324'],
+    [1.7976931348623157e308, '1.7976931348623157e+308'],
+    [123456789012345680000, '123456789012345680000'],
+    [0.30000000000000004, '0.30000000000000004'],
   ];
   for (const [x, s] of cases) assert.equal(floatText(x), s);
 });
 
 test('RFC 8785 serialization: key order by UTF-16 code units, escapes, numbers', () => {
-  const m = new Map([['b', 1n], ['a', [true, null, 'x']], ['\u20ac', 1], ['\ud83d\ude00', 2], ['\ufb33', 3], ['A', -0], ['', 1.5]]);
+  const m = new Map([
+    ['b', 1n],
+    ['a', [true, null, 'x']],
+    ['\u20ac', 1],
+    ['\ud83d\ude00', 2],
+    ['\ufb33', 3],
+    ['A', -0],
+    ['', 1.5],
+  ]);
   assert.equal(canonicalJson(m), '{"":1.5,"A":0,"a":[true,null,"x"],"b":1,"\u20ac":1,"\ud83d\ude00":2,"\ufb33":3}');
-  assert.equal(canonicalJson('\u0000\u001f"\\/\u007f\u2028é\n\t\b\f\r'), '"\\u0000\\u001f\\"\\\\/\u007f\u2028é\\n\\t\\b\\f\\r"');
-  assert.equal(canonicalJson(canonicalValue(parseJson(enc('[1,1.0,-0.0,{"x":2.5e-8}]')))),
-    '[1,{"$type":"float","value":"1"},{"$type":"float","value":"-0"},{"x":{"$type":"float","value":"2.5e-8"}}]');
+  assert.equal(
+    canonicalJson('\u0000\u001f"\\/\u007f\u2028é\n\t\b\f\r'),
+    '"\\u0000\\u001f\\"\\\\/\u007f\u2028é\\n\\t\\b\\f\\r"',
+  );
+  assert.equal(
+    canonicalJson(canonicalValue(parseJson(enc('[1,1.0,-0.0,{"x":2.5e-8}]')))),
+    '[1,{"$type":"float","value":"1"},{"$type":"float","value":"-0"},{"x":{"$type":"float","value":"2.5e-8"}}]',
+  );
 });

@@ -38,15 +38,28 @@ test('two broken properties: the one earlier in the table, in every document ord
 });
 
 test('inside an entry: name, size, sha256 in that order; a member not allowed first', () => {
-  const base = (entry) => ({ format: 'rlarchive', format_version: '1.0', producer: { name: 'p', version: '1' }, members: [entry] });
+  const base = (entry) => ({
+    format: 'rlarchive',
+    format_version: '1.0',
+    producer: { name: 'p', version: '1' },
+    members: [entry],
+  });
   assert.deepEqual(issue(base({ sha256: 'X', size: -1, name: 'data.json' })), ['MANIFEST_INVALID', '/members/0/size']);
-  assert.deepEqual(issue(base({ sha256: 'X', size: -1, name: 'data.json', crc: 1 })), ['MANIFEST_INVALID', '/members/0/crc']);
+  assert.deepEqual(issue(base({ sha256: 'X', size: -1, name: 'data.json', crc: 1 })), [
+    'MANIFEST_INVALID',
+    '/members/0/crc',
+  ]);
   assert.deepEqual(issue(base({ size: -1, crc: 1 })), ['MANIFEST_INVALID', '/members/0']);
 });
 
-test('a repeated name is at the later entry, before a later entry\'s issue; more than 4096 entries at the 4097th', () => {
+test("a repeated name is at the later entry, before a later entry's issue; more than 4096 entries at the 4097th", () => {
   const e = (name, size = 0) => ({ name, size, sha256: SHA });
-  const m = (members) => ({ format: 'rlarchive', format_version: '1.0', producer: { name: 'p', version: '1' }, members });
+  const m = (members) => ({
+    format: 'rlarchive',
+    format_version: '1.0',
+    producer: { name: 'p', version: '1' },
+    members,
+  });
   assert.deepEqual(issue(m([e('a'), e('a'), e('b', -1)])), ['MANIFEST_INVALID', '/members/1/name']);
   const many = Array.from({ length: 4097 }, (_, i) => e(`z/${i}`));
   assert.deepEqual(issue(m(many)), ['LIMIT_EXCEEDED', '/members/4096']);
@@ -63,6 +76,12 @@ test('format and format_version: absent at the manifest, wrong at the property',
 });
 
 test('a bad extension key is at the key', () => {
-  const m = { format: 'rlarchive', format_version: '1.0', producer: { name: 'p', version: '1' }, members: [], extensions: { ok: 1, 'b-c': 2 } };
+  const m = {
+    format: 'rlarchive',
+    format_version: '1.0',
+    producer: { name: 'p', version: '1' },
+    members: [],
+    extensions: { ok: 1, 'b-c': 2 },
+  };
   assert.deepEqual(issue(m), ['MANIFEST_INVALID', '/extensions/b-c']);
 });

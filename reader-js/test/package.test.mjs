@@ -34,7 +34,10 @@ before(() => {
   run('tar', ['-xzf', tarball, '-C', join(work, 'unpacked')], work);
   project = join(work, 'project');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-rlarchive', version: '1.0.0', private: true, type: 'module' }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'uses-rlarchive', version: '1.0.0', private: true, type: 'module' }),
+  );
   run('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
 });
 
@@ -46,12 +49,30 @@ const skipUnlessNpm = (t) => (npmWorks ? false : (t.skip('npm is not on the PATH
 
 test('the tarball holds the sources, types, web inspector, README, LICENSE and CHANGELOG, and nothing for development', (t) => {
   if (skipUnlessNpm(t)) return;
-  for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'index.d.ts', 'src/index.js', 'src/schemas-embedded.js', 'bin/conformance.mjs', 'web/index.html', 'web/inspector.js', 'web/style.css']) {
+  for (const f of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'CHANGELOG.md',
+    'index.d.ts',
+    'src/index.js',
+    'src/schemas-embedded.js',
+    'bin/conformance.mjs',
+    'web/index.html',
+    'web/inspector.js',
+    'web/style.css',
+  ]) {
     assert.ok(files.has(f), `${f} is in the tarball`);
   }
   for (const f of files) assert.ok(!/^(test|bench|scripts|node_modules)\//.test(f), `${f} is not part of the package`);
-  assert.equal(readFileSync(join(work, 'unpacked/package/LICENSE'), 'utf8'), readFileSync(join(repoDir, 'LICENSE'), 'utf8'));
-  assert.match(readFileSync(join(work, 'unpacked/package/LICENSE'), 'utf8'), /Apache License\s+Version 2\.0, January 2004/);
+  assert.equal(
+    readFileSync(join(work, 'unpacked/package/LICENSE'), 'utf8'),
+    readFileSync(join(repoDir, 'LICENSE'), 'utf8'),
+  );
+  assert.match(
+    readFileSync(join(work, 'unpacked/package/LICENSE'), 'utf8'),
+    /Apache License\s+Version 2\.0, January 2004/,
+  );
   assert.equal(pkg.license, 'Apache-2.0');
 });
 
@@ -61,7 +82,8 @@ test('every link in the packaged README resolves inside the tarball or is an abs
   const base = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
   const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]);
   assert.ok(links.length > 0, 'the README has links');
-  let intoRepo = 0, inside = 0;
+  let intoRepo = 0,
+    inside = 0;
   for (const link of links) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(link)) {
       assert.match(link, /^https:\/\//, `${link} is an absolute https URL`);

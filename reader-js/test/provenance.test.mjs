@@ -13,12 +13,16 @@ import { latestByEnvironment } from '../src/metadata.js';
 import { archive } from './helpers/build.mjs';
 
 const vectorsDir = new URL('../../test-vectors/', import.meta.url);
-const index = existsSync(new URL('index.json', vectorsDir)) ? JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8')) : null;
+const index = existsSync(new URL('index.json', vectorsDir))
+  ? JSON.parse(readFileSync(new URL('index.json', vectorsDir), 'utf8'))
+  : null;
 const metadataCases = index ? index.cases.filter((c) => c.id.startsWith('metadata-')) : [];
 
 const withMetadata = (metadata) => archive({ manifest: (m) => ({ ...m, metadata }) });
 
-test('a vector with every defined key: each shown as its text says', { skip: !index && 'test-vectors are not there' }, async () => {
+test('a vector with every defined key: each shown as its text says', {
+  skip: !index && 'test-vectors are not there',
+}, async () => {
   const c = metadataCases.find((x) => x.id === 'metadata-provenance');
   const ar = await open(readFileSync(new URL(c.file, vectorsDir)));
   const meta = ar.metadata;
@@ -27,25 +31,45 @@ test('a vector with every defined key: each shown as its text says', { skip: !in
   assert.equal(p.nEnvs, Number(meta.n_envs));
   assert.equal(p.numTimesteps, Number(meta.num_timesteps));
   assert.equal(p.seed, Number(meta.seed));
-  const versions = Object.fromEntries(Object.entries(meta).filter(([k]) => k.startsWith('versions.')).map(([k, v]) => [k.slice(9), v]));
+  const versions = Object.fromEntries(
+    Object.entries(meta)
+      .filter(([k]) => k.startsWith('versions.'))
+      .map(([k, v]) => [k.slice(9), v]),
+  );
   assert.ok(Object.keys(versions).length > 0);
   assert.deepEqual(p.versions, versions);
   assert.deepEqual(p.wrappers, JSON.parse(meta.wrappers));
   assert.deepEqual(ar.evaluations, JSON.parse(meta.evaluations));
-  assert.ok(ar.evaluations.length > 0 && ar.evaluations.every((e) => Array.isArray(e.returns) && typeof e.mean === 'number'));
+  assert.ok(
+    ar.evaluations.length > 0 && ar.evaluations.every((e) => Array.isArray(e.returns) && typeof e.mean === 'number'),
+  );
   assert.deepEqual(ar.warnings, []);
   await ar.close();
 });
 
-test('a malformed key is left out, with its METADATA_INVALID warning; the others are shown', { skip: !index && 'test-vectors are not there' }, async () => {
+test('a malformed key is left out, with its METADATA_INVALID warning; the others are shown', {
+  skip: !index && 'test-vectors are not there',
+}, async () => {
   const invalid = metadataCases.filter((c) => (c.warnings ?? []).includes('METADATA_INVALID'));
   assert.ok(invalid.length >= 3);
   for (const c of invalid) {
     const ar = await open(readFileSync(new URL(c.file, vectorsDir)));
-    const bad = ar.warnings.filter((w) => w.code === 'METADATA_INVALID').map((w) => w.pointer.slice('/metadata/'.length));
-    assert.deepEqual(bad, c.issues.map((i) => i.pointer.slice('/metadata/'.length)), c.id);
+    const bad = ar.warnings
+      .filter((w) => w.code === 'METADATA_INVALID')
+      .map((w) => w.pointer.slice('/metadata/'.length));
+    assert.deepEqual(
+      bad,
+      c.issues.map((i) => i.pointer.slice('/metadata/'.length)),
+      c.id,
+    );
     const p = ar.provenance;
-    const field = { env_id: 'envId', n_envs: 'nEnvs', num_timesteps: 'numTimesteps', seed: 'seed', wrappers: 'wrappers' };
+    const field = {
+      env_id: 'envId',
+      n_envs: 'nEnvs',
+      num_timesteps: 'numTimesteps',
+      seed: 'seed',
+      wrappers: 'wrappers',
+    };
     for (const key of bad) {
       if (key === 'evaluations') assert.deepEqual(ar.evaluations, [], c.id);
       else if (key.startsWith('versions.')) assert.ok(!(key.slice(9) in p.versions), c.id);
@@ -62,14 +86,30 @@ test('a malformed key is left out, with its METADATA_INVALID warning; the others
 
 test('no metadata: every provenance key null, no versions, no evaluations', async () => {
   const ar = await open(archive());
-  assert.deepEqual(ar.provenance, { envId: null, nEnvs: null, numTimesteps: null, seed: null, versions: {}, wrappers: null });
+  assert.deepEqual(ar.provenance, {
+    envId: null,
+    nEnvs: null,
+    numTimesteps: null,
+    seed: null,
+    versions: {},
+    wrappers: null,
+  });
   assert.deepEqual(ar.evaluations, []);
   await ar.close();
 });
 
 test('counts and seeds: numbers while safe, bigints beyond 2^53 - 1; free keys and odd names stay out', async () => {
   const big = ((1n << 63n) - 1n).toString();
-  const ar = await open(withMetadata({ num_timesteps: String(Number.MAX_SAFE_INTEGER), seed: `-${big}`, n_envs: '1', 'versions.__proto__': '1.0', notes: 'x', 'versions.Bad': '1' }));
+  const ar = await open(
+    withMetadata({
+      num_timesteps: String(Number.MAX_SAFE_INTEGER),
+      seed: `-${big}`,
+      n_envs: '1',
+      'versions.__proto__': '1.0',
+      notes: 'x',
+      'versions.Bad': '1',
+    }),
+  );
   const p = ar.provenance;
   assert.equal(p.numTimesteps, Number.MAX_SAFE_INTEGER);
   assert.equal(typeof p.numTimesteps, 'number');
@@ -77,7 +117,10 @@ test('counts and seeds: numbers while safe, bigints beyond 2^53 - 1; free keys a
   assert.equal(p.nEnvs, 1);
   assert.deepEqual(Object.keys(p.versions), ['__proto__']); // an own property, not the prototype
   assert.equal(Object.getPrototypeOf(p.versions), Object.prototype);
-  assert.deepEqual(ar.warnings.map((w) => w.pointer), ['/metadata/versions.Bad']);
+  assert.deepEqual(
+    ar.warnings.map((w) => w.pointer),
+    ['/metadata/versions.Bad'],
+  );
   await ar.close();
 });
 
@@ -85,8 +128,15 @@ test('the latest evaluation of each environment, in the order environments first
   const e = (env_id, mean) => ({ env_id, mean });
   const evals = [e('A', 1), e('B', 2), e('A', 3), e('C', 4), e('B', 5)];
   const latest = latestByEnvironment(evals);
-  assert.deepEqual(latest.map((x) => x.env_id), [...new Set(evals.map((x) => x.env_id))]);
-  for (const x of latest) assert.equal(x, evals.findLast((y) => y.env_id === x.env_id));
+  assert.deepEqual(
+    latest.map((x) => x.env_id),
+    [...new Set(evals.map((x) => x.env_id))],
+  );
+  for (const x of latest)
+    assert.equal(
+      x,
+      evals.findLast((y) => y.env_id === x.env_id),
+    );
 });
 
 const PYTHON = fileURLToPath(new URL('../../.venv/bin/python', import.meta.url));
@@ -106,7 +156,9 @@ with Archive(sys.argv[1]) as ar:
                                      "versions": p.versions, "wrappers": p.wrappers}, "evaluations": ar.evaluations}))
 `;
 
-test('an archive the Python writer wrote: the same provenance and evaluations as the Python reader gives', { skip: !existsSync(PYTHON) && 'the Python virtual environment is not there' }, async () => {
+test('an archive the Python writer wrote: the same provenance and evaluations as the Python reader gives', {
+  skip: !existsSync(PYTHON) && 'the Python virtual environment is not there',
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rla-provenance-'));
   try {
     const file = join(dir, 'agent.rlarchive');

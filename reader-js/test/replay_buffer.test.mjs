@@ -24,7 +24,10 @@ test('a HER buffer: its values, spaces, bookkeeping and inline arrays', async ()
   assert.ok(starts instanceof BigInt64Array);
   assert.deepEqual([...starts].map(Number), [0, 0, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3]);
   assert.equal(rb.her.infos.length, 6);
-  assert.deepEqual(rb.her.infos[0].map((i) => i.is_success), [false, true]);
+  assert.deepEqual(
+    rb.her.infos[0].map((i) => i.is_success),
+    [false, true],
+  );
   assert.equal(rb.n_step, null);
 });
 
@@ -39,7 +42,10 @@ test('referenced arrays are loaded on demand; the dump shows the group like any 
   const actions = await rb.actions.load();
   assert.ok(actions instanceof BigInt64Array && actions.length === 80 * 4);
   const dump = JSON.parse(await ar.dump());
-  assert.deepEqual(Object.keys(dump.tensors.RLA_replay_buffer).sort(), TRANSITIONS.map((k) => `replay_buffer/${k}`).sort());
+  assert.deepEqual(
+    Object.keys(dump.tensors.RLA_replay_buffer).sort(),
+    TRANSITIONS.map((k) => `replay_buffer/${k}`).sort(),
+  );
   assert.deepEqual(dump.tensors.RLA_replay_buffer['replay_buffer/observations'].shape, [80, 4, 3]);
 });
 
@@ -50,7 +56,13 @@ test('an archive without the extension gives null', async () => {
 
 test('a malformed buffer is reported by the accessor with its code and pointer', async () => {
   const ar = await open(vector('replay-buffer-her-ep-start-range', 'invalid'));
-  await assert.rejects(ar.replayBuffer(), (e) => e.code === 'EXTENSION_INVALID' && e.member === 'extensions/RLA_replay_buffer/replay_buffer.json' && e.pointer === '/replay_buffer/her/ep_start');
+  await assert.rejects(
+    ar.replayBuffer(),
+    (e) =>
+      e.code === 'EXTENSION_INVALID' &&
+      e.member === 'extensions/RLA_replay_buffer/replay_buffer.json' &&
+      e.pointer === '/replay_buffer/her/ep_start',
+  );
 });
 
 // ---------------------------------------------------------------- a remote archive with a 113 MB buffer
@@ -80,26 +92,52 @@ const reward = (i) => (i % 8) * 0.25;
 const done = (i) => (i % 500 === 499 ? 1 : 0);
 const ndref = (group, name, dtype, shape) => ({ $type: 'ndarray', dtype, shape, ref: { group, name } });
 const frames = (group, prefix) => ({
-  $type: 'space', kind: 'box', dtype: 'U8', shape: FRAME,
-  low: ndref(group, `${prefix}/observation_space/low`, 'U8', FRAME), high: ndref(group, `${prefix}/observation_space/high`, 'U8', FRAME),
+  $type: 'space',
+  kind: 'box',
+  dtype: 'U8',
+  shape: FRAME,
+  low: ndref(group, `${prefix}/observation_space/low`, 'U8', FRAME),
+  high: ndref(group, `${prefix}/observation_space/high`, 'U8', FRAME),
 });
 const DISCRETE = { $type: 'space', kind: 'discrete', n: 6, start: 0, dtype: 'I64' };
 
 function atariBuffer() {
-  const layouts = { observations: ['U8', [ROWS, 1, ...FRAME]], actions: ['I64', [ROWS, 1, 1]], rewards: ['F32', [ROWS, 1]], dones: ['F32', [ROWS, 1]], timeouts: ['F32', [ROWS, 1]] };
-  const value = {
-    class: 'ReplayBuffer', buffer_size: ROWS, n_envs: 1, pos: 1234, full: true, optimize_memory_usage: true, handle_timeout_termination: false,
-    observation_space: frames(GROUP, 'replay_buffer'), action_space: DISCRETE,
-    observations: null, next_observations: null, actions: null, rewards: null, dones: null, timeouts: null, her: null, n_step: null,
+  const layouts = {
+    observations: ['U8', [ROWS, 1, ...FRAME]],
+    actions: ['I64', [ROWS, 1, 1]],
+    rewards: ['F32', [ROWS, 1]],
+    dones: ['F32', [ROWS, 1]],
+    timeouts: ['F32', [ROWS, 1]],
   };
-  for (const [k, [dtype, shape]] of Object.entries(layouts)) value[k] = ndref(GROUP, `replay_buffer/${k}`, dtype, shape);
+  const value = {
+    class: 'ReplayBuffer',
+    buffer_size: ROWS,
+    n_envs: 1,
+    pos: 1234,
+    full: true,
+    optimize_memory_usage: true,
+    handle_timeout_termination: false,
+    observation_space: frames(GROUP, 'replay_buffer'),
+    action_space: DISCRETE,
+    observations: null,
+    next_observations: null,
+    actions: null,
+    rewards: null,
+    dones: null,
+    timeouts: null,
+    her: null,
+    n_step: null,
+  };
+  for (const [k, [dtype, shape]] of Object.entries(layouts))
+    value[k] = ndref(GROUP, `replay_buffer/${k}`, dtype, shape);
   const tensor = (k, fill) => ({ [`replay_buffer/${k}`]: { dtype: layouts[k][0], shape: layouts[k][1], fill } });
   const f32 = (f) => (b) => new Float32Array(b.buffer, b.byteOffset, b.length / 4).forEach((_, i, a) => (a[i] = f(i)));
   const bounds = (prefix) => ({
     [`${prefix}/observation_space/low`]: { dtype: 'U8', shape: FRAME, fill: () => {} },
     [`${prefix}/observation_space/high`]: { dtype: 'U8', shape: FRAME, fill: (b) => b.fill(255) },
   });
-  const observations = (b) => { // frameRow(i) for every i, written in place (no copy of a row)
+  const observations = (b) => {
+    // frameRow(i) for every i, written in place (no copy of a row)
     const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
     for (let i = 0; i < ROWS; i++) {
       b.set(PATTERN, i * ROW_BYTES);
@@ -111,7 +149,14 @@ function atariBuffer() {
     data: { data: { observation_space: frames('arrays', 'data'), action_space: DISCRETE } },
     groups: {
       arrays: bounds('data'),
-      [GROUP]: { ...bounds('replay_buffer'), ...tensor('observations', observations), ...tensor('actions', actions), ...tensor('rewards', f32(reward)), ...tensor('dones', f32(done)), ...tensor('timeouts', () => {}) },
+      [GROUP]: {
+        ...bounds('replay_buffer'),
+        ...tensor('observations', observations),
+        ...tensor('actions', actions),
+        ...tensor('rewards', f32(reward)),
+        ...tensor('dones', f32(done)),
+        ...tensor('timeouts', () => {}),
+      },
     },
     extensions: { 'extensions/RLA_replay_buffer/replay_buffer.json': JSON.stringify({ replay_buffer: value }) },
     extensionsUsed: [EXTENSION],
@@ -127,7 +172,11 @@ function asDecoded(v) {
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map(asDecoded);
   if (v.$type === 'ndarray') return { dtype: v.dtype, shape: v.shape, data: null, ref: v.ref };
-  return Object.fromEntries(Object.entries(v).filter(([k]) => k !== '$type').map(([k, x]) => [k, asDecoded(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k]) => k !== '$type')
+      .map(([k, x]) => [k, asDecoded(x)]),
+  );
 }
 
 test('the 113 MB buffer archive is valid and holds at least 100 MiB of transitions', async () => {
@@ -161,29 +210,48 @@ test('a remote archive with a 113 MB buffer: opening, checking and describing it
     const timeouts = await rb.timeouts.load();
     assert.ok(timeouts instanceof Float32Array && timeouts.length === ROWS && timeouts.every((x) => x === 0));
     const rewards = await rb.rewards.load();
-    assert.deepEqual([...rewards], Array.from({ length: ROWS }, (_, i) => reward(i)));
+    assert.deepEqual(
+      [...rewards],
+      Array.from({ length: ROWS }, (_, i) => reward(i)),
+    );
     const [opened, requests] = [srv.stats.bytes, srv.stats.requests];
     assert.equal(ar.bytesFetched, opened, "the reader's count and the server's agree");
-    assert.ok(opened < bound, `opening, checking, describing and two small tensors fetched ${opened} bytes (bound ${bound}) of ${bytes.length}`);
+    assert.ok(
+      opened < bound,
+      `opening, checking, describing and two small tensors fetched ${opened} bytes (bound ${bound}) of ${bytes.length}`,
+    );
     assert.equal(rb.observations.data, null, 'the observations were not loaded');
     // Past the two opening reads (the file's first and last 64 KiB, which hold the end of the
     // observations), no request reads a byte of the observations.
     const obs = at['replay_buffer/observations'];
     const [head, tail, ...later] = srv.stats.ranges;
     assert.deepEqual([head[0], tail[1]], [0, bytes.length], 'opening reads the start and the end of the file');
-    assert.deepEqual(later.filter(([s, e]) => s < obs.offset + obs.nbytes && e > obs.offset), [], 'no later request reads the observations');
+    assert.deepEqual(
+      later.filter(([s, e]) => s < obs.offset + obs.nbytes && e > obs.offset),
+      [],
+      'no later request reads the observations',
+    );
 
     // rows [2000, 2010) of the observations, from the offset the reader gives
     const info = ar.tensorInfo(GROUP).find((x) => x.name === 'replay_buffer/observations');
-    assert.deepEqual([info.offset, info.nbytes, info.shape], [at['replay_buffer/observations'].offset, ROWS * ROW_BYTES, [ROWS, 1, ...FRAME]]);
+    assert.deepEqual(
+      [info.offset, info.nbytes, info.shape],
+      [at['replay_buffer/observations'].offset, ROWS * ROW_BYTES, [ROWS, 1, ...FRAME]],
+    );
     const rowBytes = info.nbytes / info.shape[0];
     const [first, count] = [2000, 10];
     const got = await source.read(info.offset + first * rowBytes, count * rowBytes);
     const fetched = srv.stats.bytes - opened;
-    assert.ok(fetched >= count * rowBytes && fetched < (count + 1) * rowBytes, `rows ${first}..${first + count} (${count * rowBytes} bytes) fetched ${fetched} bytes`);
-    for (let k = 0; k < count; k++) assert.deepEqual(got.subarray(k * rowBytes, (k + 1) * rowBytes), frameRow(first + k), `row ${first + k}`);
+    assert.ok(
+      fetched >= count * rowBytes && fetched < (count + 1) * rowBytes,
+      `rows ${first}..${first + count} (${count * rowBytes} bytes) fetched ${fetched} bytes`,
+    );
+    for (let k = 0; k < count; k++)
+      assert.deepEqual(got.subarray(k * rowBytes, (k + 1) * rowBytes), frameRow(first + k), `row ${first + k}`);
     assert.equal(ar.bytesFetched, srv.stats.bytes);
-    t.diagnostic(`${bytes.length}-byte archive (directory ${directory} bytes): opening, checking, describing the buffer and loading rewards and timeouts fetched ${opened} bytes in ${requests} requests (bound ${bound}); ${count} rows of observations fetched ${fetched} bytes`);
+    t.diagnostic(
+      `${bytes.length}-byte archive (directory ${directory} bytes): opening, checking, describing the buffer and loading rewards and timeouts fetched ${opened} bytes in ${requests} requests (bound ${bound}); ${count} rows of observations fetched ${fetched} bytes`,
+    );
     await ar.close();
   } finally {
     await srv.close();

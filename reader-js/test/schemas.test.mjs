@@ -15,7 +15,8 @@ test('the embedded schemas equal the files in schemas/', async () => {
   const current = readFileSync(new URL('../src/schemas-embedded.js', import.meta.url), 'utf8');
   assert.equal(current, await render(), 'run `npm run embed-schemas`');
   for (const f of SCHEMA_FILES) {
-    if (existsSync(new URL(f, schemaDir))) assert.deepEqual(embedded[f], JSON.parse(readFileSync(new URL(f, schemaDir), 'utf8')), f);
+    if (existsSync(new URL(f, schemaDir)))
+      assert.deepEqual(embedded[f], JSON.parse(readFileSync(new URL(f, schemaDir), 'utf8')), f);
   }
 });
 
@@ -32,7 +33,11 @@ test('validator semantics follow JSON Schema 2020-12', () => {
   const s = {
     type: 'object',
     required: ['n'],
-    properties: { n: { type: 'integer', minimum: 0 }, s: { type: 'string', pattern: '^a$', maxLength: 1 }, t: { prefixItems: [{ const: 1 }], items: false } },
+    properties: {
+      n: { type: 'integer', minimum: 0 },
+      s: { type: 'string', pattern: '^a$', maxLength: 1 },
+      t: { prefixItems: [{ const: 1 }], items: false },
+    },
     additionalProperties: false,
   };
   const ok = (v) => validateSchema(s, parseJson(new TextEncoder().encode(v))) === null;
@@ -53,7 +58,14 @@ const sample = () =>
       data: {
         gamma: 0.99,
         big: { $type: 'int', value: '123456789012345678901' },
-        box: { $type: 'space', kind: 'box', dtype: 'F32', shape: [1], low: { $type: 'ndarray', dtype: 'F32', shape: [1], base64: b64(bytesOf(new Float32Array([0]))) }, high: { $type: 'ndarray', dtype: 'F32', shape: [1], ref: { group: 'arrays', name: 'h' } } },
+        box: {
+          $type: 'space',
+          kind: 'box',
+          dtype: 'F32',
+          shape: [1],
+          low: { $type: 'ndarray', dtype: 'F32', shape: [1], base64: b64(bytesOf(new Float32Array([0]))) },
+          high: { $type: 'ndarray', dtype: 'F32', shape: [1], ref: { group: 'arrays', name: 'h' } },
+        },
         lr: { $type: 'schedule', kind: 'linear', start: 1, end: 0.5, end_fraction: 1.0 },
       },
       optimizers: { adam: { $type: 'dict', entries: [[0, { $type: 'tuple', items: [0.9, 0.999] }]] } },
@@ -69,7 +81,10 @@ test('dumps validate against dump-1.0.schema.json, data documents against data-1
     const text = await dump(bytes);
     assert.equal(validateSchema(dumpSchema, parseJson(new TextEncoder().encode(text))), null);
     const ar = await open(bytes);
-    const doc = new Map([['data', ar.rawData.data], ['optimizers', ar.rawData.optimizers]]);
+    const doc = new Map([
+      ['data', ar.rawData.data],
+      ['optimizers', ar.rawData.optimizers],
+    ]);
     assert.equal(validateSchema(dataSchema, doc), null);
   }
 });
@@ -85,7 +100,10 @@ test('every valid golden vector: its dump and data document validate', async (t)
     const ar = await open(bytes);
     const r = validateSchema(dumpSchema, parseJson(new TextEncoder().encode(await ar.dump())));
     assert.equal(r, null, `${c.id}: ${JSON.stringify(r)}`);
-    const doc = new Map([['data', ar.rawData.data], ['optimizers', ar.rawData.optimizers]]);
+    const doc = new Map([
+      ['data', ar.rawData.data],
+      ['optimizers', ar.rawData.optimizers],
+    ]);
     assert.equal(validateSchema(dataSchema, doc), null, c.id);
     assert.deepEqual(await ar.schemaIssues(), [], c.id);
   }

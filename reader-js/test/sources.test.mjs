@@ -13,12 +13,17 @@ const W = new Float32Array([1.5, -2, 3.25, 4]);
 const small = () =>
   archive({
     data: { data: { gamma: 0.99, lr: { $type: 'schedule', kind: 'constant', value: 0.5 } } },
-    tensors: { policy: { w: { dtype: 'F32', shape: [2, 2], data: bytesOf(W) }, i: { dtype: 'I64', shape: [2], data: bytesOf(new BigInt64Array([7n, -1n])) } } },
+    tensors: {
+      policy: {
+        w: { dtype: 'F32', shape: [2, 2], data: bytesOf(W) },
+        i: { dtype: 'I64', shape: [2], data: bytesOf(new BigInt64Array([7n, -1n])) },
+      },
+    },
   });
 
 const rejectsWith = (p, code) => assert.rejects(p, (e) => e instanceof RlarchiveError && e.code === code);
 
-test('Uint8Array source: tensors view the caller\'s bytes without a copy', async () => {
+test("Uint8Array source: tensors view the caller's bytes without a copy", async () => {
   const bytes = small();
   const ar = await open(bytes);
   const t = await ar.tensor('policy', 'w');
@@ -59,7 +64,10 @@ test('file path and file: URL sources read with positional reads', async () => {
   try {
     const big = new Uint8Array(8 * 1024 * 1024);
     big[12345] = 7;
-    const bytes = archive({ data: { data: { a: 1 } }, tensors: { big: { x: { dtype: 'U8', shape: [big.length], data: big } } } });
+    const bytes = archive({
+      data: { data: { a: 1 } },
+      tensors: { big: { x: { dtype: 'U8', shape: [big.length], data: big } } },
+    });
     const path = join(dir, 'a.rlarchive');
     writeFileSync(path, bytes);
     const ar = await open(path);
@@ -80,7 +88,12 @@ test('a custom source object', async () => {
   const bytes = small();
   const src = { size: bytes.length, read: async (o, n) => bytes.slice(o, o + n) };
   assert.equal(await dump(src), await dump(bytes));
-  const failing = { size: bytes.length, read: async () => { throw new Error('disk on fire'); } };
+  const failing = {
+    size: bytes.length,
+    read: async () => {
+      throw new Error('disk on fire');
+    },
+  };
   await rejectsWith(open(failing), 'IO_ERROR');
   const short = { size: bytes.length, read: async (o, n) => bytes.slice(o, o + n - 1) };
   await rejectsWith(open(short), 'IO_ERROR');
@@ -94,9 +107,17 @@ test('URL source: a 100 MB archive opens with under 1 MB transferred', async (ct
   big[big.length - 1] = 42;
   const opt = new Float32Array(1024).fill(0.5);
   const bytes = archive({
-    data: { data: { gamma: 0.99, obs: { $type: 'ndarray', dtype: 'F32', shape: [4], base64: Buffer.from(bytesOf(W)).toString('base64') } } },
+    data: {
+      data: {
+        gamma: 0.99,
+        obs: { $type: 'ndarray', dtype: 'F32', shape: [4], base64: Buffer.from(bytesOf(W)).toString('base64') },
+      },
+    },
     tensors: {
-      policy: { big: { dtype: 'F32', shape: [big.length], data: bytesOf(big) }, w: { dtype: 'F32', shape: [2, 2], data: bytesOf(W) } },
+      policy: {
+        big: { dtype: 'F32', shape: [big.length], data: bytesOf(big) },
+        w: { dtype: 'F32', shape: [2, 2], data: bytesOf(W) },
+      },
       'optimizer.adam': { m: { dtype: 'F32', shape: [1024], data: bytesOf(opt) } },
     },
   });
@@ -104,7 +125,9 @@ test('URL source: a 100 MB archive opens with under 1 MB transferred', async (ct
   try {
     const ar = await open(srv.url('/a.rlarchive'));
     const opened = srv.stats.bytes;
-    ctx.diagnostic(`URL test: archive ${bytes.length} bytes, opening transferred ${opened} bytes in ${srv.stats.requests} requests`);
+    ctx.diagnostic(
+      `URL test: archive ${bytes.length} bytes, opening transferred ${opened} bytes in ${srv.stats.requests} requests`,
+    );
     assert.ok(opened < 1024 * 1024, `opening transferred ${opened} bytes`);
     assert.equal(ar.data.gamma, 0.99);
     assert.deepEqual([...ar.data.obs.data], [...W]);
@@ -142,7 +165,8 @@ test('URL source: dump over HTTP equals the in-memory dump; servers without Rang
 
 test('URL source: a bigger archive with many groups and a server that lies', async () => {
   const tensors = {};
-  for (let g = 0; g < 20; g++) tensors[`g${g}`] = { x: { dtype: 'U8', shape: [100_000], data: new Uint8Array(100_000).fill(g) } };
+  for (let g = 0; g < 20; g++)
+    tensors[`g${g}`] = { x: { dtype: 'U8', shape: [100_000], data: new Uint8Array(100_000).fill(g) } };
   const bytes = archive({ tensors });
   const liar = (req, res) => {
     res.writeHead(206, { 'Content-Range': `bytes 0-9/${bytes.length}`, 'Content-Length': 3 });
@@ -163,7 +187,11 @@ test('URL source: a bigger archive with many groups and a server that lies', asy
 
 test('truncated and empty remote files', async () => {
   const bytes = small();
-  const srv = await serve({ '/empty': new Uint8Array(0), '/cut': bytes.subarray(0, 100), '/pad': concat([bytes, new Uint8Array(70000)]) });
+  const srv = await serve({
+    '/empty': new Uint8Array(0),
+    '/cut': bytes.subarray(0, 100),
+    '/pad': concat([bytes, new Uint8Array(70000)]),
+  });
   try {
     await rejectsWith(open(srv.url('/empty')), 'ARCHIVE_NOT_RLARCHIVE');
     await rejectsWith(open(srv.url('/cut')), 'ZIP_EOCD_NOT_FOUND');
@@ -176,16 +204,52 @@ test('truncated and empty remote files', async () => {
 test('hostile source objects only ever give IO_ERROR', async () => {
   const bytes = small();
   const weird = [
-    { size: bytes.length, read: async () => { throw Symbol('x'); } },
-    { size: bytes.length, read: async () => { throw { name: 'RlarchiveError' }; } },
-    { size: bytes.length, read: () => { throw null; } },
+    {
+      size: bytes.length,
+      read: async () => {
+        throw Symbol('x');
+      },
+    },
+    {
+      size: bytes.length,
+      read: async () => {
+        throw { name: 'RlarchiveError' };
+      },
+    },
+    {
+      size: bytes.length,
+      read: () => {
+        throw null;
+      },
+    },
     { size: bytes.length, read: async () => 'not bytes' },
-    { get size() { throw new Error('no size'); }, read: async () => bytes },
+    {
+      get size() {
+        throw new Error('no size');
+      },
+      read: async () => bytes,
+    },
     { size: -1, read: async () => bytes },
   ];
   for (const src of weird) await rejectsWith(open(src), 'IO_ERROR');
   await rejectsWith(open('http://127.0.0.1:1/x', { fetch: 'nope' }), 'IO_ERROR');
-  await rejectsWith(open('http://127.0.0.1:1/x', { fetch: async () => { throw Symbol('s'); } }), 'IO_ERROR');
-  await rejectsWith(open('http://127.0.0.1:1/x', { fetch: async () => ({ status: 206, headers: new Headers({ 'content-range': 'bytes 0-0/1' }), arrayBuffer: async () => new ArrayBuffer(1) }) }), 'ARCHIVE_NOT_RLARCHIVE');
+  await rejectsWith(
+    open('http://127.0.0.1:1/x', {
+      fetch: async () => {
+        throw Symbol('s');
+      },
+    }),
+    'IO_ERROR',
+  );
+  await rejectsWith(
+    open('http://127.0.0.1:1/x', {
+      fetch: async () => ({
+        status: 206,
+        headers: new Headers({ 'content-range': 'bytes 0-0/1' }),
+        arrayBuffer: async () => new ArrayBuffer(1),
+      }),
+    }),
+    'ARCHIVE_NOT_RLARCHIVE',
+  );
   await rejectsWith(open('http://[::1', {}), 'IO_ERROR');
 });

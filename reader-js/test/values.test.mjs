@@ -2,7 +2,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { open, dump, evaluateSchedule, Tuple, NDArray, Scalar, Space, Schedule, ClassRef, Opaque, toFloat32, f16ToNumber, bf16ToNumber, fp8ToNumber } from '../src/index.js';
+import {
+  open,
+  dump,
+  evaluateSchedule,
+  Tuple,
+  NDArray,
+  Scalar,
+  Space,
+  Schedule,
+  ClassRef,
+  Opaque,
+  toFloat32,
+  f16ToNumber,
+  bf16ToNumber,
+  fp8ToNumber,
+} from '../src/index.js';
 import { archive, bytesOf, b64 } from './helpers/build.mjs';
 
 const fixture = readFileSync(new URL('./fixtures/python-rich.rlarchive', import.meta.url));
@@ -53,7 +68,11 @@ test('values decode into the documented JavaScript types', async () => {
 });
 
 test('big integers, non-finite floats and __proto__ keys', async () => {
-  const ar = await open(archive({ data: '{"data":{"big":{"$type":"int","value":"-123456789012345678901234567890"},"nan":{"$type":"float","value":"nan"},"m":{"__proto__":1,"2":2,"a":3}}}' }));
+  const ar = await open(
+    archive({
+      data: '{"data":{"big":{"$type":"int","value":"-123456789012345678901234567890"},"nan":{"$type":"float","value":"nan"},"m":{"__proto__":1,"2":2,"a":3}}}',
+    }),
+  );
   assert.equal(ar.data.big, -123456789012345678901234567890n);
   assert.ok(Number.isNaN(ar.data.nan));
   assert.equal(Object.getPrototypeOf(ar.data.m), Object.prototype);
@@ -69,7 +88,15 @@ test('schedules evaluate exactly as §9 says', () => {
   assert.equal(evaluateSchedule(lin, -5), 1e-5);
   assert.equal(evaluateSchedule(lin, 7), 3e-4);
   assert.equal(lin.valueAt(0.9), 3e-4 + ((1 - 0.9) * (1e-5 - 3e-4)) / 0.5);
-  const pw = { kind: 'piecewise', points: [[0.1, 1], [0.5, 3], [0.9, -1]], interpolation: 'linear' };
+  const pw = {
+    kind: 'piecewise',
+    points: [
+      [0.1, 1],
+      [0.5, 3],
+      [0.9, -1],
+    ],
+    interpolation: 'linear',
+  };
   assert.equal(evaluateSchedule(pw, 1), 1);
   assert.equal(evaluateSchedule(pw, 0), -1);
   const e = 1 - 0.7;
@@ -106,21 +133,46 @@ test('dtype converters', () => {
 
 test('every dtype views as its typed array', async () => {
   const mk = (dtype, arr) => ({ dtype, shape: [arr.length / (dtype === 'C64' ? 2 : 1)], data: bytesOf(arr) });
-  const ar = await open(archive({
-    tensors: {
-      g: {
-        b: mk('BOOL', new Uint8Array([1, 0, 2])),
-        u8: mk('U8', new Uint8Array([255])), i8: mk('I8', new Int8Array([-1])),
-        u16: mk('U16', new Uint16Array([65535])), i16: mk('I16', new Int16Array([-2])),
-        u32: mk('U32', new Uint32Array([4e9])), i32: mk('I32', new Int32Array([-3])),
-        u64: mk('U64', new BigUint64Array([2n ** 64n - 1n])), i64: mk('I64', new BigInt64Array([-(2n ** 63n)])),
-        f16: mk('F16', new Uint16Array([0x3c00])), bf16: mk('BF16', new Uint16Array([0x3f80])),
-        f32: mk('F32', new Float32Array([0.5])), f64: mk('F64', new Float64Array([0.1])),
-        c64: mk('C64', new Float32Array([1, -1])), e4: mk('F8_E4M3', new Uint8Array([0x38])),
+  const ar = await open(
+    archive({
+      tensors: {
+        g: {
+          b: mk('BOOL', new Uint8Array([1, 0, 2])),
+          u8: mk('U8', new Uint8Array([255])),
+          i8: mk('I8', new Int8Array([-1])),
+          u16: mk('U16', new Uint16Array([65535])),
+          i16: mk('I16', new Int16Array([-2])),
+          u32: mk('U32', new Uint32Array([4e9])),
+          i32: mk('I32', new Int32Array([-3])),
+          u64: mk('U64', new BigUint64Array([2n ** 64n - 1n])),
+          i64: mk('I64', new BigInt64Array([-(2n ** 63n)])),
+          f16: mk('F16', new Uint16Array([0x3c00])),
+          bf16: mk('BF16', new Uint16Array([0x3f80])),
+          f32: mk('F32', new Float32Array([0.5])),
+          f64: mk('F64', new Float64Array([0.1])),
+          c64: mk('C64', new Float32Array([1, -1])),
+          e4: mk('F8_E4M3', new Uint8Array([0x38])),
+        },
       },
-    },
-  }));
-  const want = { b: Uint8Array, u8: Uint8Array, i8: Int8Array, u16: Uint16Array, i16: Int16Array, u32: Uint32Array, i32: Int32Array, u64: BigUint64Array, i64: BigInt64Array, f16: Uint16Array, bf16: Uint16Array, f32: Float32Array, f64: Float64Array, c64: Float32Array, e4: Uint8Array };
+    }),
+  );
+  const want = {
+    b: Uint8Array,
+    u8: Uint8Array,
+    i8: Int8Array,
+    u16: Uint16Array,
+    i16: Int16Array,
+    u32: Uint32Array,
+    i32: Int32Array,
+    u64: BigUint64Array,
+    i64: BigInt64Array,
+    f16: Uint16Array,
+    bf16: Uint16Array,
+    f32: Float32Array,
+    f64: Float64Array,
+    c64: Float32Array,
+    e4: Uint8Array,
+  };
   for (const [name, Ctor] of Object.entries(want)) {
     const t = await ar.tensor('g', name);
     assert.ok(t.data instanceof Ctor, name);
@@ -136,26 +188,36 @@ test('every dtype views as its typed array', async () => {
 });
 
 test('warnings for unknown properties and unsupported used extensions', async () => {
-  const ar = await open(archive({
-    data: '{"data":{},"later":1}',
-    extensions: { 'extensions/ext_a/x.bin': 'abc' },
-    manifest: (m) => ({ ...m, extensions_used: ['ext_a'], future: 1 }),
-  }));
-  assert.deepEqual(ar.warnings.map((w) => w.code).sort(), ['DATA_UNKNOWN_PROPERTY', 'EXTENSION_UNKNOWN', 'MANIFEST_UNKNOWN_PROPERTY']);
+  const ar = await open(
+    archive({
+      data: '{"data":{},"later":1}',
+      extensions: { 'extensions/ext_a/x.bin': 'abc' },
+      manifest: (m) => ({ ...m, extensions_used: ['ext_a'], future: 1 }),
+    }),
+  );
+  assert.deepEqual(ar.warnings.map((w) => w.code).sort(), [
+    'DATA_UNKNOWN_PROPERTY',
+    'EXTENSION_UNKNOWN',
+    'MANIFEST_UNKNOWN_PROPERTY',
+  ]);
   assert.deepEqual(ar.warnings.map((w) => w.severity).sort(), ['info', 'warning', 'warning']);
   assert.ok((await ar.dump()).includes('"extensions_used":["ext_a"]'));
 });
 
 test('inline arrays and scalars of every kind decode', async () => {
-  const ar = await open(archive({
-    data: { data: {
-      s16: { $type: 'scalar', dtype: 'F16', base64: b64(bytesOf(new Uint16Array([0x3c00]))) },
-      sb: { $type: 'scalar', dtype: 'BOOL', base64: 'Ag==' },
-      sc: { $type: 'scalar', dtype: 'C64', base64: b64(bytesOf(new Float32Array([1, 2]))) },
-      su: { $type: 'scalar', dtype: 'U64', base64: b64(bytesOf(new BigUint64Array([5n]))) },
-      a0: { $type: 'ndarray', dtype: 'F64', shape: [], base64: b64(bytesOf(new Float64Array([7]))) },
-    } },
-  }));
+  const ar = await open(
+    archive({
+      data: {
+        data: {
+          s16: { $type: 'scalar', dtype: 'F16', base64: b64(bytesOf(new Uint16Array([0x3c00]))) },
+          sb: { $type: 'scalar', dtype: 'BOOL', base64: 'Ag==' },
+          sc: { $type: 'scalar', dtype: 'C64', base64: b64(bytesOf(new Float32Array([1, 2]))) },
+          su: { $type: 'scalar', dtype: 'U64', base64: b64(bytesOf(new BigUint64Array([5n]))) },
+          a0: { $type: 'ndarray', dtype: 'F64', shape: [], base64: b64(bytesOf(new Float64Array([7]))) },
+        },
+      },
+    }),
+  );
   const d = ar.data;
   assert.equal(d.s16.value, 1);
   assert.equal(d.sb.value, true);

@@ -28,7 +28,10 @@ if (!existsSync(indexUrl)) {
         const policy = await ar.policy();
         const value = (v) => decodeValue(parseJson(new TextEncoder().encode(JSON.stringify(v))), null);
         const masks = spec.action_masks ? spec.action_masks.map(value) : null;
-        const got = act(policy, spec.observations.map(value), { episodeStarts: spec.episode_starts ?? null, actionMasks: masks });
+        const got = act(policy, spec.observations.map(value), {
+          episodeStarts: spec.episode_starts ?? null,
+          actionMasks: masks,
+        });
         const why = sameActions(got.map(inlineArray), spec.actions);
         if (c.id in xfail) assert.ok(why !== '', `listed as expected failure (${xfail[c.id]}) but passes`);
         else assert.equal(why, '');
@@ -41,7 +44,8 @@ if (!existsSync(indexUrl)) {
     test(`vector ${c.id}`, async () => {
       let bytes = readFileSync(new URL(c.file, dir));
       if (c.file.endsWith('.gz')) bytes = gunzipSync(bytes, { maxOutputLength: 1 << 28 });
-      let got, warnings = [];
+      let got,
+        warnings = [];
       try {
         const ar = await open(bytes);
         try {
@@ -64,7 +68,8 @@ if (!existsSync(indexUrl)) {
         why = got.result === 'dump' ? 'dump differs' : `expected a dump, got ${got.code}: ${got.message}`;
         if (ok) assert.deepEqual([...warnings].sort(), [...(c.warnings ?? [])].sort(), 'warnings');
       }
-      if (c.id in xfail) assert.ok(!ok, `listed as expected failure (${xfail[c.id]}) but passes: remove it from conformance-xfail.json`);
+      if (c.id in xfail)
+        assert.ok(!ok, `listed as expected failure (${xfail[c.id]}) but passes: remove it from conformance-xfail.json`);
       else assert.ok(ok, why);
     });
   }

@@ -15,7 +15,10 @@ export function arrayValues(nd) {
   if (nd.dtype === 'BOOL') return Array.from(nd.data, (b) => b !== 0);
   if (nd.dtype === 'C64') {
     const out = [];
-    for (let i = 0; i < nd.data.length; i += 2) out.push(`${formatNumber(nd.data[i], 'F32')}${nd.data[i + 1] < 0 || Object.is(nd.data[i + 1], -0) ? '-' : '+'}${formatNumber(Math.abs(nd.data[i + 1]), 'F32')}j`);
+    for (let i = 0; i < nd.data.length; i += 2)
+      out.push(
+        `${formatNumber(nd.data[i], 'F32')}${nd.data[i + 1] < 0 || Object.is(nd.data[i + 1], -0) ? '-' : '+'}${formatNumber(Math.abs(nd.data[i + 1]), 'F32')}j`,
+      );
     return out;
   }
   return Array.from(nd.data);
@@ -36,7 +39,8 @@ export function summarizeArray(nd, few = 8) {
   const first = vals[0];
   if (vals.every((v) => Object.is(v, first) || v === first)) return `all ${f(first)} (${vals.length} values)`;
   if (typeof first === 'string') return `[${vals.slice(0, 4).map(f).join(', ')}, …] (${vals.length} values)`;
-  let lo = vals[0], hi = vals[0];
+  let lo = vals[0],
+    hi = vals[0];
   for (const v of vals) {
     if (v < lo) lo = v;
     if (v > hi) hi = v;

@@ -13,7 +13,10 @@ function scale(d0, d1, r0, r1) {
 }
 
 function axes(g, { xTicks, yTicks, x, y, xLabel, yLabel }) {
-  const x0 = M.left, x1 = W - M.right, y0 = H - M.bottom, y1 = M.top;
+  const x0 = M.left,
+    x1 = W - M.right,
+    y0 = H - M.bottom,
+    y1 = M.top;
   g.appendChild(s('line', { class: 'axis', x1: x0, y1: y0, x2: x1, y2: y0 }));
   g.appendChild(s('line', { class: 'axis', x1: x0, y1: y0, x2: x0, y2: y1 }));
   for (const t of xTicks) {
@@ -26,8 +29,22 @@ function axes(g, { xTicks, yTicks, x, y, xLabel, yLabel }) {
     g.appendChild(s('line', { class: 'grid', x1: x0, y1: py, x2: x1, y2: py }));
     g.appendChild(s('text', { class: 'tick-label', x: x0 - 6, y: py + 4, 'text-anchor': 'end' }, formatShort(t)));
   }
-  if (xLabel) g.appendChild(s('text', { class: 'axis-label', x: (x0 + x1) / 2, y: H - 6, 'text-anchor': 'middle' }, xLabel));
-  if (yLabel) g.appendChild(s('text', { class: 'axis-label', x: 12, y: (y0 + y1) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${(y0 + y1) / 2})` }, yLabel));
+  if (xLabel)
+    g.appendChild(s('text', { class: 'axis-label', x: (x0 + x1) / 2, y: H - 6, 'text-anchor': 'middle' }, xLabel));
+  if (yLabel)
+    g.appendChild(
+      s(
+        'text',
+        {
+          class: 'axis-label',
+          x: 12,
+          y: (y0 + y1) / 2,
+          'text-anchor': 'middle',
+          transform: `rotate(-90 12 ${(y0 + y1) / 2})`,
+        },
+        yLabel,
+      ),
+    );
 }
 
 function yRange(lo, hi) {
@@ -51,12 +68,27 @@ export function lineChart(points, { xFrom = 1, xTo = 0, xLabel = '', yLabel = ''
   const [ylo, yhi] = yRange(Math.min(...ys), Math.max(...ys));
   const x = scale(xFrom, xTo, M.left, W - M.right);
   const y = scale(ylo, yhi, H - M.bottom, M.top);
-  const svg = s('svg', { class: 'chart line-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title || 'chart' });
+  const svg = s('svg', {
+    class: 'chart line-chart',
+    viewBox: `0 0 ${W} ${H}`,
+    role: 'img',
+    'aria-label': title || 'chart',
+  });
   if (title) svg.appendChild(s('title', null, title));
   const g = s('g');
   const dataTicks = [ys.length ? Math.min(...ys) : 0, ys.length ? Math.max(...ys) : 1];
-  axes(g, { xTicks: [xFrom, (xFrom + xTo) / 2, xTo], yTicks: dataTicks[0] === dataTicks[1] ? [dataTicks[0]] : dataTicks, x, y, xLabel, yLabel });
-  const d = points.filter((p) => Number.isFinite(p[1])).map((p, i) => `${i ? 'L' : 'M'}${x(p[0]).toFixed(2)},${y(p[1]).toFixed(2)}`).join('');
+  axes(g, {
+    xTicks: [xFrom, (xFrom + xTo) / 2, xTo],
+    yTicks: dataTicks[0] === dataTicks[1] ? [dataTicks[0]] : dataTicks,
+    x,
+    y,
+    xLabel,
+    yLabel,
+  });
+  const d = points
+    .filter((p) => Number.isFinite(p[1]))
+    .map((p, i) => `${i ? 'L' : 'M'}${x(p[0]).toFixed(2)},${y(p[1]).toFixed(2)}`)
+    .join('');
   g.appendChild(s('path', { class: 'series', d }));
   svg.appendChild(g);
   return svg;
@@ -72,7 +104,12 @@ export function histogramChart({ lo, hi, counts, integer = false }, { xLabel = '
   const top = Math.max(1, ...counts);
   const x = scale(lo, hi, M.left, W - M.right);
   const y = scale(0, top, H - M.bottom, M.top);
-  const svg = s('svg', { class: 'chart histogram', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title || 'histogram' });
+  const svg = s('svg', {
+    class: 'chart histogram',
+    viewBox: `0 0 ${W} ${H}`,
+    role: 'img',
+    'aria-label': title || 'histogram',
+  });
   if (title) svg.appendChild(s('title', null, title));
   const g = s('g');
   const xTicks = integer && counts.length <= 12 ? counts.map((_, k) => lo + 0.5 + k) : [lo, (lo + hi) / 2, hi];
@@ -80,8 +117,15 @@ export function histogramChart({ lo, hi, counts, integer = false }, { xLabel = '
   const w = (hi - lo) / counts.length;
   counts.forEach((c, k) => {
     if (c === 0) return;
-    const x0 = x(lo + k * w), x1 = x(lo + (k + 1) * w);
-    const bar = s('rect', { class: 'bar', x: x0 + 0.5, y: y(c), width: Math.max(1, x1 - x0 - 1), height: Math.max(0.5, y(0) - y(c)) });
+    const x0 = x(lo + k * w),
+      x1 = x(lo + (k + 1) * w);
+    const bar = s('rect', {
+      class: 'bar',
+      x: x0 + 0.5,
+      y: y(c),
+      width: Math.max(1, x1 - x0 - 1),
+      height: Math.max(0.5, y(0) - y(c)),
+    });
     bar.appendChild(s('title', null, `${formatShort(lo + k * w)} – ${formatShort(lo + (k + 1) * w)}: ${c}`));
     g.appendChild(bar);
   });

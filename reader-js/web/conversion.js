@@ -38,7 +38,9 @@ export async function zipMemberNames(source) {
   const utf8 = new TextDecoder('utf-8', { fatal: false });
   for (let p = 0; names.length < Math.min(count, MAX_NAMES) && p + 46 <= dir.length; ) {
     if (dv.getUint32(p, true) !== CENTRAL) return null;
-    const n = dv.getUint16(p + 28, true), extra = dv.getUint16(p + 30, true), comment = dv.getUint16(p + 32, true);
+    const n = dv.getUint16(p + 28, true),
+      extra = dv.getUint16(p + 30, true),
+      comment = dv.getUint16(p + 32, true);
     if (p + 46 + n > dir.length) return null;
     names.push(utf8.decode(dir.subarray(p + 46, p + 46 + n)));
     p += 46 + n + extra + comment;
@@ -54,9 +56,11 @@ export async function zipMemberNames(source) {
  * @returns {string}
  */
 export function conversionHint(names, label) {
-  if (!names || !names.includes('data')) return '';
+  if (!names?.includes('data')) return '';
   const shown = label; // as the command line shows it: the name as given (the page puts it in as text)
-  if (names.some((n) => n.endsWith('.pth'))) return `this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 ${shown} OUT.rlarchive`;
-  if (names.includes('parameters') && names.includes('parameter_list')) return `this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 ${shown} OUT.rlarchive`;
+  if (names.some((n) => n.endsWith('.pth')))
+    return `this is a Stable-Baselines3 model: convert it with: rlarchive import-sb3 ${shown} OUT.rlarchive`;
+  if (names.includes('parameters') && names.includes('parameter_list'))
+    return `this is a Stable-Baselines (SB2) model: convert it with: rlarchive import-sb2 ${shown} OUT.rlarchive`;
   return '';
 }

@@ -70,7 +70,15 @@ export function fill(el, ...children) {
  * @returns {HTMLTableElement}
  */
 export function keyValueTable(rows, cls = 'kv') {
-  return h('table', { class: cls }, h('tbody', null, rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, v)))));
+  return h(
+    'table',
+    { class: cls },
+    h(
+      'tbody',
+      null,
+      rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, v))),
+    ),
+  );
 }
 
 /**

@@ -1,6 +1,16 @@
 // Text renderings of numbers, sizes and shapes.
 
-const FLOAT32_LIKE = new Set(['F32', 'F16', 'BF16', 'C64', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F8_E8M0']);
+const FLOAT32_LIKE = new Set([
+  'F32',
+  'F16',
+  'BF16',
+  'C64',
+  'F8_E4M3',
+  'F8_E5M2',
+  'F8_E4M3FNUZ',
+  'F8_E5M2FNUZ',
+  'F8_E8M0',
+]);
 
 /**
  * A number as text: `NaN`, `inf`, `-inf`, `-0`, bigint digits, and for float32-like

@@ -108,11 +108,14 @@ export function policyGraph(policy) {
   const d = policy.desc;
   const obs = policy.observationSpace;
   const normalize = d.normalize_images !== false;
-  const inputs = obs.kind === 'dict'
-    ? obs.spaces.map(([key, sub]) => input(`obs.${key}`, sub, normalize, d.vec_normalize === true))
-    : [input('obs', obs, normalize, d.vec_normalize === true)];
+  const inputs =
+    obs.kind === 'dict'
+      ? obs.spaces.map(([key, sub]) => input(`obs.${key}`, sub, normalize, d.vec_normalize === true))
+      : [input('obs', obs, normalize, d.vec_normalize === true)];
   const shapes = new Map(inputs.map((i) => [i.name, i.shape]));
-  if (d.recurrent) for (const k of ['hidden_in', 'cell_in']) shapes.set(d.recurrent[k], [num(d.recurrent.layers), num(d.recurrent.hidden_size)]);
+  if (d.recurrent)
+    for (const k of ['hidden_in', 'cell_in'])
+      shapes.set(d.recurrent[k], [num(d.recurrent.layers), num(d.recurrent.hidden_size)]);
   const nodes = d.nodes.map((node) => {
     const ins = node.in.map((n) => shapes.get(n) ?? null);
     const shape = outputShape(node, ins);

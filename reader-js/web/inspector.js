@@ -33,16 +33,39 @@ import { zipMemberNames, conversionHint } from './conversion.js';
 import { tableOfContents } from './toc.js';
 
 const DEFAULT_AUTOREAD = 16 * 1024 * 1024;
-const SECTIONS = ['agent', 'policy', 'validation', 'card', 'overview', 'hyperparameters', 'spaces', 'schedules', 'tensors'];
+const SECTIONS = [
+  'agent',
+  'policy',
+  'validation',
+  'card',
+  'overview',
+  'hyperparameters',
+  'spaces',
+  'schedules',
+  'tensors',
+];
 
 const $ = (id) => document.getElementById(id);
 const body = (id) => $(id).querySelector('.body');
 
 const params = new URLSearchParams(location.search);
-const autoread = params.has('autoread') && Number.isFinite(Number(params.get('autoread'))) ? Number(params.get('autoread')) : DEFAULT_AUTOREAD;
+const autoread =
+  params.has('autoread') && Number.isFinite(Number(params.get('autoread')))
+    ? Number(params.get('autoread'))
+    : DEFAULT_AUTOREAD;
 
 /** What is shown now; `workers` compute for it (`policy` and `tensors`: WorkerClient). */
-const current = { generation: 0, label: null, source: null, archive: null, openError: null, report: null, policy: null, workers: null, ready: Promise.resolve() };
+const current = {
+  generation: 0,
+  label: null,
+  source: null,
+  archive: null,
+  openError: null,
+  report: null,
+  policy: null,
+  workers: null,
+  ready: Promise.resolve(),
+};
 
 const refreshToc = tableOfContents($('toc'), document.querySelector('main'));
 
@@ -58,7 +81,11 @@ function setState(state) {
 function refreshStatus() {
   const src = current.source;
   if (!src) return;
-  fill($('status'), h('strong', null, current.label), ` — ${formatBytes(src.size)}; read so far: ${formatBytes(src.transferred)} of it`);
+  fill(
+    $('status'),
+    h('strong', null, current.label),
+    ` — ${formatBytes(src.size)}; read so far: ${formatBytes(src.transferred)} of it`,
+  );
   $('status').dataset.read = String(src.transferred);
 }
 
@@ -82,8 +109,22 @@ async function runValidation(gen) {
   const line = $('overview-validation');
   if (line) {
     const { errors, warnings } = report.summary;
-    fill(line, h('a', { href: '#validation', class: report.valid ? 'ok' : 'error', onclick: (ev) => { ev.preventDefault(); $('validation').scrollIntoView(); } },
-      report.valid ? 'valid' : 'invalid'), ` — ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`);
+    fill(
+      line,
+      h(
+        'a',
+        {
+          href: '#validation',
+          class: report.valid ? 'ok' : 'error',
+          onclick: (ev) => {
+            ev.preventDefault();
+            $('validation').scrollIntoView();
+          },
+        },
+        report.valid ? 'valid' : 'invalid',
+      ),
+      ` — ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}`,
+    );
   }
   refreshStatus();
 }
@@ -98,10 +139,19 @@ async function loadPolicy(gen) {
     if (gen !== current.generation) return;
     current.policy = policy;
     const masks = MASKED_ALGORITHMS.includes(algorithmOf(current.archive.metadata));
-    renderPolicy(el, policy, { predict: (args) => worker.call('predict', args), cancel: () => worker.cancel() }, { masks });
+    renderPolicy(
+      el,
+      policy,
+      { predict: (args) => worker.call('predict', args), cancel: () => worker.cancel() },
+      { masks },
+    );
     $('policy').dataset.status = 'ready';
     const ops = policy.layers;
-    if ($('overview-policy')) fill($('overview-policy'), `${ops.length} layers: ${ops.slice(0, 12).join(' → ')}${ops.length > 12 ? ' → …' : ''} → ${policy.action.op}`);
+    if ($('overview-policy'))
+      fill(
+        $('overview-policy'),
+        `${ops.length} layers: ${ops.slice(0, 12).join(' → ')}${ops.length > 12 ? ' → …' : ''} → ${policy.action.op}`,
+      );
   } catch (e) {
     if (gen !== current.generation) return;
     if (isCancelled(e)) {
@@ -127,12 +177,15 @@ function renderArchive(archive, gen) {
   show('spaces', renderSpaces(body('spaces'), archive.data) > 0);
   show('schedules', renderSchedules(body('schedules'), archive.data) > 0);
   const worker = current.workers.tensors;
-  show('tensors', renderTensors(body('tensors'), archive, {
-    statistics: (group, name) => worker.call('tensor', { group, name }),
-    cancel: () => worker.cancel(),
-    busy: () => worker.busy,
-    onRead: () => gen === current.generation && refreshStatus(),
-  }) > 0);
+  show(
+    'tensors',
+    renderTensors(body('tensors'), archive, {
+      statistics: (group, name) => worker.call('tensor', { group, name }),
+      cancel: () => worker.cancel(),
+      busy: () => worker.busy,
+      onRead: () => gen === current.generation && refreshStatus(),
+    }) > 0,
+  );
 }
 
 /**
@@ -145,7 +198,15 @@ async function load(input, label) {
   const gen = ++current.generation;
   const previous = current.source;
   for (const w of Object.values(current.workers ?? {})) w.close();
-  Object.assign(current, { label, source: null, archive: null, openError: null, report: null, policy: null, workers: null });
+  Object.assign(current, {
+    label,
+    source: null,
+    archive: null,
+    openError: null,
+    report: null,
+    policy: null,
+    workers: null,
+  });
   setState('loading');
   for (const id of SECTIONS) show(id, false);
   for (const id of ['open-error', 'report']) fill($(id));
@@ -170,7 +231,10 @@ async function load(input, label) {
   if (gen !== current.generation) return src.release();
   current.source = src;
   const onRead = () => gen === current.generation && refreshStatus();
-  const workers = { policy: new WorkerClient(src, { name: 'policy', onRead }), tensors: new WorkerClient(src, { name: 'tensors', onRead }) };
+  const workers = {
+    policy: new WorkerClient(src, { name: 'policy', onRead }),
+    tensors: new WorkerClient(src, { name: 'tensors', onRead }),
+  };
   current.workers = workers;
   // a referenced array of the data is read and summarised by the tensors' worker too
   setArraySummarizer((nd) => workers.tensors.call('array', { group: nd.ref.group, name: nd.ref.name }));
@@ -182,7 +246,8 @@ async function load(input, label) {
   if (gen !== current.generation) return;
   show('validation');
   if (current.openError) {
-    const names = current.openError.code === 'ARCHIVE_NOT_RLARCHIVE' ? await zipMemberNames(src).catch(() => null) : null;
+    const names =
+      current.openError.code === 'ARCHIVE_NOT_RLARCHIVE' ? await zipMemberNames(src).catch(() => null) : null;
     if (gen !== current.generation) return;
     renderOpenError($('open-error'), current.openError, conversionHint(names, label));
   } else renderArchive(current.archive, gen);
@@ -270,7 +335,10 @@ function wire() {
     const u = new URLSearchParams(location.search).get('url');
     if (u) openUrl(u);
   });
-  fill($('footer'), `rlarchive-reader ${VERSION} — everything is computed in this page; the only requests are for the archive you open.`);
+  fill(
+    $('footer'),
+    `rlarchive-reader ${VERSION} — everything is computed in this page; the only requests are for the archive you open.`,
+  );
 }
 
 /**
@@ -282,13 +350,26 @@ function wire() {
  */
 window.rlarchiveInspector = Object.freeze({
   version: VERSION,
-  open: (input, label = String(input?.name ?? input)) => start(typeof input === 'string' ? resolveUrl(input) : input, label),
-  get ready() { return current.ready; },
-  get archive() { return current.archive; },
-  get report() { return current.report; },
-  get policy() { return current.policy; },
-  get openError() { return current.openError; },
-  get source() { return current.source; },
+  open: (input, label = String(input?.name ?? input)) =>
+    start(typeof input === 'string' ? resolveUrl(input) : input, label),
+  get ready() {
+    return current.ready;
+  },
+  get archive() {
+    return current.archive;
+  },
+  get report() {
+    return current.report;
+  },
+  get policy() {
+    return current.policy;
+  },
+  get openError() {
+    return current.openError;
+  },
+  get source() {
+    return current.source;
+  },
 });
 
 wire();

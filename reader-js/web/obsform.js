@@ -28,8 +28,9 @@ function indexLabel(i, shape) {
 }
 
 function bounds(sp, n) {
-  const get = (nd) => (nd && nd.data ? Array.from(nd.data, num) : new Array(n).fill(NaN));
-  const lo = get(sp.low), hi = get(sp.high);
+  const get = (nd) => (nd?.data ? Array.from(nd.data, num) : new Array(n).fill(NaN));
+  const lo = get(sp.low),
+    hi = get(sp.high);
   return { lo: lo.map((v) => (Number.isNaN(v) ? -Infinity : v)), hi: hi.map((v) => (Number.isNaN(v) ? Infinity : v)) };
 }
 
@@ -54,7 +55,8 @@ export function boundsText(lo, hi, each = false) {
 }
 
 function gaussian(rng) {
-  const u = 1 - rng(), v = rng();
+  const u = 1 - rng(),
+    v = rng();
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 
@@ -71,7 +73,8 @@ function gaussian(rng) {
 export function sampleElement(dtype, lo, hi, rng = Math.random) {
   if (dtype === 'BOOL') return rng() < 0.5 ? 0 : 1;
   if (INTEGER.has(dtype)) {
-    const a = Math.ceil(Number.isFinite(lo) ? lo : -1e6), b = Math.floor(Number.isFinite(hi) ? hi : 1e6);
+    const a = Math.ceil(Number.isFinite(lo) ? lo : -1e6),
+      b = Math.floor(Number.isFinite(hi) ? hi : 1e6);
     return Math.min(b, a + Math.floor(rng() * (b - a + 1)));
   }
   let x;
@@ -147,14 +150,24 @@ function drawImage(canvas, shape, values) {
 
 /** A field for many numbers: a text area (C order) with a count, and for images a preview. */
 function compactField(path, dtype, shape, n, sample, initial) {
-  const area = h('textarea', { class: 'compact', rows: 4, spellcheck: 'false', dataset: { index: 'all' }, 'aria-label': `${path}: ${n} values in C order` });
+  const area = h('textarea', {
+    class: 'compact',
+    rows: 4,
+    spellcheck: 'false',
+    dataset: { index: 'all' },
+    'aria-label': `${path}: ${n} values in C order`,
+  });
   const info = h('span', { class: 'muted small' });
-  const canvas = shape.length === 3 && dtype === 'U8' && imageLayout(shape) ? h('canvas', { class: 'preview', title: 'preview of the observation' }) : null;
+  const canvas =
+    shape.length === 3 && dtype === 'U8' && imageLayout(shape)
+      ? h('canvas', { class: 'preview', title: 'preview of the observation' })
+      : null;
   const parse = () => area.value.split(/[\s,]+/).filter((t) => t !== '');
   const refresh = () => {
     const tokens = parse();
     const vals = tokens.map(parseNumber);
-    let lo = Infinity, hi = -Infinity;
+    let lo = Infinity,
+      hi = -Infinity;
     for (const v of vals) {
       if (v < lo) lo = v;
       if (v > hi) hi = v;
@@ -170,7 +183,13 @@ function compactField(path, dtype, shape, n, sample, initial) {
     refresh();
   };
   set(initial);
-  const el = h('div', { class: 'compact-field' }, h('div', null, area), h('div', null, info, ` — shape ${formatShape(shape)}, C order, separated by spaces or commas`), canvas);
+  const el = h(
+    'div',
+    { class: 'compact-field' },
+    h('div', null, area),
+    h('div', null, info, ` — shape ${formatShape(shape)}, C order, separated by spaces or commas`),
+    canvas,
+  );
   return {
     el,
     set,
@@ -189,39 +208,86 @@ function compactField(path, dtype, shape, n, sample, initial) {
 function numberInputs(path, dtype, shape, lo, hi, initial) {
   const integer = INTEGER.has(dtype);
   // text, not type=number: a float Box may hold inf, -inf and NaN, which number inputs refuse
-  const inputs = initial.map((v, i) => h('input', {
-    type: 'text',
-    inputmode: integer ? 'numeric' : 'decimal',
-    spellcheck: 'false',
-    title: `${Number.isFinite(lo[i]) ? formatNumber(lo[i], dtype) : '-inf'} … ${Number.isFinite(hi[i]) ? formatNumber(hi[i], dtype) : 'inf'}${integer ? '' : '; also nan, inf, -inf'}`,
-    value: formatNumber(v, dtype),
-    dataset: { index: String(i) },
-    'aria-label': `${path}${indexLabel(i, shape)}`,
-  }));
-  const el = h('div', { class: 'inputs' }, inputs.map((input, i) => h('label', { class: 'element' },
-    h('span', { class: 'index' }, indexLabel(i, shape)), input,
-    h('span', { class: 'bounds', dataset: { low: String(lo[i]), high: String(hi[i]) } }, `${boundText(lo[i])} … ${boundText(hi[i])}`))));
+  const inputs = initial.map((v, i) =>
+    h('input', {
+      type: 'text',
+      inputmode: integer ? 'numeric' : 'decimal',
+      spellcheck: 'false',
+      title: `${Number.isFinite(lo[i]) ? formatNumber(lo[i], dtype) : '-inf'} … ${Number.isFinite(hi[i]) ? formatNumber(hi[i], dtype) : 'inf'}${integer ? '' : '; also nan, inf, -inf'}`,
+      value: formatNumber(v, dtype),
+      dataset: { index: String(i) },
+      'aria-label': `${path}${indexLabel(i, shape)}`,
+    }),
+  );
+  const el = h(
+    'div',
+    { class: 'inputs' },
+    inputs.map((input, i) =>
+      h(
+        'label',
+        { class: 'element' },
+        h('span', { class: 'index' }, indexLabel(i, shape)),
+        input,
+        h(
+          'span',
+          { class: 'bounds', dataset: { low: String(lo[i]), high: String(hi[i]) } },
+          `${boundText(lo[i])} … ${boundText(hi[i])}`,
+        ),
+      ),
+    ),
+  );
   return {
     el,
     set: (values) => values.forEach((v, i) => (inputs[i].value = formatNumber(v, dtype))),
-    values: () => inputs.map((input, i) => {
-      if (!isNumberText(input.value)) throw new Error(`${path}${indexLabel(i, shape)}: not a number`);
-      return parseNumber(input.value);
-    }),
+    values: () =>
+      inputs.map((input, i) => {
+        if (!isNumberText(input.value)) throw new Error(`${path}${indexLabel(i, shape)}: not a number`);
+        return parseNumber(input.value);
+      }),
   };
 }
 
 function checkboxes(path, shape, initial) {
-  const boxes = initial.map((v, i) => h('input', { type: 'checkbox', checked: v !== 0, dataset: { index: String(i) }, 'aria-label': `${path}${indexLabel(i, shape)}` }));
-  const el = h('div', { class: 'inputs checks' }, boxes.map((b, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, indexLabel(i, shape)), b)));
-  return { el, set: (values) => values.forEach((v, i) => (boxes[i].checked = v !== 0)), values: () => boxes.map((b) => (b.checked ? 1 : 0)) };
+  const boxes = initial.map((v, i) =>
+    h('input', {
+      type: 'checkbox',
+      checked: v !== 0,
+      dataset: { index: String(i) },
+      'aria-label': `${path}${indexLabel(i, shape)}`,
+    }),
+  );
+  const el = h(
+    'div',
+    { class: 'inputs checks' },
+    boxes.map((b, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, indexLabel(i, shape)), b)),
+  );
+  return {
+    el,
+    set: (values) => values.forEach((v, i) => (boxes[i].checked = v !== 0)),
+    values: () => boxes.map((b) => (b.checked ? 1 : 0)),
+  };
 }
 
 function selects(path, ranges, shape) {
-  const sel = ranges.map(([start, count], i) => h('select', { dataset: { index: String(i) }, 'aria-label': `${path}${shape ? indexLabel(i, shape) : ''}` },
-    Array.from({ length: count }, (_, k) => h('option', { value: String(start + k) }, String(start + k)))));
-  const el = h('div', { class: 'inputs' }, sel.map((s, i) => (shape ? h('label', { class: 'element' }, h('span', { class: 'index' }, indexLabel(i, shape)), s) : s)));
-  return { el, set: (values) => values.forEach((v, i) => (sel[i].value = String(v))), values: () => sel.map((s) => Number(s.value)) };
+  const sel = ranges.map(([start, count], i) =>
+    h(
+      'select',
+      { dataset: { index: String(i) }, 'aria-label': `${path}${shape ? indexLabel(i, shape) : ''}` },
+      Array.from({ length: count }, (_, k) => h('option', { value: String(start + k) }, String(start + k))),
+    ),
+  );
+  const el = h(
+    'div',
+    { class: 'inputs' },
+    sel.map((s, i) =>
+      shape ? h('label', { class: 'element' }, h('span', { class: 'index' }, indexLabel(i, shape)), s) : s,
+    ),
+  );
+  return {
+    el,
+    set: (values) => values.forEach((v, i) => (sel[i].value = String(v))),
+    values: () => sel.map((s) => Number(s.value)),
+  };
 }
 
 /**
@@ -232,7 +298,12 @@ function selects(path, ranges, shape) {
  */
 export function buildObservationForm(sp, path = 'obs') {
   const wrap = (form, kind, field) => {
-    const el = h('div', { class: `obs-field obs-${kind}`, dataset: { obsPath: path, form: kind } }, h('div', { class: 'obs-label' }, h('code', null, path), ' ', h('span', { class: 'muted' }, field)), form.el);
+    const el = h(
+      'div',
+      { class: `obs-field obs-${kind}`, dataset: { obsPath: path, form: kind } },
+      h('div', { class: 'obs-label' }, h('code', null, path), ' ', h('span', { class: 'muted' }, field)),
+      form.el,
+    );
     return el;
   };
   switch (sp.kind) {
@@ -261,7 +332,8 @@ export function buildObservationForm(sp, path = 'obs') {
       };
     }
     case 'discrete': {
-      const start = num(sp.start), count = num(sp.n);
+      const start = num(sp.start),
+        count = num(sp.n);
       if (count <= MAX_OPTIONS) {
         const form = selects(path, [[start, count]], null);
         return {
@@ -284,9 +356,14 @@ export function buildObservationForm(sp, path = 'obs') {
       const starts = sp.start?.data ? Array.from(sp.start.data, num) : nvec.map(() => 0);
       const shape = sp.nvec.shape.map(num);
       const sample = (rng = Math.random) => nvec.map((c, i) => starts[i] + Math.floor(rng() * c));
-      const form = nvec.length <= SMALL_BOX && nvec.every((c) => c <= MAX_OPTIONS)
-        ? selects(path, nvec.map((c, i) => [starts[i], c]), shape)
-        : compactField(path, 'I64', shape, nvec.length, sample, starts);
+      const form =
+        nvec.length <= SMALL_BOX && nvec.every((c) => c <= MAX_OPTIONS)
+          ? selects(
+              path,
+              nvec.map((c, i) => [starts[i], c]),
+              shape,
+            )
+          : compactField(path, 'I64', shape, nvec.length, sample, starts);
       return {
         el: wrap(form, form.sample ? 'text' : 'select', `MultiDiscrete(${formatShape(shape)})`),
         read: () => ({ dtype: 'I64', shape, data: Float64Array.from(form.values()) }),
@@ -299,7 +376,8 @@ export function buildObservationForm(sp, path = 'obs') {
       const n = elementCount(shape);
       const zeros = () => new Array(n).fill(0);
       const sample = (rng = Math.random) => Array.from({ length: n }, () => (rng() < 0.5 ? 0 : 1));
-      const form = n <= MAX_CHECKBOXES ? checkboxes(path, shape, zeros()) : compactField(path, 'I8', shape, n, sample, zeros());
+      const form =
+        n <= MAX_CHECKBOXES ? checkboxes(path, shape, zeros()) : compactField(path, 'I8', shape, n, sample, zeros());
       return {
         el: wrap(form, form.sample ? 'text' : 'checkboxes', `MultiBinary(${formatShape(shape)})`),
         read: () => ({ dtype: 'I8', shape, data: Int8Array.from(form.values()) }),
@@ -309,18 +387,33 @@ export function buildObservationForm(sp, path = 'obs') {
     }
     case 'dict':
     case 'tuple': {
-      const parts = sp.kind === 'dict' ? sp.spaces.map(([k, sub]) => [k, buildObservationForm(sub, `${path}/${k}`)]) : sp.spaces.map((sub, i) => [i, buildObservationForm(sub, `${path}/${i}`)]);
-      const el = h('div', { class: `obs-${sp.kind}`, dataset: { obsPath: path, form: sp.kind } }, parts.map(([k, f]) => h('fieldset', null, h('legend', null, String(k)), f.el)));
+      const parts =
+        sp.kind === 'dict'
+          ? sp.spaces.map(([k, sub]) => [k, buildObservationForm(sub, `${path}/${k}`)])
+          : sp.spaces.map((sub, i) => [i, buildObservationForm(sub, `${path}/${i}`)]);
+      const el = h(
+        'div',
+        { class: `obs-${sp.kind}`, dataset: { obsPath: path, form: sp.kind } },
+        parts.map(([k, f]) => h('fieldset', null, h('legend', null, String(k)), f.el)),
+      );
       return {
         el,
-        read: () => (sp.kind === 'dict' ? Object.fromEntries(parts.map(([k, f]) => [k, f.read()])) : parts.map(([, f]) => f.read())),
+        read: () =>
+          sp.kind === 'dict'
+            ? Object.fromEntries(parts.map(([k, f]) => [k, f.read()]))
+            : parts.map(([, f]) => f.read()),
         randomize: (rng) => parts.forEach(([, f]) => f.randomize(rng)),
         reset: () => parts.forEach(([, f]) => f.reset()),
       };
     }
     default: {
       const input = h('input', { type: 'text', dataset: { index: '0' } });
-      return { el: wrap({ el: input }, 'text', sp.kind), read: () => input.value, randomize: () => {}, reset: () => (input.value = '') };
+      return {
+        el: wrap({ el: input }, 'text', sp.kind),
+        read: () => input.value,
+        randomize: () => {},
+        reset: () => (input.value = ''),
+      };
     }
   }
 }

@@ -20,9 +20,11 @@ const LAST = { weight: 0, bias: 1 };
 
 /** PyTorch's usual order of parameter names: component by component, numbers as numbers, `weight` before `bias`. */
 export function compareParameterNames(a, b) {
-  const pa = a.split('.'), pb = b.split('.');
+  const pa = a.split('.'),
+    pb = b.split('.');
   for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-    const x = pa[i], y = pb[i];
+    const x = pa[i],
+      y = pb[i];
     if (x === y) continue;
     if (/^\d+$/.test(x) && /^\d+$/.test(y)) return Number(x) - Number(y);
     if (x in LAST && y in LAST) return LAST[x] - LAST[y];
@@ -44,7 +46,10 @@ export function orderGroups(groups) {
 
 /** The parameters an optimizer may optimize: [{group, name, shape}] in PyTorch's usual order. */
 function moduleParameters(archive, optimizer) {
-  const infos = (g) => (archive.groups.includes(g) ? archive.tensorInfo(g).map((t) => ({ group: g, name: t.name, shape: t.shape.map(Number) })) : []);
+  const infos = (g) =>
+    archive.groups.includes(g)
+      ? archive.tensorInfo(g).map((t) => ({ group: g, name: t.name, shape: t.shape.map(Number) }))
+      : [];
   const module = optimizer.replace(/[._]optimizer$/, '');
   const policy = infos('policy');
   const prefixed = module === 'policy' ? policy : policy.filter((t) => t.name.startsWith(`${module}.`));
@@ -70,10 +75,14 @@ export function optimizerLayout(archive, name) {
   const state = value?.state;
   const entries = state instanceof Map ? [...state] : state && typeof state === 'object' ? Object.entries(state) : [];
   for (const [key, v] of entries) {
-    const refs = findAll(v, NDArray).map(([, nd]) => nd).filter((nd) => nd.ref?.group === group);
+    const refs = findAll(v, NDArray)
+      .map(([, nd]) => nd)
+      .filter((nd) => nd.ref?.group === group);
     byKey.set(String(key), refs);
   }
-  const positions = (Array.isArray(value?.param_groups) ? value.param_groups : []).flatMap((g) => (Array.isArray(g?.params) ? g.params.map(String) : []));
+  const positions = (Array.isArray(value?.param_groups) ? value.param_groups : []).flatMap((g) =>
+    Array.isArray(g?.params) ? g.params.map(String) : [],
+  );
   for (const key of byKey.keys()) if (!positions.includes(key)) positions.push(key);
   const candidates = moduleParameters(archive, name);
   const used = new Set();

@@ -51,7 +51,8 @@ export class SharedSource {
  */
 export function addRange(ranges, start, end) {
   const out = [];
-  let s = start, e = end;
+  let s = start,
+    e = end;
   for (const [a, b] of ranges) {
     if (b < s || a > e) out.push([a, b]);
     else {

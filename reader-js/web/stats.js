@@ -32,7 +32,13 @@ export function numericElements(dtype, data) {
  * @returns {{count: number, finite: number, nan: number, posInf: number, negInf: number, min: number, max: number, mean: number, std: number, histogram: {lo: number, hi: number, counts: number[], integer: boolean}}}
  */
 export function summarize(values, { bins = 40, integer = false } = {}) {
-  let min = Infinity, max = -Infinity, sum = 0, finite = 0, nan = 0, posInf = 0, negInf = 0;
+  let min = Infinity,
+    max = -Infinity,
+    sum = 0,
+    finite = 0,
+    nan = 0,
+    posInf = 0,
+    negInf = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (v !== v) nan++;
@@ -52,7 +58,10 @@ export function summarize(values, { bins = 40, integer = false } = {}) {
     if (Number.isFinite(v)) sq += (v - mean) * (v - mean);
   }
   const std = finite ? Math.sqrt(sq / finite) : NaN;
-  let lo = min, hi = max, n = bins, perInteger = false;
+  let lo = min,
+    hi = max,
+    n = bins,
+    perInteger = false;
   if (finite === 0) {
     lo = 0;
     hi = 1;
@@ -79,7 +88,18 @@ export function summarize(values, { bins = 40, integer = false } = {}) {
       counts[k]++;
     }
   }
-  return { count: values.length, finite, nan, posInf, negInf, min, max, mean, std, histogram: { lo, hi, counts, integer: perInteger } };
+  return {
+    count: values.length,
+    finite,
+    nan,
+    posInf,
+    negInf,
+    min,
+    max,
+    mean,
+    std,
+    histogram: { lo, hi, counts, integer: perInteger },
+  };
 }
 
 /**

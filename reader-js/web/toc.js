@@ -21,7 +21,8 @@ export function tableOfContents(nav, main) {
     let current = sections[0];
     for (const sec of sections) if (sec.getBoundingClientRect().top <= READING_LINE) current = sec;
     // at the bottom of the page the last section is the one being read
-    if (window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2) current = sections[sections.length - 1];
+    if (window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 2)
+      current = sections[sections.length - 1];
     for (const a of list.querySelectorAll('a')) {
       if (a.hash === `#${current?.id}`) a.setAttribute('aria-current', 'true');
       else a.removeAttribute('aria-current');
@@ -34,18 +35,27 @@ export function tableOfContents(nav, main) {
       ev.preventDefault();
       s.scrollIntoView({ block: 'start' });
     };
-    fill(list, sections.map((s) => h('li', null, h('a', { href: `#${s.id}`, onclick: go(s) }, s.querySelector('h2')?.textContent ?? s.id))));
+    fill(
+      list,
+      sections.map((s) =>
+        h('li', null, h('a', { href: `#${s.id}`, onclick: go(s) }, s.querySelector('h2')?.textContent ?? s.id)),
+      ),
+    );
     nav.hidden = sections.length < 2;
     mark();
   };
   let queued = false;
-  window.addEventListener('scroll', () => {
-    if (queued) return;
-    queued = true;
-    requestAnimationFrame(() => {
-      queued = false;
-      mark();
-    });
-  }, { passive: true });
+  window.addEventListener(
+    'scroll',
+    () => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        mark();
+      });
+    },
+    { passive: true },
+  );
   return refresh;
 }

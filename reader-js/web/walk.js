@@ -25,7 +25,8 @@ export function findAll(value, cls, path = '') {
     }
     if (v instanceof NDArray || v instanceof Space || v instanceof Schedule || v instanceof Uint8Array) return;
     if (Array.isArray(v) || v instanceof Tuple) v.forEach((x, i) => visit(x, `${p}[${i}]`, depth + 1));
-    else if (v instanceof Map) for (const [k, x] of v) visit(x, `${p}[${typeof k === 'string' ? JSON.stringify(k) : String(k)}]`, depth + 1);
+    else if (v instanceof Map)
+      for (const [k, x] of v) visit(x, `${p}[${typeof k === 'string' ? JSON.stringify(k) : String(k)}]`, depth + 1);
     else if (isPlainObject(v)) for (const [k, x] of Object.entries(v)) visit(x, p ? `${p}.${k}` : k, depth + 1);
   };
   visit(value, path, 0);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """The Python reference reader as a conformance testee (spec Annex A protocol)."""
+
 import json
 import sys
 

@@ -19,6 +19,7 @@ seconds; the testee is killed and restarted), and memory beyond the bound
 failing case is saved with its mutations under --save-dir. Exit status 1 on
 any failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,24 +70,44 @@ class Summary:
 
     @property
     def failures(self) -> int:
-        return sum(self.disagreements.values()) + sum(self.validator_disagreements.values()) + sum(self.crashes.values()) + sum(self.hangs.values()) + len(self.memory_violations)
+        return (
+            sum(self.disagreements.values())
+            + sum(self.validator_disagreements.values())
+            + sum(self.crashes.values())
+            + sum(self.hangs.values())
+            + len(self.memory_violations)
+        )
 
     def report(self) -> str:
         lines = [
             f"cases run:      {self.cases} in {self.seconds:.1f} s ({self.cases / max(self.seconds, 1e-9):.0f} cases/s)",
             f"agreements:     {self.agreements} ({self.agreed_dumps} identical dumps, {self.agreements - self.agreed_dumps} identical error codes)",
-            f"disagreements:  {sum(self.disagreements.values())}" + "".join(f"\n    python {p} / javascript {j}: {n}" for (p, j), n in self.disagreements.most_common()),
-            f"validator vs reader (python): {sum(self.validator_disagreements.values())}" + "".join(f"\n    reader {r} / validator {v}: {n}" for (r, v), n in self.validator_disagreements.most_common()),
+            f"disagreements:  {sum(self.disagreements.values())}"
+            + "".join(f"\n    python {p} / javascript {j}: {n}" for (p, j), n in self.disagreements.most_common()),
+            f"validator vs reader (python): {sum(self.validator_disagreements.values())}"
+            + "".join(
+                f"\n    reader {r} / validator {v}: {n}" for (r, v), n in self.validator_disagreements.most_common()
+            ),
             f"crashes:        {sum(self.crashes.values())}" + "".join(f"  {r}: {n}" for r, n in self.crashes.items()),
             f"hangs:          {sum(self.hangs.values())}" + "".join(f"  {r}: {n}" for r, n in self.hangs.items()),
-            "peak RSS:       " + ", ".join(f"{r} {kib / 1024:.1f} MiB" for r, kib in self.memory.items()) + (f"  (bound {self._bound} MiB per process)" if hasattr(self, "_bound") else ""),
-            "resident set after the first batch -> at the end: " + ", ".join(f"{r} {a / 1024:.1f} -> {b / 1024:.1f} MiB" for r, (a, b) in self.rss.items()),
+            "peak RSS:       "
+            + ", ".join(f"{r} {kib / 1024:.1f} MiB" for r, kib in self.memory.items())
+            + (f"  (bound {self._bound} MiB per process)" if hasattr(self, "_bound") else ""),
+            "resident set after the first batch -> at the end: "
+            + ", ".join(f"{r} {a / 1024:.1f} -> {b / 1024:.1f} MiB" for r, (a, b) in self.rss.items()),
             f"memory over bound: {len(self.memory_violations)}" + "".join(f"\n    {v}" for v in self.memory_violations),
             "reader processes started: " + ", ".join(f"{r} {n}" for r, n in self.restarts.items()),
             "agreed outcomes: " + ", ".join(f"{c} {n}" for c, n in self.codes.most_common()),
-            f"failing cases of known issues (known_issues.py): {sum(self.known.values())}" + "".join(f"\n    {k}: {n} ({KNOWN[k][:90]}...)" for k, n in sorted(self.known.items())),
+            f"failing cases of known issues (known_issues.py): {sum(self.known.values())}"
+            + "".join(f"\n    {k}: {n} ({KNOWN[k][:90]}...)" for k, n in sorted(self.known.items())),
             f"new failing cases: {self.new_failures}",
-        ] + ([f"mutator errors (cases replaced by an empty file): {sum(MUTATOR_ERRORS.values())} {dict(MUTATOR_ERRORS.most_common(3))}"] if MUTATOR_ERRORS else [])
+        ] + (
+            [
+                f"mutator errors (cases replaced by an empty file): {sum(MUTATOR_ERRORS.values())} {dict(MUTATOR_ERRORS.most_common(3))}"
+            ]
+            if MUTATOR_ERRORS
+            else []
+        )
         return "\n".join(lines)
 
 
@@ -151,8 +172,18 @@ def run(
         path = os.path.join(save_dir, f"{safe}-s{seed}-c{index}.rlarchive")
         with open(path, "wb") as f:
             f.write(raw)
-        rec = {"kind": kind, "seed": seed, "case": index, "from": seed_name, "mutations": descs, "file": path,
-               "answers": {r: {k: (v[:300] if isinstance(v, str) else v) for k, v in a.items() if k != "dump"} for r, a in answers.items()}}
+        rec = {
+            "kind": kind,
+            "seed": seed,
+            "case": index,
+            "from": seed_name,
+            "mutations": descs,
+            "file": path,
+            "answers": {
+                r: {k: (v[:300] if isinstance(v, str) else v) for k, v in a.items() if k != "dump"}
+                for r, a in answers.items()
+            },
+        }
         findings_log.write(json.dumps(rec) + "\n")
         findings_log.flush()
 
@@ -187,7 +218,7 @@ def run(
                 (pk, pd), (jk, jd) = outcome(a["python"]), outcome(a["javascript"])
                 summary.cases += 1
                 bad = False
-                for n, (kind, detail) in (("python", (pk, pd)), ("javascript", (jk, jd))):
+                for n, (kind, _detail) in (("python", (pk, pd)), ("javascript", (jk, jd))):
                     if kind == "crash":
                         summary.crashes[n] += 1
                         save(f"crash-{n}", i, raw, descs, seed_name, a)
@@ -219,12 +250,20 @@ def run(
                         save(f"validator-{want}-{a['python']['validate']}", i, raw, descs, seed_name, a)
             for name, r in readers.items():
                 r.measure()
-                if r.stats.peak_rss_kib > max_rss_mib * 1024 and not any(v.startswith(name) for v in summary.memory_violations):
-                    summary.memory_violations.append(f"{name}: VmHWM {r.stats.peak_rss_kib / 1024:.1f} MiB after case {indices[-1]}")
+                if r.stats.peak_rss_kib > max_rss_mib * 1024 and not any(
+                    v.startswith(name) for v in summary.memory_violations
+                ):
+                    summary.memory_violations.append(
+                        f"{name}: VmHWM {r.stats.peak_rss_kib / 1024:.1f} MiB after case {indices[-1]}"
+                    )
             now = time.monotonic()
             if progress and now - last > 15:
                 last = now
-                print(f"  ... {summary.cases} cases, {summary.failures} failures, {summary.cases / (now - t0):.0f} cases/s", file=sys.stderr, flush=True)
+                print(
+                    f"  ... {summary.cases} cases, {summary.failures} failures, {summary.cases / (now - t0):.0f} cases/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         for r in readers.values():
             r.stop()
@@ -249,7 +288,9 @@ def replay(seed: int, index: int, out: str, vectors: str, timeout: float) -> int
         with ReaderProcess(name, DEEP[name], timeout=timeout) as r:
             a = r.dump(os.path.abspath(out))
         kind, detail = outcome(a)
-        print(f"  {name}: {kind} {detail[:300] if kind != 'dump' else str(len(detail)) + ' chars'} {a.get('message', '')[:300]}")
+        print(
+            f"  {name}: {kind} {detail[:300] if kind != 'dump' else str(len(detail)) + ' chars'} {a.get('message', '')[:300]}"
+        )
     return 0
 
 
@@ -257,23 +298,54 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=100000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--timeout", type=float, default=10.0, help="seconds per case before a reader counts as hung (default 10)")
+    ap.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds per case before a reader counts as hung (default 10)"
+    )
     ap.add_argument("--batch", type=int, default=64, help="cases in flight per reader process")
-    ap.add_argument("--max-rss-mib", type=int, default=DEFAULT_MAX_RSS_MIB, help=f"memory bound per reader process (VmHWM), default {DEFAULT_MAX_RSS_MIB}")
+    ap.add_argument(
+        "--max-rss-mib",
+        type=int,
+        default=DEFAULT_MAX_RSS_MIB,
+        help=f"memory bound per reader process (VmHWM), default {DEFAULT_MAX_RSS_MIB}",
+    )
     ap.add_argument("--vectors", default=os.path.join(ROOT, "test-vectors"))
-    ap.add_argument("--save-dir", default=os.path.join(tempfile.gettempdir(), "rlarchive-fuzz-findings"), help="where failing cases are saved")
-    ap.add_argument("--official", action="store_true", help="use the official conformance testees (dump only) instead of the deep ones")
-    ap.add_argument("--replay", type=int, metavar="I", help="rebuild case I of --seed, write it to --out and show both answers")
+    ap.add_argument(
+        "--save-dir",
+        default=os.path.join(tempfile.gettempdir(), "rlarchive-fuzz-findings"),
+        help="where failing cases are saved",
+    )
+    ap.add_argument(
+        "--official",
+        action="store_true",
+        help="use the official conformance testees (dump only) instead of the deep ones",
+    )
+    ap.add_argument(
+        "--replay", type=int, metavar="I", help="rebuild case I of --seed, write it to --out and show both answers"
+    )
     ap.add_argument("--out", default="case.rlarchive")
     ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--allow-known", action="store_true", help="exit 0 when every failure is a known issue of known_issues.py")
+    ap.add_argument(
+        "--allow-known", action="store_true", help="exit 0 when every failure is a known issue of known_issues.py"
+    )
     args = ap.parse_args()
     if args.replay is not None:
         return replay(args.seed, args.replay, args.out, args.vectors, args.timeout)
-    print(f"fuzzing {args.cases} cases, seed {args.seed}, readers {', '.join(READERS)} ({'official' if args.official else 'deep'} testees), "
-          f"timeout {args.timeout} s per case, memory bound {args.max_rss_mib} MiB per process", flush=True)
-    s = run(args.cases, args.seed, timeout=args.timeout, batch=args.batch, vectors=args.vectors, save_dir=args.save_dir,
-            official=args.official, max_rss_mib=args.max_rss_mib, progress=not args.quiet)
+    print(
+        f"fuzzing {args.cases} cases, seed {args.seed}, readers {', '.join(READERS)} ({'official' if args.official else 'deep'} testees), "
+        f"timeout {args.timeout} s per case, memory bound {args.max_rss_mib} MiB per process",
+        flush=True,
+    )
+    s = run(
+        args.cases,
+        args.seed,
+        timeout=args.timeout,
+        batch=args.batch,
+        vectors=args.vectors,
+        save_dir=args.save_dir,
+        official=args.official,
+        max_rss_mib=args.max_rss_mib,
+        progress=not args.quiet,
+    )
     print(s.report())
     if s.failures and args.allow_known and not s.new_failures:
         print(f"OK but for {s.failures} failing cases of known issues (known_issues.py)")

@@ -8,15 +8,14 @@ recurrence is reported as new.
 
 None is open.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 #: open issue id -> description
 KNOWN: dict[str, str] = {}
 
 
-def classify(answers: dict, mutations: list = ()) -> Optional[str]:
+def classify(answers: dict, mutations: list = ()) -> str | None:
     """The open known issue a failing case shows, or None.
 
     ``answers``: reader name -> testee answer (with ``code``, ``message``,

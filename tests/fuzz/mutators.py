@@ -22,6 +22,7 @@ mutations at several levels, and assembles the bytes:
 Every mutation is recorded as a short description, so a case can be read and
 reproduced (``campaign.py --seed S --replay I``).
 """
+
 from __future__ import annotations
 
 import base64
@@ -32,8 +33,9 @@ import random
 import struct
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -96,7 +98,13 @@ def ser(v: Any, style: Style = Style(), depth: int = 0) -> str:
         return json.dumps(v)
     nl = ("\n" + " " * (depth + 1)) if style.newline else ""
     if isinstance(v, JObj):
-        parts = [(k.text if isinstance(k, Lit) else json.dumps(k, ensure_ascii=style.ascii)) + ":" + style.space + ser(x, style, depth + 1) for k, x in v]
+        parts = [
+            (k.text if isinstance(k, Lit) else json.dumps(k, ensure_ascii=style.ascii))
+            + ":"
+            + style.space
+            + ser(x, style, depth + 1)
+            for k, x in v
+        ]
         return "{" + nl + ("," + style.space + nl).join(parts) + "}"
     if isinstance(v, list):
         return "[" + nl + ("," + style.space + nl).join(ser(x, style, depth + 1) for x in v) + "]"
@@ -125,7 +133,7 @@ def put(obj: JObj, key: str, value: Any) -> None:
     obj.append([key, value])
 
 
-def lit_int(x: Any) -> Optional[int]:
+def lit_int(x: Any) -> int | None:
     if isinstance(x, Lit):
         try:
             return int(x.text)
@@ -177,83 +185,332 @@ def copy_tree(v: Any) -> Any:
 # ============================================================================ pools of interesting JSON
 
 TAGS = ["float", "int", "bytes", "tuple", "dict", "ndarray", "scalar", "space", "schedule", "class", "opaque"]
-DTYPE_CODES = ["BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F16", "BF16", "F32", "F64",
-               "F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F8_E8M0", "C64"]
+DTYPE_CODES = [
+    "BOOL",
+    "U8",
+    "I8",
+    "U16",
+    "I16",
+    "U32",
+    "I32",
+    "U64",
+    "I64",
+    "F16",
+    "BF16",
+    "F32",
+    "F64",
+    "F8_E4M3",
+    "F8_E5M2",
+    "F8_E4M3FNUZ",
+    "F8_E5M2FNUZ",
+    "F8_E8M0",
+    "C64",
+]
 BAD_DTYPES = ["F4", "F6_E2M3", "float32", "f32", "", "I128", "bool", "F8_E4M3FN", "C128"]
 SPACE_KINDS = ["box", "discrete", "multi_discrete", "multi_binary", "dict", "tuple", "text", "graph", "sequence"]
 SCHEDULE_KINDS = ["constant", "linear", "piecewise", "exponential"]
-MEMBER_KEYS = ["$type", "value", "base64", "items", "entries", "dtype", "shape", "ref", "group", "name", "kind", "n", "start",
-               "low", "high", "nvec", "spaces", "min_length", "max_length", "charset", "points", "interpolation", "end",
-               "end_fraction", "module", "qualname", "format", "type", "note", "data", "optimizers", "extra", "__metadata__",
-               "data_offsets", "size", "sha256", "members", "producer", "version", "format_version", "extensions",
-               "extensions_used", "extensions_required", "metadata", "a", "", "\U0001f600", "\ue000"]
-INT_LITS = ["0", "-0", "1", "-1", "2", "3", "7", "8", "63", "64", "65", "255", "256", "4096", "4097", "65535", "65536", "65537",
-            "2147483647", "4294967295", "4294967296", "9007199254740991", "-9007199254740991", "9007199254740992",
-            "-9007199254740992", "9007199254740993", "18446744073709551615", "100000000000000000000", "1" + "0" * 30]
-FLOAT_LITS = ["0.0", "-0.0", "1.0", "-1.0", "0.5", "1e0", "1E2", "1e-7", "2.5e-3", "1.5", "0.99", "1e308", "1.7976931348623157e308",
-              "1.7976931348623159e308", "1e309", "-1e400", "5e-324", "2e-324", "1e-400", "-1e-400", "9007199254740993.0",
-              "1e21", "1e+21", "123456789.125", "0.1", "3.0000000000000004", "1.00000000000000000000001"]
-BIG_INT_STRINGS = ["9007199254740992", "-9007199254740992", "9007199254740991", "18446744073709551615", "-9223372036854775808",
-                   "0", "-0", "01", "1e20", " 9007199254740993", "9" * 4096, "9" * 4097, "-" + "9" * 4096, "+9007199254740993"]
-STRINGS = ["", "a", "$type", "nan", "inf", "-inf", "NaN", "Infinity", "-0", "1.5", "pickle", "cloudpickle", "linear", "step",
-           "rlarchive", "1.0", "1.1", "1.7", "2.0", "0.9", "01.0", "1", "1.0.0", "999999.99", "1000000.0", "1.0\n",
-           "application/vnd.rlarchive+zip", "data.json", "manifest.json", "mimetype", "tensors/policy.safetensors",
-           "tensors/arrays.safetensors", "extensions/ACME_notes/notes.txt", "ACME_notes", "bad-ext", "policy", "arrays",
-           "torch.nn", "os; import sys", "a.b", "_x.y1", "1abc", "é", "\U0001f600", "\ue000", "\x00", "\x7f", "\u2028",
-           "AAAA", "AA==", "AAE=", "QR==", "QQ==", "QUJD\nREVG", "AAAAAAAAAAA=", "A===", "====", "////", "+/+/",
-           "0" * 64, "F" * 64, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"] + TAGS + DTYPE_CODES[::3] + BAD_DTYPES[:4] + SPACE_KINDS + SCHEDULE_KINDS
-RAW_STRINGS = ['"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\\ud83d"', '"a\\ud800b"', '"\\u0000"', '"\\/"', '"\\u00e9"',
-               '"\\uDFFF\\uD800"', '"\\ud800\\ud800"']
+MEMBER_KEYS = [
+    "$type",
+    "value",
+    "base64",
+    "items",
+    "entries",
+    "dtype",
+    "shape",
+    "ref",
+    "group",
+    "name",
+    "kind",
+    "n",
+    "start",
+    "low",
+    "high",
+    "nvec",
+    "spaces",
+    "min_length",
+    "max_length",
+    "charset",
+    "points",
+    "interpolation",
+    "end",
+    "end_fraction",
+    "module",
+    "qualname",
+    "format",
+    "type",
+    "note",
+    "data",
+    "optimizers",
+    "extra",
+    "__metadata__",
+    "data_offsets",
+    "size",
+    "sha256",
+    "members",
+    "producer",
+    "version",
+    "format_version",
+    "extensions",
+    "extensions_used",
+    "extensions_required",
+    "metadata",
+    "a",
+    "",
+    "\U0001f600",
+    "\ue000",
+]
+INT_LITS = [
+    "0",
+    "-0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "7",
+    "8",
+    "63",
+    "64",
+    "65",
+    "255",
+    "256",
+    "4096",
+    "4097",
+    "65535",
+    "65536",
+    "65537",
+    "2147483647",
+    "4294967295",
+    "4294967296",
+    "9007199254740991",
+    "-9007199254740991",
+    "9007199254740992",
+    "-9007199254740992",
+    "9007199254740993",
+    "18446744073709551615",
+    "100000000000000000000",
+    "1" + "0" * 30,
+]
+FLOAT_LITS = [
+    "0.0",
+    "-0.0",
+    "1.0",
+    "-1.0",
+    "0.5",
+    "1e0",
+    "1E2",
+    "1e-7",
+    "2.5e-3",
+    "1.5",
+    "0.99",
+    "1e308",
+    "1.7976931348623157e308",
+    "1.7976931348623159e308",
+    "1e309",
+    "-1e400",
+    "5e-324",
+    "2e-324",
+    "1e-400",
+    "-1e-400",
+    "9007199254740993.0",
+    "1e21",
+    "1e+21",
+    "123456789.125",
+    "0.1",
+    "3.0000000000000004",
+    "1.00000000000000000000001",
+]
+BIG_INT_STRINGS = [
+    "9007199254740992",
+    "-9007199254740992",
+    "9007199254740991",
+    "18446744073709551615",
+    "-9223372036854775808",
+    "0",
+    "-0",
+    "01",
+    "1e20",
+    " 9007199254740993",
+    "9" * 4096,
+    "9" * 4097,
+    "-" + "9" * 4096,
+    "+9007199254740993",
+]
+STRINGS = (
+    [
+        "",
+        "a",
+        "$type",
+        "nan",
+        "inf",
+        "-inf",
+        "NaN",
+        "Infinity",
+        "-0",
+        "1.5",
+        "pickle",
+        "cloudpickle",
+        "linear",
+        "step",
+        "rlarchive",
+        "1.0",
+        "1.1",
+        "1.7",
+        "2.0",
+        "0.9",
+        "01.0",
+        "1",
+        "1.0.0",
+        "999999.99",
+        "1000000.0",
+        "1.0\n",
+        "application/vnd.rlarchive+zip",
+        "data.json",
+        "manifest.json",
+        "mimetype",
+        "tensors/policy.safetensors",
+        "tensors/arrays.safetensors",
+        "extensions/ACME_notes/notes.txt",
+        "ACME_notes",
+        "bad-ext",
+        "policy",
+        "arrays",
+        "torch.nn",
+        "os; import sys",
+        "a.b",
+        "_x.y1",
+        "1abc",
+        "é",
+        "\U0001f600",
+        "\ue000",
+        "\x00",
+        "\x7f",
+        "\u2028",
+        "AAAA",
+        "AA==",
+        "AAE=",
+        "QR==",
+        "QQ==",
+        "QUJD\nREVG",
+        "AAAAAAAAAAA=",
+        "A===",
+        "====",
+        "////",
+        "+/+/",
+        "0" * 64,
+        "F" * 64,
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    ]
+    + TAGS
+    + DTYPE_CODES[::3]
+    + BAD_DTYPES[:4]
+    + SPACE_KINDS
+    + SCHEDULE_KINDS
+)
+RAW_STRINGS = [
+    '"\\ud800"',
+    '"\\udc00"',
+    '"\\ud83d\\ude00"',
+    '"\\ud83d"',
+    '"a\\ud800b"',
+    '"\\u0000"',
+    '"\\/"',
+    '"\\u00e9"',
+    '"\\uDFFF\\uD800"',
+    '"\\ud800\\ud800"',
+]
 
 VALID_TAGGED = [
-    '{"$type":"float","value":"nan"}', '{"$type":"float","value":"-inf"}', '{"$type":"int","value":"9007199254740993"}',
-    '{"$type":"int","value":"-18446744073709551616"}', '{"$type":"bytes","base64":"AAE="}', '{"$type":"bytes","base64":""}',
-    '{"$type":"tuple","items":[1,2.5,"x",null]}', '{"$type":"tuple","items":[]}',
+    '{"$type":"float","value":"nan"}',
+    '{"$type":"float","value":"-inf"}',
+    '{"$type":"int","value":"9007199254740993"}',
+    '{"$type":"int","value":"-18446744073709551616"}',
+    '{"$type":"bytes","base64":"AAE="}',
+    '{"$type":"bytes","base64":""}',
+    '{"$type":"tuple","items":[1,2.5,"x",null]}',
+    '{"$type":"tuple","items":[]}',
     '{"$type":"dict","entries":[[1,"a"],[null,2],[2.5,[]],[{"$type":"bytes","base64":"AA=="},0]]}',
-    '{"$type":"dict","entries":[["$type",1]]}', '{"$type":"dict","entries":[[{"$type":"tuple","items":[1,"x"]},true],[false,1]]}',
+    '{"$type":"dict","entries":[["$type",1]]}',
+    '{"$type":"dict","entries":[[{"$type":"tuple","items":[1,"x"]},true],[false,1]]}',
     '{"$type":"dict","entries":[[{"$type":"float","value":"inf"},1],[{"$type":"int","value":"9007199254740993"},2]]}',
-    '{"$type":"ndarray","dtype":"F32","shape":[2],"base64":"AACAPwAAAEA="}', '{"$type":"ndarray","dtype":"U8","shape":[0,3],"base64":""}',
-    '{"$type":"ndarray","dtype":"F64","shape":[],"base64":"AAAAAAAA8D8="}', '{"$type":"ndarray","dtype":"BOOL","shape":[3],"base64":"AQAC"}',
-    '{"$type":"ndarray","dtype":"C64","shape":[1],"base64":"AACAPwAAAEA="}', '{"$type":"ndarray","dtype":"BF16","shape":[2,1],"base64":"gD8AQA=="}',
-    '{"$type":"scalar","dtype":"F16","base64":"ADw="}', '{"$type":"scalar","dtype":"I64","base64":"/////////38="}',
+    '{"$type":"ndarray","dtype":"F32","shape":[2],"base64":"AACAPwAAAEA="}',
+    '{"$type":"ndarray","dtype":"U8","shape":[0,3],"base64":""}',
+    '{"$type":"ndarray","dtype":"F64","shape":[],"base64":"AAAAAAAA8D8="}',
+    '{"$type":"ndarray","dtype":"BOOL","shape":[3],"base64":"AQAC"}',
+    '{"$type":"ndarray","dtype":"C64","shape":[1],"base64":"AACAPwAAAEA="}',
+    '{"$type":"ndarray","dtype":"BF16","shape":[2,1],"base64":"gD8AQA=="}',
+    '{"$type":"scalar","dtype":"F16","base64":"ADw="}',
+    '{"$type":"scalar","dtype":"I64","base64":"/////////38="}',
     '{"$type":"scalar","dtype":"BOOL","base64":"AQ=="}',
     '{"$type":"space","kind":"discrete","n":3,"start":-1,"dtype":"I64"}',
     '{"$type":"space","kind":"box","dtype":"F32","shape":[1],"low":{"$type":"ndarray","dtype":"F32","shape":[1],"base64":"AACA/w=="},"high":{"$type":"ndarray","dtype":"F32","shape":[1],"base64":"AACAfw=="}}',
     '{"$type":"space","kind":"multi_discrete","dtype":"U8","nvec":{"$type":"ndarray","dtype":"U8","shape":[2],"base64":"AgM="},"start":{"$type":"ndarray","dtype":"U8","shape":[2],"base64":"AAE="}}',
-    '{"$type":"space","kind":"multi_binary","n":[2,3]}', '{"$type":"space","kind":"multi_binary","n":4}',
+    '{"$type":"space","kind":"multi_binary","n":[2,3]}',
+    '{"$type":"space","kind":"multi_binary","n":4}',
     '{"$type":"space","kind":"text","min_length":0,"max_length":5,"charset":"abc\\u00e9\\ud83d\\ude00"}',
     '{"$type":"space","kind":"dict","spaces":[["b",{"$type":"space","kind":"discrete","n":2,"start":0,"dtype":"I8"}],["a",{"$type":"space","kind":"tuple","spaces":[]}]]}',
     '{"$type":"space","kind":"tuple","spaces":[{"$type":"space","kind":"multi_binary","n":1}]}',
-    '{"$type":"schedule","kind":"constant","value":-0.0}', '{"$type":"schedule","kind":"linear","start":1,"end":0.5,"end_fraction":1}',
+    '{"$type":"schedule","kind":"constant","value":-0.0}',
+    '{"$type":"schedule","kind":"linear","start":1,"end":0.5,"end_fraction":1}',
     '{"$type":"schedule","kind":"piecewise","points":[[0,1.0],[0.5,2],[1.0,0]],"interpolation":"step"}',
-    '{"$type":"class","module":"torch.nn","qualname":"ReLU"}', '{"$type":"opaque","format":"pickle","base64":"gARO","type":"x","note":"y"}',
+    '{"$type":"class","module":"torch.nn","qualname":"ReLU"}',
+    '{"$type":"opaque","format":"pickle","base64":"gARO","type":"x","note":"y"}',
 ]
 
 
 #: strings at the length limits (87,384 base64 characters encode MAX_INLINE_ARRAY_BYTES), in ASCII and astral characters
-LONG_STRINGS = ["A" * 87384, "A" * 87388, "\U0001f600" * 43693, "\U0001f600" * 21846, "é" * 87385, "9" * 4097, "n" * 256]
+LONG_STRINGS = [
+    "A" * 87384,
+    "A" * 87388,
+    "\U0001f600" * 43693,
+    "\U0001f600" * 21846,
+    "é" * 87385,
+    "9" * 4097,
+    "n" * 256,
+]
 
 
 #: dict keys that are equal, or nearly, across types (spec §7.5: numbers by value, tuples element by element)
 KEY_PAIRS = [
-    ("1", "1.0"), ("true", "1"), ("false", "-0.0"), ("0", "-0.0"), ("0", "-0"), ("null", "false"), ("1e21", '{"$type":"int","value":"1000000000000000000000"}'),
-    ("9007199254740992.0", '{"$type":"int","value":"9007199254740992"}'), ("9007199254740993.0", '{"$type":"int","value":"9007199254740993"}'),
+    ("1", "1.0"),
+    ("true", "1"),
+    ("false", "-0.0"),
+    ("0", "-0.0"),
+    ("0", "-0"),
+    ("null", "false"),
+    ("1e21", '{"$type":"int","value":"1000000000000000000000"}'),
+    ("9007199254740992.0", '{"$type":"int","value":"9007199254740992"}'),
+    ("9007199254740993.0", '{"$type":"int","value":"9007199254740993"}'),
     ("1.7976931348623157e308", '{"$type":"int","value":"' + str(int(1.7976931348623157e308)) + '"}'),
-    ('{"$type":"float","value":"inf"}', '{"$type":"float","value":"inf"}'), ('{"$type":"float","value":"inf"}', '{"$type":"float","value":"-inf"}'),
-    ('{"$type":"tuple","items":[1,"x"]}', '{"$type":"tuple","items":[1.0,"x"]}'), ('{"$type":"tuple","items":[true]}', '{"$type":"tuple","items":[1]}'),
-    ('{"$type":"tuple","items":[]}', '{"$type":"tuple","items":[[]]}'), ('{"$type":"bytes","base64":"AA=="}', '"AA=="'),
-    ('"a"', '"\\u0061"'), ("0.1", "0.10000000000000001"), ("5e-324", "4.9406564584124654e-324"), ('"$type"', '"$type"'),
+    ('{"$type":"float","value":"inf"}', '{"$type":"float","value":"inf"}'),
+    ('{"$type":"float","value":"inf"}', '{"$type":"float","value":"-inf"}'),
+    ('{"$type":"tuple","items":[1,"x"]}', '{"$type":"tuple","items":[1.0,"x"]}'),
+    ('{"$type":"tuple","items":[true]}', '{"$type":"tuple","items":[1]}'),
+    ('{"$type":"tuple","items":[]}', '{"$type":"tuple","items":[[]]}'),
+    ('{"$type":"bytes","base64":"AA=="}', '"AA=="'),
+    ('"a"', '"\\u0061"'),
+    ("0.1", "0.10000000000000001"),
+    ("5e-324", "4.9406564584124654e-324"),
+    ('"$type"', '"$type"'),
     ('{"$type":"tuple","items":[{"$type":"float","value":"nan"}]}', "1"),
 ]
 #: text-space charsets: ascending by code point but not by UTF-16 unit, and the reverse
-CHARSETS = ["\ue000\U0001f600", "\U0001f600\ue000", "ab\U0010ffff", "\x00\x01", "aa", "ba", "é\U0001f600\U0001f601", "\uffff\U00010000"]
+CHARSETS = [
+    "\ue000\U0001f600",
+    "\U0001f600\ue000",
+    "ab\U0010ffff",
+    "\x00\x01",
+    "aa",
+    "ba",
+    "é\U0001f600\U0001f601",
+    "\uffff\U00010000",
+]
 
 
 def interesting_number(rng: random.Random) -> Lit:
     return Lit(rng.choice(INT_LITS) if rng.random() < 0.55 else rng.choice(FLOAT_LITS))
 
 
-def gen_value(rng: random.Random, ctx: "Ctx", depth: int = 0) -> Any:
+def gen_value(rng: random.Random, ctx: Ctx, depth: int = 0) -> Any:
     """A random JSON value: interesting scalars, tagged values (valid, or a valid reference), containers."""
     r = rng.random()
     if r < 0.15:
@@ -270,10 +527,12 @@ def gen_value(rng: random.Random, ctx: "Ctx", depth: int = 0) -> Any:
             a, b = rng.choice(KEY_PAIRS)
             if rng.random() < 0.5:
                 a, b = b, a
-            return parse_tree(('{"$type":"dict","entries":[[' + a + ',1],[' + b + ',2]]}').encode())
+            return parse_tree(('{"$type":"dict","entries":[[' + a + ",1],[" + b + ",2]]}").encode())
         if k < 0.2:
             cs = json.dumps(rng.choice(CHARSETS), ensure_ascii=rng.random() < 0.5)
-            return parse_tree(('{"$type":"space","kind":"text","min_length":0,"max_length":3,"charset":' + cs + "}").encode())
+            return parse_tree(
+                ('{"$type":"space","kind":"text","min_length":0,"max_length":3,"charset":' + cs + "}").encode()
+            )
         return parse_tree(rng.choice(VALID_TAGGED).encode())
     if r < 0.83 and ctx.tensors:
         g, n, dt, shape = rng.choice(ctx.tensors)
@@ -286,12 +545,16 @@ def gen_value(rng: random.Random, ctx: "Ctx", depth: int = 0) -> Any:
     return JObj([[rng.choice(MEMBER_KEYS), gen_value(rng, ctx, depth + 1)] for _ in range(rng.randint(0, 3))])
 
 
-def tweak_scalar(v: Any, rng: random.Random, ctx: "Ctx") -> Any:
+def tweak_scalar(v: Any, rng: random.Random, ctx: Ctx) -> Any:
     """A neighbouring value of the same kind (numbers off by one, other codes, other base64)."""
     if isinstance(v, Lit):
         n = lit_int(v)
         if n is not None:
-            return Lit(str(rng.choice([n + 1, n - 1, -n, 0, n * 2, n + 2**53, 1 - n, n + 64, n * 1000003])) if rng.random() < 0.85 else f"{n}.0")
+            return Lit(
+                str(rng.choice([n + 1, n - 1, -n, 0, n * 2, n + 2**53, 1 - n, n + 64, n * 1000003]))
+                if rng.random() < 0.85
+                else f"{n}.0"
+            )
         return interesting_number(rng)
     if isinstance(v, str):
         if v in DTYPE_CODES:
@@ -375,20 +638,31 @@ def json_tree_op(tree: Any, rng: random.Random, ctx: Ctx, role: str) -> tuple[An
 
     r = rng.random()
     if isinstance(v, JObj) and r < 0.45:
-        op = rng.choice(["add", "del", "dup", "dup-escaped", "rename", "reorder", "retag", "set-member", "type-key", "clear"])
+        op = rng.choice(
+            ["add", "del", "dup", "dup-escaped", "rename", "reorder", "retag", "set-member", "type-key", "clear"]
+        )
         if op == "add":
             v.insert(rng.randint(0, len(v)), [rng.choice(MEMBER_KEYS), gen_value(rng, ctx)])
         elif op == "del" and v:
             del v[rng.randrange(len(v))]
         elif op == "dup" and v:
             i = rng.randrange(len(v))
-            v.insert(rng.randint(0, len(v)), [v[i][0], copy_tree(v[i][1]) if rng.random() < 0.5 else gen_value(rng, ctx)])
+            v.insert(
+                rng.randint(0, len(v)), [v[i][0], copy_tree(v[i][1]) if rng.random() < 0.5 else gen_value(rng, ctx)]
+            )
         elif op == "dup-escaped" and v:
             i = rng.randrange(len(v))
             k = v[i][0]
             if isinstance(k, str) and k:
                 j = rng.randrange(len(k))
-                esc = json.dumps(k[:j])[1:-1] + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else json.dumps(c, ensure_ascii=True)[1:-1] for c in k[j : j + 1]) + json.dumps(k[j + 1 :])[1:-1]
+                esc = (
+                    json.dumps(k[:j])[1:-1]
+                    + "".join(
+                        f"\\u{ord(c):04x}" if ord(c) < 0x10000 else json.dumps(c, ensure_ascii=True)[1:-1]
+                        for c in k[j : j + 1]
+                    )
+                    + json.dumps(k[j + 1 :])[1:-1]
+                )
                 v.insert(rng.randint(0, len(v)), [Lit('"' + esc + '"'), gen_value(rng, ctx)])
         elif op == "rename" and v:
             i = rng.randrange(len(v))
@@ -396,19 +670,35 @@ def json_tree_op(tree: Any, rng: random.Random, ctx: Ctx, role: str) -> tuple[An
         elif op == "reorder":
             rng.shuffle(v)
         elif op == "retag":
-            put(v, "$type", rng.choice(TAGS + ["complex", "", "Float"]) if rng.random() < 0.9 else rng.choice([Lit("1"), None, ["float"]]))
+            put(
+                v,
+                "$type",
+                rng.choice(TAGS + ["complex", "", "Float"])
+                if rng.random() < 0.9
+                else rng.choice([Lit("1"), None, ["float"]]),
+            )
         elif op == "set-member" and v:
             i = rng.randrange(len(v))
             v[i][1] = tweak_scalar(v[i][1], rng, ctx) if rng.random() < 0.6 else gen_value(rng, ctx)
         elif op == "type-key":
-            v.insert(rng.randint(0, len(v)), ["$type", rng.choice(["float", "bogus", "tuple", "dict", "space"]) if rng.random() < 0.8 else gen_value(rng, ctx)])
+            v.insert(
+                rng.randint(0, len(v)),
+                [
+                    "$type",
+                    rng.choice(["float", "bogus", "tuple", "dict", "space"])
+                    if rng.random() < 0.8
+                    else gen_value(rng, ctx),
+                ],
+            )
         elif op == "clear":
             del v[:]
         return tree, f"{where}.{op}"
     if isinstance(v, list) and not isinstance(v, JObj) and r < 0.45:
         op = rng.choice(["append", "del", "dup", "swap", "clear", "wrap"])
         if op == "append":
-            v.insert(rng.randint(0, len(v)), gen_value(rng, ctx) if rng.random() < 0.7 or not v else copy_tree(rng.choice(v)))
+            v.insert(
+                rng.randint(0, len(v)), gen_value(rng, ctx) if rng.random() < 0.7 or not v else copy_tree(rng.choice(v))
+            )
         elif op == "del" and v:
             del v[rng.randrange(len(v))]
         elif op == "dup" and v:
@@ -464,12 +754,16 @@ def _depth_above(tree: Any, target: Any) -> int:
 def json_text_op(raw: bytes, rng: random.Random) -> tuple[bytes, str]:
     """One random edit of JSON text at the byte level."""
     b = bytearray(raw)
-    op = rng.choice(["bom", "utf8", "nan", "delete", "insert", "truncate", "trail", "bitflip", "control", "digit", "ws"])
+    op = rng.choice(
+        ["bom", "utf8", "nan", "delete", "insert", "truncate", "trail", "bitflip", "control", "digit", "ws"]
+    )
     i = rng.randrange(len(b) + 1) if b else 0
     if op == "bom":
         b[0:0] = b"\xef\xbb\xbf"
     elif op == "utf8":
-        bad = rng.choice([b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xe2\x82", b"\xff", b"\xf0\x9f\x98", b"\xc3"])
+        bad = rng.choice(
+            [b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xe2\x82", b"\xff", b"\xf0\x9f\x98", b"\xc3"]
+        )
         j = _inside_string(b, rng)
         b[j:j] = bad
     elif op == "nan":
@@ -510,7 +804,7 @@ def _inside_string(b: bytearray, rng: random.Random) -> int:
     return rng.choice(quotes) + 1
 
 
-def _number_span(b: bytearray, rng: random.Random) -> Optional[tuple[int, int]]:
+def _number_span(b: bytearray, rng: random.Random) -> tuple[int, int] | None:
     spans = []
     i, n, in_str = 0, len(b), False
     while i < n:
@@ -542,7 +836,7 @@ def _between_tokens(b: bytearray, rng: random.Random) -> int:
 # ============================================================================ safetensors members
 
 
-def st_split(data: bytes) -> Optional[tuple[int, bytes, bytes]]:
+def st_split(data: bytes) -> tuple[int, bytes, bytes] | None:
     if len(data) < 8:
         return None
     (n,) = struct.unpack("<Q", data[:8])
@@ -564,7 +858,12 @@ def st_infos(data: bytes) -> list:
     if isinstance(tree, JObj):
         for k, e in tree:
             dt, shape = get(e, "dtype"), get(e, "shape")
-            if isinstance(k, str) and isinstance(dt, str) and isinstance(shape, list) and all(lit_int(d) is not None for d in shape):
+            if (
+                isinstance(k, str)
+                and isinstance(dt, str)
+                and isinstance(shape, list)
+                and all(lit_int(d) is not None for d in shape)
+            ):
                 out.append((k, dt, [lit_int(d) for d in shape]))
     return out
 
@@ -584,7 +883,22 @@ def st_op(data: bytes, rng: random.Random, ctx: Ctx) -> tuple[bytes, str]:
         tree = None
     r = rng.random()
     if tree is not None and isinstance(tree, JObj) and r < 0.55:
-        op = rng.choice(["dtype", "dtype", "shape", "offsets", "offsets", "rename", "add", "del", "extra", "reorder", "metadata", "json"])
+        op = rng.choice(
+            [
+                "dtype",
+                "dtype",
+                "shape",
+                "offsets",
+                "offsets",
+                "rename",
+                "add",
+                "del",
+                "extra",
+                "reorder",
+                "metadata",
+                "json",
+            ]
+        )
         desc = f"st.{op}"
         entries = [p for p in tree if isinstance(p[1], JObj)]
         if op == "json" or not entries:
@@ -595,7 +909,11 @@ def st_op(data: bytes, rng: random.Random, ctx: Ctx) -> tuple[bytes, str]:
             e = p[1]
             if op == "dtype":
                 old = get(e, "dtype")
-                put(e, "dtype", rng.choice(DTYPE_CODES + BAD_DTYPES) if rng.random() < 0.9 else rng.choice([Lit("1"), None]))
+                put(
+                    e,
+                    "dtype",
+                    rng.choice(DTYPE_CODES + BAD_DTYPES) if rng.random() < 0.9 else rng.choice([Lit("1"), None]),
+                )
                 desc += f"({old}->{get(e, 'dtype')})"
             elif op == "shape":
                 shape = get(e, "shape")
@@ -623,7 +941,11 @@ def st_op(data: bytes, rng: random.Random, ctx: Ctx) -> tuple[bytes, str]:
                     k = rng.random()
                     if k < 0.5:
                         i = rng.randrange(2)
-                        o[i] = tweak_scalar(o[i], rng, ctx) if rng.random() < 0.5 else Lit(str(max(0, (lit_int(o[i]) or 0) + rng.choice([-8, -4, -1, 1, 2, 4, 8, 64]))))
+                        o[i] = (
+                            tweak_scalar(o[i], rng, ctx)
+                            if rng.random() < 0.5
+                            else Lit(str(max(0, (lit_int(o[i]) or 0) + rng.choice([-8, -4, -1, 1, 2, 4, 8, 64]))))
+                        )
                     elif k < 0.65:
                         o.reverse()
                     elif k < 0.8:  # shift the whole range
@@ -635,7 +957,9 @@ def st_op(data: bytes, rng: random.Random, ctx: Ctx) -> tuple[bytes, str]:
                         o.append(Lit("0"))
                     put(e, "data_offsets", o)
             elif op == "rename":
-                p[0] = rng.choice(["", "__x", "__metadata__", "_", "a" * 256, "é" * 128, "\U0001f600" * 64, "w", "b", "x/y", "\ue000"])
+                p[0] = rng.choice(
+                    ["", "__x", "__metadata__", "_", "a" * 256, "é" * 128, "\U0001f600" * 64, "w", "b", "x/y", "\ue000"]
+                )
             elif op == "add":
                 other = copy_tree(rng.choice(entries)[1])
                 tree.insert(rng.randint(0, len(tree)), [rng.choice(["new", "w", "b", "zz", "\U0001f600"]), other])
@@ -657,7 +981,9 @@ def st_op(data: bytes, rng: random.Random, ctx: Ctx) -> tuple[bytes, str]:
             text += b" " * (n - len(text))  # keep the old length when the header did not grow
         return struct.pack("<Q", len(text)) + text + buf, desc
     if r < 0.7:  # padding and prefix
-        op = rng.choice(["newline-pad", "leading-space", "strip-pad", "n+1", "n-1", "n-huge", "n-member", "n-zero", "tab-pad"])
+        op = rng.choice(
+            ["newline-pad", "leading-space", "strip-pad", "n+1", "n-1", "n-huge", "n-member", "n-zero", "tab-pad"]
+        )
         body = header.rstrip(b" ")
         if op == "newline-pad":
             h = body + b"\n" * (len(header) - len(body))
@@ -671,9 +997,11 @@ def st_op(data: bytes, rng: random.Random, ctx: Ctx) -> tuple[bytes, str]:
         if op == "strip-pad":
             return struct.pack("<Q", len(body)) + body + buf, "st." + op
         newn = {
-            "n+1": n + 1, "n-1": max(0, n - 1),
+            "n+1": n + 1,
+            "n-1": max(0, n - 1),
             "n-huge": rng.choice([2**24, 2**24 + 1, 2**40, 2**63, 2**64 - 1, 2**53]),
-            "n-member": len(data) - 8 + rng.choice([0, 1, 8]), "n-zero": 0,
+            "n-member": len(data) - 8 + rng.choice([0, 1, 8]),
+            "n-zero": 0,
         }[op]
         return struct.pack("<Q", newn) + header + buf, "st." + op
     if r < 0.85:  # the buffer
@@ -764,13 +1092,47 @@ def parse_archive(raw: bytes, name: str = "?") -> Seed:
     return Seed(name, members, z64)
 
 
-BAD_NAMES = ["../x", "/abs", "a//b", "tensors/", "données", "a" * 256, "tensors\\p.safetensors", "C:x", ".", "..", "a/./b",
-             "tensors/x.safetensors", "tensors/.safetensors", "tensors/a/b.safetensors", "tensors/..safetensors",
-             "tensors/...safetensors", "extensions/ACME_notes/x", "extensions/Other/x", "extensions/x", "Data.json", "DATA.JSON",
-             "Manifest.json", "other.txt", "tensors/policy.SAFETENSORS", "tensors/POLICY.safetensors", "mimetype", "data.json",
-             "manifest.json", "tensors/a b.safetensors", "tensors/arrays.safetensors", "tensors/" + "g" * 235 + ".safetensors",
-             "tensors/" + "g" * 236 + ".safetensors", "extensions/ACME_notes/" + "n" * 240, "x", "data.json/x", "Data.json/x", "mimetype/x",
-             "tensors/policy.safetensors/x", "extensions/ACME_notes"]
+BAD_NAMES = [
+    "../x",
+    "/abs",
+    "a//b",
+    "tensors/",
+    "données",
+    "a" * 256,
+    "tensors\\p.safetensors",
+    "C:x",
+    ".",
+    "..",
+    "a/./b",
+    "tensors/x.safetensors",
+    "tensors/.safetensors",
+    "tensors/a/b.safetensors",
+    "tensors/..safetensors",
+    "tensors/...safetensors",
+    "extensions/ACME_notes/x",
+    "extensions/Other/x",
+    "extensions/x",
+    "Data.json",
+    "DATA.JSON",
+    "Manifest.json",
+    "other.txt",
+    "tensors/policy.SAFETENSORS",
+    "tensors/POLICY.safetensors",
+    "mimetype",
+    "data.json",
+    "manifest.json",
+    "tensors/a b.safetensors",
+    "tensors/arrays.safetensors",
+    "tensors/" + "g" * 235 + ".safetensors",
+    "tensors/" + "g" * 236 + ".safetensors",
+    "extensions/ACME_notes/" + "n" * 240,
+    "x",
+    "data.json/x",
+    "Data.json/x",
+    "mimetype/x",
+    "tensors/policy.safetensors/x",
+    "extensions/ACME_notes",
+]
 
 
 class Archive:
@@ -788,10 +1150,10 @@ class Archive:
                 g = m.name[len("tensors/") : -len(".safetensors")]
                 self.ctx.tensors += [(g, n, dt, shape) for n, dt, shape in st_infos(m.data)]
 
-    def member(self, name: str) -> Optional[Member]:
+    def member(self, name: str) -> Member | None:
         return next((m for m in self.members if m.name == name), None)
 
-    def json_member(self, name: str) -> Optional[Member]:
+    def json_member(self, name: str) -> Member | None:
         m = self.member(name)
         if m is None:
             return None
@@ -836,7 +1198,13 @@ class Archive:
                     if getattr(e, k) is not None:
                         setattr(e, k, getattr(e, k) & U32)
             layout = Layout(**self.layout)
-            for k, mask in (("eocd_cd_size", U32), ("eocd_cd_offset", U32), ("eocd_count", U16), ("eocd_count_disk", U16), ("eocd_disk", U16)):
+            for k, mask in (
+                ("eocd_cd_size", U32),
+                ("eocd_cd_offset", U32),
+                ("eocd_count", U16),
+                ("eocd_count_disk", U16),
+                ("eocd_disk", U16),
+            ):
                 if getattr(layout, k) is not None and not layout.zip64_eocd:
                     setattr(layout, k, getattr(layout, k) & mask)
             layout.z64_locator_disks &= U32
@@ -853,9 +1221,16 @@ class Archive:
     def _fix_manifest(self, tree: Any, contents: dict) -> None:
         if self.manifest_fix == "none" or not isinstance(tree, JObj):
             return
-        actual = {m.name: contents[id(m)] for m in self.members if m.name not in ("mimetype", "manifest.json") and id(m) in contents}
+        actual = {
+            m.name: contents[id(m)]
+            for m in self.members
+            if m.name not in ("mimetype", "manifest.json") and id(m) in contents
+        }
         if self.manifest_fix == "relist":
-            entries = [JObj([["name", n], ["size", Lit(str(len(d)))], ["sha256", hashlib.sha256(d).hexdigest()]]) for n, d in sorted(actual.items())]
+            entries = [
+                JObj([["name", n], ["size", Lit(str(len(d)))], ["sha256", hashlib.sha256(d).hexdigest()]])
+                for n, d in sorted(actual.items())
+            ]
             put(tree, "members", entries)
             return
         members = get(tree, "members")
@@ -912,7 +1287,31 @@ def mutate_manifest(ar: Archive, rng: random.Random) -> str:
         if op == "tree":
             return json_tree_op(tree, r, ar.ctx, "manifest")[0]
         if op == "version":
-            put(tree, "format_version", r.choice(["1.0", "1.1", "1.999999", "2.0", "0.9", "01.0", "1.01", "1", "1.0.0", "1000000.0", "999999.0", "1.0\n", " 1.0", "", "１.0"]) if r.random() < 0.9 else Lit("1.0"))
+            put(
+                tree,
+                "format_version",
+                r.choice(
+                    [
+                        "1.0",
+                        "1.1",
+                        "1.999999",
+                        "2.0",
+                        "0.9",
+                        "01.0",
+                        "1.01",
+                        "1",
+                        "1.0.0",
+                        "1000000.0",
+                        "999999.0",
+                        "1.0\n",
+                        " 1.0",
+                        "",
+                        "１.0",
+                    ]
+                )
+                if r.random() < 0.9
+                else Lit("1.0"),
+            )
             if r.random() < 0.2:
                 put(tree, "format", r.choice(["rlarchive ", "RLARCHIVE", "zip", ""]))
         elif op == "members":
@@ -925,19 +1324,39 @@ def mutate_manifest(ar: Archive, rng: random.Random) -> str:
                 elif k < 0.35:
                     ms.append(copy_tree(ms[i]))
                 elif k < 0.5:
-                    put(ms[i], "name", r.choice(["mimetype", "manifest.json", "tensors/missing.safetensors", "DATA.json", "data.json", "x"] + BAD_NAMES[:8]))
+                    put(
+                        ms[i],
+                        "name",
+                        r.choice(
+                            ["mimetype", "manifest.json", "tensors/missing.safetensors", "DATA.json", "data.json", "x"]
+                            + BAD_NAMES[:8]
+                        ),
+                    )
                 elif k < 0.65:
-                    put(ms[i], "size", Lit(r.choice(["0", "-1", "1.0", "9007199254740991", "1e3"])) if r.random() < 0.6 else tweak_scalar(get(ms[i], "size"), r, ar.ctx))
+                    put(
+                        ms[i],
+                        "size",
+                        Lit(r.choice(["0", "-1", "1.0", "9007199254740991", "1e3"]))
+                        if r.random() < 0.6
+                        else tweak_scalar(get(ms[i], "size"), r, ar.ctx),
+                    )
                 elif k < 0.8:
                     s = get(ms[i], "sha256")
-                    put(ms[i], "sha256", r.choice([s.upper() if isinstance(s, str) else "", (s or "")[:-1], "0" * 64, (s or "")[::-1]]))
+                    put(
+                        ms[i],
+                        "sha256",
+                        r.choice([s.upper() if isinstance(s, str) else "", (s or "")[:-1], "0" * 64, (s or "")[::-1]]),
+                    )
                 elif k < 0.9:
                     ms[i].append([r.choice(["crc32", "offset", "name"]), Lit("0")])
                 else:
                     r.shuffle(ms)
         elif op == "extensions":
             k = r.random()
-            names = [r.choice(["ACME_notes", "ACME", "x" * 64, "x" * 65, "bad-name", "", "Other"]) for _ in range(r.randint(1, 2))]
+            names = [
+                r.choice(["ACME_notes", "ACME", "x" * 64, "x" * 65, "bad-name", "", "Other"])
+                for _ in range(r.randint(1, 2))
+            ]
             if k < 0.3:
                 put(tree, "extensions_used", names)
             elif k < 0.5:
@@ -962,7 +1381,11 @@ def mutate_manifest(ar: Archive, rng: random.Random) -> str:
         elif op == "unknown":
             tree.append([r.choice(["created_with_care", "zz", "\U0001f600", "members2"]), gen_value(r, ar.ctx)])
         elif op == "metadata":
-            put(tree, "metadata", r.choice([JObj([["a", "b"]]), JObj([["a", Lit("1")]]), JObj([["\U0001f600", ""]]), [], "x"]))
+            put(
+                tree,
+                "metadata",
+                r.choice([JObj([["a", "b"]]), JObj([["a", Lit("1")]]), JObj([["\U0001f600", ""]]), [], "x"]),
+            )
         return tree
 
     ar.manifest_ops.append(edit)
@@ -983,7 +1406,21 @@ def mutate_tensors(ar: Archive, rng: random.Random) -> str:
 
 
 def mutate_members(ar: Archive, rng: random.Random) -> str:
-    op = rng.choice(["reorder", "reorder", "move", "remove", "duplicate", "case", "rename", "add", "add-group", "mimetype", "add-ext"])
+    op = rng.choice(
+        [
+            "reorder",
+            "reorder",
+            "move",
+            "remove",
+            "duplicate",
+            "case",
+            "rename",
+            "add",
+            "add-group",
+            "mimetype",
+            "add-ext",
+        ]
+    )
     ms = ar.members
     if op == "reorder" and len(ms) > 2:
         rest = ms[1:]
@@ -996,7 +1433,9 @@ def mutate_members(ar: Archive, rng: random.Random) -> str:
         del ms[rng.randrange(len(ms))]
     elif op == "duplicate" and ms:
         m = rng.choice(ms)
-        ms.insert(rng.randint(1, len(ms)), Member(m.name, m.content(), m.align, m.zip64, orig_crc=zlib.crc32(m.content())))
+        ms.insert(
+            rng.randint(1, len(ms)), Member(m.name, m.content(), m.align, m.zip64, orig_crc=zlib.crc32(m.content()))
+        )
     elif op == "case" and ms:
         m = rng.choice(ms)
         name = m.name.upper() if m.name != m.name.upper() else m.name.lower()
@@ -1009,12 +1448,23 @@ def mutate_members(ar: Archive, rng: random.Random) -> str:
         if op == "add-group":
             src = [x for x in ms if x.name.startswith("tensors/")]
             data = rng.choice(src).content() if src else b"\x08\x00\x00\x00\x00\x00\x00\x00{}      "
-            name = "tensors/" + rng.choice(["extra", "Policy", "g.1", "-", "_", "arrays", "optimizer.x"]) + ".safetensors"
+            name = (
+                "tensors/" + rng.choice(["extra", "Policy", "g.1", "-", "_", "arrays", "optimizer.x"]) + ".safetensors"
+            )
             align = rng.choice([64, 64, 0, 8])
         elif op == "add-ext":
             data = rng.choice([b"", b"notes", bytes(100)])
-            name = rng.choice(["extensions/ACME_notes/a.txt", "extensions/ACME_notes/d/e", "extensions/Other/a", "extensions/ACME_notes/notes.txt/x",
-                               "extensions/ACME_notes/NOTES.txt/x", "extensions/ACME_notes/notes.txt.d/x", "extensions/ACME_notes/d"])
+            name = rng.choice(
+                [
+                    "extensions/ACME_notes/a.txt",
+                    "extensions/ACME_notes/d/e",
+                    "extensions/Other/a",
+                    "extensions/ACME_notes/notes.txt/x",
+                    "extensions/ACME_notes/NOTES.txt/x",
+                    "extensions/ACME_notes/notes.txt.d/x",
+                    "extensions/ACME_notes/d",
+                ]
+            )
             align = 0
         else:
             data = rng.choice([b"", b"x", b"{}", bytes(range(256))])
@@ -1025,7 +1475,15 @@ def mutate_members(ar: Archive, rng: random.Random) -> str:
     elif op == "mimetype":
         m = ar.member("mimetype")
         if m is not None:
-            m.data = rng.choice([MEDIA_TYPE + b"\n", b"application/vnd.rlarchive+zi", b"application/vnd.rlarchive+ZIP", b"", b"application/zip"])
+            m.data = rng.choice(
+                [
+                    MEDIA_TYPE + b"\n",
+                    b"application/vnd.rlarchive+zi",
+                    b"application/vnd.rlarchive+ZIP",
+                    b"",
+                    b"application/zip",
+                ]
+            )
     return f"members.{op}"
 
 
@@ -1046,12 +1504,51 @@ def mutate_content(ar: Archive, rng: random.Random) -> str:
 def mutate_zip_knobs(ar: Archive, rng: random.Random) -> str:
     ms = ar.members
     m = rng.choice(ms) if ms else None
-    op = rng.choice(["flags", "local_flags", "method", "crc", "local_crc", "sizes", "offset", "extra_local", "extra_central",
-                     "comment", "disk_start", "version", "gap", "local_sig", "central_sig", "ignored", "attributes", "hidden", "zip64", "align",
-                     "layout", "layout", "layout", "zip64_eocd"])
+    op = rng.choice(
+        [
+            "flags",
+            "local_flags",
+            "method",
+            "crc",
+            "local_crc",
+            "sizes",
+            "offset",
+            "extra_local",
+            "extra_central",
+            "comment",
+            "disk_start",
+            "version",
+            "gap",
+            "local_sig",
+            "central_sig",
+            "ignored",
+            "attributes",
+            "hidden",
+            "zip64",
+            "align",
+            "layout",
+            "layout",
+            "layout",
+            "zip64_eocd",
+        ]
+    )
     if m is None or op == "layout":
-        k = rng.choice(["prefix", "suffix", "comment", "cd_gap", "eocd_disk", "counts", "cd_size", "cd_offset", "duplicate_eocd",
-                        "z64_record_size", "z64_locator_disks", "z64_locator_disk"])
+        k = rng.choice(
+            [
+                "prefix",
+                "suffix",
+                "comment",
+                "cd_gap",
+                "eocd_disk",
+                "counts",
+                "cd_size",
+                "cd_offset",
+                "duplicate_eocd",
+                "z64_record_size",
+                "z64_locator_disks",
+                "z64_locator_disk",
+            ]
+        )
         v = {
             "prefix": lambda: rng.choice([b"#!/bin/sh\n", b"PK\x03\x04", bytes(4)]),
             "suffix": lambda: rng.choice([b"x", bytes(22), b"PK\x05\x06" + bytes(18), b"\n"]),
@@ -1104,16 +1601,30 @@ def mutate_zip_knobs(ar: Archive, rng: random.Random) -> str:
     elif op == "offset":
         kn["offset"] = rng.choice([0, 1, 30, 0xFFFFFFFF - 1, 2**31])
     elif op == "extra_local":
-        kn["extra_local"] = rng.choice([
-            b"\x35\xd9", struct.pack("<HHHB", 0xD935, 3, 64, 7), struct.pack("<HHB", 0x5455, 1, 0),
-            struct.pack("<HHQQ", 1, 16, 0, 0), struct.pack("<HHH", 0xD935, 2, 4) * 2, struct.pack("<HHQ", 1, 8, 0),
-            struct.pack("<HH", 0xD935, 0), struct.pack("<HHH", 0xD935, 2, 0), struct.pack("<HH", 0xCAFE, 0),
-        ])
+        kn["extra_local"] = rng.choice(
+            [
+                b"\x35\xd9",
+                struct.pack("<HHHB", 0xD935, 3, 64, 7),
+                struct.pack("<HHB", 0x5455, 1, 0),
+                struct.pack("<HHQQ", 1, 16, 0, 0),
+                struct.pack("<HHH", 0xD935, 2, 4) * 2,
+                struct.pack("<HHQ", 1, 8, 0),
+                struct.pack("<HH", 0xD935, 0),
+                struct.pack("<HHH", 0xD935, 2, 0),
+                struct.pack("<HH", 0xCAFE, 0),
+            ]
+        )
     elif op == "extra_central":
-        kn["extra_central"] = rng.choice([
-            struct.pack("<HHQ", 1, 8, 5), struct.pack("<HHH", 0xD935, 2, 64), struct.pack("<HHB", 0x5455, 1, 0),
-            b"\x01\x00", struct.pack("<HH", 1, 0), struct.pack("<HHQQQ", 1, 24, 0, 0, 0),
-        ])
+        kn["extra_central"] = rng.choice(
+            [
+                struct.pack("<HHQ", 1, 8, 5),
+                struct.pack("<HHH", 0xD935, 2, 64),
+                struct.pack("<HHB", 0x5455, 1, 0),
+                b"\x01\x00",
+                struct.pack("<HH", 1, 0),
+                struct.pack("<HHQQQ", 1, 24, 0, 0, 0),
+            ]
+        )
     elif op == "comment":
         kn["comment"] = rng.choice([b"c", b"PK\x01\x02"])
     elif op == "disk_start":
@@ -1131,9 +1642,47 @@ def mutate_zip_knobs(ar: Archive, rng: random.Random) -> str:
     elif op == "attributes":  # host system and external attributes (spec §2.7): allowed and refused forms
         host = rng.choice([0, 0, 3, 3, 1, 5, 10, 11, 19, 255, rng.randrange(256)])
         kn["made_by"] = host << 8 | rng.choice([0, 20, 45, 63, 255, rng.randrange(256)])
-        mode = rng.choice([0, 0o600, 0o644, 0o100644, 0o100444, 0o100400, 0o100000, 0o100044, 0o104755, 0o102755, 0o101644,
-                           0o120777, 0o040755, 0o020644, 0o010644, 0o140644, 0o160644, rng.randrange(65536)])
-        dos = rng.choice([0, 0x01, 0x20, 0x21, 0x8020, 0x8021, 0x02, 0x04, 0x08, 0x10, 0x40, 0x80, 0x400, 0x8000, rng.randrange(65536)])
+        mode = rng.choice(
+            [
+                0,
+                0o600,
+                0o644,
+                0o100644,
+                0o100444,
+                0o100400,
+                0o100000,
+                0o100044,
+                0o104755,
+                0o102755,
+                0o101644,
+                0o120777,
+                0o040755,
+                0o020644,
+                0o010644,
+                0o140644,
+                0o160644,
+                rng.randrange(65536),
+            ]
+        )
+        dos = rng.choice(
+            [
+                0,
+                0x01,
+                0x20,
+                0x21,
+                0x8020,
+                0x8021,
+                0x02,
+                0x04,
+                0x08,
+                0x10,
+                0x40,
+                0x80,
+                0x400,
+                0x8000,
+                rng.randrange(65536),
+            ]
+        )
         kn["ext_attr"] = (mode << 16 | dos) if rng.random() < 0.9 else rng.randrange(2**32)
     elif op == "hidden":
         kn[rng.choice(["in_central", "in_local"])] = False
@@ -1167,7 +1716,15 @@ def zip_fields(raw: bytes) -> list:
     e = n - 22
     if e < 0 or raw[e : e + 4] != b"PK\x05\x06":
         return out
-    for off, w, nm in ((4, 2, "disk"), (6, 2, "cd_disk"), (8, 2, "n_disk"), (10, 2, "n_total"), (12, 4, "cd_size"), (16, 4, "cd_offset"), (20, 2, "comment_len")):
+    for off, w, nm in (
+        (4, 2, "disk"),
+        (6, 2, "cd_disk"),
+        (8, 2, "n_disk"),
+        (10, 2, "n_total"),
+        (12, 4, "cd_size"),
+        (16, 4, "cd_offset"),
+        (20, 2, "comment_len"),
+    ):
         add(e + off, w, "eocd." + nm, "eocd")
     _, _, _, _, count, cd_size, cd_off, _ = struct.unpack("<4sHHHHIIH", raw[e:])
     loc = e - 20
@@ -1176,7 +1733,17 @@ def zip_fields(raw: bytes) -> list:
             add(loc + off, w, "locator." + nm, "locator")
         (z,) = struct.unpack("<Q", raw[loc + 8 : loc + 16])
         if z + 56 <= n and raw[z : z + 4] == b"PK\x06\x06":
-            for off, w, nm in ((4, 8, "size"), (12, 2, "made"), (14, 2, "needed"), (16, 4, "disk"), (20, 4, "cd_disk"), (24, 8, "n_disk"), (32, 8, "n_total"), (40, 8, "cd_size"), (48, 8, "cd_offset")):
+            for off, w, nm in (
+                (4, 8, "size"),
+                (12, 2, "made"),
+                (14, 2, "needed"),
+                (16, 4, "disk"),
+                (20, 4, "cd_disk"),
+                (24, 8, "n_disk"),
+                (32, 8, "n_total"),
+                (40, 8, "cd_size"),
+                (48, 8, "cd_offset"),
+            ):
                 add(z + off, w, "z64." + nm, "z64")
             count, cd_size, cd_off = struct.unpack("<QQQ", raw[z + 32 : z + 56])
     pos = cd_off
@@ -1185,9 +1752,24 @@ def zip_fields(raw: bytes) -> list:
             break
         f = struct.unpack("<4sHHHHHHIIIHHHHHII", raw[pos : pos + 46])
         g = f"m{i}"
-        for off, w, nm in ((4, 2, "made_by"), (6, 2, "needed"), (8, 2, "flags"), (10, 2, "method"), (12, 2, "time"), (14, 2, "date"), (16, 4, "crc"),
-                           (20, 4, "csize"), (24, 4, "usize"), (28, 2, "nlen"), (30, 2, "xlen"), (32, 2, "clen"), (34, 2, "disk_start"),
-                           (36, 2, "int_attr"), (38, 4, "ext_attr"), (42, 4, "lh_offset")):
+        for off, w, nm in (
+            (4, 2, "made_by"),
+            (6, 2, "needed"),
+            (8, 2, "flags"),
+            (10, 2, "method"),
+            (12, 2, "time"),
+            (14, 2, "date"),
+            (16, 4, "crc"),
+            (20, 4, "csize"),
+            (24, 4, "usize"),
+            (28, 2, "nlen"),
+            (30, 2, "xlen"),
+            (32, 2, "clen"),
+            (34, 2, "disk_start"),
+            (36, 2, "int_attr"),
+            (38, 4, "ext_attr"),
+            (42, 4, "lh_offset"),
+        ):
             add(pos + off, w, "central." + nm, g)
         nlen, xlen, clen, lh = f[10], f[11], f[12], f[16]
         for k in range(min(nlen, 3)):
@@ -1205,8 +1787,18 @@ def zip_fields(raw: bytes) -> list:
                     (lh,) = struct.unpack("<Q", raw[p + 4 + ln - 8 : p + 4 + ln])
             p += 4 + ln
         if lh + 30 <= n and raw[lh : lh + 4] == b"PK\x03\x04":
-            for off, w, nm in ((4, 2, "needed"), (6, 2, "flags"), (8, 2, "method"), (10, 2, "time"), (12, 2, "date"), (14, 4, "crc"),
-                               (18, 4, "csize"), (22, 4, "usize"), (26, 2, "nlen"), (28, 2, "xlen")):
+            for off, w, nm in (
+                (4, 2, "needed"),
+                (6, 2, "flags"),
+                (8, 2, "method"),
+                (10, 2, "time"),
+                (12, 2, "date"),
+                (14, 4, "crc"),
+                (18, 4, "csize"),
+                (22, 4, "usize"),
+                (26, 2, "nlen"),
+                (28, 2, "xlen"),
+            ):
                 add(lh + off, w, "local." + nm, g)
             lnlen, lxlen = struct.unpack("<HH", raw[lh + 26 : lh + 30])
             for k in range(min(lnlen, 3)):
@@ -1229,10 +1821,39 @@ def zip_fields(raw: bytes) -> list:
 
 def interesting_values(old: int, width: int, raw_len: int, rng: random.Random) -> int:
     mx = (1 << (8 * width)) - 1
-    cands = [0, 1, 2, old + 1, old - 1, old ^ 1, old + rng.randint(-64, 64), mx, mx - 1, 1 << (8 * width - 1), (1 << (8 * width - 1)) - 1,
-             old + 8, old - 8, old * 2, raw_len, raw_len - 22, raw_len + 1, old + 30]
+    cands = [
+        0,
+        1,
+        2,
+        old + 1,
+        old - 1,
+        old ^ 1,
+        old + rng.randint(-64, 64),
+        mx,
+        mx - 1,
+        1 << (8 * width - 1),
+        (1 << (8 * width - 1)) - 1,
+        old + 8,
+        old - 8,
+        old * 2,
+        raw_len,
+        raw_len - 22,
+        raw_len + 1,
+        old + 30,
+    ]
     if width == 8:
-        cands += [2**53 - 1, 2**53, 2**53 + 1, 2**63, 2**64 - 2, old + 2**53, old + 2**60, old + 2**60 + 1, 2**32, 2**32 - 1]
+        cands += [
+            2**53 - 1,
+            2**53,
+            2**53 + 1,
+            2**63,
+            2**64 - 2,
+            old + 2**53,
+            old + 2**60,
+            old + 2**60 + 1,
+            2**32,
+            2**32 - 1,
+        ]
     if width == 1:
         cands += [ord(c) for c in "/\\.A_-é"[:6]] + [0x80, 0x7F, 0x20]
     return rng.choice(cands) & mx
@@ -1268,7 +1889,14 @@ def field_op(raw: bytes, rng: random.Random) -> tuple[bytes, str]:
         # the same field in both headers of this member (and both sizes), so that they agree
         base = f.name.split(".")[1]
         names = {"csize", "usize"} if base in ("csize", "usize") else {base}
-        targets = [g for g in fields if g.group == f.group and g.name.split(".")[0] in ("local", "central") and g.name.split(".")[1] in names and g.width == f.width]
+        targets = [
+            g
+            for g in fields
+            if g.group == f.group
+            and g.name.split(".")[0] in ("local", "central")
+            and g.name.split(".")[1] in names
+            and g.width == f.width
+        ]
         paired = "+paired"
     for g in targets:
         b[g.offset : g.offset + g.width] = new.to_bytes(g.width, "little")
@@ -1281,7 +1909,9 @@ def field_op(raw: bytes, rng: random.Random) -> tuple[bytes, str]:
 def byte_op(raw: bytes, rng: random.Random) -> tuple[bytes, str]:
     b = bytearray(raw)
     n = len(b)
-    op = rng.choice(["flip", "flip", "flip", "byte", "truncate", "truncate-end", "insert", "delete", "duplicate", "append", "zero"])
+    op = rng.choice(
+        ["flip", "flip", "flip", "byte", "truncate", "truncate-end", "insert", "delete", "duplicate", "append", "zero"]
+    )
 
     def pos() -> int:
         # biased toward the records: the first local header, the central directory and end records

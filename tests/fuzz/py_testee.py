@@ -8,12 +8,12 @@
 - any exception other than RlarchiveError is answered as the code
   INTERNAL_ERROR with its traceback instead of killing the process.
 """
+
 import json
 import sys
 import traceback
 
 import rlarchive
-
 
 PHASE = ["open"]
 
@@ -24,7 +24,7 @@ def deep_read(path: str) -> bytes:
         PHASE[0] = "dump"
         text = ar.dump()
         PHASE[0] = "data"
-        ar.data
+        ar.data  # noqa: B018  (the property decodes: what is fuzzed)
         PHASE[0] = "optimizers"
         for name in ar.optimizer_names:
             ar.optimizer(name)
@@ -50,11 +50,22 @@ def answer(req: dict) -> dict:
     except rlarchive.RlarchiveError as e:
         reply = {"seq": seq, "result": "error", "code": e.code, "message": str(e)[:500], "phase": PHASE[0]}
     except BaseException:  # noqa: BLE001 - a crash is what we are looking for
-        return {"seq": seq, "result": "error", "code": "INTERNAL_ERROR", "message": "reader: " + traceback.format_exc()[-3000:], "phase": PHASE[0]}
+        return {
+            "seq": seq,
+            "result": "error",
+            "code": "INTERNAL_ERROR",
+            "message": "reader: " + traceback.format_exc()[-3000:],
+            "phase": PHASE[0],
+        }
     try:
         reply["validate"] = first_error(req["file"])
     except BaseException:  # noqa: BLE001
-        return {"seq": seq, "result": "error", "code": "INTERNAL_ERROR", "message": "validator: " + traceback.format_exc()[-3000:]}
+        return {
+            "seq": seq,
+            "result": "error",
+            "code": "INTERNAL_ERROR",
+            "message": "validator: " + traceback.format_exc()[-3000:],
+        }
     return reply
 
 
@@ -65,7 +76,11 @@ def main() -> int:
         req = json.loads(line)
         cmd = req.get("cmd")
         if cmd == "start":
-            reply = {"ok": req.get("protocol") == 1, "protocol": 1, "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"}}
+            reply = {
+                "ok": req.get("protocol") == 1,
+                "protocol": 1,
+                "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"},
+            }
         elif cmd == "dump":
             reply = answer(req)
         elif cmd == "stop":

@@ -6,12 +6,12 @@ pipelines requests (many in flight, answers in order), turns a hang or a
 death into that case's answer and restarts the testee, and records the peak
 resident memory of every process it started (``VmHWM`` from /proc).
 """
+
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import dataclass
-from typing import Optional
 
 from rlarchive.conformance import Testee, TesteeDied
 
@@ -63,7 +63,9 @@ class Stats:
 class ReaderProcess(Testee):
     """One testee process; restarted transparently after a death or a hang."""
 
-    def __init__(self, name: str, cmd: list, *, timeout: float = 10.0, cwd: str = ROOT, env: Optional[dict] = None) -> None:
+    def __init__(
+        self, name: str, cmd: list, *, timeout: float = 10.0, cwd: str = ROOT, env: dict | None = None
+    ) -> None:
         super().__init__(name, cmd, timeout, cwd, env)
         self.stats = Stats()
 
@@ -108,7 +110,7 @@ class ReaderProcess(Testee):
             if not self.alive():
                 self.kill()
                 self.start()
-            todo = paths[len(answers):]
+            todo = paths[len(answers) :]
             first = self.seq + 1
             try:
                 for p in todo:
@@ -122,7 +124,13 @@ class ReaderProcess(Testee):
                     reply = self.receive(self.timeout)
                 except TimeoutError:
                     self.stats.timeouts += 1
-                    answers.append({"result": "hang", "message": f"no answer within {self.timeout} s", "seconds": time.monotonic() - t0})
+                    answers.append(
+                        {
+                            "result": "hang",
+                            "message": f"no answer within {self.timeout} s",
+                            "seconds": time.monotonic() - t0,
+                        }
+                    )
                     self.kill()
                     break
                 except TesteeDied as e:
@@ -145,7 +153,7 @@ class ReaderProcess(Testee):
         A hang or death raises (the property tests treat it as a failure)."""
         return self.request("predict", path, **fields)
 
-    def __enter__(self) -> "ReaderProcess":
+    def __enter__(self) -> ReaderProcess:
         self.start()
         return self
 

@@ -35,6 +35,7 @@ The report gives the number of cases and of outcomes (neutral, not neutral,
 limit, failures); each failing case is saved under ``--save-dir``. Exit
 status 1 on any failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,8 +53,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -99,9 +100,30 @@ def hostile_seeds() -> list[Seed]:
     """Streams that attack the unpickler (they must all end NotNeutral or LIMIT_EXCEEDED)."""
     p4 = _proto(4)
     return [
-        Seed("build-trainfreq-class", p4 + _g("stable_baselines3.common.type_aliases", "TrainFreq") + b"N}" + _s("__new__") + _g("builtins", "int") + b"s\x86b."),
-        Seed("build-builtin-name", p4 + _g("builtins", "float") + b"N}(" + _s("module") + _s("os") + _s("qualname") + _s("system") + b"u\x86b."),
-        Seed("build-ctor-defaults", p4 + _g("cloudpickle.cloudpickle", "_make_cell") + b"N}" + _s("__defaults__") + b"K\x07\x85s\x86b."),
+        Seed(
+            "build-trainfreq-class",
+            p4
+            + _g("stable_baselines3.common.type_aliases", "TrainFreq")
+            + b"N}"
+            + _s("__new__")
+            + _g("builtins", "int")
+            + b"s\x86b.",
+        ),
+        Seed(
+            "build-builtin-name",
+            p4
+            + _g("builtins", "float")
+            + b"N}("
+            + _s("module")
+            + _s("os")
+            + _s("qualname")
+            + _s("system")
+            + b"u\x86b.",
+        ),
+        Seed(
+            "build-ctor-defaults",
+            p4 + _g("cloudpickle.cloudpickle", "_make_cell") + b"N}" + _s("__defaults__") + b"K\x07\x85s\x86b.",
+        ),
         Seed("build-ndarray-name", p4 + _g("numpy", "ndarray") + b"}" + _s("qualname") + _s("system") + b"sb."),
         Seed("reduce-os-system", b"\x80\x02cposix\nsystem\n" + _s("true") + b"\x85R."),
         Seed("reduce-eval", b"\x80\x02cbuiltins\neval\n" + _s("1") + b"\x85R."),
@@ -116,7 +138,9 @@ def hostile_seeds() -> list[Seed]:
         Seed("ext-code", b"\x80\x02\x82\x01."),
         Seed("persid", b"\x80\x02Pfoo\n."),
         Seed("next-buffer", b"\x80\x05\x97."),
-        Seed("setattr-via-slots", p4 + _g("numpy.random._pcg64", "PCG64") + b"N}(" + _s("module") + _s("os") + b"u\x86b."),
+        Seed(
+            "setattr-via-slots", p4 + _g("numpy.random._pcg64", "PCG64") + b"N}(" + _s("module") + _s("os") + b"u\x86b."
+        ),
     ]
 
 
@@ -183,7 +207,10 @@ def build_seeds() -> list[Seed]:
 
             with warnings.catch_warnings():  # the SB3 1.x closures are deprecated, which is why old files hold them
                 warnings.simplefilter("ignore")
-                objs += [("constant-fn", sb_utils.constant_fn(0.5)), ("linear-fn", sb_utils.get_linear_fn(1.0, 0.1, 0.3))]
+                objs += [
+                    ("constant-fn", sb_utils.constant_fn(0.5)),
+                    ("linear-fn", sb_utils.get_linear_fn(1.0, 0.1, 0.3)),
+                ]
     except ImportError:  # pragma: no cover
         pass
     try:
@@ -228,12 +255,16 @@ def build_seeds() -> list[Seed]:
             import gymnasium as gym
 
             wide = gym.spaces.Box.__new__(gym.spaces.Box)
-            wide.__dict__.update(dict(gym.spaces.Box(-1, 1, (2,)).__dict__, _shape=(8192, 8192), low=np.float32(-1), high=np.float32(1)))
+            wide.__dict__.update(
+                dict(gym.spaces.Box(-1, 1, (2,)).__dict__, _shape=(8192, 8192), low=np.float32(-1), high=np.float32(1))
+            )
             seeds.append(Seed("box-broadcast", cloudpickle.dumps(wide, protocol=4)))
         except ImportError:  # pragma: no cover
             pass
     framed = [s for s in seeds if b"\x95" in s.data[:3]]
-    seeds = [Seed(s.name, strip_frames(s.data)) for s in seeds] + [Seed(s.name + "-framed", s.data) for s in framed[::4]]
+    seeds = [Seed(s.name, strip_frames(s.data)) for s in seeds] + [
+        Seed(s.name + "-framed", s.data) for s in framed[::4]
+    ]
     return seeds + hostile_seeds()
 
 
@@ -262,23 +293,132 @@ def strip_frames(data: bytes) -> bytes:
 
 
 STRINGS = [
-    "numpy", "dtype", "ndarray", "numpy.core.multiarray", "numpy._core.multiarray", "_reconstruct", "scalar",
-    "numpy._core.numeric", "_frombuffer", "f4", ">i8", "<f8", "U9", "O8", "V4", "|", "<", ">", "b1", "c16",
-    "gymnasium.spaces.box", "Box", "gym.spaces.dict", "Dict", "Discrete", "Text", "MultiBinary",
-    "stable_baselines3.common.utils", "FloatSchedule", "LinearSchedule", "ConstantSchedule",
-    "stable_baselines3.common.type_aliases", "TrainFreq", "TrainFrequencyUnit", "STEP", "EPISODE", "step",
-    "cloudpickle.cloudpickle", "_make_function", "_builtin_type", "CodeType", "FunctionType", "CellType",
-    "_function_setstate", "_make_cell", "_make_empty_cell", "subimport", "_fill_function", "_make_skel_func",
-    "constant_fn.<locals>.func", "get_linear_fn.<locals>.func", "__closure__", "__qualname__", "__module__",
-    "builtins", "__builtin__", "copyreg", "copy_reg", "_reconstructor", "object", "bytes", "float", "getattr",
-    "bytearray", "set", "frozenset", "collections", "OrderedDict", "deque", "_codecs", "encode", "latin1",
-    "os", "posix", "system", "subprocess", "Popen", "eval", "exec", "__import__", "importlib", "import_module",
-    "sys", "modules", "io", "open", "socket", "ctypes", "torch", "load", "gymnasium", "stable_baselines3",
-    "stable_baselines3.common.buffers", "stable_baselines3.x\n", "os.system", "ReplayBuffer.__init__",
-    "torch.nn.modules.activation", "ReLU", "torch.optim.adam", "Adam", "sb3_contrib.x", "module", "qualname",
-    "__new__", "__init__", "__setstate__", "__defaults__", "__dict__", "__class__", "kind", "_pickle_name",
-    "array", "value", "low", "high", "_shape", "shape", "n", "start", "nvec", "spaces", "_char_str", "$type",
-    "", "\udcff", "x" * 300,
+    "numpy",
+    "dtype",
+    "ndarray",
+    "numpy.core.multiarray",
+    "numpy._core.multiarray",
+    "_reconstruct",
+    "scalar",
+    "numpy._core.numeric",
+    "_frombuffer",
+    "f4",
+    ">i8",
+    "<f8",
+    "U9",
+    "O8",
+    "V4",
+    "|",
+    "<",
+    ">",
+    "b1",
+    "c16",
+    "gymnasium.spaces.box",
+    "Box",
+    "gym.spaces.dict",
+    "Dict",
+    "Discrete",
+    "Text",
+    "MultiBinary",
+    "stable_baselines3.common.utils",
+    "FloatSchedule",
+    "LinearSchedule",
+    "ConstantSchedule",
+    "stable_baselines3.common.type_aliases",
+    "TrainFreq",
+    "TrainFrequencyUnit",
+    "STEP",
+    "EPISODE",
+    "step",
+    "cloudpickle.cloudpickle",
+    "_make_function",
+    "_builtin_type",
+    "CodeType",
+    "FunctionType",
+    "CellType",
+    "_function_setstate",
+    "_make_cell",
+    "_make_empty_cell",
+    "subimport",
+    "_fill_function",
+    "_make_skel_func",
+    "constant_fn.<locals>.func",
+    "get_linear_fn.<locals>.func",
+    "__closure__",
+    "__qualname__",
+    "__module__",
+    "builtins",
+    "__builtin__",
+    "copyreg",
+    "copy_reg",
+    "_reconstructor",
+    "object",
+    "bytes",
+    "float",
+    "getattr",
+    "bytearray",
+    "set",
+    "frozenset",
+    "collections",
+    "OrderedDict",
+    "deque",
+    "_codecs",
+    "encode",
+    "latin1",
+    "os",
+    "posix",
+    "system",
+    "subprocess",
+    "Popen",
+    "eval",
+    "exec",
+    "__import__",
+    "importlib",
+    "import_module",
+    "sys",
+    "modules",
+    "io",
+    "open",
+    "socket",
+    "ctypes",
+    "torch",
+    "load",
+    "gymnasium",
+    "stable_baselines3",
+    "stable_baselines3.common.buffers",
+    "stable_baselines3.x\n",
+    "os.system",
+    "ReplayBuffer.__init__",
+    "torch.nn.modules.activation",
+    "ReLU",
+    "torch.optim.adam",
+    "Adam",
+    "sb3_contrib.x",
+    "module",
+    "qualname",
+    "__new__",
+    "__init__",
+    "__setstate__",
+    "__defaults__",
+    "__dict__",
+    "__class__",
+    "kind",
+    "_pickle_name",
+    "array",
+    "value",
+    "low",
+    "high",
+    "_shape",
+    "shape",
+    "n",
+    "start",
+    "nvec",
+    "spaces",
+    "_char_str",
+    "$type",
+    "",
+    "\udcff",
+    "x" * 300,
 ]
 
 
@@ -295,7 +435,26 @@ def _int_op(n: int) -> bytes:
     return (b"\x8a" + bytes([len(b)]) if len(b) < 256 else b"\x8b" + struct.pack("<i", len(b))) + b
 
 
-INTS = [0, 1, -1, 2, 3, 7, 255, 256, 2**31 - 1, -(2**31), 2**63, -(2**63) - 1, 2**64, 4096, 10**6, 2**62, 10**4096 - 1, 10**4096]
+INTS = [
+    0,
+    1,
+    -1,
+    2,
+    3,
+    7,
+    255,
+    256,
+    2**31 - 1,
+    -(2**31),
+    2**63,
+    -(2**63) - 1,
+    2**64,
+    4096,
+    10**6,
+    2**62,
+    10**4096 - 1,
+    10**4096,
+]
 
 
 def random_value(rng: random.Random) -> bytes:
@@ -320,17 +479,51 @@ def random_global(rng: random.Random, allowed: list[tuple[str, str]], names: lis
     elif r < 0.8:
         mod, name = rng.choice(names)
     else:
-        mod, name = rng.choice([("os", "system"), ("posix", "system"), ("builtins", "eval"), ("subprocess", "Popen"),
-                                ("importlib", "import_module"), ("builtins", "__import__"), ("torch", "load"),
-                                ("stable_baselines3", "PPO"), ("gymnasium.spaces.box", "os.system"),
-                                ("stable_baselines3.common.utils", "os.system"), ("numpy", "load")])
+        mod, name = rng.choice(
+            [
+                ("os", "system"),
+                ("posix", "system"),
+                ("builtins", "eval"),
+                ("subprocess", "Popen"),
+                ("importlib", "import_module"),
+                ("builtins", "__import__"),
+                ("torch", "load"),
+                ("stable_baselines3", "PPO"),
+                ("gymnasium.spaces.box", "os.system"),
+                ("stable_baselines3.common.utils", "os.system"),
+                ("numpy", "load"),
+            ]
+        )
     if rng.random() < 0.3 and "\n" not in mod + name:
         return b"c" + mod.encode() + b"\n" + name.encode() + b"\n"
     return _g(mod, name)
 
 
-COMBINATORS = [b"\x85", b"\x86", b"\x87", b"R", b"\x81", b"\x92", b"b", b"a", b"e", b"s", b"u", b"\x90", b"\x91",
-               b"t", b"l", b"d", b"\x94", b"2", b"0", b"1", b"(", b"o", b"\x93"]
+COMBINATORS = [
+    b"\x85",
+    b"\x86",
+    b"\x87",
+    b"R",
+    b"\x81",
+    b"\x92",
+    b"b",
+    b"a",
+    b"e",
+    b"s",
+    b"u",
+    b"\x90",
+    b"\x91",
+    b"t",
+    b"l",
+    b"d",
+    b"\x94",
+    b"2",
+    b"0",
+    b"1",
+    b"(",
+    b"o",
+    b"\x93",
+]
 
 
 def random_program(rng: random.Random, allowed: list[tuple[str, str]], names: list[tuple[str, str]]) -> bytes:
@@ -372,8 +565,24 @@ def mutate(data: bytes, rng: random.Random, others: list[Seed]) -> tuple[bytes, 
     descs: list[str] = []
     for _ in range(rng.choice([1, 1, 2, 3])):
         segs = segments(data)
-        kind = rng.choice(["truncate", "delete", "duplicate", "swap", "opcode", "memo", "get", "build", "string",
-                           "int", "bytes", "splice", "amplify", "flip"])
+        kind = rng.choice(
+            [
+                "truncate",
+                "delete",
+                "duplicate",
+                "swap",
+                "opcode",
+                "memo",
+                "get",
+                "build",
+                "string",
+                "int",
+                "bytes",
+                "splice",
+                "amplify",
+                "flip",
+            ]
+        )
         if not segs and kind not in ("truncate", "flip"):
             kind = "flip"
         n = len(segs)
@@ -404,7 +613,11 @@ def mutate(data: bytes, rng: random.Random, others: list[Seed]) -> tuple[bytes, 
         elif kind == "opcode":
             raws[i] = rng.choice(COMBINATORS + [b"N", b".", b"b", b"R", b"\x81", b"s", b"a"]) + raw[1:]
         elif kind == "memo":
-            memo_ops = [k for k, (nm, _, _) in enumerate(segs) if nm in ("BINGET", "LONG_BINGET", "BINPUT", "LONG_BINPUT", "GET", "PUT")]
+            memo_ops = [
+                k
+                for k, (nm, _, _) in enumerate(segs)
+                if nm in ("BINGET", "LONG_BINGET", "BINPUT", "LONG_BINPUT", "GET", "PUT")
+            ]
             if memo_ops:
                 i = rng.choice(memo_ops)
                 idx = rng.choice([0, 1, 2, rng.randrange(64), 255, 2**31, 2**32 - 1])
@@ -424,7 +637,11 @@ def mutate(data: bytes, rng: random.Random, others: list[Seed]) -> tuple[bytes, 
         elif kind == "build":
             raws.insert(i, rng.choice(BUILD_STATES) + b"b")
         elif kind == "string":
-            strs = [k for k, (nm, _, _) in enumerate(segs) if nm in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "SHORT_BINSTRING", "BINSTRING")]
+            strs = [
+                k
+                for k, (nm, _, _) in enumerate(segs)
+                if nm in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE", "SHORT_BINSTRING", "BINSTRING")
+            ]
             if strs:
                 i = rng.choice(strs)
             raws[i] = _string_op(rng.choice(STRINGS))
@@ -434,7 +651,11 @@ def mutate(data: bytes, rng: random.Random, others: list[Seed]) -> tuple[bytes, 
                 i = rng.choice(ints)
             raws[i] = _int_op(rng.choice(INTS) if rng.random() < 0.6 else rng.randint(-5, 70000))
         elif kind == "bytes":
-            bs = [k for k, (nm, _, _) in enumerate(segs) if nm in ("SHORT_BINBYTES", "BINBYTES", "BINBYTES8", "BYTEARRAY8", "SHORT_BINSTRING")]
+            bs = [
+                k
+                for k, (nm, _, _) in enumerate(segs)
+                if nm in ("SHORT_BINBYTES", "BINBYTES", "BINBYTES8", "BYTEARRAY8", "SHORT_BINSTRING")
+            ]
             if bs:
                 i = rng.choice(bs)
             m = rng.choice([0, 1, 3, 4, 8, 15, 16, 17, 255, 256, 4096])
@@ -476,7 +697,11 @@ def global_names() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
     allowed = sorted(CONSTRUCTORS)
     prefixes = ("stable_baselines3.", "sb3_contrib.", "torch.nn.modules.", "mypkg.", "os.", "builtins.")
-    names = [(p + tail, cls) for p in prefixes for tail, cls in (("common.policies", "ActorCriticPolicy"), ("x", "Y"), ("a.b", "C.D"))]
+    names = [
+        (p + tail, cls)
+        for p in prefixes
+        for tail, cls in (("common.policies", "ActorCriticPolicy"), ("x", "Y"), ("a.b", "C.D"))
+    ]
     return allowed, names
 
 
@@ -505,11 +730,36 @@ class CaseMaker:
 # the worker process: runs cases under the checks
 # ---------------------------------------------------------------------------
 
-_WATCHED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty",
-                   "socket.connect", "socket.bind", "socket.sendto", "ctypes.dlopen", "ctypes.call_function",
-                   "os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.symlink", "os.link",
-                   "os.truncate", "shutil.", "exec", "compile", "pickle.find_class", "builtins.input", "os.putenv",
-                   "os.kill", "signal.")
+_WATCHED_EVENTS = (
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.spawn",
+    "os.posix_spawn",
+    "os.fork",
+    "os.forkpty",
+    "socket.connect",
+    "socket.bind",
+    "socket.sendto",
+    "ctypes.dlopen",
+    "ctypes.call_function",
+    "os.remove",
+    "os.rename",
+    "os.mkdir",
+    "os.rmdir",
+    "os.chmod",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "shutil.",
+    "exec",
+    "compile",
+    "pickle.find_class",
+    "builtins.input",
+    "os.putenv",
+    "os.kill",
+    "signal.",
+)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -538,7 +788,9 @@ class Sandbox:
             pass
         elif event == "open":
             path, mode, flags = (tuple(args) + (None, None, None))[:3]
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & _WRITE_FLAGS)
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
             if writing:
                 self.events.append(f"open {str(path)[:100]} for writing")
         elif event.startswith(_WATCHED_EVENTS):
@@ -559,7 +811,11 @@ class Sandbox:
         except NotNeutral as e:
             outcome, detail = "not_neutral", e.reason[:120]
         except RlarchiveError as e:
-            outcome, detail = ("limit", e.code) if e.code == "LIMIT_EXCEEDED" else ("failure", f"RlarchiveError {e.code} escaped: {e}"[:300])
+            outcome, detail = (
+                ("limit", e.code)
+                if e.code == "LIMIT_EXCEEDED"
+                else ("failure", f"RlarchiveError {e.code} escaped: {e}"[:300])
+            )
         except BaseException as e:  # noqa: BLE001 - anything else is what the fuzzer looks for
             outcome, detail = "failure", f"{type(e).__name__} escaped: {str(e)[:200]}"
         finally:
@@ -601,7 +857,7 @@ class Sandbox:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def check_writable(value: object) -> Optional[str]:
+def check_writable(value: object) -> str | None:
     """None if the writer's encoder and checker take the value as a data member; else why not."""
     from rlarchive.errors import RlarchiveError
     from rlarchive.values import Checker, Encoder
@@ -646,7 +902,9 @@ def worker(budget_mib: int, max_rss_mib: int) -> int:
                 if writer:  # a neutral value must be one the writer takes
                     outcome, detail = "failure", f"the writer does not take the neutral value: {writer}"
             value = None
-            stdout.write(json.dumps({"outcome": outcome, "detail": detail, "writer": writer, "rss": box.rss_kib()}) + "\n")
+            stdout.write(
+                json.dumps({"outcome": outcome, "detail": detail, "writer": writer, "rss": box.rss_kib()}) + "\n"
+            )
             stdout.flush()
     finally:
         os.chdir("/")
@@ -720,9 +978,17 @@ class Worker:
     """One worker process, restarted after a hang or a death."""
 
     def __init__(self, budget_mib: int, max_rss_mib: int, timeout: float):
-        self.args = [sys.executable, os.path.abspath(__file__), "--worker", "--budget-mib", str(budget_mib), "--max-rss-mib", str(max_rss_mib)]
+        self.args = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--worker",
+            "--budget-mib",
+            str(budget_mib),
+            "--max-rss-mib",
+            str(max_rss_mib),
+        ]
         self.timeout = timeout
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: subprocess.Popen | None = None
         self.started = 0
         self.buf = b""
 
@@ -781,8 +1047,17 @@ class Worker:
         return json.loads(line)
 
 
-def run(cases: int, seed: int = 1, *, budget_mib: int = DEFAULT_BUDGET_MIB, max_rss_mib: int = DEFAULT_MAX_RSS_MIB,
-        timeout: float = 20.0, minutes: Optional[float] = None, save_dir: Optional[str] = None, progress: bool = True) -> Summary:
+def run(
+    cases: int,
+    seed: int = 1,
+    *,
+    budget_mib: int = DEFAULT_BUDGET_MIB,
+    max_rss_mib: int = DEFAULT_MAX_RSS_MIB,
+    timeout: float = 20.0,
+    minutes: float | None = None,
+    save_dir: str | None = None,
+    progress: bool = True,
+) -> Summary:
     """Run ``cases`` cases (or as many as fit in ``minutes``) through a worker; return the summary."""
     maker = CaseMaker(seed)
     w = Worker(budget_mib, max_rss_mib, timeout)
@@ -797,7 +1072,9 @@ def run(cases: int, seed: int = 1, *, budget_mib: int = DEFAULT_BUDGET_MIB, max_
     try:
         while True:
             # keep a few cases in flight, so that making cases and running them overlap
-            while len(pending) < IN_FLIGHT and (resend or (nxt < cases and (minutes is None or time.monotonic() - t0 < minutes * 60))):
+            while len(pending) < IN_FLIGHT and (
+                resend or (nxt < cases and (minutes is None or time.monotonic() - t0 < minutes * 60))
+            ):
                 if resend:
                     item = resend.popleft()
                 else:
@@ -825,7 +1102,12 @@ def run(cases: int, seed: int = 1, *, budget_mib: int = DEFAULT_BUDGET_MIB, max_
                         f.write(data)
                     if log is None:
                         log = open(os.path.join(save_dir, "unpickle-findings.jsonl"), "a", encoding="utf-8")
-                    log.write(json.dumps({"seed": seed, "case": i, "case_description": desc, "detail": a["detail"], "file": path}) + "\n")
+                    log.write(
+                        json.dumps(
+                            {"seed": seed, "case": i, "case_description": desc, "detail": a["detail"], "file": path}
+                        )
+                        + "\n"
+                    )
                     log.flush()
                 continue
             s.outcomes[outcome] += 1
@@ -834,7 +1116,11 @@ def run(cases: int, seed: int = 1, *, budget_mib: int = DEFAULT_BUDGET_MIB, max_
             now = time.monotonic()
             if progress and now - last > 15:
                 last = now
-                print(f"  ... {s.cases} cases, {len(s.failures)} failures, {s.cases / (now - t0):.0f} cases/s", file=sys.stderr, flush=True)
+                print(
+                    f"  ... {s.cases} cases, {len(s.failures)} failures, {s.cases / (now - t0):.0f} cases/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         w.stop()
         if log:
@@ -868,8 +1154,18 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=100000)
     ap.add_argument("--minutes", type=float, help="stop after this long, whatever --cases says")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--budget-mib", type=int, default=DEFAULT_BUDGET_MIB, help=f"import budget per case (default {DEFAULT_BUDGET_MIB} MiB)")
-    ap.add_argument("--max-rss-mib", type=int, default=DEFAULT_MAX_RSS_MIB, help=f"bound on the worker's peak RSS (default {DEFAULT_MAX_RSS_MIB} MiB)")
+    ap.add_argument(
+        "--budget-mib",
+        type=int,
+        default=DEFAULT_BUDGET_MIB,
+        help=f"import budget per case (default {DEFAULT_BUDGET_MIB} MiB)",
+    )
+    ap.add_argument(
+        "--max-rss-mib",
+        type=int,
+        default=DEFAULT_MAX_RSS_MIB,
+        help=f"bound on the worker's peak RSS (default {DEFAULT_MAX_RSS_MIB} MiB)",
+    )
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--save-dir", default=os.path.join(tempfile.gettempdir(), "rlarchive-fuzz-findings"))
     ap.add_argument("--replay", type=int, metavar="I", help="rebuild case I of --seed, write it to --out and decode it")
@@ -884,10 +1180,22 @@ def main() -> int:
         return self_test()
     if args.replay is not None:
         return replay(args.seed, args.replay, args.out, args.budget_mib)
-    print(f"fuzzing the restricted unpickler: {args.cases} cases" + (f" or {args.minutes} minutes" if args.minutes else "")
-          + f", seed {args.seed}, budget {args.budget_mib} MiB per case, memory bound {args.max_rss_mib} MiB", flush=True)
-    s = run(args.cases, args.seed, budget_mib=args.budget_mib, max_rss_mib=args.max_rss_mib, timeout=args.timeout,
-            minutes=args.minutes, save_dir=args.save_dir, progress=not args.quiet)
+    print(
+        f"fuzzing the restricted unpickler: {args.cases} cases"
+        + (f" or {args.minutes} minutes" if args.minutes else "")
+        + f", seed {args.seed}, budget {args.budget_mib} MiB per case, memory bound {args.max_rss_mib} MiB",
+        flush=True,
+    )
+    s = run(
+        args.cases,
+        args.seed,
+        budget_mib=args.budget_mib,
+        max_rss_mib=args.max_rss_mib,
+        timeout=args.timeout,
+        minutes=args.minutes,
+        save_dir=args.save_dir,
+        progress=not args.quiet,
+    )
     print(s.report())
     if s.failures:
         print(f"FAILED: {len(s.failures)} failing cases; saved under {args.save_dir} (unpickle-findings.jsonl)")

@@ -1,8 +1,8 @@
 """Fixtures of the Python test suite; shared helpers live in suite.py."""
+
 import os
 
 import pytest
-
 from suite import ROOT
 
 

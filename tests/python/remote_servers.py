@@ -4,6 +4,7 @@ Each server answers every connection from its own thread with a bounded loop
 and stops itself when the test leaves its ``with`` block (or, at the latest,
 after ``LIFETIME`` seconds).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +12,7 @@ import re
 import socket
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 #: No server lives longer than this, whatever the test does.
 LIFETIME = 120.0
@@ -38,7 +39,13 @@ def _response(body: bytes, range_header: str, head: bool, declared_extra: int) -
 
 @contextlib.contextmanager
 def misbehaving_server(
-    body: bytes, *, drip: str = "none", interval: float = 0.5, chunk: int = 1, declared_extra: int = 0, stall: bool = True
+    body: bytes,
+    *,
+    drip: str = "none",
+    interval: float = 0.5,
+    chunk: int = 1,
+    declared_extra: int = 0,
+    stall: bool = True,
 ) -> Iterator[str]:
     """A server of ``body`` at a URL on 127.0.0.1.
 
@@ -64,7 +71,7 @@ def misbehaving_server(
             while b"\r\n\r\n" not in request and len(request) < 65536 and not stop.is_set():
                 try:
                     got = conn.recv(4096)
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 except OSError:
                     return
@@ -92,7 +99,7 @@ def misbehaving_server(
         while not stop.is_set() and time.monotonic() < deadline:
             try:
                 conn, _ = listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break

@@ -21,16 +21,15 @@ functions, following SB3 1.7's ``MlpExtractor.forward_actor`` (shared layers,
 then the policy layers) and its ``ActorCriticPolicy`` / sb3-contrib's
 ``RecurrentActorCriticPolicy`` (the actor LSTM first).
 """
+
 from __future__ import annotations
 
 import io
 import zipfile
 from collections import OrderedDict, deque
 from itertools import zip_longest
-from typing import Any, Optional
 
 import numpy as np
-
 import sb_fixtures as F
 
 OBS_DIM = 4
@@ -51,7 +50,9 @@ def _linear(state: OrderedDict, prefix: str, n_in: int, n_out: int, rng: np.rand
     state[f"{prefix}.bias"] = torch.tensor(rng.normal(0, 0.3, (n_out,)), dtype=torch.float32)
 
 
-def _mlp_state(state: OrderedDict, feature_dim: int, shared: list, pi: list, vf: list, rng: np.random.Generator) -> tuple:
+def _mlp_state(
+    state: OrderedDict, feature_dim: int, shared: list, pi: list, vf: list, rng: np.random.Generator
+) -> tuple:
     """The mlp_extractor entries, registered as SB3 1.7 registers them (shared_net, policy_net, value_net)."""
     last = feature_dim
     for i, n in enumerate(shared):
@@ -73,7 +74,12 @@ def _mlp_state(state: OrderedDict, feature_dim: int, shared: list, pi: list, vf:
 def _lstm(state: OrderedDict, prefix: str, n_in: int, hidden: int, rng: np.random.Generator) -> None:
     import torch
 
-    for name, shape in (("weight_ih_l0", (4 * hidden, n_in)), ("weight_hh_l0", (4 * hidden, hidden)), ("bias_ih_l0", (4 * hidden,)), ("bias_hh_l0", (4 * hidden,))):
+    for name, shape in (
+        ("weight_ih_l0", (4 * hidden, n_in)),
+        ("weight_hh_l0", (4 * hidden, hidden)),
+        ("bias_ih_l0", (4 * hidden,)),
+        ("bias_hh_l0", (4 * hidden,)),
+    ):
         state[f"{prefix}.{name}"] = torch.tensor(rng.normal(0, 0.5, shape), dtype=torch.float32)
 
 
@@ -87,7 +93,9 @@ def policy_state(net_arch: list, recurrent: bool = False, lstm_hidden: int = 8, 
     pi_dim, vf_dim = _mlp_state(state, feature_dim, shared, list(tail.get("pi", [])), list(tail.get("vf", [])), rng)
     _linear(state, "action_net", pi_dim, N_ACTIONS, rng)
     _linear(state, "value_net", vf_dim, 1, rng)
-    if recurrent:  # lstm_actor, lstm_critic (enable_critic_lstm, not shared) are registered after the actor-critic's modules
+    if (
+        recurrent
+    ):  # lstm_actor, lstm_critic (enable_critic_lstm, not shared) are registered after the actor-critic's modules
         _lstm(state, "lstm_actor", OBS_DIM, lstm_hidden, rng)
         _lstm(state, "lstm_critic", OBS_DIM, lstm_hidden, rng)
     return state
@@ -104,7 +112,9 @@ def _optimizer_state(state: OrderedDict) -> dict:
     return opt.state_dict()
 
 
-def write_ppo_1x(path: str, net_arch: list, *, recurrent: bool = False, activation: Optional[str] = None, seed: int = 0) -> OrderedDict:
+def write_ppo_1x(
+    path: str, net_arch: list, *, recurrent: bool = False, activation: str | None = None, seed: int = 0
+) -> OrderedDict:
     """Write a PPO (or RecurrentPPO) zip as SB3 1.6.2 saves it; returns the policy state dict."""
     import torch
     from stable_baselines3.common.policies import ActorCriticPolicy
@@ -159,16 +169,25 @@ def write_ppo_1x(path: str, net_arch: list, *, recurrent: bool = False, activati
     }
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("data", F.sb_data_json(data))
-        for name, obj in (("pytorch_variables.pth", {}), ("policy.pth", state), ("policy.optimizer.pth", _optimizer_state(state))):
+        for name, obj in (
+            ("pytorch_variables.pth", {}),
+            ("policy.pth", state),
+            ("policy.optimizer.pth", _optimizer_state(state)),
+        ):
             buf = io.BytesIO()
             torch.save(obj, buf)
             z.writestr(name, buf.getvalue())
         z.writestr("_stable_baselines3_version", "1.6.2")
-        z.writestr("system_info.txt", "- OS: Linux\n- Python: 3.8.10\n- Stable-Baselines3: 1.6.2\n- PyTorch: 1.12.1\n- GPU Enabled: False\n- Numpy: 1.23.3\n- Gym: 0.21.0\n")
+        z.writestr(
+            "system_info.txt",
+            "- OS: Linux\n- Python: 3.8.10\n- Stable-Baselines3: 1.6.2\n- PyTorch: 1.12.1\n- GPU Enabled: False\n- Numpy: 1.23.3\n- Gym: 0.21.0\n",
+        )
     return state
 
 
-def reference_actions(state: OrderedDict, net_arch: list, obs: np.ndarray, *, recurrent: bool = False, activation: str = "Tanh") -> np.ndarray:
+def reference_actions(
+    state: OrderedDict, net_arch: list, obs: np.ndarray, *, recurrent: bool = False, activation: str = "Tanh"
+) -> np.ndarray:
     """Deterministic actions of a batch of first observations (episode starts), computed as SB3 1.7 does."""
     import torch
     import torch.nn.functional as fn
@@ -177,7 +196,12 @@ def reference_actions(state: OrderedDict, net_arch: list, obs: np.ndarray, *, re
     x = torch.as_tensor(obs, dtype=torch.float32)
     if recurrent:  # one LSTM step from a zero state: the gates of torch.nn.LSTM
         h = torch.zeros(x.shape[0], state["lstm_actor.weight_hh_l0"].shape[1])
-        gates = x @ state["lstm_actor.weight_ih_l0"].T + state["lstm_actor.bias_ih_l0"] + h @ state["lstm_actor.weight_hh_l0"].T + state["lstm_actor.bias_hh_l0"]
+        gates = (
+            x @ state["lstm_actor.weight_ih_l0"].T
+            + state["lstm_actor.bias_ih_l0"]
+            + h @ state["lstm_actor.weight_hh_l0"].T
+            + state["lstm_actor.bias_hh_l0"]
+        )
         i, f, g, o = gates.chunk(4, dim=1)
         c = torch.sigmoid(f) * torch.zeros_like(h) + torch.sigmoid(i) * torch.tanh(g)
         x = torch.sigmoid(o) * torch.tanh(c)

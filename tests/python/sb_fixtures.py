@@ -13,6 +13,7 @@ their documented layouts:
 - SB2 zips hold ``data`` (SB's data_to_json), ``parameters`` (``numpy.savez``)
   and ``parameter_list`` (JSON list of TensorFlow variable names).
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,10 +25,10 @@ import sys
 import types
 import zipfile
 from collections import OrderedDict
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
-
 
 # ---------------------------------------------------------------------------
 # stand-in modules and classes
@@ -190,7 +191,7 @@ def sb_data_json(data: Mapping[str, Any], modules: Mapping[str, Mapping[str, Any
     return json.dumps(out, indent=4)
 
 
-def write_sb2_zip(path: str, data_json: str, params: "OrderedDict[str, np.ndarray]") -> None:
+def write_sb2_zip(path: str, data_json: str, params: OrderedDict[str, np.ndarray]) -> None:
     """SB2's ``_save_to_file_zip``: data, parameters (numpy.savez), parameter_list."""
     buf = io.BytesIO()
     np.savez(buf, **params)
@@ -200,10 +201,12 @@ def write_sb2_zip(path: str, data_json: str, params: "OrderedDict[str, np.ndarra
         z.writestr("parameter_list", json.dumps(list(params.keys()), indent=4))
 
 
-def sb2_ppo2_params(obs_dim: int = 4, n_actions: int = 2, hidden: int = 8, seed: int = 0) -> "OrderedDict[str, np.ndarray]":
+def sb2_ppo2_params(
+    obs_dim: int = 4, n_actions: int = 2, hidden: int = 8, seed: int = 0
+) -> OrderedDict[str, np.ndarray]:
     """Parameters named as SB2's PPO2 MlpPolicy names its TensorFlow variables."""
     rng = np.random.default_rng(seed)
-    p: "OrderedDict[str, np.ndarray]" = OrderedDict()
+    p: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def dense(name, i, o):
         p[f"model/{name}/w:0"] = rng.standard_normal((i, o)).astype(np.float32)
@@ -236,7 +239,11 @@ def sb2_ppo2_data(learning_rate: Any = 2.5e-4, style: str = "0.17") -> dict:
         "verbose": 0,
         "policy": sb2_policy_class(),
         "observation_space": gym_box(
-            np.array([-4.8, -np.inf, -0.42, -np.inf], np.float32), np.array([4.8, np.inf, 0.42, np.inf], np.float32), (4,), style=style, rng=True
+            np.array([-4.8, -np.inf, -0.42, -np.inf], np.float32),
+            np.array([4.8, np.inf, 0.42, np.inf], np.float32),
+            (4,),
+            style=style,
+            rng=True,
         ),
         "action_space": gym_discrete(2, style=style, rng=True),
         "n_envs": 1,
@@ -267,7 +274,9 @@ def sb2_modules_for(data: Mapping[str, Any]) -> dict:
     return mods
 
 
-def write_sb2_ppo2(path: str, learning_rate: Any = 2.5e-4, style: str = "0.17", extra: Mapping[str, Any] | None = None) -> "OrderedDict[str, np.ndarray]":
+def write_sb2_ppo2(
+    path: str, learning_rate: Any = 2.5e-4, style: str = "0.17", extra: Mapping[str, Any] | None = None
+) -> OrderedDict[str, np.ndarray]:
     """A complete SB2 PPO2 zip; returns its parameters."""
     data = sb2_ppo2_data(learning_rate, style)
     data.update(extra or {})

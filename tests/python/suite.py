@@ -1,4 +1,5 @@
 """Shared helpers of the Python test suite (a module of its own name, so that one pytest run can collect every test folder)."""
+
 import json
 import os
 import sys

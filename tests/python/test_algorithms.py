@@ -1,4 +1,5 @@
 """Telling the SB3 / sb3-contrib algorithm from a model's decoded data, and importing algorithm classes by exact name."""
+
 from __future__ import annotations
 
 import sys
@@ -104,7 +105,10 @@ def test_contradictions_give_none(sb3_zoo):
 
 def test_identify_without_evidence():
     assert algorithms.identify({}) is None
-    assert algorithms.identify({"policy_class": ClassRef("stable_baselines3.common.policies", "ActorCriticPolicy")}) is None
+    assert (
+        algorithms.identify({"policy_class": ClassRef("stable_baselines3.common.policies", "ActorCriticPolicy")})
+        is None
+    )
     assert algorithms.identify({"gamma": 0.99, "learning_rate": 3e-4}) is None
     assert algorithms.identify(["not", "a", "mapping"]) is None
     assert algorithms.uses_her({}) is False
@@ -127,7 +131,10 @@ def test_table_matches_installed_packages():
     from stable_baselines3.common.base_class import BaseAlgorithm
 
     exported_algorithms = {
-        n for pkg in (sb3, contrib) for n, v in vars(pkg).items() if isinstance(v, type) and issubclass(v, BaseAlgorithm)
+        n
+        for pkg in (sb3, contrib)
+        for n, v in vars(pkg).items()
+        if isinstance(v, type) and issubclass(v, BaseAlgorithm)
     }
     assert exported_algorithms == set(algorithms.ALGORITHMS)
 

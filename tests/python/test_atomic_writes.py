@@ -3,6 +3,7 @@
 Helpers for destinations that cannot be written (a read-only folder, a full
 disk, the file-size limit) live here and are shared with test_cli_robust.py.
 """
+
 import contextlib
 import json
 import os
@@ -19,8 +20,7 @@ import numpy as np
 import pytest
 
 import rlarchive
-from rlarchive import RlarchiveError
-from rlarchive import writer
+from rlarchive import RlarchiveError, writer
 from rlarchive.writer import atomic_file
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="permissions, locks and limits as POSIX has them")
@@ -80,7 +80,22 @@ def run_on_full_disk(folder, script: str, *args: str, size: str = "64k") -> subp
     if shutil.which("unshare") is None:
         pytest.skip("unshare is not installed: no way to mount a small file system")
     wrapper = 'mount -t tmpfs -o size="$1" none "$2" || exit 97; shift 2; exec "$@"'
-    cmd = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", wrapper, "sh", size, str(folder), sys.executable, "-c", script, *args]
+    cmd = [
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        wrapper,
+        "sh",
+        size,
+        str(folder),
+        sys.executable,
+        "-c",
+        script,
+        *args,
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode == 97 or "unshare failed" in r.stderr or "unshare:" in r.stderr:
         pytest.skip(f"cannot mount a small file system here: {r.stderr.strip()[:200]}")
@@ -140,7 +155,13 @@ def test_file_synced_before_the_rename_and_folder_after(tmp_path, monkeypatch):
 
     def fsync(fd):
         st = os.fstat(fd)
-        events.append(("fsync", "folder" if stat.S_ISDIR(st.st_mode) else "file", st.st_size if stat.S_ISREG(st.st_mode) else None))
+        events.append(
+            (
+                "fsync",
+                "folder" if stat.S_ISDIR(st.st_mode) else "file",
+                st.st_size if stat.S_ISREG(st.st_mode) else None,
+            )
+        )
         real_fsync(fd)
 
     def replace(src, dst):
@@ -161,7 +182,9 @@ def test_without_folder_sync_or_locks_as_on_windows(tmp_path, monkeypatch):
     only temporary files older than STALE_TEMP_SECONDS count as stale."""
     synced = []
     real_fsync = os.fsync
-    monkeypatch.setattr(writer.os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real_fsync(fd)))
+    monkeypatch.setattr(
+        writer.os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real_fsync(fd))
+    )
     monkeypatch.setattr(writer, "_WINDOWS", True)
     monkeypatch.setattr(writer, "fcntl", None)
     young = tmp_path / ".a.rlarchive.0123456789abcdef.rlarchive-tmp"
@@ -358,7 +381,7 @@ def test_an_error_inside_the_block_leaves_the_destination_alone(tmp_path):
     with pytest.raises(ZeroDivisionError):
         with atomic_file(dest) as f:
             f.write(b"new")
-            1 / 0
+            1 / 0  # noqa: B018
     with pytest.raises(RlarchiveError) as e:
         with atomic_file(dest) as f:
             raise OSError(28, "No space left on device")

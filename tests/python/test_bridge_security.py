@@ -12,6 +12,7 @@ connections, and every module that appears in ``sys.modules``; the hook is
 shown to work by a control at the end that imports the hostile module on
 purpose, as ``gymnasium.make`` would.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,11 @@ def _variant(src: str, dst: str, edit=None, metadata=None, rename_group=None) ->
     """Write ``dst``: the archive ``src`` with its data edited by ``edit(data)``, metadata updated, a group renamed."""
     with rlarchive.open(src, spaces="neutral") as ar:
         data = {k: _copy(v) for k, v in ar.data.items()}
-        tensors = {g: {k: np.array(v) for k, v in ar.tensors(g).items()} for g in ar.groups if g != "arrays" and not g.startswith("optimizer.")}
+        tensors = {
+            g: {k: np.array(v) for k, v in ar.tensors(g).items()}
+            for g in ar.groups
+            if g != "arrays" and not g.startswith("optimizer.")
+        }
         optimizers = {n: _copy(ar.optimizer(n)) for n in ar.optimizer_names}
         meta = dict(ar.metadata)
     if edit is not None:
@@ -92,8 +97,25 @@ def bases(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         models = {
-            "ppo": PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, seed=1, device="cpu", policy_kwargs={"net_arch": [4]}),
-            "dqn": DQN("MlpPolicy", "CartPole-v1", buffer_size=64, learning_starts=8, seed=1, device="cpu", policy_kwargs={"net_arch": [4]}),
+            "ppo": PPO(
+                "MlpPolicy",
+                "CartPole-v1",
+                n_steps=16,
+                batch_size=16,
+                n_epochs=1,
+                seed=1,
+                device="cpu",
+                policy_kwargs={"net_arch": [4]},
+            ),
+            "dqn": DQN(
+                "MlpPolicy",
+                "CartPole-v1",
+                buffer_size=64,
+                learning_starts=8,
+                seed=1,
+                device="cpu",
+                policy_kwargs={"net_arch": [4]},
+            ),
         }
         for name, model in models.items():
             model.save(str(folder / f"{name}.zip"))
@@ -104,51 +126,190 @@ def bases(tmp_path_factory):
 
 # (case name, base, edit, metadata, load keywords, expected code, text the message names)
 CLASS_CASES = [
-    ("module attribute under an allowed package", "ppo",
-     _set("policy_kwargs/features_extractor_class", ClassRef("stable_baselines3.common.utils", "os.system")), None, {},
-     "IMPORT_NOT_ALLOWED", "stable_baselines3.common.utils.os.system"),
-    ("module attribute, the module allowed by the caller", "ppo",
-     _set("policy_kwargs/features_extractor_class", ClassRef("stable_baselines3.common.utils", "os.system")), None,
-     {"allow_classes": ["stable_baselines3.common.utils.*"]}, "IMPORT_NOT_ALLOWED", "stable_baselines3.common.utils.os.system"),
-    ("a real class that is not on the list", "ppo",
-     _set("policy_kwargs/features_extractor_class", ClassRef("stable_baselines3.common.vec_env.subproc_vec_env", "SubprocVecEnv")),
-     None, {}, "IMPORT_NOT_ALLOWED", "SubprocVecEnv"),
-    ("builtins.eval", "ppo", _set("policy_kwargs/activation_fn", ClassRef("builtins", "eval")), None, {},
-     "IMPORT_NOT_ALLOWED", "builtins.eval"),
+    (
+        "module attribute under an allowed package",
+        "ppo",
+        _set("policy_kwargs/features_extractor_class", ClassRef("stable_baselines3.common.utils", "os.system")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "stable_baselines3.common.utils.os.system",
+    ),
+    (
+        "module attribute, the module allowed by the caller",
+        "ppo",
+        _set("policy_kwargs/features_extractor_class", ClassRef("stable_baselines3.common.utils", "os.system")),
+        None,
+        {"allow_classes": ["stable_baselines3.common.utils.*"]},
+        "IMPORT_NOT_ALLOWED",
+        "stable_baselines3.common.utils.os.system",
+    ),
+    (
+        "a real class that is not on the list",
+        "ppo",
+        _set(
+            "policy_kwargs/features_extractor_class",
+            ClassRef("stable_baselines3.common.vec_env.subproc_vec_env", "SubprocVecEnv"),
+        ),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "SubprocVecEnv",
+    ),
+    (
+        "builtins.eval",
+        "ppo",
+        _set("policy_kwargs/activation_fn", ClassRef("builtins", "eval")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "builtins.eval",
+    ),
     # an optimizer is for training only: a name that is not allowed loads the model with SB3's default optimizer and a warning
-    ("subprocess.Popen as optimizer", "ppo", _set("policy_kwargs/optimizer_class", ClassRef("subprocess", "Popen")), None, {},
-     None, "subprocess.Popen"),
-    ("pickle.loads", "ppo", _set("policy_kwargs/features_extractor_class", ClassRef("pickle", "loads")), None, {},
-     "IMPORT_NOT_ALLOWED", "pickle.loads"),
-    ("a function reached through an allowed module", "ppo",
-     _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "F.relu")), None, {},
-     "IMPORT_NOT_ALLOWED", "torch.nn.modules.activation.F.relu"),
-    ("a module in an allowed module", "ppo", _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "F")),
-     None, {}, "IMPORT_NOT_ALLOWED", "torch.nn.modules.activation.F"),
-    ("a class re-exported by an allowed module", "ppo",
-     _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "Tensor")), None, {},
-     "IMPORT_NOT_ALLOWED", "torch.nn.modules.activation.Tensor"),
-    ("nested in features_extractor_kwargs", "ppo",
-     _set("policy_kwargs/features_extractor_kwargs", {"fn": ClassRef("os", "system")}), None, {}, "IMPORT_NOT_ALLOWED", "os.system"),
-    ("policy_class off the list", "ppo", _set("policy_class", ClassRef("subprocess", "Popen")), None, {},
-     "IMPORT_NOT_ALLOWED", "subprocess.Popen"),
-    ("policy_class an allowed class that is not a policy", "ppo",
-     _set("policy_class", ClassRef("torch.nn.modules.activation", "ReLU")), None, {}, "IMPORT_NOT_ALLOWED", "policy_class"),
-    ("policy_class given as a string", "ppo", _set("policy_class", "os.system"), None, {}, "IMPORT_NOT_ALLOWED", "os.system"),
-    ("rollout_buffer_class through a module attribute", "ppo",
-     _set("rollout_buffer_class", ClassRef("stable_baselines3.common.utils", "os.system")), None, {},
-     "IMPORT_NOT_ALLOWED", "stable_baselines3.common.utils.os.system"),
-    ("rollout_buffer_class an allowed class that is not a buffer", "ppo",
-     _set("rollout_buffer_class", ClassRef("torch.optim.adam", "Adam")), None, {}, "IMPORT_NOT_ALLOWED", "rollout_buffer_class"),
-    ("replay_buffer_class off the list", "dqn", _set("replay_buffer_class", ClassRef("subprocess", "Popen")), None, {},
-     "IMPORT_NOT_ALLOWED", "subprocess.Popen"),
-    ("algorithm subprocess.Popen", "ppo", None, {"sb3.algorithm": "subprocess.Popen"}, {}, "IMPORT_NOT_ALLOWED", "subprocess.Popen"),
-    ("algorithm through a module attribute", "ppo", None, {"sb3.algorithm": "stable_baselines3.common.utils.os.system"}, {},
-     "IMPORT_NOT_ALLOWED", "os.system"),
-    ("algorithm an allowed class that is not an algorithm", "ppo", None, {"sb3.algorithm": "torch.optim.adam.Adam"}, {},
-     "IMPORT_NOT_ALLOWED", "torch.optim.adam.Adam"),
-    ("algorithm naming the hostile module", "ppo", None, {"sb3.algorithm": "mypkg.evil.Env"}, {},
-     "IMPORT_NOT_ALLOWED", "mypkg.evil.Env"),
+    (
+        "subprocess.Popen as optimizer",
+        "ppo",
+        _set("policy_kwargs/optimizer_class", ClassRef("subprocess", "Popen")),
+        None,
+        {},
+        None,
+        "subprocess.Popen",
+    ),
+    (
+        "pickle.loads",
+        "ppo",
+        _set("policy_kwargs/features_extractor_class", ClassRef("pickle", "loads")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "pickle.loads",
+    ),
+    (
+        "a function reached through an allowed module",
+        "ppo",
+        _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "F.relu")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "torch.nn.modules.activation.F.relu",
+    ),
+    (
+        "a module in an allowed module",
+        "ppo",
+        _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "F")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "torch.nn.modules.activation.F",
+    ),
+    (
+        "a class re-exported by an allowed module",
+        "ppo",
+        _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "Tensor")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "torch.nn.modules.activation.Tensor",
+    ),
+    (
+        "nested in features_extractor_kwargs",
+        "ppo",
+        _set("policy_kwargs/features_extractor_kwargs", {"fn": ClassRef("os", "system")}),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "os.system",
+    ),
+    (
+        "policy_class off the list",
+        "ppo",
+        _set("policy_class", ClassRef("subprocess", "Popen")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "subprocess.Popen",
+    ),
+    (
+        "policy_class an allowed class that is not a policy",
+        "ppo",
+        _set("policy_class", ClassRef("torch.nn.modules.activation", "ReLU")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "policy_class",
+    ),
+    (
+        "policy_class given as a string",
+        "ppo",
+        _set("policy_class", "os.system"),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "os.system",
+    ),
+    (
+        "rollout_buffer_class through a module attribute",
+        "ppo",
+        _set("rollout_buffer_class", ClassRef("stable_baselines3.common.utils", "os.system")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "stable_baselines3.common.utils.os.system",
+    ),
+    (
+        "rollout_buffer_class an allowed class that is not a buffer",
+        "ppo",
+        _set("rollout_buffer_class", ClassRef("torch.optim.adam", "Adam")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "rollout_buffer_class",
+    ),
+    (
+        "replay_buffer_class off the list",
+        "dqn",
+        _set("replay_buffer_class", ClassRef("subprocess", "Popen")),
+        None,
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "subprocess.Popen",
+    ),
+    (
+        "algorithm subprocess.Popen",
+        "ppo",
+        None,
+        {"sb3.algorithm": "subprocess.Popen"},
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "subprocess.Popen",
+    ),
+    (
+        "algorithm through a module attribute",
+        "ppo",
+        None,
+        {"sb3.algorithm": "stable_baselines3.common.utils.os.system"},
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "os.system",
+    ),
+    (
+        "algorithm an allowed class that is not an algorithm",
+        "ppo",
+        None,
+        {"sb3.algorithm": "torch.optim.adam.Adam"},
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "torch.optim.adam.Adam",
+    ),
+    (
+        "algorithm naming the hostile module",
+        "ppo",
+        None,
+        {"sb3.algorithm": "mypkg.evil.Env"},
+        {},
+        "IMPORT_NOT_ALLOWED",
+        "mypkg.evil.Env",
+    ),
 ]
 
 # Keys whose value SB3 would import, open or call: load drops or replaces them and succeeds.
@@ -156,16 +317,32 @@ CLASS_CASES = [
 KEY_CASES = [
     ("env id naming a module", "ppo", _set("env", ENV_ID), {}, {"env": None}),
     ("_vec_normalize_env", "ppo", _set("_vec_normalize_env", ENV_ID), {}, {"_vec_normalize_env": None}),
-    ("tensorboard_log outside the temporary folder", "ppo", _set("tensorboard_log", "@OUTSIDE@"), {"learn": True},
-     {"tensorboard_log": None}),
+    (
+        "tensorboard_log outside the temporary folder",
+        "ppo",
+        _set("tensorboard_log", "@OUTSIDE@"),
+        {"learn": True},
+        {"tensorboard_log": None},
+    ),
     ("device", "ppo", _set("device", "meta"), {}, {"device": "cpu"}),
     ("verbose", "ppo", _set("verbose", 2), {}, {"verbose": 0}),
     ("a method name as data key", "ppo", _set("_setup_model", ClassRef("subprocess", "Popen")), {}, {}),
     ("an unknown key", "ppo", _set("set_parameters", ENV_ID), {}, {}),
-    ("replay_buffer_kwargs env and device", "dqn", _set("replay_buffer_kwargs", {"env": ENV_ID, "device": "meta"}), {},
-     {"replay_buffer_kwargs": {}}),
+    (
+        "replay_buffer_kwargs env and device",
+        "dqn",
+        _set("replay_buffer_kwargs", {"env": ENV_ID, "device": "meta"}),
+        {},
+        {"replay_buffer_kwargs": {}},
+    ),
     ("policy_kwargs device", "ppo", _set("policy_kwargs/device", "meta"), {}, {}),
-    ("a class under a dropped key is never resolved", "ppo", _set("env", ClassRef("subprocess", "Popen")), {}, {"env": None}),
+    (
+        "a class under a dropped key is never resolved",
+        "ppo",
+        _set("env", ClassRef("subprocess", "Popen")),
+        {},
+        {"env": None},
+    ),
     ("the seed is data", "ppo", _set("seed", 123), {}, {"seed": 123}),
     ("the policy class given by its alias", "ppo", _set("policy_class", "MlpPolicy"), {}, {}),
 ]
@@ -274,6 +451,7 @@ def test_hostile_names_and_keys_reach_nothing(bases, tmp_path):
         path = _variant(bases[base], str(tmp_path / f"class{i}.rlarchive"), edit, meta)
         cases.append({"name": name, "path": path, "kwargs": kwargs, "attrs": [], "export": True})
     for i, (name, base, edit, kwargs, attrs) in enumerate(KEY_CASES):
+
         def edit_outside(data, edit=edit):
             edit(data)
             for k, v in data.items():
@@ -289,7 +467,14 @@ def test_hostile_names_and_keys_reach_nothing(bases, tmp_path):
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"bases": list(bases.values()), "cases": cases, "marker": str(marker)}))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYTHON_DIR, str(site)]))
-    r = subprocess.run([sys.executable, "-c", CHILD, str(plan)], capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path))
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD, str(plan)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     results = json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -300,15 +485,33 @@ def test_hostile_names_and_keys_reach_nothing(bases, tmp_path):
         assert got["load_events"] == [], (name, got["load_events"])
         # the export writes its own output (a temporary file, by name then by descriptor, renamed into place), and nothing else
         output = f"class{CLASS_CASES.index(next(c for c in CLASS_CASES if c[0] == name))}.rlarchive.zip"
-        others = [ev for ev in got["export_events"] if not (ev[0] in ("open", "os.rename", "os.remove") and (output in ev[1] or ev[1].isdigit()))]
+        others = [
+            ev
+            for ev in got["export_events"]
+            if not (ev[0] in ("open", "os.rename", "os.remove") and (output in ev[1] or ev[1].isdigit()))
+        ]
         assert others == [], (name, others)
     for name, _, _, kwargs, attrs in KEY_CASES:
         got = results[name]
         assert got["code"] is None, (name, got)
         events = got["load_events"]
-        if kwargs.get("learn"):  # learn() makes SB3's own log folder ($SB3_LOGDIR, else tempdir/SB3-<time>), whatever the archive says
-            events = [ev for ev in events if not (ev[0] == "os.mkdir" and (ev[1] == os.environ.get("SB3_LOGDIR") or (
-                os.path.dirname(ev[1]) == tempfile.gettempdir() and os.path.basename(ev[1]).startswith("SB3-"))))]
+        if kwargs.get(
+            "learn"
+        ):  # learn() makes SB3's own log folder ($SB3_LOGDIR, else tempdir/SB3-<time>), whatever the archive says
+            events = [
+                ev
+                for ev in events
+                if not (
+                    ev[0] == "os.mkdir"
+                    and (
+                        ev[1] == os.environ.get("SB3_LOGDIR")
+                        or (
+                            os.path.dirname(ev[1]) == tempfile.gettempdir()
+                            and os.path.basename(ev[1]).startswith("SB3-")
+                        )
+                    )
+                )
+            ]
         assert events == [], (name, events)
         assert got["attrs"] == attrs, (name, got["attrs"])
     for name, _, _, _, _, code in OTHER_CASES:
@@ -321,7 +524,9 @@ def test_hostile_names_and_keys_reach_nothing(bases, tmp_path):
     # the hook sees an import of the hostile module, and that import writes the marker
     control = results["control"]
     assert ["new module", "mypkg.evil"] in control["events"], control
-    assert any(ev[0] == "open" and ev[1].endswith(os.path.join("mypkg", "evil.py")) for ev in control["events"]), control
+    assert any(ev[0] == "open" and ev[1].endswith(os.path.join("mypkg", "evil.py")) for ev in control["events"]), (
+        control
+    )
     assert control["marker"], control
 
 
@@ -333,7 +538,11 @@ def test_export_writes_refused_names_by_name_and_resolves_allowed_ones_exactly(b
     from rlarchive.errors import RlarchiveError
     from rlarchive.interop import unpickle
 
-    src = _variant(bases["ppo"], str(tmp_path / "a.rlarchive"), _set("policy_kwargs/features_extractor_class", ClassRef("subprocess", "Popen")))
+    src = _variant(
+        bases["ppo"],
+        str(tmp_path / "a.rlarchive"),
+        _set("policy_kwargs/features_extractor_class", ClassRef("subprocess", "Popen")),
+    )
     out = str(tmp_path / "a.zip")
     rsb3.export_archive(src, out)
     raw = base64.b64decode(json.loads(zipfile.ZipFile(out).read("data"))["policy_kwargs"][":serialized:"])
@@ -341,7 +550,11 @@ def test_export_writes_refused_names_by_name_and_resolves_allowed_ones_exactly(b
     assert unpickle.describe_globals(raw) == [("subprocess", "Popen")]
     assert unpickle.decode(raw)["features_extractor_class"] == ClassRef("subprocess", "Popen")
     # a name the allow-list matches but that is no class defined there is refused, not written by name
-    bad = _variant(bases["ppo"], str(tmp_path / "b.rlarchive"), _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "F.relu")))
+    bad = _variant(
+        bases["ppo"],
+        str(tmp_path / "b.rlarchive"),
+        _set("policy_kwargs/activation_fn", ClassRef("torch.nn.modules.activation", "F.relu")),
+    )
     with pytest.raises(RlarchiveError) as e:
         rsb3.export_archive(bad, str(tmp_path / "b.zip"))
     assert e.value.code == "IMPORT_NOT_ALLOWED" and "F.relu" in e.value.message
@@ -370,7 +583,14 @@ def test_the_algorithm_argument(bases):
     with pytest.raises(RlarchiveError) as e:
         rsb3.load(bases["ppo"], algorithm="stable_baselines3.ppo.ppo.PPO")
     assert e.value.code == "IMPORT_NOT_ALLOWED"
-    assert type(rsb3.load(bases["ppo"], algorithm="stable_baselines3.ppo.ppo.PPO", allow_classes=["stable_baselines3.ppo.ppo.PPO"])) is PPO
+    assert (
+        type(
+            rsb3.load(
+                bases["ppo"], algorithm="stable_baselines3.ppo.ppo.PPO", allow_classes=["stable_baselines3.ppo.ppo.PPO"]
+            )
+        )
+        is PPO
+    )
     with pytest.raises(RlarchiveError) as e:
         rsb3.load(bases["ppo"], algorithm="stable_baselines3.PPO", allow_classes=["stable_baselines3.*"])  # re-exported
     assert e.value.code == "IMPORT_NOT_ALLOWED"
@@ -389,7 +609,12 @@ def _annex_b8_rows() -> list:
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 3 and not cells[0].startswith("data key") and not set(cells[0]) <= {"-", " "}:
+        if (
+            line.startswith("| ")
+            and len(cells) == 3
+            and not cells[0].startswith("data key")
+            and not set(cells[0]) <= {"-", " "}
+        ):
             rows.append((re.findall(r"`([^`]+)`", cells[0]), cells[1]))
     return rows
 
@@ -419,4 +644,6 @@ def test_annex_b8_table_agrees_with_load_keys():
                 named[key] = rule
     for key, rule in named.items():
         assert rsb3.LOAD_KEYS.get(key) == rule, (key, rule, rsb3.LOAD_KEYS.get(key))
-    assert {k for k, v in rsb3.LOAD_KEYS.items() if v != "data"} == set(named), "Annex B.8 omits or adds a key that is not passed as data"
+    assert {k for k, v in rsb3.LOAD_KEYS.items() if v != "data"} == set(named), (
+        "Annex B.8 omits or adds a key that is not passed as data"
+    )

@@ -7,9 +7,9 @@
 - ``rlarchive.sb3.save`` of a live model equals the import of its saved zip;
 - ``rlarchive.sb3.load`` builds without running ``torch.nn.init`` and refuses weights that do not fit.
 """
+
 from __future__ import annotations
 
-import io
 import pickle
 import pickletools
 import warnings
@@ -106,11 +106,21 @@ def test_nested_pickle_loads_reads_back_as_the_same_leaf():
 
 
 def test_portable_pickles_use_names_both_numpy_majors_read():
-    value = {"a": np.arange(6, dtype=np.float32).reshape(2, 3).T, "s": np.float64(2.5), "d": np.dtype("int16"), "i": np.int64(-3)}
+    value = {
+        "a": np.arange(6, dtype=np.float32).reshape(2, 3).T,
+        "s": np.float64(2.5),
+        "d": np.dtype("int16"),
+        "i": np.int64(-3),
+    }
     data = pickler.dumps(value)
     names = _globals(data)
     assert not any(m.startswith("numpy._core") for m, _ in names), names
-    assert names <= {("numpy.core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"), ("numpy", "ndarray"), ("numpy", "dtype")}
+    assert names <= {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # NumPy 2 reads these names without a deprecation warning
         back = pickle.loads(data)
@@ -129,9 +139,34 @@ def _tiny_models():
     from stable_baselines3 import DQN, PPO, SAC
 
     return [
-        PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, device="cpu", seed=1, policy_kwargs=dict(net_arch=[8])).learn(16),
-        SAC("MlpPolicy", "Pendulum-v1", learning_starts=4, buffer_size=64, device="cpu", seed=1, policy_kwargs=dict(net_arch=[8])).learn(8),
-        DQN("MlpPolicy", "CartPole-v1", learning_starts=4, buffer_size=64, device="cpu", seed=1, policy_kwargs=dict(net_arch=[8])).learn(8),
+        PPO(
+            "MlpPolicy",
+            "CartPole-v1",
+            n_steps=16,
+            batch_size=16,
+            n_epochs=1,
+            device="cpu",
+            seed=1,
+            policy_kwargs=dict(net_arch=[8]),
+        ).learn(16),
+        SAC(
+            "MlpPolicy",
+            "Pendulum-v1",
+            learning_starts=4,
+            buffer_size=64,
+            device="cpu",
+            seed=1,
+            policy_kwargs=dict(net_arch=[8]),
+        ).learn(8),
+        DQN(
+            "MlpPolicy",
+            "CartPole-v1",
+            learning_starts=4,
+            buffer_size=64,
+            device="cpu",
+            seed=1,
+            policy_kwargs=dict(net_arch=[8]),
+        ).learn(8),
     ]
 
 
@@ -146,7 +181,9 @@ def test_save_from_a_live_model_equals_the_import_of_its_zip(tmp_path):
             assert repr(dict(x.data)) == repr(dict(y.data))
             assert x.groups == y.groups
             for g in x.groups:
-                assert {n: x.tensor_sha256(g, n) for n in x.tensor_info(g)} == {n: y.tensor_sha256(g, n) for n in y.tensor_info(g)}
+                assert {n: x.tensor_sha256(g, n) for n in x.tensor_info(g)} == {
+                    n: y.tensor_sha256(g, n) for n in y.tensor_info(g)
+                }
         loaded = rsb3.load(b)
         for (k1, p1), (k2, p2) in zip(model.policy.state_dict().items(), loaded.policy.state_dict().items()):
             assert k1 == k2 and torch.equal(p1, p2)
@@ -182,7 +219,9 @@ def test_weights_that_do_not_fit_the_policy_fail_with_a_code(tmp_path):
     with rlarchive.open(a, spaces="neutral") as ar:
         data = {k: v for k, v in ar.data.items()}
         data["policy_kwargs"] = dict(data["policy_kwargs"], net_arch=[16])  # a wider network than the weights
-        tensors = {g: {k: np.array(v) for k, v in ar.tensors(g).items()} for g in ar.groups if not g.startswith("optimizer.")}
+        tensors = {
+            g: {k: np.array(v) for k, v in ar.tensors(g).items()} for g in ar.groups if not g.startswith("optimizer.")
+        }
         tensors.pop("arrays", None)
         meta = dict(ar.metadata)
         data = {k: (np.array(v) if isinstance(v, np.ndarray) else v) for k, v in data.items()}

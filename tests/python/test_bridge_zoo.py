@@ -11,6 +11,7 @@ sb3-contrib and the features of the catalogue):
 - importing that export again gives the same canonical dump (Annex B);
 - the JavaScript reader reads every tensor with the SHA-256 Python computes.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,6 +26,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import sb_zoo  # noqa: E402
+
 import rlarchive  # noqa: E402
 from rlarchive.interop import algorithms  # noqa: E402
 from rlarchive.interop import sb3 as rsb3  # noqa: E402
@@ -88,7 +90,9 @@ def test_import_export_and_reimport(name, sb3_zoo, imported, tmp_path):
         for k, t in a[group].items():
             if hasattr(t, "dtype"):
                 assert t.dtype == b[group][k].dtype and bool((t == b[group][k]).all()), (group, k)
-    got = sb_zoo.predict_actions(exported, m.observations, vecnormalize=normalizer, action_masks=m.action_masks, episode_starts=m.episode_starts)
+    got = sb_zoo.predict_actions(
+        exported, m.observations, vecnormalize=normalizer, action_masks=m.action_masks, episode_starts=m.episode_starts
+    )
     for x, y in zip(m.actions, got):
         assert x.dtype == y.dtype and np.array_equal(x, y)
 
@@ -142,7 +146,7 @@ def test_javascript_reads_every_tensor(imported):
     js = os.path.abspath(os.path.join(ROOT, "reader-js", "src", "index.js"))
     paths = [imported[n][0] for n in NAMES]
     script = f"""
-        import {{ open }} from {json.dumps('file://' + js)};
+        import {{ open }} from {json.dumps("file://" + js)};
         import {{ createHash }} from 'node:crypto';
         const out = {{}};
         for (const p of {json.dumps(paths)}) {{

@@ -1,4 +1,5 @@
 """rlarchive card: a Markdown model card whose YAML front matter follows the Hugging Face model card format."""
+
 import json
 import os
 import shutil
@@ -49,7 +50,16 @@ def _check_model_index(fm):
 def agent(tmp_path_factory):
     from stable_baselines3 import PPO
 
-    model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, seed=1, device="cpu", policy_kwargs={"net_arch": [8]})
+    model = PPO(
+        "MlpPolicy",
+        "CartPole-v1",
+        n_steps=32,
+        batch_size=32,
+        n_epochs=1,
+        seed=1,
+        device="cpu",
+        policy_kwargs={"net_arch": [8]},
+    )
     model.learn(64)
     p = tmp_path_factory.mktemp("card") / "cartpole.rlarchive"
     rsb3.save(model, p)
@@ -67,7 +77,16 @@ def test_card_without_evaluation(agent, tmp_path):
     assert "model-index" not in fm
     with rlarchive.open(p) as ar:
         m = ar.metadata
-    for section in ("## Provenance", "## Algorithm", "## Spaces", "## Hyperparameters", "## Network", "## Evaluation", "## How to load", "## Validation"):
+    for section in (
+        "## Provenance",
+        "## Algorithm",
+        "## Spaces",
+        "## Hyperparameters",
+        "## Network",
+        "## Evaluation",
+        "## How to load",
+        "## Validation",
+    ):
         assert section in body
     assert f"| timesteps trained | {m['num_timesteps']} |" in body
     assert "None recorded" in body and "```js" in body and "export-onnx" in body
@@ -103,8 +122,20 @@ def test_text_from_the_archive_cannot_change_the_front_matter(agent, tmp_path):
     hostile = 'x": 1 # ---\\ [y]: {z}'
     update_metadata(p, {"env_id": hostile})
     with rlarchive.open(p) as ar:
-        evaluations = [{"env_id": hostile, "episodes": 1, "seeds": None, "deterministic": True, "mean": 2.0, "std": 0.0, "returns": [2.0],
-                        "lengths": [2], "evaluator": {"name": "t", "version": "1"}, "date": "2026-01-01T00:00:00Z"}]
+        evaluations = [
+            {
+                "env_id": hostile,
+                "episodes": 1,
+                "seeds": None,
+                "deterministic": True,
+                "mean": 2.0,
+                "std": 0.0,
+                "returns": [2.0],
+                "lengths": [2],
+                "evaluator": {"name": "t", "version": "1"},
+                "date": "2026-01-01T00:00:00Z",
+            }
+        ]
         assert ar.metadata["env_id"] == hostile
     update_metadata(p, {"evaluations": json.dumps(evaluations)})
     fm, body = _front_matter(card(p))
@@ -115,7 +146,9 @@ def test_text_from_the_archive_cannot_change_the_front_matter(agent, tmp_path):
 
 
 def test_cli_card_and_bad_input(agent, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "card", str(agent)], capture_output=True, text=True, env=ENV, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "card", str(agent)], capture_output=True, text=True, env=ENV, timeout=300
+    )
     assert r.returncode == 0 and r.stdout == card(agent)
     bad = tmp_path / "bad.rlarchive"
     raw = bytearray(agent.read_bytes())
@@ -123,5 +156,7 @@ def test_cli_card_and_bad_input(agent, tmp_path):
         m = ar.members["tensors/policy.safetensors"]
     raw[m.data_offset + m.size - 1] ^= 1
     bad.write_bytes(bytes(raw))
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "card", str(bad)], capture_output=True, text=True, env=ENV, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "card", str(bad)], capture_output=True, text=True, env=ENV, timeout=300
+    )
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "ZIP_CRC_MISMATCH" in r.stderr and r.stdout == ""

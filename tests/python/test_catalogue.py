@@ -1,10 +1,11 @@
 """The error catalogue: spec/errors.md, the Python catalogue and the spec text agree."""
+
 import os
 import re
 
-from rlarchive.errors import API_CODES, CATALOGUE, RlarchiveError
-
 from suite import ROOT
+
+from rlarchive.errors import API_CODES, CATALOGUE, RlarchiveError
 
 
 def _table(text: str, heading: str) -> list:

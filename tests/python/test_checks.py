@@ -1,4 +1,5 @@
 """spec/checks.json, the table that locates every issue: complete, consistent, and what the vectors are judged by."""
+
 import json
 import os
 
@@ -31,7 +32,9 @@ def test_checks_are_unique_in_processing_order_and_use_defined_anchors():
         for kind in ("pointer", "offset"):
             for a in c[kind] or []:
                 assert a is None or a in anchors[kind], (c["id"], kind, a)
-        assert c["pointer"] is None or c["offset"] is None or c["code"].startswith("ST_") or c["id"].startswith("st-"), (
+        assert (
+            c["pointer"] is None or c["offset"] is None or c["code"].startswith("ST_") or c["id"].startswith("st-")
+        ), (
             "only a safetensors header entry has both a pointer and an offset",
             c["id"],
         )

@@ -1,4 +1,5 @@
 """Class references resolve only to a class defined under exactly the allowed (module, qualname)."""
+
 import json
 import json.decoder
 

@@ -1,4 +1,5 @@
 """The rlarchive command: validate, inspect and dump on a PPO-like archive and on broken files."""
+
 import json
 import os
 import subprocess
@@ -6,12 +7,11 @@ import sys
 
 import numpy as np
 import pytest
+from cases import CASES
+from suite import ROOT, schema_validator
 
 import rlarchive
 import rlarchive.values
-
-from cases import CASES
-from suite import ROOT, schema_validator
 
 RLARCHIVE = [sys.executable, "-m", "rlarchive.cli"]
 
@@ -51,7 +51,11 @@ def test_validate_invalid_archives_exit_1_with_codes(tmp_path):
     schema_validator("report-1.0.schema.json").validate(doc)
     reports = doc["reports"]
     assert [rep["issues"][0]["code"] for rep in reports] == ["ZIP_GAP", "JSON_NAN_LITERAL", "MEMBER_DIGEST_MISMATCH"]
-    assert [line.split(":")[1].strip() for line in r.stderr.splitlines()] == ["ZIP_GAP", "JSON_NAN_LITERAL", "MEMBER_DIGEST_MISMATCH"]
+    assert [line.split(":")[1].strip() for line in r.stderr.splitlines()] == [
+        "ZIP_GAP",
+        "JSON_NAN_LITERAL",
+        "MEMBER_DIGEST_MISMATCH",
+    ]
     human = _run("validate", *paths)
     assert human.returncode == 1 and "ZIP_GAP" in human.stdout and "INVALID" in human.stdout
 
@@ -78,7 +82,17 @@ def test_inspect_shows_the_agent(ppo):
     r = _run("inspect", "--all", ppo)
     assert r.returncode == 0
     out = r.stdout
-    for needle in ("format version  1.0", "observation_space", "Box(F32, shape=(8,), bounds [-inf, inf])", "Discrete(n=4", "linear schedule", "1732246000123456789", "policy: 6 tensors", "optimizer.policy.optimizer", "ActorCriticPolicy"):
+    for needle in (
+        "format version  1.0",
+        "observation_space",
+        "Box(F32, shape=(8,), bounds [-inf, inf])",
+        "Discrete(n=4",
+        "linear schedule",
+        "1732246000123456789",
+        "policy: 6 tensors",
+        "optimizer.policy.optimizer",
+        "ActorCriticPolicy",
+    ):
         assert needle in out, needle
 
 
@@ -149,7 +163,11 @@ def test_validate_folders_recursively_into_one_json_document(ppo, tmp_path, caps
     doc = json.loads(out)
     schema_validator("report-1.0.schema.json").validate(doc)
     files = [os.path.relpath(r["file"], tmp_path) for r in doc["reports"]]
-    expected = [os.path.join("runs", "a", "y.rlarchive"), os.path.join("runs", "b", "x.rlarchive"), os.path.join("runs", "b", "deep", "z.rlarchive")]
+    expected = [
+        os.path.join("runs", "a", "y.rlarchive"),
+        os.path.join("runs", "b", "x.rlarchive"),
+        os.path.join("runs", "b", "deep", "z.rlarchive"),
+    ]
     assert files[:3] == expected and doc["reports"][3]["file"] == ppo
     assert [r["valid"] for r in doc["reports"]] == [True, False, True, True]
     assert status == 1 and err.count("\n") == 1 and "x.rlarchive" in err
@@ -230,7 +248,12 @@ def test_commands_that_need_torch_say_what_to_install(ppo, tmp_path):
         z.writestr("data", json.dumps({"gamma": 0.99}))
         z.writestr("policy.pth", b"torch.save output would be here")
     runs = [["import-sb3", str(sb3), str(tmp_path / "out.rlarchive")], ["export-sb3", ppo, str(tmp_path / "out.zip")]]
-    procs = [subprocess.Popen([sys.executable, "-c", WITHOUT_TORCH, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for argv in runs]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WITHOUT_TORCH, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for argv in runs
+    ]
     for p in procs:
         out, err = p.communicate()
         assert p.returncode == 2 and "Traceback" not in err
@@ -241,7 +264,9 @@ def test_commands_that_need_torch_say_what_to_install(ppo, tmp_path):
 
 def _predict_case(model_id: str) -> tuple:
     base = os.path.join(ROOT, "test-vectors", "valid")
-    return os.path.join(base, f"policy-{model_id}.rlarchive"), os.path.join(base, f"policy-{model_id}-predict.predict.json")
+    return os.path.join(base, f"policy-{model_id}.rlarchive"), os.path.join(
+        base, f"policy-{model_id}-predict.predict.json"
+    )
 
 
 def test_predict_prints_the_actions_sb3_computes(tmp_path):
@@ -252,15 +277,23 @@ def test_predict_prints_the_actions_sb3_computes(tmp_path):
         archive, request = _predict_case(model_id)
         with open(request, encoding="utf-8") as f:
             want = json.load(f)["actions"]
-        r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", request, "--values"], capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "rlarchive", "predict", archive, "--obs", request, "--values"],
+            capture_output=True,
+            text=True,
+        )
         assert r.returncode == 0, r.stderr
         assert judge(json.loads(r.stdout)["actions"], want) == ""
         # plain JSON numbers in and out
-        r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", request], capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "rlarchive", "predict", archive, "--obs", request], capture_output=True, text=True
+        )
         plain = json.loads(r.stdout)["actions"]
         for got, w in zip(plain, want):
             expected = rlarchive.values.load_value(w)
-            assert np.allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-4) and np.asarray(got).shape == expected.shape
+            assert (
+                np.allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-4) and np.asarray(got).shape == expected.shape
+            )
 
 
 def test_predict_takes_one_plain_observation(tmp_path):
@@ -270,23 +303,33 @@ def test_predict_takes_one_plain_observation(tmp_path):
     first = rlarchive.values.load_value(spec["observations"][0]).tolist()
     obs = tmp_path / "obs.json"
     obs.write_text(json.dumps(first))
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", str(obs)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "predict", archive, "--obs", str(obs)], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["actions"] == [int(rlarchive.values.load_value(spec["actions"][0]))]
 
 
 def test_predict_refuses_bad_input_with_a_code(tmp_path):
     archive, _ = _predict_case("ppo-mlp-discrete")
-    cases = {"wrong shape": [1.0, 2.0], "not json": "{", "bad value": {"$type": "ndarray", "dtype": "F32", "shape": [4], "base64": "AAAA"}}
+    cases = {
+        "wrong shape": [1.0, 2.0],
+        "not json": "{",
+        "bad value": {"$type": "ndarray", "dtype": "F32", "shape": [4], "base64": "AAAA"},
+    }
     for what, content in cases.items():
         obs = tmp_path / "obs.json"
         obs.write_text(content if isinstance(content, str) else json.dumps(content))
-        r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", archive, "--obs", str(obs)], capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "rlarchive", "predict", archive, "--obs", str(obs)], capture_output=True, text=True
+        )
         assert r.returncode == 2 and r.stderr.startswith("rlarchive: INPUT_INVALID"), (what, r.stderr)
         assert "Traceback" not in r.stderr
     plain = os.path.join(ROOT, "test-vectors", "valid", "vec-normalize-box.rlarchive")
     obs.write_text("[0, 0, 0]")
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "predict", plain, "--obs", str(obs)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "predict", plain, "--obs", str(obs)], capture_output=True, text=True
+    )
     assert r.returncode == 2 and "no portable policy" in r.stderr
 
 
@@ -302,18 +345,34 @@ def test_import_and_export_sb3_say_what_carries_training_on(tmp_path, capsys):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = SAC("MlpPolicy", "Pendulum-v1", buffer_size=100, learning_starts=1000, device="cpu", policy_kwargs={"net_arch": [8]})
+        model = SAC(
+            "MlpPolicy",
+            "Pendulum-v1",
+            buffer_size=100,
+            learning_starts=1000,
+            device="cpu",
+            policy_kwargs={"net_arch": [8]},
+        )
         model.learn(12)
     model.save(tmp_path / "model.zip")
     model.save_replay_buffer(tmp_path / "rb.pkl")
     out = str(tmp_path / "m.rlarchive")
     assert main(["import-sb3", str(tmp_path / "model.zip"), out]) == 0
     printed = capsys.readouterr().out
-    assert "    replay buffer: no\n" in printed and "    run state: no (Stable-Baselines3's files keep none" in printed, printed
-    assert main(["import-sb3", str(tmp_path / "model.zip"), out, "--replay-buffer", str(tmp_path / "rb.pkl"), "--json"]) == 0
+    assert (
+        "    replay buffer: no\n" in printed and "    run state: no (Stable-Baselines3's files keep none" in printed
+    ), printed
+    assert (
+        main(["import-sb3", str(tmp_path / "model.zip"), out, "--replay-buffer", str(tmp_path / "rb.pkl"), "--json"])
+        == 0
+    )
     training = json.loads(capsys.readouterr().out)["training"]
     assert training == {
-        "replay_buffer": {"class": "ReplayBuffer", "transitions": 12, "description": "ReplayBuffer, 12 of 100 rows filled in each of 1 environments (12 transitions)"},
+        "replay_buffer": {
+            "class": "ReplayBuffer",
+            "transitions": 12,
+            "description": "ReplayBuffer, 12 of 100 rows filled in each of 1 environments (12 transitions)",
+        },
         "run_state": False,
         "random_state": False,
     }
@@ -322,11 +381,18 @@ def test_import_and_export_sb3_say_what_carries_training_on(tmp_path, capsys):
     assert main(["export-sb3", saved, str(tmp_path / "back.zip")]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == f"wrote {tmp_path / 'back.zip'}"
-    assert printed[1] == "  replay buffer: not written (12 transitions in the archive; --replay-buffer-out PKL writes it)"
-    assert printed[2].startswith("  run state and random state: not written (a Stable-Baselines3 .zip has no place for them")
+    assert (
+        printed[1] == "  replay buffer: not written (12 transitions in the archive; --replay-buffer-out PKL writes it)"
+    )
+    assert printed[2].startswith(
+        "  run state and random state: not written (a Stable-Baselines3 .zip has no place for them"
+    )
     assert main(["export-sb3", out, str(tmp_path / "back.zip"), "--replay-buffer-out", str(tmp_path / "back.pkl")]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[1] == f"  replay buffer: ReplayBuffer, 12 of 100 rows filled in each of 1 environments (12 transitions) -> {tmp_path / 'back.pkl'}"
+    assert (
+        printed[1]
+        == f"  replay buffer: ReplayBuffer, 12 of 100 rows filled in each of 1 environments (12 transitions) -> {tmp_path / 'back.pkl'}"
+    )
     assert len(printed) == 2  # an import holds no run state: nothing to say about it
 
 
@@ -336,7 +402,7 @@ def test_import_and_export_sb3_say_what_carries_training_on(tmp_path, capsys):
 def _agent_block(out):
     """The lines inspect prints between the file name and ``format version``."""
     lines = out.splitlines()
-    return lines[1: next(i for i, line in enumerate(lines) if line.startswith("  format version"))]
+    return lines[1 : next(i for i, line in enumerate(lines) if line.startswith("  format version"))]
 
 
 def test_inspect_shows_provenance_and_evaluation_first(tmp_path):
@@ -347,7 +413,16 @@ def test_inspect_shows_provenance_and_evaluation_first(tmp_path):
 
     from rlarchive import sb3 as rsb3
 
-    model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [8]})
+    model = PPO(
+        "MlpPolicy",
+        "CartPole-v1",
+        n_steps=32,
+        batch_size=32,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [8]},
+    )
     model.learn(32)
     p = tmp_path / "ppo.rlarchive"
     rsb3.save(model, p)
@@ -366,7 +441,11 @@ def test_inspect_shows_provenance_and_evaluation_first(tmp_path):
     reward = next(line for line in block if line.startswith("  mean reward"))
     assert f"{np.mean(e['returns']):.6g} +/- {np.std(e['returns']):.6g} over 2 episodes of CartPole-v1" in reward
     assert "seeds 3..4" in reward and "deterministic" in reward
-    assert any(line.startswith(f"  timesteps       {model.num_timesteps} (1 environment in parallel, seed 0)") and model.n_envs == 1 for line in block)
+    assert any(
+        line.startswith(f"  timesteps       {model.num_timesteps} (1 environment in parallel, seed 0)")
+        and model.n_envs == 1
+        for line in block
+    )
     versions = next(line for line in block if line.startswith("  versions"))
     assert all(f"{k} {v}" in versions for k, v in prov.versions.items()) and "stable_baselines3" in versions
 
@@ -377,9 +456,21 @@ def test_inspect_leaves_out_malformed_keys_with_their_warning(tmp_path):
     from cases import archive
 
     good = {"num_timesteps": "1000", "seed": "7", "versions.torch": "2.13.0+cpu"}
-    evals = [{"env_id": env, "episodes": 1, "seeds": seeds, "deterministic": det, "mean": mean, "std": 0.0, "returns": [mean], "lengths": [9],
-              "evaluator": {"name": "e", "version": "1"}, "date": "2026-01-02T03:04:05Z"}
-             for env, seeds, det, mean in (("A-v0", None, False, 2.5), ("B-v0", [5], True, -1.0), ("A-v0", [1], True, 4.25))]
+    evals = [
+        {
+            "env_id": env,
+            "episodes": 1,
+            "seeds": seeds,
+            "deterministic": det,
+            "mean": mean,
+            "std": 0.0,
+            "returns": [mean],
+            "lengths": [9],
+            "evaluator": {"name": "e", "version": "1"},
+            "date": "2026-01-02T03:04:05Z",
+        }
+        for env, seeds, det, mean in (("A-v0", None, False, 2.5), ("B-v0", [5], True, -1.0), ("A-v0", [1], True, 4.25))
+    ]
     bad = {"env_id": "Bad\x1b[31m-v0\nfake line", "n_envs": "08"}
 
     def patch(m):

@@ -1,4 +1,5 @@
 """rlarchive conformance names an outside reader after its handshake unless --reader-name says otherwise."""
+
 import json
 import os
 import shutil
@@ -6,9 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-from rlarchive.conformance import handshake_name
-
 from suite import ROOT
+
+from rlarchive.conformance import handshake_name
 
 VECTORS = os.path.join(ROOT, "test-vectors")
 
@@ -32,7 +33,8 @@ def _two_cases(tmp_path) -> str:
 def _reader(tmp_path, name) -> str:
     """An outside reader whose handshake gives ``name`` and that answers every request with an error."""
     p = tmp_path / "reader.py"
-    p.write_text(textwrap.dedent(f"""
+    p.write_text(
+        textwrap.dedent(f"""
         import json, sys
         for line in sys.stdin:
             req = json.loads(line)
@@ -42,16 +44,24 @@ def _reader(tmp_path, name) -> str:
                 break
             else:
                 print(json.dumps({{"seq": req["seq"], "result": "error", "code": "IO_ERROR"}}), flush=True)
-    """))
+    """)
+    )
     return f"{sys.executable} {p}"
 
 
 def _summary(tmp_path, *argv) -> list:
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "conformance", "--vectors", _two_cases(tmp_path), *argv],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "conformance", "--vectors", _two_cases(tmp_path), *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr  # the reader answers wrongly
     lines = r.stdout.splitlines()
-    return [lines[0]] + [line for line in lines if "passed," in line and "failed" in line and not line.startswith("conformance:")]
+    return [lines[0]] + [
+        line for line in lines if "passed," in line and "failed" in line and not line.startswith("conformance:")
+    ]
 
 
 def test_the_handshake_names_the_reader(tmp_path):
@@ -62,5 +72,7 @@ def test_the_handshake_names_the_reader(tmp_path):
 def test_reader_name_wins_and_an_odd_name_is_one_word(tmp_path):
     header, summary = _summary(tmp_path, "--reader-cmd", _reader(tmp_path, "my-reader"), "--reader-name", "mine")
     assert header.split()[1:] == ["mine"] and summary.startswith("mine (my-reader 9.9): ")
-    assert handshake_name({"name": "a b\n\x1b[31m\u202e"}) == "a_b__[31m_"  # space, line break, ESC and U+202E each become _
+    assert (
+        handshake_name({"name": "a b\n\x1b[31m\u202e"}) == "a_b__[31m_"
+    )  # space, line break, ESC and U+202E each become _
     assert handshake_name({"name": 3}) == handshake_name({}) == handshake_name(None) == ""

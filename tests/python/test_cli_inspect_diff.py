@@ -1,15 +1,15 @@
 """inspect (a one-screen summary, --all, --json), dump --indent, and diff (rlarchive.diff)."""
+
 import json
 import os
 
 import numpy as np
 import pytest
+from suite import ROOT, schema_validator
 
 import rlarchive
 from rlarchive.cli import main
 from rlarchive.diff import diff, max_abs_diff
-
-from suite import ROOT, schema_validator
 
 VALID = os.path.join(ROOT, "test-vectors", "valid")
 ARCHIVES = sorted(os.path.join(VALID, f) for f in os.listdir(VALID) if f.endswith(".rlarchive"))
@@ -36,10 +36,13 @@ def test_the_summary_fits_one_screen_and_all_lists_every_tensor(capsys):
         with rlarchive.open(path, spaces="neutral") as ar:
             names = [n for g in ar.groups for n in ar.tensor_info(g)]
             sizes = {g: sum(i.nbytes for i in ar.tensor_info(g).values()) for g in ar.groups}
+
         def tensor_lines(text):
             return sum(1 for line in text.splitlines() if line.startswith("    ") and line.endswith(" B"))
 
-        assert tensor_lines(full) == len(names) and tensor_lines(out) == 0, path  # --all: one line per tensor; the summary: none
+        assert tensor_lines(full) == len(names) and tensor_lines(out) == 0, (
+            path
+        )  # --all: one line per tensor; the summary: none
         with rlarchive.open(path, spaces="neutral") as ar:
             for g, nbytes in sizes.items():  # the summary names every group with its tensor count and bytes
                 assert f"  {g}: {len(ar.tensor_info(g))} tensors, {nbytes} bytes" in out.splitlines()
@@ -53,10 +56,14 @@ def test_the_summary_outlines_the_policy(capsys):
         policy = ar.policy()
         groups = ar.groups
     lines = out.splitlines()
-    layers = " ".join(line[18:] for line in lines[lines.index("policy"):] if line.startswith(("  layers", " " * 18))).split(" -> ")
-    assert len(layers) == len(policy.nodes) and [x.split()[0] for x in layers] == [n.get("fn", n["op"]) for n in policy.nodes]
+    layers = " ".join(
+        line[18:] for line in lines[lines.index("policy") :] if line.startswith(("  layers", " " * 18))
+    ).split(" -> ")
+    assert len(layers) == len(policy.nodes) and [x.split()[0] for x in layers] == [
+        n.get("fn", n["op"]) for n in policy.nodes
+    ]
     assert f"  head            {policy.action['op']}" in lines and "  preprocessing   images / 255" in lines
-    tensor_lines = lines[lines.index("tensor groups") + 1:]
+    tensor_lines = lines[lines.index("tensor groups") + 1 :]
     assert tensor_lines[0].startswith("  policy: ") and "policy" in groups and groups[0] != "policy"  # policy first
 
 
@@ -69,7 +76,9 @@ def test_inspect_json_matches_its_schema_and_the_archive(name, capsys):
     schema_validator("inspect-1.0.schema.json").validate(doc)
     with rlarchive.open(path, spaces="neutral") as ar:
         assert doc["format_version"] == ar.format_version and doc["metadata"] == ar.metadata
-        assert {g["name"]: g["bytes"] for g in doc["groups"]} == {g: sum(i.nbytes for i in ar.tensor_info(g).values()) for g in ar.groups}
+        assert {g["name"]: g["bytes"] for g in doc["groups"]} == {
+            g: sum(i.nbytes for i in ar.tensor_info(g).values()) for g in ar.groups
+        }
         assert set(doc["spaces"]) | set(doc["hyperparameters"]) == set(ar.raw_data["data"])
         policy = ar.policy() if "RLA_policy" in ar.extensions_used else None
         assert (doc["policy"] is None) == (policy is None)
@@ -108,7 +117,11 @@ def test_two_vectors_differ_section_by_section(capsys):
         only_a = [k for k in a.raw_data["data"] if k not in b.raw_data["data"]]
         groups = [g for g in a.groups if g not in b.groups]
         a_tensors = sum(len(a.tensor_info(g)) for g in groups)
-    removed = [d["key"] for d in doc["differences"] if d["change"] == "removed" and d["section"] in ("hyperparameters", "spaces")]
+    removed = [
+        d["key"]
+        for d in doc["differences"]
+        if d["change"] == "removed" and d["section"] in ("hyperparameters", "spaces")
+    ]
     assert status == 1 and not doc["equal"] and sorted(removed) == sorted(only_a)
     assert sum(1 for d in doc["differences"] if d["section"] == "tensors" and d["change"] == "removed") >= a_tensors
     status, text, _ = _main(capsys, "diff", PPO, MINIMAL)
@@ -118,7 +131,10 @@ def test_two_vectors_differ_section_by_section(capsys):
 def test_diff_errors_exit_2_on_one_line(tmp_path, capsys):
     junk = tmp_path / "junk.rlarchive"
     junk.write_bytes(b"not an archive")
-    for argv, code in ((["diff", MINIMAL, str(tmp_path / "missing")], "IO_ERROR"), (["diff", str(junk), MINIMAL], "ARCHIVE_NOT_RLARCHIVE")):
+    for argv, code in (
+        (["diff", MINIMAL, str(tmp_path / "missing")], "IO_ERROR"),
+        (["diff", str(junk), MINIMAL], "ARCHIVE_NOT_RLARCHIVE"),
+    ):
         status, out, err = _main(capsys, *argv)
         assert status == 2 and out == "" and err.startswith(f"rlarchive: {code}: ") and err.count("\n") == 1
 
@@ -132,7 +148,9 @@ def test_tensors_of_another_shape_are_compared_by_digest(tmp_path):
     (gamma,) = [d for d in doc["differences"] if d["section"] == "hyperparameters"]
     (w,) = [d for d in doc["differences"] if d["section"] == "tensors"]
     assert gamma["key"] == "gamma" and gamma["change"] == "changed"
-    assert w["key"] == "policy/w" and w["a"]["shape"] == [2, 3] and w["b"]["shape"] == [3, 2] and "max_abs_diff" not in w
+    assert (
+        w["key"] == "policy/w" and w["a"]["shape"] == [2, 3] and w["b"]["shape"] == [3, 2] and "max_abs_diff" not in w
+    )
 
 
 def test_max_abs_diff_reads_in_chunks_and_counts_non_finite_elements():
@@ -153,7 +171,16 @@ def test_two_saves_of_a_model_trained_0_and_1_step(tmp_path, capsys):
 
     from rlarchive import sb3 as rsb3
 
-    model = SB3PPO("MlpPolicy", "CartPole-v1", n_steps=8, batch_size=8, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [4]})
+    model = SB3PPO(
+        "MlpPolicy",
+        "CartPole-v1",
+        n_steps=8,
+        batch_size=8,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [4]},
+    )
     before, after = tmp_path / "0.rlarchive", tmp_path / "1.rlarchive"
     rsb3.save(model, before)
     model.learn(8)

@@ -5,6 +5,7 @@ escape sequences, bidirectional controls. Text output shows each name in its
 escaped form (one file, one line, nothing that breaks or disguises a line);
 JSON output is valid UTF-8 and gives back every name's bytes exactly.
 """
+
 import base64
 import json
 import os
@@ -15,14 +16,16 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from suite import ROOT, schema_validator
 
 import rlarchive
 from rlarchive.filenames import escape_name, is_utf8_text, printable, report_fields
 
-from suite import ROOT, schema_validator
-
-pytestmark = pytest.mark.skipif(os.name != "posix" or sys.getfilesystemencoding() != "utf-8", reason="byte file names as POSIX has them")
+pytestmark = pytest.mark.skipif(
+    os.name != "posix" or sys.getfilesystemencoding() != "utf-8", reason="byte file names as POSIX has them"
+)
 
 CLI = [sys.executable, "-m", "rlarchive.cli"]
 VALID = os.path.join(ROOT, "test-vectors", "valid", "minimal.rlarchive")
@@ -192,7 +195,9 @@ def test_other_commands_escape_names(odd_tree, tmp_path):
             r = run("inspect", os.fsdecode(name))
             assert r.returncode == 0, r.stderr
             assert r.stdout.decode("utf-8").splitlines()[0] == shown
-        for argv in ([["dump", os.fsdecode(name)]] if i % 2 else []) + [["import-sb3", os.fsdecode(name), str(tmp_path / "o.rlarchive")]]:
+        for argv in ([["dump", os.fsdecode(name)]] if i % 2 else []) + [
+            ["import-sb3", os.fsdecode(name), str(tmp_path / "o.rlarchive")]
+        ]:
             r = run(*argv)
             assert r.returncode != 0
             err = r.stderr.decode("utf-8").splitlines()

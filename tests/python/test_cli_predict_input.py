@@ -1,17 +1,17 @@
 """predict --obs: standard input, inline JSON, a file; one action per observation of a bare batch (Box and Dict spaces)."""
+
 import io
 import json
 import os
 
 import numpy as np
 import pytest
+from suite import ROOT
 
 import rlarchive
 from rlarchive.cli import main
 from rlarchive.cli.policy import is_inline
 from rlarchive.values import load_value
-
-from suite import ROOT
 
 VALID = os.path.join(ROOT, "test-vectors", "valid")
 BOX = os.path.join(VALID, "policy-ppo-mlp-discrete.rlarchive")
@@ -42,7 +42,7 @@ def _predict(capsys, archive: str, given: str, stdin: bytes = None, monkeypatch=
 
 
 def test_the_rule_that_tells_inline_json_from_a_path():
-    for text in ("[1, 2]", " {\"a\": 1}", "5", "-1.5", "0.25", "  [0]"):
+    for text in ("[1, 2]", ' {"a": 1}', "5", "-1.5", "0.25", "  [0]"):
         assert is_inline(text), text
     for text in ("obs.json", "-", "./5", "-x.json", "", "data/[1].json"):
         assert not is_inline(text), text
@@ -87,7 +87,7 @@ def test_a_file_whose_name_looks_like_json_is_read_with_a_path(tmp_path, capsys,
     assert status == 2 and err.startswith("rlarchive: INPUT_INVALID: --obs: ") and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("given", ["[1, 2", "{\"observations\": 3}", "[[1, 2, 3, 4], [1, 2]]", "[]"])
+@pytest.mark.parametrize("given", ["[1, 2", '{"observations": 3}', "[[1, 2, 3, 4], [1, 2]]", "[]"])
 def test_bad_inline_input_is_one_line_with_a_code(given, capsys):
     status, _, err = _predict(capsys, BOX, given)
     assert status == 2 and err.startswith("rlarchive: INPUT_INVALID: ") and err.count("\n") == 1, err

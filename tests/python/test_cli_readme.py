@@ -1,5 +1,6 @@
 """Every command line of the README's command-line examples runs: its exit status is what the README says, and the
 actions it shows for predict have the form the command prints (the README's Python examples: test_readme.py)."""
+
 import json
 import os
 import re
@@ -10,11 +11,10 @@ import sys
 
 import numpy as np
 import pytest
+from suite import ROOT
 
 import rlarchive
 from rlarchive.edit import update_metadata
-
-from suite import ROOT
 
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as _f:
     _README = _f.read()
@@ -23,8 +23,11 @@ LINES = [
     line
     for block in re.findall(r"```sh\n(.*?)```", _README, re.S)
     for line in block.splitlines()
-    if re.match(r"(echo .*\| )?rlarchive ", line) and not line.startswith("rlarchive conformance")
-    and not re.match(r"rlarchive (import|export|evaluate|package|card|metadata)", line)  # shown with their models elsewhere
+    if re.match(r"(echo .*\| )?rlarchive ", line)
+    and not line.startswith("rlarchive conformance")
+    and not re.match(
+        r"rlarchive (import|export|evaluate|package|card|metadata)", line
+    )  # shown with their models elsewhere
 ]
 VALID = os.path.join(ROOT, "test-vectors", "valid")
 
@@ -46,8 +49,18 @@ def folder(tmp_path_factory):
 
 def test_the_readme_shows_every_command_of_this_brief():
     text = "\n".join(LINES)
-    for needle in ("--quiet", "--max-issues", "--ignore", "--severity", "--format sarif", "inspect agent.rlarchive --all",
-                   "--indent", "rlarchive diff", "--obs '[", "--obs -"):
+    for needle in (
+        "--quiet",
+        "--max-issues",
+        "--ignore",
+        "--severity",
+        "--format sarif",
+        "inspect agent.rlarchive --all",
+        "--indent",
+        "rlarchive diff",
+        "--obs '[",
+        "--obs -",
+    ):
         assert needle in text, needle
 
 
@@ -55,7 +68,7 @@ def _expected_status(line: str, folder) -> int:
     """What the line should exit with: diff says 1 when its archives differ (computed), every other example 0."""
     words = shlex.split(line.split("#")[0])
     if "diff" in words:
-        a, b = words[words.index("diff") + 1: words.index("diff") + 3]
+        a, b = words[words.index("diff") + 1 : words.index("diff") + 3]
         return 0 if rlarchive.diff.diff(str(folder / a), str(folder / b))["equal"] else 1
     return 0
 

@@ -11,6 +11,7 @@ the interpreter would print. A few runs are real processes end to end
 (``python -m rlarchive.cli``, the console script, a closed pipe, the
 file-size limit, a full disk).
 """
+
 import base64
 import gzip
 import json
@@ -25,12 +26,11 @@ import zipfile
 
 import numpy as np
 import pytest
+from suite import ROOT
+from test_atomic_writes import limit_file_size, read_only_folder, run_on_full_disk
 
 import rlarchive
 from rlarchive.errors import API_CODES, CATALOGUE
-
-from suite import ROOT
-from test_atomic_writes import limit_file_size, read_only_folder, run_on_full_disk
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="FIFOs, limits and signals as POSIX has them")
 
@@ -83,7 +83,14 @@ def start_driver(cases, prefix=()) -> subprocess.Popen:
     with tempfile.TemporaryFile("w+") as f:  # the child reads the batch from it as standard input
         json.dump(cases, f)
         f.seek(0)
-        return subprocess.Popen([*prefix, sys.executable, "-c", DRIVER], stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        return subprocess.Popen(
+            [*prefix, sys.executable, "-c", DRIVER],
+            stdin=f,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
 
 
 def finish_driver(p: subprocess.Popen) -> list:
@@ -215,7 +222,9 @@ def test_every_command_on_every_vector(tmp_path):
             command = r["argv"][0]
             if _check_known_defect(r):
                 continue
-            if command == "inspect" and code in DEFERRED and r["status"] == 0:  # a tensor's digest, unchecked: it says so
+            if (
+                command == "inspect" and code in DEFERRED and r["status"] == 0
+            ):  # a tensor's digest, unchecked: it says so
                 assert "not (use --verify)" in r["stdout"] and r["stderr"] == "", r
                 continue
             got = check_failure(r, status=1)
@@ -234,10 +243,15 @@ def test_every_command_on_every_vector(tmp_path):
             continue
         if command.startswith("import"):
             assert check_failure(r, status=1) == "IMPORT_INVALID"
-        elif command == "export-onnx" and not os.path.basename(r["argv"][1]).startswith("policy-"):  # no portable policy: a bad request
+        elif command == "export-onnx" and not os.path.basename(r["argv"][1]).startswith(
+            "policy-"
+        ):  # no portable policy: a bad request
             assert check_failure(r, status=2) == "INPUT_INVALID" and "no portable policy" in r["stderr"], r
         elif command == "export-sb3" and os.path.basename(r["argv"][1]) in NOT_FOR_SB3:
-            assert check_failure(r, status=1) == "VALUE_UNSUPPORTED" and NOT_FOR_SB3[os.path.basename(r["argv"][1])] in r["stderr"], r
+            assert (
+                check_failure(r, status=1) == "VALUE_UNSUPPORTED"
+                and NOT_FOR_SB3[os.path.basename(r["argv"][1])] in r["stderr"]
+            ), r
         else:
             assert r["status"] == 0, r
             assert "rlarchive:" not in r["stderr"], r
@@ -299,7 +313,9 @@ def test_every_command_on_a_file_without_read_permission(tmp_path):
     shutil.copy(PPO, src)
     os.chmod(src, 0)
     prefix = _unprivileged()
-    probe = subprocess.run([*prefix, sys.executable, "-c", "open(__import__('sys').argv[1], 'rb')", str(src)], capture_output=True, env=ENV)
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "open(__import__('sys').argv[1], 'rb')", str(src)], capture_output=True, env=ENV
+    )
     if probe.returncode == 0:
         pytest.skip("this user can read a file of mode 000")
     out_dir = tmp_path / "out"
@@ -389,8 +405,18 @@ sys.exit(status)
 def test_import_onto_a_full_disk(good_inputs, tmp_path):
     folder = tmp_path / "small"
     folder.mkdir()
-    r = run_on_full_disk(folder, FULL_DISK_CLI, str(folder), "import-sb3", good_inputs["import-sb3"], str(folder / "a.rlarchive"), size="16k")
-    check_failure({"argv": ["import-sb3 (full disk)"], "status": r.returncode, "stderr": r.stderr}, status=2, code="IO_ERROR")
+    r = run_on_full_disk(
+        folder,
+        FULL_DISK_CLI,
+        str(folder),
+        "import-sb3",
+        good_inputs["import-sb3"],
+        str(folder / "a.rlarchive"),
+        size="16k",
+    )
+    check_failure(
+        {"argv": ["import-sb3 (full disk)"], "status": r.returncode, "stderr": r.stderr}, status=2, code="IO_ERROR"
+    )
     assert "No space left" in r.stderr and r.stdout.strip() == "[]"
 
 
@@ -433,21 +459,34 @@ def test_names_and_text_the_output_cannot_encode(tmp_path):
         ({"PYTHONIOENCODING": "ascii"}, ["inspect", "--all", unicode]),
         ({"PYTHONIOENCODING": "ascii"}, ["dump", unicode]),
     ]
-    procs = [subprocess.Popen(CLI + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, **env}) for env, argv in runs]
+    procs = [
+        subprocess.Popen(CLI + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, **env})
+        for env, argv in runs
+    ]
     outs = [(p.communicate(), p.returncode) for p in procs]
-    for ((out, err), status), (env, argv) in zip(outs, runs):
+    for ((_out, err), status), (env, argv) in zip(outs, runs):
         assert status == 0 and err == b"", (argv, env, err)
     report = json.loads(outs[0][0][0].decode("utf-8"))  # valid UTF-8
-    assert base64.b64decode(report["file_base64"]) == odd and report["file"].endswith("\\xff.rlarchive")  # the name's bytes, and its escaped form
+    assert base64.b64decode(report["file_base64"]) == odd and report["file"].endswith(
+        "\\xff.rlarchive"
+    )  # the name's bytes, and its escaped form
     assert outs[1][0][0].decode("utf-8").splitlines()[0].endswith("\\xff.rlarchive")
     assert b"\\u6743" in outs[2][0][0]  # escaped, not an error
 
 
 def test_the_file_size_limit_in_a_process(good_inputs, tmp_path):
     dest = tmp_path / "a.rlarchive"
-    p = subprocess.run(CLI + ["import-sb3", good_inputs["import-sb3"], str(dest)], capture_output=True, text=True, env=ENV, preexec_fn=limit_file_size(4096))
+    p = subprocess.run(
+        CLI + ["import-sb3", good_inputs["import-sb3"], str(dest)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        preexec_fn=limit_file_size(4096),
+    )
     assert p.returncode != -signal.SIGXFSZ, "killed by SIGXFSZ"
-    check_failure({"argv": ["import-sb3 (RLIMIT_FSIZE)"], "status": p.returncode, "stderr": p.stderr}, status=2, code="IO_ERROR")
+    check_failure(
+        {"argv": ["import-sb3 (RLIMIT_FSIZE)"], "status": p.returncode, "stderr": p.stderr}, status=2, code="IO_ERROR"
+    )
     assert os.listdir(tmp_path) == []
 
 
@@ -477,7 +516,9 @@ def test_deeply_nested_data_is_write_invalid(tmp_path, value):
 
 def test_deeply_nested_extension_data_is_write_invalid(tmp_path):
     with pytest.raises(rlarchive.RlarchiveError) as e:
-        rlarchive.save(tmp_path / "a.rlarchive", {}, extensions_used=["EXT_x"], extensions={"EXT_x": {"v": _nested(100_000)}})
+        rlarchive.save(
+            tmp_path / "a.rlarchive", {}, extensions_used=["EXT_x"], extensions={"EXT_x": {"v": _nested(100_000)}}
+        )
     assert e.value.code == "WRITE_INVALID"
 
 

@@ -1,23 +1,27 @@
 """validate's options: --quiet, --max-issues, --only/--ignore, --severity, and the formats json, junit (the conformance
 command's writer) and sarif (SARIF 2.1.0); an invalid file's error is printed once."""
+
 import json
 import os
 from xml.etree import ElementTree as ET
 
 import pytest
+from suite import ROOT, schema_validator
 
 import rlarchive
 from rlarchive.cli import main
 from rlarchive.errors import CATALOGUE
 
-from suite import ROOT, schema_validator
-
 VECTORS = os.path.join(ROOT, "test-vectors")
 MINIMAL = os.path.join(VECTORS, "valid", "minimal.rlarchive")
-WARNINGS = os.path.join(VECTORS, "valid", "location-st-bool-warnings-in-header-order.rlarchive")  # two ST_BOOL_VALUE warnings
+WARNINGS = os.path.join(
+    VECTORS, "valid", "location-st-bool-warnings-in-header-order.rlarchive"
+)  # two ST_BOOL_VALUE warnings
 UNLISTED = os.path.join(VECTORS, "invalid", "member-unlisted.rlarchive")  # MEMBER_UNLISTED, with a member
 GAP = os.path.join(VECTORS, "invalid", "zip-gap-before-member.rlarchive")  # ZIP_GAP, with a byte offset
-POINTER = os.path.join(VECTORS, "valid", "metadata-invalid-count.rlarchive")  # METADATA_INVALID warning: member and pointer
+POINTER = os.path.join(
+    VECTORS, "valid", "metadata-invalid-count.rlarchive"
+)  # METADATA_INVALID warning: member and pointer
 
 
 def _run(capsys, *argv):
@@ -50,13 +54,24 @@ def test_quiet_prints_only_the_errors_of_invalid_files(capsys):
     assert _run(capsys, "--quiet", MINIMAL, WARNINGS, POINTER) == (0, "", "")
     status, out, err = _run(capsys, "-q", MINIMAL, UNLISTED, WARNINGS)
     lines = out.splitlines()
-    assert status == 1 and len(lines) == 2 and lines[0].startswith(UNLISTED + ": INVALID") and "MEMBER_UNLISTED" in lines[1]
+    assert (
+        status == 1
+        and len(lines) == 2
+        and lines[0].startswith(UNLISTED + ": INVALID")
+        and "MEMBER_UNLISTED" in lines[1]
+    )
 
 
 def test_max_issues_lists_the_first_n_and_counts_them_all(capsys):
     status, out, _ = _run(capsys, "--max-issues", "1", WARNINGS)
     lines = out.splitlines()
-    assert status == 0 and "2 warnings" in lines[0] and len(lines) == 3 and "ST_BOOL_VALUE" in lines[1] and "1 more" in lines[2]
+    assert (
+        status == 0
+        and "2 warnings" in lines[0]
+        and len(lines) == 3
+        and "ST_BOOL_VALUE" in lines[1]
+        and "1 more" in lines[2]
+    )
     status, out, _ = _run(capsys, "--max-issues", "1", "--json", WARNINGS)
     doc = json.loads(out)
     schema_validator("report-1.0.schema.json").validate(doc)
@@ -76,8 +91,18 @@ def test_only_and_ignore_select_codes(capsys):
     assert json.loads(out)["issues"] == []
 
 
-@pytest.mark.parametrize("argv", [["--ignore", "NOT_A_CODE"], ["--only", "member_unlisted"], ["--severity", "MEMBER_UNLISTED=fatal"],
-                                  ["--severity", "NOPE=error"], ["--severity", "MEMBER_UNLISTED"], ["--max-issues", "-1"], ["--format", "xml"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--ignore", "NOT_A_CODE"],
+        ["--only", "member_unlisted"],
+        ["--severity", "MEMBER_UNLISTED=fatal"],
+        ["--severity", "NOPE=error"],
+        ["--severity", "MEMBER_UNLISTED"],
+        ["--max-issues", "-1"],
+        ["--format", "xml"],
+    ],
+)
 def test_an_unknown_code_or_level_is_a_usage_error(argv, capsys):
     with pytest.raises(SystemExit) as e:
         main(["validate", *argv, MINIMAL])
@@ -92,7 +117,9 @@ def test_severity_overrides_decide_the_exit_status(capsys):
     status, out, _ = _run(capsys, "--json", "--severity", "ST_BOOL_VALUE=info", WARNINGS)
     doc = json.loads(out)
     schema_validator("report-1.0.schema.json").validate(doc)
-    assert doc["summary"] == {"errors": 0, "warnings": 0, "infos": 2} and {i["severity"] for i in doc["issues"]} == {"info"}
+    assert doc["summary"] == {"errors": 0, "warnings": 0, "infos": 2} and {i["severity"] for i in doc["issues"]} == {
+        "info"
+    }
 
 
 def test_junit_is_the_conformance_command_s_writer(capsys, monkeypatch):
@@ -121,54 +148,94 @@ SARIF_REQUIRED = {
         "version": {"const": "2.1.0"},
         "$schema": {"type": "string", "format": "uri"},
         "runs": {
-            "type": "array", "minItems": 1,
+            "type": "array",
+            "minItems": 1,
             "items": {
                 "type": "object",
                 "required": ["tool", "results"],
                 "properties": {
                     "tool": {
-                        "type": "object", "required": ["driver"],
-                        "properties": {"driver": {
-                            "type": "object", "required": ["name", "rules"],
-                            "properties": {
-                                "name": {"type": "string", "minLength": 1},
-                                "version": {"type": "string"},
-                                "rules": {"type": "array", "items": {
-                                    "type": "object", "required": ["id"],
-                                    "properties": {
-                                        "id": {"type": "string"},
-                                        "shortDescription": {"type": "object", "required": ["text"]},
-                                        "defaultConfiguration": {"type": "object", "properties": {"level": {"enum": ["none", "note", "warning", "error"]}}},
-                                    },
-                                }},
-                            },
-                        }},
-                    },
-                    "artifacts": {"type": "array", "items": {"type": "object", "required": ["location"]}},
-                    "results": {"type": "array", "items": {
                         "type": "object",
-                        "required": ["ruleId", "level", "message", "locations"],
+                        "required": ["driver"],
                         "properties": {
-                            "ruleId": {"type": "string"},
-                            "ruleIndex": {"type": "integer", "minimum": 0},
-                            "level": {"enum": ["none", "note", "warning", "error"]},
-                            "message": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
-                            "locations": {"type": "array", "minItems": 1, "items": {
+                            "driver": {
                                 "type": "object",
-                                "required": ["physicalLocation"],
+                                "required": ["name", "rules"],
                                 "properties": {
-                                    "physicalLocation": {
-                                        "type": "object", "required": ["artifactLocation"],
-                                        "properties": {
-                                            "artifactLocation": {"type": "object", "required": ["uri"], "properties": {"uri": {"type": "string", "format": "uri-reference"}, "index": {"type": "integer", "minimum": 0}}},
-                                            "region": {"type": "object", "minProperties": 1, "properties": {"byteOffset": {"type": "integer", "minimum": 0}}},
+                                    "name": {"type": "string", "minLength": 1},
+                                    "version": {"type": "string"},
+                                    "rules": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id"],
+                                            "properties": {
+                                                "id": {"type": "string"},
+                                                "shortDescription": {"type": "object", "required": ["text"]},
+                                                "defaultConfiguration": {
+                                                    "type": "object",
+                                                    "properties": {
+                                                        "level": {"enum": ["none", "note", "warning", "error"]}
+                                                    },
+                                                },
+                                            },
                                         },
                                     },
-                                    "logicalLocations": {"type": "array", "items": {"type": "object", "required": ["fullyQualifiedName"]}},
                                 },
-                            }},
+                            }
                         },
-                    }},
+                    },
+                    "artifacts": {"type": "array", "items": {"type": "object", "required": ["location"]}},
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["ruleId", "level", "message", "locations"],
+                            "properties": {
+                                "ruleId": {"type": "string"},
+                                "ruleIndex": {"type": "integer", "minimum": 0},
+                                "level": {"enum": ["none", "note", "warning", "error"]},
+                                "message": {
+                                    "type": "object",
+                                    "required": ["text"],
+                                    "properties": {"text": {"type": "string"}},
+                                },
+                                "locations": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["physicalLocation"],
+                                        "properties": {
+                                            "physicalLocation": {
+                                                "type": "object",
+                                                "required": ["artifactLocation"],
+                                                "properties": {
+                                                    "artifactLocation": {
+                                                        "type": "object",
+                                                        "required": ["uri"],
+                                                        "properties": {
+                                                            "uri": {"type": "string", "format": "uri-reference"},
+                                                            "index": {"type": "integer", "minimum": 0},
+                                                        },
+                                                    },
+                                                    "region": {
+                                                        "type": "object",
+                                                        "minProperties": 1,
+                                                        "properties": {"byteOffset": {"type": "integer", "minimum": 0}},
+                                                    },
+                                                },
+                                            },
+                                            "logicalLocations": {
+                                                "type": "array",
+                                                "items": {"type": "object", "required": ["fullyQualifiedName"]},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
                 },
             },
         },
@@ -188,7 +255,9 @@ def test_sarif_has_what_consumers_require(capsys, monkeypatch):
     rules = run["tool"]["driver"]["rules"]
     assert status == 1 and [r["id"] for r in rules] == list(CATALOGUE)  # the rule table is the error catalogue
     want = [(f, i) for f in files for i in rlarchive.validate(f)["issues"]]
-    assert len(run["results"]) == len(want) and [a["location"]["uri"] for a in run["artifacts"]] == [f.replace(os.sep, "/") for f in files]
+    assert len(run["results"]) == len(want) and [a["location"]["uri"] for a in run["artifacts"]] == [
+        f.replace(os.sep, "/") for f in files
+    ]
     for result, (f, issue) in zip(run["results"], want):
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == issue["code"]
         assert result["message"]["text"] == issue["message"]

@@ -1,4 +1,5 @@
 """The conformance harness judges strictly (wrong readers, crashing readers and stale xfail lists fail it) and shows a testee nothing but the archive."""
+
 import json
 import os
 import subprocess
@@ -12,7 +13,9 @@ TESTEE = os.path.join(ROOT, "tests", "conformance", "testee_python.py")
 
 
 def _harness(*args, timeout=300):
-    return subprocess.run([sys.executable, RUN, "--quiet", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, RUN, "--quiet", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
 
 
 def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "", requests: tuple = ()) -> str:
@@ -70,39 +73,51 @@ def test_reference_reader_passes_everything():
 
 
 def test_wrong_error_code_fails_the_run(tmp_path):
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if reply.get("code") == "ZIP_GAP":
             reply["code"] = "ZIP_OVERLAP"
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
     assert r.returncode == 1
     assert "zip-gap-before-member" in r.stdout and "expected ZIP_GAP, got ZIP_OVERLAP" in r.stdout
 
 
 def test_one_byte_off_dump_fails_the_run(tmp_path):
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if reply.get("result") == "dump":
             reply["dump"] = reply["dump"].replace("0.99", "0.98", 1)
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
     assert r.returncode == 1 and "dump differs" in r.stdout
 
 
 def test_crashing_reader_fails_but_the_run_goes_on(tmp_path):
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if is_case(req, "json-bom"):
             sys.exit(3)
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
     assert r.returncode == 1
     assert "CRASH" in r.stdout and "1 failed" in r.stdout  # only that case; the reader was restarted
 
 
 def test_hanging_reader_times_out(tmp_path):
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if is_case(req, "json-bom"):
             import time; time.sleep(60)
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--timeout", "2")
     assert r.returncode == 1 and "TIMEOUT" in r.stdout
 
@@ -112,10 +127,13 @@ def test_xfail_list_never_goes_stale(tmp_path):
     xf.write_text(json.dumps({"json-bom": "pretend we cannot read BOMs"}))
     r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--xfail", str(xf))
     assert r.returncode == 1 and "XPASS" in r.stdout
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if is_case(req, "json-bom"):
             reply = {"seq": req["seq"], "result": "error", "code": "JSON_SYNTAX"}
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--xfail", str(xf))
     assert r.returncode == 0, r.stdout[-2000:]
 
@@ -160,26 +178,34 @@ def test_a_reader_that_declares_an_extension_but_does_not_check_it_fails(tmp_pat
 
 
 def test_a_reader_that_skips_everything_fails(tmp_path):
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         reply = {"seq": req["seq"], "result": "skipped", "reason": "not implemented"}
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "lazy")
     assert r.returncode == 1 and "SKIPPED" in r.stdout and "0 passed" in r.stdout
 
 
 def test_the_testees_stderr_is_shown_beside_a_failure(tmp_path):
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if is_case(req, "json-bom"):
             print("my reader is confused about BOMs", file=sys.stderr, flush=True)
             reply["code"] = "JSON_SYNTAX"
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
     assert r.returncode == 1 and "stderr: my reader is confused about BOMs" in r.stdout
 
 
 def test_a_refused_handshake_says_why(tmp_path):
     p = tmp_path / "old.py"
-    p.write_text("import sys, json\nfor line in sys.stdin:\n    print(json.dumps({'ok': False}), flush=True)\n    print('I speak protocol 0 only', file=sys.stderr, flush=True)\n    break\n")
+    p.write_text(
+        "import sys, json\nfor line in sys.stdin:\n    print(json.dumps({'ok': False}), flush=True)\n    print('I speak protocol 0 only', file=sys.stderr, flush=True)\n    break\n"
+    )
     r = _harness("--reader-cmd", f"{sys.executable} {p}", "--reader-name", "old")
     assert r.returncode == 1 and "handshake refused" in r.stdout and "protocol 0 only" in r.stdout
 
@@ -191,8 +217,21 @@ def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp
     shutil.copy(TESTEE, tmp_path / "my_reader.py")
     (tmp_path / "xfail.json").write_text("{}")
     r = subprocess.run(
-        [sys.executable, RUN, "--quiet", "--reader-cmd", f"{sys.executable} ./my_reader.py", "--xfail", "xfail.json", "--junit", "out.xml"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        [
+            sys.executable,
+            RUN,
+            "--quiet",
+            "--reader-cmd",
+            f"{sys.executable} ./my_reader.py",
+            "--xfail",
+            "xfail.json",
+            "--junit",
+            "out.xml",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
     )
     assert r.returncode == 0, r.stdout[-2000:]
     suite = ET.parse(tmp_path / "out.xml").getroot().find("testsuite")
@@ -202,10 +241,14 @@ def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp
 def test_validate_reports_are_judged_issue_by_issue(tmp_path):
     honest = _harness("--reader-cmd", _liar(tmp_path, "", requests=("validate",)), "--reader-name", "validator")
     assert honest.returncode == 0, honest.stdout[-2000:]
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if req["cmd"] == "validate":
             reply["report"]["issues"] = [i for i in reply["report"]["issues"] if i["severity"] == "error"]
-    """, requests=("validate",))
+    """,
+        requests=("validate",),
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "quiet-validator")
     assert r.returncode == 1 and "validate: issues" in r.stdout
 
@@ -233,7 +276,7 @@ def _small_vectors(tmp_path, ids: list) -> str:
 # what a testee could do if the harness handed it the vectors themselves. It declares every
 # extension, so every case is sent to it, and it answers nothing of its own (an error code that no
 # case expects), so it can pass only a case it answered by looking around. It also records what it saw.
-CHEAT = r'''
+CHEAT = r"""
 import glob, json, os, sys
 LOG = sys.argv[1]
 
@@ -280,30 +323,48 @@ for line in sys.stdin:
     with open(LOG, "a", encoding="utf-8") as f:
         f.write(json.dumps({"file": req["file"], "beside": sorted(os.listdir(os.path.dirname(req["file"])))}) + "\n")
     print(json.dumps({"seq": req["seq"], **look(req["file"], req["cmd"])}), flush=True)
-'''
+"""
 
 
 def test_a_testee_that_looks_beside_its_file_passes_nothing(tmp_path):
     from rlarchive.manifest import SUPPORTED_EXTENSIONS
 
     cheat = tmp_path / "cheat.py"
-    cheat.write_text(CHEAT.replace('["RLA_policy", "RLA_vec_normalize", "RLA_sb3", "RLA_onnx"]', repr(sorted(SUPPORTED_EXTENSIONS))))
+    cheat.write_text(
+        CHEAT.replace('["RLA_policy", "RLA_vec_normalize", "RLA_sb3", "RLA_onnx"]', repr(sorted(SUPPORTED_EXTENSIONS)))
+    )
     log = tmp_path / "seen.jsonl"
     # the cheat works when it is given a vector where it lies: a dump, an error and actions, all right
     with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
         cases = json.load(f)["cases"]
-    picks = [next(c for c in cases if c["expect"]["result"] == kind and not c["file"].endswith(".gz")) for kind in ("dump", "error", "actions")]
-    reqs = [{"cmd": "start", "protocol": 1}] + [
-        {"cmd": "predict" if c["expect"]["result"] == "actions" else "dump", "seq": k, "file": os.path.join(ROOT, "test-vectors", c["file"])} for k, c in enumerate(picks, 1)
+    picks = [
+        next(c for c in cases if c["expect"]["result"] == kind and not c["file"].endswith(".gz"))
+        for kind in ("dump", "error", "actions")
     ]
-    direct = subprocess.run([sys.executable, str(cheat), str(tmp_path / "direct.jsonl")], input="".join(json.dumps(r) + "\n" for r in reqs), capture_output=True, text=True, timeout=60)
+    reqs = [{"cmd": "start", "protocol": 1}] + [
+        {
+            "cmd": "predict" if c["expect"]["result"] == "actions" else "dump",
+            "seq": k,
+            "file": os.path.join(ROOT, "test-vectors", c["file"]),
+        }
+        for k, c in enumerate(picks, 1)
+    ]
+    direct = subprocess.run(
+        [sys.executable, str(cheat), str(tmp_path / "direct.jsonl")],
+        input="".join(json.dumps(r) + "\n" for r in reqs),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     answers = [json.loads(x) for x in direct.stdout.splitlines()[1:]]
     assert [a["result"] for a in answers] == ["dump", "error", "actions"], direct.stdout[-500:]
     assert answers[1]["code"] == picks[1]["expect"]["code"]
     # through the harness it sees one meaninglessly named file alone in its folder, and passes nothing
     r = _harness("--reader-cmd", f"{sys.executable} {cheat} {log}", "--reader-name", "cheat")
     assert r.returncode == 1
-    assert f"0 passed, {len(cases)} failed" in r.stdout and f"coverage {len(cases)} of {len(cases)} cases" in r.stdout, r.stdout[-2000:]
+    assert (
+        f"0 passed, {len(cases)} failed" in r.stdout and f"coverage {len(cases)} of {len(cases)} cases" in r.stdout
+    ), r.stdout[-2000:]
     seen = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(seen) == len(cases)
     import re
@@ -326,10 +387,13 @@ def test_the_file_sent_holds_the_vectors_bytes(tmp_path):
         raw = open(os.path.join(vectors, c["file"]), "rb").read()
         want.append(hashlib.sha256(gzip.decompress(raw) if c["file"].endswith(".gz") else raw).hexdigest())
     log = tmp_path / "hashes"
-    cmd = _liar(tmp_path, f"""
+    cmd = _liar(
+        tmp_path,
+        f"""
         with open({str(log)!r}, "a") as f:
             f.write(hashlib.sha256(open(req["file"], "rb").read()).hexdigest() + "\\n")
-    """)
+    """,
+    )
     r = _harness("--reader-cmd", cmd, "--vectors", vectors)
     assert r.returncode == 0, r.stdout[-2000:]
     assert log.read_text().split() == want
@@ -368,7 +432,7 @@ def test_bounded_lines_never_holds_a_long_line():
     assert exactly == [(b"z" * 100, True), (b"www", False)]
 
 
-HARNESS_MEMORY = r'''
+HARNESS_MEMORY = r"""
 import sys
 sys.path.insert(0, {python!r})
 from rlarchive.conformance import main
@@ -377,7 +441,7 @@ with open("/proc/self/status", encoding="ascii") as f:
     peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
 print(f"harness peak KiB {{peak}}")
 sys.exit(rc)
-'''
+"""
 
 
 def test_an_endless_answer_line_fails_the_case_in_bounded_memory(tmp_path):
@@ -385,7 +449,9 @@ def test_an_endless_answer_line_fails_the_case_in_bounded_memory(tmp_path):
 
     vectors = _small_vectors(tmp_path, ["minimal", "json-bom", "optimizer-adam"])
     gib = 1 << 30
-    cmd = _liar(tmp_path, f"""
+    cmd = _liar(
+        tmp_path,
+        f"""
         if is_case(req, "json-bom"):  # an answer line of 1 GiB (for the harness: without end)
             out = sys.stdout.buffer
             out.write(b'{{"seq": %d, "result": "dump", "dump": "' % req["seq"])
@@ -395,12 +461,28 @@ def test_an_endless_answer_line_fails_the_case_in_bounded_memory(tmp_path):
             out.write(b'"}}\\n')
             out.flush()
             continue
-    """)
+    """,
+    )
     script = tmp_path / "harness.py"
     script.write_text(HARNESS_MEMORY.format(python=os.path.join(ROOT, "python")))
     r = subprocess.run(
-        [sys.executable, str(script), "--quiet", "--vectors", vectors, "--reader-cmd", cmd, "--reader-name", "long", "--timeout", "60"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        [
+            sys.executable,
+            str(script),
+            "--quiet",
+            "--vectors",
+            vectors,
+            "--reader-cmd",
+            cmd,
+            "--reader-name",
+            "long",
+            "--timeout",
+            "60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
     assert f"answer line longer than {MAX_LINE_BYTES} bytes" in r.stdout
@@ -439,12 +521,16 @@ def test_no_process_a_testee_started_outlives_it(tmp_path):
             with open({str(pids)!r}, "a") as f:
                 f.write(f"{{child.pid}} {{start}}\\n")
     """
-    cmd = _liar(tmp_path, """
+    cmd = _liar(
+        tmp_path,
+        """
         if is_case(req, "json-bom"):
             sys.exit(3)
         if is_case(req, "optimizer-adam"):
             time.sleep(60)
-    """, setup=setup)
+    """,
+        setup=setup,
+    )
     r = _harness("--reader-cmd", cmd, "--reader-name", "parent", "--vectors", vectors, "--timeout", "3")
     assert r.returncode == 1 and "CRASH" in r.stdout and "TIMEOUT" in r.stdout, r.stdout[-2000:]
     assert "2 passed, 2 failed" in r.stdout

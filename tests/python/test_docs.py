@@ -1,5 +1,6 @@
 """The API reference (make docs): the reference checker finds broken links and anchors, and the
 JavaScript page generated from index.d.ts documents every export with links that resolve."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from suite import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tools", "docs"))
@@ -23,18 +23,28 @@ def _write(folder, rel: str, body: str) -> None:
 
 
 def test_the_checker_finds_each_kind_of_broken_reference(tmp_path):
-    _write(tmp_path, "index.html", '<a href="a/page.html#here">ok</a> <a href="a/">dir</a> <a href="https://example.org/x">out</a>'
-                                   '<a href="#top" id="top">self</a> <img src="a/missing.png"> <a href="a/page.html#gone">x</a>'
-                                   '<a href="../outside.html">up</a> <a href="mailto:x@example.org">m</a>')
-    _write(tmp_path, "a/page.html", '<h2 id="here">h</h2><a name="named"></a><a href="../index.html#top">back</a><a href="#named">n</a>')
+    _write(
+        tmp_path,
+        "index.html",
+        '<a href="a/page.html#here">ok</a> <a href="a/">dir</a> <a href="https://example.org/x">out</a>'
+        '<a href="#top" id="top">self</a> <img src="a/missing.png"> <a href="a/page.html#gone">x</a>'
+        '<a href="../outside.html">up</a> <a href="mailto:x@example.org">m</a>',
+    )
+    _write(
+        tmp_path,
+        "a/page.html",
+        '<h2 id="here">h</h2><a name="named"></a><a href="../index.html#top">back</a><a href="#named">n</a>',
+    )
     _write(tmp_path, "a/index.html", '<a href="page.html">p</a>')
     count, broken = check_links.check(str(tmp_path))
     assert count == 3
-    assert sorted(broken) == sorted([
-        "index.html: a/missing.png: no such file",
-        "index.html: a/page.html#gone: no anchor #gone in a/page.html",
-        "index.html: ../outside.html: points outside the site",
-    ])
+    assert sorted(broken) == sorted(
+        [
+            "index.html: a/missing.png: no such file",
+            "index.html: a/page.html#gone: no anchor #gone in a/page.html",
+            "index.html: ../outside.html: points outside the site",
+        ]
+    )
 
 
 def test_the_checker_passes_a_sound_site_and_fails_on_its_command_line(tmp_path):
@@ -53,7 +63,9 @@ def test_the_checker_passes_a_sound_site_and_fails_on_its_command_line(tmp_path)
 def test_the_javascript_reference_documents_every_export_of_index_d_ts(tmp_path):
     with open(os.path.join(ROOT, "reader-js", "index.d.ts"), encoding="utf-8") as f:
         text = f.read()
-    exported = re.findall(r"^export\s+(?:declare\s+)?(?:class|interface|type|function|const|namespace)\s+([A-Za-z_$][\w$]*)", text, re.M)
+    exported = re.findall(
+        r"^export\s+(?:declare\s+)?(?:class|interface|type|function|const|namespace)\s+([A-Za-z_$][\w$]*)", text, re.M
+    )
     decls = build.parse_declarations(text)
     assert [d.name for d in decls] == exported
     archive = next(d for d in decls if d.name == "Archive")
@@ -73,8 +85,11 @@ def test_the_javascript_reference_documents_every_export_of_index_d_ts(tmp_path)
 
 def test_alias_modules_are_pages_that_lead_to_their_module():
     names, aliases = build.python_modules()
-    assert aliases == {"rlarchive.sb2": "rlarchive.interop.sb2", "rlarchive.sb3": "rlarchive.interop.sb3",
-                       "rlarchive.unpickle": "rlarchive.interop.unpickle"}
+    assert aliases == {
+        "rlarchive.sb2": "rlarchive.interop.sb2",
+        "rlarchive.sb3": "rlarchive.interop.sb3",
+        "rlarchive.unpickle": "rlarchive.interop.unpickle",
+    }
     assert "rlarchive.reader" in names and "rlarchive.tensor_slice" in names and "rlarchive.interop.sb3" in names
     assert not set(aliases) & set(names) and not [n for n in names if n.rsplit(".", 1)[-1].startswith("_")]
 

@@ -1,4 +1,5 @@
 """rlarchive evaluate: the portable policy in gymnasium agrees with SB3's evaluate_policy on the same seeds."""
+
 import json
 import os
 import subprocess
@@ -30,7 +31,9 @@ class DictEnv(gym.Env):
     """A Dict observation (a box and a discrete), two actions; the reward depends on both, episodes end by time limit or at a threshold."""
 
     def __init__(self):
-        self.observation_space = gym.spaces.Dict({"pos": gym.spaces.Box(-1, 1, (3,), np.float32), "mode": gym.spaces.Discrete(3)})
+        self.observation_space = gym.spaces.Dict(
+            {"pos": gym.spaces.Box(-1, 1, (3,), np.float32), "mode": gym.spaces.Discrete(3)}
+        )
         self.action_space = gym.spaces.Discrete(2)
 
     def _obs(self):
@@ -112,7 +115,16 @@ def test_dict_environment(tmp_path):
 
 def test_frame_stack_and_normalisation_as_recorded(tmp_path):
     train = VecNormalize(VecFrameStack(DummyVecEnv([lambda: gym.make("CartPole-v1")] * 2), n_stack=3))
-    model = PPO("MlpPolicy", train, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
+    model = PPO(
+        "MlpPolicy",
+        train,
+        n_steps=32,
+        batch_size=32,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [16]},
+    )
     model.learn(64)
     p = tmp_path / "m.rlarchive"
     rsb3.save(model, p, vec_normalize=train)
@@ -133,7 +145,9 @@ def test_frame_stack_and_normalisation_as_recorded(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True, env=ENV, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True, env=ENV, timeout=300
+    )
 
 
 def test_cli_record_json_and_bad_environments(tmp_path):
@@ -160,8 +174,15 @@ def test_cli_record_json_and_bad_environments(tmp_path):
     assert validate(p)["issues"] == []
     for seed in ("-1", str(2**53 - 1)):
         r = _cli("evaluate", str(p), "--env", "CartPole-v1", "--episodes", "2", "--seed", seed)
-        assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("rlarchive: INPUT_INVALID:"), r.stderr
-    for env, code in (("NoSuchEnv-v0", "ENV_NOT_FOUND"), ("no_such_module:Env-v0", "ENV_NOT_FOUND"), ("Pendulum-v1", "ENV_MISMATCH"), ("MountainCar-v0", "ENV_MISMATCH")):
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("rlarchive: INPUT_INVALID:"), (
+            r.stderr
+        )
+    for env, code in (
+        ("NoSuchEnv-v0", "ENV_NOT_FOUND"),
+        ("no_such_module:Env-v0", "ENV_NOT_FOUND"),
+        ("Pendulum-v1", "ENV_MISMATCH"),
+        ("MountainCar-v0", "ENV_MISMATCH"),
+    ):
         r = _cli("evaluate", str(p), "--env", env, "--episodes", "1")
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith(f"rlarchive: {code}:"), r.stderr
         assert "Traceback" not in r.stderr

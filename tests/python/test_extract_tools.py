@@ -12,6 +12,7 @@ least one tool must refuse it or make something else of it, which shows what
 the rule prevents. ``make setup-ziptools`` installs the tools; a missing tool
 makes its tests report themselves skipped.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -22,15 +23,13 @@ import stat
 import subprocess
 import zipfile
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pytest
+from suite import ROOT
 
 import rlarchive
-from rlarchive.sources import PathSource as Source
 from rlarchive import checks
-
-from suite import ROOT
+from rlarchive.sources import PathSource as Source
 
 VECTORS = os.path.join(ROOT, "test-vectors")
 #: the codes of the rules that make every tool extract a plain regular file
@@ -51,11 +50,11 @@ REFUSED = [c for c in _cases() if c["expect"]["result"] == "error" and c["expect
 # ---------------------------------------------------------------- the tools
 
 
-def _seven_zip() -> Optional[str]:
+def _seven_zip() -> str | None:
     return next((exe for exe in ("7z", "7zz", "7za") if shutil.which(exe)), None)
 
 
-def _command(tool: str, archive: str, out: str) -> Optional[list[str]]:
+def _command(tool: str, archive: str, out: str) -> list[str] | None:
     """The command line extracting ``archive`` into ``out``, or None when the tool is not installed."""
     if tool == "unzip":
         return ["unzip", "-qq", archive, "-d", out] if shutil.which("unzip") else None
@@ -75,7 +74,7 @@ class Run:
     """What one tool did with one archive."""
 
     tool: str
-    failure: Optional[str] = None  # non-zero exit status or exception, with its message
+    failure: str | None = None  # non-zero exit status or exception, with its message
     files: dict = field(default_factory=dict)  # relative path -> bytes (regular files only)
     dirs: set = field(default_factory=set)
     odd: list = field(default_factory=list)  # everything that is not a plain, owner-readable regular file or directory
@@ -105,7 +104,9 @@ def _extract(tool: str, archive: str, out: str) -> Run:
             pytest.skip(f"{tool} is not installed (Debian package {PACKAGES[tool]}; make setup-ziptools)")
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=TOOL_TIMEOUT)
         if p.returncode != 0:
-            run.failure = f"exit status {p.returncode}: " + (p.stdout + p.stderr).decode("utf-8", "replace").strip()[-300:]
+            run.failure = (
+                f"exit status {p.returncode}: " + (p.stdout + p.stderr).decode("utf-8", "replace").strip()[-300:]
+            )
     _survey(out, run)
     return run
 
@@ -225,7 +226,11 @@ def test_refused_vectors_mislead_some_tool(case, tmp_path):
     if any(_misled(r, listed) for r in runs):
         return
     why = []
-    if case["expect"]["code"] == "ZIP_NAME_DIRECTORY_CLASH" and _clashes_only_ignoring_case(listed) and _case_sensitive(tmp_path):
+    if (
+        case["expect"]["code"] == "ZIP_NAME_DIRECTORY_CLASH"
+        and _clashes_only_ignoring_case(listed)
+        and _case_sensitive(tmp_path)
+    ):
         why.append("the names clash only ignoring case, and this file system tells case apart")
     if missing:
         why.append(f"not installed: {', '.join(missing)}")
@@ -234,4 +239,3 @@ def test_refused_vectors_mislead_some_tool(case, tmp_path):
     if why:
         pytest.skip("no available tool was misled: " + "; ".join(why))
     pytest.fail("every tool extracted the listed regular files:\n" + "\n".join(r.summary() for r in runs))
-

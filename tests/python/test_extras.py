@@ -1,12 +1,13 @@
 """The extras of python/pyproject.toml and the table of python/README.md that describes them agree:
 every extra is listed, with exactly the packages it brings; and each example's imports are brought by
 an extra its README names."""
+
 from __future__ import annotations
 
 import os
 import re
-import tomllib
 
+import tomllib
 from suite import ROOT
 
 
@@ -39,7 +40,9 @@ def test_the_readme_lists_every_extra_with_what_it_brings():
     extras, table = _extras(), _readme_table()
     assert sorted(table) == sorted(extras), "python/README.md's extras table and pyproject.toml list different extras"
     for extra, packages in extras.items():
-        assert table[extra] == packages, f"[{extra}]: pyproject brings {sorted(packages)}, the README says {sorted(table[extra])}"
+        assert table[extra] == packages, (
+            f"[{extra}]: pyproject brings {sorted(packages)}, the README says {sorted(table[extra])}"
+        )
 
 
 def test_the_onnx_extra_runs_the_onnx_example():
@@ -47,7 +50,7 @@ def test_the_onnx_extra_runs_the_onnx_example():
     assert {"onnx", "onnxruntime"} <= _extras()["onnx"]
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
-    section = readme[readme.index("### Export to ONNX"):]
+    section = readme[readme.index("### Export to ONNX") :]
     section = section[: section.index("\n### ", 1)]
     assert "import onnxruntime" in section and "[onnx]" in section
 

@@ -5,6 +5,7 @@ that a wrapper process starts and waits for; the wrapper reports the child's
 peak memory (``getrusage(RUSAGE_CHILDREN).ru_maxrss``), which must stay under
 1 GiB, and the stable error code; no output file may be left behind.
 """
+
 from __future__ import annotations
 
 import base64
@@ -53,7 +54,9 @@ print(json.dumps(out))
 def _import(kind: str, src: str, out: str) -> dict:
     assert os.path.getsize(src) < MB16
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-    r = subprocess.run([sys.executable, "-c", WRAPPER, IMPORT, kind, src, out], capture_output=True, text=True, env=env, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", WRAPPER, IMPORT, kind, src, out], capture_output=True, text=True, env=env, timeout=600
+    )
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["returncode"] == 0, res["stderr"]
@@ -89,7 +92,10 @@ def test_json_that_parses_into_far_more_objects_than_bytes(tmp_path):
     src = _zip(str(tmp_path / "m.zip"), {"data": text, "_stable_baselines3_version": "2.9.2"})
     res = _import("sb3", src, str(tmp_path / "out.rlarchive"))
     assert res["code"] == "LIMIT_EXCEEDED" and "data" in res["message"]
-    src2 = _zip(str(tmp_path / "m2.zip"), {"data": '{"gamma": 0.99}', "parameters": b"", "parameter_list": "[" + "[]," * (20 << 20) + "[]]"})
+    src2 = _zip(
+        str(tmp_path / "m2.zip"),
+        {"data": '{"gamma": 0.99}', "parameters": b"", "parameter_list": "[" + "[]," * (20 << 20) + "[]]"},
+    )
     assert _import("sb2", src2, str(tmp_path / "out2.rlarchive"))["code"] == "LIMIT_EXCEEDED"
 
 
@@ -99,7 +105,10 @@ def test_one_array_referenced_10000_times_by_a_data_pickle(tmp_path):
     raw = pickle.dumps([arr] * 10_000, protocol=4)
     assert len(raw) < 2 << 20
     entry = {":type:": "<class 'list'>", ":serialized:": base64.b64encode(raw).decode()}
-    src = _zip(str(tmp_path / "m.zip"), {"data": json.dumps({"gamma": 0.99, "x": entry}), "_stable_baselines3_version": "2.9.2"})
+    src = _zip(
+        str(tmp_path / "m.zip"),
+        {"data": json.dumps({"gamma": 0.99, "x": entry}), "_stable_baselines3_version": "2.9.2"},
+    )
     assert _import("sb3", src, str(tmp_path / "out.rlarchive"))["code"] == "LIMIT_EXCEEDED"
 
 
@@ -121,7 +130,11 @@ def _pth_with_inflating_records(n_records: int, n_mib: int) -> bytes:
 
     class Pickler(pickle.Pickler):
         def persistent_id(self, obj):
-            return ("storage", torch.FloatStorage, str(keys.index(obj)), "cpu", numel) if any(obj is k for k in keys) else None
+            return (
+                ("storage", torch.FloatStorage, str(keys.index(obj)), "cpu", numel)
+                if any(obj is k for k in keys)
+                else None
+            )
 
     pk = io.BytesIO()
     Pickler(pk, protocol=2).dump({f"w{i}": Tensor(k) for i, k in enumerate(keys)})
@@ -144,7 +157,11 @@ def _pth_with_inflating_records(n_records: int, n_mib: int) -> bytes:
 def test_a_pth_whose_own_records_are_deflated(tmp_path):
     """torch.load inflates a .pth's inner records: their uncompressed sizes are charged before it runs."""
     pth = _pth_with_inflating_records(4, 256)  # 1 GiB of storages in about 5 MB
-    src = _zip(str(tmp_path / "m.zip"), {"data": '{"gamma": 0.99}', "_stable_baselines3_version": "2.9.2", "policy.pth": pth}, level=0)
+    src = _zip(
+        str(tmp_path / "m.zip"),
+        {"data": '{"gamma": 0.99}', "_stable_baselines3_version": "2.9.2", "policy.pth": pth},
+        level=0,
+    )
     res = _import("sb3", src, str(tmp_path / "out.rlarchive"))
     assert res["code"] == "LIMIT_EXCEEDED" and "torch.load" in res["message"]
 
@@ -160,7 +177,11 @@ def test_an_npy_version_2_header_that_declares_gigabytes(tmp_path):
     with zipfile.ZipFile(params, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         with z.open("model/w:0.npy", "w", force_zip64=True) as f:
             npy(f)
-    src = _zip(str(tmp_path / "m.zip"), {"data": '{"gamma": 0.99}', "parameters": params.getvalue(), "parameter_list": '["model/w:0"]'}, level=0)
+    src = _zip(
+        str(tmp_path / "m.zip"),
+        {"data": '{"gamma": 0.99}', "parameters": params.getvalue(), "parameter_list": '["model/w:0"]'},
+        level=0,
+    )
     res = _import("sb2", src, str(tmp_path / "out.rlarchive"))
     assert res["code"] == "IMPORT_INVALID" and "header" in res["message"]
 
@@ -169,6 +190,7 @@ def test_the_budget_argument(tmp_path):
     """``budget=`` bytes or an ImportBudget shared by several imports; the default follows the input's size."""
     sys.path.insert(0, HERE)
     import sb_fixtures as F
+
     from rlarchive.interop import sb2
 
     pytest.importorskip("cloudpickle")

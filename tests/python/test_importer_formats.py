@@ -1,4 +1,5 @@
 """Each importer recognises its own input format and refuses the other's, naming the right command."""
+
 import os
 import subprocess
 import sys
@@ -20,7 +21,16 @@ def test_each_importer_refuses_the_other_format(tmp_path):
     from stable_baselines3 import PPO
 
     sb3_zip, sb2_zip = str(tmp_path / "sb3.zip"), str(tmp_path / "sb2.zip")
-    PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, seed=1, device="cpu", policy_kwargs={"net_arch": [4]}).save(sb3_zip)
+    PPO(
+        "MlpPolicy",
+        "CartPole-v1",
+        n_steps=16,
+        batch_size=16,
+        n_epochs=1,
+        seed=1,
+        device="cpu",
+        policy_kwargs={"net_arch": [4]},
+    ).save(sb3_zip)
     F.write_sb2_ppo2(sb2_zip)
     out = tmp_path / "out.rlarchive"
 

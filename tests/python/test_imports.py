@@ -7,11 +7,12 @@ time). Imports under ``if TYPE_CHECKING:`` are left out: they never run.
 An import of the package itself (``from . import __version__``) is no edge:
 the package is initialised before any of its modules.
 """
+
 from __future__ import annotations
 
 import ast
 import os
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from suite import ROOT
 
@@ -57,7 +58,7 @@ def _imports_of(node: ast.AST) -> Iterator[ast.stmt]:
         yield from _imports(node)
 
 
-def _core_module(dotted: str) -> Optional[str]:
+def _core_module(dotted: str) -> str | None:
     """The core module a dotted name inside the package is, or None (the package itself, a subpackage)."""
     parts = dotted.split(".")
     if len(parts) < 2 or parts[0] != PACKAGE or parts[1] in ("interop", "vectors"):
@@ -105,12 +106,12 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
     return edges, private
 
 
-def _cycle(edges: dict[str, set[str]]) -> Optional[list[str]]:
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
     """One cycle of the graph (its modules, the first repeated at the end), or None."""
     state: dict[str, int] = {}  # 1: on the path, 2: done
     path: list[str] = []
 
-    def visit(node: str) -> Optional[list[str]]:
+    def visit(node: str) -> list[str] | None:
         state[node] = 1
         path.append(node)
         for nxt in sorted(edges[node]):

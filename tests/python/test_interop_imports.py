@@ -3,6 +3,7 @@
 Every import of an rlarchive module is read from the source (module level and
 inside functions alike), so an import made lazily to break a cycle counts.
 """
+
 from __future__ import annotations
 
 import ast
@@ -10,6 +11,7 @@ from pathlib import Path
 
 INTEROP = Path(__file__).resolve().parents[2] / "python" / "rlarchive" / "interop"
 PACKAGE = "rlarchive.interop"
+
 
 def _absolute(module: str, node: ast.ImportFrom) -> str:
     """The dotted name an ``from X import ...`` in ``rlarchive.interop.<module>`` reads from."""
@@ -51,8 +53,6 @@ def _module_aliases(module: str, tree: ast.AST) -> dict[str, str]:
                 if alias.name.startswith("rlarchive") and alias.asname:
                     names[alias.asname] = alias.name
     return names
-
-
 
 
 def _private(module: str, short: str | None, name: str) -> bool:
@@ -127,7 +127,9 @@ def test_the_walk_sees_cycles_and_private_names(tmp_path):
     """The checks can fail: a cycle made of lazy imports and a private name are found."""
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) == []
-    tree = ast.parse("def f():\n    from .sb3_zip import _type_name\n    from . import sb3_keys\n    return sb3_keys._DATA_KEYS\n")
+    tree = ast.parse(
+        "def f():\n    from .sb3_zip import _type_name\n    from . import sb3_keys\n    return sb3_keys._DATA_KEYS\n"
+    )
     assert ("rlarchive.interop.sb3_zip", "_type_name", 2) in _imports("x", tree)
     assert ("rlarchive.interop.sb3_keys", "", 3) in _imports("x", tree)
     assert _module_aliases("x", tree) == {"sb3_keys": "rlarchive.interop.sb3_keys"}
@@ -146,5 +148,12 @@ def test_the_facade_keeps_the_public_api():
         defined.update({n: getattr(mod, n) for n in mod.__all__})
     for name in set(sb3.__all__) - {"import_zoo"}:
         assert getattr(sb3, name) is defined[name], name
-    for name in ("META_VERSION", "META_SYSTEM_INFO", "META_ALGORITHM", "META_ALGORITHM_CLASS", "META_TORCH_VALUES", "META_SOURCE"):
+    for name in (
+        "META_VERSION",
+        "META_SYSTEM_INFO",
+        "META_ALGORITHM",
+        "META_ALGORITHM_CLASS",
+        "META_TORCH_VALUES",
+        "META_SOURCE",
+    ):
         assert getattr(sb3, name) == getattr(sb3_keys, name)

@@ -1,4 +1,5 @@
 """Where the strict JSON dialect (spec §6) locates each issue: the offset a rule gives, computed here from the rule."""
+
 import pytest
 
 from rlarchive import jsonstrict

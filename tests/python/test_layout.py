@@ -1,4 +1,5 @@
 """Package layout: the core never imports the Stable-Baselines bridge; the old module names still work."""
+
 import subprocess
 import sys
 

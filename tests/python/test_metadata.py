@@ -1,4 +1,5 @@
 """Metadata keys (spec/metadata.md), the bridge's provenance, and rewriting an archive's metadata."""
+
 import json
 import os
 import subprocess
@@ -17,21 +18,41 @@ ENV = {**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..",
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=300
+    )
 
 
 def _evaluation(**over):
-    e = {"env_id": "CartPole-v1", "episodes": 2, "seeds": [1, 2], "deterministic": True, "mean": 1.5, "std": 0.5,
-         "returns": [1.0, 2.0], "lengths": [1, 2], "evaluator": {"name": "t", "version": "1"}, "date": "2026-01-02T03:04:05Z"}
+    e = {
+        "env_id": "CartPole-v1",
+        "episodes": 2,
+        "seeds": [1, 2],
+        "deterministic": True,
+        "mean": 1.5,
+        "std": 0.5,
+        "returns": [1.0, 2.0],
+        "lengths": [1, 2],
+        "evaluator": {"name": "t", "version": "1"},
+        "date": "2026-01-02T03:04:05Z",
+    }
     e.update(over)
     return json.dumps([e])
 
 
 _WELL_FORMED = [
-    ("env_id", "CartPole-v1"), ("env_id", "ALE/Pong-v5"), ("n_envs", "1"), ("num_timesteps", "0"), ("seed", "-7"), ("seed", "0"),
-    ("versions.torch", "2.13.0+cpu"), ("versions.sb3_contrib", "2.4.0a1"),
+    ("env_id", "CartPole-v1"),
+    ("env_id", "ALE/Pong-v5"),
+    ("n_envs", "1"),
+    ("num_timesteps", "0"),
+    ("seed", "-7"),
+    ("seed", "0"),
+    ("versions.torch", "2.13.0+cpu"),
+    ("versions.sb3_contrib", "2.4.0a1"),
     ("wrappers", '[{"name":"VecFrameStack","n_stack":4,"channels_order":{"img":"first","vec":"last"}},{"name":"X"}]'),
-    ("evaluations", _evaluation()), ("evaluations", _evaluation(seeds=None, extra={"any": 1})), ("free.key", "\x00 anything"),
+    ("evaluations", _evaluation()),
+    ("evaluations", _evaluation(seeds=None, extra={"any": 1})),
+    ("free.key", "\x00 anything"),
 ]
 
 
@@ -41,22 +62,44 @@ def test_well_formed_values_give_no_warning(key, value):
 
 
 _MALFORMED = [
-    ("env_id", ""), ("env_id", "a\nb"), ("env_id", "x" * 257), ("n_envs", "0"), ("n_envs", "+1"), ("n_envs", "1.0"),
-    ("num_timesteps", "-1"), ("num_timesteps", str(1 << 63)), ("seed", "-0"), ("seed", "007"),
-    ("versions.Torch", "1"), ("versions.torch", "2 .1"), ("versions.torch", ""),
-    ("wrappers", "{}"), ("wrappers", '[{"name":"VecFrameStack","n_stack":0,"channels_order":"last"}]'),
-    ("wrappers", '[{"name":"VecFrameStack","n_stack":2,"channels_order":"middle"}]'), ("wrappers", '[{"name":"VecNormalize","norm_obs":1}]'),
-    ("wrappers", '[{"name":"a","name":"b"}]'), ("wrappers", "[NaN]"),
-    ("evaluations", _evaluation(episodes=3)), ("evaluations", _evaluation(std=-1)), ("evaluations", _evaluation(lengths=[1.0, 2])),
-    ("evaluations", _evaluation(date="2026-01-02 03:04:05")), ("evaluations", _evaluation(deterministic=1)),
-    ("evaluations", _evaluation(evaluator={"name": "t"})), ("evaluations", json.dumps([{}])),
+    ("env_id", ""),
+    ("env_id", "a\nb"),
+    ("env_id", "x" * 257),
+    ("n_envs", "0"),
+    ("n_envs", "+1"),
+    ("n_envs", "1.0"),
+    ("num_timesteps", "-1"),
+    ("num_timesteps", str(1 << 63)),
+    ("seed", "-0"),
+    ("seed", "007"),
+    ("versions.Torch", "1"),
+    ("versions.torch", "2 .1"),
+    ("versions.torch", ""),
+    ("wrappers", "{}"),
+    ("wrappers", '[{"name":"VecFrameStack","n_stack":0,"channels_order":"last"}]'),
+    ("wrappers", '[{"name":"VecFrameStack","n_stack":2,"channels_order":"middle"}]'),
+    ("wrappers", '[{"name":"VecNormalize","norm_obs":1}]'),
+    ("wrappers", '[{"name":"a","name":"b"}]'),
+    ("wrappers", "[NaN]"),
+    ("evaluations", _evaluation(episodes=3)),
+    ("evaluations", _evaluation(std=-1)),
+    ("evaluations", _evaluation(lengths=[1.0, 2])),
+    ("evaluations", _evaluation(date="2026-01-02 03:04:05")),
+    ("evaluations", _evaluation(deterministic=1)),
+    ("evaluations", _evaluation(evaluator={"name": "t"})),
+    ("evaluations", json.dumps([{}])),
 ]
 
 
 @pytest.mark.parametrize("key,value", _MALFORMED)
 def test_malformed_values_warn_at_their_key_and_writers_refuse_them(tmp_path, key, value):
     (w,) = keys.check({"before": "x", key: value})
-    assert (w.code, w.severity, w.member, w.pointer) == ("METADATA_INVALID", "warning", "manifest.json", "/metadata/" + key)
+    assert (w.code, w.severity, w.member, w.pointer) == (
+        "METADATA_INVALID",
+        "warning",
+        "manifest.json",
+        "/metadata/" + key,
+    )
     with pytest.raises(RlarchiveError) as e:
         rlarchive.save(tmp_path / "a.rlarchive", {"gamma": 0.9}, metadata={key: value})
     assert e.value.code == "WRITE_INVALID"
@@ -68,8 +111,14 @@ def test_malformed_values_warn_at_their_key_and_writers_refuse_them(tmp_path, ke
 
 def _archive(path, metadata=None, n=1000):
     rng = np.random.default_rng(0)
-    rlarchive.save(path, {"gamma": 0.99, "big": rng.random(300)}, {"policy": {"w": rng.random(n).astype(np.float32), "b": np.arange(3, dtype=np.int64)}},
-                   metadata=metadata, extension_members={"extensions/ACME_x/n.txt": b"note"}, extensions_used=["ACME_x"])
+    rlarchive.save(
+        path,
+        {"gamma": 0.99, "big": rng.random(300)},
+        {"policy": {"w": rng.random(n).astype(np.float32), "b": np.arange(3, dtype=np.int64)}},
+        metadata=metadata,
+        extension_members={"extensions/ACME_x/n.txt": b"note"},
+        extensions_used=["ACME_x"],
+    )
 
 
 def test_rewrite_gives_the_writers_bytes_and_back(tmp_path):
@@ -116,7 +165,9 @@ def test_cli_metadata(tmp_path):
     assert r.stdout.splitlines() == ["env_id: CartPole-v1", "note: a=b"]
     before = a.read_bytes()
     r = _cli("metadata", str(a), "--set", "n_envs=two")
-    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "WRITE_INVALID" in r.stderr and "Traceback" not in r.stderr
+    assert (
+        r.returncode == 1 and r.stderr.count("\n") == 1 and "WRITE_INVALID" in r.stderr and "Traceback" not in r.stderr
+    )
     assert a.read_bytes() == before
     r = _cli("metadata", str(a), "--set", "novalue")
     assert r.returncode == 2 and "KEY=VALUE" in r.stderr
@@ -133,7 +184,16 @@ def _ppo(vec_wrap=None, n_envs=2, seed=3):
     venv = make_vec_env("CartPole-v1", n_envs=n_envs, seed=seed)
     if vec_wrap is not None:
         venv = vec_wrap(venv)
-    model = PPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs={"net_arch": [8]}, seed=seed, device="cpu")
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=16,
+        batch_size=16,
+        n_epochs=1,
+        policy_kwargs={"net_arch": [8]},
+        seed=seed,
+        device="cpu",
+    )
     model.learn(32)
     return model
 
@@ -158,7 +218,11 @@ def test_sb3_save_records_provenance_and_the_callers_metadata(tmp_path):
     assert m["versions.stable_baselines3"] == stable_baselines3.__version__ and "versions.sb3_contrib" not in m
     stacked = model.get_env().venv.stacked_obs
     assert json.loads(m["wrappers"]) == [
-        {"name": "VecFrameStack", "n_stack": stacked.n_stack, "channels_order": "first" if stacked.channels_first else "last"},
+        {
+            "name": "VecFrameStack",
+            "n_stack": stacked.n_stack,
+            "channels_order": "first" if stacked.channels_first else "last",
+        },
         {"name": "VecNormalize", "norm_obs": model.get_env().norm_obs, "norm_reward": model.get_env().norm_reward},
     ]
     assert validate(p)["issues"] == []
@@ -198,10 +262,22 @@ def test_the_javascript_reader_warns_exactly_where_python_does(tmp_path):
     if node is None:
         pytest.skip("node is not installed")
     cases = [(k, v) for k, v in _WELL_FORMED + _MALFORMED]
-    cases += [("evaluations", _evaluation(mean=True)), ("evaluations", _evaluation(returns=[1, 2.5])), ("env_id", "é" * 256), ("env_id", "😀" * 257),
-              ("seed", "-9223372036854775807"), ("seed", "9223372036854775808"), ("versions.x", "+"), ("wrappers", '[{"name":"VecFrameStack","n_stack":2}]'),
-              ("evaluations", '[{"env_id":"a","episodes":1,"seeds":[1],"deterministic":false,"mean":0,"std":0,"returns":[0],"lengths":[0],'
-               '"evaluator":{"name":"n","version":"v"},"date":"2026-02-30T23:59:59Z"}]'), ("wrappers", "[" * 70 + "]" * 70)]
+    cases += [
+        ("evaluations", _evaluation(mean=True)),
+        ("evaluations", _evaluation(returns=[1, 2.5])),
+        ("env_id", "é" * 256),
+        ("env_id", "😀" * 257),
+        ("seed", "-9223372036854775807"),
+        ("seed", "9223372036854775808"),
+        ("versions.x", "+"),
+        ("wrappers", '[{"name":"VecFrameStack","n_stack":2}]'),
+        (
+            "evaluations",
+            '[{"env_id":"a","episodes":1,"seeds":[1],"deterministic":false,"mean":0,"std":0,"returns":[0],"lengths":[0],'
+            '"evaluator":{"name":"n","version":"v"},"date":"2026-02-30T23:59:59Z"}]',
+        ),
+        ("wrappers", "[" * 70 + "]" * 70),
+    ]
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     script = tmp_path / "check.mjs"
     module = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "reader-js", "src", "metadata.js"))

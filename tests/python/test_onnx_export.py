@@ -8,6 +8,7 @@ its actions must equal SB3's (integers exactly, floats within 1e-4). The
 same holds for the ``predict`` test vectors. The command ``export-onnx`` and
 the behaviour without the package ``onnx`` are checked too.
 """
+
 from __future__ import annotations
 
 import base64
@@ -22,6 +23,8 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from suite import ROOT  # noqa: E402
+
 import rlarchive  # noqa: E402
 from rlarchive import onnx_export, onnx_graph  # noqa: E402
 from rlarchive import spaces as sp  # noqa: E402
@@ -30,8 +33,6 @@ from rlarchive.errors import RlarchiveError  # noqa: E402
 from rlarchive.onnx_export import export_onnx, onnx_inputs  # noqa: E402
 from rlarchive.policy import ACTIVATIONS, Policy  # noqa: E402
 from rlarchive.values import dump_value, load_value  # noqa: E402
-
-from suite import ROOT  # noqa: E402
 
 try:  # the zoo needs torch, SB3, sb3-contrib and gymnasium; the rest of this file does not
     import sb_zoo
@@ -47,7 +48,7 @@ with open(os.path.join(VECTORS, "index.json"), encoding="utf-8") as _f:
 NO_POLICY = os.path.join(VECTORS, "valid", "minimal.rlarchive")
 
 
-def _session(path) -> "ort.InferenceSession":
+def _session(path) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.log_severity_level = 3  # errors only
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -155,7 +156,12 @@ def test_precision_float32_gives_the_vectors_actions_except_where_partial_sums_o
 @pytest.mark.parametrize("opset", [onnx_export.MIN_OPSET, 18, 21])
 def test_other_opsets(opset, tmp_path):
     """ReduceMean, Split, Pad and Cast change form across opsets; quantile, recurrent, masked and convolutional policies still act the same."""
-    for cid in ("policy-qrdqn-quantiles-predict", "policy-recurrent-ppo-two-layer-lstm-predict", "policy-maskable-ppo-multibinary-predict", "policy-dqn-nature-cnn-predict"):
+    for cid in (
+        "policy-qrdqn-quantiles-predict",
+        "policy-recurrent-ppo-two-layer-lstm-predict",
+        "policy-maskable-ppo-multibinary-predict",
+        "policy-dqn-nature-cnn-predict",
+    ):
         case = next(c for c in PREDICT_CASES if c["id"] == cid)
         with open(os.path.join(VECTORS, case["expect"]["predict_file"]), encoding="utf-8") as f:
             spec = json.load(f)
@@ -174,12 +180,32 @@ def test_other_opsets(opset, tmp_path):
 
 BIG = float(np.finfo(np.float32).max)
 #: NaN, infinities, values near the float32 limit, tiny values, and the edges of the activations' branches.
-SPECIAL = [np.nan, np.inf, -np.inf, 3e38, -3e38, 0.0, -0.0, 750.0, -750.0, 1e-30, -1e-30, 100.0, -100.0, 1e-8, -1e-8, 20.5, -20.5, 3.0, -3.0]
+SPECIAL = [
+    np.nan,
+    np.inf,
+    -np.inf,
+    3e38,
+    -3e38,
+    0.0,
+    -0.0,
+    750.0,
+    -750.0,
+    1e-30,
+    -1e-30,
+    100.0,
+    -100.0,
+    1e-8,
+    -1e-8,
+    20.5,
+    -20.5,
+    3.0,
+    -3.0,
+]
 PARAMS = {"elu": {"alpha": 0.7}, "leaky_relu": {"negative_slope": 0.2}, "softplus": {"beta": 2.0, "threshold": 5.0},
           "hardtanh": {"min_val": -2.0, "max_val": 3.0}, "celu": {"alpha": 0.5}, "gelu": {"approximate": "tanh"}}  # fmt: skip
 
 
-def _box_space(shape, bound=np.inf) -> "sp.Box":
+def _box_space(shape, bound=np.inf) -> sp.Box:
     return sp.Box(np.full(shape, -bound, np.float32), np.full(shape, bound, np.float32), tuple(shape), "F32")
 
 
@@ -209,7 +235,13 @@ def _ort_web(jobs: list, tmp_path) -> list:
         pytest.skip("node or reader-js's onnxruntime-web (npm ci in reader-js) is missing")
     job = tmp_path / "jobs.json"
     job.write_text(json.dumps(jobs))
-    run = subprocess.run(["node", ORT_WEB_RUN, str(job)], capture_output=True, text=True, timeout=600, cwd=os.path.join(ROOT, "reader-js"))
+    run = subprocess.run(
+        ["node", ORT_WEB_RUN, str(job)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=os.path.join(ROOT, "reader-js"),
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout)
 
@@ -239,8 +271,19 @@ def test_every_activation_and_normalisation_matches_the_numpy_policy(tmp_path):
     n = 6
     nodes = [{"op": "activation", "in": ["obs"], "out": fn, "fn": fn, **PARAMS.get(fn, {})} for fn in ACTIVATIONS]
     nodes.append({"op": "activation", "in": ["obs"], "out": "gelu_none", "fn": "gelu"})
-    nodes.append({"op": "activation", "in": ["obs"], "out": "softplus_800", "fn": "softplus", "beta": 1.0, "threshold": 800.0})
-    nodes.append({"op": "activation", "in": ["obs"], "out": "softplus_negative_beta", "fn": "softplus", "beta": -1.5, "threshold": 20.0})
+    nodes.append(
+        {"op": "activation", "in": ["obs"], "out": "softplus_800", "fn": "softplus", "beta": 1.0, "threshold": 800.0}
+    )
+    nodes.append(
+        {
+            "op": "activation",
+            "in": ["obs"],
+            "out": "softplus_negative_beta",
+            "fn": "softplus",
+            "beta": -1.5,
+            "threshold": 20.0,
+        }
+    )
     vec = lambda: rng.normal(0, 1, n).astype(np.float32)  # noqa: E731
     nodes.append({"op": "prelu", "in": ["obs"], "out": "prelu", "weight": vec()})
     nodes.append({"op": "prelu", "in": ["obs"], "out": "prelu_shared", "weight": np.array([0.25], np.float32)})
@@ -251,8 +294,14 @@ def test_every_activation_and_normalisation_matches_the_numpy_policy(tmp_path):
     names = [node["out"] for node in nodes]
     nodes.append({"op": "concat", "in": names, "out": "all"})
     policy = _box_policy((n,), nodes, "all", n * len(names))
-    special = np.array(SPECIAL * 8, np.float32)[: (len(SPECIAL) * 8) // n * n].reshape(-1, n)  # long enough for vectorised kernels
-    x = np.concatenate([special.reshape(-1), np.linspace(-30, 30, 61 * n), rng.normal(0, 3, 40 * n)]).astype(np.float32).reshape(-1, n)
+    special = np.array(SPECIAL * 8, np.float32)[: (len(SPECIAL) * 8) // n * n].reshape(
+        -1, n
+    )  # long enough for vectorised kernels
+    x = (
+        np.concatenate([special.reshape(-1), np.linspace(-30, 30, 61 * n), rng.normal(0, 3, 40 * n)])
+        .astype(np.float32)
+        .reshape(-1, n)
+    )
     want, _ = policy.predict(x)
     for where, got in _run_everywhere(policy, x, tmp_path).items():
         assert got.dtype == want.dtype == np.float32 and got.shape == want.shape, where
@@ -318,7 +367,13 @@ def test_sums_do_not_overflow_in_float32_partial_sums(tmp_path):
         {"op": "conv2d", "in": ["obs"], "out": "c", "weight": ones, "bias": None, "stride": [1, 1], "padding": [0, 0]},
         {"op": "flatten", "in": ["c"], "out": "f"},
         {"op": "flatten", "in": ["obs"], "out": "x"},
-        {"op": "linear", "in": ["x"], "out": "l", "weight": np.ones((1, 3), np.float32), "bias": np.array([-BIG], np.float32)},
+        {
+            "op": "linear",
+            "in": ["x"],
+            "out": "l",
+            "weight": np.ones((1, 3), np.float32),
+            "bias": np.array([-BIG], np.float32),
+        },
         {"op": "concat", "in": ["f", "l"], "out": "y"},
     ]
     policy = _box_policy((3, 1, 1), nodes, "y", 2)
@@ -330,7 +385,9 @@ def test_sums_do_not_overflow_in_float32_partial_sums(tmp_path):
     got = _run_everywhere(policy, x, tmp_path)
     for where in ("float64", "web"):
         assert got[where][0].tolist() == [float(v) for v in exact], where
-    assert np.isinf(got["float32"][0]).all()  # onnxruntime's float32 MatMul and Conv add the terms in order: the reason for the default
+    assert np.isinf(
+        got["float32"][0]
+    ).all()  # onnxruntime's float32 MatMul and Conv add the terms in order: the reason for the default
 
 
 def test_a_weight_read_by_many_nodes_is_written_once(tmp_path):
@@ -341,9 +398,14 @@ def test_a_weight_read_by_many_nodes_is_written_once(tmp_path):
     n, refs = 512, 140
     rng = np.random.default_rng(3)
     w = np.zeros((n, n), np.float32)
-    w[np.arange(n), rng.permutation(n)] = rng.choice([-1.0, 1.0], n)  # a signed permutation: values stay exact through 140 layers
+    w[np.arange(n), rng.permutation(n)] = rng.choice(
+        [-1.0, 1.0], n
+    )  # a signed permutation: values stay exact through 140 layers
     ref = TensorRef("policy", "w", "F32", (n, n))
-    nodes = [{"op": "linear", "in": ["obs" if i == 0 else f"h{i - 1}"], "out": f"h{i}", "weight": ref, "bias": None} for i in range(refs)]
+    nodes = [
+        {"op": "linear", "in": ["obs" if i == 0 else f"h{i - 1}"], "out": f"h{i}", "weight": ref, "bias": None}
+        for i in range(refs)
+    ]
     desc = {"observation_space": _box_space((n,), 1.0), "action_space": sp.Discrete(n), "normalize_images": False, "nodes": nodes,
             "action": {"op": "argmax", "in": f"h{refs - 1}"}}  # fmt: skip
     path, out = tmp_path / "shared.rlarchive", tmp_path / "shared.onnx"
@@ -400,16 +462,33 @@ def test_a_graph_above_the_node_limit_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(onnx_graph, "MAX_GRAPH_NODES", 4000)
     k = 8
     ref = TensorRef("policy", "w", "F32", (1, 1, k, k))
-    nodes = [{"op": "conv2d", "in": ["obs"], "out": f"c{i}", "weight": ref, "bias": None, "stride": [1, 1], "padding": [0, 0]} for i in range(40)]
+    nodes = [
+        {
+            "op": "conv2d",
+            "in": ["obs"],
+            "out": f"c{i}",
+            "weight": ref,
+            "bias": None,
+            "stride": [1, 1],
+            "padding": [0, 0],
+        }
+        for i in range(40)
+    ]
     nodes.append({"op": "flatten", "in": ["c39"], "out": "y"})
     desc = {"observation_space": _box_space((1, k, k), 1.0), "action_space": sp.Discrete(1), "normalize_images": False, "nodes": nodes,
             "action": {"op": "argmax", "in": "y"}}  # fmt: skip
     path = tmp_path / "convs.rlarchive"
-    rlarchive.save(path, {"k": k}, {"policy": {"w": np.ones((1, 1, k, k), np.float32)}}, extension_values={"RLA_policy": desc})
+    rlarchive.save(
+        path, {"k": k}, {"policy": {"w": np.ones((1, 1, k, k), np.float32)}}, extension_values={"RLA_policy": desc}
+    )
     out = tmp_path / "convs.onnx"
     with pytest.raises(RlarchiveError) as e:
         export_onnx(path, out)
-    assert e.value.code == "VALUE_UNSUPPORTED" and "MAX_GRAPH_NODES" in e.value.message and "--precision float32" in e.value.message
+    assert (
+        e.value.code == "VALUE_UNSUPPORTED"
+        and "MAX_GRAPH_NODES" in e.value.message
+        and "--precision float32" in e.value.message
+    )
     assert not out.exists()
     assert export_onnx(path, out, precision="float32").nodes < 4000
 
@@ -440,7 +519,11 @@ def test_multi_argmax_over_many_components(tmp_path):
 
 def test_an_unknown_precision_is_refused(tmp_path):
     with pytest.raises(RlarchiveError) as e:
-        export_onnx(os.path.join(VECTORS, "valid", "policy-ppo-mlp-discrete.rlarchive"), tmp_path / "a.onnx", precision="float16")
+        export_onnx(
+            os.path.join(VECTORS, "valid", "policy-ppo-mlp-discrete.rlarchive"),
+            tmp_path / "a.onnx",
+            precision="float16",
+        )
     assert e.value.code == "INPUT_INVALID" and "float16" in e.value.message and os.listdir(tmp_path) == []
 
 
@@ -498,7 +581,9 @@ def test_the_command_writes_the_model(tmp_path):
         assert r.returncode == 0 and json.loads(r.stdout)["precision"] == precision, r.stderr
         model = onnx.load(str(out))
         assert json.loads({p.key: p.value for p in model.metadata_props}["rlarchive.precision"]) == precision
-        assert ("Conv" in {node.op_type for node in model.graph.node}) == (precision == "float32")  # float64: slices times taps
+        assert ("Conv" in {node.op_type for node in model.graph.node}) == (
+            precision == "float32"
+        )  # float64: slices times taps
     masked = os.path.join(VECTORS, "valid", "policy-maskable-ppo-multibinary.rlarchive")
     for flag, want in (("auto", True), ("no", False)):
         r = _cli("export-onnx", masked, str(out), "--action-masks", flag)
@@ -566,7 +651,11 @@ def _feed(a: np.ndarray) -> dict:
     """An array for ort-web-run.mjs: dtype, dims and its little-endian bytes (non-finite floats included)."""
     a = np.ascontiguousarray(a)
     dtype = "bool" if a.dtype == np.bool_ else str(a.dtype)
-    return {"dtype": dtype, "dims": list(a.shape), "base64": base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode()}
+    return {
+        "dtype": dtype,
+        "dims": list(a.shape),
+        "base64": base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode(),
+    }
 
 
 def _as_array(out: dict) -> np.ndarray:
@@ -594,7 +683,13 @@ def test_onnxruntime_web_runs_every_exported_vector(tmp_path):
         masks = spec.get("action_masks")
         steps, singles = [], []
         for i, obs in enumerate(spec["observations"]):
-            feeds, single = onnx_inputs(policy, load_value(obs), None, [starts[i]] if starts is not None else None, load_value(masks[i]) if masks is not None else None)
+            feeds, single = onnx_inputs(
+                policy,
+                load_value(obs),
+                None,
+                [starts[i]] if starts is not None else None,
+                load_value(masks[i]) if masks is not None else None,
+            )
             steps.append({k: _feed(v) for k, v in feeds.items()})
             singles.append(single)
         rec = policy.recurrent
@@ -603,7 +698,13 @@ def test_onnxruntime_web_runs_every_exported_vector(tmp_path):
         expected.append((case["id"], singles, spec["actions"]))
     job = tmp_path / "jobs.json"
     job.write_text(json.dumps(jobs))
-    run = subprocess.run(["node", ORT_WEB_RUN, str(job)], capture_output=True, text=True, timeout=600, cwd=os.path.join(ROOT, "reader-js"))
+    run = subprocess.run(
+        ["node", ORT_WEB_RUN, str(job)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=os.path.join(ROOT, "reader-js"),
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     results = json.loads(run.stdout)
     assert len(results) == len(expected)

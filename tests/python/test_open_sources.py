@@ -1,4 +1,5 @@
 """An archive opens from a path, bytes, a file object, a URL or a Source, and reads the same everywhere."""
+
 from __future__ import annotations
 
 import io
@@ -18,7 +19,11 @@ VECTORS = os.path.join(HERE, "..", "..", "test-vectors")
 @pytest.fixture
 def archive(tmp_path):
     p = tmp_path / "a.rlarchive"
-    rlarchive.save(p, {"gamma": 0.99, "arr": np.arange(3000, dtype=np.float32)}, {"policy": {"w": np.arange(12, dtype=np.float64).reshape(3, 4)}})
+    rlarchive.save(
+        p,
+        {"gamma": 0.99, "arr": np.arange(3000, dtype=np.float32)},
+        {"policy": {"w": np.arange(12, dtype=np.float64).reshape(3, 4)}},
+    )
     return p
 
 
@@ -55,7 +60,10 @@ def test_a_url_reads_through_fsspec(archive):
     fsspec = pytest.importorskip("fsspec")
     fs = fsspec.filesystem("memory")
     fs.pipe("/a.rlarchive", archive.read_bytes())
-    with rlarchive.open("memory://a.rlarchive", spaces="neutral") as ar, rlarchive.open(archive, spaces="neutral") as local:
+    with (
+        rlarchive.open("memory://a.rlarchive", spaces="neutral") as ar,
+        rlarchive.open(archive, spaces="neutral") as local,
+    ):
         assert ar.dump() == local.dump()
 
 

@@ -1,4 +1,5 @@
 """rlarchive package: a folder ready for a model hub (spec/metadata.md §6), and hf:// URLs through fsspec."""
+
 import json
 import os
 import shutil
@@ -33,7 +34,16 @@ def agents(tmp_path_factory):
     """(an archive without evaluation, one with two recorded evaluations)."""
     from stable_baselines3 import PPO
 
-    model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, seed=1, device="cpu", policy_kwargs={"net_arch": [8]})
+    model = PPO(
+        "MlpPolicy",
+        "CartPole-v1",
+        n_steps=32,
+        batch_size=32,
+        n_epochs=1,
+        seed=1,
+        device="cpu",
+        policy_kwargs={"net_arch": [8]},
+    )
     model.learn(32)
     folder = tmp_path_factory.mktemp("pkg")
     plain = folder / "plain" / "cartpole.rlarchive"
@@ -152,15 +162,30 @@ def test_an_invalid_archive_writes_nothing(agents, tmp_path):
 
 def test_cli(agents, tmp_path):
     _, src = agents
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "package", str(src), str(tmp_path / "hub"), "--no-onnx"], capture_output=True, text=True, env=ENV)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "package", str(src), str(tmp_path / "hub"), "--no-onnx"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split()[:2] == ["package", str(tmp_path / "hub")]
     assert sorted(r.stdout.split()[2:]) == sorted(os.listdir(tmp_path / "hub"))
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "package", str(src), str(tmp_path / "hub")], capture_output=True, text=True, env=ENV)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "package", str(src), str(tmp_path / "hub")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.splitlines()) == 1 and "IO_ERROR" in r.stderr and "Traceback" not in r.stderr
     plain, _ = agents
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "package", str(plain), str(tmp_path / "p"), "--no-onnx"], capture_output=True, text=True, env=ENV)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "package", str(plain), str(tmp_path / "p"), "--no-onnx"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert r.returncode == 0 and "note: no evaluation recorded" in r.stderr
 
 
@@ -182,7 +207,7 @@ def fake_hub():
 
         @classmethod
         def _strip_protocol(cls, path):
-            return super()._strip_protocol(path[len("hf://"):] if path.startswith("hf://") else path)
+            return super()._strip_protocol(path[len("hf://") :] if path.startswith("hf://") else path)
 
         def _open(self, path, *args, **kwargs):
             FakeHub.opened.append(path)

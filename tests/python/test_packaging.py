@@ -1,6 +1,7 @@
 """The Python package as users get it: the wheel and the sdist carry the
 licence, the type marker and the schemas, their metadata declare what the
 package needs, and the wheel works in a fresh environment without torch."""
+
 from __future__ import annotations
 
 import email.parser
@@ -15,7 +16,6 @@ import venv
 import zipfile
 
 import pytest
-
 from suite import ROOT
 
 PYTHON_DIR = os.path.join(ROOT, "python")
@@ -39,7 +39,9 @@ def dists(tmp_path_factory) -> dict[str, str]:
         pytest.skip("building needs setuptools>=77 in this environment (the test extra installs it)")
     work = tmp_path_factory.mktemp("build")
     src = work / "python"
-    shutil.copytree(PYTHON_DIR, src, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "dist", "vectors"))
+    shutil.copytree(
+        PYTHON_DIR, src, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "dist", "vectors")
+    )
     shutil.copytree(os.path.join(ROOT, "test-vectors"), work / "test-vectors")
     out = work / "dist"
     out.mkdir()
@@ -64,7 +66,13 @@ def dists(tmp_path_factory) -> dict[str, str]:
     assert r.returncode == 0, r.stderr[-4000:]
     logs.append(r.stdout + r.stderr)
     (wheel2,) = sorted(out2.glob("rlarchive-*.whl"))
-    return {"wheel": str(wheels[0]), "sdist": str(sdists[0]), "dir": str(out), "wheel_from_sdist": str(wheel2), "log": "\n".join(logs)}
+    return {
+        "wheel": str(wheels[0]),
+        "sdist": str(sdists[0]),
+        "dir": str(out),
+        "wheel_from_sdist": str(wheel2),
+        "log": "\n".join(logs),
+    }
 
 
 def _metadata(wheel: str) -> email.message.Message:
@@ -87,7 +95,11 @@ def test_the_licence_files_are_the_same_apache_text():
 def test_the_wheel_carries_the_conformance_kit(dists):
     with zipfile.ZipFile(dists["wheel"]) as z:
         names = set(z.namelist())
-    assert {"rlarchive/conformance.py", "rlarchive/vectors/index.json", "rlarchive/vectors/valid/minimal.rlarchive"} <= names
+    assert {
+        "rlarchive/conformance.py",
+        "rlarchive/vectors/index.json",
+        "rlarchive/vectors/valid/minimal.rlarchive",
+    } <= names
 
 
 def test_wheel_and_sdist_contain_the_licence_and_py_typed(dists):
@@ -97,7 +109,12 @@ def test_wheel_and_sdist_contain_the_licence_and_py_typed(dists):
         assert lic, names
         with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
             assert z.read(lic[0]) == f.read()
-    for f in ("rlarchive/py.typed", "rlarchive/sources.py", "rlarchive/schemas/manifest-1.0.schema.json", "rlarchive/interop/sb3.py"):
+    for f in (
+        "rlarchive/py.typed",
+        "rlarchive/sources.py",
+        "rlarchive/schemas/manifest-1.0.schema.json",
+        "rlarchive/interop/sb3.py",
+    ):
         assert f in names, f
     with tarfile.open(dists["sdist"]) as t:
         snames = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
@@ -109,7 +126,9 @@ def test_wheel_metadata(dists):
     md = _metadata(dists["wheel"])
     assert md["License-Expression"] == "Apache-2.0"
     assert md.get_all("License-File") == ["LICENSE"]
-    assert not [c for c in md.get_all("Classifier") or [] if c.startswith("License ::")], "no licence classifiers beside the expression"
+    assert not [c for c in md.get_all("Classifier") or [] if c.startswith("License ::")], (
+        "no licence classifiers beside the expression"
+    )
     assert md["Description-Content-Type"] == "text/markdown"
     assert "pip install rlarchive" in md.get_payload()
     assert md.get_all("Project-URL")
@@ -136,7 +155,9 @@ def test_declared_dependencies_are_imported_and_extras_fit_the_tested_versions(d
     code = "\n".join(sources)
     for r in reqs:
         if r.marker is None:
-            assert re.search(rf"^\s*(import|from) {r.name}\b", code, re.M), f"{r.name} is declared but nothing imports it"
+            assert re.search(rf"^\s*(import|from) {r.name}\b", code, re.M), (
+                f"{r.name} is declared but nothing imports it"
+            )
         try:
             installed = md.version(r.name)
         except md.PackageNotFoundError:
@@ -161,10 +182,25 @@ def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     py = str(env_dir / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python"))
     # this environment's pip installs into the fresh one, from the configured (local) index
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", py, "install", "-q", "--disable-pip-version-check", "--find-links", dists["dir"], dists["wheel"]],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            py,
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--find-links",
+            dists["dir"],
+            dists["wheel"],
+        ],
+        capture_output=True,
+        text=True,
     )
-    if r.returncode != 0 and re.search(r"No matching distribution|Could not find a version|Network is unreachable|Failed to establish", r.stderr):
+    if r.returncode != 0 and re.search(
+        r"No matching distribution|Could not find a version|Network is unreachable|Failed to establish", r.stderr
+    ):
         pytest.skip(f"the dependencies cannot be installed here: {r.stderr.strip().splitlines()[-1]}")
     assert r.returncode == 0, r.stderr[-4000:]
     empty = tmp_path / "empty"
@@ -190,7 +226,14 @@ def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     assert version in r.stdout + r.stderr
     # the conformance kit: the package's own vectors, a reader given by a path relative to the caller's folder
     shutil.copy(os.path.join(ROOT, "tests", "conformance", "testee_python.py"), empty / "my_reader.py")
-    r = subprocess.run([cli, "conformance", "--quiet", "--reader-cmd", f"{py} ./my_reader.py"], cwd=empty, env=env, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [cli, "conformance", "--quiet", "--reader-cmd", f"{py} ./my_reader.py"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 failed" in r.stdout and "coverage" in r.stdout
 
@@ -232,7 +275,10 @@ def test_the_distributions_carry_the_test_vectors(dists, which):
     else:
         with zipfile.ZipFile(dists[which]) as z:
             names = set(z.namelist())
-            contents = {rel: z.read("rlarchive/vectors/" + rel) if "rlarchive/vectors/" + rel in names else None for rel in listed | {"index.json"}}
+            contents = {
+                rel: z.read("rlarchive/vectors/" + rel) if "rlarchive/vectors/" + rel in names else None
+                for rel in listed | {"index.json"}
+            }
     assert contents["index.json"] == index_bytes
     for rel in sorted(listed):
         assert contents[rel] is not None, f"{rel} is missing from the {which}"
@@ -248,9 +294,18 @@ def test_the_build_raises_no_setuptools_warning(dists):
 
 def test_the_vectors_are_kept_once_in_the_repository():
     """Git tracks test-vectors/ and no copy inside the package (.gitignore keeps the build's copy out)."""
-    if shutil.which("git") is None or not os.path.isdir(os.path.join(ROOT, ".git")) and not os.path.isfile(os.path.join(ROOT, ".git")):
+    if (
+        shutil.which("git") is None
+        or not os.path.isdir(os.path.join(ROOT, ".git"))
+        and not os.path.isfile(os.path.join(ROOT, ".git"))
+    ):
         pytest.skip("not a git checkout")
-    r = subprocess.run(["git", "ls-files", "python/rlarchive/vectors", "test-vectors/index.json"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        ["git", "ls-files", "python/rlarchive/vectors", "test-vectors/index.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["test-vectors/index.json"]
     r = subprocess.run(["git", "check-ignore", "-q", "python/rlarchive/vectors/index.json"], cwd=ROOT)
@@ -284,7 +339,10 @@ def test_the_standalone_conformance_kit_runs_on_the_standard_library(tmp_path):
     shutil.copy(os.path.join(ROOT, "tests", "conformance", "testee_python.py"), top / "my_reader.py")
     r = subprocess.run(
         [sys.executable, "-S", "run.py", "--quiet", "--reader-cmd", f"{sys.executable} ./my_reader.py"],
-        cwd=top, capture_output=True, text=True, timeout=600,
+        cwd=top,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 failed" in r.stdout

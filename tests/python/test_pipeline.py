@@ -1,4 +1,5 @@
 """The check pipeline of spec §11.1 (rlarchive.checks): its steps, its state, and who consumes it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,16 +8,26 @@ import re
 
 import numpy as np
 import pytest
+from suite import ROOT
+
 import rlarchive
 from rlarchive import checks
 from rlarchive.errors import RlarchiveError
 from rlarchive.sources import BytesSource
-from suite import ROOT
 
 #: the step names both reference readers use (Python snake_case; checks.js has their camelCase)
 NAMES = (
-    "identify", "read_end_records", "read_central_directory", "read_local_headers", "check_layout",
-    "check_manifest", "check_data", "check_tensor_members", "check_references", "check_digests", "check_extensions",
+    "identify",
+    "read_end_records",
+    "read_central_directory",
+    "read_local_headers",
+    "check_layout",
+    "check_manifest",
+    "check_data",
+    "check_tensor_members",
+    "check_references",
+    "check_digests",
+    "check_extensions",
 )
 
 
@@ -94,7 +105,9 @@ def test_an_archive_is_built_from_the_checked_state(tmp_path):
         assert ar.source is ar.state.source and list(ar.members) == list(ar.state.members)
         assert ar.groups == list(ar.state.tensor_headers)
         m = ar.members["data.json"]
-        assert b"".join(bytes(c) for c in ar.member_chunks("data.json")) == ar.read_range(m.data_offset, m.size).tobytes()
+        assert (
+            b"".join(bytes(c) for c in ar.member_chunks("data.json")) == ar.read_range(m.data_offset, m.size).tobytes()
+        )
         assert ar.read_range(m.data_offset, m.size).tobytes() == ar.source.read(m.data_offset, m.size)
         with pytest.raises(RlarchiveError) as e:
             ar.member_chunks("nothing.json")

@@ -1,4 +1,5 @@
 """Every activation of the portable policy computes what its torch.nn module computes, within float32 rounding."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +12,21 @@ from rlarchive.policy import ACTIVATIONS  # noqa: E402
 from rlarchive.policy_description import ACTIVATION_PARAMETERS  # noqa: E402
 
 MODULES = {
-    "ReLU": {}, "Tanh": {}, "Sigmoid": {}, "ELU": {"alpha": 0.7}, "LeakyReLU": {"negative_slope": 0.2}, "SiLU": {},
-    "GELU": {"approximate": "tanh"}, "Softplus": {"beta": 2.0, "threshold": 5.0}, "Identity": {}, "SELU": {}, "CELU": {"alpha": 0.5},
-    "Mish": {}, "Hardswish": {}, "Hardsigmoid": {}, "Softsign": {},
+    "ReLU": {},
+    "Tanh": {},
+    "Sigmoid": {},
+    "ELU": {"alpha": 0.7},
+    "LeakyReLU": {"negative_slope": 0.2},
+    "SiLU": {},
+    "GELU": {"approximate": "tanh"},
+    "Softplus": {"beta": 2.0, "threshold": 5.0},
+    "Identity": {},
+    "SELU": {},
+    "CELU": {"alpha": 0.5},
+    "Mish": {},
+    "Hardswish": {},
+    "Hardsigmoid": {},
+    "Softsign": {},
 }
 
 
@@ -37,7 +50,9 @@ def test_activation_matches_torch(name):
 def test_relu6_and_gelu_none():
     x = np.linspace(-10, 10, 1001).astype(np.float32)
     assert np.array_equal(ACTIVATIONS["hardtanh"][0](x, 0.0, 6.0), torch.nn.ReLU6()(torch.from_numpy(x)).numpy())
-    assert np.allclose(ACTIVATIONS["gelu"][0](x, "none"), torch.nn.GELU()(torch.from_numpy(x)).numpy(), rtol=2e-6, atol=2e-6)
+    assert np.allclose(
+        ACTIVATIONS["gelu"][0](x, "none"), torch.nn.GELU()(torch.from_numpy(x)).numpy(), rtol=2e-6, atol=2e-6
+    )
 
 
 def test_mask_width_is_what_the_masked_vectors_take():
@@ -45,8 +60,9 @@ def test_mask_width_is_what_the_masked_vectors_take():
     import json
     import os
 
-    import rlarchive
     from suite import ROOT
+
+    import rlarchive
 
     vectors = os.path.join(ROOT, "test-vectors")
     with open(os.path.join(vectors, "index.json"), encoding="utf-8") as f:

@@ -1,4 +1,5 @@
 """RLA_policy §5.11: what the description checker charges (cost and memory), that both readers' checkers agree, and that an evaluation stays within the memory charged."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
 from suite import ROOT
 
 import rlarchive
@@ -38,7 +38,13 @@ def box(shape) -> sp.Box:
 
 
 def describe(obs, nodes: list, head: dict, action, recurrent=None) -> dict:
-    d = {"observation_space": space(obs), "action_space": space(action), "normalize_images": False, "nodes": nodes, "action": head}
+    d = {
+        "observation_space": space(obs),
+        "action_space": space(action),
+        "normalize_images": False,
+        "nodes": nodes,
+        "action": head,
+    }
     if recurrent is not None:
         d["recurrent"] = recurrent
     return d
@@ -75,7 +81,10 @@ def test_the_cost_limit_is_reached_exactly_then_passed():
 def test_every_node_costs_the_node_cost_so_nodes_are_bounded():
     count = MAX_POLICY_OPERATIONS // (NODE + 1)  # one-element flattens
     nodes = [{"op": "flatten", "in": ["obs"], "out": f"f{i}"} for i in range(count + 1)]
-    assert refused(describe(sp.Discrete(1), nodes, {"op": "argmax", "in": "f0"}, sp.Discrete(1))) == ("LIMIT_EXCEEDED", f"/policy/nodes/{count}")
+    assert refused(describe(sp.Discrete(1), nodes, {"op": "argmax", "in": "f0"}, sp.Discrete(1))) == (
+        "LIMIT_EXCEEDED",
+        f"/policy/nodes/{count}",
+    )
 
 
 def test_a_chain_frees_its_values():
@@ -90,7 +99,9 @@ def test_a_chain_frees_its_values():
 
 
 def _kept(n: int, k: int) -> dict:
-    nodes = [relu("obs", f"a{i}") for i in range(k)] + [{"op": "flatten", "in": [f"a{i}"], "out": f"f{i}"} for i in reversed(range(k))]
+    nodes = [relu("obs", f"a{i}") for i in range(k)] + [
+        {"op": "flatten", "in": [f"a{i}"], "out": f"f{i}"} for i in reversed(range(k))
+    ]
     return describe(sp.Discrete(n), nodes, {"op": "argmax", "in": "f0"}, sp.Discrete(n))
 
 
@@ -100,7 +111,7 @@ def test_a_value_lives_until_its_last_reader():
     ws = ACTIVATIONS["relu"]["workspace"] * n
     assert list(c.memory[:k]) == [4 * n * (i + 2) + ws for i in range(k)]  # the observation and a0..ai
     # flatten of a(k-1-j): a0..a(k-1-j) and its output, which no one reads but f0
-    assert list(c.memory[k:2 * k]) == [4 * n * (k - j + 1) for j in range(k)]
+    assert list(c.memory[k : 2 * k]) == [4 * n * (k - j + 1) for j in range(k)]
     assert c.memory[-1] == 4 * n + 8 * n  # f0 and the argmax head's workspace
 
 
@@ -113,10 +124,28 @@ def test_the_memory_limit_is_reached_exactly_then_passed():
 
 def test_recurrent_outputs_live_to_the_end():
     hidden, layers = 64, 2
-    rec = {"hidden_in": "h", "cell_in": "c", "hidden_out": "h2", "cell_out": "c2", "layers": layers, "hidden_size": hidden}
-    lstm = {"op": "lstm", "in": ["obs", "h", "c"], "out": ["y", "h2", "c2"], "layers": [
-        {"weight_ih": nd([4 * hidden, 3 if i == 0 else hidden]), "weight_hh": nd([4 * hidden, hidden]), "bias_ih": nd([4 * hidden]), "bias_hh": nd([4 * hidden])} for i in range(layers)
-    ]}
+    rec = {
+        "hidden_in": "h",
+        "cell_in": "c",
+        "hidden_out": "h2",
+        "cell_out": "c2",
+        "layers": layers,
+        "hidden_size": hidden,
+    }
+    lstm = {
+        "op": "lstm",
+        "in": ["obs", "h", "c"],
+        "out": ["y", "h2", "c2"],
+        "layers": [
+            {
+                "weight_ih": nd([4 * hidden, 3 if i == 0 else hidden]),
+                "weight_hh": nd([4 * hidden, hidden]),
+                "bias_ih": nd([4 * hidden]),
+                "bias_hh": nd([4 * hidden]),
+            }
+            for i in range(layers)
+        ],
+    }
     nodes = [lstm, {"op": "linear", "in": ["y"], "out": "q", "weight": nd([2, hidden]), "bias": None}]
     c = check(describe(box((3,)), nodes, {"op": "argmax", "in": "q"}, sp.Discrete(2), rec))
     state = 4 * layers * hidden
@@ -128,49 +157,89 @@ def test_recurrent_outputs_live_to_the_end():
 
 
 def _recurrent(layers: int, hidden: int) -> dict:
-    rec = {"hidden_in": "h", "cell_in": "c", "hidden_out": "h2", "cell_out": "c2", "layers": layers, "hidden_size": hidden}
-    lstm = {"op": "lstm", "in": ["obs", "h", "c"], "out": ["y", "h2", "c2"], "layers": [
-        {"weight_ih": nd([4 * hidden, 3 if i == 0 else hidden]), "weight_hh": nd([4 * hidden, hidden]), "bias_ih": nd([4 * hidden]), "bias_hh": nd([4 * hidden])} for i in range(min(layers, 4))
-    ]}
+    rec = {
+        "hidden_in": "h",
+        "cell_in": "c",
+        "hidden_out": "h2",
+        "cell_out": "c2",
+        "layers": layers,
+        "hidden_size": hidden,
+    }
+    lstm = {
+        "op": "lstm",
+        "in": ["obs", "h", "c"],
+        "out": ["y", "h2", "c2"],
+        "layers": [
+            {
+                "weight_ih": nd([4 * hidden, 3 if i == 0 else hidden]),
+                "weight_hh": nd([4 * hidden, hidden]),
+                "bias_ih": nd([4 * hidden]),
+                "bias_hh": nd([4 * hidden]),
+            }
+            for i in range(min(layers, 4))
+        ],
+    }
     return describe(box((3,)), [lstm], {"op": "argmax", "in": "y"}, sp.Discrete(hidden), rec)
 
 
 def test_a_recurrent_state_is_a_bounded_value():
     assert refused(_recurrent(1 << 12, 1 << 13)) == ("LIMIT_EXCEEDED", "/policy/recurrent/hidden_size")
-    assert refused(_recurrent(2, 1 << 23)) == ("LIMIT_EXCEEDED", "/policy/nodes/0")  # within the value limit, not the cost
+    assert refused(_recurrent(2, 1 << 23)) == (
+        "LIMIT_EXCEEDED",
+        "/policy/nodes/0",
+    )  # within the value limit, not the cost
 
 
 def test_conv2d_pays_for_its_padding():
     big = 1 << 20
-    node = {"op": "conv2d", "in": ["obs"], "out": "c", "weight": nd([1, 1, 1, 1]), "bias": None, "stride": [big, big], "padding": [big, big]}
-    desc = describe(box((1, 2, 2)), [node, {"op": "flatten", "in": ["c"], "out": "q"}], {"op": "argmax", "in": "q"}, sp.Discrete(9))
+    node = {
+        "op": "conv2d",
+        "in": ["obs"],
+        "out": "c",
+        "weight": nd([1, 1, 1, 1]),
+        "bias": None,
+        "stride": [big, big],
+        "padding": [big, big],
+    }
+    desc = describe(
+        box((1, 2, 2)), [node, {"op": "flatten", "in": ["c"], "out": "q"}], {"op": "argmax", "in": "q"}, sp.Discrete(9)
+    )
     assert refused(desc) == ("LIMIT_EXCEEDED", "/policy/nodes/0")
 
 
-@pytest.mark.parametrize("params, where", [
-    ({"fn": "softplus", "beta": 0.0}, "beta"),
-    ({"fn": "softplus", "beta": -0.0}, "beta"),
-    ({"fn": "celu", "alpha": 0}, "alpha"),
-    ({"fn": "hardtanh", "min_val": 2.0}, "min_val"),
-    ({"fn": "hardtanh", "max_val": -2}, "max_val"),
-    ({"fn": "hardtanh", "min_val": 0.5, "max_val": 0.25}, "max_val"),
-    ({"fn": "elu", "alpha": {"$type": "float", "value": "nan"}}, "alpha"),
-    ({"fn": "leaky_relu", "negative_slope": 1e39}, "negative_slope"),
-    ({"fn": "leaky_relu", "negative_slope": -(10 ** 39)}, "negative_slope"),
-    ({"fn": "gelu", "approximate": "erf"}, "approximate"),
-])
+@pytest.mark.parametrize(
+    "params, where",
+    [
+        ({"fn": "softplus", "beta": 0.0}, "beta"),
+        ({"fn": "softplus", "beta": -0.0}, "beta"),
+        ({"fn": "celu", "alpha": 0}, "alpha"),
+        ({"fn": "hardtanh", "min_val": 2.0}, "min_val"),
+        ({"fn": "hardtanh", "max_val": -2}, "max_val"),
+        ({"fn": "hardtanh", "min_val": 0.5, "max_val": 0.25}, "max_val"),
+        ({"fn": "elu", "alpha": {"$type": "float", "value": "nan"}}, "alpha"),
+        ({"fn": "leaky_relu", "negative_slope": 1e39}, "negative_slope"),
+        ({"fn": "leaky_relu", "negative_slope": -(10**39)}, "negative_slope"),
+        ({"fn": "gelu", "approximate": "erf"}, "approximate"),
+    ],
+)
 def test_degenerate_parameters_are_refused(params, where):
     nodes = [dict(relu("obs", "y"), **params)]
-    assert refused(describe(box((2,)), nodes, {"op": "argmax", "in": "y"}, sp.Discrete(2))) == ("EXTENSION_INVALID", f"/policy/nodes/0/{where}")
+    assert refused(describe(box((2,)), nodes, {"op": "argmax", "in": "y"}, sp.Discrete(2))) == (
+        "EXTENSION_INVALID",
+        f"/policy/nodes/0/{where}",
+    )
 
 
-@pytest.mark.parametrize("params", [
-    {"fn": "softplus", "beta": -1.0, "threshold": -5},
-    {"fn": "hardtanh", "min_val": 0.5, "max_val": 0.5},
-    {"fn": "elu", "alpha": 0.0},
-    {"fn": "leaky_relu", "negative_slope": int(3.4028234663852886e38)},
-    {"fn": "celu", "alpha": -2.0},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"fn": "softplus", "beta": -1.0, "threshold": -5},
+        {"fn": "hardtanh", "min_val": 0.5, "max_val": 0.5},
+        {"fn": "elu", "alpha": 0.0},
+        {"fn": "leaky_relu", "negative_slope": int(3.4028234663852886e38)},
+        {"fn": "celu", "alpha": -2.0},
+    ],
+)
 def test_defined_parameters_are_accepted(params):
     check(describe(box((2,)), [dict(relu("obs", "y"), **params)], {"op": "argmax", "in": "y"}, sp.Discrete(2)))
 
@@ -184,7 +253,17 @@ def test_a_negative_eps_is_accepted_a_non_finite_one_refused():
     assert refused(norm({"$type": "float", "value": "inf"})) == ("EXTENSION_INVALID", "/policy/nodes/0/eps")
 
 
-@pytest.mark.parametrize("x, w, ok", [((4,), [1], True), ((4,), [4], True), ((3, 5, 5), [3], True), ((3, 5, 5), [5], False), ((4,), [2], False), ((4,), [1, 4], False)])
+@pytest.mark.parametrize(
+    "x, w, ok",
+    [
+        ((4,), [1], True),
+        ((4,), [4], True),
+        ((3, 5, 5), [3], True),
+        ((3, 5, 5), [5], False),
+        ((4,), [2], False),
+        ((4,), [1, 4], False),
+    ],
+)
 def test_prelu_takes_one_slope_or_one_per_channel(x, w, ok):
     nodes = [{"op": "prelu", "in": ["obs"], "out": "p", "weight": nd(w)}, {"op": "flatten", "in": ["p"], "out": "y"}]
     desc = describe(box(x), nodes, {"op": "argmax", "in": "y"}, sp.Discrete(int(np.prod(x))))
@@ -202,9 +281,21 @@ def _random_description(rng: random.Random) -> dict:
     n = rng.choice([1, 7, 1000, 1 << 16, 1 << 20, (1 << 24) - 3])
     if rng.random() < 0.2:  # a convolution, its padding and stride up to 2^53 - 1
         sizes = [1, 2, 3, 1 << 12, 1 << 40, (1 << 52) + 1, (1 << 53) - 1]
-        conv = {"op": "conv2d", "in": ["obs"], "out": "c", "weight": nd([rng.choice([1, 3]), 2, rng.choice([1, 3]), 3]), "bias": None,
-                "stride": [rng.choice(sizes[:2] + sizes[3:]), rng.choice(sizes[:2] + sizes[3:])], "padding": [rng.choice([0] + sizes), rng.choice([0] + sizes)]}
-        return describe(box((2, 5, 5)), [conv, {"op": "flatten", "in": ["c"], "out": "f"}], {"op": "argmax", "in": "f"}, sp.Discrete(rng.choice([3, 75, 48])))
+        conv = {
+            "op": "conv2d",
+            "in": ["obs"],
+            "out": "c",
+            "weight": nd([rng.choice([1, 3]), 2, rng.choice([1, 3]), 3]),
+            "bias": None,
+            "stride": [rng.choice(sizes[:2] + sizes[3:]), rng.choice(sizes[:2] + sizes[3:])],
+            "padding": [rng.choice([0] + sizes), rng.choice([0] + sizes)],
+        }
+        return describe(
+            box((2, 5, 5)),
+            [conv, {"op": "flatten", "in": ["c"], "out": "f"}],
+            {"op": "argmax", "in": "f"},
+            sp.Discrete(rng.choice([3, 75, 48])),
+        )
     obs = sp.Discrete(n) if rng.random() < 0.7 else box((rng.choice([0, 1, 4]), 3))
     widths = {"obs": n if isinstance(obs, sp.Discrete) else None}  # name -> width of a vector (None: the Box of rank 2)
     nodes: list = []
@@ -226,7 +317,15 @@ def _random_description(rng: random.Random) -> dict:
             widths[out] = width
         elif kind < 0.6:
             size = rng.choice([1, 3, 1 << 12, 1 << 24])
-            nodes.append({"op": "linear", "in": [src], "out": out, "weight": nd([size, width if rng.random() < 0.95 else width + 1]), "bias": None})
+            nodes.append(
+                {
+                    "op": "linear",
+                    "in": [src],
+                    "out": out,
+                    "weight": nd([size, width if rng.random() < 0.95 else width + 1]),
+                    "bias": None,
+                }
+            )
             widths[out] = size
         elif kind < 0.7:
             nodes.append({"op": "prelu", "in": [src], "out": out, "weight": nd([rng.choice([1, width, width, 2])])})
@@ -236,10 +335,30 @@ def _random_description(rng: random.Random) -> dict:
             nodes.append({"op": "concat", "in": ins, "out": out})
             widths[out] = sum(widths[x] or obs.shape[0] * 3 for x in ins)
         elif kind < 0.9:
-            nodes.append({"op": "layer_norm", "in": [src], "out": out, "weight": None, "bias": None, "eps": rng.choice([1e-5, -1.0, 0])})
+            nodes.append(
+                {
+                    "op": "layer_norm",
+                    "in": [src],
+                    "out": out,
+                    "weight": None,
+                    "bias": None,
+                    "eps": rng.choice([1e-5, -1.0, 0]),
+                }
+            )
             widths[out] = width
         else:
-            nodes.append({"op": "batch_norm", "in": [src], "out": out, "running_mean": nd([width]), "running_var": nd([width]), "weight": None, "bias": None, "eps": 1e-5})
+            nodes.append(
+                {
+                    "op": "batch_norm",
+                    "in": [src],
+                    "out": out,
+                    "running_mean": nd([width]),
+                    "running_var": nd([width]),
+                    "weight": None,
+                    "bias": None,
+                    "eps": 1e-5,
+                }
+            )
             widths[out] = width
     last = list(widths)[-1]
     return describe(obs, nodes, {"op": "argmax", "in": last}, sp.Discrete(widths[last] or 2))
@@ -259,13 +378,19 @@ def test_python_and_javascript_checkers_agree():
         pytest.skip("node is not installed")
     rng = random.Random(20261124)
     descs = [_random_description(rng) for _ in range(400)]
-    descs += [_kept(1 << 24, 13), _kept(1 << 24, 14), _recurrent(1 << 12, 1 << 13), _recurrent(2, 1 << 23), _recurrent(2, 64)]
+    descs += [
+        _kept(1 << 24, 13),
+        _kept(1 << 24, 14),
+        _recurrent(1 << 12, 1 << 13),
+        _recurrent(2, 1 << 23),
+        _recurrent(2, 64),
+    ]
     want = [_python_outcome(d) for d in descs]
     assert {w[0] for w in want} >= {"ok", "LIMIT_EXCEEDED", "EXTENSION_INVALID"}
     script = f"""
 import {{ readFileSync }} from 'node:fs';
-import {{ parseJson }} from {json.dumps('file://' + os.path.join(ROOT, 'reader-js', 'src', 'index.js'))};
-import {{ check }} from {json.dumps('file://' + os.path.join(ROOT, 'reader-js', 'src', 'policy_description.js'))};
+import {{ parseJson }} from {json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "index.js"))};
+import {{ check }} from {json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "policy_description.js"))};
 const out = [];
 for (const text of JSON.parse(readFileSync(process.argv[1], 'utf8'))) {{
   try {{
@@ -296,7 +421,13 @@ console.log(JSON.stringify(out));
 def _archive(tmp: str, desc: dict, tensors: dict) -> str:
     path = os.path.join(tmp, "p.rlarchive")
     member = json.dumps({"policy": desc}).encode()
-    rlarchive.save(path, {"gamma": 0.99}, {"policy": tensors}, extensions_used=["RLA_policy"], extension_members={"extensions/RLA_policy/policy.json": member})
+    rlarchive.save(
+        path,
+        {"gamma": 0.99},
+        {"policy": tensors},
+        extensions_used=["RLA_policy"],
+        extension_members={"extensions/RLA_policy/policy.json": member},
+    )
     return path
 
 
@@ -330,14 +461,24 @@ def test_a_chain_runs_within_the_memory_it_is_charged(tmp_path):
         policy = ar.policy()
     peak = _traced_peak(policy, 3)
     assert peak >= 4 * n * 2, "the evaluation's arrays are traced"
-    assert (len(fns) + 1) * 4 * n > charged.memory_bytes * 2  # keeping every value would take more than twice the charge
+    assert (
+        len(fns) + 1
+    ) * 4 * n > charged.memory_bytes * 2  # keeping every value would take more than twice the charge
     assert peak <= charged.memory_bytes, (peak, charged.memory_bytes)
 
 
 def test_a_convolution_runs_within_the_memory_it_is_charged(tmp_path):
     c, h, w, o = 4, 96, 96, 8
     nodes = [
-        {"op": "conv2d", "in": ["obs"], "out": "c", "weight": _ref("k", (o, c, 3, 3)), "bias": _ref("b", (o,)), "stride": [1, 1], "padding": [1, 1]},
+        {
+            "op": "conv2d",
+            "in": ["obs"],
+            "out": "c",
+            "weight": _ref("k", (o, c, 3, 3)),
+            "bias": _ref("b", (o,)),
+            "stride": [1, 1],
+            "padding": [1, 1],
+        },
         {"op": "activation", "in": ["c"], "out": "r", "fn": "relu"},
         {"op": "flatten", "in": ["r"], "out": "f"},
         {"op": "linear", "in": ["f"], "out": "q", "weight": _ref("w", (3, o * h * w)), "bias": None},
@@ -345,7 +486,11 @@ def test_a_convolution_runs_within_the_memory_it_is_charged(tmp_path):
     image = sp.Box(np.zeros((c, h, w), np.uint8), np.full((c, h, w), 255, np.uint8), (c, h, w), "U8")
     desc = dict(describe(image, nodes, {"op": "argmax", "in": "q"}, sp.Discrete(3)), normalize_images=True)
     rng = np.random.default_rng(1)
-    tensors = {"k": rng.normal(size=(o, c, 3, 3)).astype(np.float32), "b": rng.normal(size=o).astype(np.float32), "w": rng.normal(size=(3, o * h * w)).astype(np.float32)}
+    tensors = {
+        "k": rng.normal(size=(o, c, 3, 3)).astype(np.float32),
+        "b": rng.normal(size=o).astype(np.float32),
+        "w": rng.normal(size=(3, o * h * w)).astype(np.float32),
+    }
     path = _archive(str(tmp_path), desc, tensors)
     charged = check(json.loads(json.dumps(desc)))
     obs = rng.integers(0, 256, size=(c, h, w)).astype(np.uint8)

@@ -4,6 +4,7 @@ Each description breaks one rule, or two whose order §8 decides; the issue's
 pointer is the one §8 gives. The test vectors ``policy-loc-*`` run the same
 places through both readers; these cover the rest of the rules of §8 cheaply.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from rlarchive import spaces as sp
 from rlarchive.errors import RlarchiveError
-from rlarchive.policy import BERNOULLI_THRESHOLD, _HEADS
+from rlarchive.policy import _HEADS, BERNOULLI_THRESHOLD
 from rlarchive.policy_description import check
 from rlarchive.values import dump_value
 
@@ -28,13 +29,22 @@ def box(shape) -> dict:
 
 LIN = {"op": "linear", "in": ["obs"], "out": "h", "weight": nd([4, 3]), "bias": None}
 REC = {"hidden_in": "hs", "cell_in": "cs", "hidden_out": "hs2", "cell_out": "cs2", "layers": 1, "hidden_size": 2}
-LSTM = {"op": "lstm", "in": ["obs", "hs", "cs"], "out": ["y", "hs2", "cs2"],
-        "layers": [{"weight_ih": nd([8, 3]), "weight_hh": nd([8, 2]), "bias_ih": nd([8]), "bias_hh": nd([8])}]}
+LSTM = {
+    "op": "lstm",
+    "in": ["obs", "hs", "cs"],
+    "out": ["y", "hs2", "cs2"],
+    "layers": [{"weight_ih": nd([8, 3]), "weight_hh": nd([8, 2]), "bias_ih": nd([8]), "bias_hh": nd([8])}],
+}
 
 
 def describe(nodes=(LIN,), action=None, action_space=None, **over) -> dict:
-    d = {"observation_space": box((3,)), "action_space": action_space or dump_value(sp.Discrete(4)), "normalize_images": False,
-         "nodes": list(nodes), "action": action or {"op": "argmax", "in": "h"}}
+    d = {
+        "observation_space": box((3,)),
+        "action_space": action_space or dump_value(sp.Discrete(4)),
+        "normalize_images": False,
+        "nodes": list(nodes),
+        "action": action or {"op": "argmax", "in": "h"},
+    }
     d.update(over)
     return d
 
@@ -47,9 +57,17 @@ def pointer(desc: dict, data=None, used=()) -> tuple:
 
 PLACES = [
     # the description's members in the order of the table of §3
-    (describe(normalize_images="no", observation_space=dump_value(sp.Text(1, 2, "ab"))), "/policy/observation_space/kind"),
+    (
+        describe(normalize_images="no", observation_space=dump_value(sp.Text(1, 2, "ab"))),
+        "/policy/observation_space/kind",
+    ),
     (describe(observation_space=dict(box((3,)), dtype="F16")), "/policy/observation_space/dtype"),
-    (describe(observation_space=dump_value(sp.Dict((("a", sp.Discrete(3)), ("b", sp.Dict((("c", sp.Discrete(2)),))))))), "/policy/observation_space/spaces/1/1/kind"),
+    (
+        describe(
+            observation_space=dump_value(sp.Dict((("a", sp.Discrete(3)), ("b", sp.Dict((("c", sp.Discrete(2)),))))))
+        ),
+        "/policy/observation_space/spaces/1/1/kind",
+    ),
     (describe(observation_space=7), "/policy/observation_space"),
     (describe(normalize_images="no", vec_normalize="yes"), "/policy/normalize_images"),
     (describe(vec_normalize=True), "/policy/vec_normalize"),
@@ -67,22 +85,51 @@ PLACES = [
     (describe([dict(LIN, out="obs", weight=nd([4]))]), "/policy/nodes/0/out"),
     (describe([dict(LIN, weight=nd([4, 2]), bias=nd([5]))]), "/policy/nodes/0/weight"),
     (describe([dict(LIN, bias=nd([5]))]), "/policy/nodes/0/bias"),
-    (describe([{"op": "activation", "in": ["obs"], "out": "h", "fn": "hardtanh", "min_val": 2.0}], action={"op": "argmax", "in": "h"},
-              action_space=dump_value(sp.Discrete(3))), "/policy/nodes/0/min_val"),
-    (describe([{"op": "activation", "in": ["obs"], "out": "h", "fn": "hardtanh", "max_val": -2.0}]), "/policy/nodes/0/max_val"),
-    (describe([{"op": "activation", "in": ["obs"], "out": "h", "fn": "gelu", "approximate": "fast", "zeta": 1}]), "/policy/nodes/0/zeta"),
-    (describe([dict(LSTM, **{"in": ["hs", "hs", "cs"]})], recurrent=REC, action={"op": "argmax", "in": "y"}), "/policy/nodes/0/in/0"),
-    (describe([dict(LSTM, **{"in": ["obs", "hs", "hs"]})], recurrent=REC, action={"op": "argmax", "in": "y"}), "/policy/nodes/0/in/2"),
-    (describe([dict(LSTM, out=["y", "hs2", "obs"])], recurrent=REC, action={"op": "argmax", "in": "y"}), "/policy/nodes/0/out/2"),
+    (
+        describe(
+            [{"op": "activation", "in": ["obs"], "out": "h", "fn": "hardtanh", "min_val": 2.0}],
+            action={"op": "argmax", "in": "h"},
+            action_space=dump_value(sp.Discrete(3)),
+        ),
+        "/policy/nodes/0/min_val",
+    ),
+    (
+        describe([{"op": "activation", "in": ["obs"], "out": "h", "fn": "hardtanh", "max_val": -2.0}]),
+        "/policy/nodes/0/max_val",
+    ),
+    (
+        describe([{"op": "activation", "in": ["obs"], "out": "h", "fn": "gelu", "approximate": "fast", "zeta": 1}]),
+        "/policy/nodes/0/zeta",
+    ),
+    (
+        describe([dict(LSTM, **{"in": ["hs", "hs", "cs"]})], recurrent=REC, action={"op": "argmax", "in": "y"}),
+        "/policy/nodes/0/in/0",
+    ),
+    (
+        describe([dict(LSTM, **{"in": ["obs", "hs", "hs"]})], recurrent=REC, action={"op": "argmax", "in": "y"}),
+        "/policy/nodes/0/in/2",
+    ),
+    (
+        describe([dict(LSTM, out=["y", "hs2", "obs"])], recurrent=REC, action={"op": "argmax", "in": "y"}),
+        "/policy/nodes/0/out/2",
+    ),
     (describe([dict(LSTM, layers=[])], recurrent=REC, action={"op": "argmax", "in": "y"}), "/policy/nodes/0/layers"),
     # the head: op, missing, not allowed, in, its parameters, the action space, sizes, the width
     (describe(action={"op": "argmax", "in": "h", "zeta": 1}), "/policy/action/zeta"),
     (describe(action={"op": "sample", "zeta": 1}), "/policy/action/op"),
     (describe(action={"op": "argmax", "in": "hs"}), "/policy/action/in"),
-    (describe(action={"op": "quantile_argmax", "in": "h", "n_quantiles": 0}, action_space=box((4,))), "/policy/action/n_quantiles"),
+    (
+        describe(action={"op": "quantile_argmax", "in": "h", "n_quantiles": 0}, action_space=box((4,))),
+        "/policy/action/n_quantiles",
+    ),
     (describe(action={"op": "multi_argmax", "in": "h", "sizes": [2, 2]}), "/policy/action"),
-    (describe(action={"op": "multi_argmax", "in": "h", "sizes": [4]}, action_space=dump_value(sp.MultiDiscrete(np.array([2, 2]), np.zeros(2, np.int64)))),
-     "/policy/action/sizes"),
+    (
+        describe(
+            action={"op": "multi_argmax", "in": "h", "sizes": [4]},
+            action_space=dump_value(sp.MultiDiscrete(np.array([2, 2]), np.zeros(2, np.int64))),
+        ),
+        "/policy/action/sizes",
+    ),
     (describe(action={"op": "argmax", "in": "h"}, action_space=dump_value(sp.Discrete(5))), "/policy/action/in"),
 ]
 
@@ -94,7 +141,11 @@ def test_each_issue_is_where_section_8_puts_it(desc, where):
 
 def test_an_observation_above_the_value_limit_is_at_the_member_that_gives_its_size():
     big = 1 << 25
-    for space, member in ((sp.Discrete(big), "n"), (sp.MultiBinary(big), "n"), (sp.Box(np.zeros(1, F32), np.ones(1, F32), (1,), "F32"), None)):
+    for space, member in (
+        (sp.Discrete(big), "n"),
+        (sp.MultiBinary(big), "n"),
+        (sp.Box(np.zeros(1, F32), np.ones(1, F32), (1,), "F32"), None),
+    ):
         desc = describe(observation_space=dump_value(space))
         if member is None:  # a box: its shape (given here without its bounds' arrays: the checker reads the shape only)
             desc["observation_space"]["shape"] = [big]
@@ -104,8 +155,13 @@ def test_an_observation_above_the_value_limit_is_at_the_member_that_gives_its_si
 
 def test_vec_normalize_with_another_outline_is_at_vec_normalize():
     data = {"observation_space": box((4,))}
-    assert pointer(describe(vec_normalize=True), data, ["RLA_vec_normalize"]) == ("EXTENSION_INVALID", "/policy/vec_normalize")
-    check(describe(vec_normalize=True), {"observation_space": box((3,))}, ["RLA_vec_normalize"])  # the same outline passes
+    assert pointer(describe(vec_normalize=True), data, ["RLA_vec_normalize"]) == (
+        "EXTENSION_INVALID",
+        "/policy/vec_normalize",
+    )
+    check(
+        describe(vec_normalize=True), {"observation_space": box((3,))}, ["RLA_vec_normalize"]
+    )  # the same outline passes
 
 
 def test_bernoulli_is_sb3s_mode_for_every_float32_logit_near_the_threshold():

@@ -7,6 +7,7 @@
 - memory: values are dropped after their last reader, and a conv2d whose whole im2col
   would be ~2^32 floats runs in blocks.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,22 +21,25 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from suite import ROOT
 
 from rlarchive import observations
 from rlarchive import spaces as sp
-from rlarchive.policy import ACTIVATIONS, Policy, erf
-from suite import ROOT
+from rlarchive.policy import ACTIVATIONS, erf
 
 F32 = np.float32
 BIG = float(np.finfo(F32).max)
 
 
 def test_erf_is_vectorised_and_accurate_against_math_erf():
-    x = np.concatenate([
-        np.linspace(-7, 7, 280_001),
-        np.geomspace(1e-300, 7, 20_000), -np.geomspace(1e-300, 7, 20_000),
-        np.array([0.375, -0.375, 6.0, -6.0, 5.9999999, 26.0, -26.0, 1e300, -1e300, 0.0, -0.0]),
-    ])
+    x = np.concatenate(
+        [
+            np.linspace(-7, 7, 280_001),
+            np.geomspace(1e-300, 7, 20_000),
+            -np.geomspace(1e-300, 7, 20_000),
+            np.array([0.375, -0.375, 6.0, -6.0, 5.9999999, 26.0, -26.0, 1e300, -1e300, 0.0, -0.0]),
+        ]
+    )
     want = np.array([math.erf(v) for v in x])
     got = erf(x)
     assert got.dtype == np.float64 and got.shape == x.shape
@@ -48,16 +52,57 @@ def test_erf_is_vectorised_and_accurate_against_math_erf():
 # -- activations against torch at NaN, infinities and large values ---------------------------------------------
 
 torch_modules = {
-    "relu": ("ReLU", {}), "tanh": ("Tanh", {}), "sigmoid": ("Sigmoid", {}), "elu": ("ELU", {"alpha": 0.7}),
-    "leaky_relu": ("LeakyReLU", {"negative_slope": 0.2}), "silu": ("SiLU", {}), "gelu": ("GELU", {"approximate": "none"}),
-    "gelu-tanh": ("GELU", {"approximate": "tanh"}), "softplus": ("Softplus", {"beta": 2.0, "threshold": 5.0}),
-    "softplus-default": ("Softplus", {}), "hardtanh": ("Hardtanh", {"min_val": -2.0, "max_val": 0.5}), "selu": ("SELU", {}),
-    "celu": ("CELU", {"alpha": 0.5}), "mish": ("Mish", {}), "hardswish": ("Hardswish", {}), "hardsigmoid": ("Hardsigmoid", {}),
-    "softsign": ("Softsign", {}), "identity": ("Identity", {}),
+    "relu": ("ReLU", {}),
+    "tanh": ("Tanh", {}),
+    "sigmoid": ("Sigmoid", {}),
+    "elu": ("ELU", {"alpha": 0.7}),
+    "leaky_relu": ("LeakyReLU", {"negative_slope": 0.2}),
+    "silu": ("SiLU", {}),
+    "gelu": ("GELU", {"approximate": "none"}),
+    "gelu-tanh": ("GELU", {"approximate": "tanh"}),
+    "softplus": ("Softplus", {"beta": 2.0, "threshold": 5.0}),
+    "softplus-default": ("Softplus", {}),
+    "hardtanh": ("Hardtanh", {"min_val": -2.0, "max_val": 0.5}),
+    "selu": ("SELU", {}),
+    "celu": ("CELU", {"alpha": 0.5}),
+    "mish": ("Mish", {}),
+    "hardswish": ("Hardswish", {}),
+    "hardsigmoid": ("Hardsigmoid", {}),
+    "softsign": ("Softsign", {}),
+    "identity": ("Identity", {}),
 }
 
-EDGES = np.array([np.nan, np.inf, -np.inf, BIG, -BIG, 3e38, -3e38, 1e30, -1e30, 1e10, -1e10, 88.0, -88.0, 750.0, -750.0,
-                  30.0, -30.0, 3.0, -3.0, 1.5, -0.5, 1e-30, -1e-30, 1e-45, 0.0, -0.0], F32)
+EDGES = np.array(
+    [
+        np.nan,
+        np.inf,
+        -np.inf,
+        BIG,
+        -BIG,
+        3e38,
+        -3e38,
+        1e30,
+        -1e30,
+        1e10,
+        -1e10,
+        88.0,
+        -88.0,
+        750.0,
+        -750.0,
+        30.0,
+        -30.0,
+        3.0,
+        -3.0,
+        1.5,
+        -0.5,
+        1e-30,
+        -1e-30,
+        1e-45,
+        0.0,
+        -0.0,
+    ],
+    F32,
+)
 
 
 def _torch_values(key: str) -> np.ndarray:
@@ -67,11 +112,17 @@ def _torch_values(key: str) -> np.ndarray:
 
 
 def _compare(got: np.ndarray, want: np.ndarray, key: str, who: str) -> None:
-    if key == "hardswish":  # torch multiplies in float32: x·6 overflows for |x| > FLT_MAX/6; RLA_policy computes in binary64
+    if (
+        key == "hardswish"
+    ):  # torch multiplies in float32: x·6 overflows for |x| > FLT_MAX/6; RLA_policy computes in binary64
         keep = ~(np.abs(EDGES) > BIG / 6) | ~np.isfinite(EDGES)
         got, want = got[keep], want[keep]
     with np.errstate(invalid="ignore"):
-        same = (got == want) | (np.isnan(got) & np.isnan(want)) | (np.abs(got.astype(np.float64) - want) <= 2e-6 * np.maximum(1.0, np.abs(want.astype(np.float64))))
+        same = (
+            (got == want)
+            | (np.isnan(got) & np.isnan(want))
+            | (np.abs(got.astype(np.float64) - want) <= 2e-6 * np.maximum(1.0, np.abs(want.astype(np.float64))))
+        )
     bad = [(float(x), float(g), float(w)) for x, g, w, ok in zip(EDGES, got, want, same) if not ok]
     assert not bad, f"{who} {key}: (x, got, torch) {bad}"
 
@@ -110,13 +161,19 @@ def test_javascript_activations_agree_with_torch_at_nan_infinities_and_large_val
     if node is None:
         pytest.skip("node is not installed")
     script = tmp_path / "activations.mjs"
-    script.write_text(JS_ACTIVATIONS % {"policy": json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "policy.js"))})
+    script.write_text(
+        JS_ACTIVATIONS % {"policy": json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "policy.js"))}
+    )
     cases = [[key, *_fn_and_params(key)] for key in sorted(torch_modules)]
     xs = [float(v) if np.isfinite(v) else str(float(v)).replace("inf", "Infinity").replace("nan", "NaN") for v in EDGES]
-    r = subprocess.run([node, str(script), json.dumps(cases), json.dumps(xs)], capture_output=True, text=True, check=True)
+    r = subprocess.run(
+        [node, str(script), json.dumps(cases), json.dumps(xs)], capture_output=True, text=True, check=True
+    )
     out = json.loads(r.stdout)
     for key in sorted(torch_modules):
-        got = np.array([float(v) if not isinstance(v, str) else float(v.replace("Infinity", "inf")) for v in out[key]], F32)
+        got = np.array(
+            [float(v) if not isinstance(v, str) else float(v.replace("Infinity", "inf")) for v in out[key]], F32
+        )
         _compare(got, _torch_values(key), key, "javascript")
 
 
@@ -125,22 +182,27 @@ def test_javascript_activations_agree_with_torch_at_nan_infinities_and_large_val
 
 def _mixed_dict() -> sp.Dict:
     nvec = np.array([2, 3], np.int64)
-    return sp.Dict((
-        ("mode", sp.Discrete(3)),
-        ("pos", sp.Box(np.full((2,), -1, F32), np.full((2,), 1, F32), (2,), "F32")),
-        ("grid", sp.MultiDiscrete(nvec, np.zeros(2, np.int64))),
-        ("flags", sp.MultiBinary(2)),
-        ("cells", sp.MultiBinary([2, 2])),
-        ("image", sp.Box(np.zeros((1, 2, 3), np.uint8), np.full((1, 2, 3), 255, np.uint8), (1, 2, 3), "U8")),
-    ))
+    return sp.Dict(
+        (
+            ("mode", sp.Discrete(3)),
+            ("pos", sp.Box(np.full((2,), -1, F32), np.full((2,), 1, F32), (2,), "F32")),
+            ("grid", sp.MultiDiscrete(nvec, np.zeros(2, np.int64))),
+            ("flags", sp.MultiBinary(2)),
+            ("cells", sp.MultiBinary([2, 2])),
+            ("image", sp.Box(np.zeros((1, 2, 3), np.uint8), np.full((1, 2, 3), 255, np.uint8), (1, 2, 3), "U8")),
+        )
+    )
 
 
 def _observation(n=None) -> dict:
     lead = () if n is None else (n,)
     return {
         "mode": np.full(lead, 2, np.int64) if n is not None else 2,
-        "pos": np.zeros(lead + (2,), F32), "grid": np.ones(lead + (2,), np.int64), "flags": np.ones(lead + (2,), np.int8),
-        "cells": np.zeros(lead + (2, 2), np.int8), "image": np.zeros(lead + (2, 3, 1), np.uint8),  # channel-last
+        "pos": np.zeros(lead + (2,), F32),
+        "grid": np.ones(lead + (2,), np.int64),
+        "flags": np.ones(lead + (2,), np.int8),
+        "cells": np.zeros(lead + (2, 2), np.int8),
+        "image": np.zeros(lead + (2, 3, 1), np.uint8),  # channel-last
     }
 
 
@@ -156,13 +218,16 @@ def test_a_dict_observation_is_single_or_a_batch_by_every_key():
     assert observations.batch(one_batch, space)[1] is False
 
 
-@pytest.mark.parametrize("key, value", [
-    ("mode", np.array([1], np.int64)),  # a batch of 1 beside single keys
-    ("pos", np.zeros((3, 2), F32)),
-    ("grid", np.zeros((2, 2, 2), np.int64)),
-    ("flags", np.zeros(3, np.int8)),
-    ("mode", np.zeros((1, 1), np.int64)),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("mode", np.array([1], np.int64)),  # a batch of 1 beside single keys
+        ("pos", np.zeros((3, 2), F32)),
+        ("grid", np.zeros((2, 2, 2), np.int64)),
+        ("flags", np.zeros(3, np.int8)),
+        ("mode", np.zeros((1, 1), np.int64)),
+    ],
+)
 def test_dict_keys_that_disagree_are_an_error_of_the_call(key, value):
     with pytest.raises(ValueError):
         observations.batch(dict(_observation(), **{key: value}), _mixed_dict())
@@ -192,10 +257,22 @@ def test_each_value_is_dropped_after_its_last_reader(tmp_path):
     import rlarchive
 
     n = 1 << 20
-    nodes = [{"op": "activation", "in": ["obs" if i == 0 else f"v{i}"], "out": f"v{i + 1}", "fn": "relu"} for i in range(255)]
-    desc = {"observation_space": _box((n,)), "action_space": sp.Discrete(n), "normalize_images": False, "nodes": nodes, "action": {"op": "argmax", "in": "v255"}}
+    nodes = [
+        {"op": "activation", "in": ["obs" if i == 0 else f"v{i}"], "out": f"v{i + 1}", "fn": "relu"} for i in range(255)
+    ]
+    desc = {
+        "observation_space": _box((n,)),
+        "action_space": sp.Discrete(n),
+        "normalize_images": False,
+        "nodes": nodes,
+        "action": {"op": "argmax", "in": "v255"},
+    }
     path = os.path.join(tmp_path, "chain.rlarchive")
-    rlarchive.save(path, {"observation_space": desc["observation_space"], "action_space": desc["action_space"]}, extension_values={"RLA_policy": desc})
+    rlarchive.save(
+        path,
+        {"observation_space": desc["observation_space"], "action_space": desc["action_space"]},
+        extension_values={"RLA_policy": desc},
+    )
     with rlarchive.open(path) as ar:
         policy = ar.policy()
     x = np.linspace(-1, 1, n, dtype=F32)
@@ -245,17 +322,33 @@ def test_a_conv2d_whose_im2col_is_2_to_the_32_runs_in_blocks(tmp_path):
 
     h, o = 4000, 3985
     desc = {
-        "observation_space": _box((1, h, h)), "action_space": sp.Discrete(o * o), "normalize_images": False,
+        "observation_space": _box((1, h, h)),
+        "action_space": sp.Discrete(o * o),
+        "normalize_images": False,
         "nodes": [
-            {"op": "conv2d", "in": ["obs"], "out": "c", "weight": np.full((1, 1, 16, 16), 1 / 256, F32), "bias": None, "stride": [1, 1], "padding": [0, 0]},
+            {
+                "op": "conv2d",
+                "in": ["obs"],
+                "out": "c",
+                "weight": np.full((1, 1, 16, 16), 1 / 256, F32),
+                "bias": None,
+                "stride": [1, 1],
+                "padding": [0, 0],
+            },
             {"op": "flatten", "in": ["c"], "out": "f"},
         ],
         "action": {"op": "argmax", "in": "f"},
     }
     path = os.path.join(tmp_path, "conv.rlarchive")
-    rlarchive.save(path, {"observation_space": desc["observation_space"], "action_space": desc["action_space"]}, extension_values={"RLA_policy": desc})
+    rlarchive.save(
+        path,
+        {"observation_space": desc["observation_space"], "action_space": desc["action_space"]},
+        extension_values={"RLA_policy": desc},
+    )
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(CONV), path], capture_output=True, text=True, env=env, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CONV), path], capture_output=True, text=True, env=env, check=True
+    )
     action, maxrss_kib = (int(v) for v in r.stdout.split())
     assert action == 1000 * o + 2000  # the first window covering the patch of ones
     assert maxrss_kib < 1024 * 1024, f"peak resident memory {maxrss_kib / 1024:.0f} MiB"

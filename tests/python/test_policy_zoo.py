@@ -6,6 +6,7 @@ the portable policy, extension RLA_policy), and the archive's policy
 carrying recurrent state and action masks as SB3 does; integer actions must
 be equal, float actions within 1e-4 (absolute or relative).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -70,7 +71,15 @@ def test_the_archived_policy_acts_like_sb3(name, sb3_zoo, imported):
     _act_like_sb3(policy, m)
 
 
-@pytest.mark.parametrize("name", ["recurrent_ppo_dict_shared_lstm", "sac_vecnormalize_dict", "maskable_ppo_multidiscrete_dict", "ppo_cnn_channel_last"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "recurrent_ppo_dict_shared_lstm",
+        "sac_vecnormalize_dict",
+        "maskable_ppo_multidiscrete_dict",
+        "ppo_cnn_channel_last",
+    ],
+)
 def test_save_from_a_live_model_writes_the_policy(name, sb3_zoo, tmp_path):
     m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
     with warnings.catch_warnings():
@@ -90,7 +99,7 @@ def test_the_archived_policy_needs_numpy_only(name, sb3_zoo, imported, tmp_path)
     path, _ = imported[name]
     inputs = {}
     for i, obs in enumerate(m.observations):
-        for k, v in (obs.items() if isinstance(obs, dict) else [("", obs)]):
+        for k, v in obs.items() if isinstance(obs, dict) else [("", obs)]:
             inputs[f"obs{i}.{k}"] = np.asarray(v)
         inputs[f"act{i}"] = m.actions[i]
         if m.episode_starts is not None:
@@ -142,7 +151,12 @@ def test_javascript_acts_like_sb3_on_every_zoo_model(sb3_zoo, imported):
     lines = [{"cmd": "start", "protocol": 1}]
     for seq, name in enumerate(names, 1):
         m = sb3_zoo[name]
-        req = {"cmd": "predict", "seq": seq, "file": str(imported[name][0]), "observations": [dump_value(o) for o in m.observations]}
+        req = {
+            "cmd": "predict",
+            "seq": seq,
+            "file": str(imported[name][0]),
+            "observations": [dump_value(o) for o in m.observations],
+        }
         if m.episode_starts is not None:
             req["episode_starts"] = list(m.episode_starts)
         if m.action_masks is not None:
@@ -151,7 +165,10 @@ def test_javascript_acts_like_sb3_on_every_zoo_model(sb3_zoo, imported):
     lines.append({"cmd": "stop"})
     r = subprocess.run(
         [node, os.path.join(ROOT, "reader-js", "bin", "conformance.mjs")],
-        input="".join(json.dumps(x) + "\n" for x in lines), capture_output=True, text=True, timeout=300,
+        input="".join(json.dumps(x) + "\n" for x in lines),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 0, r.stderr
     replies = [json.loads(line) for line in r.stdout.splitlines()][1:]

@@ -1,11 +1,11 @@
 """Every Python example of the README runs and prints what it says."""
+
 import os
 import re
 import subprocess
 import sys
 
 import pytest
-
 from suite import ROOT
 
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as _f:

@@ -6,6 +6,7 @@ The servers (remote_servers.py) listen on 127.0.0.1 only and stop themselves.
 Elapsed times are checked only against bounds far below what the misbehaving
 server would take without the deadlines (hours), never as speed measurements.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,14 +15,13 @@ import time
 
 import numpy as np
 import pytest
+from remote_servers import misbehaving_server
+from suite import ROOT
 
 import rlarchive
 import rlarchive.sources as sources
 from rlarchive.errors import RlarchiveError
 from rlarchive.sources import DEFAULT_MIN_RATE, DEFAULT_TIMEOUT, open_source
-
-from remote_servers import misbehaving_server
-from suite import ROOT
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp", reason="http(s) URLs need aiohttp (the http extra)")
@@ -113,7 +113,10 @@ def test_a_large_archive_reads_with_a_short_timeout(tmp_path):
             assert np.array_equal(ar.tensor("policy", "w"), big)
 
 
-@pytest.mark.parametrize("bad", [{"timeout": 0}, {"timeout": -1}, {"timeout": math.inf}, {"timeout": math.nan}, {"min_rate": 0}, {"timeout": "5"}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"timeout": 0}, {"timeout": -1}, {"timeout": math.inf}, {"timeout": math.nan}, {"min_rate": 0}, {"timeout": "5"}],
+)
 def test_bad_deadlines_are_refused(bad):
     with pytest.raises(ValueError):
         open_source(PPO, **bad)

@@ -1,4 +1,5 @@
 """The replay buffer between Stable-Baselines3 and an archive (extension RLA_replay_buffer), without pickle."""
+
 from __future__ import annotations
 
 import glob
@@ -24,7 +25,8 @@ from stable_baselines3.her.her_replay_buffer import HerReplayBuffer  # noqa: E40
 import rlarchive  # noqa: E402
 from rlarchive.cli import main  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import replay_buffer as buffers, sb3 as rsb3  # noqa: E402
+from rlarchive.interop import replay_buffer as buffers  # noqa: E402
+from rlarchive.interop import sb3 as rsb3
 from rlarchive.reader import open_archive  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -58,12 +60,18 @@ CASES = {
     "replay-3-envs": (lambda: _sac(3), 150, ReplayBuffer),
     "full": (lambda: _sac(), 420, ReplayBuffer),
     "optimize-memory": (
-        lambda: _sac(2, optimize_memory_usage=True, replay_buffer_kwargs={"handle_timeout_termination": False}), 100, ReplayBuffer,
+        lambda: _sac(2, optimize_memory_usage=True, replay_buffer_kwargs={"handle_timeout_termination": False}),
+        100,
+        ReplayBuffer,
     ),
     "dict": (_dqn_dict, 90, DictReplayBuffer),
     "her": (_dqn_her, 47, HerReplayBuffer),
     "her-infos": (lambda: _dqn_her(copy_info_dict=True), 47, HerReplayBuffer),
-    "n-step": (lambda: _sac(replay_buffer_class=NStepReplayBuffer, replay_buffer_kwargs={"n_steps": 4, "gamma": 0.9}), 80, NStepReplayBuffer),
+    "n-step": (
+        lambda: _sac(replay_buffer_class=NStepReplayBuffer, replay_buffer_kwargs={"n_steps": 4, "gamma": 0.9}),
+        80,
+        NStepReplayBuffer,
+    ),
 }
 
 
@@ -115,7 +123,11 @@ def _assert_same(buf, ref) -> None:
         assert mine[k].dtype == theirs[k].dtype and mine[k].shape == theirs[k].shape, k
         np.testing.assert_array_equal(mine[k], theirs[k], err_msg=k)
     if isinstance(ref, HerReplayBuffer):
-        assert (buf.n_sampled_goal, buf.goal_selection_strategy, buf.copy_info_dict) == (ref.n_sampled_goal, ref.goal_selection_strategy, ref.copy_info_dict)
+        assert (buf.n_sampled_goal, buf.goal_selection_strategy, buf.copy_info_dict) == (
+            ref.n_sampled_goal,
+            ref.goal_selection_strategy,
+            ref.copy_info_dict,
+        )
         assert buf.infos.shape == ref.infos.shape and buf.infos.dtype == object
         if ref.copy_info_dict:
             assert _infos(buf) == _infos(ref)
@@ -234,7 +246,10 @@ def test_cli_import_export(tmp_path, capsys):
     model.save_replay_buffer(tmp_path / "rb.pkl")
     out = tmp_path / "m.rlarchive"
     assert main(["import-sb3", str(tmp_path / "model.zip"), str(out), "--replay-buffer", str(tmp_path / "rb.pkl")]) == 0
-    assert "replay buffer stored as the extension RLA_replay_buffer: ReplayBuffer, 30 of 150 rows filled in each of 2 environments" in capsys.readouterr().out
+    assert (
+        "replay buffer stored as the extension RLA_replay_buffer: ReplayBuffer, 30 of 150 rows filled in each of 2 environments"
+        in capsys.readouterr().out
+    )
     assert main(["export-sb3", str(out), str(tmp_path / "b.zip"), "--replay-buffer-out", str(tmp_path / "b.pkl")]) == 0
     assert "b.pkl" in capsys.readouterr().out
     fresh = _sac(2)
@@ -247,7 +262,18 @@ def test_export_without_buffer_is_refused(tmp_path, capsys):
         warnings.simplefilter("ignore")
         model = _sac()
     rsb3.save(model, tmp_path / "m.rlarchive")
-    assert main(["export-sb3", str(tmp_path / "m.rlarchive"), str(tmp_path / "b.zip"), "--replay-buffer-out", str(tmp_path / "b.pkl")]) != 0
+    assert (
+        main(
+            [
+                "export-sb3",
+                str(tmp_path / "m.rlarchive"),
+                str(tmp_path / "b.zip"),
+                "--replay-buffer-out",
+                str(tmp_path / "b.pkl"),
+            ]
+        )
+        != 0
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "VALUE_UNSUPPORTED" in err[0] and "holds no replay buffer" in err[0]
     assert not (tmp_path / "b.pkl").exists()
@@ -288,24 +314,62 @@ def _broken_buffer(model, tmp_path, **changes):
 
 
 BAD = {  # case -> (code, what the message says, the file)
-    "truncated": ("IMPORT_INVALID", "truncated", lambda d, m, t: _hostile(t, "cut.pkl", (d / "rb.pkl").read_bytes()[:3000])),
-    "pos-beyond-size": ("IMPORT_INVALID", "pos 10000 is not below buffer_size 300", lambda d, m, t: _broken_buffer(m, t, pos=10_000)),
-    "rewards-short": ("IMPORT_INVALID", "rewards has shape [5, 1]", lambda d, m, t: _broken_buffer(m, t, rewards=np.zeros((5, 1), np.float32))),
-    "rewards-float64": ("IMPORT_INVALID", "rewards is float64", lambda d, m, t: _broken_buffer(m, t, rewards=np.zeros((300, 1), np.float64))),
+    "truncated": (
+        "IMPORT_INVALID",
+        "truncated",
+        lambda d, m, t: _hostile(t, "cut.pkl", (d / "rb.pkl").read_bytes()[:3000]),
+    ),
+    "pos-beyond-size": (
+        "IMPORT_INVALID",
+        "pos 10000 is not below buffer_size 300",
+        lambda d, m, t: _broken_buffer(m, t, pos=10_000),
+    ),
+    "rewards-short": (
+        "IMPORT_INVALID",
+        "rewards has shape [5, 1]",
+        lambda d, m, t: _broken_buffer(m, t, rewards=np.zeros((5, 1), np.float32)),
+    ),
+    "rewards-float64": (
+        "IMPORT_INVALID",
+        "rewards is float64",
+        lambda d, m, t: _broken_buffer(m, t, rewards=np.zeros((300, 1), np.float64)),
+    ),
     "os-system": (
-        "IMPORT_INVALID", "it holds os.system",
+        "IMPORT_INVALID",
+        "it holds os.system",
         lambda d, m, t: _hostile(t, "sys.pkl", b"cos\nsystem\n(S'touch " + str(t / "pwned").encode() + b"'\ntR."),
     ),
     "unknown-class": (
-        "IMPORT_INVALID", "it holds stable_baselines3.common.evilbuf.ReplayBuffer",
-        lambda d, m, t: _hostile(t, "cls.pkl", (d / "rb.pkl").read_bytes().replace(b"stable_baselines3.common.buffers", b"stable_baselines3.common.evilbuf")),
+        "IMPORT_INVALID",
+        "it holds stable_baselines3.common.evilbuf.ReplayBuffer",
+        lambda d, m, t: _hostile(
+            t,
+            "cls.pkl",
+            (d / "rb.pkl")
+            .read_bytes()
+            .replace(b"stable_baselines3.common.buffers", b"stable_baselines3.common.evilbuf"),
+        ),
     ),
-    "huge-bytearray": ("LIMIT_EXCEEDED", "import budget", lambda d, m, t: _hostile(t, "huge.pkl", b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"x" * 16 + b".")),
-    "huge-bytes": ("LIMIT_EXCEEDED", "import budget", lambda d, m, t: _hostile(t, "huge.pkl", b"\x80\x05\x8e" + struct.pack("<Q", 1 << 40) + b"x" * 16 + b".")),
+    "huge-bytearray": (
+        "LIMIT_EXCEEDED",
+        "import budget",
+        lambda d, m, t: _hostile(t, "huge.pkl", b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"x" * 16 + b"."),
+    ),
+    "huge-bytes": (
+        "LIMIT_EXCEEDED",
+        "import budget",
+        lambda d, m, t: _hostile(t, "huge.pkl", b"\x80\x05\x8e" + struct.pack("<Q", 1 << 40) + b"x" * 16 + b"."),
+    ),
     "declared-beyond-file": (
-        "IMPORT_INVALID", "truncated", lambda d, m, t: _hostile(t, "long.pkl", b"\x80\x05\x96" + struct.pack("<Q", 1 << 20) + b"x" * 16 + b"."),
+        "IMPORT_INVALID",
+        "truncated",
+        lambda d, m, t: _hostile(t, "long.pkl", b"\x80\x05\x96" + struct.pack("<Q", 1 << 20) + b"x" * 16 + b"."),
     ),
-    "not-a-pickle": ("IMPORT_INVALID", "cannot be read safely", lambda d, m, t: _hostile(t, "text.pkl", b"hello world\n")),
+    "not-a-pickle": (
+        "IMPORT_INVALID",
+        "cannot be read safely",
+        lambda d, m, t: _hostile(t, "text.pkl", b"hello world\n"),
+    ),
     "a-list": ("IMPORT_INVALID", "it holds a list", lambda d, m, t: _hostile(t, "list.pkl", pickle.dumps([1, 2, 3]))),
 }
 
@@ -397,7 +461,11 @@ def test_infos_beyond_the_json_limit(her_infos, tmp_path, monkeypatch):
     monkeypatch.setattr(rlarchive.limits, "MAX_JSON_BYTES", 8000)
     with pytest.raises(RlarchiveError) as e:
         buffers.capture(her_infos.replay_buffer)
-    assert e.value.code == "LIMIT_EXCEEDED" and "MAX_JSON_BYTES" in e.value.message and "the info dict of row" in e.value.message, e.value
+    assert (
+        e.value.code == "LIMIT_EXCEEDED"
+        and "MAX_JSON_BYTES" in e.value.message
+        and "the info dict of row" in e.value.message
+    ), e.value
     with pytest.raises(RlarchiveError) as e:
         rsb3.import_archive(tmp_path / "model.zip", tmp_path / "out.rlarchive", replay_buffer=tmp_path / "rb.pkl")
     assert e.value.code == "LIMIT_EXCEEDED" and "the info dict of row" in e.value.message, e.value
@@ -406,7 +474,10 @@ def test_infos_beyond_the_json_limit(her_infos, tmp_path, monkeypatch):
     with pytest.raises(RlarchiveError) as e:
         buffers.capture(her_infos.replay_buffer)
     rb = her_infos.replay_buffer
-    assert e.value.code == "LIMIT_EXCEEDED" and f"the info dicts of {rb.buffer_size} rows of {rb.n_envs} environments" in e.value.message, e.value
+    assert (
+        e.value.code == "LIMIT_EXCEEDED"
+        and f"the info dicts of {rb.buffer_size} rows of {rb.n_envs} environments" in e.value.message
+    ), e.value
 
 
 def test_infos_nested_too_deeply(her_infos):
@@ -429,7 +500,10 @@ def test_cli_round_trip_with_infos(her_infos, tmp_path, capsys):
     assert main(["import-sb3", str(tmp_path / "model.zip"), str(out), "--replay-buffer", str(tmp_path / "rb.pkl")]) == 0
     rb = her_infos.replay_buffer
     n = (rb.buffer_size if rb.full else rb.pos) * rb.n_envs
-    assert f"replay buffer: yes, HerReplayBuffer, {rb.buffer_size if rb.full else rb.pos} of {rb.buffer_size} rows" in capsys.readouterr().out
+    assert (
+        f"replay buffer: yes, HerReplayBuffer, {rb.buffer_size if rb.full else rb.pos} of {rb.buffer_size} rows"
+        in capsys.readouterr().out
+    )
     assert main(["export-sb3", str(out), str(tmp_path / "b.zip"), "--replay-buffer-out", str(tmp_path / "b.pkl")]) == 0
     printed = capsys.readouterr().out
     assert f"({n} transitions, with the info dicts) -> {tmp_path / 'b.pkl'}" in printed, printed
@@ -474,11 +548,15 @@ def test_her_indices_out_of_range_are_refused(key, row, bad, tmp_path):
     finally:
         a[...] = good
     ptr = "/replay_buffer/her/" + key.lstrip("_")
-    assert e.value.code == "EXTENSION_INVALID" and e.value.pointer == ptr and f"= {bad} is outside" in e.value.message, e.value
+    assert (
+        e.value.code == "EXTENSION_INVALID" and e.value.pointer == ptr and f"= {bad} is outside" in e.value.message
+    ), e.value
     assert not (tmp_path / "m.rlarchive").exists()
     with pytest.raises(RlarchiveError) as e:
         rsb3.import_archive(tmp_path / "model.zip", tmp_path / "out.rlarchive", replay_buffer=tmp_path / "rb.pkl")
-    assert e.value.code == "IMPORT_INVALID" and f"= {bad} is outside" in e.value.message and ptr in e.value.message, e.value
+    assert e.value.code == "IMPORT_INVALID" and f"= {bad} is outside" in e.value.message and ptr in e.value.message, (
+        e.value
+    )
     assert not (tmp_path / "out.rlarchive").exists()
 
 
@@ -552,12 +630,20 @@ def test_save_streams_and_load_maps(tmp_path):
     import json
 
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(tmp_path / "big.rlarchive")], capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", _MEMORY_SCRIPT, str(tmp_path / "big.rlarchive")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     m = json.loads(done.stdout.strip().splitlines()[-1])
     print(m)
     assert m["buffer_bytes"] > 190 * 2**20
-    assert m["peak_during_save"] - m["hwm_after_reset"] < min(256 * 2**20, m["buffer_bytes"] // 2)  # written from the buffer, not copied
+    assert m["peak_during_save"] - m["hwm_after_reset"] < min(
+        256 * 2**20, m["buffer_bytes"] // 2
+    )  # written from the buffer, not copied
     assert m["peak_during_import"] - m["rss_before_import"] < 1.5 * m["buffer_bytes"]  # the arrays are held once
     assert m["rss_anon_after_load"] - m["rss_anon_before_load"] < m["buffer_bytes"] // 4  # mapped, not read into memory
 
@@ -569,7 +655,18 @@ def test_buffer_of_another_model_is_refused(sb3_files, tmp_path, capsys):
         other = _dqn_dict()
         other.learn(10)
     other.save_replay_buffer(tmp_path / "other.pkl")
-    assert main(["import-sb3", str(d / "model.zip"), str(tmp_path / "out.rlarchive"), "--replay-buffer", str(tmp_path / "other.pkl")]) != 0
+    assert (
+        main(
+            [
+                "import-sb3",
+                str(d / "model.zip"),
+                str(tmp_path / "out.rlarchive"),
+                "--replay-buffer",
+                str(tmp_path / "other.pkl"),
+            ]
+        )
+        != 0
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "IMPORT_INVALID" in err[0] and "observation_space differs from the model's" in err[0], err
     assert not (tmp_path / "out.rlarchive").exists()
@@ -596,7 +693,9 @@ def test_load_maps_the_buffer_without_reading_it_unless_asked(tmp_path, monkeypa
     member = member_of("RLA_replay_buffer")
     checked: list = []
     real = Archive.member_chunks  # step 10 reads each member it checks through it
-    monkeypatch.setattr(Archive, "member_chunks", lambda self, name, *a: (checked.append(name), real(self, name, *a))[1])
+    monkeypatch.setattr(
+        Archive, "member_chunks", lambda self, name, *a: (checked.append(name), real(self, name, *a))[1]
+    )
     _, report = rsb3.load(path, report=True)
     assert member not in checked and "tensors/policy.safetensors" in checked
     assert "not checked" in report.details["replay_buffer"]

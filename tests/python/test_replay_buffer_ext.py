@@ -1,5 +1,6 @@
 """Extension RLA_replay_buffer (spec/extensions/RLA_replay_buffer.md): the reader's view, its layouts against
 Stable-Baselines3's own buffers, and checking without reading the transitions' bytes."""
+
 from __future__ import annotations
 
 import io
@@ -27,6 +28,7 @@ def _fill(buf, steps: int, seed: int = 0) -> None:
     osp.seed(seed)
     asp.seed(seed)
     for t in range(steps):
+
         def obs():
             if isinstance(osp, gym.spaces.Dict):
                 return {k: np.stack([s.sample() for _ in range(n)]) for k, s in osp.spaces.items()}
@@ -34,7 +36,9 @@ def _fill(buf, steps: int, seed: int = 0) -> None:
 
         done = (rng.random(n) < 0.3) | (t % 4 == 3)
         infos = [{"TimeLimit.truncated": bool(d and t % 2)} for d in done]
-        buf.add(obs(), obs(), np.stack([asp.sample() for _ in range(n)]), rng.normal(size=n).astype(np.float32), done, infos)
+        buf.add(
+            obs(), obs(), np.stack([asp.sample() for _ in range(n)]), rng.normal(size=n).astype(np.float32), done, infos
+        )
 
 
 def _value(buf) -> dict:
@@ -89,13 +93,32 @@ class _GoalEnv:
 SB3_BUFFERS = {
     "plain-box": lambda: buffers.ReplayBuffer(48, _box((3,)), _box((2,), np.float64), "cpu", n_envs=2),
     "discrete-both": lambda: buffers.ReplayBuffer(10, gym.spaces.Discrete(5), gym.spaces.Discrete(3), "cpu"),
-    "multi": lambda: buffers.ReplayBuffer(8, gym.spaces.MultiBinary(4), gym.spaces.MultiDiscrete([3, 2]), "cpu", n_envs=2),
-    "optimize": lambda: buffers.ReplayBuffer(16, _box((2, 2)), _box((1,)), "cpu", optimize_memory_usage=True, handle_timeout_termination=False),
-    "dict": lambda: buffers.DictReplayBuffer(12, gym.spaces.Dict({"img": gym.spaces.Box(0, 255, (3, 4), np.uint8), "mode": gym.spaces.Discrete(3)}), gym.spaces.MultiBinary(2), "cpu", n_envs=3),
+    "multi": lambda: buffers.ReplayBuffer(
+        8, gym.spaces.MultiBinary(4), gym.spaces.MultiDiscrete([3, 2]), "cpu", n_envs=2
+    ),
+    "optimize": lambda: buffers.ReplayBuffer(
+        16, _box((2, 2)), _box((1,)), "cpu", optimize_memory_usage=True, handle_timeout_termination=False
+    ),
+    "dict": lambda: buffers.DictReplayBuffer(
+        12,
+        gym.spaces.Dict({"img": gym.spaces.Box(0, 255, (3, 4), np.uint8), "mode": gym.spaces.Discrete(3)}),
+        gym.spaces.MultiBinary(2),
+        "cpu",
+        n_envs=3,
+    ),
     "her": lambda: her_buffer.HerReplayBuffer(
-        10, gym.spaces.Dict({"observation": _box((4,)), "achieved_goal": _box((2,)), "desired_goal": _box((2,))}), _box((2,)), _GoalEnv(), "cpu",
-        n_envs=2, goal_selection_strategy="final", copy_info_dict=True),
-    "nstep": lambda: buffers.NStepReplayBuffer(20, _box((3,)), gym.spaces.Discrete(2), "cpu", n_envs=4, n_steps=5, gamma=0.9),
+        10,
+        gym.spaces.Dict({"observation": _box((4,)), "achieved_goal": _box((2,)), "desired_goal": _box((2,))}),
+        _box((2,)),
+        _GoalEnv(),
+        "cpu",
+        n_envs=2,
+        goal_selection_strategy="final",
+        copy_info_dict=True,
+    ),
+    "nstep": lambda: buffers.NStepReplayBuffer(
+        20, _box((3,)), gym.spaces.Discrete(2), "cpu", n_envs=4, n_steps=5, gamma=0.9
+    ),
 }
 
 
@@ -207,10 +230,16 @@ def test_the_accessor_reports_a_malformed_member(tmp_path):
     buf = SB3_BUFFERS["her"]()
     _fill(buf, 6)
     value = _value(buf)
-    value["her"]["ep_start"] = np.where(np.arange(10).reshape(5, 2) == 3, 5, 0).astype(np.int64)  # buffer_size is 10 // 2
+    value["her"]["ep_start"] = np.where(np.arange(10).reshape(5, 2) == 3, 5, 0).astype(
+        np.int64
+    )  # buffer_size is 10 // 2
     p = tmp_path / "bad.rlarchive"
     _save(p, value)  # the writer checks the structure; the indices' range is a content rule (spec §4 rule 9)
     with rlarchive.open(p) as ar:
         with pytest.raises(RlarchiveError) as e:
             ar.replay_buffer()
-    assert (e.value.code, e.value.member, e.value.pointer) == ("EXTENSION_INVALID", MEMBER, "/replay_buffer/her/ep_start")
+    assert (e.value.code, e.value.member, e.value.pointer) == (
+        "EXTENSION_INVALID",
+        MEMBER,
+        "/replay_buffer/her/ep_start",
+    )

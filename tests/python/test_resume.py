@@ -6,6 +6,7 @@ loads it back on the same environment (force_reset=False) and goes on for M
 steps there. Parameters, optimizer states, PyTorch variables and (off-policy)
 replay buffer contents must be bitwise equal. Everything runs on the CPU.
 """
+
 import copy
 import os
 import warnings
@@ -17,8 +18,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("stable_baselines3")
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
+from sb3_contrib import ARS, QRDQN, TQC, TRPO, CrossQ, MaskablePPO, RecurrentPPO  # noqa: E402
+from sb3_contrib.common.envs import InvalidActionEnvDiscrete  # noqa: E402
 from stable_baselines3 import A2C, DDPG, DQN, PPO, SAC, TD3  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
+from stable_baselines3.common.envs import BitFlippingEnv, IdentityEnv  # noqa: E402
 from stable_baselines3.common.noise import (  # noqa: E402
     NormalActionNoise,
     OrnsteinUhlenbeckActionNoise,
@@ -27,14 +31,13 @@ from stable_baselines3.common.noise import (  # noqa: E402
 from stable_baselines3.common.save_util import recursive_getattr  # noqa: E402
 from stable_baselines3.common.utils import LinearSchedule  # noqa: E402
 from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
-from sb3_contrib import ARS, QRDQN, TQC, TRPO, CrossQ, MaskablePPO, RecurrentPPO  # noqa: E402
-from sb3_contrib.common.envs import InvalidActionEnvDiscrete  # noqa: E402
-from stable_baselines3.common.envs import BitFlippingEnv, IdentityEnv  # noqa: E402
 from stable_baselines3.her.her_replay_buffer import HerReplayBuffer  # noqa: E402
 
-from rlarchive import open as open_archive, training_state  # noqa: E402
+from rlarchive import open as open_archive  # noqa: E402
+from rlarchive import training_state
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import run_state, sb3 as rsb3  # noqa: E402
+from rlarchive.interop import run_state  # noqa: E402
+from rlarchive.interop import sb3 as rsb3
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -67,10 +70,22 @@ def snapshot(model):
         _flatten(state, name, out)
     for name in model._get_torch_save_params()[1]:
         _flatten(recursive_getattr(model, name), name, out)
-    _flatten({"num_timesteps": model.num_timesteps, "n_updates": model._n_updates, "episode_num": model._episode_num}, "run", out)
+    _flatten(
+        {"num_timesteps": model.num_timesteps, "n_updates": model._n_updates, "episode_num": model._episode_num},
+        "run",
+        out,
+    )
     rb = getattr(model, "replay_buffer", None)
     if rb is not None:
-        _flatten({k: v for k, v in vars(rb).items() if isinstance(v, (np.ndarray, int, bool, dict)) and not k.startswith("_")}, "buffer", out)
+        _flatten(
+            {
+                k: v
+                for k, v in vars(rb).items()
+                if isinstance(v, (np.ndarray, int, bool, dict)) and not k.startswith("_")
+            },
+            "buffer",
+            out,
+        )
     return out
 
 
@@ -94,7 +109,11 @@ def _canon(x, key=None):
 
 def _bits(x):
     if isinstance(x, torch.Tensor):
-        return (str(x.dtype), tuple(x.shape), x.contiguous().view(-1).view(torch.uint8).numpy().tobytes() if x.numel() else b"")
+        return (
+            str(x.dtype),
+            tuple(x.shape),
+            x.contiguous().view(-1).view(torch.uint8).numpy().tobytes() if x.numel() else b"",
+        )
     if isinstance(x, np.ndarray) and x.dtype == object:  # HER's infos: dicts per transition
         return ("object", x.shape, _canon(x.tolist()))
     if isinstance(x, np.ndarray):
@@ -152,30 +171,142 @@ def _noise(kind):
 
 #: name -> (class, policy, env factory, keyword arguments factory, N, M)
 ON_POLICY = {
-    "PPO": (PPO, "MlpPolicy", _cartpole, lambda: dict(n_steps=32, batch_size=16, n_epochs=2, learning_rate=LinearSchedule(1e-3, 1e-4, 1.0), clip_range=LinearSchedule(0.3, 0.1, 1.0), policy_kwargs=dict(net_arch=[8])), 64, 64),
-    "A2C": (A2C, "MlpPolicy", _cartpole, lambda: dict(n_steps=5, learning_rate=LinearSchedule(1e-3, 1e-4, 1.0), policy_kwargs=dict(net_arch=[8])), 20, 25),
-    "TRPO": (TRPO, "MlpPolicy", _cartpole, lambda: dict(n_steps=32, batch_size=16, policy_kwargs=dict(net_arch=[8])), 64, 64),
-    "RecurrentPPO": (RecurrentPPO, "MlpLstmPolicy", _cartpole, lambda: dict(n_steps=16, batch_size=8, n_epochs=2, policy_kwargs=dict(net_arch=[8], lstm_hidden_size=8)), 32, 32),
-    "MaskablePPO": (MaskablePPO, "MlpPolicy", _masked, lambda: dict(n_steps=16, batch_size=8, n_epochs=2, policy_kwargs=dict(net_arch=[8])), 32, 32),
-    "PPO-gSDE": (PPO, "MlpPolicy", _pendulum, lambda: dict(use_sde=True, sde_sample_freq=4, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8])), 32, 32),
-    "PPO-VecNormalize": (PPO, "MlpPolicy", _normalized, lambda: dict(n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8])), 32, 32),
-    "ARS": (ARS, "LinearPolicy", _cartpole, lambda: dict(n_delta=2, n_eval_episodes=1, learning_rate=LinearSchedule(0.02, 0.01, 1.0)), 200, 200),
+    "PPO": (
+        PPO,
+        "MlpPolicy",
+        _cartpole,
+        lambda: dict(
+            n_steps=32,
+            batch_size=16,
+            n_epochs=2,
+            learning_rate=LinearSchedule(1e-3, 1e-4, 1.0),
+            clip_range=LinearSchedule(0.3, 0.1, 1.0),
+            policy_kwargs=dict(net_arch=[8]),
+        ),
+        64,
+        64,
+    ),
+    "A2C": (
+        A2C,
+        "MlpPolicy",
+        _cartpole,
+        lambda: dict(n_steps=5, learning_rate=LinearSchedule(1e-3, 1e-4, 1.0), policy_kwargs=dict(net_arch=[8])),
+        20,
+        25,
+    ),
+    "TRPO": (
+        TRPO,
+        "MlpPolicy",
+        _cartpole,
+        lambda: dict(n_steps=32, batch_size=16, policy_kwargs=dict(net_arch=[8])),
+        64,
+        64,
+    ),
+    "RecurrentPPO": (
+        RecurrentPPO,
+        "MlpLstmPolicy",
+        _cartpole,
+        lambda: dict(n_steps=16, batch_size=8, n_epochs=2, policy_kwargs=dict(net_arch=[8], lstm_hidden_size=8)),
+        32,
+        32,
+    ),
+    "MaskablePPO": (
+        MaskablePPO,
+        "MlpPolicy",
+        _masked,
+        lambda: dict(n_steps=16, batch_size=8, n_epochs=2, policy_kwargs=dict(net_arch=[8])),
+        32,
+        32,
+    ),
+    "PPO-gSDE": (
+        PPO,
+        "MlpPolicy",
+        _pendulum,
+        lambda: dict(
+            use_sde=True, sde_sample_freq=4, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8])
+        ),
+        32,
+        32,
+    ),
+    "PPO-VecNormalize": (
+        PPO,
+        "MlpPolicy",
+        _normalized,
+        lambda: dict(n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8])),
+        32,
+        32,
+    ),
+    "ARS": (
+        ARS,
+        "LinearPolicy",
+        _cartpole,
+        lambda: dict(n_delta=2, n_eval_episodes=1, learning_rate=LinearSchedule(0.02, 0.01, 1.0)),
+        200,
+        200,
+    ),
 }
 OFF_POLICY = {
     # learning_starts above N: the resumed run still draws from the action space's generator
-    "DQN": (DQN, "MlpPolicy", _identity, lambda: _off(learning_starts=30, exploration_fraction=0.5, target_update_interval=10), 20, 40),
-    "QRDQN": (QRDQN, "MlpPolicy", _cartpole, lambda: _off(learning_starts=20, exploration_fraction=0.5, target_update_interval=10, policy_kwargs=dict(net_arch=[8], n_quantiles=5)), 40, 40),
-    "SAC": (SAC, "MlpPolicy", _pendulum, lambda: _off(learning_starts=30, learning_rate=LinearSchedule(1e-3, 1e-4, 1.0)), 20, 40),
+    "DQN": (
+        DQN,
+        "MlpPolicy",
+        _identity,
+        lambda: _off(learning_starts=30, exploration_fraction=0.5, target_update_interval=10),
+        20,
+        40,
+    ),
+    "QRDQN": (
+        QRDQN,
+        "MlpPolicy",
+        _cartpole,
+        lambda: _off(
+            learning_starts=20,
+            exploration_fraction=0.5,
+            target_update_interval=10,
+            policy_kwargs=dict(net_arch=[8], n_quantiles=5),
+        ),
+        40,
+        40,
+    ),
+    "SAC": (
+        SAC,
+        "MlpPolicy",
+        _pendulum,
+        lambda: _off(learning_starts=30, learning_rate=LinearSchedule(1e-3, 1e-4, 1.0)),
+        20,
+        40,
+    ),
     "TD3": (TD3, "MlpPolicy", _pendulum, lambda: _off(learning_starts=20, action_noise=_noise("normal")), 40, 40),
     "DDPG": (DDPG, "MlpPolicy", _pendulum, lambda: _off(learning_starts=20, action_noise=_noise("ou")), 40, 40),
-    "TQC": (TQC, "MlpPolicy", _pendulum, lambda: _off(learning_starts=20, policy_kwargs=dict(net_arch=[8], n_quantiles=5, n_critics=2)), 40, 40),
+    "TQC": (
+        TQC,
+        "MlpPolicy",
+        _pendulum,
+        lambda: _off(learning_starts=20, policy_kwargs=dict(net_arch=[8], n_quantiles=5, n_critics=2)),
+        40,
+        40,
+    ),
     "CrossQ": (CrossQ, "MlpPolicy", _pendulum, lambda: _off(learning_starts=20), 40, 40),
-    "SAC-gSDE": (SAC, "MlpPolicy", _pendulum, lambda: _off(learning_starts=10, use_sde=True, sde_sample_freq=3), 20, 20),
+    "SAC-gSDE": (
+        SAC,
+        "MlpPolicy",
+        _pendulum,
+        lambda: _off(learning_starts=10, use_sde=True, sde_sample_freq=3),
+        20,
+        20,
+    ),
     "SAC-VecNormalize": (SAC, "MlpPolicy", _normalized, lambda: _off(learning_starts=10), 20, 20),
     "HER-DQN": (DQN, "MultiInputPolicy", _bits_env(False), lambda: _her(learning_starts=10), 20, 20),
     "HER-SAC": (SAC, "MultiInputPolicy", _bits_env(True), lambda: _her(learning_starts=10), 20, 20),
     # the info dicts (terminal observations, Monitor's episode records) travel in the archive too
-    "HER-SAC-infos": (SAC, "MultiInputPolicy", _bits_env(True), lambda: _her(copy_info_dict=True, learning_starts=10), 20, 20),
+    "HER-SAC-infos": (
+        SAC,
+        "MultiInputPolicy",
+        _bits_env(True),
+        lambda: _her(copy_info_dict=True, learning_starts=10),
+        20,
+        20,
+    ),
 }
 
 
@@ -258,7 +389,14 @@ def test_sb3_own_save_and_load_differ(tmp_path):
 
 def test_vectorized_noise_round_trip(tmp_path):
     """A VectorizedActionNoise of Ornstein-Uhlenbeck processes comes back with each process's state."""
-    case = (TD3, "MlpPolicy", lambda: make_vec_env("Pendulum-v1", n_envs=2, seed=0), lambda: _off(learning_starts=10, action_noise=_noise("vectorized")), 20, 20)
+    case = (
+        TD3,
+        "MlpPolicy",
+        lambda: make_vec_env("Pendulum-v1", n_envs=2, seed=0),
+        lambda: _off(learning_starts=10, action_noise=_noise("vectorized")),
+        20,
+        20,
+    )
     assert differences(uninterrupted(case), resumed(case, tmp_path, training=None)) == []
     model, _ = _build(case)
     model.learn(10)
@@ -336,7 +474,16 @@ def test_unsupported_noise_is_refused(tmp_path):
     class Noise(NormalActionNoise):
         pass
 
-    model, _ = _build((TD3, "MlpPolicy", _pendulum, lambda: _off(learning_starts=5, action_noise=Noise(np.zeros(1), np.ones(1))), 5, 5))
+    model, _ = _build(
+        (
+            TD3,
+            "MlpPolicy",
+            _pendulum,
+            lambda: _off(learning_starts=5, action_noise=Noise(np.zeros(1), np.ones(1))),
+            5,
+            5,
+        )
+    )
     with pytest.raises(RlarchiveError) as e:
         rsb3.save(model, tmp_path / "m.rlarchive", training=True)
     assert e.value.code == "VALUE_UNSUPPORTED" and not os.path.exists(tmp_path / "m.rlarchive")
@@ -353,7 +500,9 @@ def test_her_infos_come_back(tmp_path):
         again, done = rsb3.load(tmp_path / "m.rlarchive", env=env, force_reset=False, report=True)
     mine, theirs = model.replay_buffer.infos, again.replay_buffer.infos
     assert again.replay_buffer.copy_info_dict and mine.shape == theirs.shape
-    assert any("terminal_observation" in i for i in mine.ravel()), "the run ended no episode: the test would see no info"
+    assert any("terminal_observation" in i for i in mine.ravel()), (
+        "the run ended no episode: the test would see no info"
+    )
     assert _bits(mine) == _bits(theirs)
     assert "replay_buffer" in done.restored and "with the info dicts" in done.details["replay_buffer"]
 
@@ -371,13 +520,24 @@ def test_restore_report(tmp_path):
         reset, forced = rsb3.load(tmp_path / "full.rlarchive", env=env, report=True)
         plain, bare = rsb3.load(tmp_path / "plain.rlarchive", env=env, report=True)
         only = rsb3.load(tmp_path / "plain.rlarchive", env=env)
-    assert type(again) is TD3 and type(only) is TD3 and not any(isinstance(v, rsb3.RestoreReport) for v in vars(again).values())
+    assert (
+        type(again) is TD3
+        and type(only) is TD3
+        and not any(isinstance(v, rsb3.RestoreReport) for v in vars(again).values())
+    )
     expected = ["parameters", "optimizers", "replay_buffer", "run_state", "last_obs", "action_noise"]
     expected += [f"random_state.{k}" for k in ("action_space", "observation_space", "numpy", "python", "torch")]
     assert full.restored == expected and full.not_restored == {}
     assert f"{model.replay_buffer.pos} transitions" in full.details["replay_buffer"]
     assert "last_obs" not in forced.restored and "force_reset" in forced.not_restored["last_obs"]
     assert bare.restored == ["parameters", "optimizers"]
-    assert set(bare.not_restored) == {"replay_buffer", "run_state", "random_state", "data.action_noise"}  # the noise: an opaque pickle in data
-    assert "restored replay_buffer: ReplayBuffer" in str(full) and "not restored run_state: the archive holds none" in str(bare)
+    assert set(bare.not_restored) == {
+        "replay_buffer",
+        "run_state",
+        "random_state",
+        "data.action_noise",
+    }  # the noise: an opaque pickle in data
+    assert "restored replay_buffer: ReplayBuffer" in str(
+        full
+    ) and "not restored run_state: the archive holds none" in str(bare)
     assert full.to_dict()["restored"] == expected

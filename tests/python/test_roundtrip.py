@@ -1,16 +1,14 @@
 """Writer and reader: round trips of every value type, determinism, atomicity, laziness."""
+
 import math
 import os
-import pickle
 
 import numpy as np
 import pytest
+from cases import _all_dtypes, _every_space
 
 import rlarchive
-from rlarchive import spaces as sp
 from rlarchive.errors import RlarchiveError
-
-from cases import _all_dtypes, _every_space
 
 
 def _roundtrip(tmp_path, data, **kw):
@@ -23,7 +21,9 @@ def _roundtrip(tmp_path, data, **kw):
 def _same(a, b):
     """Equality that also checks types and float bits (nan, -0.0)."""
     if isinstance(a, float):
-        return isinstance(b, float) and (math.isnan(a) and math.isnan(b) or (a == b and math.copysign(1, a) == math.copysign(1, b)))
+        return isinstance(b, float) and (
+            math.isnan(a) and math.isnan(b) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+        )
     if isinstance(a, np.ndarray):
         return isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     if isinstance(a, np.generic):
@@ -43,8 +43,18 @@ VALUES = {
     "strings": ["", "é", "\U0001f600", "\x00\x1f\u2028", "$type"],
     "bytes": [b"", bytes(range(256))],
     "tuples": ((), (1,), (1, (2.5, "x"), [None])),
-    "dicts": {"plain": {"a": 1}, "int_keys": {1: "a", -5: "b"}, "mixed": {None: 0, False: 1, 2.5: 2, b"k": 3, (1, ("x",)): 4}, "dollar": {"$type": 1}},
-    "arrays": [np.arange(6, dtype=np.int16).reshape(2, 3), np.array(2.5), np.zeros((0, 3), np.float32), np.linspace(0, 1, 500)],
+    "dicts": {
+        "plain": {"a": 1},
+        "int_keys": {1: "a", -5: "b"},
+        "mixed": {None: 0, False: 1, 2.5: 2, b"k": 3, (1, ("x",)): 4},
+        "dollar": {"$type": 1},
+    },
+    "arrays": [
+        np.arange(6, dtype=np.int16).reshape(2, 3),
+        np.array(2.5),
+        np.zeros((0, 3), np.float32),
+        np.linspace(0, 1, 500),
+    ],
     "scalars": [np.float32(1.5), np.int64(-3), np.uint8(7), np.bool_(False), np.float16(0.25)],
     "empty": {"list": [], "dict": {}},
 }
@@ -74,7 +84,12 @@ def test_every_space_round_trips_neutral_and_gymnasium(tmp_path):
 
 
 def test_schedules_round_trip_and_follow_sb3(tmp_path):
-    s = {"c": rlarchive.Constant(0.5), "l": rlarchive.Linear(1.0, 0.1, 0.5), "p": rlarchive.Piecewise(((0.0, 4.0), (0.5, 2.0), (1.0, 0.0))), "st": rlarchive.Piecewise(((0.0, 3.0), (0.5, 1.0)), "step")}
+    s = {
+        "c": rlarchive.Constant(0.5),
+        "l": rlarchive.Linear(1.0, 0.1, 0.5),
+        "p": rlarchive.Piecewise(((0.0, 4.0), (0.5, 2.0), (1.0, 0.0))),
+        "st": rlarchive.Piecewise(((0.0, 3.0), (0.5, 1.0)), "step"),
+    }
     ar, d = _roundtrip(tmp_path, s)
     assert d == s
     ar.close()
@@ -179,7 +194,12 @@ def test_resaving_what_open_returned_gives_the_same_bytes(tmp_path):
     tensors = {"policy": {"w": np.ones((3, 3), np.float32)}}
     rlarchive.save(tmp_path / "a", data, tensors)
     with rlarchive.open(tmp_path / "a", spaces="neutral") as ar:
-        rlarchive.save(tmp_path / "b", ar.data, {g: ar.tensors(g) for g in ar.groups if g != "arrays"}, producer=(ar.producer["name"], ar.producer["version"]))
+        rlarchive.save(
+            tmp_path / "b",
+            ar.data,
+            {g: ar.tensors(g) for g in ar.groups if g != "arrays"},
+            producer=(ar.producer["name"], ar.producer["version"]),
+        )
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
 
 
@@ -254,7 +274,12 @@ def test_tensor_views_share_the_file_mapping(tmp_path):
 
 
 def test_writer_refuses_invalid_names(tmp_path):
-    for bad in ({"a/b": {"w": np.ones(1)}}, {"Policy": {}, "policy": {}}, {"ok": {"__x": np.ones(1)}}, {"ok": {"": np.ones(1)}}):
+    for bad in (
+        {"a/b": {"w": np.ones(1)}},
+        {"Policy": {}, "policy": {}},
+        {"ok": {"__x": np.ones(1)}},
+        {"ok": {"": np.ones(1)}},
+    ):
         with pytest.raises(RlarchiveError) as e:
             rlarchive.save(tmp_path / "x", {}, bad)
         assert e.value.code == "WRITE_INVALID"

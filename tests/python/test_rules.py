@@ -1,4 +1,5 @@
 """spec/rules.json maps every MUST of the specification to the vectors (or tests) that catch a reader breaking it."""
+
 import json
 import os
 import re
@@ -47,14 +48,18 @@ def test_every_must_of_each_extension_is_mapped_in_order():
 
 def test_every_must_of_the_normative_annex_a_is_mapped_in_order():
     got = [(r["id"].split(" ")[1].split("/")[0], r["rule"]) for r in _rules("annex_rules")]
-    assert got == [(s, t[:200]) for s, t in _musts(os.path.join("spec", "annex-a-conformance.md"))], "the annex_rules of spec/rules.json are stale"
+    assert got == [(s, t[:200]) for s, t in _musts(os.path.join("spec", "annex-a-conformance.md"))], (
+        "the annex_rules of spec/rules.json are stale"
+    )
     with open(os.path.join(ROOT, "spec", "annex-a-conformance.md"), encoding="utf-8") as f:
         assert f.readline().startswith("# Annex A (normative)"), "Annex A states requirements: it is normative"
 
 
 def test_every_must_of_the_metadata_keys_is_mapped_in_order():
     got = [(r["id"].split(" §")[1].split("/")[0], r["rule"]) for r in _rules("metadata_rules")]
-    assert got == [(s, t[:200]) for s, t in _musts(os.path.join("spec", "metadata.md"))], "the metadata_rules of spec/rules.json are stale"
+    assert got == [(s, t[:200]) for s, t in _musts(os.path.join("spec", "metadata.md"))], (
+        "the metadata_rules of spec/rules.json are stale"
+    )
 
 
 def test_every_rule_names_existing_vectors_or_tests():

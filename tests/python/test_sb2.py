@@ -4,6 +4,7 @@ SB2 needs TensorFlow 1 and cannot be installed on current Pythons; the
 fixtures are built by :mod:`sb_fixtures` (cloudpickle of stand-in classes named
 as gym's and SB2's). Only cloudpickle and NumPy are needed.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,8 +25,8 @@ import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
 from rlarchive import spaces  # noqa: E402
-from rlarchive.interop import sb2  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
+from rlarchive.interop import sb2  # noqa: E402
 from rlarchive.values import ClassRef, Opaque  # noqa: E402
 
 
@@ -85,11 +86,17 @@ def test_old_gym_spaces(tmp_path, style):
             "image": F.gym_box(0, 255, (4, 4, 1), np.uint8, style=style),
             "choice": F.gym_multi_discrete([3, 4], style=style),
             "bits": F.gym_multi_binary(5, style=style),
-            "pair": F.gym_tuple([F.gym_discrete(3, style=style), F.gym_box(-1.0, 1.0, (2,), np.float64, style=style)], style=style),
+            "pair": F.gym_tuple(
+                [F.gym_discrete(3, style=style), F.gym_box(-1.0, 1.0, (2,), np.float64, style=style)], style=style
+            ),
         },
         style=style,
     )
-    extra = {"observation_space": obs, "action_space": F.gym_multi_binary([2, 3], style=style), "policy": F.sb2_policy_class("stable_baselines.deepq.policies", "MlpPolicy")}
+    extra = {
+        "observation_space": obs,
+        "action_space": F.gym_multi_binary([2, 3], style=style),
+        "policy": F.sb2_policy_class("stable_baselines.deepq.policies", "MlpPolicy"),
+    }
     src = str(tmp_path / "m.zip")
     F.write_sb2_ppo2(src, style=style, extra=extra)
     arc = str(tmp_path / "m.rlarchive")
@@ -100,17 +107,23 @@ def test_old_gym_spaces(tmp_path, style):
         o = ar.data["observation_space"]
         assert [k for k, _ in o.spaces] == ["image", "choice", "bits", "pair"]
         got = dict(o.spaces)
-        assert got["image"] == spaces.Box(np.zeros((4, 4, 1), np.uint8), np.full((4, 4, 1), 255, np.uint8), (4, 4, 1), "U8")
+        assert got["image"] == spaces.Box(
+            np.zeros((4, 4, 1), np.uint8), np.full((4, 4, 1), 255, np.uint8), (4, 4, 1), "U8"
+        )
         assert got["choice"] == spaces.MultiDiscrete(np.array([3, 4], np.int64), np.zeros(2, np.int64), "I64")
         assert got["bits"] == spaces.MultiBinary(5)
-        assert got["pair"] == spaces.Tuple((spaces.Discrete(3, 0, "I64"), spaces.Box(-np.ones(2), np.ones(2), (2,), "F64")))
+        assert got["pair"] == spaces.Tuple(
+            (spaces.Discrete(3, 0, "I64"), spaces.Box(-np.ones(2), np.ones(2), (2,), "F64"))
+        )
         assert ar.data["action_space"] == spaces.MultiBinary((2, 3))
 
 
 def test_malicious_pickle_in_sb2_data(tmp_path):
     marker = tmp_path / "sb2-marker"
     src = str(tmp_path / "m.zip")
-    F.write_sb2_ppo2(src, extra={"observation_space": F.RunsCommand(f"touch {marker}"), "note": F.WritesMarker(str(marker))})
+    F.write_sb2_ppo2(
+        src, extra={"observation_space": F.RunsCommand(f"touch {marker}"), "note": F.WritesMarker(str(marker))}
+    )
     arc = str(tmp_path / "m.rlarchive")
     report = sb2.import_archive(src, arc)
     assert not marker.exists()
@@ -123,7 +136,11 @@ def test_not_a_zip_and_bad_parameters(tmp_path):
     pkl.write_bytes(cloudpickle.dumps({"data": 1}))
     with pytest.raises(RlarchiveError) as e:
         sb2.import_archive(str(pkl), str(tmp_path / "o.rlarchive"))
-    assert e.value.code == "IMPORT_INVALID" and "not a stable-baselines model" in e.value.message and "found a dict" in e.value.message
+    assert (
+        e.value.code == "IMPORT_INVALID"
+        and "not a stable-baselines model" in e.value.message
+        and "found a dict" in e.value.message
+    )
 
     data_json = F.sb_data_json({"gamma": 0.99})
     # an object array would need pickle: refused

@@ -4,6 +4,7 @@ The files are built as SB2 wrote them (``cloudpickle.dump((data, params), f)``)
 from the stand-in gym and SB2 classes of :mod:`sb_fixtures`; ``params`` is a
 list of arrays (older versions) or an ``OrderedDict`` name -> array.
 """
+
 from __future__ import annotations
 
 import json
@@ -85,7 +86,11 @@ def test_odd_arrays_are_stored_little_endian_in_c_order(tmp_path):
     data = {"gamma": 0.9}
     fortran = np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4))
     big = np.arange(5, dtype=">i4")
-    src = _write(tmp_path / "m.pkl", data, OrderedDict([("a", fortran), ("b", big), ("c", np.array(2.5, np.float32)), ("d", np.float32(-1.5))]))
+    src = _write(
+        tmp_path / "m.pkl",
+        data,
+        OrderedDict([("a", fortran), ("b", big), ("c", np.array(2.5, np.float32)), ("d", np.float32(-1.5))]),
+    )
     arc = str(tmp_path / "m.rlarchive")
     report = sb2.import_archive(src, arc, algorithm="A2C")
     assert report.algorithm == "A2C" and report.tensor_groups == {"policy": 4}
@@ -135,7 +140,9 @@ def test_unconvertible_values_stay_opaque_and_rebuild_alone(tmp_path):
 def test_cli_imports_the_first_format(tmp_path):
     src = _write(tmp_path / "m.pkl", F.sb2_ppo2_data(), F.sb2_ppo2_params())
     out = tmp_path / "m.rlarchive"
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "import-sb2", src, str(out), "--json"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "import-sb2", src, str(out), "--json"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["algorithm"] == "PPO2" and rep["tensor_groups"] == {"policy": 14} and rep["opaque"] == []
@@ -169,7 +176,10 @@ def _hostile_files(tmp_path, marker: str) -> dict:
         # a global whose module is not an identifier path
         "bad_global": (b"\x80\x02" + _global("os;x", "system") + b"(X\x04\x00\x00\x00trueq\x00tR.", None),
         # builtins.exec and eval are names like any other: recorded, never called
-        "exec_param": (b"\x80\x02}q\x00]q\x01" + _global("builtins", "exec") + b"X\x0b\x00\x00\x00print('hi')\x85Ra\x86q\x02.", None),
+        "exec_param": (
+            b"\x80\x02}q\x00]q\x01" + _global("builtins", "exec") + b"X\x0b\x00\x00\x00print('hi')\x85Ra\x86q\x02.",
+            None,
+        ),
         # an array declaring 10**12 float64 elements over 8 bytes of data
         "huge_declared": (_huge_declared(), None),
         # a true 1 MiB array: the file fits the budget, the array built from it does not
@@ -260,7 +270,9 @@ def test_hostile_first_format_files_run_nothing(tmp_path):
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
     code = "import rlarchive.writer, rlarchive.interop.recorded, rlarchive.interop.pickler, pickletools\n" + CHILD
     warm_call = f"from rlarchive.interop import sb2 as _s; _s.import_archive({warm!r}, {warm!r} + '.2.rlarchive')\n"
-    r = subprocess.run([sys.executable, "-c", warm_call + code, json.dumps(cases)], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-c", warm_call + code, json.dumps(cases)], capture_output=True, text=True, env=env
+    )
     assert r.returncode == 0, r.stderr
     results = json.loads(r.stdout)
     for name, expected in EXPECTED.items():
@@ -269,7 +281,9 @@ def test_hostile_first_format_files_run_nothing(tmp_path):
         assert got["events"] == [] and got["new"] == [], (name, got)
         assert got["output"] == (expected is None), (name, got)
     assert not os.path.exists(marker)
-    assert "the model file" not in results["over_budget"]["message"], results["over_budget"]  # the array's bytes went over
+    assert "the model file" not in results["over_budget"]["message"], results[
+        "over_budget"
+    ]  # the array's bytes went over
     seen = [e[0] for e in results["control"]["events"]]
     assert "import" in seen and "os.system" in seen, results["control"]
 
@@ -290,7 +304,9 @@ def test_refusals_name_the_problem(tmp_path):
     p.write_bytes(pickle.dumps(({"gamma": 0.9}, [], None), protocol=2))
     with pytest.raises(RlarchiveError) as e:
         sb2.import_archive(str(p), str(tmp_path / "o.rlarchive"))
-    assert e.value.code == "IMPORT_INVALID" and "(data dict, parameters)" in str(e.value) and "tuple of 3" in str(e.value)
+    assert (
+        e.value.code == "IMPORT_INVALID" and "(data dict, parameters)" in str(e.value) and "tuple of 3" in str(e.value)
+    )
     p.write_bytes(b"\x80\x04\x95")
     with pytest.raises(RlarchiveError) as e:
         sb2.import_archive(str(p), str(tmp_path / "o.rlarchive"))

@@ -2,6 +2,7 @@
 
 Each hostile input is imported in a child process whose peak memory is measured.
 """
+
 import io
 import json
 import os

@@ -4,6 +4,7 @@ Every test here trains or saves real SB3 models; the module is skipped when
 stable_baselines3 (or gymnasium / torch / cloudpickle, its dependencies) is not
 importable.
 """
+
 from __future__ import annotations
 
 import base64
@@ -33,16 +34,18 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     HAVE_SB3 = False
 
-pytestmark = pytest.mark.skipif(not HAVE_SB3, reason="stable_baselines3 (with torch, gymnasium, cloudpickle) is not importable")
+pytestmark = pytest.mark.skipif(
+    not HAVE_SB3, reason="stable_baselines3 (with torch, gymnasium, cloudpickle) is not importable"
+)
 
 sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
 from rlarchive import schedules, spaces  # noqa: E402
-from rlarchive.interop import unpickle  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
+from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive.interop import unpickle  # noqa: E402
 from rlarchive.values import ClassRef, Opaque  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,72 +90,141 @@ def _a2c_pendulum():
 
 def _dqn():
     return DQN(
-        "MlpPolicy", "CartPole-v1", learning_starts=8, buffer_size=64, batch_size=8, target_update_interval=8,
-        train_freq=4, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu",
+        "MlpPolicy",
+        "CartPole-v1",
+        learning_starts=8,
+        buffer_size=64,
+        batch_size=8,
+        target_update_interval=8,
+        train_freq=4,
+        policy_kwargs=dict(net_arch=[8]),
+        seed=1,
+        device="cpu",
     ).learn(32)
 
 
 def _sac():
-    return SAC("MlpPolicy", "Pendulum-v1", learning_starts=8, buffer_size=64, batch_size=8, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu").learn(24)
+    return SAC(
+        "MlpPolicy",
+        "Pendulum-v1",
+        learning_starts=8,
+        buffer_size=64,
+        batch_size=8,
+        policy_kwargs=dict(net_arch=[8]),
+        seed=1,
+        device="cpu",
+    ).learn(24)
 
 
 def _td3_noise():
     noise = NormalActionNoise(mean=np.zeros(1), sigma=0.1 * np.ones(1))
     return TD3(
-        "MlpPolicy", "Pendulum-v1", learning_starts=8, buffer_size=64, batch_size=8, action_noise=noise,
-        policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu",
+        "MlpPolicy",
+        "Pendulum-v1",
+        learning_starts=8,
+        buffer_size=64,
+        batch_size=8,
+        action_noise=noise,
+        policy_kwargs=dict(net_arch=[8]),
+        seed=1,
+        device="cpu",
     ).learn(24)
 
 
 def _ddpg():
-    return DDPG("MlpPolicy", "Pendulum-v1", learning_starts=8, buffer_size=64, batch_size=8, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu").learn(24)
+    return DDPG(
+        "MlpPolicy",
+        "Pendulum-v1",
+        learning_starts=8,
+        buffer_size=64,
+        batch_size=8,
+        policy_kwargs=dict(net_arch=[8]),
+        seed=1,
+        device="cpu",
+    ).learn(24)
 
 
 def _ppo_multi():
     env = F.tiny_env(gym.spaces.MultiBinary(6), gym.spaces.MultiDiscrete([3, 2]))
-    return PPO("MlpPolicy", env, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu").learn(32)
+    return PPO(
+        "MlpPolicy", env, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu"
+    ).learn(32)
 
 
 def _a2c_multibinary_action():
     env = F.tiny_env(gym.spaces.Box(-1, 1, (3,), np.float32), gym.spaces.MultiBinary(3))
-    return A2C("MlpPolicy", env, n_steps=8, policy_kwargs=dict(net_arch=[8], activation_fn=torch.nn.Tanh), seed=1, device="cpu").learn(16)
+    return A2C(
+        "MlpPolicy", env, n_steps=8, policy_kwargs=dict(net_arch=[8], activation_fn=torch.nn.Tanh), seed=1, device="cpu"
+    ).learn(16)
 
 
 def _ppo_dict():
     obs = gym.spaces.Dict(
-        {"pos": gym.spaces.Box(-1, 1, (2,), np.float32), "flag": gym.spaces.Discrete(3), "bits": gym.spaces.MultiBinary(2)}
+        {
+            "pos": gym.spaces.Box(-1, 1, (2,), np.float32),
+            "flag": gym.spaces.Discrete(3),
+            "bits": gym.spaces.MultiBinary(2),
+        }
     )
     env = F.tiny_env(obs, gym.spaces.Discrete(2))
-    return PPO("MultiInputPolicy", env, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu").learn(32)
+    return PPO(
+        "MultiInputPolicy",
+        env,
+        n_steps=16,
+        batch_size=16,
+        n_epochs=1,
+        policy_kwargs=dict(net_arch=[8]),
+        seed=1,
+        device="cpu",
+    ).learn(32)
 
 
 def _sac_dict():
     obs = gym.spaces.Dict({"a": gym.spaces.Box(-1, 1, (2,), np.float32), "b": gym.spaces.MultiDiscrete([2, 3])})
     env = F.tiny_env(obs, gym.spaces.Box(-1, 1, (2,), np.float32))
-    return SAC("MultiInputPolicy", env, learning_starts=8, buffer_size=64, batch_size=8, policy_kwargs=dict(net_arch=[8]), seed=1, device="cpu").learn(16)
+    return SAC(
+        "MultiInputPolicy",
+        env,
+        learning_starts=8,
+        buffer_size=64,
+        batch_size=8,
+        policy_kwargs=dict(net_arch=[8]),
+        seed=1,
+        device="cpu",
+    ).learn(16)
 
 
 def _ppo_cnn():
     env = F.tiny_env(gym.spaces.Box(0, 255, (36, 36, 1), np.uint8), gym.spaces.Discrete(3))
     return PPO(
-        "CnnPolicy", env, n_steps=8, batch_size=8, n_epochs=1,
-        policy_kwargs=dict(features_extractor_kwargs=dict(features_dim=16), net_arch=[8]), seed=1, device="cpu",
+        "CnnPolicy",
+        env,
+        n_steps=8,
+        batch_size=8,
+        n_epochs=1,
+        policy_kwargs=dict(features_extractor_kwargs=dict(features_dim=16), net_arch=[8]),
+        seed=1,
+        device="cpu",
     ).learn(8)
 
 
-MODELS = {
-    "ppo_custom_netarch_relu_lambda_lr": (PPO, _ppo_custom, {"learning_rate", "lr_schedule"}),
-    "a2c_box_action": (A2C, _a2c_pendulum, set()),
-    "dqn": (DQN, _dqn, set()),
-    "sac": (SAC, _sac, set()),
-    "td3_action_noise": (TD3, _td3_noise, {"action_noise"}),
-    "ddpg": (DDPG, _ddpg, set()),
-    "ppo_multibinary_obs_multidiscrete_action": (PPO, _ppo_multi, set()),
-    "a2c_multibinary_action_tanh": (A2C, _a2c_multibinary_action, set()),
-    "ppo_dict_obs": (PPO, _ppo_dict, set()),
-    "sac_dict_obs": (SAC, _sac_dict, set()),
-    "ppo_cnn_image": (PPO, _ppo_cnn, set()),
-} if HAVE_SB3 else {}
+MODELS = (
+    {
+        "ppo_custom_netarch_relu_lambda_lr": (PPO, _ppo_custom, {"learning_rate", "lr_schedule"}),
+        "a2c_box_action": (A2C, _a2c_pendulum, set()),
+        "dqn": (DQN, _dqn, set()),
+        "sac": (SAC, _sac, set()),
+        "td3_action_noise": (TD3, _td3_noise, {"action_noise"}),
+        "ddpg": (DDPG, _ddpg, set()),
+        "ppo_multibinary_obs_multidiscrete_action": (PPO, _ppo_multi, set()),
+        "a2c_multibinary_action_tanh": (A2C, _a2c_multibinary_action, set()),
+        "ppo_dict_obs": (PPO, _ppo_dict, set()),
+        "sac_dict_obs": (SAC, _sac_dict, set()),
+        "ppo_cnn_image": (PPO, _ppo_cnn, set()),
+    }
+    if HAVE_SB3
+    else {}
+)
 
 
 # ---------------------------------------------------------------------------
@@ -336,7 +408,9 @@ def test_policy_kwargs_and_classes(tmp_path):
     with rlarchive.open(arc, spaces="neutral") as ar:
         data = dict(ar.data)
         data["policy_kwargs"] = dict(data["policy_kwargs"], activation_fn=ClassRef("os", "system"))
-        tensors = {g: {k: np.array(v) for k, v in ar.tensors(g).items()} for g in ar.groups if not g.startswith("optimizer.")}
+        tensors = {
+            g: {k: np.array(v) for k, v in ar.tensors(g).items()} for g in ar.groups if not g.startswith("optimizer.")
+        }
         tensors.pop("arrays", None)
         opts = {n: _np_copy(ar.optimizer(n)) for n in ar.optimizer_names}
         meta = dict(ar.metadata)
@@ -378,7 +452,15 @@ def _np_copy(v):
 def test_old_sb3_archive_gym_spaces_and_closures(tmp_path):
     from stable_baselines3.common.utils import constant_fn, get_linear_fn, get_schedule_fn
 
-    model = DQN("MlpPolicy", "CartPole-v1", learning_starts=8, buffer_size=64, batch_size=8, policy_kwargs=dict(net_arch=[8]), device="cpu").learn(16)
+    model = DQN(
+        "MlpPolicy",
+        "CartPole-v1",
+        learning_starts=8,
+        buffer_size=64,
+        batch_size=8,
+        policy_kwargs=dict(net_arch=[8]),
+        device="cpu",
+    ).learn(16)
     src = str(tmp_path / "new.zip")
     model.save(src)
     obs = model.observation_space
@@ -388,7 +470,11 @@ def test_old_sb3_archive_gym_spaces_and_closures(tmp_path):
         old,
         {
             # SB3 1.x: spaces pickled from gym, schedules as cloudpickled closures
-            "observation_space": ("pickle", F.cloudpickle_with(F.gym_box(obs.low, obs.high, obs.shape, np.float32, rng=True)), "<class 'gym.spaces.box.Box'>"),
+            "observation_space": (
+                "pickle",
+                F.cloudpickle_with(F.gym_box(obs.low, obs.high, obs.shape, np.float32, rng=True)),
+                "<class 'gym.spaces.box.Box'>",
+            ),
             "action_space": ("pickle", F.cloudpickle_with(F.gym_discrete(2)), "<class 'gym.spaces.discrete.Discrete'>"),
             "lr_schedule": ("pickle", cloudpickle.dumps(get_schedule_fn(1e-4)), "<class 'function'>"),
             "exploration_schedule": ("pickle", cloudpickle.dumps(get_linear_fn(1.0, 0.05, 0.1)), "<class 'function'>"),
@@ -508,10 +594,19 @@ def test_unpickler_values_all_protocols():
     cases = [
         (box, spaces.Box(np.array([0, -1], np.float32), np.array([1, np.inf], np.float32), (2,), "F32")),
         (gym.spaces.Discrete(5, start=-2), spaces.Discrete(5, -2, "I64")),
-        (gym.spaces.MultiDiscrete([[2, 3], [4, 5]], dtype=np.int32), spaces.MultiDiscrete(np.array([[2, 3], [4, 5]], np.int32), np.zeros((2, 2), np.int32), "I32")),
+        (
+            gym.spaces.MultiDiscrete([[2, 3], [4, 5]], dtype=np.int32),
+            spaces.MultiDiscrete(np.array([[2, 3], [4, 5]], np.int32), np.zeros((2, 2), np.int32), "I32"),
+        ),
         (gym.spaces.MultiBinary([2, 3]), spaces.MultiBinary((2, 3))),
-        (gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Text(5, min_length=2, charset="cab"))), spaces.Tuple((spaces.Discrete(2), spaces.Text(5, 2, "abc")))),
-        (gym.spaces.Dict({"z": gym.spaces.Discrete(2), "a": gym.spaces.Discrete(3)}), spaces.Dict((("a", spaces.Discrete(3)), ("z", spaces.Discrete(2))))),
+        (
+            gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Text(5, min_length=2, charset="cab"))),
+            spaces.Tuple((spaces.Discrete(2), spaces.Text(5, 2, "abc"))),
+        ),
+        (
+            gym.spaces.Dict({"z": gym.spaces.Discrete(2), "a": gym.spaces.Discrete(3)}),
+            spaces.Dict((("a", spaces.Discrete(3)), ("z", spaces.Discrete(2)))),
+        ),
         (FloatSchedule(LinearSchedule(1.0, 0.0, 0.5)), schedules.Linear(1.0, 0.0, 0.5)),
         (FloatSchedule(0.1), schedules.Constant(0.1)),
         (deque([1, 2], maxlen=3), [1, 2]),
@@ -525,7 +620,12 @@ def test_unpickler_values_all_protocols():
             assert got == want, (obj, proto, got)
     for proto in (0, 1):  # copyreg._reconstructor path
         assert unpickle.decode(pickle.dumps(gym.spaces.Discrete(3), protocol=proto)) == spaces.Discrete(3, 0, "I64")
-    for arr in (np.arange(12, dtype=">i4").reshape(3, 4), np.asfortranarray(np.ones((2, 3))), np.zeros((0, 2), np.uint8), np.array(True)):
+    for arr in (
+        np.arange(12, dtype=">i4").reshape(3, 4),
+        np.asfortranarray(np.ones((2, 3))),
+        np.zeros((0, 2), np.uint8),
+        np.array(True),
+    ):
         for proto in (2, 4, 5):
             got = unpickle.decode(pickle.dumps(arr, protocol=proto))
             assert got.dtype == arr.dtype.newbyteorder("<") and np.array_equal(got, arr)
@@ -537,7 +637,9 @@ def test_unpickler_imports_nothing(tmp_path):
     model.save(src)
     blob = tmp_path / "pickles.json"
     data = json.loads(zipfile.ZipFile(src).read("data"))
-    blob.write_text(json.dumps({k: v[":serialized:"] for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v}))
+    blob.write_text(
+        json.dumps({k: v[":serialized:"] for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v})
+    )
     code = (
         "import base64, json, sys\n"
         "from rlarchive.interop import unpickle\n"
@@ -683,7 +785,7 @@ def test_javascript_reads_an_imported_ppo_archive(tmp_path):
     model.save(src)
     rsb3.import_archive(src, arc)
     script = f"""
-        import {{ open }} from {json.dumps('file://' + os.path.abspath(js))};
+        import {{ open }} from {json.dumps("file://" + os.path.abspath(js))};
         const ar = await open({json.dumps(arc)});
         const obs = ar.data.observation_space, act = ar.data.action_space;
         const low = await obs.low.load();
@@ -739,7 +841,11 @@ def test_load_reproduces_every_zoo_model(name, sb3_zoo, tmp_path):
         assert "policy_kwargs" not in report.opaque_keys
         with pytest.raises(RlarchiveError) as e:
             rsb3.load(arc)
-        assert e.value.code == "IMPORT_NOT_ALLOWED" and "sb_zoo.TinyExtractor" in e.value.message and "allow_classes" in e.value.message
+        assert (
+            e.value.code == "IMPORT_NOT_ALLOWED"
+            and "sb_zoo.TinyExtractor" in e.value.message
+            and "allow_classes" in e.value.message
+        )
         allow = ["sb_zoo.TinyExtractor"]
     venv = DummyVecEnv([entry.env])  # HerReplayBuffer needs an env to be built
     normalizer = None
@@ -750,7 +856,9 @@ def test_load_reproduces_every_zoo_model(name, sb3_zoo, tmp_path):
         warnings.simplefilter("ignore", rsb3.LoadWarning)
         model = rsb3.load(arc, env=venv, allow_classes=allow)
     assert type(model) is entry.algo and model.tensorboard_log is None and model.verbose == 0
-    got = sb_zoo.predict_actions(model, m.observations, vecnormalize=normalizer, action_masks=m.action_masks, episode_starts=m.episode_starts)
+    got = sb_zoo.predict_actions(
+        model, m.observations, vecnormalize=normalizer, action_masks=m.action_masks, episode_starts=m.episode_starts
+    )
     assert len(got) == len(m.actions)
     for a, b in zip(m.actions, got):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)

@@ -11,6 +11,7 @@
 - what the import imports: gymnasium and stable-baselines3 only to write the
   portable policy, and no module a file names unless the allow-list has it.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -38,11 +39,13 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     HAVE_SB3 = False
 
-pytestmark = pytest.mark.skipif(not HAVE_SB3, reason="stable_baselines3 and sb3_contrib (with torch, gymnasium) are not importable")
+pytestmark = pytest.mark.skipif(
+    not HAVE_SB3, reason="stable_baselines3 and sb3_contrib (with torch, gymnasium) are not importable"
+)
 
 sys.path.insert(0, os.path.dirname(__file__))
-import sb_fixtures as F  # noqa: E402
 import sb3_legacy as L  # noqa: E402
+import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
@@ -132,7 +135,9 @@ def _as_sb3_1_8(src: str, dst: str, version: bytes = b"1.8.0") -> None:
     import zipfile
 
     first = dst + ".schedules"
-    F.rewrite_sb3_zip(src, first, {"lr_schedule": ("pickle", cloudpickle.dumps(get_schedule_fn(7e-4)), "<class 'function'>")})
+    F.rewrite_sb3_zip(
+        src, first, {"lr_schedule": ("pickle", cloudpickle.dumps(get_schedule_fn(7e-4)), "<class 'function'>")}
+    )
     tmp = dst + ".tmp"
     with zipfile.ZipFile(first) as zin, zipfile.ZipFile(tmp, "w") as zout:
         for info in zin.infolist():
@@ -280,7 +285,11 @@ def test_shared_layers_the_net_arch_does_not_describe(tmp_path):
     rsb3.import_archive(src, arc)
     with rlarchive.open(arc, spaces="neutral") as ar:
         data = {k: v for k, v in ar.data.items()}
-        tensors = {g: {k: np.array(v) for k, v in ar.tensors(g).items()} for g in ar.groups if g == "policy" or g == "variables"}
+        tensors = {
+            g: {k: np.array(v) for k, v in ar.tensors(g).items()}
+            for g in ar.groups
+            if g == "policy" or g == "variables"
+        }
         opts = {n: ar.optimizer(n) for n in ar.optimizer_names}
         meta = dict(ar.metadata)
     data["policy_kwargs"] = dict(data["policy_kwargs"], net_arch=[64, {"pi": [16], "vf": [16]}])
@@ -299,10 +308,22 @@ def test_cli_import_and_export_of_a_shared_layer_model(tmp_path):
     L.write_ppo_1x(src, [32, {"pi": [16], "vf": [16]}])
     arc, out = str(tmp_path / "old.rlarchive"), str(tmp_path / "back.zip")
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "import-sb3", src, arc, "--json"], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "import-sb3", src, arc, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["policy"] == "written"
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "export-sb3", arc, out], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "export-sb3", arc, out],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     lines = [x for x in r.stderr.splitlines() if x.startswith("warning: ")]
@@ -314,7 +335,9 @@ def test_shared_layout_needs_the_old_net_arch():
     state = {"mlp_extractor.shared_net.0.weight": torch.zeros(8, 4), "mlp_extractor.shared_net.0.bias": torch.zeros(8)}
     assert shared_layers.layout({"net_arch": [8]}, state) == shared_layers.Layout((8,), (), ())
     assert shared_layers.layout({"net_arch": [8, {"pi": [4]}]}, state) == shared_layers.Layout((8,), (4,), ())
-    assert shared_layers.layout({"net_arch": {"pi": [8], "vf": [8]}}, {"policy_net.0.weight": torch.zeros(8, 4)}) is None
+    assert (
+        shared_layers.layout({"net_arch": {"pi": [8], "vf": [8]}}, {"policy_net.0.weight": torch.zeros(8, 4)}) is None
+    )
     for arch in ({"pi": [8], "vf": [8]}, [16], [8, 8], [8, {"pi": ["x"]}], None, [True]):
         with pytest.raises(RlarchiveError) as e:
             shared_layers.layout({"net_arch": arch}, state)
@@ -328,7 +351,9 @@ def test_shared_layout_needs_the_old_net_arch():
 
 def _ppo_prelu():
     kwargs = dict(net_arch=dict(pi=[16, 16], vf=[8]), activation_fn=torch.nn.PReLU)
-    model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=kwargs, seed=4, device="cpu")
+    model = PPO(
+        "MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=kwargs, seed=4, device="cpu"
+    )
     with torch.no_grad():  # distinct slopes, so that a slope read from the wrong layer shows
         for i, m in enumerate(model.policy.mlp_extractor.policy_net):
             if isinstance(m, torch.nn.PReLU):
@@ -340,7 +365,10 @@ def test_prelu_is_described_as_a_prelu_node():
     model = _ppo_prelu()
     desc = sb3_policy.describe(model)
     prelu = [n for n in desc["nodes"] if n["op"] == "prelu"]
-    assert [n["weight"].name for n in prelu] == ["mlp_extractor.policy_net.1.weight", "mlp_extractor.policy_net.3.weight"]
+    assert [n["weight"].name for n in prelu] == [
+        "mlp_extractor.policy_net.1.weight",
+        "mlp_extractor.policy_net.3.weight",
+    ]
     for n in prelu:
         assert n["weight"].group == "policy" and n["weight"].array.shape == (1,)
         np.testing.assert_array_equal(n["weight"].array, model.policy.state_dict()[n["weight"].name].numpy())

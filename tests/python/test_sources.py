@@ -1,5 +1,6 @@
 """Byte sources (rlarchive.sources): every kind gives the same bytes, a remote
 file is read by range, and bad input gets a stable code."""
+
 from __future__ import annotations
 
 import contextlib
@@ -9,9 +10,9 @@ import os
 import random
 import re
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -163,7 +164,14 @@ def test_bad_inputs_give_stable_codes(tmp_path, monkeypatch):
     text.write_text("abc")
     with open(text, encoding="utf-8") as f:
         assert code_of(lambda: FileObjectSource(f)) == "IO_ERROR", "a text-mode file"
-    for bad in ["", "nul\x00byte", str(tmp_path / "missing.rlarchive"), str(tmp_path), "nosuchscheme://host/a.rlarchive", "file://otherhost/x"]:
+    for bad in [
+        "",
+        "nul\x00byte",
+        str(tmp_path / "missing.rlarchive"),
+        str(tmp_path),
+        "nosuchscheme://host/a.rlarchive",
+        "file://otherhost/x",
+    ]:
         assert code_of(lambda: open_source(bad)) == "IO_ERROR", repr(bad)
     for bad in [42, None, 1.5, object()]:
         assert code_of(lambda: open_source(bad)) == "IO_ERROR", repr(bad)

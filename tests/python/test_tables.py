@@ -1,4 +1,5 @@
 """spec/tables.json and spec/policy_ops.json are the one sources of the shared tables: every generated copy is current, and the readers use them."""
+
 import json
 import os
 import subprocess
@@ -32,7 +33,9 @@ def _node_json(script: str) -> Any:
 
 
 def test_no_generated_file_is_stale():
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "spec", "tables.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "spec", "tables.py"), "--check"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -40,8 +43,12 @@ def test_the_python_reader_uses_the_tables():
     t = _tables()
     assert rlarchive.errors.CATALOGUE == {e["code"]: e["severity"] for e in t["errors"]}
     assert rlarchive.errors.API_CODES == {e["code"] for e in t["api_errors"]}
-    assert [(d.code, d.size, d.alignment, d.kind) for d in rlarchive.dtypes.DTYPES.values()] == [(d["code"], d["size"], d["alignment"], d["kind"]) for d in t["dtypes"]]
-    assert {x["name"]: getattr(rlarchive.limits, x["name"]) for x in t["limits"]} == {x["name"]: x["value"] for x in t["limits"]}
+    assert [(d.code, d.size, d.alignment, d.kind) for d in rlarchive.dtypes.DTYPES.values()] == [
+        (d["code"], d["size"], d["alignment"], d["kind"]) for d in t["dtypes"]
+    ]
+    assert {x["name"]: getattr(rlarchive.limits, x["name"]) for x in t["limits"]} == {
+        x["name"]: x["value"] for x in t["limits"]
+    }
 
 
 def test_the_javascript_reader_uses_the_tables():
@@ -70,7 +77,9 @@ def _by_name(items: list) -> dict:
 
 
 def test_no_generated_policy_table_is_stale():
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "spec", "policy_ops.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "spec", "policy_ops.py"), "--check"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -79,12 +88,25 @@ def test_the_python_policy_checker_uses_the_registry():
     import rlarchive.policy_ops as ops
 
     r = _registry()
-    assert ops.OPERATIONS == _by_name(r["operations"]) and ops.ACTIVATIONS == _by_name(r["activations"]) and ops.HEADS == _by_name(r["heads"])
-    assert {x["name"]: getattr(ops, x["name"]) for x in r["limits"] + r["constants"]} == {x["name"]: x["value"] for x in r["limits"] + r["constants"]}
-    assert ops.ACTIVATION_DEFAULTS == {a["name"]: {p["name"]: p["default"] for p in a["parameters"]} for a in r["activations"]}
+    assert (
+        ops.OPERATIONS == _by_name(r["operations"])
+        and ops.ACTIVATIONS == _by_name(r["activations"])
+        and ops.HEADS == _by_name(r["heads"])
+    )
+    assert {x["name"]: getattr(ops, x["name"]) for x in r["limits"] + r["constants"]} == {
+        x["name"]: x["value"] for x in r["limits"] + r["constants"]
+    }
+    assert ops.ACTIVATION_DEFAULTS == {
+        a["name"]: {p["name"]: p["default"] for p in a["parameters"]} for a in r["activations"]
+    }
     assert checker.OPERATIONS is ops.OPERATIONS and checker.HEADS is ops.HEADS
-    assert checker.MAX_POLICY_OPERATIONS is ops.MAX_POLICY_OPERATIONS and checker.MAX_POLICY_VALUE_ELEMENTS is ops.MAX_POLICY_VALUE_ELEMENTS
-    assert {fn: set(p) for fn, p in checker.ACTIVATION_PARAMETERS.items()} == {fn: set(d) for fn, d in ops.ACTIVATION_DEFAULTS.items()}
+    assert (
+        checker.MAX_POLICY_OPERATIONS is ops.MAX_POLICY_OPERATIONS
+        and checker.MAX_POLICY_VALUE_ELEMENTS is ops.MAX_POLICY_VALUE_ELEMENTS
+    )
+    assert {fn: set(p) for fn, p in checker.ACTIVATION_PARAMETERS.items()} == {
+        fn: set(d) for fn, d in ops.ACTIVATION_DEFAULTS.items()
+    }
     with open(os.path.join(ROOT, "python", "rlarchive", "policy_description.py"), encoding="utf-8") as f:
         source = f.read()
     for name in ("leaky_relu", "hardsigmoid", "softsign", "mish"):  # no hand-written table of activations
@@ -102,9 +124,15 @@ def test_the_javascript_policy_checker_uses_the_registry():
         " parameters: Object.fromEntries(Object.entries(checker.ACTIVATION_PARAMETERS).map(([fn, p]) => [fn, Object.keys(p)]))}));"
     )
     got, reg = _node_json(script), _registry()
-    assert got["operations"] == _by_name(reg["operations"]) and got["activations"] == _by_name(reg["activations"]) and got["heads"] == _by_name(reg["heads"])
+    assert (
+        got["operations"] == _by_name(reg["operations"])
+        and got["activations"] == _by_name(reg["activations"])
+        and got["heads"] == _by_name(reg["heads"])
+    )
     assert got["limits"] == {x["name"]: x["value"] for x in reg["limits"] + reg["constants"]}
-    assert got["defaults"] == {a["name"]: {p["name"]: p["default"] for p in a["parameters"]} for a in reg["activations"]}
+    assert got["defaults"] == {
+        a["name"]: {p["name"]: p["default"] for p in a["parameters"]} for a in reg["activations"]
+    }
     assert got["same"] is True
     assert got["parameters"] == {a["name"]: [p["name"] for p in a["parameters"]] for a in reg["activations"]}
     with open(os.path.join(src, "policy_description.js"), encoding="utf-8") as f:
@@ -125,8 +153,14 @@ def _policy_sources() -> list:
     """Every hand-written module of both readers that evaluates, checks or exports a portable policy (the generated policy_ops excluded)."""
     import glob
 
-    py = sorted(glob.glob(os.path.join(ROOT, "python", "rlarchive", "policy*.py")) + glob.glob(os.path.join(ROOT, "python", "rlarchive", "onnx*.py")))
-    js = sorted(glob.glob(os.path.join(ROOT, "reader-js", "src", "policy*.js")) + [os.path.join(ROOT, "reader-js", "src", "gemm.js")])
+    py = sorted(
+        glob.glob(os.path.join(ROOT, "python", "rlarchive", "policy*.py"))
+        + glob.glob(os.path.join(ROOT, "python", "rlarchive", "onnx*.py"))
+    )
+    js = sorted(
+        glob.glob(os.path.join(ROOT, "reader-js", "src", "policy*.js"))
+        + [os.path.join(ROOT, "reader-js", "src", "gemm.js")]
+    )
     py.append(os.path.join(ROOT, "python", "rlarchive", "observations.py"))
     return [p for p in py + js if os.path.basename(p) not in ("policy_ops.py", "policy_ops.js")]
 
@@ -138,21 +172,43 @@ def _python_copies(source: str, names: set) -> list:
     import ast
 
     tree = ast.parse(source)
-    exempt = {id(call.args[1]) for call in ast.walk(tree) if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "implementations" and len(call.args) > 1}
+    exempt = {
+        id(call.args[1])
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "implementations" and len(call.args) > 1
+    }
     found = []
     for n in ast.walk(tree):
-        items = n.keys + n.values if isinstance(n, ast.Dict) else n.elts if isinstance(n, (ast.List, ast.Tuple, ast.Set)) else []
+        items = (
+            n.keys + n.values
+            if isinstance(n, ast.Dict)
+            else n.elts
+            if isinstance(n, (ast.List, ast.Tuple, ast.Set))
+            else []
+        )
         held = {x.value for x in items if isinstance(x, ast.Constant) and x.value in names}
         if len(held) >= 3 and id(n) not in exempt:
             found.append(f"line {n.lineno}: a literal of {sorted(held)}")
-    for fn in [t for t in ast.walk(tree) if isinstance(t, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))] + [tree]:
+    for fn in [t for t in ast.walk(tree) if isinstance(t, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))] + [
+        tree
+    ]:
         subjects: dict = {}
         for c in ast.walk(fn):
             if isinstance(c, ast.Compare) and all(isinstance(o, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for o in c.ops):
                 consts = [x for x in c.comparators if isinstance(x, ast.Constant)]
-                consts += [e for x in c.comparators if isinstance(x, (ast.Tuple, ast.List, ast.Set)) for e in x.elts if isinstance(e, ast.Constant)]
+                consts += [
+                    e
+                    for x in c.comparators
+                    if isinstance(x, (ast.Tuple, ast.List, ast.Set))
+                    for e in x.elts
+                    if isinstance(e, ast.Constant)
+                ]
                 subjects.setdefault(ast.dump(c.left), set()).update(x.value for x in consts if x.value in names)
-        found += [f"line {getattr(fn, 'lineno', 1)}: {sorted(held)} compared with one value" for held in subjects.values() if len(held) >= 3]
+        found += [
+            f"line {getattr(fn, 'lineno', 1)}: {sorted(held)} compared with one value"
+            for held in subjects.values()
+            if len(held) >= 3
+        ]
     return found
 
 
@@ -173,7 +229,7 @@ def _js_tokens(source: str) -> list:
             j = i + 1
             while source[j] != ch:
                 j += 2 if source[j] == "\\" else 1
-            out.append(("str", source[i + 1:j]))
+            out.append(("str", source[i + 1 : j]))
             i = j + 1
         elif ch == "`" or (ch == "}" and templates and templates[-1] == depth):
             if ch == "}":
@@ -181,7 +237,7 @@ def _js_tokens(source: str) -> list:
             j = i + 1
             while source[j] != "`" and not source.startswith("${", j):
                 j += 2 if source[j] == "\\" else 1
-            out.append(("str", source[i + 1:j]))
+            out.append(("str", source[i + 1 : j]))
             if source.startswith("${", j):
                 templates.append(depth)
                 i = j + 2
@@ -194,8 +250,14 @@ def _js_tokens(source: str) -> list:
             out.append(("id", m.group()))
             i = m.end()
         else:
-            three = source[i:i + 3]
-            op = three if three in ("===", "!==") else source[i:i + 2] if source[i:i + 2] in ("==", "!=", "=>", "?.", "??", "&&", "||") else ch
+            three = source[i : i + 3]
+            op = (
+                three
+                if three in ("===", "!==")
+                else source[i : i + 2]
+                if source[i : i + 2] in ("==", "!=", "=>", "?.", "??", "&&", "||")
+                else ch
+            )
             depth += {"{": 1, "}": -1}.get(op, 0)
             out.append(("punct", op))
             i += len(op)
@@ -219,7 +281,11 @@ def _js_copies(source: str, names: set) -> list:
             opener, _, held, exempt = stack.pop()
             if opener != "(" and len(held) >= 3 and not exempt:
                 found.append(f"a literal of {sorted(held)}")
-        elif stack and text in names and (kind == "str" or (stack[-1][0] == "{" and prev[1] in ("{", ",") and nxt[1] in (":", ",", "}"))):
+        elif (
+            stack
+            and text in names
+            and (kind == "str" or (stack[-1][0] == "{" and prev[1] in ("{", ",") and nxt[1] in (":", ",", "}")))
+        ):
             stack[-1][2].add(text)
         if kind == "str" and text in names and (prev[1] in ("===", "!==", "==", "!=", "case")):
             j, subject = k - 2, []
@@ -234,13 +300,17 @@ def _js_copies(source: str, names: set) -> list:
 def test_the_scans_find_a_copy_of_the_names():
     names = _registry_names()
     assert _python_copies('KINDS = ("linear", "conv2d", "lstm")\n', names)
-    assert _python_copies('def f(op):\n    if op == "linear":\n        pass\n    elif op in ("conv2d", "lstm"):\n        pass\n', names)
+    assert _python_copies(
+        'def f(op):\n    if op == "linear":\n        pass\n    elif op in ("conv2d", "lstm"):\n        pass\n', names
+    )
     assert not _python_copies('T = implementations(OPERATIONS, {"linear": 1, "conv2d": 2, "lstm": 3}, "x")\n', names)
     assert _js_copies("const F = { linear, conv2d: 1, 'lstm': 2 };", names)
     assert _js_copies("const F = ['relu', 'tanh', `${x}`, 'elu'];", names)
     assert _js_copies("if (op === 'linear') a(); else if (op === 'conv2d') b(); else if (op === 'lstm') c();", names)
     assert _js_copies("switch (op) { case 'argmax': break; case 'box': break; case 'bernoulli': break; }", names)
-    assert not _js_copies("const F = implementations(OPERATIONS, { linear, conv2d: (x) => { return x; }, lstm }, 'x');", names)
+    assert not _js_copies(
+        "const F = implementations(OPERATIONS, { linear, conv2d: (x) => { return x; }, lstm }, 'x');", names
+    )
     assert not _js_copies("const s = `a ${b ? `linear ${c}` : 'conv2d'} lstm`; const o = { a: 'linear' };", names)
 
 

@@ -1,5 +1,6 @@
 """The tensor API in safetensors' conventions: framework names, a torch device, and partial reads
 (``Archive.get_slice``) that equal NumPy's slicing and read only the bytes the selection needs."""
+
 from __future__ import annotations
 
 import io
@@ -7,7 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rlarchive
 from rlarchive.errors import RlarchiveError
@@ -52,7 +54,7 @@ def keys(draw, shape):
     cut = draw(st.integers(0, len(parts)))
     if draw(st.booleans()) and parts:  # replace a run of dimensions by '...'
         start = draw(st.integers(0, len(parts)))
-        parts[start:cut if cut >= start else start] = [Ellipsis]
+        parts[start : cut if cut >= start else start] = [Ellipsis]
     elif draw(st.booleans()):
         parts = parts[:cut]  # trailing dimensions left out
     return tuple(parts) if len(parts) != 1 or draw(st.booleans()) else parts[0]
@@ -137,8 +139,16 @@ def test_indexes_numpy_refuses_are_refused(archive_bytes):
     raw, _ = archive_bytes
     with rlarchive.open(raw) as ar:
         sl = ar.get_slice("g", "a3")
-        for key, error in [((0, 0, 0, 0), IndexError), (5, IndexError), ((0, -8), IndexError), ((..., ...), IndexError),
-                           ([0, 1], TypeError), (None, TypeError), (True, TypeError), (1.5, TypeError)]:
+        for key, error in [
+            ((0, 0, 0, 0), IndexError),
+            (5, IndexError),
+            ((0, -8), IndexError),
+            ((..., ...), IndexError),
+            ([0, 1], TypeError),
+            (None, TypeError),
+            (True, TypeError),
+            (1.5, TypeError),
+        ]:
             with pytest.raises(error):
                 sl[key]
             if error is IndexError:
@@ -176,8 +186,11 @@ def test_pt_without_torch_is_a_clear_error(archive_bytes, monkeypatch):
     raw, _ = archive_bytes
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     with rlarchive.open(raw) as ar:
-        for call in (lambda: ar.tensor("g", "a3", framework="pt"), lambda: ar.get_slice("g", "a3", framework="pt"),
-                     lambda: ar.tensors("g", framework="torch")):
+        for call in (
+            lambda: ar.tensor("g", "a3", framework="pt"),
+            lambda: ar.get_slice("g", "a3", framework="pt"),
+            lambda: ar.tensors("g", framework="torch"),
+        ):
             with pytest.raises(RlarchiveError) as e:
                 call()
             assert e.value.code == "FRAMEWORK_UNAVAILABLE" and "torch" in str(e.value)

@@ -1,6 +1,8 @@
 """The type-checking configuration (root pyproject.toml) that `make lint` runs: mypy --strict on the core
 package, the interop package at mypy's default level, and every relaxed core module named."""
+
 import os
+
 import pytest
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -28,9 +30,15 @@ def test_only_interop_and_named_core_modules_are_relaxed():
             relaxed.update(o["module"])
     package = os.path.join(ROOT, "python", "rlarchive")
     core = {f"rlarchive.{n[:-3]}" for n in os.listdir(package) if n.endswith(".py") and n != "__init__.py"}
-    core |= {f"rlarchive.{n}" for n in os.listdir(package) if n != "interop" and os.path.isfile(os.path.join(package, n, "__init__.py"))}
+    core |= {
+        f"rlarchive.{n}"
+        for n in os.listdir(package)
+        if n != "interop" and os.path.isfile(os.path.join(package, n, "__init__.py"))
+    }
     relaxed_core = relaxed & core
     # the interop package is relaxed as a whole; a core module only by name, and each must exist
     assert {"rlarchive.interop", "rlarchive.interop.*"} <= relaxed
-    assert relaxed - core - {"rlarchive.interop", "rlarchive.interop.*"} == set(), "a relaxed module that does not exist"
+    assert relaxed - core - {"rlarchive.interop", "rlarchive.interop.*"} == set(), (
+        "a relaxed module that does not exist"
+    )
     assert len(relaxed_core) < len(core) // 2, f"most of the core must be strict: relaxed {sorted(relaxed_core)}"

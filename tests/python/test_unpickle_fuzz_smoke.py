@@ -4,6 +4,7 @@ Fails on any exception other than NotNeutral or LIMIT_EXCEEDED escaping
 ``decode``, any import, file write, process or socket during a case, memory
 over the bound, or a hang. ``make fuzz`` runs the long campaign.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,13 @@ def test_unpickle_fuzz_smoke(capsys):
 
 def test_the_sandbox_catches_what_a_decode_must_never_do():
     """The worker's checks fire: an import, a file written, a process started, a raw exception."""
-    r = subprocess.run([sys.executable, os.path.join(FUZZ, "unpickle_fuzz.py"), "--self-test"], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")), timeout=120)
+    r = subprocess.run(
+        [sys.executable, os.path.join(FUZZ, "unpickle_fuzz.py"), "--self-test"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     got = {d["case"]: d for d in map(json.loads, r.stdout.splitlines())}
     assert all(d["outcome"] == "failure" for d in got.values()), got

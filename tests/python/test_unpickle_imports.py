@@ -5,6 +5,7 @@ import, at the top of a module or inside a function, counts. A name that
 starts with an underscore (``from .x import _y``, or ``x._y`` on a module
 imported as ``x``) must not be taken from another rlarchive module.
 """
+
 import ast
 from pathlib import Path
 
@@ -146,7 +147,16 @@ def test_the_walk_finds_cycles_and_private_names():
 
 def test_the_modules_are_the_split_ones():
     names = set(_modules())
-    for stem in ("unpickle", "unpickle_machine", "unpickle_standins", "unpickle_neutral", "recorded", "pickler", "replay_buffer", "replay_buffer_import"):
+    for stem in (
+        "unpickle",
+        "unpickle_machine",
+        "unpickle_standins",
+        "unpickle_neutral",
+        "recorded",
+        "pickler",
+        "replay_buffer",
+        "replay_buffer_import",
+    ):
         assert f"{PACKAGE}.{stem}" in names
 
 

@@ -7,6 +7,7 @@ memory amplification through memo references and broadcasts (the import
 budget), integers beyond MAX_INT_DIGITS, map keys whose hash recurses or
 explodes, and find_class's plain-name rule.
 """
+
 from __future__ import annotations
 
 import base64
@@ -63,7 +64,12 @@ P4 = b"\x80\x04"
 
 #: The two attacks: TrainFreq's __new__ replaced by a name that refuses calls,
 #: and the shared builtins.float name renamed to os.system.
-TRAINFREQ_ATTACK = P4 + g("stable_baselines3.common.type_aliases", "TrainFreq") + slot_state(s("__new__"), g("builtins", "int")) + b"b."
+TRAINFREQ_ATTACK = (
+    P4
+    + g("stable_baselines3.common.type_aliases", "TrainFreq")
+    + slot_state(s("__new__"), g("builtins", "int"))
+    + b"b."
+)
 FLOAT_ATTACK = P4 + g("builtins", "float") + slot_state(s("module"), s("os"), s("qualname"), s("system")) + b"b."
 #: A constructor's defaults rewritten (cloudpickle's _make_cell would then fill every "empty" cell).
 DEFAULTS_ATTACK = P4 + g("cloudpickle.cloudpickle", "_make_cell") + slot_state(s("__defaults__"), b"K\x07\x85") + b"b."
@@ -76,8 +82,14 @@ ATTACKS = [TRAINFREQ_ATTACK, FLOAT_ATTACK, DEFAULTS_ATTACK, NDARRAY_ATTACK, SPAC
 
 def benign_streams() -> dict[str, bytes]:
     """Benign streams touching every stand-in the attacks aim at."""
-    trainfreq = P4 + g("stable_baselines3.common.type_aliases", "TrainFreq") + b"K\x04" + g(
-        "stable_baselines3.common.type_aliases", "TrainFrequencyUnit") + s("step") + b"\x85R\x86\x81."
+    trainfreq = (
+        P4
+        + g("stable_baselines3.common.type_aliases", "TrainFreq")
+        + b"K\x04"
+        + g("stable_baselines3.common.type_aliases", "TrainFrequencyUnit")
+        + s("step")
+        + b"\x85R\x86\x81."
+    )
     box = F.gym_box(np.array([0.0, -1.0]), np.array([1.0, 2.0]), (2,))
     with F.fake_modules({c.__module__: {c.__qualname__: c} for c in F.GYM_CLASSES.values()}):
         box_stream = pickle.dumps(box, protocol=4)
@@ -118,7 +130,9 @@ def canonical(data: bytes) -> str:
 
 def run_python(code: str, stdin: str = "") -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR))
-    return subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code], input=stdin, capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -152,7 +166,7 @@ def test_build_is_refused_on_every_allow_listed_global():
         b"}" + s("module") + s("os") + b"s",  # dict state: __dict__ update
         s("anything"),  # a __setstate__ argument
     ]
-    for (module, name) in unpickle.CONSTRUCTORS:
+    for module, name in unpickle.CONSTRUCTORS:
         for state in states:
             with pytest.raises(unpickle.NotNeutral, match="sets the state"):
                 unpickle.restricted_loads(P4 + g(module, name) + state + b"b.")
@@ -167,7 +181,7 @@ def test_build_is_refused_on_every_allow_listed_global():
 def test_stand_ins_are_immutable():
     with pytest.raises(TypeError):
         unpickle.CONSTRUCTORS[("os", "system")] = unpickle.GlobalName("os", "system")  # type: ignore[index]
-    for key, entry in unpickle.CONSTRUCTORS.items():
+    for _key, entry in unpickle.CONSTRUCTORS.items():
         for attr in ("module", "qualname", "__defaults__", "__new__", "kind", "_fn"):
             with pytest.raises(AttributeError):
                 setattr(entry, attr, "os")
@@ -297,7 +311,10 @@ def test_many_small_objects_are_charged_per_part():
 def test_declared_sizes_and_memo_indices_allocate_nothing():
     cases = [
         (b"\x80\x02Nr" + struct.pack("<I", 1 << 30) + b".", None),  # LONG_BINPUT far away: the memo is a dict
-        (b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"abc.", unpickle.NotNeutral),  # BYTEARRAY8 of 1 TiB, 3 bytes given
+        (
+            b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"abc.",
+            unpickle.NotNeutral,
+        ),  # BYTEARRAY8 of 1 TiB, 3 bytes given
         (b"\x80\x04\x8e" + struct.pack("<Q", 1 << 40) + b"abc.", unpickle.NotNeutral),  # BINBYTES8
     ]
     for data, raises in cases:
@@ -353,7 +370,9 @@ def test_map_keys_that_would_hash_recursively_or_exponentially_are_refused():
     )
     r = run_python(code)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
-    assert r.stdout.split("\n")[:5] == [f"{n} not neutral" for n in ("deep key", "shared key", "deep set item", "deep frozenset", "deep nesting")]
+    assert r.stdout.split("\n")[:5] == [
+        f"{n} not neutral" for n in ("deep key", "shared key", "deep set item", "deep frozenset", "deep nesting")
+    ]
 
 
 def test_nesting_is_bounded_by_the_writer_depth_limit():
@@ -398,7 +417,12 @@ def test_find_class_records_plain_names_and_refuses_malformed_ones():
     nested = unpickle.decode(P4 + g("sb3_contrib.common.x", "Outer.Inner") + b".")
     assert nested == ClassRef("sb3_contrib.common.x", "Outer.Inner")
     # any plain identifier path is only a name: recorded, never imported
-    for module, name in [("stable_baselines3", "PPO"), ("mypkg.extractors", "Custom"), ("os", "system"), ("builtins", "eval")]:
+    for module, name in [
+        ("stable_baselines3", "PPO"),
+        ("mypkg.extractors", "Custom"),
+        ("os", "system"),
+        ("builtins", "eval"),
+    ]:
         assert unpickle.decode(P4 + g(module, name) + b".") == ClassRef(module, name)
     for module, name in [
         ("stable_baselines3.common\n", "X"),
@@ -454,10 +478,16 @@ def test_a_recorded_dotted_name_never_traverses_a_module():
 
 
 def test_decoding_imports_nothing_the_stream_names():
-    names = [("gymnasium.spaces.box", "Box"), ("stable_baselines3.common.utils", "FloatSchedule"),
-             ("torch.nn.modules.activation", "ReLU"), ("sb3_contrib.ppo_mask", "MaskablePPO"),
-             ("rlarchive_absent_package.sub", "X"), ("stable_baselines3.rlarchive_absent", "Y"),
-             ("cloudpickle.cloudpickle", "subimport"), ("os", "system")]
+    names = [
+        ("gymnasium.spaces.box", "Box"),
+        ("stable_baselines3.common.utils", "FloatSchedule"),
+        ("torch.nn.modules.activation", "ReLU"),
+        ("sb3_contrib.ppo_mask", "MaskablePPO"),
+        ("rlarchive_absent_package.sub", "X"),
+        ("stable_baselines3.rlarchive_absent", "Y"),
+        ("cloudpickle.cloudpickle", "subimport"),
+        ("os", "system"),
+    ]
     streams = [P4 + g(m, n) + b"." for m, n in names]
     streams.append(P4 + g("cloudpickle.cloudpickle", "subimport") + s("rlarchive_absent_package") + b"\x85R.")
     code = textwrap.dedent(

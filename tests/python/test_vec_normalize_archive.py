@@ -1,4 +1,5 @@
 """VecNormalize statistics travel inside the archive (extension RLA_vec_normalize) and come back out for SB3."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,7 +36,10 @@ def _same_stats(a: ext.Statistics, b: ext.Statistics) -> bool:
     else:
         pairs.append((a.obs, b.obs))
     return all(
-        x.mean.dtype == y.mean.dtype and x.mean.tobytes() == y.mean.tobytes() and x.var.tobytes() == y.var.tobytes() and x.count == y.count
+        x.mean.dtype == y.mean.dtype
+        and x.mean.tobytes() == y.mean.tobytes()
+        and x.var.tobytes() == y.var.tobytes()
+        and x.count == y.count
         for x, y in pairs
     )
 
@@ -118,7 +122,9 @@ def test_load_vec_normalize_for_training_or_evaluation(training, sb3_zoo, tmp_pa
         warnings.simplefilter("ignore")
         vn = sb3.load_vec_normalize(out, DummyVecEnv([entry.env]), training=training)
     assert (vn.training, vn.norm_reward) == ((want.training, want.norm_reward) if training else (False, False))
-    assert _same_stats(dataclasses.replace(vecnormalize.from_wrapper(vn), training=want.training, norm_reward=want.norm_reward), want)
+    assert _same_stats(
+        dataclasses.replace(vecnormalize.from_wrapper(vn), training=want.training, norm_reward=want.norm_reward), want
+    )
     reward = np.array([3.0])
     assert bool(np.array_equal(vn.normalize_reward(reward), reward)) is (not training)
     vn.reset()
@@ -144,7 +150,9 @@ def test_statistics_that_do_not_fit_the_observation_space_are_not_written(sb3_zo
     m = sb3_zoo[name]
     stats = vecnormalize.read(m.vecnormalize)
     assert isinstance(stats.obs, ext.Stats)
-    wrong = dataclasses.replace(stats, obs=ext.Stats(np.zeros(stats.obs.mean.size + 1), np.ones(stats.obs.mean.size + 1), 1.0))
+    wrong = dataclasses.replace(
+        stats, obs=ext.Stats(np.zeros(stats.obs.mean.size + 1), np.ones(stats.obs.mean.size + 1), 1.0)
+    )
     out = tmp_path / "bad.rlarchive"
     with pytest.raises(RlarchiveError) as e:
         sb3.import_archive(m.path, out, vec_normalize=wrong)
@@ -179,7 +187,7 @@ def test_javascript_reads_the_same_statistics(sb3_zoo, tmp_path):
         paths.append(str(out))
     js = os.path.abspath(os.path.join(ROOT, "reader-js", "src", "index.js"))
     script = f"""
-        import {{ open }} from {json.dumps('file://' + js)};
+        import {{ open }} from {json.dumps("file://" + js)};
         const hex = (nd) => Buffer.from(nd.data.buffer, nd.data.byteOffset, nd.data.byteLength).toString('hex');
         const st = (s) => ({{ mean: hex(s.mean), var: hex(s.var), shape: s.mean.shape, count: s.count }});
         const out = {{}};
@@ -197,11 +205,25 @@ def test_javascript_reads_the_same_statistics(sb3_zoo, tmp_path):
     got = json.loads(r.stdout)
 
     def st(s: ext.Stats) -> dict:
-        return {"mean": s.mean.tobytes().hex(), "var": s.var.tobytes().hex(), "shape": list(s.mean.shape), "count": s.count}
+        return {
+            "mean": s.mean.tobytes().hex(),
+            "var": s.var.tobytes().hex(),
+            "shape": list(s.mean.shape),
+            "count": s.count,
+        }
 
     for p in paths:
         with rlarchive.open(p) as ar:
             want = ar.vec_normalize()
-        obs = None if want.obs is None else st(want.obs) if want.obs_keys is None else {k: st(want.obs[k]) for k in want.obs_keys}
-        scalars = {f: getattr(want, f) for f in ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")}
+        obs = (
+            None
+            if want.obs is None
+            else st(want.obs)
+            if want.obs_keys is None
+            else {k: st(want.obs[k]) for k in want.obs_keys}
+        )
+        scalars = {
+            f: getattr(want, f)
+            for f in ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")
+        }
         assert got[p] == {**scalars, "obs": obs, "ret": st(want.ret)}

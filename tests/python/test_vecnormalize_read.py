@@ -1,4 +1,5 @@
 """vecnormalize.pkl is read without running it, and its statistics equal what VecNormalize.load gives."""
+
 from __future__ import annotations
 
 import pickle
@@ -10,6 +11,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import sb_zoo  # noqa: E402
+
 from rlarchive.errors import RlarchiveError  # noqa: E402
 from rlarchive.interop import vecnormalize  # noqa: E402
 
@@ -30,7 +32,12 @@ def test_statistics_equal_sb3s_bit_for_bit(name, sb3_zoo):
         warnings.simplefilter("ignore")
         want = VecNormalize.load(m.vecnormalize, DummyVecEnv([entry.env]))
     assert (got.norm_obs, got.norm_reward, got.training) == (want.norm_obs, want.norm_reward, want.training)
-    assert (got.clip_obs, got.clip_reward, got.epsilon, got.gamma) == (want.clip_obs, want.clip_reward, want.epsilon, want.gamma)
+    assert (got.clip_obs, got.clip_reward, got.epsilon, got.gamma) == (
+        want.clip_obs,
+        want.clip_reward,
+        want.epsilon,
+        want.gamma,
+    )
     pairs = [(got.ret, want.ret_rms)]
     if isinstance(want.obs_rms, dict):
         assert got.obs_keys == want.norm_obs_keys and list(got.obs) == list(want.obs_rms)
@@ -38,7 +45,11 @@ def test_statistics_equal_sb3s_bit_for_bit(name, sb3_zoo):
     else:
         pairs.append((got.obs, want.obs_rms))
     for s, w in pairs:
-        assert _same(s.mean, np.asarray(w.mean, np.float64)) and _same(s.var, np.asarray(w.var, np.float64)) and s.count == w.count
+        assert (
+            _same(s.mean, np.asarray(w.mean, np.float64))
+            and _same(s.var, np.asarray(w.var, np.float64))
+            and s.count == w.count
+        )
     want.training = False
     for obs in m.observations:
         a, b = got.normalize_obs(obs), want.normalize_obs(obs)
@@ -107,6 +118,8 @@ def test_the_wrapper_is_rebuilt_and_written_back(name, sb3_zoo, tmp_path):
     scalars = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")
     assert all(getattr(again, f) == getattr(stats, f) for f in scalars)
     pairs = [(again.ret, stats.ret)]
-    pairs += [(again.obs[k], stats.obs[k]) for k in stats.obs] if isinstance(stats.obs, dict) else [(again.obs, stats.obs)]
+    pairs += (
+        [(again.obs[k], stats.obs[k]) for k in stats.obs] if isinstance(stats.obs, dict) else [(again.obs, stats.obs)]
+    )
     for x, y in pairs:
         assert _same(x.mean, y.mean) and _same(x.var, y.var) and x.count == y.count

@@ -1,4 +1,5 @@
 """The golden vectors: every case gives its expected outcome; coverage of codes and sections."""
+
 import json
 import os
 import re
@@ -6,12 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from cases import CASES, build_bytes
+from suite import ROOT, schema_validator
 
 import rlarchive
 from rlarchive.errors import CATALOGUE
-
-from cases import CASES, build_bytes
-from suite import ROOT, schema_validator
 
 VECTORS = os.path.join(ROOT, "test-vectors")
 #: error codes no file can trigger, with the reason
@@ -85,7 +85,11 @@ def test_every_normative_section_is_cited():
 
 
 def test_vectors_are_reproducible_byte_for_byte():
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "vectors", "generate.py"), "--check", VECTORS], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tests", "vectors", "generate.py"), "--check", VECTORS],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -1,4 +1,5 @@
 """The two-thread digest and write pipeline: the same bytes and digests as a plain computation, and clean failures."""
+
 import errno
 import hashlib
 import io
@@ -25,10 +26,14 @@ def _pipeline_threads() -> list:
 def _tensors() -> dict:
     rng = np.random.default_rng(7)
     return {
-        "big": rng.standard_normal(((checksums.PIECE_BYTES * 5) // 8 + 3,), dtype=np.float32),  # several pieces, a short last one
+        "big": rng.standard_normal(
+            ((checksums.PIECE_BYTES * 5) // 8 + 3,), dtype=np.float32
+        ),  # several pieces, a short last one
         "small": rng.standard_normal(10, dtype=np.float32),
         "empty": np.zeros((0, 3), np.float32),
-        **{f"layer{i}": rng.integers(0, 1 << 30, 3000 + i, dtype=np.int64) for i in range(600)},  # gathered into shared pieces
+        **{
+            f"layer{i}": rng.integers(0, 1 << 30, 3000 + i, dtype=np.int64) for i in range(600)
+        },  # gathered into shared pieces
     }
 
 
@@ -69,7 +74,11 @@ def test_positional_and_sequential_writes_give_the_same_bytes(tmp_path):
     prefix, order = group_layout({k: as_tensor(v) for k, v in tensors.items()})
     data = p.read_bytes()
     for m in members:
-        chunks = group_chunks(prefix, order) if m.name == "tensors/policy.safetensors" else [data[m.data_offset : m.data_offset + m.size]]
+        chunks = (
+            group_chunks(prefix, order)
+            if m.name == "tensors/policy.safetensors"
+            else [data[m.data_offset : m.data_offset + m.size]]
+        )
         zw.add(m.name, chunks, m.size, align=64 if m.name.startswith("tensors/") else 0)
     zw.finish()
     assert seq.getvalue() == data
@@ -231,7 +240,9 @@ def test_saving_a_large_strided_array_keeps_memory_bounded(tmp_path):
         print((kib("VmHWM") - before) // 1024)
         """
     )
-    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "big.rlarchive")], capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "big.rlarchive")], capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) < 256, f"a save of 384 MiB took {out.stdout.strip()} MiB above the process size"
     assert os.path.getsize(tmp_path / "big.rlarchive") > 384 << 20

@@ -1,10 +1,11 @@
 """Where the ZIP profile (spec §2, §3) locates each issue: the record a rule names, found here by its signature."""
+
 import struct
 
 import pytest
+from rawzip import Layout, assemble, standard_entries
 
 import rlarchive
-from rawzip import Layout, assemble, standard_entries
 from rlarchive import jsonstrict
 
 EOCD, LOCATOR, Z64 = b"PK\x05\x06", b"PK\x06\x07", b"PK\x06\x06"

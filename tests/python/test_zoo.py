@@ -1,4 +1,5 @@
 """The model zoo of sb_zoo.py: every entry builds, and SB3 loads its own zip back with the same predictions."""
+
 from __future__ import annotations
 
 import os
@@ -24,11 +25,28 @@ def test_catalogue_covers_every_algorithm_and_feature():
     assert {e.algorithm for e in entries} == set(algorithms.ALGORITHMS)
     features = {f for e in entries for f in e.features}
     wanted = {
-        sb_zoo.GSDE, sb_zoo.DICT_OBS, sb_zoo.IMAGE, sb_zoo.CHANNEL_FIRST, sb_zoo.CHANNEL_LAST, sb_zoo.NO_IMAGE_NORMALIZATION,
-        sb_zoo.FLOAT64_OBS, sb_zoo.DISCRETE_START, sb_zoo.MULTIDISCRETE_START, sb_zoo.MULTIBINARY_ACTION,
-        sb_zoo.MULTIDISCRETE_ACTION, sb_zoo.NET_ARCH_LIST, sb_zoo.NET_ARCH_DICT, sb_zoo.UNSHARED_EXTRACTOR,
-        sb_zoo.LAMBDA_SCHEDULE, sb_zoo.LINEAR_SCHEDULE, sb_zoo.ACTION_NOISE, sb_zoo.USER_CLASS, sb_zoo.VEC_NORMALIZE,
-        sb_zoo.HER, sb_zoo.ACTION_MASKS, sb_zoo.RECURRENT,
+        sb_zoo.GSDE,
+        sb_zoo.DICT_OBS,
+        sb_zoo.IMAGE,
+        sb_zoo.CHANNEL_FIRST,
+        sb_zoo.CHANNEL_LAST,
+        sb_zoo.NO_IMAGE_NORMALIZATION,
+        sb_zoo.FLOAT64_OBS,
+        sb_zoo.DISCRETE_START,
+        sb_zoo.MULTIDISCRETE_START,
+        sb_zoo.MULTIBINARY_ACTION,
+        sb_zoo.MULTIDISCRETE_ACTION,
+        sb_zoo.NET_ARCH_LIST,
+        sb_zoo.NET_ARCH_DICT,
+        sb_zoo.UNSHARED_EXTRACTOR,
+        sb_zoo.LAMBDA_SCHEDULE,
+        sb_zoo.LINEAR_SCHEDULE,
+        sb_zoo.ACTION_NOISE,
+        sb_zoo.USER_CLASS,
+        sb_zoo.VEC_NORMALIZE,
+        sb_zoo.HER,
+        sb_zoo.ACTION_MASKS,
+        sb_zoo.RECURRENT,
     } | {sb_zoo.activation(a) for a in ("Tanh", "ReLU", "ELU", "LeakyReLU", "SiLU", "GELU")}
     assert wanted <= features, wanted - features
     for algo in ("SAC", "DQN"):

@@ -1,4 +1,5 @@
 """rlarchive import-zoo: an RL Zoo run folder into an archive; the restricted YAML reader on hostile files (Annex B.12)."""
+
 import json
 import os
 import shutil
@@ -42,15 +43,37 @@ def _plain(v):
     return v
 
 
-CONFIG = OrderedDict(sorted({
-    "n_envs": 2, "n_timesteps": 64.0, "normalize": True, "policy": "MlpPolicy", "n_steps": 16, "batch_size": 16,
-    "n_epochs": 1, "learning_rate": "lin_0.001", "policy_kwargs": "dict(net_arch=[8])",
-}.items()))
+CONFIG = OrderedDict(
+    sorted(
+        {
+            "n_envs": 2,
+            "n_timesteps": 64.0,
+            "normalize": True,
+            "policy": "MlpPolicy",
+            "n_steps": 16,
+            "batch_size": 16,
+            "n_epochs": 1,
+            "learning_rate": "lin_0.001",
+            "policy_kwargs": "dict(net_arch=[8])",
+        }.items()
+    )
+)
 
 
 def _args(env_id, seed, hyperparams=None):
-    args = {"algo": "ppo", "env": env_id, "env_kwargs": None, "seed": seed, "hyperparams": hyperparams, "log_folder": "logs",
-            "n_timesteps": -1, "gym_packages": [], "vec_env": "dummy", "uuid": False, "verbose": 1}
+    args = {
+        "algo": "ppo",
+        "env": env_id,
+        "env_kwargs": None,
+        "seed": seed,
+        "hyperparams": hyperparams,
+        "log_folder": "logs",
+        "n_timesteps": -1,
+        "gym_packages": [],
+        "vec_env": "dummy",
+        "uuid": False,
+        "verbose": 1,
+    }
     return OrderedDict(sorted(args.items()))
 
 
@@ -61,13 +84,18 @@ def ppo_run(tmp_path_factory):
     params = run / "CartPole-v1"
     params.mkdir(parents=True)
     venv = VecNormalize(make_vec_env("CartPole-v1", n_envs=2, seed=3))
-    model = PPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs={"net_arch": [8]}, seed=3, device="cpu")
+    model = PPO(
+        "MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, policy_kwargs={"net_arch": [8]}, seed=3, device="cpu"
+    )
     model.learn(64)
     model.save(run / "CartPole-v1")
     venv.save(params / "vecnormalize.pkl")
     _dump(params / "config.yml", CONFIG)
     # hyperparameters given on the zoo's command line are evaluated Python: a tuple and a class reach args.yml
-    _dump(params / "args.yml", _args("CartPole-v1", 3, {"policy_kwargs": {"activation_fn": torch.nn.ReLU, "net_arch": (8,)}}))
+    _dump(
+        params / "args.yml",
+        _args("CartPole-v1", 3, {"policy_kwargs": {"activation_fn": torch.nn.ReLU, "net_arch": (8,)}}),
+    )
     return run, model, venv
 
 
@@ -80,8 +108,12 @@ def test_import_records_the_run(ppo_run, tmp_path):
     with rlarchive.open(out) as ar:
         md = ar.metadata
         assert md["env_id"] == "CartPole-v1" and md["seed"] == "3" and md["n_envs"] == "2"
-        assert json.loads(md[keys.ZOO_CONFIG]) == _plain(yaml.unsafe_load((run / "CartPole-v1" / "config.yml").read_text()))
-        assert keys.parsed(md, keys.WRAPPERS) == [{"name": "VecNormalize", "norm_obs": venv.norm_obs, "norm_reward": venv.norm_reward}]
+        assert json.loads(md[keys.ZOO_CONFIG]) == _plain(
+            yaml.unsafe_load((run / "CartPole-v1" / "config.yml").read_text())
+        )
+        assert keys.parsed(md, keys.WRAPPERS) == [
+            {"name": "VecNormalize", "norm_obs": venv.norm_obs, "norm_reward": venv.norm_reward}
+        ]
         assert keys.check(md) == []
         stats = ar.vec_normalize()
     np.testing.assert_array_equal(np.asarray(stats.obs.mean), venv.obs_rms.mean)
@@ -108,7 +140,9 @@ def test_hub_layout_env_kwargs_and_wrappers(ppo_run, tmp_path):
     hub.mkdir()
     shutil.copy(run / "CartPole-v1.zip", hub / "ppo-CartPole-v1.zip")
     shutil.copy(run / "CartPole-v1" / "vecnormalize.pkl", hub / "vec_normalize.pkl")
-    config = OrderedDict(CONFIG, frame_stack=2, env_wrapper=[{"gymnasium.wrappers.TimeLimit": {"max_episode_steps": 50}}])
+    config = OrderedDict(
+        CONFIG, frame_stack=2, env_wrapper=[{"gymnasium.wrappers.TimeLimit": {"max_episode_steps": 50}}]
+    )
     _dump(hub / "config.yml", config)
     _dump(hub / "env_kwargs.yml", {"render_mode": None, "sutton_barto_reward": True})
     files = zoo.find_run(hub)
@@ -124,8 +158,17 @@ def test_hub_layout_env_kwargs_and_wrappers(ppo_run, tmp_path):
 def test_off_policy_run_with_replay_buffer_and_best_model(tmp_path):
     run = tmp_path / "sac" / "Pendulum-v1_2"
     (run / "Pendulum-v1").mkdir(parents=True)
-    model = SAC("MlpPolicy", "Pendulum-v1", learning_starts=8, batch_size=8, buffer_size=64, train_freq=4,
-                policy_kwargs={"net_arch": [4]}, seed=1, device="cpu")
+    model = SAC(
+        "MlpPolicy",
+        "Pendulum-v1",
+        learning_starts=8,
+        batch_size=8,
+        buffer_size=64,
+        train_freq=4,
+        policy_kwargs={"net_arch": [4]},
+        seed=1,
+        device="cpu",
+    )
     model.learn(24)
     model.save(run / "Pendulum-v1")
     model.save(run / "best_model")
@@ -148,13 +191,33 @@ def test_off_policy_run_with_replay_buffer_and_best_model(tmp_path):
 def test_cli(ppo_run, tmp_path):
     run, _, _ = ppo_run
     out = tmp_path / "c.rlarchive"
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "import-zoo", str(run), str(out), "--metadata", "env_id=CartPole-v1", "--json"],
-                       env=ENV, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlarchive",
+            "import-zoo",
+            str(run),
+            str(out),
+            "--metadata",
+            "env_id=CartPole-v1",
+            "--json",
+        ],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["algorithm"] == "PPO"
     for folder, code in ((tmp_path / "missing", "IO_ERROR"), (tmp_path, "IMPORT_INVALID")):
-        r = subprocess.run([sys.executable, "-m", "rlarchive", "import-zoo", str(folder), str(tmp_path / "x.rlarchive")],
-                           env=ENV, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-m", "rlarchive", "import-zoo", str(folder), str(tmp_path / "x.rlarchive")],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode != 0 and r.stderr.startswith(f"rlarchive: {code}:") and r.stderr.count("\n") == 1, r.stderr
 
 
@@ -163,9 +226,16 @@ def test_hostile_config_refused_in_one_line(ppo_run, tmp_path):
     bad = tmp_path / "bad_1"
     shutil.copytree(run, bad)
     (bad / "CartPole-v1" / "config.yml").write_text("[" * 100 + "]" * 100)
-    r = subprocess.run([sys.executable, "-m", "rlarchive", "import-zoo", str(bad), str(tmp_path / "x.rlarchive")],
-                       env=ENV, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 1 and r.stderr.startswith("rlarchive: LIMIT_EXCEEDED:") and r.stderr.count("\n") == 1, r.stderr
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "import-zoo", str(bad), str(tmp_path / "x.rlarchive")],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 1 and r.stderr.startswith("rlarchive: LIMIT_EXCEEDED:") and r.stderr.count("\n") == 1, (
+        r.stderr
+    )
     assert not (tmp_path / "x.rlarchive").exists()
 
 
@@ -198,8 +268,10 @@ _AUDIT: dict = {"sink": None}
 
 def _hook(event, args):
     sink = _AUDIT["sink"]
-    if sink is not None and event in ("os.system", "subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn") or (
-        sink is not None and event == "import" and args and str(args[0]).startswith(SENTINEL)
+    if (
+        sink is not None
+        and event in ("os.system", "subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn")
+        or (sink is not None and event == "import" and args and str(args[0]).startswith(SENTINEL))
     ):
         sink.append(event)
 
@@ -208,7 +280,7 @@ sys.addaudithook(_hook)
 
 HOSTILE = [
     f"!!python/object/apply:{SENTINEL}.boom ['x']",
-    f"!!python/object/apply:os.system ['echo owned']",
+    "!!python/object/apply:os.system ['echo owned']",
     f"a: !!python/name:{SENTINEL}.boom ''",
     f"a: !!python/module:{SENTINEL} ''",
     f"!!python/object/new:{SENTINEL}.Boom {{args: [1]}}",
@@ -246,16 +318,19 @@ def _bomb(levels, width=10):
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("text, what", [
-    (_bomb(9), "MAX_YAML_NODES"),  # a billion laughs: 10^9 leaves once expanded, a few hundred bytes on disk
-    ("a: &s " + "x" * 200_000 + "\n" + "".join(f"b{i}: *s\n" for i in range(40)), "MAX_YAML_CHARS"),
-    ("[" * (zoo_yaml.MAX_YAML_DEPTH + 1) + "]" * (zoo_yaml.MAX_YAML_DEPTH + 1), "MAX_YAML_DEPTH"),
-    ("- " * 10_000 + "x", "MAX_YAML_DEPTH"),
-    ("[" * 1_000_000, "MAX_YAML_DEPTH"),
-    ("{a: " * 200_000, "MAX_YAML_DEPTH"),
-    ("a: &a [*a]", "MAX_YAML_DEPTH"),  # a cycle: followed, it never ends
-    ("x: " + "y" * (zoo_yaml.MAX_YAML_BYTES + 1), "MAX_YAML_BYTES"),
-])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        (_bomb(9), "MAX_YAML_NODES"),  # a billion laughs: 10^9 leaves once expanded, a few hundred bytes on disk
+        ("a: &s " + "x" * 200_000 + "\n" + "".join(f"b{i}: *s\n" for i in range(40)), "MAX_YAML_CHARS"),
+        ("[" * (zoo_yaml.MAX_YAML_DEPTH + 1) + "]" * (zoo_yaml.MAX_YAML_DEPTH + 1), "MAX_YAML_DEPTH"),
+        ("- " * 10_000 + "x", "MAX_YAML_DEPTH"),
+        ("[" * 1_000_000, "MAX_YAML_DEPTH"),
+        ("{a: " * 200_000, "MAX_YAML_DEPTH"),
+        ("a: &a [*a]", "MAX_YAML_DEPTH"),  # a cycle: followed, it never ends
+        ("x: " + "y" * (zoo_yaml.MAX_YAML_BYTES + 1), "MAX_YAML_BYTES"),
+    ],
+)
 def test_limits(text, what):
     with pytest.raises(RlarchiveError) as e:
         zoo_yaml.loads(text)
@@ -277,9 +352,17 @@ def test_invalid(text):
 
 
 def test_values_stay_json():
-    v = zoo_yaml.loads("a: .inf\nb: 123456789012345678901\nc: !!binary aGk=\nd: 2001-12-14\ne: !!python/tuple [1, 2]\nf: !!python/str s")
-    assert v == {"a": {"!!float": ".inf"}, "b": {"!!int": "123456789012345678901"}, "c": {"!!binary": "aGk="}, "d": "2001-12-14",
-                 "e": [1, 2], "f": "s"}
+    v = zoo_yaml.loads(
+        "a: .inf\nb: 123456789012345678901\nc: !!binary aGk=\nd: 2001-12-14\ne: !!python/tuple [1, 2]\nf: !!python/str s"
+    )
+    assert v == {
+        "a": {"!!float": ".inf"},
+        "b": {"!!int": "123456789012345678901"},
+        "c": {"!!binary": "aGk="},
+        "d": "2001-12-14",
+        "e": [1, 2],
+        "f": "s",
+    }
 
 
 def test_odd_folder_entries(ppo_run, tmp_path):
@@ -310,5 +393,6 @@ def test_hostile_tags_in_a_run_are_kept_as_names(ppo_run, tmp_path, sentinel):
     assert "RLARCHIVE_ZOO_SENTINEL" not in os.environ and SENTINEL not in sys.modules and sentinel == []
     with rlarchive.open(out) as ar:
         assert json.loads(ar.metadata[keys.ZOO_CONFIG]) == {
-            "callback": {f"!!python/object/apply:{SENTINEL}.boom": ["x"]}, "policy": {f"!!python/name:{SENTINEL}.Boom": ""},
+            "callback": {f"!!python/object/apply:{SENTINEL}.boom": ["x"]},
+            "policy": {f"!!python/name:{SENTINEL}.Boom": ""},
         }

@@ -12,18 +12,20 @@ the archive's dump, and a ``predict`` request judged on actions (Annex A).
 Building needs torch, stable-baselines3 and sb3-contrib (``make vectors``);
 nothing here is imported by readers.
 """
+
 from __future__ import annotations
 
 import functools
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
-
 from cases import CASES, Case, case
+
 from rlarchive.values import dump_value
 
 POLICY = "RLA_policy"
@@ -108,8 +110,15 @@ def _mask(space: Any, rng: np.random.Generator) -> np.ndarray:
 
 
 def _build(
-    make: Callable[[Any], Any], obs_space: Any, act_space: Any, *, masks: bool = False, recurrent: bool = False, vec_normalize: bool = False,
-    weights: Optional[dict] = None, observations: Optional[list] = None,
+    make: Callable[[Any], Any],
+    obs_space: Any,
+    act_space: Any,
+    *,
+    masks: bool = False,
+    recurrent: bool = False,
+    vec_normalize: bool = False,
+    weights: dict | None = None,
+    observations: list | None = None,
 ) -> Built:
     """A model with drawn weights (``weights`` then sets some by name), SB3's actions for drawn (or the given) observations."""
     import torch
@@ -134,8 +143,15 @@ def _build(
     if vec_normalize:
         shape = obs_space.shape
         stats = Statistics(
-            norm_obs=True, norm_reward=True, clip_obs=5.0, clip_reward=10.0, epsilon=1e-8, gamma=0.99, training=False,
-            obs=Stats(rng.normal(size=shape), rng.uniform(0.2, 3.0, size=shape), 321.0), obs_keys=None,
+            norm_obs=True,
+            norm_reward=True,
+            clip_obs=5.0,
+            clip_reward=10.0,
+            epsilon=1e-8,
+            gamma=0.99,
+            training=False,
+            obs=Stats(rng.normal(size=shape), rng.uniform(0.2, 3.0, size=shape), 321.0),
+            obs_keys=None,
             ret=Stats(np.asarray(rng.normal()), np.asarray(rng.uniform(0.5, 2.0)), 321.0),
         )
     if observations is None:
@@ -181,90 +197,236 @@ def _models() -> dict:
     small = dict(net_arch=[8, 8])
     return {
         "ppo-mlp-discrete": (
-            "PPO, MlpPolicy (Tanh), Box observations, Discrete actions: linear, tanh, argmax.", ["RLA_policy §5", "RLA_policy §6"],
-            lambda: _build(lambda env: PPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"), spaces.Box(-np.inf, np.inf, (4,), np.float32), spaces.Discrete(3)),
+            "PPO, MlpPolicy (Tanh), Box observations, Discrete actions: linear, tanh, argmax.",
+            ["RLA_policy §5", "RLA_policy §6"],
+            lambda: _build(
+                lambda env: PPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"),
+                spaces.Box(-np.inf, np.inf, (4,), np.float32),
+                spaces.Discrete(3),
+            ),
         ),
         "ppo-discrete-obs-box-action": (
-            "PPO with ReLU, a Discrete observation (one-hot) and a Box action clipped to its bounds.", ["RLA_policy §4", "RLA_policy §6"],
-            lambda: _build(lambda env: PPO("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.ReLU), seed=0, device="cpu"), spaces.Discrete(5), act_box),
+            "PPO with ReLU, a Discrete observation (one-hot) and a Box action clipped to its bounds.",
+            ["RLA_policy §4", "RLA_policy §6"],
+            lambda: _build(
+                lambda env: PPO(
+                    "MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.ReLU), seed=0, device="cpu"
+                ),
+                spaces.Discrete(5),
+                act_box,
+            ),
         ),
         "a2c-multidiscrete-obs-multibinary-action": (
-            "A2C with ELU, MultiDiscrete observations (one-hot per component) and MultiBinary actions (bernoulli).", ["RLA_policy §4", "RLA_policy §6"],
-            lambda: _build(lambda env: A2C("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.ELU), seed=0, device="cpu"), spaces.MultiDiscrete([3, 4]), spaces.MultiBinary(3)),
+            "A2C with ELU, MultiDiscrete observations (one-hot per component) and MultiBinary actions (bernoulli).",
+            ["RLA_policy §4", "RLA_policy §6"],
+            lambda: _build(
+                lambda env: A2C(
+                    "MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.ELU), seed=0, device="cpu"
+                ),
+                spaces.MultiDiscrete([3, 4]),
+                spaces.MultiBinary(3),
+            ),
         ),
         "ppo-multibinary-obs-multidiscrete-action-gelu": (
-            "PPO with GELU, MultiBinary observations and MultiDiscrete actions (multi_argmax).", ["RLA_policy §5", "RLA_policy §6"],
-            lambda: _build(lambda env: PPO("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.GELU), seed=0, device="cpu"), spaces.MultiBinary(5), spaces.MultiDiscrete([3, 2])),
+            "PPO with GELU, MultiBinary observations and MultiDiscrete actions (multi_argmax).",
+            ["RLA_policy §5", "RLA_policy §6"],
+            lambda: _build(
+                lambda env: PPO(
+                    "MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.GELU), seed=0, device="cpu"
+                ),
+                spaces.MultiBinary(5),
+                spaces.MultiDiscrete([3, 2]),
+            ),
         ),
         "sac-silu": (
-            "SAC with SiLU: the actor's mean squashed by tanh and rescaled to the action bounds.", ["RLA_policy §6"],
-            lambda: _build(lambda env: SAC("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.SiLU), learning_starts=0, buffer_size=10, seed=0, device="cpu"), box3, act_box),
+            "SAC with SiLU: the actor's mean squashed by tanh and rescaled to the action bounds.",
+            ["RLA_policy §6"],
+            lambda: _build(
+                lambda env: SAC(
+                    "MlpPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], activation_fn=nn.SiLU),
+                    learning_starts=0,
+                    buffer_size=10,
+                    seed=0,
+                    device="cpu",
+                ),
+                box3,
+                act_box,
+            ),
         ),
         "td3-softplus": (
-            "TD3 with Softplus: the actor ends with tanh and is rescaled to the action bounds.", ["RLA_policy §5", "RLA_policy §6"],
-            lambda: _build(lambda env: TD3("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.Softplus), buffer_size=10, seed=0, device="cpu"), box3, act_box),
+            "TD3 with Softplus: the actor ends with tanh and is rescaled to the action bounds.",
+            ["RLA_policy §5", "RLA_policy §6"],
+            lambda: _build(
+                lambda env: TD3(
+                    "MlpPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], activation_fn=nn.Softplus),
+                    buffer_size=10,
+                    seed=0,
+                    device="cpu",
+                ),
+                box3,
+                act_box,
+            ),
         ),
         "ddpg-leaky-relu": (
-            "DDPG with LeakyReLU.", ["RLA_policy §5"],
-            lambda: _build(lambda env: DDPG("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.LeakyReLU), buffer_size=10, seed=0, device="cpu"), box3, act_box),
+            "DDPG with LeakyReLU.",
+            ["RLA_policy §5"],
+            lambda: _build(
+                lambda env: DDPG(
+                    "MlpPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], activation_fn=nn.LeakyReLU),
+                    buffer_size=10,
+                    seed=0,
+                    device="cpu",
+                ),
+                box3,
+                act_box,
+            ),
         ),
         "dqn-nature-cnn": (
-            "DQN with NatureCNN on a channel-first uint8 image: divided by 255, conv2d with strides, flatten, linear, argmax.", ["RLA_policy §4", "RLA_policy §5"],
+            "DQN with NatureCNN on a channel-first uint8 image: divided by 255, conv2d with strides, flatten, linear, argmax.",
+            ["RLA_policy §4", "RLA_policy §5"],
             lambda: _build(
-                lambda env: DQN("CnnPolicy", env, policy_kwargs=dict(features_extractor_kwargs=dict(features_dim=16), net_arch=[8]), buffer_size=10, seed=0, device="cpu"),
-                spaces.Box(0, 255, (1, 36, 36), np.uint8), spaces.Discrete(4),
+                lambda env: DQN(
+                    "CnnPolicy",
+                    env,
+                    policy_kwargs=dict(features_extractor_kwargs=dict(features_dim=16), net_arch=[8]),
+                    buffer_size=10,
+                    seed=0,
+                    device="cpu",
+                ),
+                spaces.Box(0, 255, (1, 36, 36), np.uint8),
+                spaces.Discrete(4),
             ),
         ),
         "qrdqn-quantiles": (
-            "QR-DQN: the mean over quantiles, then argmax.", ["RLA_policy §6"],
-            lambda: _build(lambda env: QRDQN("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], n_quantiles=5), buffer_size=10, seed=0, device="cpu"), box3, spaces.Discrete(3)),
+            "QR-DQN: the mean over quantiles, then argmax.",
+            ["RLA_policy §6"],
+            lambda: _build(
+                lambda env: QRDQN(
+                    "MlpPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], n_quantiles=5),
+                    buffer_size=10,
+                    seed=0,
+                    device="cpu",
+                ),
+                box3,
+                spaces.Discrete(3),
+            ),
         ),
         "recurrent-ppo-two-layer-lstm": (
-            "RecurrentPPO with a 2-layer LSTM: the state is carried across observations and reset at episode starts.", ["RLA_policy §5"],
+            "RecurrentPPO with a 2-layer LSTM: the state is carried across observations and reset at episode starts.",
+            ["RLA_policy §5"],
             lambda: _build(
-                lambda env: RecurrentPPO("MlpLstmPolicy", env, policy_kwargs=dict(net_arch=[8], lstm_hidden_size=6, n_lstm_layers=2), n_steps=8, batch_size=8, seed=0, device="cpu"),
-                box3, spaces.Discrete(3), recurrent=True,
+                lambda env: RecurrentPPO(
+                    "MlpLstmPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], lstm_hidden_size=6, n_lstm_layers=2),
+                    n_steps=8,
+                    batch_size=8,
+                    seed=0,
+                    device="cpu",
+                ),
+                box3,
+                spaces.Discrete(3),
+                recurrent=True,
             ),
         ),
         "maskable-ppo-masks": (
-            "MaskablePPO with action masks: masked-out actions are never chosen.", ["RLA_policy §6"],
-            lambda: _build(lambda env: MaskablePPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"), box3, spaces.Discrete(6), masks=True),
+            "MaskablePPO with action masks: masked-out actions are never chosen.",
+            ["RLA_policy §6"],
+            lambda: _build(
+                lambda env: MaskablePPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"),
+                box3,
+                spaces.Discrete(6),
+                masks=True,
+            ),
         ),
         "maskable-ppo-multibinary": (
-            "MaskablePPO with MultiBinary actions: two masked logits per binary action, the larger one's index (int64), as MaskablePPO computes.", ["RLA_policy §6"],
-            lambda: _build(lambda env: MaskablePPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"), box3, spaces.MultiBinary(3), masks=True),
+            "MaskablePPO with MultiBinary actions: two masked logits per binary action, the larger one's index (int64), as MaskablePPO computes.",
+            ["RLA_policy §6"],
+            lambda: _build(
+                lambda env: MaskablePPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"),
+                box3,
+                spaces.MultiBinary(3),
+                masks=True,
+            ),
         ),
         "crossq-batch-renorm": (
-            "CrossQ: batch renormalisation in evaluation mode (running statistics).", ["RLA_policy §5"],
-            lambda: _build(lambda env: CrossQ("MlpPolicy", env, policy_kwargs=dict(net_arch=[8]), buffer_size=10, seed=0, device="cpu"), box3, act_box),
+            "CrossQ: batch renormalisation in evaluation mode (running statistics).",
+            ["RLA_policy §5"],
+            lambda: _build(
+                lambda env: CrossQ(
+                    "MlpPolicy", env, policy_kwargs=dict(net_arch=[8]), buffer_size=10, seed=0, device="cpu"
+                ),
+                box3,
+                act_box,
+            ),
         ),
         "tqc-hardtanh": (
-            "TQC with Hardtanh activations.", ["RLA_policy §5"],
-            lambda: _build(lambda env: TQC("MlpPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.Hardtanh), buffer_size=10, seed=0, device="cpu"), box3, act_box),
+            "TQC with Hardtanh activations.",
+            ["RLA_policy §5"],
+            lambda: _build(
+                lambda env: TQC(
+                    "MlpPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], activation_fn=nn.Hardtanh),
+                    buffer_size=10,
+                    seed=0,
+                    device="cpu",
+                ),
+                box3,
+                act_box,
+            ),
         ),
         "ppo-dict-observation": (
-            "PPO MultiInputPolicy on a Dict observation (a Box and a Discrete key): one extractor per key, concatenated in key order.", ["RLA_policy §4", "RLA_policy §5"],
+            "PPO MultiInputPolicy on a Dict observation (a Box and a Discrete key): one extractor per key, concatenated in key order.",
+            ["RLA_policy §4", "RLA_policy §5"],
             lambda: _build(
-                lambda env: PPO("MultiInputPolicy", env, policy_kwargs=dict(net_arch=[8], activation_fn=nn.Sigmoid), seed=0, device="cpu"),
-                spaces.Dict({"pos": box3, "mode": spaces.Discrete(3)}), spaces.Discrete(2),
+                lambda env: PPO(
+                    "MultiInputPolicy",
+                    env,
+                    policy_kwargs=dict(net_arch=[8], activation_fn=nn.Sigmoid),
+                    seed=0,
+                    device="cpu",
+                ),
+                spaces.Dict({"pos": box3, "mode": spaces.Discrete(3)}),
+                spaces.Discrete(2),
             ),
         ),
         "dqn-nan-logits": (
-            "DQN whose single linear layer turns the observations +inf, NaN and -inf into Q-values with NaN beside ±inf: argmax takes the first NaN as the largest value, as torch does.", ["RLA_policy §6"],
+            "DQN whose single linear layer turns the observations +inf, NaN and -inf into Q-values with NaN beside ±inf: argmax takes the first NaN as the largest value, as torch does.",
+            ["RLA_policy §6"],
             lambda: _build(
-                lambda env: DQN("MlpPolicy", env, policy_kwargs=dict(net_arch=[]), seed=0, device="cpu"), spaces.Box(-np.inf, np.inf, (1,), np.float32), spaces.Discrete(4),
-                weights={"q_net.q_net.0.weight": [[-1.0], [0.0], [1.0], [0.0]], "q_net.q_net.0.bias": [0.0, 0.0, 0.0, 0.0]},
+                lambda env: DQN("MlpPolicy", env, policy_kwargs=dict(net_arch=[]), seed=0, device="cpu"),
+                spaces.Box(-np.inf, np.inf, (1,), np.float32),
+                spaces.Discrete(4),
+                weights={
+                    "q_net.q_net.0.weight": [[-1.0], [0.0], [1.0], [0.0]],
+                    "q_net.q_net.0.bias": [0.0, 0.0, 0.0, 0.0],
+                },
                 observations=[np.array([v], np.float32) for v in (np.inf, -np.inf, np.nan, 2.0, 0.0)],
             ),
         ),
         "ppo-vec-normalize": (
-            "PPO behind VecNormalize: the policy takes raw observations and normalises them with the archive's RLA_vec_normalize statistics.", ["RLA_policy §4", "RLA_vec_normalize §4"],
-            lambda: _build(lambda env: PPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"), spaces.Box(-10.0, 10.0, (3,), np.float32), spaces.Discrete(2), vec_normalize=True),
+            "PPO behind VecNormalize: the policy takes raw observations and normalises them with the archive's RLA_vec_normalize statistics.",
+            ["RLA_policy §4", "RLA_vec_normalize §4"],
+            lambda: _build(
+                lambda env: PPO("MlpPolicy", env, policy_kwargs=small, seed=0, device="cpu"),
+                spaces.Box(-10.0, 10.0, (3,), np.float32),
+                spaces.Discrete(2),
+                vec_normalize=True,
+            ),
         ),
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def built(model_id: str) -> Built:
     return _models()[model_id][2]()
 
@@ -278,9 +440,21 @@ def _register() -> None:
         desc, sections, _ = _models()[model_id]
         exts = [POLICY, VN] if "vec-normalize" in model_id else [POLICY]
         cid = f"policy-{model_id}"
-        case(cid, desc + " The archive's dump.", sections + ["RLA_policy §3"], extensions=exts)(lambda m=model_id: built(m).archive)
-        CASES.append(Case(f"{cid}-predict", desc + " Actions for sample observations, as SB3 computes them.", sections + ["RLA_policy §7"], "actions",
-                          lambda m=model_id: built(m).archive, extensions=exts, predict=lambda m=model_id: built(m).predict, file_id=cid))
+        case(cid, desc + " The archive's dump.", sections + ["RLA_policy §3"], extensions=exts)(
+            lambda m=model_id: built(m).archive
+        )
+        CASES.append(
+            Case(
+                f"{cid}-predict",
+                desc + " Actions for sample observations, as SB3 computes them.",
+                sections + ["RLA_policy §7"],
+                "actions",
+                lambda m=model_id: built(m).archive,
+                extensions=exts,
+                predict=lambda m=model_id: built(m).predict,
+                file_id=cid,
+            )
+        )
 
 
 _register()

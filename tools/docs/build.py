@@ -10,6 +10,7 @@
 ``build.py [OUT]`` (default docs/); then tools/docs/check_links.py OUT checks that every internal link
 and anchor resolves.
 """
+
 from __future__ import annotations
 
 import html
@@ -58,8 +59,20 @@ def build_python(out: str) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(ROOT, "python"), env.get("PYTHONPATH")]))
     names, aliases = python_modules()
-    cmd = [sys.executable, "-m", "pdoc", "--docformat", "google", "--no-search", "--no-show-source",
-           "-t", os.path.join(HERE, "pdoc_templates"), "-o", os.path.join(out, "python"), *names]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pdoc",
+        "--docformat",
+        "google",
+        "--no-search",
+        "--no-show-source",
+        "-t",
+        os.path.join(HERE, "pdoc_templates"),
+        "-o",
+        os.path.join(out, "python"),
+        *names,
+    ]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         if "No module named pdoc" in r.stderr:
@@ -87,7 +100,7 @@ class Declaration:
     name: str
     signature: str
     doc: str
-    members: list["Declaration"] = field(default_factory=list)
+    members: list[Declaration] = field(default_factory=list)
 
 
 _DOC = re.compile(r"/\*\*(.*?)\*/", re.S)
@@ -140,7 +153,10 @@ def _members(body: str) -> list[Declaration]:
         if depth == 0 and c in ";\n" or i == len(body) - 1:
             text = body[line_start : i + 1].strip().rstrip(";").strip()
             if text and not text.startswith("//"):
-                name = re.match(r"(?:readonly\s+|static\s+|export\s+|function\s+|const\s+|class\s+|interface\s+|type\s+)*([\w$]+)", text)
+                name = re.match(
+                    r"(?:readonly\s+|static\s+|export\s+|function\s+|const\s+|class\s+|interface\s+|type\s+)*([\w$]+)",
+                    text,
+                )
                 out.append(Declaration("member", name.group(1) if name else text[:20], text, doc))
                 doc = ""
             line_start = i + 1
@@ -175,6 +191,7 @@ def parse_declarations(text: str) -> list[Declaration]:
 
 def _linked(code: str, names: set[str], own: str = "") -> str:
     """``code`` escaped, each exported type name in it a link to its declaration's anchor."""
+
     def link(m: re.Match) -> str:
         word = m.group(0)
         return f'<a href="#{word}">{word}</a>' if word in names and word != own else word
@@ -209,7 +226,7 @@ def render_js(decls: list[Declaration], version: str) -> str:
         )
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>rlarchive-reader {version}: API</title>'
-        f"<style>{STYLE}</style></head><body><p><a href=\"../index.html\">rlarchive API reference</a></p>"
+        f'<style>{STYLE}</style></head><body><p><a href="../index.html">rlarchive API reference</a></p>'
         f"<h1>rlarchive-reader {version}</h1><p>The JavaScript reader's API, from its type declarations "
         f"(<code>index.d.ts</code>) and their JSDoc comments.</p><nav><ul>{toc}</ul></nav>{''.join(parts)}</body></html>\n"
     )

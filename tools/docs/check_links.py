@@ -6,12 +6,12 @@ data:...; never fetched: no network) must resolve to a file under DIR, and its `
 one, to an element ``id`` (or ``<a name>``) of that page. Prints each
 broken reference as ``page: reference: why`` and exits 1 when there is one, 2 when DIR holds no page.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 from html.parser import HTMLParser
-from typing import Optional
 from urllib.parse import unquote, urlsplit
 
 
@@ -23,7 +23,7 @@ class _Page(HTMLParser):
         self.ids: list[str] = []
         self.refs: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, Optional[str]]]) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
             if value is None:
                 continue
@@ -57,7 +57,9 @@ def check(site: str) -> tuple[int, list[str]]:
             parts = urlsplit(ref)
             if parts.scheme or parts.netloc or ref.startswith("javascript:"):
                 continue  # an outside URL: not fetched
-            target = path if not parts.path else os.path.normpath(os.path.join(os.path.dirname(path), unquote(parts.path)))
+            target = (
+                path if not parts.path else os.path.normpath(os.path.join(os.path.dirname(path), unquote(parts.path)))
+            )
             if os.path.isdir(target):
                 target = os.path.join(target, "index.html")
             if not (target == site or target.startswith(site + os.sep)):

@@ -24,6 +24,7 @@ diff), :mod:`.validate` (validate, with the report formats of :mod:`.reports`),
 :mod:`.convert` (import-*, export-sb3), :mod:`.policy` (predict, evaluate,
 export-onnx) and :mod:`.share` (metadata, card, package).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,8 @@ import io
 import os
 import signal
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import RlarchiveError
 from . import convert, inspect, policy, share, validate
@@ -58,7 +60,10 @@ def _parser() -> argparse.ArgumentParser:
     share.add_commands(sub)
     policy.add_commands(sub)
     # listed for --help only: main() hands "conformance ..." to rlarchive.conformance before parsing
-    sub.add_parser("conformance", help="run a reader over the test vectors of this package's format version (spec Annex A); see rlarchive conformance --help")
+    sub.add_parser(
+        "conformance",
+        help="run a reader over the test vectors of this package's format version (spec Annex A); see rlarchive conformance --help",
+    )
     return parser
 
 
@@ -98,7 +103,9 @@ def _stdout_gone() -> int:
 
 
 def _missing_package(e: ModuleNotFoundError, command: str) -> RlarchiveError:
-    return RlarchiveError("FRAMEWORK_UNAVAILABLE", f"{command} needs the Python package {e.name!r}, which is not installed: {INSTALL}")
+    return RlarchiveError(
+        "FRAMEWORK_UNAVAILABLE", f"{command} needs the Python package {e.name!r}, which is not installed: {INSTALL}"
+    )
 
 
 def _inputs(args: argparse.Namespace) -> list[Any]:
@@ -118,7 +125,7 @@ def _run(args: argparse.Namespace, inputs: list[Any]) -> int:
     return status
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rlarchive`` command; returns the exit status."""
     _ignore_file_size_signal()
     _tolerant_stdout()
@@ -152,7 +159,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
     except OSError as e:
         where = f" {e.filename}" if e.filename is not None else ""
-        say(f"IO_ERROR: {args.command}:{where}: {e.strerror or e}", (os.fsdecode(e.filename) if e.filename is not None else None,))
+        say(
+            f"IO_ERROR: {args.command}:{where}: {e.strerror or e}",
+            (os.fsdecode(e.filename) if e.filename is not None else None,),
+        )
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

@@ -1,4 +1,5 @@
 """``python -m rlarchive.cli``: the ``rlarchive`` command."""
+
 import sys
 
 from . import main

@@ -1,4 +1,5 @@
 """What every command of the ``rlarchive`` command line shares: exit statuses, one-line messages, input checks, option types."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,8 @@ import os
 import re
 import stat
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import RlarchiveError
 from ..filenames import escape_name, printable
@@ -15,7 +17,17 @@ EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_ERROR = 2
 #: Codes that are about the environment or the request rather than a file's content.
-EXIT_ERROR_CODES = frozenset({"IO_ERROR", "IO_TIMEOUT", "FRAMEWORK_UNAVAILABLE", "INTERNAL_ERROR", "INPUT_INVALID", "ENV_NOT_FOUND", "ENV_MISMATCH"})
+EXIT_ERROR_CODES = frozenset(
+    {
+        "IO_ERROR",
+        "IO_TIMEOUT",
+        "FRAMEWORK_UNAVAILABLE",
+        "INTERNAL_ERROR",
+        "INPUT_INVALID",
+        "ENV_NOT_FOUND",
+        "ENV_MISMATCH",
+    }
+)
 #: Longest message printed, in characters (a message can quote a whole library error).
 MAX_MESSAGE = 2000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
@@ -30,7 +42,7 @@ def one_line(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
 
 
-def shown(text: str, names: Sequence[Optional[str]] = ()) -> str:
+def shown(text: str, names: Sequence[str | None] = ()) -> str:
     """``text`` with each of the file ``names`` it quotes in its escaped form (spec §14)."""
     for name in names:
         if name and name in text:
@@ -40,7 +52,7 @@ def shown(text: str, names: Sequence[Optional[str]] = ()) -> str:
     return text
 
 
-def say(text: str, names: Sequence[Optional[str]] = ()) -> None:
+def say(text: str, names: Sequence[str | None] = ()) -> None:
     """Print one line ``rlarchive: ...`` on standard error (which may itself be gone); the file
     ``names`` the text quotes are shown in their escaped form."""
     if sys.stderr is None:  # no standard error at all (print would fall back to standard output)
@@ -64,7 +76,7 @@ def exit_status(code: str) -> int:
 # ---------------------------------------------------------------- hints
 
 
-def _zip_names(path: str) -> Optional[list[Any]]:
+def _zip_names(path: str) -> list[Any] | None:
     """The member names of a plain ZIP file, or None (never raises; reads only the central directory)."""
     import zipfile
 
@@ -91,7 +103,7 @@ def conversion_hint(path: str) -> str:
     return ""
 
 
-def error_line(e: RlarchiveError, path: Optional[str] = None) -> str:
+def error_line(e: RlarchiveError, path: str | None = None) -> str:
     """The message of ``e``, with advice to convert when ``path`` is a Stable-Baselines model."""
     hint = conversion_hint(path) if path is not None and e.code == "ARCHIVE_NOT_RLARCHIVE" else ""
     return str(e) + hint
@@ -100,7 +112,7 @@ def error_line(e: RlarchiveError, path: Optional[str] = None) -> str:
 # ---------------------------------------------------------------- inputs
 
 
-def unreadable(path: str) -> Optional[RlarchiveError]:
+def unreadable(path: str) -> RlarchiveError | None:
     """Why ``path`` cannot serve as an input file (IO_ERROR), or None.
 
     Checked before a command opens it, so that a FIFO or a device never
@@ -141,7 +153,7 @@ def key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
-def pairs(given: Optional[Sequence[tuple[str, str]]]) -> dict[str, str]:
+def pairs(given: Sequence[tuple[str, str]] | None) -> dict[str, str]:
     """The metadata ``--set``/``--metadata`` options give, in order (a repeated key: the last value)."""
     return {k: v for k, v in given or ()}
 

@@ -1,4 +1,5 @@
 """The conversion commands: ``import-sb3``, ``import-sb2``, ``import-zoo`` and ``export-sb3``."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,11 @@ def training_contents(path: str) -> dict[str, Any]:
     with open_archive(path, spaces="neutral") as ar:
         raw = extensions.read_document(ar, replay_buffer.EXTENSION)
         run = training_state.EXTENSION in ar.manifest.extensions_used
-    buffer = None if raw is None else {"class": raw["class"], "transitions": buffers.transitions(raw), "description": buffers.describe(raw)}
+    buffer = (
+        None
+        if raw is None
+        else {"class": raw["class"], "transitions": buffers.transitions(raw), "description": buffers.describe(raw)}
+    )
     return {"replay_buffer": buffer, "run_state": run, "random_state": run}
 
 
@@ -36,7 +41,11 @@ def training_lines(contents: dict[str, Any], none_why: str) -> list[Any]:
 def cmd_import(args: argparse.Namespace) -> int:
     """``import-sb3`` and ``import-sb2``."""
     mod = importlib.import_module(f"rlarchive.interop.{args.module}")
-    extra = {"vec_normalize": args.vecnormalize, "replay_buffer": args.replay_buffer, "metadata": pairs(args.metadata)} if args.module == "sb3" else {}
+    extra = (
+        {"vec_normalize": args.vecnormalize, "replay_buffer": args.replay_buffer, "metadata": pairs(args.metadata)}
+        if args.module == "sb3"
+        else {}
+    )
     report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget, **extra)
     if args.module != "sb3":
         print(json.dumps(report.to_dict(), indent=2) if args.json else shown(str(report), (args.input, args.output)))
@@ -60,7 +69,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sb3.ExportWarning)  # the notes returned are printed below
         notes = sb3.export_archive(
-            args.input, args.output, allow_classes=tuple(args.allow_class), sb3_version=args.sb3_version, vec_normalize_out=args.vecnormalize_out,
+            args.input,
+            args.output,
+            allow_classes=tuple(args.allow_class),
+            sb3_version=args.sb3_version,
+            vec_normalize_out=args.vecnormalize_out,
             replay_buffer_out=args.replay_buffer_out,
         )
     for note in notes or ():
@@ -72,9 +85,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.replay_buffer_out:
         print(f"  replay buffer: {rb['description']} -> {escape_name(args.replay_buffer_out)}")
     elif rb:
-        print(f"  replay buffer: not written ({rb['transitions']} transitions in the archive; --replay-buffer-out PKL writes it)")
+        print(
+            f"  replay buffer: not written ({rb['transitions']} transitions in the archive; --replay-buffer-out PKL writes it)"
+        )
     if contents["run_state"]:
-        print("  run state and random state: not written (a Stable-Baselines3 .zip has no place for them; rlarchive.sb3.load restores them from the archive)")
+        print(
+            "  run state and random state: not written (a Stable-Baselines3 .zip has no place for them; rlarchive.sb3.load restores them from the archive)"
+        )
     return EXIT_OK
 
 
@@ -83,7 +100,12 @@ def cmd_import_zoo(args: argparse.Namespace) -> int:
     from ..interop.zoo import import_zoo
 
     report = import_zoo(
-        args.run, args.output, best=args.best, replay_buffer=not args.no_replay_buffer, algorithm=args.algorithm, budget=args.budget,
+        args.run,
+        args.output,
+        best=args.best,
+        replay_buffer=not args.no_replay_buffer,
+        algorithm=args.algorithm,
+        budget=args.budget,
         metadata=pairs(args.metadata),
     )
     print(json.dumps(report.to_dict(), indent=2) if args.json else shown(str(report), (args.run, args.output)))
@@ -92,14 +114,25 @@ def cmd_import_zoo(args: argparse.Namespace) -> int:
 
 def _add_import_zoo(sub: Any) -> None:
     """The ``import-zoo`` command (Annex B.12)."""
-    p = sub.add_parser("import-zoo", help="convert an RL Zoo run folder (model zip, vecnormalize.pkl, config.yml, args.yml) without running its pickles or YAML tags")
-    p.add_argument("run", metavar="RUN_FOLDER", help="the run's folder, e.g. logs/ppo/CartPole-v1_1 (or a hub repository's files)")
+    p = sub.add_parser(
+        "import-zoo",
+        help="convert an RL Zoo run folder (model zip, vecnormalize.pkl, config.yml, args.yml) without running its pickles or YAML tags",
+    )
+    p.add_argument(
+        "run", metavar="RUN_FOLDER", help="the run's folder, e.g. logs/ppo/CartPole-v1_1 (or a hub repository's files)"
+    )
     p.add_argument("output")
     p.add_argument("--best", action="store_true", help="import best_model.zip instead of the final model")
     p.add_argument("--no-replay-buffer", action="store_true", help="leave out the run's replay_buffer.pkl")
     p.add_argument("--algorithm", help="e.g. PPO (told from the data when omitted)")
     p.add_argument("--budget", type=size, metavar="BYTES", help="memory each import step may allocate, e.g. 2G")
-    p.add_argument("--metadata", action="append", type=key_value, metavar="KEY=VALUE", help="add manifest metadata (repeatable), over what the run gives")
+    p.add_argument(
+        "--metadata",
+        action="append",
+        type=key_value,
+        metavar="KEY=VALUE",
+        help="add manifest metadata (repeatable), over what the run gives",
+    )
     p.add_argument("--json", action="store_true", help="print the import report as JSON")
     p.set_defaults(fn=cmd_import_zoo)
 
@@ -112,21 +145,28 @@ def _add_imports(sub: Any) -> None:
         p.add_argument("output")
         p.add_argument("--algorithm", help=f"e.g. {example} (told from the data when omitted)")
         p.add_argument(
-            "--budget", type=size, metavar="BYTES",
+            "--budget",
+            type=size,
+            metavar="BYTES",
             help="memory the import may allocate, e.g. 2G (default: 256M or 4 times the input's size, whichever is larger)",
         )
         p.add_argument("--json", action="store_true", help="print the import report as JSON")
         if module == "sb3":
             p.add_argument(
-                "--vecnormalize", metavar="PKL",
+                "--vecnormalize",
+                metavar="PKL",
                 help="the vecnormalize.pkl saved beside the model: its statistics go into the archive (read without running it)",
             )
             p.add_argument(
-                "--replay-buffer", metavar="PKL",
+                "--replay-buffer",
+                metavar="PKL",
                 help="the file model.save_replay_buffer wrote: the buffer goes into the archive (read without running it)",
             )
             p.add_argument(
-                "--metadata", action="append", type=key_value, metavar="KEY=VALUE",
+                "--metadata",
+                action="append",
+                type=key_value,
+                metavar="KEY=VALUE",
                 help="add manifest metadata (repeatable), e.g. env_id=CartPole-v1 (spec/metadata.md; the zip does not name its environment)",
             )
         p.set_defaults(fn=cmd_import, module=module)
@@ -137,13 +177,24 @@ def _add_export(sub: Any) -> None:
     p = sub.add_parser("export-sb3", help="write a Stable-Baselines3 .zip that SB3's load accepts")
     p.add_argument("input")
     p.add_argument("output")
-    p.add_argument("--allow-class", action="append", default=[], metavar="NAME", help="also allow this class name (or prefix.*)")
     p.add_argument(
-        "--sb3-version", metavar="X.Y",
+        "--allow-class", action="append", default=[], metavar="NAME", help="also allow this class name (or prefix.*)"
+    )
+    p.add_argument(
+        "--sb3-version",
+        metavar="X.Y",
         help="the Stable-Baselines3 version (2.0 or later) that must load the file (default: the version recorded at import)",
     )
-    p.add_argument("--vecnormalize-out", metavar="PKL", help="also write the archive's VecNormalize statistics, for VecNormalize.load")
-    p.add_argument("--replay-buffer-out", metavar="PKL", help="also write the archive's replay buffer, for model.load_replay_buffer")
+    p.add_argument(
+        "--vecnormalize-out",
+        metavar="PKL",
+        help="also write the archive's VecNormalize statistics, for VecNormalize.load",
+    )
+    p.add_argument(
+        "--replay-buffer-out",
+        metavar="PKL",
+        help="also write the archive's replay buffer, for model.load_replay_buffer",
+    )
     p.set_defaults(fn=cmd_export)
 
 

@@ -5,6 +5,7 @@ spaces, its policy's layers, its tensor groups with their sizes, what was
 checked); ``--all`` prints everything (every hyperparameter, metadata key and
 tensor), ``--json`` one document of ``schemas/inspect-1.0.schema.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,7 +61,12 @@ def describe(v: Any, depth: int = 0) -> str:
     if isinstance(v, np.ndarray):
         return f"array {v.dtype}{list(v.shape)}" if v.size > 8 else f"array {v.tolist()}"
     if isinstance(v, dict) and depth < 2:
-        return "{" + ", ".join(f"{k!r}: {describe(x, depth + 1)}" for k, x in list(v.items())[:8]) + (", ..." if len(v) > 8 else "") + "}"
+        return (
+            "{"
+            + ", ".join(f"{k!r}: {describe(x, depth + 1)}" for k, x in list(v.items())[:8])
+            + (", ..." if len(v) > 8 else "")
+            + "}"
+        )
     text = repr(v)
     return text if len(text) <= 100 else text[:97] + "..."
 
@@ -87,7 +93,10 @@ def agent_lines(ar: Any) -> list[str]:
         lines.append(f"  environment     {p.env_id} (as recorded: a hint)")
     algorithm = meta.get("sb3.algorithm") or meta.get("sb2.algorithm")
     if algorithm:
-        lines.append(f"  algorithm       {algorithm}" + (f" ({meta['sb3.algorithm_class']})" if meta.get("sb3.algorithm_class") else ""))
+        lines.append(
+            f"  algorithm       {algorithm}"
+            + (f" ({meta['sb3.algorithm_class']})" if meta.get("sb3.algorithm_class") else "")
+        )
     evaluations = ar.evaluations
     lines += [_evaluation_line(e) for e in latest_by_env(evaluations)]
     if len(evaluations) > 1:
@@ -106,7 +115,9 @@ def agent_lines(ar: Any) -> list[str]:
     if p.wrappers:
         shown = []
         for w in p.wrappers:
-            params = ", ".join(f"{k}={json.dumps(v, sort_keys=True, ensure_ascii=False)}" for k, v in w.items() if k != "name")
+            params = ", ".join(
+                f"{k}={json.dumps(v, sort_keys=True, ensure_ascii=False)}" for k, v in w.items() if k != "name"
+            )
             shown.append(w["name"] + (f"({params})" if params else ""))
         lines.append("  wrappers        " + " -> ".join(shown))
     for w in ar.warnings:
@@ -147,7 +158,12 @@ def policy_outline(ar: Any) -> Any:
         pre.append("images / 255")
     if kind(space) == "dict":
         pre.append("Dict keys in order")
-    return {"preprocessing": pre, "layers": [_node(n) for n in policy.nodes], "head": str(policy.action["op"]), "recurrent": policy.recurrent is not None}
+    return {
+        "preprocessing": pre,
+        "layers": [_node(n) for n in policy.nodes],
+        "head": str(policy.action["op"]),
+        "recurrent": policy.recurrent is not None,
+    }
 
 
 def _wrapped(label: str, items: list[Any], width: int = 100) -> list[Any]:
@@ -167,7 +183,11 @@ def _statistics(ar: Any) -> Any:
     stats = ar.vec_normalize()
     if stats is None:
         return None
-    what = "none" if stats.obs is None else (", ".join(stats.obs_keys) if stats.obs_keys is not None else f"shape {list(stats.obs.mean.shape)}")
+    what = (
+        "none"
+        if stats.obs is None
+        else (", ".join(stats.obs_keys) if stats.obs_keys is not None else f"shape {list(stats.obs.mean.shape)}")
+    )
     return stats, what
 
 
@@ -185,9 +205,15 @@ def _head_lines(ar: Any, args: argparse.Namespace) -> None:
         line("  digests         manifest and data.json checked; tensor and extension members not (use --verify)")
     others = [w for w in ar.warnings if w.code != "METADATA_INVALID"]
     if others:
-        line(f"  validation      no error found; {len(others)} warning{'s' if len(others) != 1 else ''}: " + ", ".join(sorted({w.code for w in others})))
+        line(
+            f"  validation      no error found; {len(others)} warning{'s' if len(others) != 1 else ''}: "
+            + ", ".join(sorted({w.code for w in others}))
+        )
     else:
-        line("  validation      no error found" + ("" if args.verify else " in what was checked (rlarchive validate checks everything)"))
+        line(
+            "  validation      no error found"
+            + ("" if args.verify else " in what was checked (rlarchive validate checks everything)")
+        )
 
 
 def _tail_lines(ar: Any, full: bool) -> None:
@@ -196,13 +222,18 @@ def _tail_lines(ar: Any, full: bool) -> None:
         for k, v in ar.metadata.items():
             line(f"  metadata        {k}: {v.splitlines()[0] if v else ''}")
     elif ar.metadata:
-        line(f"  metadata        {len(ar.metadata)} keys: {', '.join(list(ar.metadata)[:6])}" + (", ..." if len(ar.metadata) > 6 else ""))
+        line(
+            f"  metadata        {len(ar.metadata)} keys: {', '.join(list(ar.metadata)[:6])}"
+            + (", ..." if len(ar.metadata) > 6 else "")
+        )
     if ar.manifest.extensions_used:
         line(f"  extensions      {', '.join(ar.manifest.extensions_used)}")
     stats = _statistics(ar)
     if stats is not None:
         s, what = stats
-        line(f"  vec_normalize   observations: {what}; rewards: {'yes' if s.norm_reward else 'no'}; clip_obs {s.clip_obs}")
+        line(
+            f"  vec_normalize   observations: {what}; rewards: {'yes' if s.norm_reward else 'no'}; clip_obs {s.clip_obs}"
+        )
     data = ar.data
     space_keys = [k for k, v in data.items() if isinstance(v, _SPACES)]
     if space_keys:
@@ -270,8 +301,12 @@ def inspect_document(ar: Any, path: Any, verified: bool) -> dict[str, Any]:
         "warnings": [w.as_issue() for w in ar.warnings],
         "metadata": meta,
         "extensions_used": ar.manifest.extensions_used,
-        "vec_normalize": None if stats is None else {
-            "observations": stats[1], "rewards": bool(stats[0].norm_reward), "clip_obs": _number(float(stats[0].clip_obs)),
+        "vec_normalize": None
+        if stats is None
+        else {
+            "observations": stats[1],
+            "rewards": bool(stats[0].norm_reward),
+            "clip_obs": _number(float(stats[0].clip_obs)),
         },
         "spaces": {k: canonical(raw[k]) for k in space_keys},
         "hyperparameters": {k: canonical(v) for k, v in raw.items() if k not in space_keys},
@@ -281,7 +316,10 @@ def inspect_document(ar: Any, path: Any, verified: bool) -> dict[str, Any]:
                 "name": g,
                 "tensors": len(ar.tensor_info(g)),
                 "bytes": sum(i.nbytes for i in ar.tensor_info(g).values()),
-                "entries": [{"name": n, "dtype": i.dtype, "shape": list(i.shape), "bytes": i.nbytes} for n, i in ar.tensor_info(g).items()],
+                "entries": [
+                    {"name": n, "dtype": i.dtype, "shape": list(i.shape), "bytes": i.nbytes}
+                    for n, i in ar.tensor_info(g).items()
+                ],
             }
             for g in groups_in_order(ar)
         ],
@@ -366,16 +404,24 @@ def add_commands(sub: Any) -> None:
     """Register ``inspect``, ``dump`` and ``diff`` on the ``rlarchive`` parser's sub-parsers ``sub``."""
     p = sub.add_parser("inspect", help="print a one-screen summary (--all: everything; --json: a JSON document)")
     p.add_argument("file")
-    p.add_argument("--verify", action="store_true", help="also check the CRC-32 and SHA-256 of every member (reads the whole file)")
+    p.add_argument(
+        "--verify", action="store_true", help="also check the CRC-32 and SHA-256 of every member (reads the whole file)"
+    )
     p.add_argument("--all", action="store_true", help="list every metadata key, hyperparameter and tensor")
     p.add_argument("--json", action="store_true", help="print one JSON document (schemas/inspect-1.0.schema.json)")
     p.set_defaults(fn=cmd_inspect)
     p = sub.add_parser("dump", help="print the canonical dump (spec §13)")
     p.add_argument("file")
-    p.add_argument("--indent", type=natural, metavar="N", help="indent by N spaces, for people (the default output is the canonical dump, byte for byte)")
+    p.add_argument(
+        "--indent",
+        type=natural,
+        metavar="N",
+        help="indent by N spaces, for people (the default output is the canonical dump, byte for byte)",
+    )
     p.set_defaults(fn=cmd_dump)
     p = sub.add_parser(
-        "diff", help="what differs between two archives: metadata, hyperparameters, spaces, extensions, tensors; exit 0 same, 1 different, 2 error",
+        "diff",
+        help="what differs between two archives: metadata, hyperparameters, spaces, extensions, tensors; exit 0 same, 1 different, 2 error",
     )
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")

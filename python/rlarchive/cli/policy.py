@@ -6,6 +6,7 @@ that starts (after spaces) with ``[`` or ``{``, or is a number (a digit, or
 ``-`` followed by a digit), is inline JSON; anything else is a file's path
 (``./5`` reads a file named ``5``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -96,7 +97,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
     with Archive(args.file, spaces="neutral") as ar:
         policy = ar.policy()
     if policy is None:
-        raise RlarchiveError("INPUT_INVALID", f"{args.file} has no portable policy (extension RLA_policy); import it again with SB3 installed")
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"{args.file} has no portable policy (extension RLA_policy); import it again with SB3 installed",
+        )
     try:
         if isinstance(given, dict) and "observations" in given:
             actions = act(policy, *_request(given))
@@ -116,7 +120,13 @@ def cmd_export_onnx(args: argparse.Namespace) -> int:
     from ..onnx_export import DEFAULT_OPSET, export_onnx
 
     masks = {"auto": None, "yes": True, "no": False}[args.action_masks]
-    report = export_onnx(args.file, args.output, opset=DEFAULT_OPSET if args.opset is None else args.opset, action_masks=masks, precision=args.precision)
+    report = export_onnx(
+        args.file,
+        args.output,
+        opset=DEFAULT_OPSET if args.opset is None else args.opset,
+        action_masks=masks,
+        precision=args.precision,
+    )
     print(json.dumps(report.to_dict(), indent=2) if args.json else shown(str(report), (args.file, args.output)))
     return EXIT_OK
 
@@ -134,9 +144,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(to_json(result))
         return EXIT_OK
     line(f"environment     {args.env}")
-    line(f"episodes        {result.episodes}" + (f" (seeds {result.seeds[0]}..{result.seeds[-1]})" if result.seeds else " (unseeded)"))
+    line(
+        f"episodes        {result.episodes}"
+        + (f" (seeds {result.seeds[0]}..{result.seeds[-1]})" if result.seeds else " (unseeded)")
+    )
     line(f"mean return     {result.mean:.6g} +/- {result.std:.6g}")
-    line(f"lengths         mean {float(sum(result.lengths)) / len(result.lengths):.6g}, min {min(result.lengths)}, max {max(result.lengths)}")
+    line(
+        f"lengths         mean {float(sum(result.lengths)) / len(result.lengths):.6g}, min {min(result.lengths)}, max {max(result.lengths)}"
+    )
     line("returns         " + " ".join(f"{r:.6g}" for r in result.returns))
     if args.record:
         line(f"recorded in     {escape_name(args.file)} (metadata evaluations)")
@@ -145,29 +160,49 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``evaluate``, ``predict`` and ``export-onnx`` on the ``rlarchive`` parser's sub-parsers ``sub``."""
-    p = sub.add_parser("evaluate", help="run the archive's portable policy in a gymnasium environment (NumPy and gymnasium only) and print the returns")
+    p = sub.add_parser(
+        "evaluate",
+        help="run the archive's portable policy in a gymnasium environment (NumPy and gymnasium only) and print the returns",
+    )
     p.add_argument("file")
-    p.add_argument("--env", required=True, metavar="ENV_ID", help="the gymnasium id to make (taken from here only, never from the archive)")
+    p.add_argument(
+        "--env",
+        required=True,
+        metavar="ENV_ID",
+        help="the gymnasium id to make (taken from here only, never from the archive)",
+    )
     p.add_argument("--episodes", type=positive, default=10, metavar="N", help="episodes to run (default 10)")
     p.add_argument("--seed", type=int, metavar="S", help="reset episode i with seed S+i (default: unseeded)")
-    p.add_argument("--record", action="store_true", help="append the result to the archive's metadata evaluations (rewrites it atomically)")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="append the result to the archive's metadata evaluations (rewrites it atomically)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON (the recorded structure, plus notes)")
     p.set_defaults(fn=cmd_evaluate)
     p = sub.add_parser("predict", help="print the actions the archive's portable policy takes (NumPy only)")
     p.add_argument("file")
     p.add_argument("--obs", required=True, metavar="OBS", help=OBS_HELP)
-    p.add_argument("--values", action="store_true", help="print actions as typed values of spec §7 (dtype, shape, base64)")
+    p.add_argument(
+        "--values", action="store_true", help="print actions as typed values of spec §7 (dtype, shape, base64)"
+    )
     p.set_defaults(fn=cmd_predict)
-    p = sub.add_parser("export-onnx", help="write the archive's portable policy as an ONNX model (needs the package onnx)")
+    p = sub.add_parser(
+        "export-onnx", help="write the archive's portable policy as an ONNX model (needs the package onnx)"
+    )
     p.add_argument("file")
     p.add_argument("output", metavar="OUT.onnx")
     p.add_argument("--opset", type=int, metavar="N", help="the ONNX opset to write (default 17; 14 or later)")
     p.add_argument(
-        "--action-masks", choices=("auto", "yes", "no"), default="auto",
+        "--action-masks",
+        choices=("auto", "yes", "no"),
+        default="auto",
         help="give the model an action_masks input: auto (for MaskablePPO), yes (any argmax head), no",
     )
     p.add_argument(
-        "--precision", choices=("float64", "float32"), default="float64",
+        "--precision",
+        choices=("float64", "float32"),
+        default="float64",
         help="the dtype of sums (linear, conv2d, LSTM gates): float64 (default) rounds each sum once, as the spec says; "
         "float32 is faster (native Conv) and gives the same actions except where a float32 partial sum overflows",
     )

@@ -10,12 +10,13 @@ counts them all). The exit status follows the reports as printed: 1 when a
 report has an error left, so ``--severity CODE=warning`` lets a file with only
 CODE errors pass and ``--severity CODE=error`` makes a warning fail.
 """
+
 from __future__ import annotations
 
 import os
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import CATALOGUE
 
@@ -33,12 +34,14 @@ class Selection:
     only: frozenset[Any] = frozenset()
     ignore: frozenset[Any] = frozenset()
     severity: dict[str, Any] = field(default_factory=dict)
-    max_issues: Optional[int] = None
+    max_issues: int | None = None
 
     def apply(self, report: dict[str, Any]) -> dict[str, Any]:
         """``report`` with its issues selected and their severities overridden, its summary and ``valid`` recounted
         (every selected issue kept: :meth:`clip` keeps the first ``max_issues``)."""
-        issues = [i for i in report["issues"] if (not self.only or i["code"] in self.only) and i["code"] not in self.ignore]
+        issues = [
+            i for i in report["issues"] if (not self.only or i["code"] in self.only) and i["code"] not in self.ignore
+        ]
         issues = [dict(i, severity=self.severity.get(i["code"], i["severity"])) for i in issues]
         counts = {s: sum(1 for i in issues if i["severity"] == s) for s in ("error", "warning", "info")}
         summary = {"errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"]}
@@ -126,5 +129,14 @@ def sarif(reports: list[Any]) -> dict[str, Any]:
             if issue["code"] in index:
                 result["ruleIndex"] = index[issue["code"]]
             results.append(result)
-    driver = {"name": "rlarchive validate", "version": __version__, "informationUri": "https://github.com/rlarchive/rlarchive", "rules": rules}
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "artifacts": artifacts, "results": results}]}
+    driver = {
+        "name": "rlarchive validate",
+        "version": __version__,
+        "informationUri": "https://github.com/rlarchive/rlarchive",
+        "rules": rules,
+    }
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "artifacts": artifacts, "results": results}],
+    }

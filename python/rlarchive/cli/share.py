@@ -1,4 +1,5 @@
 """The commands that describe and share an agent: ``metadata``, ``card`` and ``package``."""
+
 from __future__ import annotations
 
 import argparse
@@ -56,16 +57,25 @@ def cmd_package(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register ``metadata``, ``card`` and ``package`` on the ``rlarchive`` parser's sub-parsers ``sub``."""
-    p = sub.add_parser("metadata", help="print an archive's metadata, or change it (--set, --unset) by rewriting the archive atomically")
+    p = sub.add_parser(
+        "metadata",
+        help="print an archive's metadata, or change it (--set, --unset) by rewriting the archive atomically",
+    )
     p.add_argument("file")
     p.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE", help="put KEY (repeatable)")
     p.add_argument("--unset", action="append", default=[], metavar="KEY", help="remove KEY (repeatable; before --set)")
     p.add_argument("--json", action="store_true", help="print the metadata as one JSON object")
     p.set_defaults(fn=cmd_metadata)
-    p = sub.add_parser("card", help="print a model card (Markdown with YAML front matter, as model hubs read it): provenance, evaluations, how to load")
+    p = sub.add_parser(
+        "card",
+        help="print a model card (Markdown with YAML front matter, as model hubs read it): provenance, evaluations, how to load",
+    )
     p.add_argument("file")
     p.set_defaults(fn=cmd_card)
-    p = sub.add_parser("package", help="write a folder ready for a model hub: the archive, README.md (the card), model.onnx, results.json (the RL Zoo's form)")
+    p = sub.add_parser(
+        "package",
+        help="write a folder ready for a model hub: the archive, README.md (the card), model.onnx, results.json (the RL Zoo's form)",
+    )
     p.add_argument("file")
     p.add_argument("outdir")
     p.add_argument("--force", action="store_true", help="replace an existing non-empty OUTDIR (as a whole)")

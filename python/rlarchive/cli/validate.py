@@ -1,4 +1,5 @@
 """The ``validate`` command: check files against the spec and report in text, JSON (spec §14), JUnit XML or SARIF."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..errors import CATALOGUE, RlarchiveError
 from ..filenames import escape_name
@@ -79,7 +81,9 @@ def print_report(name: str, r: dict[str, Any], quiet: bool = False, limit: Any =
         print(f"  ... {len(issues) - len(shown_issues)} more (--max-issues {limit})")
 
 
-def _print(args: argparse.Namespace, files: list[Any], reports: list[Any], seconds: float, selection: Selection) -> None:
+def _print(
+    args: argparse.Namespace, files: list[Any], reports: list[Any], seconds: float, selection: Selection
+) -> None:
     """The reports on standard output in the format asked for."""
     clipped = [selection.clip(r) for r in reports]
     if args.format == "json":
@@ -143,19 +147,54 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     """Register ``validate`` on the ``rlarchive`` parser's sub-parsers ``sub``."""
     p = sub.add_parser(
-        "validate", help="check files against the spec; exit 1 if any has errors",
+        "validate",
+        help="check files against the spec; exit 1 if any has errors",
         description="Check files against the spec. Exit status: 0 every file valid, 1 a file has an error (after --only, --ignore "
         "and --severity: so --severity CODE=warning lets CODE pass and --severity CODE=error makes it fail), 2 usage or I/O error.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="an archive, or a folder: every *.rlarchive file under it")
-    p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json (spec §14), junit (JUnit XML) or sarif (SARIF 2.1.0)")
-    p.add_argument("--json", action="store_true", help="the same as --format json: a report (one file), or {\"reports\": [...]} (spec §14)")
-    p.add_argument("--quiet", "-q", action="store_true", help="text: print nothing for a valid file, and only the errors of an invalid one")
-    p.add_argument("--max-issues", type=natural, metavar="N", help="list at most N issues per file (the summary counts them all)")
-    p.add_argument("--only", action="append", default=[], type=catalogue_code, metavar="CODE", help="report only the issues of CODE (repeatable)")
-    p.add_argument("--ignore", action="append", default=[], type=catalogue_code, metavar="CODE", help="leave out the issues of CODE (repeatable)")
     p.add_argument(
-        "--severity", action="append", default=[], type=severity_override, metavar="CODE=LEVEL",
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json (spec §14), junit (JUnit XML) or sarif (SARIF 2.1.0)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='the same as --format json: a report (one file), or {"reports": [...]} (spec §14)',
+    )
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="text: print nothing for a valid file, and only the errors of an invalid one",
+    )
+    p.add_argument(
+        "--max-issues", type=natural, metavar="N", help="list at most N issues per file (the summary counts them all)"
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        type=catalogue_code,
+        metavar="CODE",
+        help="report only the issues of CODE (repeatable)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        type=catalogue_code,
+        metavar="CODE",
+        help="leave out the issues of CODE (repeatable)",
+    )
+    p.add_argument(
+        "--severity",
+        action="append",
+        default=[],
+        type=severity_override,
+        metavar="CODE=LEVEL",
         help="report CODE with the severity LEVEL (error, warning or info; repeatable); the exit status follows",
     )
     p.set_defaults(fn=cmd_validate)

@@ -33,10 +33,12 @@ algorithm (or none) fits. :func:`algorithm_class` imports an algorithm class
 only by its exact (module, class) through
 :meth:`rlarchive.values.ClassRef.resolve`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ..errors import RlarchiveError
 from ..values import ClassRef
@@ -49,9 +51,18 @@ _AC = "stable_baselines3.common.policies."
 _ACTOR_CRITIC = (_AC + "ActorCriticPolicy", _AC + "ActorCriticCnnPolicy", _AC + "MultiInputActorCriticPolicy")
 _PPO_KEYS = frozenset({"n_steps", "batch_size", "n_epochs", "clip_range"})
 _TRPO_KEYS = frozenset(
-    {"cg_max_steps", "cg_damping", "line_search_shrinking_factor", "line_search_max_iter", "n_critic_updates", "sub_sampling_factor"}
+    {
+        "cg_max_steps",
+        "cg_damping",
+        "line_search_shrinking_factor",
+        "line_search_max_iter",
+        "n_critic_updates",
+        "sub_sampling_factor",
+    }
 )
-_DQN_KEYS = frozenset({"exploration_initial_eps", "exploration_final_eps", "exploration_fraction", "target_update_interval"})
+_DQN_KEYS = frozenset(
+    {"exploration_initial_eps", "exploration_final_eps", "exploration_fraction", "target_update_interval"}
+)
 _ENTROPY_KEYS = frozenset({"ent_coef", "target_entropy"})
 _TD3_KEYS = frozenset({"policy_delay", "target_policy_noise", "target_noise_clip"})
 
@@ -110,80 +121,134 @@ def _same_number(value: Any, expected: Any) -> bool:
 
 _ALGORITHM_LIST = (
     Algorithm(
-        "A2C", _SB3, "stable_baselines3.a2c.a2c", "A2C", _ACTOR_CRITIC,
+        "A2C",
+        _SB3,
+        "stable_baselines3.a2c.a2c",
+        "A2C",
+        _ACTOR_CRITIC,
         keys=frozenset({"n_steps", "gae_lambda", "vf_coef"}),
         absent=frozenset({"n_epochs", "clip_range", "batch_size"}) | _TRPO_KEYS,
         buffers=_policies("stable_baselines3.common.buffers", "RolloutBuffer", "DictRolloutBuffer"),
     ),
     Algorithm(
-        "PPO", _SB3, "stable_baselines3.ppo.ppo", "PPO", _ACTOR_CRITIC,
-        keys=_PPO_KEYS, absent=_TRPO_KEYS,
+        "PPO",
+        _SB3,
+        "stable_baselines3.ppo.ppo",
+        "PPO",
+        _ACTOR_CRITIC,
+        keys=_PPO_KEYS,
+        absent=_TRPO_KEYS,
         buffers=_policies("stable_baselines3.common.buffers", "RolloutBuffer", "DictRolloutBuffer"),
     ),
     Algorithm(
-        "DQN", _SB3, "stable_baselines3.dqn.dqn", "DQN",
+        "DQN",
+        _SB3,
+        "stable_baselines3.dqn.dqn",
+        "DQN",
         _policies("stable_baselines3.dqn.policies", "DQNPolicy", "CnnPolicy", "MultiInputPolicy"),
-        keys=_DQN_KEYS, absent=frozenset({"n_quantiles"}) | _ENTROPY_KEYS | _TD3_KEYS,
+        keys=_DQN_KEYS,
+        absent=frozenset({"n_quantiles"}) | _ENTROPY_KEYS | _TD3_KEYS,
     ),
     Algorithm(
-        "SAC", _SB3, "stable_baselines3.sac.sac", "SAC",
+        "SAC",
+        _SB3,
+        "stable_baselines3.sac.sac",
+        "SAC",
         _policies("stable_baselines3.sac.policies", "SACPolicy", "CnnPolicy", "MultiInputPolicy"),
         keys=_ENTROPY_KEYS | {"target_update_interval"},
         absent=frozenset({"top_quantiles_to_drop_per_net", "policy_delay", "exploration_fraction"}),
     ),
     Algorithm(
-        "TD3", _SB3, "stable_baselines3.td3.td3", "TD3",
+        "TD3",
+        _SB3,
+        "stable_baselines3.td3.td3",
+        "TD3",
         _policies("stable_baselines3.td3.policies", "TD3Policy", "CnnPolicy", "MultiInputPolicy"),
-        keys=_TD3_KEYS, absent=_ENTROPY_KEYS,
+        keys=_TD3_KEYS,
+        absent=_ENTROPY_KEYS,
     ),
     Algorithm(
-        "DDPG", _SB3, "stable_baselines3.ddpg.ddpg", "DDPG",
+        "DDPG",
+        _SB3,
+        "stable_baselines3.ddpg.ddpg",
+        "DDPG",
         _policies("stable_baselines3.td3.policies", "TD3Policy", "CnnPolicy", "MultiInputPolicy"),
-        keys=_TD3_KEYS, absent=_ENTROPY_KEYS,
+        keys=_TD3_KEYS,
+        absent=_ENTROPY_KEYS,
         fixed=(("policy_delay", 1), ("target_noise_clip", 0.0), ("target_policy_noise", 0.1)),
     ),
     Algorithm(
-        "ARS", _CONTRIB, "sb3_contrib.ars.ars", "ARS",
+        "ARS",
+        _CONTRIB,
+        "sb3_contrib.ars.ars",
+        "ARS",
         _policies("sb3_contrib.ars.policies", "ARSPolicy", "ARSLinearPolicy"),
         keys=frozenset({"n_delta", "n_top", "pop_size"}),
     ),
     Algorithm(
-        "CrossQ", _CONTRIB, "sb3_contrib.crossq.crossq", "CrossQ",
+        "CrossQ",
+        _CONTRIB,
+        "sb3_contrib.crossq.crossq",
+        "CrossQ",
         _policies("sb3_contrib.crossq.policies", "CrossQPolicy"),
         keys=_ENTROPY_KEYS | {"policy_delay"},
         absent=frozenset({"target_update_interval", "target_policy_noise", "top_quantiles_to_drop_per_net"}),
     ),
     Algorithm(
-        "MaskablePPO", _CONTRIB, "sb3_contrib.ppo_mask.ppo_mask", "MaskablePPO",
+        "MaskablePPO",
+        _CONTRIB,
+        "sb3_contrib.ppo_mask.ppo_mask",
+        "MaskablePPO",
         _policies(
             "sb3_contrib.common.maskable.policies",
-            "MaskableActorCriticPolicy", "MaskableActorCriticCnnPolicy", "MaskableMultiInputActorCriticPolicy",
+            "MaskableActorCriticPolicy",
+            "MaskableActorCriticCnnPolicy",
+            "MaskableMultiInputActorCriticPolicy",
         ),
-        keys=_PPO_KEYS, absent=_TRPO_KEYS,
+        keys=_PPO_KEYS,
+        absent=_TRPO_KEYS,
         buffers=_policies("sb3_contrib.common.maskable.buffers", "MaskableRolloutBuffer", "MaskableDictRolloutBuffer"),
     ),
     Algorithm(
-        "QRDQN", _CONTRIB, "sb3_contrib.qrdqn.qrdqn", "QRDQN",
+        "QRDQN",
+        _CONTRIB,
+        "sb3_contrib.qrdqn.qrdqn",
+        "QRDQN",
         _policies("sb3_contrib.qrdqn.policies", "QRDQNPolicy", "CnnPolicy", "MultiInputPolicy"),
-        keys=_DQN_KEYS | {"n_quantiles"}, absent=_ENTROPY_KEYS | _TD3_KEYS,
+        keys=_DQN_KEYS | {"n_quantiles"},
+        absent=_ENTROPY_KEYS | _TD3_KEYS,
     ),
     Algorithm(
-        "RecurrentPPO", _CONTRIB, "sb3_contrib.ppo_recurrent.ppo_recurrent", "RecurrentPPO",
+        "RecurrentPPO",
+        _CONTRIB,
+        "sb3_contrib.ppo_recurrent.ppo_recurrent",
+        "RecurrentPPO",
         _policies(
             "sb3_contrib.common.recurrent.policies",
-            "RecurrentActorCriticPolicy", "RecurrentActorCriticCnnPolicy", "RecurrentMultiInputActorCriticPolicy",
+            "RecurrentActorCriticPolicy",
+            "RecurrentActorCriticCnnPolicy",
+            "RecurrentMultiInputActorCriticPolicy",
         ),
-        keys=_PPO_KEYS, absent=_TRPO_KEYS,
+        keys=_PPO_KEYS,
+        absent=_TRPO_KEYS,
     ),
     Algorithm(
-        "TQC", _CONTRIB, "sb3_contrib.tqc.tqc", "TQC",
+        "TQC",
+        _CONTRIB,
+        "sb3_contrib.tqc.tqc",
+        "TQC",
         _policies("sb3_contrib.tqc.policies", "TQCPolicy", "CnnPolicy", "MultiInputPolicy"),
         keys=_ENTROPY_KEYS | {"target_update_interval", "top_quantiles_to_drop_per_net"},
         absent=frozenset({"policy_delay"}),
     ),
     Algorithm(
-        "TRPO", _CONTRIB, "sb3_contrib.trpo.trpo", "TRPO", _ACTOR_CRITIC,
-        keys=_TRPO_KEYS | {"n_steps", "batch_size"}, absent=frozenset({"n_epochs", "clip_range"}),
+        "TRPO",
+        _CONTRIB,
+        "sb3_contrib.trpo.trpo",
+        "TRPO",
+        _ACTOR_CRITIC,
+        keys=_TRPO_KEYS | {"n_steps", "batch_size"},
+        absent=frozenset({"n_epochs", "clip_range"}),
         buffers=_policies("stable_baselines3.common.buffers", "RolloutBuffer", "DictRolloutBuffer"),
     ),
 )
@@ -192,7 +257,7 @@ _ALGORITHM_LIST = (
 ALGORITHMS: Mapping[str, Algorithm] = {a.name: a for a in _ALGORITHM_LIST}
 
 
-def _buffer_name(data: Mapping[str, Any]) -> Optional[str]:
+def _buffer_name(data: Mapping[str, Any]) -> str | None:
     for key in ("rollout_buffer_class", "replay_buffer_class"):
         ref = data.get(key)
         if isinstance(ref, ClassRef):
@@ -200,7 +265,7 @@ def _buffer_name(data: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-def identify(data: Mapping[str, Any]) -> Optional[str]:
+def identify(data: Mapping[str, Any]) -> str | None:
     """The name of the algorithm that saved an SB3 model, told from its decoded data, or None.
 
     Args:
@@ -240,7 +305,5 @@ def algorithm_class(name: str) -> type:
     """
     algo = ALGORITHMS.get(name) if isinstance(name, str) else None
     if algo is None:
-        raise RlarchiveError(
-            "IMPORT_NOT_ALLOWED", f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}"
-        )
+        raise RlarchiveError("IMPORT_NOT_ALLOWED", f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
     return algo.ref.resolve((algo.ref.name,))

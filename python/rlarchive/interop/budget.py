@@ -13,10 +13,10 @@ The limit is :data:`DEFAULT_IMPORT_BUDGET` or :data:`BUDGET_PER_INPUT_BYTE`
 times the size of the input file, whichever is larger, unless the caller gives
 one (``budget=`` on the importers, ``--budget`` on the command line).
 """
+
 from __future__ import annotations
 
 import os
-from typing import Optional, Union
 
 from ..errors import RlarchiveError
 
@@ -51,7 +51,7 @@ class ImportBudget:
         """Whether ``nbytes`` more would stay within the limit (charges nothing)."""
         return nbytes <= self.limit - self.used
 
-    def charge(self, nbytes: int, what: str, member: Optional[str] = None) -> None:
+    def charge(self, nbytes: int, what: str, member: str | None = None) -> None:
         """Count ``nbytes`` against the budget, before they are allocated.
 
         Raises:
@@ -69,7 +69,7 @@ class ImportBudget:
         self.used += nbytes
 
 
-def budget_for(path: Union[str, "os.PathLike[str]", None], budget: Union[int, ImportBudget, None] = None) -> ImportBudget:
+def budget_for(path: str | os.PathLike[str] | None, budget: int | ImportBudget | None = None) -> ImportBudget:
     """The budget for importing ``path``: the caller's, or the documented default for its size."""
     if isinstance(budget, ImportBudget):
         return budget

@@ -19,12 +19,13 @@ without importing them:
 Everything else follows the standard pickle rules (classes and functions by
 reference; ``__reduce_ex__``). Nothing is ever unpickled here.
 """
+
 from __future__ import annotations
 
 import io
 import pickle
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class Call:
 
     func: Name
     args: tuple = ()
-    kwargs: Optional[dict] = None
+    kwargs: dict | None = None
     state: Any = None
     has_state: bool = False
     new: bool = False

@@ -6,12 +6,14 @@ run's size and seed, the installed library versions); :func:`from_data` and
 against its format and left out when it does not fit: provenance is recorded
 where known, never guessed.
 """
+
 from __future__ import annotations
 
 import json
 import platform
 import sys
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from .. import metadata as keys
 
@@ -60,7 +62,13 @@ def from_system_info(text: str) -> dict[str, str]:
 def _installed_versions(model: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     _put(out, "versions.python", platform.python_version())
-    for module, name in (("stable_baselines3", "stable_baselines3"), ("sb3_contrib", "sb3_contrib"), ("torch", "torch"), ("gymnasium", "gymnasium"), ("numpy", "numpy")):
+    for module, name in (
+        ("stable_baselines3", "stable_baselines3"),
+        ("sb3_contrib", "sb3_contrib"),
+        ("torch", "torch"),
+        ("gymnasium", "gymnasium"),
+        ("numpy", "numpy"),
+    ):
         if name == "sb3_contrib" and not type(model).__module__.startswith("sb3_contrib"):
             continue  # recorded only when the model is one of its algorithms
         mod = sys.modules.get(module)
@@ -69,7 +77,7 @@ def _installed_versions(model: Any) -> dict[str, str]:
     return out
 
 
-def _frame_stack(w: Any) -> Optional[dict]:
+def _frame_stack(w: Any) -> dict | None:
     stacked = getattr(w, "stacked_obs", None)
     n = getattr(stacked, "n_stack", None)
     if not isinstance(n, int):
@@ -107,7 +115,7 @@ def wrappers_of(venv: Any) -> list[dict]:
     return out
 
 
-def env_id_of(venv: Any) -> Optional[str]:
+def env_id_of(venv: Any) -> str | None:
     """The registry id of the first environment under a ``VecEnv`` chain (its ``spec.id``), or None."""
     env = venv
     for _ in range(keys.MAX_WRAPPERS):
@@ -159,7 +167,7 @@ def vec_normalize_wrappers(stats: Any) -> dict[str, str]:
     return {keys.WRAPPERS: json.dumps([_vec_normalize_entry(stats)], separators=(",", ":"))}
 
 
-def merged(found: Mapping[str, str], given: Optional[Mapping[str, Any]]) -> dict[str, str]:
+def merged(found: Mapping[str, str], given: Mapping[str, Any] | None) -> dict[str, str]:
     """``found`` with the caller's ``given`` metadata over it (keys and values as strings).
 
     Raises:
@@ -170,7 +178,9 @@ def merged(found: Mapping[str, str], given: Optional[Mapping[str, Any]]) -> dict
     out = dict(found)
     for k, v in (given or {}).items():
         if not isinstance(k, str) or not isinstance(v, str):
-            raise RlarchiveError("WRITE_INVALID", f"metadata maps strings to strings, not {type(k).__name__} to {type(v).__name__}")
+            raise RlarchiveError(
+                "WRITE_INVALID", f"metadata maps strings to strings, not {type(k).__name__} to {type(v).__name__}"
+            )
         problem = keys.check_value(k, v)
         if problem is not None:
             raise RlarchiveError("WRITE_INVALID", f"the metadata would break spec/metadata.md: {problem.message}")

@@ -19,14 +19,16 @@ written again by :mod:`rlarchive.interop.pickler`, with the record's global as
 its type. A record that holds something the pickler cannot write (a function
 pickled by value, a space) makes the whole value opaque instead.
 """
+
 from __future__ import annotations
 
 import io
 import math
 import pickle
 import struct
+from collections.abc import Callable
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -177,12 +179,22 @@ def _tensor(u: Unknown, charge: Callable[[int, str], None]) -> TorchArray:
     if not 6 <= len(u.args) <= 7:
         raise NotNeutral("malformed tensor")
     storage, offset, size, stride = u.args[:4]
-    if not (isinstance(storage, Unknown) and _name(storage) == _LOAD_FROM_BYTES and len(storage.args) == 1 and type(storage.args[0]) is bytes):
+    if not (
+        isinstance(storage, Unknown)
+        and _name(storage) == _LOAD_FROM_BYTES
+        and len(storage.args) == 1
+        and type(storage.args[0]) is bytes
+    ):
         raise NotNeutral("a tensor whose storage is not saved as bytes")
     if u.args[5] not in ({}, None) or (len(u.args) == 7 and u.args[6] not in ({}, None)):
         raise NotNeutral("a tensor with hooks or metadata")
     data = _storage(storage.args[0], charge)
-    if type(offset) is not int or not isinstance(size, tuple) or not isinstance(stride, tuple) or len(size) != len(stride):
+    if (
+        type(offset) is not int
+        or not isinstance(size, tuple)
+        or not isinstance(stride, tuple)
+        or len(size) != len(stride)
+    ):
         raise NotNeutral("malformed tensor")
     shape = check_shape(size)
     if offset < 0 or not all(type(s) is int and s >= 0 for s in stride):
@@ -203,10 +215,22 @@ class _StorageUnpickler(RestrictedUnpickler):
 
     def persistent_load(self, pid):
         # ("storage", type, key, location, numel[, view metadata: None])
-        if not (type(pid) is tuple and len(pid) in (5, 6) and pid[0] == "storage" and type(pid[1]) is GlobalName and pid[5:] in ((), (None,))):
+        if not (
+            type(pid) is tuple
+            and len(pid) in (5, 6)
+            and pid[0] == "storage"
+            and type(pid[1]) is GlobalName
+            and pid[5:] in ((), (None,))
+        ):
             raise NotNeutral("malformed storage reference")
         kind, key, numel = pid[1], pid[2], pid[4]
-        if kind.module != "torch" or kind.qualname not in _STORAGE_DTYPES or type(key) is not str or type(numel) is not int or numel < 0:
+        if (
+            kind.module != "torch"
+            or kind.qualname not in _STORAGE_DTYPES
+            or type(key) is not str
+            or type(numel) is not int
+            or numel < 0
+        ):
             raise NotNeutral("malformed storage reference")
         return ("storage", np.dtype(_STORAGE_DTYPES[kind.qualname]), key, numel)
 

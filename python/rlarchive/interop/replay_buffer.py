@@ -21,12 +21,14 @@ The value's classes, HER's info dicts and the writer's checks are in
 :mod:`~rlarchive.interop.replay_buffer_import`; their public names are
 re-exported here.
 """
+
 from __future__ import annotations
 
 import mmap
 import os
 import pickle
-from typing import Any, Callable, Mapping, Optional, Union
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +116,9 @@ def capture(buffer: Any) -> dict:
         if copy_info:
             infos = buffer.infos
             if not (isinstance(infos, np.ndarray) and infos.shape == (value["buffer_size"], value["n_envs"])):
-                raise unsupported(f"the HerReplayBuffer's infos are not an array of [buffer_size, n_envs] = [{value['buffer_size']}, {value['n_envs']}]")
+                raise unsupported(
+                    f"the HerReplayBuffer's infos are not an array of [buffer_size, n_envs] = [{value['buffer_size']}, {value['n_envs']}]"
+                )
             value["her"]["infos"] = infos_value((list(row) for row in infos), value)
     if name == "NStepReplayBuffer":
         value["n_step"] = {"n_steps": int(buffer.n_steps), "gamma": float(buffer.gamma)}
@@ -132,8 +136,7 @@ def copy_on_write_resolver(ar: Any) -> Callable[[str, str], np.ndarray]:
     that page into the process's memory, and the file never changes. The map
     outlives the archive as long as an array views it.
     """
-    from ..dtypes import DTYPES
-    from ..dtypes import numpy_view_dtype
+    from ..dtypes import DTYPES, numpy_view_dtype
 
     cache: dict = {}
 
@@ -148,12 +151,14 @@ def copy_on_write_resolver(ar: Any) -> Callable[[str, str], np.ndarray]:
             return np.zeros(info.shape, dtype=numpy_view_dtype(info.dtype))
         if "map" not in cache:
             cache["map"] = mmap.mmap(ar.source.fileno(), 0, access=mmap.ACCESS_COPY)
-        return np.frombuffer(cache["map"], dtype=numpy_view_dtype(info.dtype), count=count, offset=info.offset).reshape(info.shape)
+        return np.frombuffer(cache["map"], dtype=numpy_view_dtype(info.dtype), count=count, offset=info.offset).reshape(
+            info.shape
+        )
 
     return resolve
 
 
-def read_value(ar: Any) -> Optional[dict]:
+def read_value(ar: Any) -> dict | None:
     """The open archive's buffer value decoded, or None without one.
 
     Referenced arrays are writable copy-on-write views of the file
@@ -176,14 +181,28 @@ def _array_attrs(value: Mapping[str, Any]) -> dict:
         out["next_observations"] = value["next_observations"]
     her = value.get("her")
     if her is not None:
-        out["ep_start"], out["ep_length"], out["_current_ep_start"] = her["ep_start"], her["ep_length"], her["current_ep_start"]
+        out["ep_start"], out["ep_length"], out["_current_ep_start"] = (
+            her["ep_start"],
+            her["ep_length"],
+            her["current_ep_start"],
+        )
     return out
 
 
 def _same_layout(mine: Any, theirs: Any) -> bool:
     if isinstance(mine, dict) or isinstance(theirs, dict):
-        return isinstance(mine, dict) and isinstance(theirs, dict) and set(mine) == set(theirs) and all(_same_layout(mine[k], theirs[k]) for k in mine)
-    return isinstance(theirs, np.ndarray) and isinstance(mine, np.ndarray) and mine.shape == theirs.shape and mine.dtype == theirs.dtype
+        return (
+            isinstance(mine, dict)
+            and isinstance(theirs, dict)
+            and set(mine) == set(theirs)
+            and all(_same_layout(mine[k], theirs[k]) for k in mine)
+        )
+    return (
+        isinstance(theirs, np.ndarray)
+        and isinstance(mine, np.ndarray)
+        and mine.shape == theirs.shape
+        and mine.dtype == theirs.dtype
+    )
 
 
 def restore(model: Any, value: Mapping[str, Any], *, truncate_last_trajectory: bool = True) -> str:
@@ -213,7 +232,9 @@ def restore(model: Any, value: Mapping[str, Any], *, truncate_last_trajectory: b
     arrays = _array_attrs(value)
     for attr, arr in arrays.items():
         if not _same_layout(getattr(buf, attr, None), arr):
-            return f"replay buffer not restored: its {attr.lstrip('_')} differ in shape or dtype from the model's buffer"
+            return (
+                f"replay buffer not restored: its {attr.lstrip('_')} differ in shape or dtype from the model's buffer"
+            )
     her = value.get("her")
     if her is not None and bool(buf.copy_info_dict) != bool(her["copy_info_dict"]):
         return f"replay buffer not restored: its copy_info_dict is {bool(her['copy_info_dict'])}, the model's is {bool(buf.copy_info_dict)}"
@@ -259,7 +280,10 @@ def build_buffer(value: Mapping[str, Any], device: str = "cpu") -> Any:
     module, qualname = SB3_CLASSES[value["class"]]  # a fixed table: no name from the file is imported
     cls = getattr(importlib.import_module(module), qualname)
     buf = cls.__new__(cls)
-    obs_space, act_space = (spaces.to_gymnasium(value[k]) if not spaces.is_gymnasium_space(value[k]) else value[k] for k in ("observation_space", "action_space"))
+    obs_space, act_space = (
+        spaces.to_gymnasium(value[k]) if not spaces.is_gymnasium_space(value[k]) else value[k]
+        for k in ("observation_space", "action_space")
+    )
     state: dict = {
         "buffer_size": int(value["buffer_size"]),
         "observation_space": obs_space,
@@ -303,7 +327,7 @@ def build_buffer(value: Mapping[str, Any], device: str = "cpu") -> Any:
     return buf
 
 
-def write_pickle(value: Mapping[str, Any], path: Union[str, "os.PathLike[str]"]) -> None:
+def write_pickle(value: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     """Write ``value`` as the pickle SB3's ``save_replay_buffer`` writes (``load_replay_buffer`` reads it), atomically.
 
     The arrays must be writable (the copy-on-write views of
@@ -318,9 +342,18 @@ def write_pickle(value: Mapping[str, Any], path: Union[str, "os.PathLike[str]"])
         return a if a.flags.writeable else np.array(a)  # a read-only array would unpickle read-only
 
     buf = build_buffer(value)
-    for attr in ("observations", "next_observations", "actions", "rewards", "dones", "timeouts", "ep_start", "ep_length", "_current_ep_start"):
+    for attr in (
+        "observations",
+        "next_observations",
+        "actions",
+        "rewards",
+        "dones",
+        "timeouts",
+        "ep_start",
+        "ep_length",
+        "_current_ep_start",
+    ):
         if getattr(buf, attr, None) is not None:
             setattr(buf, attr, writable(getattr(buf, attr)))
     with atomic_file(path) as f:
         pickle.dump(buf, f, protocol=pickle.HIGHEST_PROTOCOL)
-

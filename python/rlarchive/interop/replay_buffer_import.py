@@ -10,13 +10,15 @@ object whose state must be one of
 :data:`~rlarchive.interop.replay_buffer_value.SB3_CLASSES` holding what SB3
 keeps.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import pickle
 import struct
-from typing import Any, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +86,11 @@ class ObjectArray(Array, Buildable):
             raise NotNeutral("malformed numpy array state")
         shape, dtype, raw = state[-4], state[-3], state[-1]
         if isinstance(dtype, DType) and dtype.dtype.hasobject:
-            if not isinstance(raw, list) or not isinstance(shape, (tuple, list)) or math.prod(check_shape(tuple(shape))) != len(raw):
+            if (
+                not isinstance(raw, list)
+                or not isinstance(shape, (tuple, list))
+                or math.prod(check_shape(tuple(shape))) != len(raw)
+            ):
                 raise NotNeutral("malformed object array")
             set_slot(self, "shape", tuple(shape))
             set_slot(self, "items", raw)
@@ -103,7 +109,14 @@ def _reconstruct(ctx: Context, subtype: Any, shape: Any, typecode: Any) -> Objec
 def _frombuffer(ctx: Context, buf: Any, dtype: Any, shape: Any, order: Any = "C", axis_order: Any = None) -> Any:
     """Protocol-5 arrays: a C-ordered array of native byte order views its byte array (no second copy)."""
     dt = np_dtype(dtype)
-    if isinstance(buf, bytearray) and axis_order is None and order == "C" and dt.isnative and not dt.hasobject and dt.itemsize:
+    if (
+        isinstance(buf, bytearray)
+        and axis_order is None
+        and order == "C"
+        and dt.isnative
+        and not dt.hasobject
+        and dt.itemsize
+    ):
         shp = check_shape(tuple(shape)) if isinstance(shape, (tuple, list)) else None
         if shp is None or math.prod(shp) * dt.itemsize != len(buf):
             raise NotNeutral("numpy array data does not match its shape")
@@ -127,7 +140,7 @@ class BufferUnpickler(RestrictedUnpickler):
     ``bounded`` is the file being read (its bytes left bound every read).
     """
 
-    def __init__(self, bounded: _BoundedFile, *, budget: Optional[ImportBudget] = None):
+    def __init__(self, bounded: _BoundedFile, *, budget: ImportBudget | None = None):
         super().__init__(bounded, budget=budget)
         self._bounded = bounded
 
@@ -177,7 +190,7 @@ def _fail(msg: str) -> RlarchiveError:
     return RlarchiveError("IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {msg}")
 
 
-def read_pickle(path: Union[str, "os.PathLike[str]"], *, budget: Union[int, ImportBudget, None] = None) -> dict:
+def read_pickle(path: str | os.PathLike[str], *, budget: int | ImportBudget | None = None) -> dict:
     """The extension's value for the file ``save_replay_buffer`` wrote, read with the restricted unpickler.
 
     Nothing in the file is imported or called: the buffer arrives as a
@@ -277,12 +290,14 @@ class _State:
                 raise err from None
             raise _fail(f"{key}: {getattr(err, 'reason', err)}") from None
 
-    def array(self, x: Any, key: str, dtype: Optional[str] = None, shape: Optional[tuple] = None) -> np.ndarray:
+    def array(self, x: Any, key: str, dtype: str | None = None, shape: tuple | None = None) -> np.ndarray:
         if not (isinstance(x, Array) and isinstance(x.array, np.ndarray)):
             raise _fail(f"{key} is not an array")
         a = x.array
         if a.shape[:2] != (self.size, self.n_envs) or (shape is not None and a.shape != shape):
-            raise _fail(f"{key} has shape {list(a.shape)}, not [{self.size}, {self.n_envs}, ...] as buffer_size and n_envs say")
+            raise _fail(
+                f"{key} has shape {list(a.shape)}, not [{self.size}, {self.n_envs}, ...] as buffer_size and n_envs say"
+            )
         if dtype is not None and a.dtype != np.dtype(dtype):
             raise _fail(f"{key} is {a.dtype}, not {dtype}")
         return a
@@ -332,7 +347,9 @@ def _value_of(root: Any, budget: ImportBudget) -> dict:
         raise _fail(f"pos {value['pos']} is not below buffer_size {s.size}")
     value["observations"] = s.observations("observations")
     omu = value["optimize_memory_usage"]
-    value["next_observations"] = None if omu and "next_observations" not in s.st else s.observations("next_observations")
+    value["next_observations"] = (
+        None if omu and "next_observations" not in s.st else s.observations("next_observations")
+    )
     if omu and value["next_observations"] is not None:
         raise _fail("next_observations is present though optimize_memory_usage is set")
     value["actions"] = s.array(s.get("actions"), "actions")
@@ -355,11 +372,20 @@ def _her_value(s: _State) -> dict:
     """The value's ``her`` member for a ``HerReplayBuffer``'s state, its ``infos`` still null."""
     copy_info = s.flag("copy_info_dict")
     strategy = s.get("goal_selection_strategy")
-    code = strategy.args[0] if isinstance(strategy, Unknown) and len(strategy.args) == 1 and strategy.func == _STRATEGY else None
+    code = (
+        strategy.args[0]
+        if isinstance(strategy, Unknown) and len(strategy.args) == 1 and strategy.func == _STRATEGY
+        else None
+    )
     if type(code) is not int or not 0 <= code < len(STRATEGIES):
         raise _fail("goal_selection_strategy is not a GoalSelectionStrategy")
     current = s.get("_current_ep_start")
-    if not (isinstance(current, Array) and isinstance(current.array, np.ndarray) and current.array.shape == (s.n_envs,) and current.array.dtype == np.int64):
+    if not (
+        isinstance(current, Array)
+        and isinstance(current.array, np.ndarray)
+        and current.array.shape == (s.n_envs,)
+        and current.array.dtype == np.int64
+    ):
         raise _fail("_current_ep_start is not an int64 array of n_envs")
     return {
         "n_sampled_goal": s.integer("n_sampled_goal"),

@@ -8,11 +8,13 @@ What :mod:`rlarchive.interop.replay_buffer` (a live buffer, a model) and
 writer runs before anything is written (:func:`check_value`,
 :func:`check_spaces`).
 """
+
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +57,9 @@ def class_name(buffer: Any) -> str:
     for name, (module, qualname) in SB3_CLASSES.items():
         if cls.__module__ == module and cls.__qualname__ == qualname:
             return name
-    raise unsupported(f"the replay buffer is a {cls.__module__}.{cls.__qualname__}; only {', '.join(SB3_CLASSES)} can be stored")
+    raise unsupported(
+        f"the replay buffer is a {cls.__module__}.{cls.__qualname__}; only {', '.join(SB3_CLASSES)} can be stored"
+    )
 
 
 # ---------------------------------------------------------------- HER's info dicts
@@ -64,7 +68,9 @@ def class_name(buffer: Any) -> str:
 _INFO_LEVELS = 5
 
 
-def info_error(row: int, env: int, info: Any, reason: str, code: str = "VALUE_UNSUPPORTED", key: Any = None) -> RlarchiveError:
+def info_error(
+    row: int, env: int, info: Any, reason: str, code: str = "VALUE_UNSUPPORTED", key: Any = None
+) -> RlarchiveError:
     """The error for the info dict of ``row`` and ``env`` (naming ``key`` when given) that cannot be stored."""
     where = f"the info dict of row {row}, environment {env}" + (f", key {key!r}" if key is not None else "")
     return RlarchiveError(code, f"{where} cannot be stored: {reason}")
@@ -97,17 +103,29 @@ def _info_json_size(info: Any, row: int, env: int, levels: int) -> int:
                 except (RlarchiveError, ValueError, RecursionError):
                     key = k
                     break
-        if isinstance(e, RecursionError) or isinstance(e, RlarchiveError) and ("MAX_JSON_DEPTH" in e.message or "MAX_INT_DIGITS" in e.message):
+        if (
+            isinstance(e, RecursionError)
+            or isinstance(e, RlarchiveError)
+            and ("MAX_JSON_DEPTH" in e.message or "MAX_INT_DIGITS" in e.message)
+        ):
             reason = e.message if isinstance(e, RlarchiveError) else "it nests too deeply"  # a limit of spec §15
             raise info_error(row, env, info, reason, "LIMIT_EXCEEDED", key) from None
-        if isinstance(e, RlarchiveError):  # VALUE_UNSUPPORTED, or a key that cannot name an array's tensor (WRITE_INVALID)
+        if isinstance(
+            e, RlarchiveError
+        ):  # VALUE_UNSUPPORTED, or a key that cannot name an array's tensor (WRITE_INVALID)
             reason = e.message.split("; pass opaque_fallback")[0]
         else:
             reason = f"it is not JSON text ({e})"  # a string that is not Unicode text
         raise info_error(row, env, info, reason, key=key) from None
     depth = jsonstrict.nesting_depth(raw.decode("utf-8"))
     if depth > levels:
-        raise info_error(row, env, info, f"it nests {depth} levels deep, and the member allows {levels} there (MAX_JSON_DEPTH)", "LIMIT_EXCEEDED")
+        raise info_error(
+            row,
+            env,
+            info,
+            f"it nests {depth} levels deep, and the member allows {levels} there (MAX_JSON_DEPTH)",
+            "LIMIT_EXCEEDED",
+        )
     return len(raw)
 
 
@@ -115,7 +133,7 @@ def _info_json_size(info: Any, row: int, env: int, levels: int) -> int:
 _PLAIN = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _plain_depth(x: Any, room: int) -> Optional[int]:
+def _plain_depth(x: Any, room: int) -> int | None:
     """JSON levels of ``x`` when it is plain JSON the value model writes as it is (maps of string keys other than
     ``$type``, lists, strings, booleans, null, safe integers, finite floats) within ``room`` levels; else None."""
     t = type(x)
@@ -145,7 +163,9 @@ def _json_room(value: Mapping[str, Any]) -> int:
     return MAX_JSON_BYTES - len(rest) + len(b"null")
 
 
-def infos_value(rows: Iterable[Sequence[Any]], value: Mapping[str, Any], convert: Optional[Callable[[Any, int, int], Any]] = None) -> list:
+def infos_value(
+    rows: Iterable[Sequence[Any]], value: Mapping[str, Any], convert: Callable[[Any, int, int], Any] | None = None
+) -> list:
     """HER's info dicts as the value's ``infos``: ``buffer_size`` lists of ``n_envs`` values (spec RLA_replay_buffer §3).
 
     ``rows`` gives each row's infos, ``value`` is the buffer's value (its
@@ -170,7 +190,8 @@ def infos_value(rows: Iterable[Sequence[Any]], value: Mapping[str, Any], convert
     used = 1 + size * (n_envs + 2)  # the brackets and commas of B lists of N items: [[a,b],[c,d]]
     if used > room:
         raise RlarchiveError(
-            "LIMIT_EXCEEDED", f"the info dicts of {size} rows of {n_envs} environments need at least {used} bytes of JSON, beyond what the member holds ({MAX_JSON_BYTES} bytes, MAX_JSON_BYTES)"
+            "LIMIT_EXCEEDED",
+            f"the info dicts of {size} rows of {n_envs} environments need at least {used} bytes of JSON, beyond what the member holds ({MAX_JSON_BYTES} bytes, MAX_JSON_BYTES)",
         )
     out: list = []
     for i, row in enumerate(rows):
@@ -182,7 +203,13 @@ def infos_value(rows: Iterable[Sequence[Any]], value: Mapping[str, Any], convert
                 items[j] = item = convert(item, i, j)
             used += _info_json_size(item, i, j, levels)
             if used > room:
-                raise info_error(i, j, item, f"the info dicts' JSON reaches {used} bytes there, beyond what the member holds ({MAX_JSON_BYTES} bytes, MAX_JSON_BYTES)", "LIMIT_EXCEEDED")
+                raise info_error(
+                    i,
+                    j,
+                    item,
+                    f"the info dicts' JSON reaches {used} bytes there, beyond what the member holds ({MAX_JSON_BYTES} bytes, MAX_JSON_BYTES)",
+                    "LIMIT_EXCEEDED",
+                )
         out.append(items)
     if len(out) != size:
         raise unsupported(f"the infos have {len(out)} rows, not buffer_size {size}")
@@ -226,8 +253,13 @@ def check_value(value: Mapping[str, Any], data: Mapping[str, Any]) -> None:
     from ..writer import ARRAYS_GROUP
 
     her = value.get("her")
-    if isinstance(her, Mapping) and isinstance(her.get("infos"), list):  # each info is checked by infos_value; the rules see only their rows' lengths
-        value = dict(value, her=dict(her, infos=[[None] * len(row) if isinstance(row, (list, tuple)) else row for row in her["infos"]]))
+    if isinstance(her, Mapping) and isinstance(
+        her.get("infos"), list
+    ):  # each info is checked by infos_value; the rules see only their rows' lengths
+        value = dict(
+            value,
+            her=dict(her, infos=[[None] * len(row) if isinstance(row, (list, tuple)) else row for row in her["infos"]]),
+        )
     tensors: dict = {ext.GROUP: {}, ARRAYS_GROUP: {}}
     encoded = Encoder(ext.GROUP, tensors[ext.GROUP], INLINE_ARRAY_BYTES).encode(value, "/" + ext.KEY)
     Checker().check(encoded, "/" + ext.KEY)
@@ -235,7 +267,9 @@ def check_value(value: Mapping[str, Any], data: Mapping[str, Any]) -> None:
     for key in ("observation_space", "action_space"):  # as the writer encodes data.json
         if key in data:
             try:
-                raw_data[key] = Encoder(ARRAYS_GROUP, tensors[ARRAYS_GROUP], INLINE_ARRAY_BYTES).encode(data[key], f"/data/{key}")
+                raw_data[key] = Encoder(ARRAYS_GROUP, tensors[ARRAYS_GROUP], INLINE_ARRAY_BYTES).encode(
+                    data[key], f"/data/{key}"
+                )
             except RlarchiveError:  # not a value the writer takes: it refuses the data itself
                 continue
 

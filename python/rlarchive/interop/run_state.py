@@ -10,12 +10,14 @@ back into a model built by :func:`rlarchive.interop.sb3.load`: nothing in it
 is executed, imported or unpickled; the action noise is rebuilt from its
 kind, which names one of SB3's own classes.
 """
+
 from __future__ import annotations
 
 import random
 import warnings
 from collections import deque
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from ..training_state import BIT_GENERATORS
 __all__ = ["capture", "restore", "describe", "pending_seeds", "put_pending_seeds"]
 
 
-def _array(x: Any) -> Optional[np.ndarray]:
+def _array(x: Any) -> np.ndarray | None:
     if x is None:
         return None
     if hasattr(x, "detach"):
@@ -62,11 +64,13 @@ def _info(x: Mapping[str, Any]) -> dict:
 def _dtype_code(dtype: Any) -> str:
     code = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64"}.get(np.dtype(dtype))
     if code is None:
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"an action noise of dtype {np.dtype(dtype)} (RLA_training holds float32 and float64)")
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"an action noise of dtype {np.dtype(dtype)} (RLA_training holds float32 and float64)"
+        )
     return code
 
 
-def _noise(n: Any) -> Optional[dict]:
+def _noise(n: Any) -> dict | None:
     from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise, VectorizedActionNoise
 
     if n is None:
@@ -81,10 +85,13 @@ def _noise(n: Any) -> Optional[dict]:
         }  # fmt: skip
     if type(n) is VectorizedActionNoise:
         return {"kind": "vectorized", "base": _noise(n.base_noise), "noises": [_noise(x) for x in n.noises]}
-    raise RlarchiveError("VALUE_UNSUPPORTED", f"the action noise {type(n).__qualname__} (RLA_training holds SB3's Normal, OrnsteinUhlenbeck and Vectorized noises)")
+    raise RlarchiveError(
+        "VALUE_UNSUPPORTED",
+        f"the action noise {type(n).__qualname__} (RLA_training holds SB3's Normal, OrnsteinUhlenbeck and Vectorized noises)",
+    )
 
 
-def _make_noise(v: Optional[Mapping[str, Any]]) -> Any:
+def _make_noise(v: Mapping[str, Any] | None) -> Any:
     from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise, VectorizedActionNoise
 
     if v is None:
@@ -100,12 +107,19 @@ def _make_noise(v: Optional[Mapping[str, Any]]) -> Any:
     if v["kind"] == "normal":
         return NormalActionNoise(np.array(v["mean"]), np.array(v["sigma"]), dtype=dtype)
     initial = None if v["initial_noise"] is None else np.array(v["initial_noise"])
-    out = OrnsteinUhlenbeckActionNoise(np.array(v["mean"]), np.array(v["sigma"]), theta=float(v["theta"]), dt=float(v["dt"]), initial_noise=initial, dtype=dtype)
+    out = OrnsteinUhlenbeckActionNoise(
+        np.array(v["mean"]),
+        np.array(v["sigma"]),
+        theta=float(v["theta"]),
+        dt=float(v["dt"]),
+        initial_noise=initial,
+        dtype=dtype,
+    )
     out.noise_prev = np.array(v["noise_prev"])
     return out
 
 
-def _space_random(space: Any) -> Optional[dict]:
+def _space_random(space: Any) -> dict | None:
     """The generators of a gymnasium space and of its subspaces (Dict in key order, Tuple in order); None for no space."""
     if space is None:
         return None
@@ -114,7 +128,10 @@ def _space_random(space: Any) -> Optional[dict]:
     if gen is not None:
         st = gen.bit_generator.state
         if st["bit_generator"] not in BIT_GENERATORS:
-            raise RlarchiveError("VALUE_UNSUPPORTED", f"a space's bit generator {st['bit_generator']} (RLA_training holds {', '.join(BIT_GENERATORS)})")
+            raise RlarchiveError(
+                "VALUE_UNSUPPORTED",
+                f"a space's bit generator {st['bit_generator']} (RLA_training holds {', '.join(BIT_GENERATORS)})",
+            )
         g = {
             "bit_generator": st["bit_generator"], "state": int(st["state"]["state"]), "inc": int(st["state"]["inc"]),
             "has_uint32": int(st["has_uint32"]), "uinteger": int(st["uinteger"]),
@@ -132,12 +149,15 @@ def _subspaces(space: Any) -> list:
     return []
 
 
-def _restore_space(space: Any, v: Optional[Mapping[str, Any]], where: str) -> None:
+def _restore_space(space: Any, v: Mapping[str, Any] | None, where: str) -> None:
     if v is None or space is None:
         return
     subs = _subspaces(space)
     if len(subs) != len(v["spaces"]):
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"the {where}'s generators are for {len(v['spaces'])} subspaces, the model's space has {len(subs)}")
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED",
+            f"the {where}'s generators are for {len(v['spaces'])} subspaces, the model's space has {len(subs)}",
+        )
     g = v["generator"]
     if g is None:
         space._np_random = None
@@ -163,7 +183,12 @@ def _random_state(model: Any) -> dict:
     return {
         "torch": torch.get_rng_state().numpy().copy(),
         "torch_cuda": cuda,
-        "numpy": {"key": np.array(key, np.uint32), "pos": int(pos), "has_gauss": bool(has_gauss), "cached_gaussian": float(cached)},
+        "numpy": {
+            "key": np.array(key, np.uint32),
+            "pos": int(pos),
+            "has_gauss": bool(has_gauss),
+            "cached_gaussian": float(cached),
+        },
         "python": {"version": int(version), "state": np.array(internal, np.uint32), "gauss_next": gauss_next},
         "action_space": _space_random(getattr(model, "action_space", None)),
         "observation_space": _space_random(getattr(model, "observation_space", None)),
@@ -192,11 +217,15 @@ def capture(model: Any) -> dict:
         "exploration_rate": float(rate) if rate is not None else None,
         "last_obs": _observation(model._last_obs),
         "last_original_obs": _observation(model._last_original_obs),
-        "last_episode_starts": None if model._last_episode_starts is None else np.array(model._last_episode_starts, dtype=bool),
+        "last_episode_starts": None
+        if model._last_episode_starts is None
+        else np.array(model._last_episode_starts, dtype=bool),
         "episode_info": _deque(model.ep_info_buffer, _info),
         "episode_success": _deque(model.ep_success_buffer, bool),
         "action_noise": _noise(getattr(model, "action_noise", None)),
-        "lstm_states": None if lstm is None else {"pi": [_array(t) for t in lstm.pi], "vf": [_array(t) for t in lstm.vf]},
+        "lstm_states": None
+        if lstm is None
+        else {"pi": [_array(t) for t in lstm.pi], "vf": [_array(t) for t in lstm.vf]},
         "random": _random_state(model),
     }
 
@@ -254,7 +283,9 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
             if keep_last_obs:
                 restored.append(item)
             else:
-                not_restored[item] = "force_reset (or no env): the next learn starts from a reset of the environment, as with SB3's load"
+                not_restored[item] = (
+                    "force_reset (or no env): the next learn starts from a reset of the environment, as with SB3's load"
+                )
     if held["action_noise"]:
         restored.append("action_noise")
 
@@ -301,7 +332,9 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
             else:
                 not_restored[f"random_state.{key}"] = f"the model has no {key}"
     n = r["numpy"]
-    np.random.set_state(("MT19937", np.array(n["key"], np.uint32), int(n["pos"]), int(n["has_gauss"]), float(n["cached_gaussian"])))
+    np.random.set_state(
+        ("MT19937", np.array(n["key"], np.uint32), int(n["pos"]), int(n["has_gauss"]), float(n["cached_gaussian"]))
+    )
     p = r["python"]
     random.setstate((int(p["version"]), tuple(int(x) for x in np.array(p["state"]).tolist()), p["gauss_next"]))
     torch.set_rng_state(torch.as_tensor(np.array(r["torch"], np.uint8)))
@@ -327,7 +360,7 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
     return restored, not_restored
 
 
-def pending_seeds(env: Any) -> Optional[tuple]:
+def pending_seeds(env: Any) -> tuple | None:
     """The seeds a VecEnv will pass to its next reset (SB3 keeps them in ``_seeds``), to be put back by :func:`put_pending_seeds`.
 
     Building a model seeds its environment (SB3's ``set_random_seed``); a
@@ -343,7 +376,7 @@ def pending_seeds(env: Any) -> Optional[tuple]:
     return env, list(env._seeds)
 
 
-def put_pending_seeds(saved: Optional[tuple]) -> None:
+def put_pending_seeds(saved: tuple | None) -> None:
     """Undo what building a model did to its environment's pending reset seeds (see :func:`pending_seeds`)."""
     if saved is not None:
         env, seeds = saved

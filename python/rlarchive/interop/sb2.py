@@ -24,6 +24,7 @@ an ``OrderedDict`` name -> array. :func:`import_archive` reads it whole with
 the restricted unpickler and maps it as above (unnamed variables become
 ``param_0000``, ``param_0001``, ...).
 """
+
 from __future__ import annotations
 
 import io
@@ -32,15 +33,26 @@ import math
 import os
 import struct
 import zipfile
-from typing import Any, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES
-from .budget import ImportBudget, budget_for
-from .sb3_zip import ImportReport, decode_data, decode_pickle, escape_pointer, json_cost, note_leaves, open_zip, parse_data_json, read_member
 from ..values import ClassRef
+from .budget import ImportBudget, budget_for
+from .sb3_zip import (
+    ImportReport,
+    decode_data,
+    decode_pickle,
+    escape_pointer,
+    json_cost,
+    note_leaves,
+    open_zip,
+    parse_data_json,
+    read_member,
+)
 
 __all__ = ["import_archive", "infer_algorithm"]
 
@@ -60,7 +72,7 @@ _POLICY_MODULES = {
 }
 
 
-def infer_algorithm(data: Mapping[str, Any]) -> Optional[str]:
+def infer_algorithm(data: Mapping[str, Any]) -> str | None:
     """Guess the SB2 algorithm from its data keys (SB2 does not record it); None when unsure."""
     pc = data.get("policy")
     if isinstance(pc, ClassRef) and pc.module in _POLICY_MODULES:
@@ -84,11 +96,11 @@ def infer_algorithm(data: Mapping[str, Any]) -> Optional[str]:
 
 
 def import_archive(
-    in_zip: Union[str, os.PathLike],
-    out_path: Union[str, os.PathLike],
+    in_zip: str | os.PathLike,
+    out_path: str | os.PathLike,
     *,
-    algorithm: Optional[str] = None,
-    budget: Union[int, ImportBudget, None] = None,
+    algorithm: str | None = None,
+    budget: int | ImportBudget | None = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines (SB2) model ``.zip`` into an rlarchive, running no code from it.
 
@@ -142,18 +154,24 @@ def import_archive(
     return report
 
 
-def _read_zip_model(in_zip: Union[str, os.PathLike], report: ImportReport, budget: ImportBudget, tensors: dict, metadata: dict) -> dict:
+def _read_zip_model(
+    in_zip: str | os.PathLike, report: ImportReport, budget: ImportBudget, tensors: dict, metadata: dict
+) -> dict:
     """The decoded data of an SB2 ``.zip``; its variables are added to ``tensors`` and their order to ``metadata``."""
     with open_zip(in_zip) as zf:
         names = zf.namelist()
         if "data" not in names:
             raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines model: no 'data' member")
-        if "parameters" not in names and ("_stable_baselines3_version" in names or any(n.endswith(".pth") for n in names)):
+        if "parameters" not in names and (
+            "_stable_baselines3_version" in names or any(n.endswith(".pth") for n in names)
+        ):
             raise RlarchiveError(
                 "IMPORT_INVALID",
                 "this is a Stable-Baselines3 model (it has .pth members and no 'parameters'); use 'rlarchive import-sb3'",
             )
-        data = decode_data(parse_data_json(read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget)
+        data = decode_data(
+            parse_data_json(read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget
+        )
         if ("parameters" in names) != ("parameter_list" in names):
             raise RlarchiveError("IMPORT_INVALID", "'parameters' and 'parameter_list' must both be present")
         if "parameters" in names:
@@ -172,7 +190,9 @@ def _read_zip_model(in_zip: Union[str, os.PathLike], report: ImportReport, budge
     return data
 
 
-def _read_pickle_model(path: Union[str, os.PathLike], report: ImportReport, budget: ImportBudget) -> tuple[dict, dict, Optional[list]]:
+def _read_pickle_model(
+    path: str | os.PathLike, report: ImportReport, budget: ImportBudget
+) -> tuple[dict, dict, list | None]:
     """The decoded data, the variables by name and their order, from the single pickle of stable-baselines < 2.7.
 
     The whole stream is read once by the restricted unpickler (the file's size
@@ -185,7 +205,9 @@ def _read_pickle_model(path: Union[str, os.PathLike], report: ImportReport, budg
     try:
         top = unpickle.restricted_loads(raw, budget=budget)
     except unpickle.NotNeutral as e:
-        raise RlarchiveError("IMPORT_INVALID", f"{os.fspath(path)} is neither a ZIP file nor a readable pickle: {e.reason}") from None
+        raise RlarchiveError(
+            "IMPORT_INVALID", f"{os.fspath(path)} is neither a ZIP file nor a readable pickle: {e.reason}"
+        ) from None
     if not (type(top) is tuple and len(top) == 2 and type(top[0]) is dict):
         raise RlarchiveError(
             "IMPORT_INVALID",
@@ -196,7 +218,7 @@ def _read_pickle_model(path: Union[str, os.PathLike], report: ImportReport, budg
     if not all(type(k) is str for k in doc):
         raise RlarchiveError("IMPORT_INVALID", "the model's data dict has keys that are not strings")
     data: dict = {}
-    value_pickles: Optional[dict] = None
+    value_pickles: dict | None = None
     for key, item in doc.items():
         try:
             data[key] = note_leaves(unpickle.to_neutral(item, budget=budget), "/" + escape_pointer(key), report)
@@ -206,14 +228,16 @@ def _read_pickle_model(path: Union[str, os.PathLike], report: ImportReport, budg
                 budget.charge(2 * len(raw), "locating the values in the pickle")
                 value_pickles = _value_pickles(raw)
             if key not in value_pickles:
-                raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: its value cannot be located in the pickle") from None
+                raise RlarchiveError(
+                    "IMPORT_INVALID", f"data key {key!r}: its value cannot be located in the pickle"
+                ) from None
             budget.charge(value_pickles[key][1], f"the opaque value of data key {key!r}")
             data[key] = decode_pickle(key, _value_pickle(raw, *value_pickles[key]), _standin_type(item), report, budget)
     params, plist = _pickled_params(stored, budget)
     return data, params, plist
 
 
-def _read_file(path: Union[str, os.PathLike], budget: ImportBudget) -> bytes:
+def _read_file(path: str | os.PathLike, budget: ImportBudget) -> bytes:
     try:
         with open(os.fspath(path), "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -225,10 +249,10 @@ def _read_file(path: Union[str, os.PathLike], budget: ImportBudget) -> bytes:
         raise RlarchiveError("IO_ERROR", f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
 
 
-def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, Optional[list]]:
+def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, list | None]:
     """The variables of a pickled model (a list of arrays, or an ``OrderedDict`` name -> array) and their names in order."""
-    from . import unpickle
     from ..dtypes import code_of_numpy
+    from . import unpickle
 
     if stored is None:
         return {}, None
@@ -238,7 +262,8 @@ def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, Optional[l
         items = list(stored.items())
     else:
         raise RlarchiveError(
-            "IMPORT_INVALID", f"the model's parameters are {_describe(stored)}, not a list of arrays or a dict of named arrays"
+            "IMPORT_INVALID",
+            f"the model's parameters are {_describe(stored)}, not a list of arrays or a dict of named arrays",
         )
     params: dict = {}
     for name, item in items:
@@ -247,7 +272,9 @@ def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, Optional[l
         try:
             arr = unpickle.to_neutral(item, budget=budget)
         except unpickle.NotNeutral as e:
-            raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} is not a numeric array: {e.reason}") from None
+            raise RlarchiveError(
+                "VALUE_UNSUPPORTED", f"parameter {name!r} is not a numeric array: {e.reason}"
+            ) from None
         if isinstance(arr, np.generic):
             arr = np.asarray(arr).astype(arr.dtype.newbyteorder("<"))
         if not isinstance(arr, np.ndarray) or code_of_numpy(arr.dtype) is None:
@@ -342,8 +369,8 @@ def _value_pickles(raw: bytes) -> dict:
                 del stack[depth:]
             else:
                 n = len(before)
-            popped = stack[len(stack) - n:] if n else []
-            del stack[len(stack) - n:]
+            popped = stack[len(stack) - n :] if n else []
+            del stack[len(stack) - n :]
             if name in ("SETITEM", "SETITEMS", "DICT"):
                 pairs = popped[1:] if name == "SETITEM" else sliced
                 target = popped[0][0] if name != "DICT" else next(ids)
@@ -402,7 +429,9 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
         inner = zipfile.ZipFile(io.BytesIO(raw))
         members = {i.filename[: -len(".npy")]: i for i in inner.infolist() if i.filename.endswith(".npy")}
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-        raise RlarchiveError("IMPORT_INVALID", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters") from None
+        raise RlarchiveError(
+            "IMPORT_INVALID", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters"
+        ) from None
     params: dict = {}
     with inner:
         for name in plist:
@@ -424,16 +453,22 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
                     else:
                         raise ValueError(f"unsupported .npy format version {version}")
                     if dtype.hasobject or code_of_numpy(dtype) is None:
-                        raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} has dtype {dtype}", member="parameters")
+                        raise RlarchiveError(
+                            "VALUE_UNSUPPORTED", f"parameter {name!r} has dtype {dtype}", member="parameters"
+                        )
                     nbytes = math.prod(shape) * dtype.itemsize
                     budget.charge(nbytes, f"parameter {name!r} (shape {shape})", member="parameters")
                     buf = f.read(nbytes)
             except RlarchiveError:
                 raise
             except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
-                raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is not a readable .npy array: {e}", member="parameters") from None
+                raise RlarchiveError(
+                    "IMPORT_INVALID", f"parameter {name!r} is not a readable .npy array: {e}", member="parameters"
+                ) from None
             if len(buf) != nbytes:
-                raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is shorter than its header says", member="parameters")
+                raise RlarchiveError(
+                    "IMPORT_INVALID", f"parameter {name!r} is shorter than its header says", member="parameters"
+                )
             arr = np.frombuffer(buf, dtype=dtype).reshape(shape, order="F" if fortran else "C")
             little = dtype.newbyteorder("<") if dtype.byteorder == ">" else dtype
             if little != dtype or not arr.flags.c_contiguous:  # one copy, little-endian and in C order
@@ -447,7 +482,11 @@ def _parse_json_list(raw: bytes, budget: ImportBudget) -> list:
     try:
         v = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise RlarchiveError("IMPORT_INVALID", f"'parameter_list' is not valid JSON: {e}", member="parameter_list") from None
+        raise RlarchiveError(
+            "IMPORT_INVALID", f"'parameter_list' is not valid JSON: {e}", member="parameter_list"
+        ) from None
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v) or len(set(v)) != len(v):
-        raise RlarchiveError("IMPORT_INVALID", "'parameter_list' must be a list of distinct strings", member="parameter_list")
+        raise RlarchiveError(
+            "IMPORT_INVALID", "'parameter_list' must be a list of distinct strings", member="parameter_list"
+        )
     return v

@@ -39,10 +39,11 @@ The bridge is split along its seams; this module gathers its public API:
 - :mod:`~rlarchive.interop.sb3_export`: rlarchive -> SB3 zip (:func:`export_archive`);
 - :mod:`~rlarchive.interop.sb3_load`: rlarchive -> live model (:func:`load`, :func:`load_vec_normalize`).
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Union
+from typing import Any
 
 from .sb3_export import ExportWarning, export_archive
 from .sb3_import import import_archive, infer_algorithm
@@ -50,15 +51,27 @@ from .sb3_keys import (
     ALLOWED_CLASSES,
     ARCHITECTURE_KEYS,
     LOAD_KEYS,
-    # the metadata keys the bridge writes, importable here as before
-    META_ALGORITHM as META_ALGORITHM,
-    META_ALGORITHM_CLASS as META_ALGORITHM_CLASS,
-    META_SOURCE as META_SOURCE,
-    META_SYSTEM_INFO as META_SYSTEM_INFO,
-    META_TORCH_VALUES as META_TORCH_VALUES,
-    META_VERSION as META_VERSION,
     LoadWarning,
     optimizer_left_out,
+)
+from .sb3_keys import (
+    # the metadata keys the bridge writes, importable here as before
+    META_ALGORITHM as META_ALGORITHM,
+)
+from .sb3_keys import (
+    META_ALGORITHM_CLASS as META_ALGORITHM_CLASS,
+)
+from .sb3_keys import (
+    META_SOURCE as META_SOURCE,
+)
+from .sb3_keys import (
+    META_SYSTEM_INFO as META_SYSTEM_INFO,
+)
+from .sb3_keys import (
+    META_TORCH_VALUES as META_TORCH_VALUES,
+)
+from .sb3_keys import (
+    META_VERSION as META_VERSION,
 )
 from .sb3_load import RestoreReport, load, load_vec_normalize
 from .sb3_save import save
@@ -84,7 +97,7 @@ __all__ = [
 ]
 
 
-def import_zoo(run_folder: Union[str, os.PathLike], out_path: Union[str, os.PathLike], **kwargs: Any) -> ImportReport:
+def import_zoo(run_folder: str | os.PathLike, out_path: str | os.PathLike, **kwargs: Any) -> ImportReport:
     """Convert an RL Zoo run folder into an rlarchive (Annex B.12): :func:`rlarchive.interop.zoo.import_zoo`."""
     from .zoo import import_zoo as run
 

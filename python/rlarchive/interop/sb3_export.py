@@ -7,6 +7,7 @@ version (schedules as classes from 2.7 on, as closures before; a DQN
 optimizer over the target network too before 2.4; layers shared by actor and
 critic, which SB3 >= 1.8 cannot hold, as copies).
 """
+
 from __future__ import annotations
 
 import base64
@@ -16,10 +17,11 @@ import pickle
 import re
 import warnings
 import zipfile
-from typing import Any, Iterable, Mapping, Optional, Union
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from ..errors import RlarchiveError
 from .. import replay_buffer as replay_buffer_ext
+from ..errors import RlarchiveError
 from ..values import Opaque
 from . import pickler, shared_layers
 from .sb3_keys import ALLOWED_CLASSES, META_ALGORITHM, META_SYSTEM_INFO, META_VERSION
@@ -86,7 +88,10 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
     out: dict = {}
     for key, obj in items.items():
         if isinstance(obj, Opaque):
-            entry = {":type:": f"<class '{obj.type}'>" if obj.type else "<class 'object'>", ":serialized:": base64.b64encode(obj.data).decode()}
+            entry = {
+                ":type:": f"<class '{obj.type}'>" if obj.type else "<class 'object'>",
+                ":serialized:": base64.b64encode(obj.data).decode(),
+            }
             out[key] = entry
             continue
         if is_json_serializable(obj):
@@ -102,7 +107,7 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
     return json.dumps(out, indent=4)
 
 
-def _target_version(requested: Optional[str], metadata: Mapping[str, str]) -> tuple[str, tuple]:
+def _target_version(requested: str | None, metadata: Mapping[str, str]) -> tuple[str, tuple]:
     """(the version string to write, (major, minor)) of the SB3 an export is for.
 
     ``requested`` (``"2.4"``) wins; else the version recorded at import; else the installed SB3's.
@@ -135,7 +140,12 @@ def _target_version(requested: Optional[str], metadata: Mapping[str, str]) -> tu
 
 
 def _write_sb3_zip(
-    dest: Any, data_json: str, params: Mapping[str, Any], variables: Mapping[str, Any], metadata: Mapping[str, str], version: Optional[str] = None
+    dest: Any,
+    data_json: str,
+    params: Mapping[str, Any],
+    variables: Mapping[str, Any],
+    metadata: Mapping[str, str],
+    version: str | None = None,
 ) -> None:
     """Write the SB3 zip layout (as ``save_to_zip_file`` does) to a path or binary file."""
     import torch
@@ -161,13 +171,13 @@ def _write_sb3_zip(
 
 
 def export_archive(
-    in_path: Union[str, os.PathLike],
-    out_zip: Union[str, os.PathLike],
+    in_path: str | os.PathLike,
+    out_zip: str | os.PathLike,
     *,
     allow_classes: Iterable[str] = (),
-    sb3_version: Optional[str] = None,
-    vec_normalize_out: Union[str, os.PathLike, None] = None,
-    replay_buffer_out: Union[str, os.PathLike, None] = None,
+    sb3_version: str | None = None,
+    vec_normalize_out: str | os.PathLike | None = None,
+    replay_buffer_out: str | os.PathLike | None = None,
 ) -> list:
     """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
 
@@ -224,7 +234,10 @@ def export_archive(
 
             buffer_value = buffers.read_value(ar)
             if buffer_value is None:
-                raise RlarchiveError("VALUE_UNSUPPORTED", f"{os.fspath(in_path)} holds no replay buffer (extension {replay_buffer_ext.EXTENSION})")
+                raise RlarchiveError(
+                    "VALUE_UNSUPPORTED",
+                    f"{os.fspath(in_path)} holds no replay buffer (extension {replay_buffer_ext.EXTENSION})",
+                )
     version, target = _target_version(sb3_version, metadata)
     notes: list = []
     recorded = metadata.get(META_VERSION)
@@ -246,7 +259,9 @@ def export_archive(
     if stats is not None and vec_normalize_out is not None:
         from . import vecnormalize
 
-        obs_space, act_space = (rb.top(k, data[k]) if k in data else None for k in ("observation_space", "action_space"))
+        obs_space, act_space = (
+            rb.top(k, data[k]) if k in data else None for k in ("observation_space", "action_space")
+        )
         vecnormalize.write(stats, vec_normalize_out, observation_space=obs_space, action_space=act_space)
     if buffer_value is not None and replay_buffer_out is not None:
         buffers.write_pickle(buffer_value, replay_buffer_out)
@@ -259,7 +274,7 @@ class ExportWarning(UserWarning):
     """:func:`export_archive` wrote the file differently from how the archive records the model (the message says how)."""
 
 
-def _separate_shared_layers(data: dict, params: dict, in_path: Union[str, os.PathLike]) -> tuple[dict, dict, Optional[str]]:
+def _separate_shared_layers(data: dict, params: dict, in_path: str | os.PathLike) -> tuple[dict, dict, str | None]:
     """For SB3 >= 1.8: a policy with layers shared by actor and critic (SB3 < 1.8) as the equivalent separate networks.
 
     The shared layers are copied at the head of both networks
@@ -292,7 +307,7 @@ def _separate_shared_layers(data: dict, params: dict, in_path: Union[str, os.Pat
     return data, params, note
 
 
-def _remap_optimizer(opt: Any, order: Optional[list], n_params: int) -> Any:
+def _remap_optimizer(opt: Any, order: list | None, n_params: int) -> Any:
     """An optimizer state over the parameters ``order`` lists (new name, old name), from the state over the old ones."""
     import torch
 

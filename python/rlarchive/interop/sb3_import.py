@@ -6,6 +6,7 @@ allocate is charged to the budget. :func:`finish_import`, the writing step
 (the algorithm, the portable policy, the extensions), is shared with the
 live-model save (:mod:`rlarchive.interop.sb3_save`).
 """
+
 from __future__ import annotations
 
 import io
@@ -16,21 +17,48 @@ import tempfile
 import typing
 import warnings
 import zipfile
-from typing import Any, Callable, Mapping, Optional, Union
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
+from .. import policy_description
+from .. import replay_buffer as replay_buffer_ext
+from .. import vec_normalize as vec_normalize_ext
 from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
-from .. import policy_description, replay_buffer as replay_buffer_ext, vec_normalize as vec_normalize_ext
 from ..values import TensorRef
 from ..vec_normalize import Statistics
 from .budget import ImportBudget, budget_for
-from .sb3_keys import META_ALGORITHM, META_ALGORITHM_CLASS, META_SOURCE, META_SYSTEM_INFO, META_TORCH_VALUES, META_VERSION, optimizer_left_out
+from .sb3_keys import (
+    META_ALGORITHM,
+    META_ALGORITHM_CLASS,
+    META_SOURCE,
+    META_SYSTEM_INFO,
+    META_TORCH_VALUES,
+    META_VERSION,
+    optimizer_left_out,
+)
 from .sb3_load import load
-from .sb3_zip import OBJECT_BYTES_PER_BYTE, ImportReport, decode_data, open_zip, parse_data_json, read_member, unsupported
+from .sb3_zip import (
+    OBJECT_BYTES_PER_BYTE,
+    ImportReport,
+    decode_data,
+    open_zip,
+    parse_data_json,
+    read_member,
+    unsupported,
+)
 
-__all__ = ["import_archive", "infer_algorithm", "charge_tensors", "add_state", "add_variables", "read_vec_normalize", "finish_import"]
+__all__ = [
+    "import_archive",
+    "infer_algorithm",
+    "charge_tensors",
+    "add_state",
+    "add_variables",
+    "read_vec_normalize",
+    "finish_import",
+]
 
 
 _PTH_LIMIT = 1 << 34  # 16 GiB: larger members are refused before reading
@@ -38,7 +66,7 @@ _VARIABLES_MEMBERS = ("pytorch_variables.pth", "tensors.pth")  # "tensors.pth" b
 _GROUP_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
-def infer_algorithm(data: Mapping[str, Any]) -> Optional[str]:
+def infer_algorithm(data: Mapping[str, Any]) -> str | None:
     """The SB3 or sb3-contrib algorithm that saved a model, told from its decoded data, or None when unsure.
 
     See :func:`rlarchive.interop.algorithms.identify`.
@@ -54,7 +82,9 @@ def _torch_load(raw: bytes, member: str) -> Any:
     try:
         return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as e:  # weights_only refuses anything but tensors and plain containers
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"{member} cannot be read with torch.load(weights_only=True): {e}", member=member) from None
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"{member} cannot be read with torch.load(weights_only=True): {e}", member=member
+        ) from None
 
 
 def _is_optimizer_state(obj: Any) -> bool:
@@ -72,6 +102,7 @@ def _tensor_dict(obj: Any, member: str) -> dict:
             raise unsupported(f"{member}: entry {k!r} is not a named tensor", member)
         out[k] = v.detach().cpu().contiguous()
     return out
+
 
 def _pth_cost(raw: bytes, member: str) -> int:
     """What ``torch.load`` may allocate for the ``.pth`` bytes ``raw``, known before it runs.
@@ -110,8 +141,13 @@ def charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
             raise RlarchiveError("LIMIT_EXCEEDED", f"{member} holds more than 1,000,000 values", member=member)
         if isinstance(v, torch.Tensor):
             if v.layout is not torch.strided or v.is_nested or v.device.type != "cpu":
-                raise unsupported(f"{member} holds a {v.layout} tensor on {v.device.type} (only dense CPU tensors can be stored)", member)
-            budget.charge(v.numel() * v.element_size(), f"a tensor of shape {tuple(v.shape)} in {member}", member=member)
+                raise unsupported(
+                    f"{member} holds a {v.layout} tensor on {v.device.type} (only dense CPU tensors can be stored)",
+                    member,
+                )
+            budget.charge(
+                v.numel() * v.element_size(), f"a tensor of shape {tuple(v.shape)} in {member}", member=member
+            )
         elif isinstance(v, Mapping):
             stack.extend(v.values())
         elif isinstance(v, (list, tuple)):
@@ -119,14 +155,14 @@ def charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
 
 
 def import_archive(
-    in_zip: Union[str, os.PathLike],
-    out_path: Union[str, os.PathLike],
+    in_zip: str | os.PathLike,
+    out_path: str | os.PathLike,
     *,
-    algorithm: Optional[str] = None,
-    budget: Union[int, ImportBudget, None] = None,
-    vec_normalize: Union[str, os.PathLike, bytes, Statistics, None] = None,
-    replay_buffer: Union[str, os.PathLike, None] = None,
-    metadata: Optional[Mapping[str, str]] = None,
+    algorithm: str | None = None,
+    budget: int | ImportBudget | None = None,
+    vec_normalize: str | os.PathLike | bytes | Statistics | None = None,
+    replay_buffer: str | os.PathLike | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines3 model ``.zip`` into an rlarchive, running no code from it.
 
@@ -173,14 +209,18 @@ def import_archive(
     if replay_buffer is not None:
         from . import replay_buffer as buffers
 
-        buffer_value = buffers.read_pickle(replay_buffer, budget=budget.limit if isinstance(budget, ImportBudget) else budget)
+        buffer_value = buffers.read_pickle(
+            replay_buffer, budget=budget.limit if isinstance(budget, ImportBudget) else budget
+        )
     budget = budget_for(in_zip, budget)
     stats = read_vec_normalize(vec_normalize, budget)
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
     extension_values: dict = {}
     if buffer_value is not None:
         extension_values[replay_buffer_ext.EXTENSION] = buffer_value
-        report.notes.append(f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(buffer_value)}")
+        report.notes.append(
+            f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(buffer_value)}"
+        )
     data, tensors, optimizers, metadata = _read_zip(in_zip, budget, report)
     if buffer_value is not None:
         _check_buffer(buffer_value, data)
@@ -189,11 +229,12 @@ def import_archive(
     if stats is not None:
         found.update(provenance.vec_normalize_wrappers(stats))
     metadata = {**provenance.merged(found, given_metadata), **metadata}
-    return finish_import(out_path, data, tensors, optimizers, metadata, report, algorithm, stats, extension_values=extension_values)
+    return finish_import(
+        out_path, data, tensors, optimizers, metadata, report, algorithm, stats, extension_values=extension_values
+    )
 
 
-
-def _read_zip(in_zip: Union[str, os.PathLike], budget: ImportBudget, report: ImportReport) -> tuple[dict, dict, dict, dict]:
+def _read_zip(in_zip: str | os.PathLike, budget: ImportBudget, report: ImportReport) -> tuple[dict, dict, dict, dict]:
     """(decoded data, tensor groups, optimizer states, the bridge's metadata) of an SB3 zip, every member charged to ``budget``."""
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}
@@ -207,7 +248,9 @@ def _read_zip(in_zip: Union[str, os.PathLike], budget: ImportBudget, report: Imp
                 "IMPORT_INVALID",
                 "this is a Stable-Baselines (SB2) model (it has 'parameters' or 'parameter_list'); use 'rlarchive import-sb2'",
             )
-        data = decode_data(parse_data_json(read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget)
+        data = decode_data(
+            parse_data_json(read_member(zf, "data", MAX_JSON_BYTES, budget), budget=budget), report, budget
+        )
         for name in names:
             if name == "data":
                 continue
@@ -241,10 +284,12 @@ def _check_buffer(buffer_value: Any, data: Mapping[str, Any]) -> None:
     except RlarchiveError as e:
         if e.code != "EXTENSION_INVALID":
             raise
-        raise RlarchiveError("IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {e.message} (at {e.pointer})") from None
+        raise RlarchiveError(
+            "IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {e.message} (at {e.pointer})"
+        ) from None
 
 
-def read_vec_normalize(source: Any, budget: ImportBudget) -> Optional[Statistics]:
+def read_vec_normalize(source: Any, budget: ImportBudget) -> Statistics | None:
     """The statistics of a ``vecnormalize.pkl`` (path or bytes), of a live ``VecNormalize``, or given as they are."""
     from . import vecnormalize
 
@@ -280,16 +325,16 @@ def add_state(stem: str, obj: Any, member: str, tensors: dict, optimizers: dict)
 
 
 def finish_import(
-    out_path: Union[str, os.PathLike],
+    out_path: str | os.PathLike,
     data: dict,
     tensors: dict,
     optimizers: dict,
     metadata: dict,
     report: ImportReport,
-    algorithm: Optional[str],
-    vec_normalize: Optional[Statistics] = None,
+    algorithm: str | None,
+    vec_normalize: Statistics | None = None,
     model: Any = None,
-    extension_values: Optional[Mapping[str, Any]] = None,
+    extension_values: Mapping[str, Any] | None = None,
 ) -> ImportReport:
     """Record the algorithm (given, or told from ``data``) and write the archive (with the VecNormalize statistics, if any)."""
     from ..writer import save
@@ -329,7 +374,9 @@ def finish_import(
     if model is None:  # build the model from a first archive, to describe its policy
         with tempfile.TemporaryDirectory(prefix="rlarchive-import-") as tmp:
             first = os.path.join(tmp, "model.rlarchive")
-            first_values = {k: v for k, v in extension_values.items() if k != replay_buffer_ext.EXTENSION}  # not needed to describe the policy
+            first_values = {
+                k: v for k, v in extension_values.items() if k != replay_buffer_ext.EXTENSION
+            }  # not needed to describe the policy
             save(first, data, tensors, optimizers, metadata=metadata, extension_values=first_values)
             policy, report.policy = _policy_value(lambda env: load(first, env=env, device="cpu"), vec_normalize, data)
     else:
@@ -348,16 +395,18 @@ def finish_import(
     return report
 
 
-def _policy_value(build: Callable[[Any], Any], stats: Optional[Statistics], data: Mapping[str, Any]) -> tuple[Optional[dict], str]:
+def _policy_value(
+    build: Callable[[Any], Any], stats: Statistics | None, data: Mapping[str, Any]
+) -> tuple[dict | None, str]:
     """(the RLA_policy value of the model ``build(env)`` gives, or None; what the report says about it).
 
     The model is built without an environment, or, when SB3 needs one (HER),
     around a stand-in environment with the model's spaces that never steps.
     """
+    import importlib.util
+
     from .. import spaces
     from . import sb3_policy, vecnormalize
-
-    import importlib.util
 
     if importlib.util.find_spec("stable_baselines3") is None:
         return None, "not written: stable-baselines3 is not installed, and describing the policy needs the built model"
@@ -379,7 +428,10 @@ def _policy_value(build: Callable[[Any], Any], stats: Optional[Statistics], data
         return None, f"not written: the model cannot be built from the archive ({e.code}: {e.message})"
     except (TypeError, ValueError, AssertionError, KeyError, IndexError, AttributeError, RuntimeError) as e:
         # SB3 refused the values while building the policy: the archive is written without the description
-        return None, f"not written: Stable-Baselines3 cannot build the policy from the archive ({type(e).__name__}: {str(e)[:300]})"
+        return (
+            None,
+            f"not written: Stable-Baselines3 cannot build the policy from the archive ({type(e).__name__}: {str(e)[:300]})",
+        )
 
     def ref(w: Any) -> Any:
         if w.array.dtype != np.float32:

@@ -6,11 +6,13 @@ policy or buffer class, keyword arguments, the caller's value, or drop) and
 export and the load may import; the ``META_*`` constants are the metadata
 keys the bridge writes.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Optional, Protocol
+from typing import Any, Protocol
 
 from ..errors import RlarchiveError
 from ..values import ClassRef, Opaque
@@ -120,25 +122,84 @@ ALLOWED_CLASSES: tuple[str, ...] = (
 
 _DATA_KEYS = (
     # BaseAlgorithm
-    "n_envs", "num_timesteps", "_total_timesteps", "_num_timesteps_at_start",
-    "seed", "action_noise", "start_time", "learning_rate", "lr_schedule", "_last_obs", "_last_episode_starts",
-    "_last_original_obs", "_episode_num", "use_sde", "sde_sample_freq", "_current_progress_remaining",
-    "_stats_window_size", "ep_info_buffer", "ep_success_buffer", "_n_updates",
+    "n_envs",
+    "num_timesteps",
+    "_total_timesteps",
+    "_num_timesteps_at_start",
+    "seed",
+    "action_noise",
+    "start_time",
+    "learning_rate",
+    "lr_schedule",
+    "_last_obs",
+    "_last_episode_starts",
+    "_last_original_obs",
+    "_episode_num",
+    "use_sde",
+    "sde_sample_freq",
+    "_current_progress_remaining",
+    "_stats_window_size",
+    "ep_info_buffer",
+    "ep_success_buffer",
+    "_n_updates",
     # on-policy algorithms (A2C, PPO, TRPO, MaskablePPO, RecurrentPPO)
-    "n_steps", "gamma", "gae_lambda", "ent_coef", "vf_coef", "max_grad_norm", "batch_size", "n_epochs",
-    "clip_range", "clip_range_vf", "normalize_advantage", "target_kl", "_last_lstm_states",
-    "cg_max_steps", "cg_damping", "line_search_shrinking_factor", "line_search_max_iter", "n_critic_updates",
+    "n_steps",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "vf_coef",
+    "max_grad_norm",
+    "batch_size",
+    "n_epochs",
+    "clip_range",
+    "clip_range_vf",
+    "normalize_advantage",
+    "target_kl",
+    "_last_lstm_states",
+    "cg_max_steps",
+    "cg_damping",
+    "line_search_shrinking_factor",
+    "line_search_max_iter",
+    "n_critic_updates",
     "sub_sampling_factor",
     # off-policy algorithms (DQN, SAC, TD3, DDPG, QRDQN, TQC, CrossQ)
-    "buffer_size", "learning_starts", "tau", "train_freq", "gradient_steps", "optimize_memory_usage",
-    "use_sde_at_warmup", "target_update_interval", "exploration_fraction", "exploration_initial_eps",
-    "exploration_final_eps", "exploration_rate", "exploration_schedule", "_n_calls", "target_entropy",
-    "policy_delay", "target_policy_noise", "target_noise_clip", "n_quantiles", "top_quantiles_to_drop_per_net",
-    "batch_norm_stats", "batch_norm_stats_target", "actor_batch_norm_stats", "actor_batch_norm_stats_target",
-    "critic_batch_norm_stats", "critic_batch_norm_stats_target",
+    "buffer_size",
+    "learning_starts",
+    "tau",
+    "train_freq",
+    "gradient_steps",
+    "optimize_memory_usage",
+    "use_sde_at_warmup",
+    "target_update_interval",
+    "exploration_fraction",
+    "exploration_initial_eps",
+    "exploration_final_eps",
+    "exploration_rate",
+    "exploration_schedule",
+    "_n_calls",
+    "target_entropy",
+    "policy_delay",
+    "target_policy_noise",
+    "target_noise_clip",
+    "n_quantiles",
+    "top_quantiles_to_drop_per_net",
+    "batch_norm_stats",
+    "batch_norm_stats_target",
+    "actor_batch_norm_stats",
+    "actor_batch_norm_stats_target",
+    "critic_batch_norm_stats",
+    "critic_batch_norm_stats_target",
     # ARS
-    "n_delta", "n_top", "delta_std_schedule", "zero_policy", "alive_bonus_offset", "n_eval_episodes",
-    "pop_size", "old_count", "weights", "n_params",
+    "n_delta",
+    "n_top",
+    "delta_std_schedule",
+    "zero_policy",
+    "alive_bonus_offset",
+    "n_eval_episodes",
+    "pop_size",
+    "old_count",
+    "weights",
+    "n_params",
 )
 
 #: What :func:`~rlarchive.interop.sb3.load` does with each key of an archive's data before SB3's
@@ -212,7 +273,7 @@ class Rebuilds(Protocol):
     """What :func:`load_items` needs of :class:`rlarchive.interop.sb3_values.Rebuilder`."""
 
     unpickle: bool
-    optimizer_left_out: Optional[str]
+    optimizer_left_out: str | None
 
     def top(self, key: str, value: Any) -> Any:
         """The SB3 object for the data key ``key``'s value."""
@@ -278,7 +339,9 @@ def _policy_class(key: str, value: Any, cls: type, rb: Rebuilds) -> type:
         aliases = getattr(cls, "policy_aliases", {})
         found = aliases.get(value) if isinstance(aliases, Mapping) else None
         if found is None:
-            raise RlarchiveError("IMPORT_NOT_ALLOWED", f"data key {key!r}: {value!r} is not a policy alias of {cls.__name__}")
+            raise RlarchiveError(
+                "IMPORT_NOT_ALLOWED", f"data key {key!r}: {value!r} is not a policy alias of {cls.__name__}"
+            )
         return found
     obj = rb.top(key, value)
     if not (isinstance(obj, type) and issubclass(obj, BasePolicy)):
@@ -286,7 +349,7 @@ def _policy_class(key: str, value: Any, cls: type, rb: Rebuilds) -> type:
     return obj
 
 
-def _buffer_class(key: str, value: Any, rb: Rebuilds) -> Optional[type]:
+def _buffer_class(key: str, value: Any, rb: Rebuilds) -> type | None:
     from stable_baselines3.common.buffers import BaseBuffer
 
     if value is None:
@@ -328,7 +391,7 @@ def _describe_optimizer(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def optimizer_left_out(data: Mapping[str, Any], allow: Iterable[str] = ()) -> Optional[str]:
+def optimizer_left_out(data: Mapping[str, Any], allow: Iterable[str] = ()) -> str | None:
     """The optimizer class :func:`~rlarchive.interop.sb3.load` cannot restore from ``data`` (decoded values), or None.
 
     ``policy_kwargs["optimizer_class"]`` names the class SB3 builds the
@@ -365,4 +428,6 @@ def check_load_names(params: Mapping[str, Any], variables: Mapping[str, Any]) ->
             raise unsupported(f"tensor group {name!r} is not a public attribute path of an SB3 model")
     for name in variables:
         if not _VARIABLE_NAME.fullmatch(name):
-            raise unsupported(f"variable {name!r} (tensor group 'variables') is not a public attribute name of an SB3 model")
+            raise unsupported(
+                f"variable {name!r} (tensor group 'variables') is not a public attribute name of an SB3 model"
+            )

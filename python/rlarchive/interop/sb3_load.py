@@ -6,16 +6,20 @@ through, builds the model as SB3's own ``load`` does (no zip, no pickle, no
 weight initialised twice), then restores the replay buffer and the run state
 the archive may hold, and can say what it restored (:class:`RestoreReport`).
 """
+
 from __future__ import annotations
 
 import os
 import threading
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any
 
+from .. import replay_buffer as replay_buffer_ext
+from .. import training_state
+from .. import vec_normalize as vec_normalize_ext
 from ..errors import RlarchiveError
-from .. import replay_buffer as replay_buffer_ext, training_state, vec_normalize as vec_normalize_ext
 from ..values import ClassRef
 from ..vec_normalize import Statistics
 from . import shared_layers
@@ -26,7 +30,7 @@ from .sb3_zip import unsupported
 __all__ = ["load", "load_vec_normalize", "RestoreReport", "vec_normalize_of"]
 
 
-def load_vec_normalize(path: Union[str, os.PathLike], venv: Any, *, training: bool = True) -> Any:
+def load_vec_normalize(path: str | os.PathLike, venv: Any, *, training: bool = True) -> Any:
     """A ``VecNormalize`` around ``venv`` holding the archive's statistics (extension ``RLA_vec_normalize``).
 
     Args:
@@ -44,9 +48,8 @@ def load_vec_normalize(path: Union[str, os.PathLike], venv: Any, *, training: bo
     Raises:
         RlarchiveError: VALUE_UNSUPPORTED when the archive holds no statistics.
     """
-    from . import vecnormalize
-
     from ..reader import open_archive
+    from . import vecnormalize
 
     with open_archive(os.fspath(path), spaces="neutral") as ar:
         wrapper = vecnormalize.wrap(vec_normalize_of(ar, path), venv)
@@ -56,11 +59,14 @@ def load_vec_normalize(path: Union[str, os.PathLike], venv: Any, *, training: bo
     return wrapper
 
 
-def vec_normalize_of(ar: Any, path: Union[str, os.PathLike]) -> Statistics:
+def vec_normalize_of(ar: Any, path: str | os.PathLike) -> Statistics:
     """The VecNormalize statistics an open archive holds; VALUE_UNSUPPORTED when it holds none."""
     stats = ar.vec_normalize()
     if stats is None:
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"{os.fspath(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})")
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED",
+            f"{os.fspath(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})",
+        )
     return stats
 
 
@@ -83,7 +89,9 @@ def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterabl
             raise RlarchiveError("VALUE_UNSUPPORTED", "the archive does not record its SB3 algorithm; pass algorithm=")
     if isinstance(algorithm, type):
         if not issubclass(algorithm, BaseAlgorithm):
-            raise TypeError("algorithm must be a Stable-Baselines3 algorithm class (a subclass of BaseAlgorithm) or its name")
+            raise TypeError(
+                "algorithm must be a Stable-Baselines3 algorithm class (a subclass of BaseAlgorithm) or its name"
+            )
         return algorithm
     if not isinstance(algorithm, str):
         raise TypeError("algorithm must be a Stable-Baselines3 algorithm class or its name")
@@ -249,9 +257,16 @@ def _build_model(
                 model._setup_model()
         else:
             model._setup_model()
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:  # SB3's assertions (HER needs an env) pass
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AttributeError,
+    ) as e:  # SB3's assertions (HER needs an env) pass
         raise RlarchiveError(
-            "VALUE_UNSUPPORTED", f"{cls.__name__} cannot build its policy from the archive's data: {type(e).__name__}: {str(e)[:300]}"
+            "VALUE_UNSUPPORTED",
+            f"{cls.__name__} cannot build its policy from the archive's data: {type(e).__name__}: {str(e)[:300]}",
         ) from None
     if shared is not None:  # the model records the class SB3 named, as the archive does
         model.policy_class = base
@@ -259,11 +274,15 @@ def _build_model(
     if fresh_optimizers:
         from stable_baselines3.common.save_util import recursive_getattr
 
-        params = {k: (recursive_getattr(model, k).state_dict() if k.endswith(".optimizer") else v) for k, v in params.items()}
+        params = {
+            k: (recursive_getattr(model, k).state_dict() if k.endswith(".optimizer") else v) for k, v in params.items()
+        }
     try:
         model.set_parameters(params, exact_match=True, device=device)
     except ValueError as e:  # a tensor group or optimizer state the model does not have, or of another size
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds: {str(e)[:500]}") from None
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds: {str(e)[:500]}"
+        ) from None
     for name, tensor in variables.items():
         target = model
         for part in name.split(".")[:-1]:
@@ -275,12 +294,12 @@ def _build_model(
 
 
 def load(
-    path: Union[str, os.PathLike],
+    path: str | os.PathLike,
     env: Any = None,
     device: str = "cpu",
     *,
     algorithm: Any = None,
-    custom_objects: Optional[Mapping[str, Any]] = None,
+    custom_objects: Mapping[str, Any] | None = None,
     opaque: str = "skip",
     allow_classes: Iterable[str] = (),
     force_reset: bool = True,
@@ -402,7 +421,9 @@ def load(
         check_load_names(params, variables)
         cls = _algorithm_class(algorithm, metadata, allow)
         rb = Rebuilder("load", allow, data, unpickle=opaque == "unpickle")
-        items, left_out = load_items({k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0))
+        items, left_out = load_items(
+            {k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0)
+        )
         _refuse_opaque(left_out, opaque)
         run = training_state.read(ar)
         left_out = _left_out(left_out, opaque, run, rb, custom)
@@ -412,7 +433,9 @@ def load(
             done.not_restored[f"data.{key}"] = "kept as an opaque pickle: SB3's default is used"
         buffer_value = _buffer_value(ar, replay_buffer, done)
         if vec_normalize_ext.EXTENSION in ar.manifest.extensions_used:
-            done.not_restored["vec_normalize"] = "load does not wrap the environment: load_vec_normalize(path, venv) gives the VecNormalize"
+            done.not_restored["vec_normalize"] = (
+                "load does not wrap the environment: load_vec_normalize(path, venv) gives the VecNormalize"
+            )
         seeds = None
         if run is not None and not force_reset:
             from . import run_state
@@ -424,7 +447,9 @@ def load(
     if optimizers and not fresh:
         done.restored.append("optimizers")
     elif fresh:
-        done.not_restored["optimizers"] = f"the optimizer class {rb.optimizer_left_out} is not on the allow-list: SB3's default optimizer, freshly initialised"
+        done.not_restored["optimizers"] = (
+            f"the optimizer class {rb.optimizer_left_out} is not on the allow-list: SB3's default optimizer, freshly initialised"
+        )
     if buffer_value is not None:
         _restore_buffer(model, buffer_value, force_reset, bool(unverified), done)
     elif replay_buffer and getattr(model, "replay_buffer", None) is not None:
@@ -440,14 +465,20 @@ def _refuse_opaque(left_out: list, opaque: str) -> None:
         raise RlarchiveError(
             "PICKLE_NOT_ALLOWED",
             f"the archive keeps {blocking} as opaque pickles"
-            + (" and the policy's architecture depends on them" if any(k in ARCHITECTURE_KEYS for k in blocking) else "")
+            + (
+                " and the policy's architecture depends on them"
+                if any(k in ARCHITECTURE_KEYS for k in blocking)
+                else ""
+            )
             + "; pass custom_objects for them"
             + (", opaque='skip' to leave out the training-only ones" if opaque == "error" else "")
             + ", or opaque='unpickle' for a trusted archive",
         )
 
 
-def _left_out(left_out: list, opaque: str, run: Optional[Mapping[str, Any]], rb: Rebuilder, custom: Mapping[str, Any]) -> list:
+def _left_out(
+    left_out: list, opaque: str, run: Mapping[str, Any] | None, rb: Rebuilder, custom: Mapping[str, Any]
+) -> list:
     """The data keys :func:`load` leaves out (the action noise the run state gives back is not), each warned about.
 
     An optimizer class off the allow-list is warned about too, or refused
@@ -490,7 +521,16 @@ def _buffer_value(ar: Any, replay_buffer: bool, done: RestoreReport) -> Any:
     return None
 
 
-def _built(cls: Any, items: dict, params: Mapping[str, Any], variables: Mapping[str, Any], env: Any, device: Any, kwargs: dict, fresh: bool) -> Any:
+def _built(
+    cls: Any,
+    items: dict,
+    params: Mapping[str, Any],
+    variables: Mapping[str, Any],
+    env: Any,
+    device: Any,
+    kwargs: dict,
+    fresh: bool,
+) -> Any:
     """:func:`_build_model` without initialising weights, its memory and size failures as RlarchiveError."""
     try:
         return _build_model(cls, items, params, variables, env, device, kwargs, skip_init=True, fresh_optimizers=fresh)
@@ -498,7 +538,8 @@ def _built(cls: Any, items: dict, params: Mapping[str, Any], variables: Mapping[
         raise RlarchiveError("LIMIT_EXCEEDED", f"building the model needs more memory than is available: {e}") from None
     except RuntimeError as e:  # load_state_dict: the weights do not fit the policy built from the data
         raise RlarchiveError(
-            "VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds from its data: {str(e)[:500]}"
+            "VALUE_UNSUPPORTED",
+            f"the archive's weights do not fit the policy {cls.__name__} builds from its data: {str(e)[:500]}",
         ) from None
 
 
@@ -510,14 +551,18 @@ def _restore_buffer(model: Any, buffer_value: Any, force_reset: bool, unverified
     if note.startswith("replay buffer restored"):
         done.restored.append("replay_buffer")
         done.details["replay_buffer"] = buffers.describe(buffer_value) + (
-            "; mapped copy-on-write, its CRC-32 and SHA-256 not checked (verify_replay_buffer=True checks them)" if unverified else ""
+            "; mapped copy-on-write, its CRC-32 and SHA-256 not checked (verify_replay_buffer=True checks them)"
+            if unverified
+            else ""
         )
     else:
         done.not_restored["replay_buffer"] = note.split(": ", 1)[-1]
         warnings.warn(note, LoadWarning, stacklevel=3)
 
 
-def _restore_run(model: Any, run: Optional[Mapping[str, Any]], env: Any, force_reset: bool, seeds: Any, done: RestoreReport) -> None:
+def _restore_run(
+    model: Any, run: Mapping[str, Any] | None, env: Any, force_reset: bool, seeds: Any, done: RestoreReport
+) -> None:
     """Put the archive's run state and random state (extension RLA_training) into ``model``, or note that it holds none."""
     if run is None:
         why = "the archive holds none (save with training=True or replay_buffer=True)"

@@ -10,10 +10,12 @@ live in, so the archive refers to the tensors it already holds.
 A module the walk does not know (a user's features extractor) raises
 :class:`Unsupported`: such a model gets no portable policy.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +102,12 @@ class _Walker:
             if m.groups != 1 or tuple(m.dilation) != (1, 1) or m.padding_mode != "zeros" or isinstance(m.padding, str):
                 raise Unsupported(f"a Conv2d with groups, dilation or padding mode ({self.names[id(m)]})")
             return self.add(
-                "conv2d", [x], weight=self.weight(m, "weight"), bias=self.weight(m, "bias"), stride=list(m.stride), padding=list(m.padding)
+                "conv2d",
+                [x],
+                weight=self.weight(m, "weight"),
+                bias=self.weight(m, "bias"),
+                stride=list(m.stride),
+                padding=list(m.padding),
             )
         if isinstance(m, nn.Flatten):
             if m.start_dim != 1 or m.end_dim != -1:
@@ -118,7 +125,9 @@ class _Walker:
         if isinstance(m, nn.LayerNorm):
             if len(m.normalized_shape) != 1:
                 raise Unsupported("a LayerNorm over more than the last dimension")
-            return self.add("layer_norm", [x], weight=self.weight(m, "weight"), bias=self.weight(m, "bias"), eps=float(m.eps))
+            return self.add(
+                "layer_norm", [x], weight=self.weight(m, "weight"), bias=self.weight(m, "bias"), eps=float(m.eps)
+            )
         if isinstance(m, nn.BatchNorm1d) or name == "BatchRenorm1d":  # in evaluation mode: the running statistics
             renorm = name == "BatchRenorm1d"  # sb3-contrib's, for CrossQ: ra_mean, ra_var, scale, bias
             if not renorm and not m.track_running_stats:
@@ -136,7 +145,9 @@ class _Walker:
             return self.add("flatten", [x])
         if name == "NatureCNN":
             return self.module(m.linear, self.module(m.cnn, x))
-        raise Unsupported(f"no portable form for the module {type(m).__module__}.{type(m).__qualname__} ({self.names.get(id(m), '?')})")
+        raise Unsupported(
+            f"no portable form for the module {type(m).__module__}.{type(m).__qualname__} ({self.names.get(id(m), '?')})"
+        )
 
     def features(self, extractor: Any, space: Any) -> str:
         if type(extractor).__name__ == "CombinedExtractor":
@@ -144,7 +155,9 @@ class _Walker:
             return self.add("concat", parts)
         if type(extractor).__module__.startswith(("stable_baselines3.", "sb3_contrib.")):
             return self.module(extractor, "obs")
-        raise Unsupported(f"the features extractor {type(extractor).__module__}.{type(extractor).__qualname__} is a user class")
+        raise Unsupported(
+            f"the features extractor {type(extractor).__module__}.{type(extractor).__qualname__} is a user class"
+        )
 
 
 def _space(space: Any) -> Any:
@@ -180,7 +193,8 @@ def _lstm(w: _Walker, lstm: Any, x: str, desc: dict) -> str:
     if lstm.batch_first or lstm.bidirectional or getattr(lstm, "proj_size", 0) or not lstm.bias:
         raise Unsupported("an LSTM that is batch-first, bidirectional, projected or without biases")
     layers = [
-        {k: w.weight(lstm, f"{k}_l{i}") for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")} for i in range(lstm.num_layers)
+        {k: w.weight(lstm, f"{k}_l{i}") for k in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")}
+        for i in range(lstm.num_layers)
     ]
     out = w.fresh()
     desc["recurrent"] = {
@@ -191,7 +205,14 @@ def _lstm(w: _Walker, lstm: Any, x: str, desc: dict) -> str:
         "layers": lstm.num_layers,
         "hidden_size": lstm.hidden_size,
     }
-    w.nodes.append({"op": "lstm", "in": [x, "state.hidden", "state.cell"], "out": [out, "state.hidden.next", "state.cell.next"], "layers": layers})
+    w.nodes.append(
+        {
+            "op": "lstm",
+            "in": [x, "state.hidden", "state.cell"],
+            "out": [out, "state.hidden.next", "state.cell.next"],
+            "layers": layers,
+        }
+    )
     return out
 
 
@@ -210,7 +231,9 @@ def describe(model: Any) -> dict:
         "action_space": _space(action_space),
         "normalize_images": bool(getattr(policy, "normalize_images", True)),
     }
-    if hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net"):  # actor-critic (PPO, A2C, TRPO, MaskablePPO, RecurrentPPO)
+    if hasattr(policy, "mlp_extractor") and hasattr(
+        policy, "action_net"
+    ):  # actor-critic (PPO, A2C, TRPO, MaskablePPO, RecurrentPPO)
         extractor = policy.features_extractor if policy.share_features_extractor else policy.pi_features_extractor
         x = w.features(extractor, model.observation_space)
         if hasattr(policy, "lstm_actor"):
@@ -220,7 +243,9 @@ def describe(model: Any) -> dict:
             x = w.module(shared, x)
         x = w.module(policy.mlp_extractor.policy_net, x)
         x = w.module(policy.action_net, x)
-        head = _distribution_head(action_space, x, bool(getattr(policy, "squash_output", False)), getattr(policy, "action_dist", None))
+        head = _distribution_head(
+            action_space, x, bool(getattr(policy, "squash_output", False)), getattr(policy, "action_dist", None)
+        )
     elif hasattr(policy, "q_net"):  # DQN
         x = w.features(policy.q_net.features_extractor, model.observation_space)
         x = w.module(policy.q_net.q_net, x)

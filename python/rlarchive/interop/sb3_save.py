@@ -4,14 +4,17 @@ The model's attributes are converted exactly as the import converts a saved
 zip (:mod:`rlarchive.interop.sb3_import`), so that the archive equals the
 import of ``model.save(...)``'s zip.
 """
+
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any
 
+from .. import replay_buffer as replay_buffer_ext
+from .. import training_state
 from ..errors import RlarchiveError
-from .. import replay_buffer as replay_buffer_ext, training_state
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from .sb3_import import add_state, add_variables, charge_tensors, finish_import, read_vec_normalize
 from .sb3_keys import META_SOURCE, META_VERSION
@@ -23,13 +26,13 @@ __all__ = ["save"]
 
 def save(
     model: Any,
-    path: Union[str, os.PathLike],
+    path: str | os.PathLike,
     *,
     vec_normalize: Any = None,
-    budget: Union[int, ImportBudget, None] = None,
-    training: Optional[bool] = None,
+    budget: int | ImportBudget | None = None,
+    training: bool | None = None,
     replay_buffer: bool = False,
-    metadata: Optional[Mapping[str, str]] = None,
+    metadata: Mapping[str, str] | None = None,
     provenance: bool = True,
 ) -> ImportReport:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
@@ -91,7 +94,8 @@ def save(
     import stable_baselines3
     from stable_baselines3.common.save_util import recursive_getattr
 
-    from . import algorithms, provenance as provenance_mod
+    from . import algorithms
+    from . import provenance as provenance_mod
 
     given_metadata = provenance_mod.merged({}, metadata)  # checked before any work
     extra, notes = _extensions(model, training, replay_buffer)
@@ -123,10 +127,12 @@ def save(
         from . import replay_buffer as buffers
 
         buffers.check_value(extra[replay_buffer_ext.EXTENSION], decoded)
-    return finish_import(path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra)
+    return finish_import(
+        path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
+    )
 
 
-def _extensions(model: Any, training: Optional[bool], replay_buffer: bool) -> tuple[dict, list]:
+def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple[dict, list]:
     """(the run state and replay buffer values to store, as :func:`save` is asked; the report's notes on them).
 
     The run state is taken first, before anything else is read from the model.
@@ -137,9 +143,13 @@ def _extensions(model: Any, training: Optional[bool], replay_buffer: bool) -> tu
     notes = []
     if training or (training is None and replay_buffer):
         extra[training_state.EXTENSION] = run_state.capture(model)
-        notes.append(f"run state and random state stored as the extension {training_state.EXTENSION}: {run_state.describe(extra[training_state.EXTENSION])}")
+        notes.append(
+            f"run state and random state stored as the extension {training_state.EXTENSION}: {run_state.describe(extra[training_state.EXTENSION])}"
+        )
     else:
-        notes.append("run state and random state not stored (training=True or replay_buffer=True keeps them, for training to go on)")
+        notes.append(
+            "run state and random state not stored (training=True or replay_buffer=True keeps them, for training to go on)"
+        )
     if replay_buffer:
         from . import replay_buffer as buffers
 
@@ -148,7 +158,10 @@ def _extensions(model: Any, training: Optional[bool], replay_buffer: bool) -> tu
             if buffer is None:
                 raise RlarchiveError("VALUE_UNSUPPORTED", f"a {type(model).__name__} model has no replay buffer")
             extra[replay_buffer_ext.EXTENSION] = buffers.capture(buffer)
-            notes.insert(0, f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(extra[replay_buffer_ext.EXTENSION])}")
+            notes.insert(
+                0,
+                f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(extra[replay_buffer_ext.EXTENSION])}",
+            )
         except RlarchiveError as e:
             notes.insert(0, f"replay buffer not stored: {e.message}")
     return extra, notes
@@ -175,8 +188,11 @@ def _decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: Im
         if is_json_serializable(value):
             decoded[key] = json.loads(json.dumps(value))  # as SB3's data member holds it
         else:
-            decoded[key] = decode_pickle(key, cloudpickle.dumps(value), f"{type(value).__module__}.{type(value).__qualname__}", report, budget)
+            decoded[key] = decode_pickle(
+                key, cloudpickle.dumps(value), f"{type(value).__module__}.{type(value).__qualname__}", report, budget
+            )
     return decoded
+
 
 def _tensors_in(obj: Any) -> list:
     """The tensors inside ``obj`` (a state dict, an optimizer state)."""

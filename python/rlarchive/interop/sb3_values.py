@@ -6,17 +6,19 @@ NumPy arrays and classes (resolved under the allow-list only);
 variables. Both serve the export (:mod:`rlarchive.interop.sb3_export`) and
 the load (:mod:`rlarchive.interop.sb3_load`).
 """
+
 from __future__ import annotations
 
 import json
 import sys
 from collections import deque
-from typing import Any, Callable, Iterable, Mapping, Optional
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
-from ..errors import RlarchiveError
 from .. import replay_buffer as replay_buffer_ext
+from ..errors import RlarchiveError
 from ..values import ClassRef, Opaque
 from . import pickler
 from .sb3_keys import META_TORCH_VALUES
@@ -41,13 +43,15 @@ class Rebuilder:
     ``"load"`` (they are refused unless allowed).
     """
 
-    def __init__(self, mode: str, allow: Iterable[str], data: Mapping[str, Any], target: tuple = (99, 0), unpickle: bool = False):
+    def __init__(
+        self, mode: str, allow: Iterable[str], data: Mapping[str, Any], target: tuple = (99, 0), unpickle: bool = False
+    ):
         self.mode = mode
         self.unpickle = unpickle  # load: unpickle opaque values (the caller trusts the archive)
         self.allow = tuple(allow)
         self.data = data
         self.target = target  # the SB3 version (major, minor) that reads the values
-        self.optimizer_left_out: Optional[str] = None  # load: the optimizer class left out of policy_kwargs, if any
+        self.optimizer_left_out: str | None = None  # load: the optimizer class left out of policy_kwargs, if any
 
     def top(self, key: str, value: Any) -> Any:
         """The object SB3 keeps for the data key ``key`` (a ``TrainFreq``, a ``deque``, a wrapped schedule, or :meth:`value`)."""
@@ -74,8 +78,9 @@ class Rebuilder:
         """A schedule in the form the target SB3 version pickles: classes from 2.7 on, closures before."""
         import warnings
 
-        from .. import schedules
         from stable_baselines3.common import utils as sbu
+
+        from .. import schedules
 
         inner: Any
         if self.target >= _SCHEDULE_CLASSES and hasattr(sbu, "FloatSchedule"):
@@ -130,17 +135,33 @@ class Rebuilder:
             return {self.value(k, key): self.value(x, key) for k, x in v.items()}
         if isinstance(v, ClassRef):
             return self.classref(v, key)
-        if isinstance(v, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple, spaces.Text)):
+        if isinstance(
+            v,
+            (
+                spaces.Box,
+                spaces.Discrete,
+                spaces.MultiDiscrete,
+                spaces.MultiBinary,
+                spaces.Dict,
+                spaces.Tuple,
+                spaces.Text,
+            ),
+        ):
             try:
                 return spaces.to_gymnasium(v)
-            except (TypeError, ValueError) as e:  # a space gymnasium cannot hold (an FP8 box, a dtype older gymnasium lacks)
+            except (
+                TypeError,
+                ValueError,
+            ) as e:  # a space gymnasium cannot hold (an FP8 box, a dtype older gymnasium lacks)
                 raise unsupported(f"data key {key!r}: {e}") from None
         if spaces.is_gymnasium_space(v):
             return v
         if isinstance(v, (schedules.Constant, schedules.Linear, schedules.Piecewise)):
             return self.schedule(v, wrap=False)
         if isinstance(v, Opaque):
-            if self.mode == "export":  # written as pickle.loads(original bytes), which an import reads back as this value
+            if (
+                self.mode == "export"
+            ):  # written as pickle.loads(original bytes), which an import reads back as this value
                 return pickler.Call(pickler.Name("pickle", "loads"), (v.data,))
             if self.unpickle:
                 return v.unpickle(trusted=True)

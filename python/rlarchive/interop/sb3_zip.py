@@ -8,6 +8,7 @@ goes through the restricted unpickler (:mod:`rlarchive.interop.unpickle`),
 which gives a neutral value or keeps the pickle opaque. What was decoded and
 what was kept opaque goes into an :class:`ImportReport`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -16,8 +17,9 @@ import json
 import os
 import re
 import zipfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +61,7 @@ class OpaqueValue:
     """One value kept as an opaque pickle: where it is, what type it pickles, and why."""
 
     key: str  # the data key (a JSON Pointer into "data" for nested values)
-    type: Optional[str]  # the pickled type, e.g. "builtins.function"
+    type: str | None  # the pickled type, e.g. "builtins.function"
     reason: str
 
 
@@ -87,8 +89,8 @@ class ImportReport:
 
     source: str
     output: str
-    algorithm: Optional[str] = None
-    library_version: Optional[str] = None
+    algorithm: str | None = None
+    library_version: str | None = None
     converted: list = field(default_factory=list)
     opaque: list = field(default_factory=list)
     tensor_groups: dict = field(default_factory=dict)
@@ -96,7 +98,7 @@ class ImportReport:
     skipped_members: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     torch_values: list = field(default_factory=list)
-    policy: Optional[str] = None
+    policy: str | None = None
 
     @property
     def opaque_keys(self) -> list:
@@ -138,12 +140,12 @@ class ImportReport:
 # ---------------------------------------------------------------------------
 
 
-def unsupported(msg: str, member: Optional[str] = None) -> RlarchiveError:
+def unsupported(msg: str, member: str | None = None) -> RlarchiveError:
     """The VALUE_UNSUPPORTED error for ``msg`` (at ``member``), for the caller to raise."""
     return RlarchiveError("VALUE_UNSUPPORTED", msg, member=member)
 
 
-def open_zip(path: Union[str, os.PathLike]) -> zipfile.ZipFile:
+def open_zip(path: str | os.PathLike) -> zipfile.ZipFile:
     """The ZIP at ``path``: IMPORT_INVALID when it is none, LIMIT_EXCEEDED above ``MAX_MEMBERS`` members."""
     try:
         zf = zipfile.ZipFile(os.fspath(path))
@@ -155,7 +157,7 @@ def open_zip(path: Union[str, os.PathLike]) -> zipfile.ZipFile:
     return zf
 
 
-def read_member(zf: zipfile.ZipFile, name: str, limit: int, budget: Optional[ImportBudget] = None) -> bytes:
+def read_member(zf: zipfile.ZipFile, name: str, limit: int, budget: ImportBudget | None = None) -> bytes:
     """A member's bytes, its uncompressed size (from its header) checked against ``limit`` and charged to ``budget`` first."""
     info = zf.getinfo(name)
     if info.file_size > limit:
@@ -168,7 +170,7 @@ def read_member(zf: zipfile.ZipFile, name: str, limit: int, budget: Optional[Imp
         raise RlarchiveError("IMPORT_INVALID", f"cannot read member {name}: {e}", member=name) from None
 
 
-def parse_data_json(raw: bytes, member: str = "data", budget: Optional[ImportBudget] = None) -> dict:
+def parse_data_json(raw: bytes, member: str = "data", budget: ImportBudget | None = None) -> dict:
     """The SB ``data`` member: JSON as Python's json module writes it (NaN/Infinity allowed).
 
     With a ``budget``, what parsing may allocate (:func:`json_cost`) is charged first.
@@ -184,7 +186,7 @@ def parse_data_json(raw: bytes, member: str = "data", budget: Optional[ImportBud
     return doc
 
 
-def _type_name(sb_type: Any) -> Optional[str]:
+def _type_name(sb_type: Any) -> str | None:
     """``"<class 'collections.deque'>"`` -> ``"collections.deque"``."""
     if not isinstance(sb_type, str):
         return None
@@ -192,7 +194,7 @@ def _type_name(sb_type: Any) -> Optional[str]:
     return m.group(1) if m else sb_type
 
 
-def decode_data(doc: Mapping[str, Any], report: ImportReport, budget: Optional["ImportBudget"] = None) -> dict:
+def decode_data(doc: Mapping[str, Any], report: ImportReport, budget: ImportBudget | None = None) -> dict:
     """Decode an SB/SB3 data object: plain JSON stays, ``:serialized:`` values go through the restricted unpickler."""
     out: dict = {}
     for key, item in doc.items():
@@ -201,14 +203,16 @@ def decode_data(doc: Mapping[str, Any], report: ImportReport, budget: Optional["
             try:
                 raw = base64.b64decode(str(item[":serialized:"]).encode("ascii"), validate=True)
             except (binascii.Error, ValueError, UnicodeEncodeError):
-                raise RlarchiveError("IMPORT_INVALID", f"data key {key!r}: ':serialized:' is not base64", member="data") from None
+                raise RlarchiveError(
+                    "IMPORT_INVALID", f"data key {key!r}: ':serialized:' is not base64", member="data"
+                ) from None
             out[key] = decode_pickle(key, raw, tname, report, budget)
         else:
             out[key] = item
     return out
 
 
-def decode_pickle(key: str, raw: bytes, tname: Optional[str], report: ImportReport, budget: Optional[ImportBudget]) -> Any:
+def decode_pickle(key: str, raw: bytes, tname: str | None, report: ImportReport, budget: ImportBudget | None) -> Any:
     """One pickled data value: its neutral value (opaque leaves reported), or the whole value opaque."""
     from . import unpickle
 
@@ -243,7 +247,10 @@ def note_leaves(value: Any, ptr: str, report: ImportReport) -> Any:
     if isinstance(value, tuple):
         return tuple(note_leaves(v, f"{ptr}/{i}", report) for i, v in enumerate(value))
     if isinstance(value, dict):
-        return {k: note_leaves(v, f"{ptr}/{escape_pointer(k) if isinstance(k, str) else k}", report) for k, v in value.items()}
+        return {
+            k: note_leaves(v, f"{ptr}/{escape_pointer(k) if isinstance(k, str) else k}", report)
+            for k, v in value.items()
+        }
     return value
 
 

@@ -14,13 +14,15 @@ weights and computes what SB3 1.7 computes; :func:`to_separate` turns the
 layout into the equivalent one of SB3 >= 1.8 (the shared layers copied at the
 head of both networks, which predicts the same) for an export (Annex B.4).
 """
+
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ..errors import RlarchiveError
 
@@ -44,20 +46,20 @@ class Layout:
         return {"pi": list(self.shared + self.pi), "vf": list(self.shared + self.vf)}
 
 
-def _sizes(v: Any) -> Optional[tuple]:
+def _sizes(v: Any) -> tuple | None:
     if isinstance(v, (list, tuple)) and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in v):
         return tuple(v)
     return None
 
 
-def _parse(net_arch: Any) -> Optional[Layout]:
+def _parse(net_arch: Any) -> Layout | None:
     """A ``net_arch`` of SB3 < 1.8 (leading ints shared, then an optional dict of ``pi`` / ``vf``), or None."""
     if not isinstance(net_arch, (list, tuple)):
         return None
     shared: list = []
     pi: tuple = ()
     vf: tuple = ()
-    for i, item in enumerate(net_arch):
+    for _i, item in enumerate(net_arch):
         if isinstance(item, int) and not isinstance(item, bool) and item > 0:
             shared.append(item)
         elif isinstance(item, Mapping):  # SB3 < 1.8 read "pi" and "vf" only
@@ -71,7 +73,7 @@ def _parse(net_arch: Any) -> Optional[Layout]:
     return Layout(tuple(shared), pi, vf)
 
 
-def layout(policy_kwargs: Any, state: Optional[Mapping[str, Any]]) -> Optional[Layout]:
+def layout(policy_kwargs: Any, state: Mapping[str, Any] | None) -> Layout | None:
     """The shared layout a policy state dict holds (keys ``mlp_extractor.shared_net.*``), or None.
 
     Raises:
@@ -85,9 +87,17 @@ def layout(policy_kwargs: Any, state: Optional[Mapping[str, Any]]) -> Optional[L
     linear = sorted(
         (int(m.group(2)), tuple(state[k].shape))
         for k in state
-        if isinstance(k, str) and (m := _ENTRY.match(k)) and m.group(1) == "shared_net" and m.group(3) == "weight" and len(state[k].shape) == 2
+        if isinstance(k, str)
+        and (m := _ENTRY.match(k))
+        and m.group(1) == "shared_net"
+        and m.group(3) == "weight"
+        and len(state[k].shape) == 2
     )
-    if found is None or [shape[0] for _, shape in linear] != list(found.shared) or [i for i, _ in linear] != list(range(0, 2 * len(linear), 2)):
+    if (
+        found is None
+        or [shape[0] for _, shape in linear] != list(found.shared)
+        or [i for i, _ in linear] != list(range(0, 2 * len(linear), 2))
+    ):
         raise RlarchiveError(
             "VALUE_UNSUPPORTED",
             f"the policy holds layers shared by the actor and the critic (mlp_extractor.shared_net) that its net_arch {arch!r} "
@@ -142,7 +152,7 @@ def _extractor_class() -> type:
     return SharedMlpExtractor
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def extractor_class() -> type:
     """The ``torch.nn.Module`` class of the shared-layer extractor (torch is imported on first use)."""
     return _extractor_class()
@@ -162,7 +172,9 @@ def policy_class(base: type, shape: Layout) -> type:
         self.mlp_extractor = SharedMlpExtractor(dim, shape, self.activation_fn, self.device)
 
     if not hasattr(base, "_build_mlp_extractor"):
-        raise RlarchiveError("VALUE_UNSUPPORTED", f"the policy class {base.__name__} has no MLP extractor to hold shared layers")
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED", f"the policy class {base.__name__} has no MLP extractor to hold shared layers"
+        )
     return type(base.__name__, (base,), {"_build_mlp_extractor": _build_mlp_extractor, "__module__": __name__})
 
 
@@ -187,7 +199,7 @@ def to_separate(state: Mapping[str, Any], shape: Layout) -> dict:
     return out
 
 
-def separate_order(old_names: list, shape: Layout) -> Optional[list]:
+def separate_order(old_names: list, shape: Layout) -> list | None:
     """(new name, old name) for each parameter of the policy SB3 >= 1.8 builds, in its registration order.
 
     ``old_names`` are the shared-layout policy's parameter names in
@@ -211,5 +223,5 @@ def separate_order(old_names: list, shape: Layout) -> Optional[list]:
                 index = int(m.group(2)) + (0 if m.group(1) == "shared_net" else shift)
                 new_block.append((f"mlp_extractor.{net}.{index}.{m.group(3)}", old))
     start = where[0] if where else len(old_names)
-    rest = old_names[start + len(block):]
+    rest = old_names[start + len(block) :]
     return [(n, n) for n in old_names[:start]] + new_block + [(n, n) for n in rest]

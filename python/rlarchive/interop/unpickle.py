@@ -77,6 +77,7 @@ In particular these modules never import gymnasium, gym, stable_baselines3,
 cloudpickle, torch or any module a pickle names; they need only NumPy (to hold
 array data, which it builds from raw bytes with :func:`numpy.frombuffer`).
 """
+
 from __future__ import annotations
 
 from .unpickle_allowlist import CONSTRUCTORS

@@ -7,11 +7,13 @@ that may only be referred to, or an unbound
 to its own budget. The Python builtins a pickle may call are defined here,
 each refusing anything but the plain forms pickles use.
 """
+
 from __future__ import annotations
 
 import collections
 import types
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .unpickle_functions import CLOUDPICKLE_CONSTRUCTORS, EMPTY_CELL_VALUE
 from .unpickle_numpy import NDARRAY, dtype_ctor, frombuffer, reconstruct, rng_ctor, scalar
@@ -37,6 +39,7 @@ __all__ = ["CONSTRUCTORS", "PY2_MODULES"]
 
 
 # ---- python builtins ---------------------------------------------------------
+
 
 def _codecs_encode(ctx: Context, obj, encoding="utf-8", errors="strict") -> bytes:
     """Stand-in for ``_codecs.encode``, used by protocol 2 for bytes."""
@@ -117,7 +120,10 @@ def _copyreg_reconstructor(ctx: Context, cls, base, state):
     """Stand-in for ``copyreg._reconstructor`` (protocol 0/1 objects) on stand-in types only."""
     if not (isinstance(base, GlobalName) and base == GlobalName("builtins", "object")):
         raise NotNeutral("copyreg._reconstructor with a base that is not object")
-    if not (isinstance(cls, FrozenMeta) and issubclass(cls, StandInType) and cls is not StandInType) or state is not None:
+    if (
+        not (isinstance(cls, FrozenMeta) and issubclass(cls, StandInType) and cls is not StandInType)
+        or state is not None
+    ):
         raise NotNeutral("copyreg._reconstructor on a type that is not allowed")
     return cls.__new__(cls)
 
@@ -125,6 +131,7 @@ def _copyreg_reconstructor(ctx: Context, cls, base, state):
 # ---------------------------------------------------------------------------
 # The allow-list
 # ---------------------------------------------------------------------------
+
 
 def _build_constructors() -> dict:
     c: dict = {}

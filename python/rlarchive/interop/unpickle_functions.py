@@ -6,10 +6,12 @@ closure of cells and a state. These stand-ins record the code's free
 variables and the cells' contents so that the conversion can recognise a
 known schedule; no code object or function is ever made.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Optional
+from typing import Any
 
 from .unpickle_standins import NODE_COST, Context, Ctor, Frozen, GlobalName, NotNeutral, describe, set_slot
 
@@ -17,6 +19,7 @@ __all__ = ["Function", "EMPTY_CELL_VALUE", "CLOUDPICKLE_CONSTRUCTORS"]
 
 
 # ---- cloudpickle (functions pickled by value) ------------------------------------
+
 
 class _Code(Frozen):
     """Stand-in for ``types.CodeType(...)``: records the names it needs, builds nothing."""
@@ -102,7 +105,7 @@ class Function(Frozen):
     closure: Any
     attrs: Any
 
-    def __init__(self, code: _Code, closure: Optional[list]):
+    def __init__(self, code: _Code, closure: list | None):
         set_slot(self, "code", code)
         set_slot(self, "closure", closure)
         set_slot(self, "attrs", {})

@@ -10,6 +10,7 @@ budget before it runs (:func:`metered`). :func:`contain` turns whatever a
 stream raises into :class:`~rlarchive.interop.unpickle_standins.NotNeutral`
 or ``LIMIT_EXCEEDED``.
 """
+
 from __future__ import annotations
 
 import collections
@@ -17,7 +18,8 @@ import io
 import pickle
 import struct
 import types
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..errors import RlarchiveError
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget
@@ -72,7 +74,7 @@ class RestrictedUnpickler(_Base):
     :class:`~rlarchive.interop.budget.ImportBudget` when not given).
     """
 
-    def __init__(self, file, *, budget: Optional[ImportBudget] = None):
+    def __init__(self, file, *, budget: ImportBudget | None = None):
         super().__init__(file, fix_imports=False, encoding="latin-1", errors="strict")
         self.budget = budget if budget is not None else ImportBudget(DEFAULT_IMPORT_BUDGET)
         self._ctx = Context(self.budget)
@@ -97,7 +99,7 @@ class RestrictedUnpickler(_Base):
 
     # -- opcodes that call, build or fill objects: stand-ins and plain containers only
 
-    def _call(self, func: Any, args: Any, kwargs: Optional[dict] = None) -> Any:
+    def _call(self, func: Any, args: Any, kwargs: dict | None = None) -> Any:
         if not (isinstance(func, (Ctor, GlobalName)) or _instantiable(func)):
             raise NotNeutral(f"the pickle calls {describe(func)}, which is not an allowed constructor")
         if type(args) is not tuple or not (kwargs is None or type(kwargs) is dict):
@@ -283,7 +285,7 @@ def contain(e: Exception, doing: str) -> BaseException:
     return NotNeutral(f"{doing}: {_reason(e)}")
 
 
-def restricted_loads(data: bytes, *, budget: Optional[ImportBudget] = None) -> Any:
+def restricted_loads(data: bytes, *, budget: ImportBudget | None = None) -> Any:
     """Unpickle ``data`` into a stand-in graph, running no code from it.
 
     Raises :class:`NotNeutral` for any disallowed global or malformed stream,
@@ -313,7 +315,15 @@ def describe_globals(data: bytes) -> list[tuple[str, str]]:
                 mod, _, attr = str(arg).partition(" ")
                 out.append((mod, attr))
                 last.append(None)
-            elif name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "STRING", "BINSTRING", "SHORT_BINSTRING"):
+            elif name in (
+                "SHORT_BINUNICODE",
+                "BINUNICODE",
+                "BINUNICODE8",
+                "UNICODE",
+                "STRING",
+                "BINSTRING",
+                "SHORT_BINSTRING",
+            ):
                 last.append(arg)
             elif name == "MEMOIZE":
                 memo[len(memo)] = last[-1] if last else None
@@ -335,11 +345,10 @@ def describe_globals(data: bytes) -> list[tuple[str, str]]:
     return out
 
 
-def pickled_type_name(data: bytes) -> Optional[str]:
+def pickled_type_name(data: bytes) -> str | None:
     """A display name for the type a pickle rebuilds, read from its first global, or None."""
     g = describe_globals(data)
     if not g:
         return None
     mod, name = g[0]
     return f"{mod}.{name}"
-

@@ -8,11 +8,13 @@ spaces (spec §8), schedules, class references; a recorded call
 reference to a value and every copy is charged to the import budget before
 it is made; a stand-in converts once (memoised by identity).
 """
+
 from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +64,11 @@ def _number(x, what: str):
         raise NotNeutral(f"{what} is not a number")
     if isinstance(x, Scalar):
         x = x.value
-    if isinstance(x, np.generic) and np.issubdtype(type(x), np.number) and not np.issubdtype(type(x), np.complexfloating):
+    if (
+        isinstance(x, np.generic)
+        and np.issubdtype(type(x), np.number)
+        and not np.issubdtype(type(x), np.complexfloating)
+    ):
         x = x.item()
     if type(x) is int:
         return check_int(x)
@@ -92,7 +98,7 @@ def _levels(obj: Any) -> int:
     return 1
 
 
-def _space_dtype(sp: Space, default: Optional[str] = None) -> np.dtype:
+def _space_dtype(sp: Space, default: str | None = None) -> np.dtype:
     """The space's dtype, little-endian (``default`` when it has none)."""
     d = sp.get("dtype")
     if isinstance(d, DType):
@@ -107,7 +113,9 @@ def _space_shape(sp: Space) -> tuple:
     s = sp.get("_shape", sp.get("shape"))
     if not isinstance(s, tuple):
         raise NotNeutral("space without a shape")
-    return check_shape(tuple(int(x.value) if isinstance(x, Scalar) and isinstance(x.value, np.integer) else x for x in s))
+    return check_shape(
+        tuple(int(x.value) if isinstance(x, Scalar) and isinstance(x.value, np.integer) else x for x in s)
+    )
 
 
 class _Neutralizer:
@@ -247,7 +255,9 @@ class _Neutralizer:
         return value
 
     def _classref(self, module, qualname):
-        if not (type(module) is str and type(qualname) is str and IDENT.fullmatch(module) and IDENT.fullmatch(qualname)):
+        if not (
+            type(module) is str and type(qualname) is str and IDENT.fullmatch(module) and IDENT.fullmatch(qualname)
+        ):
             raise NotNeutral("a class name that is not a plain identifier path")
         return self.values.ClassRef(module, qualname)
 
@@ -477,7 +487,9 @@ class _Neutralizer:
                     return Sch.Constant(float(_number(inner, "get_schedule_fn value")))
                 if isinstance(inner, (Schedule, Function)):
                     return self._schedule(inner, depth + 1)
-        raise NotNeutral(f"the function {describe(mod)} {describe(qual)} is not a known schedule (its code is never run)")
+        raise NotNeutral(
+            f"the function {describe(mod)} {describe(qual)} is not a known schedule (its code is never run)"
+        )
 
     def _linear(self, start, end, end_fraction):
         start = _number(start, "LinearSchedule.start")
@@ -488,7 +500,7 @@ class _Neutralizer:
         return self.schedules.Linear(start, end, ef)
 
 
-def to_neutral(obj: Any, *, budget: Optional[ImportBudget] = None) -> Any:
+def to_neutral(obj: Any, *, budget: ImportBudget | None = None) -> Any:
     """Convert a stand-in graph from :func:`restricted_loads` to neutral rlarchive values.
 
     ``budget`` (a fresh default :class:`~rlarchive.interop.budget.ImportBudget`
@@ -508,7 +520,7 @@ def to_neutral(obj: Any, *, budget: Optional[ImportBudget] = None) -> Any:
         raise contain(e, "the value cannot be converted") from None
 
 
-def decode(data: bytes, *, budget: Optional[ImportBudget] = None) -> Any:
+def decode(data: bytes, *, budget: ImportBudget | None = None) -> Any:
     """Unpickle ``data`` with :class:`RestrictedUnpickler` and return its neutral value.
 
     ``budget`` (a fresh default :class:`~rlarchive.interop.budget.ImportBudget`
@@ -525,4 +537,3 @@ def decode(data: bytes, *, budget: Optional[ImportBudget] = None) -> Any:
     if budget is None:
         budget = ImportBudget(DEFAULT_IMPORT_BUDGET)
     return to_neutral(restricted_loads(data, budget=budget), budget=budget)
-

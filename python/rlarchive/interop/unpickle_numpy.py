@@ -5,11 +5,12 @@ byte charged to the import budget before it is copied); a dtype is one of a
 fixed set of simple codes (no structured or object dtypes); a random
 generator's state is accepted and dropped.
 """
+
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -108,7 +109,7 @@ class Array(Frozen):
     __slots__ = ("array",)
     array: Any
 
-    def __init__(self, array: Optional[np.ndarray]):
+    def __init__(self, array: np.ndarray | None):
         set_slot(self, "array", array)
 
 
@@ -131,7 +132,9 @@ class Reconstructed(Array, Buildable):
             shape, dtype, fortran, raw = state
         if not isinstance(shape, (tuple, list)) or len(shape) > MAX_NDIM:
             raise NotNeutral("malformed array shape")
-        arr = _array_from_bytes(self._ctx, raw, np_dtype(dtype), check_shape(tuple(shape)), fortran is True or fortran == 1)
+        arr = _array_from_bytes(
+            self._ctx, raw, np_dtype(dtype), check_shape(tuple(shape)), fortran is True or fortran == 1
+        )
         set_slot(self, "array", arr)
 
 
@@ -154,7 +157,10 @@ def frombuffer(ctx: Context, buf: Any, dtype: Any, shape: Any, order: Any = "C",
         raise NotNeutral("malformed array shape")
     shape = check_shape(tuple(shape))
     if type(order) is str and order == "K" and axis_order is not None:
-        if not (isinstance(axis_order, (tuple, list)) and sorted(a if type(a) is int else -1 for a in axis_order) == list(range(len(shape)))):
+        if not (
+            isinstance(axis_order, (tuple, list))
+            and sorted(a if type(a) is int else -1 for a in axis_order) == list(range(len(shape)))
+        ):
             raise NotNeutral("malformed axis order")
         arr = _array_from_bytes(ctx, buf, np_dtype(dtype), shape, False)
         ctx.charge(arr.nbytes, "a transposed numpy array")
@@ -207,4 +213,3 @@ class RNG(Buildable):
 def rng_ctor(ctx: Context, *args: Any, **kwargs: Any) -> RNG:
     """Stand-in for the NumPy random generators' pickle constructors (their state is dropped)."""
     return RNG()
-

@@ -14,10 +14,12 @@ spaces and Stable-Baselines3 classes. NumPy values are in
 Only this package's own code sets a stand-in's slots (:func:`set_slot`);
 ``BUILD`` reaches only the :class:`Buildable` ones.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from ..limits import MAX_INT_DIGITS
 from .budget import ImportBudget
@@ -197,13 +199,13 @@ class Ctor(Frozen):
     _fn: Any
     _ctx: Any
 
-    def __init__(self, module: str, name: str, fn: Callable[..., Any], ctx: Optional[Context] = None):
+    def __init__(self, module: str, name: str, fn: Callable[..., Any], ctx: Context | None = None):
         set_slot(self, "module", module)
         set_slot(self, "name", name)
         set_slot(self, "_fn", fn)
         set_slot(self, "_ctx", ctx)
 
-    def bind(self, ctx: Context) -> "Ctor":
+    def bind(self, ctx: Context) -> Ctor:
         """This constructor, bound to one unpickler's context."""
         return Ctor(self.module, self.name, self._fn, ctx)
 
@@ -244,7 +246,7 @@ class Unknown(Buildable):
     state: Any
     has_state: Any
 
-    def __init__(self, func: GlobalName, args: tuple, kwargs: Optional[dict], new: bool = False):
+    def __init__(self, func: GlobalName, args: tuple, kwargs: dict | None, new: bool = False):
         set_slot(self, "func", func)
         set_slot(self, "args", args)
         set_slot(self, "kwargs", kwargs)
@@ -287,6 +289,7 @@ def check_key(key: Any) -> None:
 
 
 # ---- spaces and SB3 classes ----------------------------------------------------
+
 
 class StandInType(Buildable):
     """Base of stand-in classes that pickles instantiate with NEWOBJ + BUILD.
@@ -376,4 +379,3 @@ class TrainFrequencyUnit(Frozen):
         if type(value) is not str or value not in ("step", "episode"):
             raise NotNeutral(f"unknown TrainFrequencyUnit {describe(value)}")
         set_slot(self, "value", value)
-

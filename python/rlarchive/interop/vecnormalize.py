@@ -16,11 +16,13 @@ formula. :func:`wrap` rebuilds the wrapper around a given environment, and
 :func:`write` a file ``VecNormalize.load`` accepts (from the archive's spaces
 alone, with portable pickles NumPy 1.x and 2.x read).
 """
+
 from __future__ import annotations
 
 import math
 import os
-from typing import Any, Mapping, Union
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +72,7 @@ def _stats(x: Any, what: str) -> Stats:
     return Stats(mean, var, count)
 
 
-def read(source: Union[str, os.PathLike, bytes], *, budget: Union[int, ImportBudget, None] = None) -> Statistics:
+def read(source: str | os.PathLike | bytes, *, budget: int | ImportBudget | None = None) -> Statistics:
     """The statistics of a ``vecnormalize.pkl``, read with the restricted unpickler.
 
     Raises:
@@ -103,7 +105,7 @@ def read(source: Union[str, os.PathLike, bytes], *, budget: Union[int, ImportBud
         raise _fail("norm_obs, norm_reward and training must be booleans")
     keys = st.get("norm_obs_keys")
     obs_rms = st.get("obs_rms")
-    obs: Union[Stats, dict, None]
+    obs: Stats | dict | None
     if isinstance(obs_rms, dict):
         if not all(isinstance(k, str) for k in obs_rms):
             raise _fail("obs_rms has a key that is not a string")
@@ -131,12 +133,13 @@ def read(source: Union[str, os.PathLike, bytes], *, budget: Union[int, ImportBud
 
 def from_wrapper(vn: Any) -> Statistics:
     """The statistics of a live ``VecNormalize`` (the caller's object: its attributes are read, nothing is pickled)."""
+
     def stats(r: Any) -> Stats:
         return Stats(np.array(r.mean, np.float64), np.array(r.var, np.float64), float(r.count))
 
     obs_rms = getattr(vn, "obs_rms", None) if vn.norm_obs else None
     keys = getattr(vn, "norm_obs_keys", None)
-    obs: Union[Stats, dict, None]
+    obs: Stats | dict | None
     if isinstance(obs_rms, Mapping):
         keys = list(keys) if keys is not None else list(obs_rms)
         obs = {k: stats(obs_rms[k]) for k in keys}
@@ -188,7 +191,7 @@ def wrap(stats: Statistics, venv: Any) -> Any:
 
 def write(
     stats: Statistics,
-    path: Union[str, os.PathLike],
+    path: str | os.PathLike,
     *,
     venv: Any = None,
     observation_space: Any = None,

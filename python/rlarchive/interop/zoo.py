@@ -19,13 +19,15 @@ folder's name), ``seed`` (``args.yml``), ``wrappers`` (the ``env_wrapper``,
 ``zoo.config`` and ``zoo.env_kwargs`` (the YAML as canonical JSON text). The
 environment id is a hint: nothing resolves it.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 from .. import jsonstrict
 from .. import metadata as keys
@@ -45,14 +47,14 @@ class RunFiles:
 
     folder: str
     model: str
-    params: Optional[str] = None
-    config: Optional[str] = None
-    args: Optional[str] = None
-    env_kwargs: Optional[str] = None
-    vec_normalize: Optional[str] = None
-    replay_buffer: Optional[str] = None
+    params: str | None = None
+    config: str | None = None
+    args: str | None = None
+    env_kwargs: str | None = None
+    vec_normalize: str | None = None
+    replay_buffer: str | None = None
     #: The environment's name as the folders spell it (``/`` written ``-``), or None.
-    folder_env: Optional[str] = None
+    folder_env: str | None = None
     notes: list = field(default_factory=list)
 
 
@@ -63,7 +65,9 @@ def _entries(folder: str) -> dict[str, os.stat_result]:
         with os.scandir(folder) as it:
             for i, e in enumerate(it):
                 if i >= MAX_RUN_ENTRIES:
-                    raise RlarchiveError("LIMIT_EXCEEDED", f"{folder}: more than {MAX_RUN_ENTRIES} entries (MAX_RUN_ENTRIES)")
+                    raise RlarchiveError(
+                        "LIMIT_EXCEEDED", f"{folder}: more than {MAX_RUN_ENTRIES} entries (MAX_RUN_ENTRIES)"
+                    )
                 try:
                     out[e.name] = os.stat(e.path)  # a link to a regular file is read as that file
                 except OSError:  # a dangling link, a loop: not one of the run's files
@@ -73,12 +77,12 @@ def _entries(folder: str) -> dict[str, os.stat_result]:
     return out
 
 
-def _file(entries: Mapping[str, os.stat_result], folder: str, name: str) -> Optional[str]:
+def _file(entries: Mapping[str, os.stat_result], folder: str, name: str) -> str | None:
     st = entries.get(name)
     return os.path.join(folder, name) if st is not None and stat.S_ISREG(st.st_mode) else None
 
 
-def find_run(folder: Union[str, os.PathLike], best: bool = False) -> RunFiles:
+def find_run(folder: str | os.PathLike, best: bool = False) -> RunFiles:
     """The files of the run in ``folder`` (both the training layout and a hub repository's flat one).
 
     Args:
@@ -91,15 +95,24 @@ def find_run(folder: Union[str, os.PathLike], best: bool = False) -> RunFiles:
     top = os.fspath(folder)
     try:
         if not stat.S_ISDIR(os.stat(top).st_mode):
-            raise RlarchiveError("IO_ERROR", f"{top} is not a folder (give the run folder, e.g. logs/ppo/CartPole-v1_1)")
+            raise RlarchiveError(
+                "IO_ERROR", f"{top} is not a folder (give the run folder, e.g. logs/ppo/CartPole-v1_1)"
+            )
     except OSError as e:
         raise RlarchiveError("IO_ERROR", f"cannot open {top}: {e.strerror}") from None
     entries = _entries(top)
     # The parameter folder: the one sub-folder holding config.yml or args.yml (the zoo's layout), else the run folder.
     subs = sorted(n for n, st in entries.items() if stat.S_ISDIR(st.st_mode))
-    params_names = [n for n in subs if any(_file(_entries(os.path.join(top, n)), os.path.join(top, n), f) for f in ("config.yml", "args.yml"))]
+    params_names = [
+        n
+        for n in subs
+        if any(_file(_entries(os.path.join(top, n)), os.path.join(top, n), f) for f in ("config.yml", "args.yml"))
+    ]
     if len(params_names) > 1:
-        raise RlarchiveError("IMPORT_INVALID", f"{top}: more than one sub-folder with config.yml or args.yml ({', '.join(params_names[:5])}): give one run")
+        raise RlarchiveError(
+            "IMPORT_INVALID",
+            f"{top}: more than one sub-folder with config.yml or args.yml ({', '.join(params_names[:5])}): give one run",
+        )
     files = RunFiles(folder=top, model="")
     if params_names:
         files.params = os.path.join(top, params_names[0])
@@ -113,14 +126,22 @@ def find_run(folder: Union[str, os.PathLike], best: bool = False) -> RunFiles:
     files.config = _file(wentries, where, "config.yml")
     files.args = _file(wentries, where, "args.yml")
     files.env_kwargs = _file(wentries, where, "env_kwargs.yml") or _file(entries, top, "env_kwargs.yml")
-    files.vec_normalize = _file(wentries, where, "vecnormalize.pkl") or _file(entries, top, "vec_normalize.pkl") or _file(entries, top, "vecnormalize.pkl")
+    files.vec_normalize = (
+        _file(wentries, where, "vecnormalize.pkl")
+        or _file(entries, top, "vec_normalize.pkl")
+        or _file(entries, top, "vecnormalize.pkl")
+    )
     files.replay_buffer = _file(entries, top, "replay_buffer.pkl")
     zips = sorted(n for n in entries if n.endswith(".zip") and _file(entries, top, n))
     final = f"{params_names[0]}.zip" if params_names else None
-    checkpoints = [n for n in zips if n.startswith("rl_model_") or n == "best_model.zip" or n == "train_eval_metrics.zip"]
+    checkpoints = [
+        n for n in zips if n.startswith("rl_model_") or n == "best_model.zip" or n == "train_eval_metrics.zip"
+    ]
     if best:
         if "best_model.zip" not in zips:
-            raise RlarchiveError("IMPORT_INVALID", f"{top}: no best_model.zip (the run did not evaluate during training)")
+            raise RlarchiveError(
+                "IMPORT_INVALID", f"{top}: no best_model.zip (the run did not evaluate during training)"
+            )
         files.model = os.path.join(top, "best_model.zip")
     elif final is not None and final in zips:
         files.model = os.path.join(top, final)
@@ -137,7 +158,7 @@ def find_run(folder: Union[str, os.PathLike], best: bool = False) -> RunFiles:
     return files
 
 
-def _object(value: Any, what: str) -> Optional[dict]:
+def _object(value: Any, what: str) -> dict | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -161,7 +182,7 @@ def _wrapper_entries(config: Mapping[str, Any], stats: Any) -> list[dict]:
         if isinstance(w, str):
             out.append({"name": w})
         elif isinstance(w, dict) and len(w) == 1:
-            (name, kwargs), = w.items()
+            ((name, kwargs),) = w.items()
             entry: dict = {"name": name}
             if isinstance(kwargs, dict):
                 entry.update({k: v for k, v in kwargs.items() if k != "name"})
@@ -186,7 +207,9 @@ def zoo_metadata(files: RunFiles, stats: Any = None) -> tuple[dict[str, str], li
     out: dict[str, str] = {}
     config = _object(zoo_yaml.load(files.config, "config.yml"), "config.yml") if files.config else None
     args = _object(zoo_yaml.load(files.args, "args.yml"), "args.yml") if files.args else None
-    env_kwargs = _object(zoo_yaml.load(files.env_kwargs, "env_kwargs.yml"), "env_kwargs.yml") if files.env_kwargs else None
+    env_kwargs = (
+        _object(zoo_yaml.load(files.env_kwargs, "env_kwargs.yml"), "env_kwargs.yml") if files.env_kwargs else None
+    )
     if env_kwargs is None and args is not None:
         env_kwargs = args.get("env_kwargs") if isinstance(args.get("env_kwargs"), dict) else None
     env_id = args.get("env") if args is not None else None
@@ -210,14 +233,14 @@ def zoo_metadata(files: RunFiles, stats: Any = None) -> tuple[dict[str, str], li
 
 
 def import_zoo(
-    run_folder: Union[str, os.PathLike],
-    out_path: Union[str, os.PathLike],
+    run_folder: str | os.PathLike,
+    out_path: str | os.PathLike,
     *,
     best: bool = False,
     replay_buffer: bool = True,
-    algorithm: Optional[str] = None,
-    budget: Optional[int] = None,
-    metadata: Optional[Mapping[str, str]] = None,
+    algorithm: str | None = None,
+    budget: int | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> Any:
     """Convert an RL Zoo run folder into an rlarchive, running no code from it (Annex B.12).
 
@@ -237,9 +260,8 @@ def import_zoo(
             LIMIT_EXCEEDED beyond a bound of the YAML reader or the budget, and
             what ``import_archive`` raises.
     """
-    from . import provenance
+    from . import provenance, vecnormalize
     from . import sb3_import as rsb3
-    from . import vecnormalize
 
     given = provenance.merged({}, metadata)  # checked before any work
     files = find_run(run_folder, best=best)
@@ -247,10 +269,19 @@ def import_zoo(
     found, notes = zoo_metadata(files, stats)
     merged = provenance.merged(found, given)
     report = rsb3.import_archive(
-        files.model, out_path, algorithm=algorithm, budget=budget, vec_normalize=stats,
-        replay_buffer=files.replay_buffer if replay_buffer else None, metadata=merged,
+        files.model,
+        out_path,
+        algorithm=algorithm,
+        budget=budget,
+        vec_normalize=stats,
+        replay_buffer=files.replay_buffer if replay_buffer else None,
+        metadata=merged,
     )
-    used = [os.path.relpath(p, files.folder) for p in (files.model, files.config, files.args, files.env_kwargs, files.vec_normalize) if p]
+    used = [
+        os.path.relpath(p, files.folder)
+        for p in (files.model, files.config, files.args, files.env_kwargs, files.vec_normalize)
+        if p
+    ]
     if replay_buffer and files.replay_buffer:
         used.append(os.path.relpath(files.replay_buffer, files.folder))
     report.notes[:0] = [f"RL Zoo run: read {', '.join(used)}"] + files.notes + notes

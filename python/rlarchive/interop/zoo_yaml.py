@@ -34,12 +34,13 @@ YAML or uses what the rules refuse (merge keys ``<<``, a key that is not a
 scalar, a key given twice, more than one document). PyYAML is needed
 (``FRAMEWORK_UNAVAILABLE`` without it).
 """
+
 from __future__ import annotations
 
 import math
 import os
 import stat
-from typing import Any, Union
+from typing import Any
 
 from ..errors import RlarchiveError
 from ..limits import MAX_SAFE_INTEGER
@@ -60,8 +61,13 @@ _STD = "tag:yaml.org,2002:"
 _PY = _STD + "python/"
 _ORDERED_DICT = _PY + "object/apply:collections.OrderedDict"
 _SCALAR_AS = {  # Python scalar tags read as the standard tag of the same kind
-    _PY + "str": _STD + "str", _PY + "unicode": _STD + "str", _PY + "int": _STD + "int", _PY + "long": _STD + "int",
-    _PY + "float": _STD + "float", _PY + "bool": _STD + "bool", _PY + "none": _STD + "null",
+    _PY + "str": _STD + "str",
+    _PY + "unicode": _STD + "str",
+    _PY + "int": _STD + "int",
+    _PY + "long": _STD + "int",
+    _PY + "float": _STD + "float",
+    _PY + "bool": _STD + "bool",
+    _PY + "none": _STD + "null",
 }
 _SEQUENCES = {_STD + "seq", _PY + "tuple", _PY + "list"}
 _MAPPINGS = {_STD + "map", _PY + "dict"}
@@ -72,13 +78,14 @@ def _yaml() -> Any:
         import yaml
     except ImportError:
         raise RlarchiveError(
-            "FRAMEWORK_UNAVAILABLE", "reading an RL Zoo run's YAML files needs the Python package 'yaml' (PyYAML), which is not installed"
+            "FRAMEWORK_UNAVAILABLE",
+            "reading an RL Zoo run's YAML files needs the Python package 'yaml' (PyYAML), which is not installed",
         ) from None
     return yaml
 
 
 def _short(tag: str) -> str:
-    return "!!" + tag[len(_STD):] if tag.startswith(_STD) else tag
+    return "!!" + tag[len(_STD) :] if tag.startswith(_STD) else tag
 
 
 class _Walk:
@@ -102,7 +109,9 @@ class _Walk:
     def _count(self, text: str) -> None:
         self.chars += len(text)
         if self.chars > MAX_YAML_CHARS:
-            raise self._limit(f"more than {MAX_YAML_CHARS} characters of text once aliases are expanded (MAX_YAML_CHARS)")
+            raise self._limit(
+                f"more than {MAX_YAML_CHARS} characters of text once aliases are expanded (MAX_YAML_CHARS)"
+            )
 
     def value(self, node: Any, depth: int) -> Any:
         self.nodes += 1
@@ -136,16 +145,22 @@ class _Walk:
         """Whether ``node`` is the one argument of an OrderedDict: a sequence of [key, value] pairs."""
         y = self.yaml
         return (
-            len(node.value) == 1 and isinstance(node.value[0], y.SequenceNode)
+            len(node.value) == 1
+            and isinstance(node.value[0], y.SequenceNode)
             and all(isinstance(p, y.SequenceNode) and len(p.value) == 2 for p in node.value[0].value)
         )
 
     def _scalar(self, node: Any, tag: str) -> Any:
         y = self.yaml
         try:
-            v = self.scalars.construct_object(y.ScalarNode(tag, node.value, node.start_mark, node.end_mark, node.style), deep=True)
+            v = self.scalars.construct_object(
+                y.ScalarNode(tag, node.value, node.start_mark, node.end_mark, node.style), deep=True
+            )
         except (y.YAMLError, ValueError) as e:
-            raise self._bad(f"a scalar that is not a {tag[len(_STD):]}: {str(e).splitlines()[0] if str(e) else type(e).__name__}", node) from None
+            raise self._bad(
+                f"a scalar that is not a {tag[len(_STD) :]}: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                node,
+            ) from None
         if isinstance(v, float) and not math.isfinite(v):
             return {"!!float": node.value}
         if isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_SAFE_INTEGER:
@@ -169,7 +184,7 @@ class _Walk:
         return out
 
 
-def loads(raw: Union[bytes, str], where: str = "YAML") -> Any:
+def loads(raw: bytes | str, where: str = "YAML") -> Any:
     """Read one YAML document (bytes or text) into plain values by the rules of this module.
 
     Raises:
@@ -185,7 +200,9 @@ def loads(raw: Union[bytes, str], where: str = "YAML") -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise RlarchiveError("IMPORT_INVALID", f"{where}: not UTF-8 (byte {e.start})") from None
-    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML has it (same nodes, faster)
+    loader_class = getattr(
+        yaml, "CSafeLoader", yaml.SafeLoader
+    )  # libyaml's parser when PyYAML has it (same nodes, faster)
     try:
         # First pass over the events alone: the nesting depth, before anything recursive runs.
         depth = events = 0
@@ -196,7 +213,9 @@ def loads(raw: Union[bytes, str], where: str = "YAML") -> Any:
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:
-                    raise RlarchiveError("LIMIT_EXCEEDED", f"{where}: nested deeper than {MAX_YAML_DEPTH} levels (MAX_YAML_DEPTH)")
+                    raise RlarchiveError(
+                        "LIMIT_EXCEEDED", f"{where}: nested deeper than {MAX_YAML_DEPTH} levels (MAX_YAML_DEPTH)"
+                    )
             elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
                 depth -= 1
         loader = loader_class(text)
@@ -206,9 +225,16 @@ def loads(raw: Union[bytes, str], where: str = "YAML") -> Any:
             loader.dispose()
     except yaml.YAMLError as e:
         first = str(e).splitlines()
-        if "flow level" in str(e) or "max depth" in str(e):  # libyaml's own nesting guard, met before an event reaches the count above
-            raise RlarchiveError("LIMIT_EXCEEDED", f"{where}: nested deeper than {MAX_YAML_DEPTH} levels (MAX_YAML_DEPTH)") from None
-        raise RlarchiveError("IMPORT_INVALID", f"{where}: not a YAML document this reader takes: {' '.join(s.strip() for s in first[:3])}") from None
+        if "flow level" in str(e) or "max depth" in str(
+            e
+        ):  # libyaml's own nesting guard, met before an event reaches the count above
+            raise RlarchiveError(
+                "LIMIT_EXCEEDED", f"{where}: nested deeper than {MAX_YAML_DEPTH} levels (MAX_YAML_DEPTH)"
+            ) from None
+        raise RlarchiveError(
+            "IMPORT_INVALID",
+            f"{where}: not a YAML document this reader takes: {' '.join(s.strip() for s in first[:3])}",
+        ) from None
     except RecursionError:  # not reached within MAX_YAML_DEPTH; kept so that nothing escapes as a traceback
         raise RlarchiveError("LIMIT_EXCEEDED", f"{where}: nested too deeply") from None
     if node is None:
@@ -216,7 +242,7 @@ def loads(raw: Union[bytes, str], where: str = "YAML") -> Any:
     return _Walk(yaml, where).value(node, 0)
 
 
-def load(path: Union[str, os.PathLike], where: str = "") -> Any:
+def load(path: str | os.PathLike, where: str = "") -> Any:
     """Read the YAML file at ``path`` (a regular file of at most MAX_YAML_BYTES) into plain values.
 
     Raises:

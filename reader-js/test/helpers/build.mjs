@@ -22,12 +22,26 @@ class W {
   constructor() {
     this.b = [];
   }
-  u8(v) { this.b.push(v & 0xff); return this; }
-  u16(v) { return this.u8(v).u8(v >>> 8); }
-  u32(v) { return this.u16(v & 0xffff).u16(Math.floor(v / 0x10000)); }
-  u64(v) { return this.u32(v % 0x100000000).u32(Math.floor(v / 0x100000000)); }
-  bytes(a) { for (const x of a) this.b.push(x); return this; }
-  get out() { return Uint8Array.from(this.b); }
+  u8(v) {
+    this.b.push(v & 0xff);
+    return this;
+  }
+  u16(v) {
+    return this.u8(v).u8(v >>> 8);
+  }
+  u32(v) {
+    return this.u16(v & 0xffff).u16(Math.floor(v / 0x10000));
+  }
+  u64(v) {
+    return this.u32(v % 0x100000000).u32(Math.floor(v / 0x100000000));
+  }
+  bytes(a) {
+    for (const x of a) this.b.push(x);
+    return this;
+  }
+  get out() {
+    return Uint8Array.from(this.b);
+  }
 }
 
 /** An extra-field record. */
@@ -71,9 +85,19 @@ export function zip(entries, opts = {}) {
     }
     const lsz = z ? 0xffffffff : data.length;
     const h = new W()
-      .u32(0x04034b50).u16(e.lversion ?? e.version ?? (z ? 45 : 20)).u16(e.lflags ?? e.flags ?? 0).u16(e.lmethod ?? e.method ?? 0)
-      .u16(e.ltime ?? e.time ?? 0).u16(e.date ?? 0x21).u32(e.lcrc ?? crc).u32(e.lcsize ?? lsz).u32(e.lusize ?? lsz)
-      .u16(lname.length).u16(localExtra.length).bytes(lname).bytes(localExtra).out;
+      .u32(0x04034b50)
+      .u16(e.lversion ?? e.version ?? (z ? 45 : 20))
+      .u16(e.lflags ?? e.flags ?? 0)
+      .u16(e.lmethod ?? e.method ?? 0)
+      .u16(e.ltime ?? e.time ?? 0)
+      .u16(e.date ?? 0x21)
+      .u32(e.lcrc ?? crc)
+      .u32(e.lcsize ?? lsz)
+      .u32(e.lusize ?? lsz)
+      .u16(lname.length)
+      .u16(localExtra.length)
+      .bytes(lname)
+      .bytes(localExtra).out;
     recs.push({ e, name, crc, size: data.length, offset: offset + (e.offsetDelta ?? 0), z });
     parts.push(h, data);
     offset += h.length + data.length;
@@ -91,10 +115,26 @@ export function zip(entries, opts = {}) {
     const comment = enc(e.comment ?? '');
     cdParts.push(
       new W()
-        .u32(e.csig ?? 0x02014b50).u16(45).u16(e.version ?? (z ? 45 : 20)).u16(e.cflags ?? e.flags ?? 0).u16(e.cmethod ?? e.method ?? 0)
-        .u16(e.time ?? 0).u16(e.date ?? 0x21).u32(crc).u32(e.csize ?? (z ? 0xffffffff : size)).u32(e.usize ?? (z ? 0xffffffff : size))
-        .u16(name.length).u16(cextra.length).u16(comment.length).u16(e.diskStart ?? 0).u16(0).u32(0)
-        .u32(e.localOffset ?? (z ? 0xffffffff : off)).bytes(name).bytes(cextra).bytes(comment).out,
+        .u32(e.csig ?? 0x02014b50)
+        .u16(45)
+        .u16(e.version ?? (z ? 45 : 20))
+        .u16(e.cflags ?? e.flags ?? 0)
+        .u16(e.cmethod ?? e.method ?? 0)
+        .u16(e.time ?? 0)
+        .u16(e.date ?? 0x21)
+        .u32(crc)
+        .u32(e.csize ?? (z ? 0xffffffff : size))
+        .u32(e.usize ?? (z ? 0xffffffff : size))
+        .u16(name.length)
+        .u16(cextra.length)
+        .u16(comment.length)
+        .u16(e.diskStart ?? 0)
+        .u16(0)
+        .u32(0)
+        .u32(e.localOffset ?? (z ? 0xffffffff : off))
+        .bytes(name)
+        .bytes(cextra)
+        .bytes(comment).out,
     );
   }
   const cd = concat(cdParts);
@@ -108,22 +148,83 @@ export function zip(entries, opts = {}) {
   const ev = { disk: 0, cdDisk: 0, entriesDisk: n, entries: n, cdSize: cd.length, cdOffset, ...(opts.eocd ?? {}) };
   if (opts.zip64End) {
     const z64At = offset;
-    const zv = { size: 44, disk: 0, cdDisk: 0, entriesDisk: n, entries: n, cdSize: cd.length, cdOffset, sig: 0x06064b50, ...(opts.z64 ?? {}) };
-    parts.push(new W().u32(zv.sig).u64(zv.size).u16(45).u16(45).u32(zv.disk).u32(zv.cdDisk).u64(zv.entriesDisk).u64(zv.entries).u64(zv.cdSize).u64(zv.cdOffset).out);
+    const zv = {
+      size: 44,
+      disk: 0,
+      cdDisk: 0,
+      entriesDisk: n,
+      entries: n,
+      cdSize: cd.length,
+      cdOffset,
+      sig: 0x06064b50,
+      ...(opts.z64 ?? {}),
+    };
+    parts.push(
+      new W()
+        .u32(zv.sig)
+        .u64(zv.size)
+        .u16(45)
+        .u16(45)
+        .u32(zv.disk)
+        .u32(zv.cdDisk)
+        .u64(zv.entriesDisk)
+        .u64(zv.entries)
+        .u64(zv.cdSize)
+        .u64(zv.cdOffset).out,
+    );
     offset += 56;
     const lv = { disk: 0, offset: z64At, total: 1, ...(opts.locator ?? {}) };
     parts.push(new W().u32(0x07064b50).u32(lv.disk).u64(lv.offset).u32(lv.total).out);
     offset += 20;
-    Object.assign(ev, { disk: 0xffff, cdDisk: 0xffff, entriesDisk: 0xffff, entries: 0xffff, cdSize: 0xffffffff, cdOffset: 0xffffffff, ...(opts.eocd ?? {}) });
+    Object.assign(ev, {
+      disk: 0xffff,
+      cdDisk: 0xffff,
+      entriesDisk: 0xffff,
+      entries: 0xffff,
+      cdSize: 0xffffffff,
+      cdOffset: 0xffffffff,
+      ...(opts.eocd ?? {}),
+    });
   }
   const comment = enc(opts.comment ?? '');
-  parts.push(new W().u32(0x06054b50).u16(ev.disk).u16(ev.cdDisk).u16(ev.entriesDisk).u16(ev.entries).u32(ev.cdSize).u32(ev.cdOffset).u16(comment.length).bytes(comment).out);
+  parts.push(
+    new W()
+      .u32(0x06054b50)
+      .u16(ev.disk)
+      .u16(ev.cdDisk)
+      .u16(ev.entriesDisk)
+      .u16(ev.entries)
+      .u32(ev.cdSize)
+      .u32(ev.cdOffset)
+      .u16(comment.length)
+      .bytes(comment).out,
+  );
   if (opts.trailing) parts.push(opts.trailing);
   return concat(parts);
 }
 
-export const DTYPE_SIZE = { BOOL: 1, U8: 1, I8: 1, U16: 2, I16: 2, U32: 4, I32: 4, U64: 8, I64: 8, F16: 2, BF16: 2, F32: 4, F64: 8, C64: 8, F8_E4M3: 1, F8_E5M2: 1, F8_E4M3FNUZ: 1, F8_E5M2FNUZ: 1, F8_E8M0: 1 };
-const ALIGN = (d) => (d === 'C64' ? 4 : DTYPE_SIZE[d] ?? 1);
+export const DTYPE_SIZE = {
+  BOOL: 1,
+  U8: 1,
+  I8: 1,
+  U16: 2,
+  I16: 2,
+  U32: 4,
+  I32: 4,
+  U64: 8,
+  I64: 8,
+  F16: 2,
+  BF16: 2,
+  F32: 4,
+  F64: 8,
+  C64: 8,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
+  F8_E4M3FNUZ: 1,
+  F8_E5M2FNUZ: 1,
+  F8_E8M0: 1,
+};
+const ALIGN = (d) => (d === 'C64' ? 4 : (DTYPE_SIZE[d] ?? 1));
 
 /**
  * A safetensors member. tensors: {name: {dtype, shape, data (Uint8Array)}}.
@@ -131,7 +232,9 @@ const ALIGN = (d) => (d === 'C64' ? 4 : DTYPE_SIZE[d] ?? 1);
  * 8 + N is a multiple of 64) unless `header` (a string) is given.
  */
 export function safetensors(tensors, { header, pad = 'auto', buffer } = {}) {
-  const names = Object.keys(tensors).sort((a, b) => ALIGN(tensors[b].dtype) - ALIGN(tensors[a].dtype) || (a < b ? -1 : a > b ? 1 : 0));
+  const names = Object.keys(tensors).sort(
+    (a, b) => ALIGN(tensors[b].dtype) - ALIGN(tensors[a].dtype) || (a < b ? -1 : a > b ? 1 : 0),
+  );
   let pos = 0;
   const parts = [];
   const h = {};
@@ -155,8 +258,14 @@ export function safetensors(tensors, { header, pad = 'auto', buffer } = {}) {
  * zipOpts, order: (entries) => entries}.
  */
 export function archive(opts = {}) {
-  const dataText = typeof opts.data === 'string' || opts.data instanceof Uint8Array ? opts.data : JSON.stringify(opts.data ?? { data: {} });
-  const members = [{ name: 'mimetype', data: enc(opts.mimetype ?? MIMETYPE) }, { name: 'data.json', data: enc(dataText) }];
+  const dataText =
+    typeof opts.data === 'string' || opts.data instanceof Uint8Array
+      ? opts.data
+      : JSON.stringify(opts.data ?? { data: {} });
+  const members = [
+    { name: 'mimetype', data: enc(opts.mimetype ?? MIMETYPE) },
+    { name: 'data.json', data: enc(dataText) },
+  ];
   for (const g of Object.keys(opts.tensors ?? {}).sort()) {
     const v = opts.tensors[g];
     members.push({ name: `tensors/${g}.safetensors`, data: v instanceof Uint8Array ? v : safetensors(v), align: 64 });
@@ -166,7 +275,10 @@ export function archive(opts = {}) {
     format: 'rlarchive',
     format_version: '1.0',
     producer: { name: 'test', version: '0' },
-    members: members.slice(1).map((x) => ({ name: x.name, size: x.data.length, sha256: sha256(x.data) })).sort((a, b) => (a.name < b.name ? -1 : 1)),
+    members: members
+      .slice(1)
+      .map((x) => ({ name: x.name, size: x.data.length, sha256: sha256(x.data) }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1)),
   };
   if (typeof opts.manifest === 'function') m = opts.manifest(m) ?? m;
   else if (opts.manifest !== undefined) m = opts.manifest;

@@ -3,7 +3,16 @@
 import { existsSync } from 'node:fs';
 
 export const CHROMIUM = process.env.RLARCHIVE_CHROMIUM ?? '/usr/bin/chromium';
-export const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** playwright-core's chromium, or why the browser tests cannot run (a string for t.skip). */
 export async function chromiumOrReason() {

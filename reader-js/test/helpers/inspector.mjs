@@ -24,13 +24,22 @@ const PYTHONPATH = fileURLToPath(new URL('../../../python', import.meta.url));
 export async function startInspector(files, { extra = {}, viewport } = {}) {
   const chromium = await chromiumOrReason();
   if (typeof chromium === 'string') return chromium;
-  const handlers = { ...staticHandlers(new URL('../../web/', import.meta.url), '/web'), ...staticHandlers(new URL('../../src/', import.meta.url), '/src'), ...extra };
+  const handlers = {
+    ...staticHandlers(new URL('../../web/', import.meta.url), '/web'),
+    ...staticHandlers(new URL('../../src/', import.meta.url), '/src'),
+    ...extra,
+  };
   const srv = await serve(files, { extra: handlers });
   const origin = new URL(srv.url('/')).origin;
   const profile = mkdtempSync(join(tmpdir(), 'rla-inspector-'));
   let context;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, ...(viewport ? { viewport } : {}) });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      ...(viewport ? { viewport } : {}),
+    });
   } catch (e) {
     await srv.close();
     rmSync(profile, { recursive: true, force: true });
@@ -40,7 +49,10 @@ export async function startInspector(files, { extra = {}, viewport } = {}) {
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e}`));
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('request', (r) => !r.url().startsWith(origin) && problems.push(`request outside the test server: ${r.url()}`));
+  page.on(
+    'request',
+    (r) => !r.url().startsWith(origin) && problems.push(`request outside the test server: ${r.url()}`),
+  );
   return {
     page,
     context,

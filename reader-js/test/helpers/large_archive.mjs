@@ -17,7 +17,9 @@ const MEMBER_ALIGN = 64;
  * name, contiguous, the header padded with spaces so that 8 + N is a multiple of 64.
  */
 function safetensorsLayout(tensors) {
-  const names = Object.keys(tensors).sort((a, b) => alignmentOf(tensors[b].dtype) - alignmentOf(tensors[a].dtype) || bytewise(a, b));
+  const names = Object.keys(tensors).sort(
+    (a, b) => alignmentOf(tensors[b].dtype) - alignmentOf(tensors[a].dtype) || bytewise(a, b),
+  );
   const header = {};
   const placed = [];
   let pos = 0;
@@ -42,7 +44,13 @@ function safetensorsLayout(tensors) {
  * producer: {name, version}}. Returns {bytes, tensors: {group: {name: {offset,
  * nbytes}}}}, `offset` a tensor's first byte in the file.
  */
-export function layOut({ data, groups = {}, extensions = {}, extensionsUsed = [], producer = { name: 'test', version: '0' } }) {
+export function layOut({
+  data,
+  groups = {},
+  extensions = {},
+  extensionsUsed = [],
+  producer = { name: 'test', version: '0' },
+}) {
   const members = [
     { name: 'mimetype', content: enc(MIMETYPE) },
     { name: 'data.json', content: enc(JSON.stringify(data)) },
@@ -52,9 +60,17 @@ export function layOut({ data, groups = {}, extensions = {}, extensionsUsed = []
     members.push({ name: `tensors/${g}.safetensors`, group: g, st, size: st.size, align: true });
   }
   for (const n of Object.keys(extensions).sort(bytewise)) members.push({ name: n, content: enc(extensions[n]) });
-  const listed = members.slice(1).map((m) => ({ name: m.name, size: m.size ?? m.content.length })).sort((a, b) => bytewise(a.name, b.name));
+  const listed = members
+    .slice(1)
+    .map((m) => ({ name: m.name, size: m.size ?? m.content.length }))
+    .sort((a, b) => bytewise(a.name, b.name));
   const manifestText = (sha) => {
-    const m = { format: 'rlarchive', format_version: '1.0', producer, members: listed.map((e) => ({ name: e.name, size: e.size, sha256: sha(e.name) })) };
+    const m = {
+      format: 'rlarchive',
+      format_version: '1.0',
+      producer,
+      members: listed.map((e) => ({ name: e.name, size: e.size, sha256: sha(e.name) })),
+    };
     if (extensionsUsed.length) m.extensions_used = extensionsUsed;
     return JSON.stringify(m);
   };

@@ -9,7 +9,9 @@ const LIFETIME_MS = 120_000;
 function answer(body, request, extra, ranges) {
   const range = ranges ? /^range:\s*bytes=(\d+)-(\d*)\s*$/im.exec(request) : null;
   const size = body.length;
-  let status = '200 OK', part = body, more = '';
+  let status = '200 OK',
+    part = body,
+    more = '';
   if (range && Number(range[1]) < size) {
     const start = Number(range[1]);
     const end = range[2] === '' ? size - 1 : Math.min(Number(range[2]), size - 1);
@@ -17,7 +19,8 @@ function answer(body, request, extra, ranges) {
     status = '206 Partial Content';
     more = `Content-Range: bytes ${start}-${end}/${size}\r\n`;
   }
-  const head = `HTTP/1.1 ${status}\r\nContent-Length: ${part.length + extra}\r\nAccept-Ranges: bytes\r\n${more}` +
+  const head =
+    `HTTP/1.1 ${status}\r\nContent-Length: ${part.length + extra}\r\nAccept-Ranges: bytes\r\n${more}` +
     'Access-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: Content-Range\r\nConnection: close\r\n\r\n';
   return { head: Buffer.from(head, 'latin1'), part: Buffer.from(part.buffer, part.byteOffset, part.length) };
 }
@@ -30,7 +33,10 @@ function answer(body, request, extra, ranges) {
  * closes; `ranges: false` ignores Range headers (the whole body, status 200).
  * Returns {url, close()}.
  */
-export async function misbehavingServer(body, { drip = 'none', interval = 500, chunk = 1, extra = 0, stall = true, ranges = true } = {}) {
+export async function misbehavingServer(
+  body,
+  { drip = 'none', interval = 500, chunk = 1, extra = 0, stall = true, ranges = true } = {},
+) {
   const sockets = new Set();
   const timers = new Set();
   const later = (fn, ms) => {
@@ -69,13 +75,14 @@ export async function misbehavingServer(body, { drip = 'none', interval = 500, c
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const close = () => new Promise((resolve) => {
-    for (const t of timers) clearTimeout(t);
-    timers.clear();
-    for (const s of sockets) s.destroy();
-    clearTimeout(lifetime);
-    server.close(() => resolve());
-  });
+  const close = () =>
+    new Promise((resolve) => {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      for (const s of sockets) s.destroy();
+      clearTimeout(lifetime);
+      server.close(() => resolve());
+    });
   const lifetime = setTimeout(close, LIFETIME_MS);
   lifetime.unref();
   return { url: `http://127.0.0.1:${server.address().port}/a.rlarchive`, close };

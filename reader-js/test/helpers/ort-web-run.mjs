@@ -37,8 +37,12 @@ function tensor({ dtype, dims, base64 }) {
 }
 
 function plain(t) {
-  const data = t.data instanceof Array ? Uint8Array.from(t.data, Number) : t.data; // bool tensors may come as arrays
-  return { dtype: t.type, dims: [...t.dims], base64: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') };
+  const data = Array.isArray(t.data) ? Uint8Array.from(t.data, Number) : t.data; // bool tensors may come as arrays
+  return {
+    dtype: t.type,
+    dims: [...t.dims],
+    base64: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'),
+  };
 }
 
 async function run(job) {

@@ -19,7 +19,13 @@ export async function serve(files, { ranges = true, extra = {} } = {}) {
     }
     const size = body.length;
     const m = ranges ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '') : null;
-    const common = { 'Accept-Ranges': 'bytes', 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'Content-Range', 'Content-Type': 'application/vnd.rlarchive+zip', 'Cache-Control': 'no-store' };
+    const common = {
+      'Accept-Ranges': 'bytes',
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'Content-Range',
+      'Content-Type': 'application/vnd.rlarchive+zip',
+      'Cache-Control': 'no-store',
+    };
     if (!m) {
       stats.bytes += size;
       res.writeHead(200, { ...common, 'Content-Length': size });
@@ -39,7 +45,11 @@ export async function serve(files, { ranges = true, extra = {} } = {}) {
     }
     stats.bytes += end - start + 1;
     stats.ranges.push([start, end + 1]);
-    res.writeHead(206, { ...common, 'Content-Range': `bytes ${start}-${end}/${size}`, 'Content-Length': end - start + 1 });
+    res.writeHead(206, {
+      ...common,
+      'Content-Range': `bytes ${start}-${end}/${size}`,
+      'Content-Length': end - start + 1,
+    });
     res.end(body.subarray(start, end + 1));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,9 +62,10 @@ export async function serve(files, { ranges = true, extra = {} } = {}) {
       stats.requests = 0;
       stats.ranges = [];
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections?.();
-      server.close(resolve);
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(resolve);
+      }),
   };
 }

@@ -1,13 +1,13 @@
 // Compiled by `tsc -p test/types` (npm test): uses the API as the README and index.d.ts document it,
 // so that a declaration that does not compile under --strict, or drifts from the documented use, fails.
 import * as rla from '../../index.js';
-import { Archive, Policy, RlarchiveError, open, validate, dump } from '../../index.js';
+import { type Archive, type Policy, RlarchiveError, open, validate, dump } from '../../index.js';
 
 export async function documentedUse(path: string): Promise<number> {
   const archive: Archive = await open(path, { timeout: 10_000 });
   try {
     const version: string = archive.formatVersion;
-    const algorithm = archive.metadata['algorithm'];
+    const algorithm = archive.metadata.algorithm;
     const groups: string[] = archive.groups;
     for (const info of archive.tensorInfo(groups[0] ?? 'policy')) {
       const t = await archive.tensor('policy', info.name, { verify: true });
@@ -19,7 +19,7 @@ export async function documentedUse(path: string): Promise<number> {
     if (policy !== null) {
       const { action, state } = policy.predict([0, 0, 0, 0], { state: null, episodeStart: [true] });
       const width: number | null = policy.maskWidth;
-      void action, state, width;
+      console.log(action, state?.hidden, width);
       const actions = rla.act(policy, [[0, 0, 0, 0]], { episodeStarts: [true] });
       void actions.length;
     }
@@ -37,7 +37,9 @@ export async function documentedUse(path: string): Promise<number> {
 
 export async function reports(input: Uint8Array): Promise<string[]> {
   const report: rla.Report = await validate(input);
-  const codes: string[] = report.issues.map((i: rla.Issue) => `${i.code}@${i.member ?? ''}${i.pointer ?? ''}:${i.offset ?? ''}`);
+  const codes: string[] = report.issues.map(
+    (i: rla.Issue) => `${i.code}@${i.member ?? ''}${i.pointer ?? ''}:${i.offset ?? ''}`,
+  );
   try {
     await dump(input);
   } catch (e) {
@@ -58,4 +60,5 @@ export async function sources(url: string): Promise<number | undefined> {
   return head.length + (fetched ?? 0);
 }
 
-export const tables: number = Object.keys(rla.CATALOGUE).length + rla.SUPPORTED_EXTENSIONS.length + rla.DUMP_VERSION.length;
+export const tables: number =
+  Object.keys(rla.CATALOGUE).length + rla.SUPPORTED_EXTENSIONS.length + rla.DUMP_VERSION.length;

@@ -25,28 +25,77 @@ export function algorithmOf(metadata) {
 }
 
 function wrapperText(w) {
-  const params = Object.entries(w).filter(([k]) => k !== 'name').map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  const params = Object.entries(w)
+    .filter(([k]) => k !== 'name')
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`);
   return params.length ? `${w.name}(${params.join(', ')})` : w.name;
 }
 
 function seedsText(e) {
-  return e.seeds === null ? 'unseeded' : e.seeds.length === 1 ? String(e.seeds[0]) : `${e.seeds[0]}..${e.seeds[e.seeds.length - 1]}`;
+  return e.seeds === null
+    ? 'unseeded'
+    : e.seeds.length === 1
+      ? String(e.seeds[0])
+      : `${e.seeds[0]}..${e.seeds[e.seeds.length - 1]}`;
 }
 
 function summaryRows(archive, p, evaluations, algorithm) {
   const notRecorded = () => h('span', { class: 'muted' }, 'not recorded');
-  const rewards = latestByEnvironment(evaluations).map((e) => h('div', { class: 'reward', dataset: { env: e.env_id } },
-    h('strong', { class: 'reward-value' }, meanStd(e)),
-    ` over ${plural(e.episodes, 'episode')} of `, h('code', null, e.env_id),
-    h('span', { class: 'muted' }, ` (${e.deterministic ? 'deterministic' : 'stochastic'}, ${e.date})`)));
+  const rewards = latestByEnvironment(evaluations).map((e) =>
+    h(
+      'div',
+      { class: 'reward', dataset: { env: e.env_id } },
+      h('strong', { class: 'reward-value' }, meanStd(e)),
+      ` over ${plural(e.episodes, 'episode')} of `,
+      h('code', null, e.env_id),
+      h('span', { class: 'muted' }, ` (${e.deterministic ? 'deterministic' : 'stochastic'}, ${e.date})`),
+    ),
+  );
   const run = [];
   if (p.nEnvs !== null) run.push(`${plural(p.nEnvs, 'environment')} in parallel`);
   if (p.seed !== null) run.push(`seed ${p.seed}`);
   return [
-    ['environment', p.envId === null ? notRecorded() : h('span', null, h('code', { id: 'agent-env' }, p.envId), h('span', { class: 'muted' }, ' (as recorded: a hint)'))],
-    ['algorithm', algorithm === null ? notRecorded() : h('span', { id: 'agent-algorithm' }, algorithm, archive.metadata['sb3.algorithm_class'] ? h('span', { class: 'muted' }, ` (${archive.metadata['sb3.algorithm_class']})`) : null)],
-    ['mean reward', rewards.length ? h('div', { id: 'agent-reward' }, rewards) : h('span', { class: 'muted' }, 'no evaluation recorded')],
-    ['timesteps', p.numTimesteps === null ? notRecorded() : h('span', { id: 'agent-timesteps' }, String(p.numTimesteps), run.length ? h('span', { class: 'muted' }, ` (${run.join(', ')})`) : null)],
+    [
+      'environment',
+      p.envId === null
+        ? notRecorded()
+        : h(
+            'span',
+            null,
+            h('code', { id: 'agent-env' }, p.envId),
+            h('span', { class: 'muted' }, ' (as recorded: a hint)'),
+          ),
+    ],
+    [
+      'algorithm',
+      algorithm === null
+        ? notRecorded()
+        : h(
+            'span',
+            { id: 'agent-algorithm' },
+            algorithm,
+            archive.metadata['sb3.algorithm_class']
+              ? h('span', { class: 'muted' }, ` (${archive.metadata['sb3.algorithm_class']})`)
+              : null,
+          ),
+    ],
+    [
+      'mean reward',
+      rewards.length
+        ? h('div', { id: 'agent-reward' }, rewards)
+        : h('span', { class: 'muted' }, 'no evaluation recorded'),
+    ],
+    [
+      'timesteps',
+      p.numTimesteps === null
+        ? notRecorded()
+        : h(
+            'span',
+            { id: 'agent-timesteps' },
+            String(p.numTimesteps),
+            run.length ? h('span', { class: 'muted' }, ` (${run.join(', ')})`) : null,
+          ),
+    ],
   ];
 }
 
@@ -63,30 +112,78 @@ function provenanceRows(archive, p) {
 }
 
 function evaluationsTable(evaluations) {
-  const head = ['environment', 'episodes', 'seeds', 'mean return', 'std', 'mean length', 'deterministic', 'evaluator', 'date'];
-  return h('table', { class: 'params', id: 'evaluations-table' },
-    h('thead', null, h('tr', null, head.map((x) => h('th', null, x)))),
-    h('tbody', null, evaluations.map((e) => h('tr', { dataset: { env: e.env_id } },
-      h('td', null, h('code', null, e.env_id)),
-      h('td', null, String(e.episodes)),
-      h('td', null, seedsText(e)),
-      h('td', { class: 'eval-mean' }, formatNumber(e.mean)),
-      h('td', { class: 'eval-std' }, formatNumber(e.std)),
-      h('td', null, formatNumber(Number(mean(e.lengths).toPrecision(6)))),
-      h('td', null, e.deterministic ? 'yes' : 'no'),
-      h('td', null, `${e.evaluator.name} ${e.evaluator.version}`),
-      h('td', null, e.date)))));
+  const head = [
+    'environment',
+    'episodes',
+    'seeds',
+    'mean return',
+    'std',
+    'mean length',
+    'deterministic',
+    'evaluator',
+    'date',
+  ];
+  return h(
+    'table',
+    { class: 'params', id: 'evaluations-table' },
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        head.map((x) => h('th', null, x)),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      evaluations.map((e) =>
+        h(
+          'tr',
+          { dataset: { env: e.env_id } },
+          h('td', null, h('code', null, e.env_id)),
+          h('td', null, String(e.episodes)),
+          h('td', null, seedsText(e)),
+          h('td', { class: 'eval-mean' }, formatNumber(e.mean)),
+          h('td', { class: 'eval-std' }, formatNumber(e.std)),
+          h('td', null, formatNumber(Number(mean(e.lengths).toPrecision(6)))),
+          h('td', null, e.deterministic ? 'yes' : 'no'),
+          h('td', null, `${e.evaluator.name} ${e.evaluator.version}`),
+          h('td', null, e.date),
+        ),
+      ),
+    ),
+  );
 }
 
 function howToLoad(label, envId, sb3, hasPolicy) {
   const q = JSON.stringify(label);
   const block = (title, code) => [h('h4', null, title), h('pre', { class: 'snippet' }, h('code', null, code))];
-  return h('div', { id: 'how-to-load' },
-    block('Python (NumPy only, no pickle is run)', `import rlarchive\n\nwith rlarchive.open(${q}) as ar:\n    policy = ar.policy()\naction, _ = policy.predict(obs)`),
+  return h(
+    'div',
+    { id: 'how-to-load' },
+    block(
+      'Python (NumPy only, no pickle is run)',
+      `import rlarchive\n\nwith rlarchive.open(${q}) as ar:\n    policy = ar.policy()\naction, _ = policy.predict(obs)`,
+    ),
     sb3 ? block('Back into Stable-Baselines3', `from rlarchive import sb3 as rsb3\n\nmodel = rsb3.load(${q})`) : null,
-    block('JavaScript (Node or a browser)', `import { open } from 'rlarchive-reader';\n\nconst ar = await open(${q});\nconst policy = await ar.policy();`),
-    block('ONNX, evaluation, model card', `rlarchive export-onnx ${q} agent.onnx\nrlarchive evaluate ${q} --env ${JSON.stringify(envId ?? 'ENV_ID')} --episodes 10 --seed 0\nrlarchive card ${q}`),
-    hasPolicy ? null : h('p', { class: 'muted' }, 'This archive has no portable policy (RLA_policy): the Python, JavaScript and ONNX routes need one.'));
+    block(
+      'JavaScript (Node or a browser)',
+      `import { open } from 'rlarchive-reader';\n\nconst ar = await open(${q});\nconst policy = await ar.policy();`,
+    ),
+    block(
+      'ONNX, evaluation, model card',
+      `rlarchive export-onnx ${q} agent.onnx\nrlarchive evaluate ${q} --env ${JSON.stringify(envId ?? 'ENV_ID')} --episodes 10 --seed 0\nrlarchive card ${q}`,
+    ),
+    hasPolicy
+      ? null
+      : h(
+          'p',
+          { class: 'muted' },
+          'This archive has no portable policy (RLA_policy): the Python, JavaScript and ONNX routes need one.',
+        ),
+  );
 }
 
 /**
@@ -102,17 +199,45 @@ export function renderAgent(el, archive) {
   const p = archive.provenance;
   const algorithm = algorithmOf(archive.metadata);
   const malformed = archive.warnings.filter((w) => w.code === 'METADATA_INVALID');
-  const spaces = Object.entries(archive.data).filter(([k, v]) => v instanceof Space && /^(observation|action)_space$/.test(k));
+  const spaces = Object.entries(archive.data).filter(
+    ([k, v]) => v instanceof Space && /^(observation|action)_space$/.test(k),
+  );
   const rows = [
     ...summaryRows(archive, p, archive.evaluations, algorithm),
-    ...spaces.map(([k, v]) => [k.replace('_', ' '), h('span', { class: 'space-summary', dataset: { space: k } }, spaceLabel(v))]),
+    ...spaces.map(([k, v]) => [
+      k.replace('_', ' '),
+      h('span', { class: 'space-summary', dataset: { space: k } }, spaceLabel(v)),
+    ]),
     ['validation', h('span', { id: 'overview-validation' }, h('span', { class: 'muted' }, 'not run yet'))],
   ];
-  if (archive.extensionsUsed.includes('RLA_policy')) rows.push(['policy', h('span', { id: 'overview-policy' }, h('span', { class: 'muted' }, 'not loaded yet'))]);
-  fill(el,
+  if (archive.extensionsUsed.includes('RLA_policy'))
+    rows.push(['policy', h('span', { id: 'overview-policy' }, h('span', { class: 'muted' }, 'not loaded yet'))]);
+  fill(
+    el,
     keyValueTable(rows, 'kv agent-summary'),
-    malformed.length ? h('div', { class: 'banner warn', id: 'metadata-warnings' }, 'Metadata not shown, its value is malformed:',
-      h('ul', null, malformed.map((w) => h('li', null, h('code', { class: 'code' }, w.code), ' ', h('code', { class: 'loc' }, w.pointer), ' ', w.detail ?? w.message)))) : null);
+    malformed.length
+      ? h(
+          'div',
+          { class: 'banner warn', id: 'metadata-warnings' },
+          'Metadata not shown, its value is malformed:',
+          h(
+            'ul',
+            null,
+            malformed.map((w) =>
+              h(
+                'li',
+                null,
+                h('code', { class: 'code' }, w.code),
+                ' ',
+                h('code', { class: 'loc' }, w.pointer),
+                ' ',
+                w.detail ?? w.message,
+              ),
+            ),
+          ),
+        )
+      : null,
+  );
 }
 
 /**
@@ -125,13 +250,28 @@ export function renderCard(el, archive, file) {
   const p = archive.provenance;
   const evaluations = archive.evaluations;
   const sb3 = archive.metadata.source === 'stable-baselines3';
-  fill(el,
+  fill(
+    el,
     h('h3', null, 'Provenance'),
     keyValueTable(provenanceRows(archive, p), 'kv provenance'),
     h('h3', null, 'Evaluations'),
     evaluations.length
-      ? [h('div', { class: 'scroll' }, evaluationsTable(evaluations)), h('p', { class: 'muted small' }, "Returns are the environment's own rewards; the latest evaluation of each environment is the mean reward of the overview.")]
-      : h('p', { class: 'muted', id: 'no-evaluations' }, 'None recorded. ', h('code', null, 'rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record'), ' records one.'),
+      ? [
+          h('div', { class: 'scroll' }, evaluationsTable(evaluations)),
+          h(
+            'p',
+            { class: 'muted small' },
+            "Returns are the environment's own rewards; the latest evaluation of each environment is the mean reward of the overview.",
+          ),
+        ]
+      : h(
+          'p',
+          { class: 'muted', id: 'no-evaluations' },
+          'None recorded. ',
+          h('code', null, 'rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record'),
+          ' records one.',
+        ),
     h('h3', null, 'How to load'),
-    howToLoad(file.label, p.envId, sb3, archive.extensionsUsed.includes('RLA_policy')));
+    howToLoad(file.label, p.envId, sb3, archive.extensionsUsed.includes('RLA_policy')),
+  );
 }

@@ -9,10 +9,13 @@ import { h } from '../dom.js';
 import { formatShape } from '../format.js';
 
 function box(kind, title, detail, shape, extra = {}) {
-  return h('div', { class: `net-box net-${kind}`, ...extra },
+  return h(
+    'div',
+    { class: `net-box net-${kind}`, ...extra },
     h('div', { class: 'net-title' }, title),
     detail ? h('div', { class: 'net-detail' }, detail) : null,
-    shape ? h('div', { class: 'net-shape' }, shape) : null);
+    shape ? h('div', { class: 'net-shape' }, shape) : null,
+  );
 }
 
 /**
@@ -34,7 +37,11 @@ export function renderDiagram(graph, actionLabel) {
     if (n.op === 'activation' && follows && last && !last.box.dataset.activation) {
       const detail = last.box.querySelector('.net-detail');
       if (detail) detail.append(`, then ${n.detail}`);
-      else last.box.insertBefore(h('div', { class: 'net-detail' }, `then ${n.detail}`), last.box.querySelector('.net-shape'));
+      else
+        last.box.insertBefore(
+          h('div', { class: 'net-detail' }, `then ${n.detail}`),
+          last.box.querySelector('.net-shape'),
+        );
       last.box.dataset.activation = n.detail;
       last.box.dataset.out = n.out;
       last.box.querySelector('.net-shape').textContent = `${n.out} ${shape}`;
@@ -45,9 +52,28 @@ export function renderDiagram(graph, actionLabel) {
     nodes.push({ box: b, li: step('node', b) });
   }
   const head = graph.head;
-  return h('ol', { id: 'policy-diagram', class: 'net', 'aria-label': 'the policy network, from the observation to the action' },
-    step('input', graph.inputs.map((i) => box('input', i.name, `${i.space}: ${i.preprocessing}`, formatShape(i.shape), { dataset: { input: i.name, shape: formatShape(i.shape) } }))),
+  return h(
+    'ol',
+    { id: 'policy-diagram', class: 'net', 'aria-label': 'the policy network, from the observation to the action' },
+    step(
+      'input',
+      graph.inputs.map((i) =>
+        box('input', i.name, `${i.space}: ${i.preprocessing}`, formatShape(i.shape), {
+          dataset: { input: i.name, shape: formatShape(i.shape) },
+        }),
+      ),
+    ),
     nodes.map((n) => n.li),
-    step('head', box('head', `head: ${head.op}`, [head.detail, head.in !== previous ? `from ${head.in}` : ''].filter(Boolean).join(' — '), null, { dataset: { op: head.op } })),
-    step('action', box('action', 'action', actionLabel, null)));
+    step(
+      'head',
+      box(
+        'head',
+        `head: ${head.op}`,
+        [head.detail, head.in !== previous ? `from ${head.in}` : ''].filter(Boolean).join(' — '),
+        null,
+        { dataset: { op: head.op } },
+      ),
+    ),
+    step('action', box('action', 'action', actionLabel, null)),
+  );
 }

@@ -13,12 +13,24 @@ export function renderHyperparameters(el, data, optimizers) {
   const entries = Object.entries(data);
   const scalars = entries.filter(([, v]) => isScalarValue(v));
   const nested = entries.filter(([, v]) => !isScalarValue(v));
-  const table = (rows, id) => h('table', { class: 'params', id },
-    h('thead', null, h('tr', null, h('th', null, 'name'), h('th', null, 'value'))),
-    h('tbody', null, rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, renderValue(v, 1))))));
+  const table = (rows, id) =>
+    h(
+      'table',
+      { class: 'params', id },
+      h('thead', null, h('tr', null, h('th', null, 'name'), h('th', null, 'value'))),
+      h(
+        'tbody',
+        null,
+        rows.map(([k, v]) => h('tr', null, h('th', { scope: 'row' }, k), h('td', null, renderValue(v, 1)))),
+      ),
+    );
   const opt = Object.entries(optimizers);
-  fill(el,
-    scalars.length ? table(scalars, 'hyperparameters-table') : h('p', { class: 'muted' }, entries.length ? 'No scalar values at the top level.' : 'The data map is empty.'),
+  fill(
+    el,
+    scalars.length
+      ? table(scalars, 'hyperparameters-table')
+      : h('p', { class: 'muted' }, entries.length ? 'No scalar values at the top level.' : 'The data map is empty.'),
     nested.length ? [h('h3', null, 'Structured values'), table(nested, 'structured-table')] : null,
-    opt.length ? [h('h3', null, 'Optimizers'), table(opt, 'optimizers-table')] : null);
+    opt.length ? [h('h3', null, 'Optimizers'), table(opt, 'optimizers-table')] : null,
+  );
 }

@@ -18,12 +18,35 @@ export function renderOverview(el, archive, file) {
     ['size', `${formatBytes(file.size)} (${file.size} bytes)`],
     ['format version', h('span', { id: 'format-version' }, archive.formatVersion)],
     ['producer', h('span', { id: 'producer' }, `${producer.name} ${producer.version}`)],
-    ['extensions', ext.length ? ext.map((x, i) => [i ? ', ' : '', h('code', null, x), SUPPORTED_EXTENSIONS.includes(x) ? '' : ' (not supported by this reader)']) : 'none'],
-    ['members', h('div', null, `${archive.memberNames.length}:`, h('ul', { class: 'members' }, archive.memberNames.map((m) => h('li', null, h('code', null, m)))))],
+    [
+      'extensions',
+      ext.length
+        ? ext.map((x, i) => [
+            i ? ', ' : '',
+            h('code', null, x),
+            SUPPORTED_EXTENSIONS.includes(x) ? '' : ' (not supported by this reader)',
+          ])
+        : 'none',
+    ],
+    [
+      'members',
+      h(
+        'div',
+        null,
+        `${archive.memberNames.length}:`,
+        h(
+          'ul',
+          { class: 'members' },
+          archive.memberNames.map((m) => h('li', null, h('code', null, m))),
+        ),
+      ),
+    ],
   ];
   const meta = Object.entries(metadata);
-  fill(el,
+  fill(
+    el,
     keyValueTable(rows),
     h('h3', null, 'Metadata'),
-    meta.length ? keyValueTable(meta, 'kv metadata') : h('p', { class: 'muted' }, 'No metadata.'));
+    meta.length ? keyValueTable(meta, 'kv metadata') : h('p', { class: 'muted' }, 'No metadata.'),
+  );
 }

@@ -24,7 +24,8 @@ export function maskLabels(policy) {
   const head = policy.action;
   if (policy.maskWidth === null) return null;
   if (head.op === 'argmax') {
-    const n = Number(policy.actionSpace.n), start = Number(policy.actionSpace.start ?? 0);
+    const n = Number(policy.actionSpace.n),
+      start = Number(policy.actionSpace.start ?? 0);
     return Array.from({ length: n }, (_, k) => String(start + k));
   }
   const labels = [];
@@ -46,7 +47,11 @@ export const MAX_SHOWN_ACTION = 4096;
 export function actionText(action, max = MAX_SHOWN_ACTION) {
   const n = action.data.length;
   const shown = Array.prototype.slice.call(action.data, 0, max).map((v) => formatNumber(v, action.dtype));
-  return { dtype: action.dtype, shape: formatShape(action.shape), values: shown.join(', ') + (n > max ? `, … (${n} values)` : '') };
+  return {
+    dtype: action.dtype,
+    shape: formatShape(action.shape),
+    values: shown.join(', ') + (n > max ? `, … (${n} values)` : ''),
+  };
 }
 
 /** Algorithms that act with action masks (Annex B: sb3-contrib's MaskablePPO): the panel offers masks for these only. */
@@ -67,9 +72,12 @@ export function summaryRows(policy) {
     ['layers', `${ops.length}: ${ops.slice(0, 24).join(' → ')}${ops.length > 24 ? ' → …' : ''}`],
     ['action head', `${policy.action.op}${policy.action.squash ? ` (squash ${policy.action.squash})` : ''}`],
   ];
-  if (policy.imageObservation) rows.push(['normalize images', policy.normalizeImages ? 'yes: pixels divided by 255' : 'no']);
-  if (policy.vecNormalize) rows.push(['VecNormalize', "observations normalised with the archive's RLA_vec_normalize statistics"]);
-  if (policy.recurrent) rows.push(['recurrent', `LSTM, ${policy.recurrent.layers} layer(s) of ${policy.recurrent.hidden_size} units`]);
+  if (policy.imageObservation)
+    rows.push(['normalize images', policy.normalizeImages ? 'yes: pixels divided by 255' : 'no']);
+  if (policy.vecNormalize)
+    rows.push(['VecNormalize', "observations normalised with the archive's RLA_vec_normalize statistics"]);
+  if (policy.recurrent)
+    rows.push(['recurrent', `LSTM, ${policy.recurrent.layers} layer(s) of ${policy.recurrent.hidden_size} units`]);
   return rows;
 }
 
@@ -89,11 +97,34 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
   const maskWidth = offerMasks ? policy.maskWidth : null;
   // too many mask entries for checkboxes: none are given, which allows every action
   const labels = maskWidth !== null && maskWidth <= MAX_MASK_BOXES ? maskLabels(policy) : null;
-  const maskBoxes = labels ? labels.map((l, i) => h('input', { type: 'checkbox', checked: true, dataset: { index: String(i) }, 'aria-label': `allow action ${l}` })) : [];
+  const maskBoxes = labels
+    ? labels.map((l, i) =>
+        h('input', {
+          type: 'checkbox',
+          checked: true,
+          dataset: { index: String(i) },
+          'aria-label': `allow action ${l}`,
+        }),
+      )
+    : [];
   const masks = labels
-    ? h('fieldset', { id: 'action-masks' }, h('legend', null, 'Action masks (checked = allowed)'),
-      h('div', { class: 'inputs checks' }, maskBoxes.map((b, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, labels[i]), b))))
-    : maskWidth !== null ? h('p', { id: 'action-masks-omitted', class: 'muted' }, `The head takes ${maskWidth} action-mask entries, too many to show: every action is allowed.`) : null;
+    ? h(
+        'fieldset',
+        { id: 'action-masks' },
+        h('legend', null, 'Action masks (checked = allowed)'),
+        h(
+          'div',
+          { class: 'inputs checks' },
+          maskBoxes.map((b, i) => h('label', { class: 'element' }, h('span', { class: 'index' }, labels[i]), b)),
+        ),
+      )
+    : maskWidth !== null
+      ? h(
+          'p',
+          { id: 'action-masks-omitted', class: 'muted' },
+          `The head takes ${maskWidth} action-mask entries, too many to show: every action is allowed.`,
+        )
+      : null;
   let state = null;
   let step = 0;
   let count = 0;
@@ -102,10 +133,16 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
   const showState = () => {
     stateInfo.textContent = state === null ? 'state: zeros (episode start)' : `state carried from step ${step}`;
   };
-  const output = h('div', { id: 'action', class: 'action', 'aria-live': 'polite' }, h('span', { class: 'muted' }, 'Press Predict.'));
+  const output = h(
+    'div',
+    { id: 'action', class: 'action', 'aria-live': 'polite' },
+    h('span', { class: 'muted' }, 'Press Predict.'),
+  );
   const history = h('ol', { id: 'action-history', class: 'history' });
   const predictButton = h('button', { type: 'button', id: 'predict', class: 'primary' }, 'Predict');
-  const resetButton = policy.recurrent ? h('button', { type: 'button', id: 'reset-state' }, 'Reset state (new episode)') : null;
+  const resetButton = policy.recurrent
+    ? h('button', { type: 'button', id: 'reset-state' }, 'Reset state (new episode)')
+    : null;
   const finish = (status) => {
     computing = false;
     output.dataset.status = status;
@@ -116,7 +153,8 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
 
   const predict = async () => {
     if (computing) return;
-    let observation, actionMasks = null;
+    let observation,
+      actionMasks = null;
     try {
       observation = form.read();
       if (labels) actionMasks = Uint8Array.from(maskBoxes, (b) => (b.checked ? 1 : 0));
@@ -131,8 +169,12 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
     if (resetButton) resetButton.disabled = true; // the state changes only when an action is computed
     output.dataset.status = 'computing';
     output.classList.remove('error');
-    fill(output, h('span', { class: 'computing' }, 'Computing…'), ' ',
-      h('button', { type: 'button', id: 'cancel-predict', class: 'small', onclick: () => run.cancel() }, 'Cancel'));
+    fill(
+      output,
+      h('span', { class: 'computing' }, 'Computing…'),
+      ' ',
+      h('button', { type: 'button', id: 'cancel-predict', class: 'small', onclick: () => run.cancel() }, 'Cancel'),
+    );
     let r;
     try {
       r = await run.predict({ observation, state, actionMasks });
@@ -152,10 +194,19 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
     count++;
     const t = actionText(r.action);
     output.dataset.count = String(count);
-    fill(output,
+    fill(
+      output,
       h('span', { class: 'label' }, `Action (step ${step}): `),
-      h('code', { class: 'action-values' }, t.values === '' ? '(empty)' : t.values), ' ',
-      h('span', { class: 'muted' }, h('span', { class: 'action-dtype' }, t.dtype), ' ', h('span', { class: 'action-shape' }, t.shape)));
+      h('code', { class: 'action-values' }, t.values === '' ? '(empty)' : t.values),
+      ' ',
+      h(
+        'span',
+        { class: 'muted' },
+        h('span', { class: 'action-dtype' }, t.dtype),
+        ' ',
+        h('span', { class: 'action-shape' }, t.shape),
+      ),
+    );
     history.prepend(h('li', null, `step ${step}: ${t.values}`));
     while (history.children.length > 10) history.lastChild.remove();
     finish('done');
@@ -169,20 +220,37 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
   predictButton.addEventListener('click', predict);
   resetButton?.addEventListener('click', resetState);
   showState();
-  fill(el, h('div', { class: 'policy-top' },
-    h('div', { class: 'policy-main' },
-      keyValueTable(summaryRows(policy), 'kv policy-summary'),
-      h('h3', null, 'Observation'),
-      h('div', { id: 'observation-form' }, form.el),
-      h('div', { class: 'buttons' },
-        h('button', { type: 'button', id: 'random-sample', onclick: () => form.randomize() }, 'Random sample'),
-        h('button', { type: 'button', id: 'reset-observation', onclick: () => form.reset() }, 'Reset')),
-      masks,
-      resetButton ? h('p', { class: 'buttons' }, stateInfo, ' ', resetButton) : null,
-      h('div', { class: 'buttons' }, predictButton),
-      output,
-      history),
-    h('details', { class: 'policy-network', open: true }, h('summary', null, 'Network'), renderDiagram(policy.graph, spaceLabel(policy.actionSpace)))));
+  fill(
+    el,
+    h(
+      'div',
+      { class: 'policy-top' },
+      h(
+        'div',
+        { class: 'policy-main' },
+        keyValueTable(summaryRows(policy), 'kv policy-summary'),
+        h('h3', null, 'Observation'),
+        h('div', { id: 'observation-form' }, form.el),
+        h(
+          'div',
+          { class: 'buttons' },
+          h('button', { type: 'button', id: 'random-sample', onclick: () => form.randomize() }, 'Random sample'),
+          h('button', { type: 'button', id: 'reset-observation', onclick: () => form.reset() }, 'Reset'),
+        ),
+        masks,
+        resetButton ? h('p', { class: 'buttons' }, stateInfo, ' ', resetButton) : null,
+        h('div', { class: 'buttons' }, predictButton),
+        output,
+        history,
+      ),
+      h(
+        'details',
+        { class: 'policy-network', open: true },
+        h('summary', null, 'Network'),
+        renderDiagram(policy.graph, spaceLabel(policy.actionSpace)),
+      ),
+    ),
+  );
   return { predict };
 }
 
@@ -193,9 +261,16 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
  * @param {string} [note] shown first (why the policy is not loaded)
  */
 export function renderPolicyPending(el, load, note = '') {
-  fill(el, h('p', null, note ? h('span', { class: 'muted' }, `${note} `) : null,
-    'This archive carries a portable policy (RLA_policy). Loading it checks its description and reads its weights. ',
-    h('button', { type: 'button', id: 'load-policy', onclick: load }, 'Load policy')));
+  fill(
+    el,
+    h(
+      'p',
+      null,
+      note ? h('span', { class: 'muted' }, `${note} `) : null,
+      'This archive carries a portable policy (RLA_policy). Loading it checks its description and reads its weights. ',
+      h('button', { type: 'button', id: 'load-policy', onclick: load }, 'Load policy'),
+    ),
+  );
 }
 
 /**
@@ -204,5 +279,13 @@ export function renderPolicyPending(el, load, note = '') {
  * @param {() => void} cancel
  */
 export function renderPolicyLoading(el, cancel) {
-  fill(el, h('p', { class: 'muted' }, 'Loading the policy… ', h('button', { type: 'button', id: 'cancel-policy', class: 'small', onclick: cancel }, 'Cancel')));
+  fill(
+    el,
+    h(
+      'p',
+      { class: 'muted' },
+      'Loading the policy… ',
+      h('button', { type: 'button', id: 'cancel-policy', class: 'small', onclick: cancel }, 'Cancel'),
+    ),
+  );
 }

@@ -19,7 +19,14 @@ export function renderReport(el, report, { shown = null } = {}) {
     const others = report.issues.filter((i) => !same(i));
     if (others.length === report.issues.length - 1) {
       if (others.length === 0) {
-        fill(el, h('p', { class: 'muted small', id: 'report-same' }, `The full validation (${report.validator.name} ${report.validator.version}) found this error only.`));
+        fill(
+          el,
+          h(
+            'p',
+            { class: 'muted small', id: 'report-same' },
+            `The full validation (${report.validator.name} ${report.validator.version}) found this error only.`,
+          ),
+        );
         return;
       }
       report = { ...report, issues: others, summary: { ...report.summary, errors: report.summary.errors - 1 } };
@@ -31,18 +38,62 @@ export function renderReport(el, report, { shown = null } = {}) {
   const counts = `${summary.errors} error${summary.errors === 1 ? '' : 's'}, ${summary.warnings} warning${summary.warnings === 1 ? '' : 's'}, ${summary.infos} info${summary.infos === 1 ? '' : 's'}`;
   const banner = report.valid
     ? h('div', { class: 'banner ok', role: 'status' }, h('strong', null, 'Valid'), ` — ${counts}`)
-    : h('div', { class: 'banner bad', role: 'alert' }, h('strong', null, 'Invalid'), ': ', codes.map((c, i) => [i ? ', ' : '', h('code', { class: 'code' }, c)]), ` — ${counts}`);
+    : h(
+        'div',
+        { class: 'banner bad', role: 'alert' },
+        h('strong', null, 'Invalid'),
+        ': ',
+        codes.map((c, i) => [i ? ', ' : '', h('code', { class: 'code' }, c)]),
+        ` — ${counts}`,
+      );
   const fields = LOCATION.filter((f) => report.issues.some((i) => i[f] !== undefined));
-  const table = report.issues.length === 0
-    ? h('p', { class: 'muted' }, 'No issues.')
-    : h('table', { class: 'issues' },
-      h('thead', null, h('tr', null, h('th', null, 'severity'), h('th', null, 'code'), fields.map((f) => h('th', null, f)), h('th', null, 'message'))),
-      h('tbody', null, report.issues.map((i) => h('tr', { class: `sev-${i.severity}`, dataset: { code: i.code } },
-        h('td', null, h('span', { class: `badge ${i.severity}` }, i.severity)),
-        h('td', null, h('code', { class: 'code' }, i.code)),
-        fields.map((f) => h('td', { class: 'loc' }, i[f] === undefined ? '' : String(i[f]))),
-        h('td', { class: 'message' }, i.message.startsWith(`${i.code}: `) ? i.message.slice(i.code.length + 2) : i.message)))));
-  fill(el, banner, table, h('p', { class: 'muted small' }, `Checked by ${report.validator.name} ${report.validator.version}: every rule of §11.1, including the CRC-32 and SHA-256 of every member.`));
+  const table =
+    report.issues.length === 0
+      ? h('p', { class: 'muted' }, 'No issues.')
+      : h(
+          'table',
+          { class: 'issues' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', null, 'severity'),
+              h('th', null, 'code'),
+              fields.map((f) => h('th', null, f)),
+              h('th', null, 'message'),
+            ),
+          ),
+          h(
+            'tbody',
+            null,
+            report.issues.map((i) =>
+              h(
+                'tr',
+                { class: `sev-${i.severity}`, dataset: { code: i.code } },
+                h('td', null, h('span', { class: `badge ${i.severity}` }, i.severity)),
+                h('td', null, h('code', { class: 'code' }, i.code)),
+                fields.map((f) => h('td', { class: 'loc' }, i[f] === undefined ? '' : String(i[f]))),
+                h(
+                  'td',
+                  { class: 'message' },
+                  i.message.startsWith(`${i.code}: `) ? i.message.slice(i.code.length + 2) : i.message,
+                ),
+              ),
+            ),
+          ),
+        );
+  fill(
+    el,
+    banner,
+    table,
+    h(
+      'p',
+      { class: 'muted small' },
+      `Checked by ${report.validator.name} ${report.validator.version}: every rule of §11.1, including the CRC-32 and SHA-256 of every member.`,
+    ),
+  );
 }
 
 /**
@@ -54,13 +105,27 @@ export function renderReport(el, report, { shown = null } = {}) {
  */
 export function renderOpenError(el, error, hint = '') {
   const code = error?.code ?? 'ERROR';
-  const loc = LOCATION.filter((f) => error?.[f] !== undefined && error?.[f] !== null).map((f) => `${f} ${error[f]}`).join(', ');
-  fill(el,
-    h('div', { class: 'banner bad', role: 'alert', dataset: { code } },
-      h('strong', null, 'Cannot open this archive: '), h('code', { class: 'code' }, code),
+  const loc = LOCATION.filter((f) => error?.[f] !== undefined && error?.[f] !== null)
+    .map((f) => `${f} ${error[f]}`)
+    .join(', ');
+  fill(
+    el,
+    h(
+      'div',
+      { class: 'banner bad', role: 'alert', dataset: { code } },
+      h('strong', null, 'Cannot open this archive: '),
+      h('code', { class: 'code' }, code),
       h('div', { class: 'message' }, error?.detail ?? error?.message ?? String(error)),
       loc ? h('div', { class: 'loc' }, loc) : null,
-      hint ? h('div', { class: 'hint-convert', id: 'convert-hint' }, hint.split(/(rlarchive import-sb[23] .*$)/).map((part, i) => (i % 2 ? h('code', null, part) : part))) : null));
+      hint
+        ? h(
+            'div',
+            { class: 'hint-convert', id: 'convert-hint' },
+            hint.split(/(rlarchive import-sb[23] .*$)/).map((part, i) => (i % 2 ? h('code', null, part) : part)),
+          )
+        : null,
+    ),
+  );
 }
 
 /**
@@ -70,9 +135,15 @@ export function renderOpenError(el, error, hint = '') {
  * @param {() => void} run
  */
 export function renderReportPending(el, size, run) {
-  fill(el, h('p', null,
-    `Opening checked the layout, manifest, data and tensor headers. The full validation checks every member's CRC-32 and SHA-256 and reads the whole file (${formatBytes(size)}). `,
-    h('button', { type: 'button', id: 'run-validation', onclick: run }, 'Validate fully')));
+  fill(
+    el,
+    h(
+      'p',
+      null,
+      `Opening checked the layout, manifest, data and tensor headers. The full validation checks every member's CRC-32 and SHA-256 and reads the whole file (${formatBytes(size)}). `,
+      h('button', { type: 'button', id: 'run-validation', onclick: run }, 'Validate fully'),
+    ),
+  );
 }
 
 /**

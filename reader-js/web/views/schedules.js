@@ -34,10 +34,35 @@ export function schedulePoints(sc) {
  */
 export function renderSchedules(el, data) {
   const found = findAll(data, Schedule);
-  fill(el, found.length
-    ? h('div', { class: 'grid' }, found.map(([path, sc]) => h('figure', { class: 'card schedule', dataset: { path } },
-      lineChart(schedulePoints(sc), { xFrom: 1, xTo: 0, xLabel: 'progress remaining', yLabel: 'value', title: `${path}: ${scheduleLabel(sc)}` }),
-      h('figcaption', null, h('strong', null, path), ' — ', scheduleLabel(sc), ` — at 1: ${sc.valueAt(1)}, at 0.5: ${sc.valueAt(0.5)}, at 0: ${sc.valueAt(0)}`))))
-    : h('p', { class: 'muted' }, 'No schedules in the data.'));
+  fill(
+    el,
+    found.length
+      ? h(
+          'div',
+          { class: 'grid' },
+          found.map(([path, sc]) =>
+            h(
+              'figure',
+              { class: 'card schedule', dataset: { path } },
+              lineChart(schedulePoints(sc), {
+                xFrom: 1,
+                xTo: 0,
+                xLabel: 'progress remaining',
+                yLabel: 'value',
+                title: `${path}: ${scheduleLabel(sc)}`,
+              }),
+              h(
+                'figcaption',
+                null,
+                h('strong', null, path),
+                ' — ',
+                scheduleLabel(sc),
+                ` — at 1: ${sc.valueAt(1)}, at 0.5: ${sc.valueAt(0.5)}, at 0: ${sc.valueAt(0)}`,
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'No schedules in the data.'),
+  );
   return found.length;
 }

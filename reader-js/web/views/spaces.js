@@ -10,25 +10,61 @@ import { renderArray, spaceLabel } from './value.js';
 function details(sp) {
   switch (sp.kind) {
     case 'box':
-      return h('ul', { class: 'props' },
+      return h(
+        'ul',
+        { class: 'props' },
         h('li', null, h('span', { class: 'prop' }, 'dtype '), sp.dtype),
         h('li', null, h('span', { class: 'prop' }, 'shape '), formatShape(sp.shape)),
         h('li', { class: 'bound' }, h('span', { class: 'prop' }, 'low '), renderArray(sp.low)),
-        h('li', { class: 'bound' }, h('span', { class: 'prop' }, 'high '), renderArray(sp.high)));
+        h('li', { class: 'bound' }, h('span', { class: 'prop' }, 'high '), renderArray(sp.high)),
+      );
     case 'discrete':
-      return h('ul', { class: 'props' }, h('li', null, `n ${sp.n}, start ${sp.start}, values ${sp.start} … ${Number(sp.start) + Number(sp.n) - 1}`), h('li', null, `dtype ${sp.dtype}`));
+      return h(
+        'ul',
+        { class: 'props' },
+        h('li', null, `n ${sp.n}, start ${sp.start}, values ${sp.start} … ${Number(sp.start) + Number(sp.n) - 1}`),
+        h('li', null, `dtype ${sp.dtype}`),
+      );
     case 'multi_discrete':
-      return h('ul', { class: 'props' }, h('li', null, h('span', { class: 'prop' }, 'nvec '), renderArray(sp.nvec)), h('li', null, h('span', { class: 'prop' }, 'start '), renderArray(sp.start)), h('li', null, `dtype ${sp.dtype}`));
+      return h(
+        'ul',
+        { class: 'props' },
+        h('li', null, h('span', { class: 'prop' }, 'nvec '), renderArray(sp.nvec)),
+        h('li', null, h('span', { class: 'prop' }, 'start '), renderArray(sp.start)),
+        h('li', null, `dtype ${sp.dtype}`),
+      );
     case 'multi_binary':
-      return h('ul', { class: 'props' }, h('li', null, `shape ${Array.isArray(sp.n) ? formatShape(sp.n) : `[${sp.n}]`}`));
+      return h(
+        'ul',
+        { class: 'props' },
+        h('li', null, `shape ${Array.isArray(sp.n) ? formatShape(sp.n) : `[${sp.n}]`}`),
+      );
     case 'text': {
       const chars = Array.from(sp.charset);
-      return h('ul', { class: 'props' }, h('li', null, `length ${sp.min_length} … ${sp.max_length}`), h('li', null, `charset (${chars.length}) `, h('code', null, chars.slice(0, 80).join('') + (chars.length > 80 ? '…' : ''))));
+      return h(
+        'ul',
+        { class: 'props' },
+        h('li', null, `length ${sp.min_length} … ${sp.max_length}`),
+        h(
+          'li',
+          null,
+          `charset (${chars.length}) `,
+          h('code', null, chars.slice(0, 80).join('') + (chars.length > 80 ? '…' : '')),
+        ),
+      );
     }
     case 'dict':
-      return h('ul', { class: 'tree' }, sp.spaces.map(([key, sub]) => h('li', null, h('span', { class: 'key' }, key), ': ', renderSpace(sub))));
+      return h(
+        'ul',
+        { class: 'tree' },
+        sp.spaces.map(([key, sub]) => h('li', null, h('span', { class: 'key' }, key), ': ', renderSpace(sub))),
+      );
     case 'tuple':
-      return h('ul', { class: 'tree' }, sp.spaces.map((sub, i) => h('li', null, h('span', { class: 'key' }, String(i)), ': ', renderSpace(sub))));
+      return h(
+        'ul',
+        { class: 'tree' },
+        sp.spaces.map((sub, i) => h('li', null, h('span', { class: 'key' }, String(i)), ': ', renderSpace(sub))),
+      );
     default:
       return null;
   }
@@ -40,7 +76,12 @@ function details(sp) {
  * @returns {HTMLElement}
  */
 export function renderSpace(sp) {
-  return h('div', { class: `space space-${sp.kind}`, dataset: { kind: sp.kind } }, h('span', { class: 'space-label' }, spaceLabel(sp)), details(sp));
+  return h(
+    'div',
+    { class: `space space-${sp.kind}`, dataset: { kind: sp.kind } },
+    h('span', { class: 'space-label' }, spaceLabel(sp)),
+    details(sp),
+  );
 }
 
 /**
@@ -51,8 +92,11 @@ export function renderSpace(sp) {
  */
 export function renderSpaces(el, data) {
   const found = findAll(data, Space);
-  fill(el, found.length
-    ? found.map(([path, sp]) => h('div', { class: 'card', dataset: { path } }, h('h3', null, path), renderSpace(sp)))
-    : h('p', { class: 'muted' }, 'No spaces in the data.'));
+  fill(
+    el,
+    found.length
+      ? found.map(([path, sp]) => h('div', { class: 'card', dataset: { path } }, h('h3', null, path), renderSpace(sp)))
+      : h('p', { class: 'muted' }, 'No spaces in the data.'),
+  );
   return found.length;
 }

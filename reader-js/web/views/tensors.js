@@ -19,7 +19,10 @@ import { optimizerLayout, orderGroups } from '../optimizers.js';
  */
 export function renderTensorDetail(t, group, nbytes) {
   const st = t.stats;
-  const f = (x) => (Number.isFinite(x) ? formatNumber(x, t.dtype === 'F64' || t.dtype.endsWith('64') ? undefined : t.dtype) : formatNumber(x));
+  const f = (x) =>
+    Number.isFinite(x)
+      ? formatNumber(x, t.dtype === 'F64' || t.dtype.endsWith('64') ? undefined : t.dtype)
+      : formatNumber(x);
   const rows = [
     ['elements', String(st.count)],
     ['min', h('span', { class: 'stat-min' }, st.finite ? f(st.min) : '—')],
@@ -29,20 +32,48 @@ export function renderTensorDetail(t, group, nbytes) {
   ];
   if (st.nan) rows.push(['NaN', String(st.nan)]);
   if (st.posInf || st.negInf) rows.push(['±inf', `${st.posInf} / ${st.negInf}`]);
-  const first = arrayValues({ dtype: t.dtype, data: t.first }).map((v) => (typeof v === 'string' ? v : formatNumber(v, t.dtype)));
+  const first = arrayValues({ dtype: t.dtype, data: t.first }).map((v) =>
+    typeof v === 'string' ? v : formatNumber(v, t.dtype),
+  );
   rows.push(['first values', `${first.join(', ')}${st.count > 8 ? ', …' : ''}`]);
-  return h('div', { class: 'tensor-detail', dataset: { tensor: `${group}/${t.name}` } },
+  return h(
+    'div',
+    { class: 'tensor-detail', dataset: { tensor: `${group}/${t.name}` } },
     h('h3', null, `${group} / ${t.name}`),
-    h('p', { class: 'muted' }, `${t.dtype} ${formatShape(t.shape)}, ${formatBytes(nbytes)}${t.dtype === 'C64' ? ' — statistics of |z|' : ''}`),
-    h('div', { class: 'tensor-body' },
+    h(
+      'p',
+      { class: 'muted' },
+      `${t.dtype} ${formatShape(t.shape)}, ${formatBytes(nbytes)}${t.dtype === 'C64' ? ' — statistics of |z|' : ''}`,
+    ),
+    h(
+      'div',
+      { class: 'tensor-body' },
       histogramChart(st.histogram, { xLabel: t.dtype === 'C64' ? '|value|' : 'value', title: `${group}/${t.name}` }),
-      keyValueTable(rows, 'kv stats')));
+      keyValueTable(rows, 'kv stats'),
+    ),
+  );
 }
 
 /** A row of one tensor: its button (choosing it reads it), dtype, shape and size. */
 function tensorRow(group, info, label, choose) {
-  const button = h('button', { type: 'button', class: 'tensor link', dataset: { tensor: `${group}/${info.name}` }, title: `${group}/${info.name}: read this tensor and show its values` }, label);
-  const row = h('tr', { class: 'tensor-row', dataset: { name: info.name.toLowerCase() } }, h('td', null, button), h('td', null, info.dtype), h('td', null, formatShape(info.shape)), h('td', { class: 'num' }, formatBytes(info.nbytes)));
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'tensor link',
+      dataset: { tensor: `${group}/${info.name}` },
+      title: `${group}/${info.name}: read this tensor and show its values`,
+    },
+    label,
+  );
+  const row = h(
+    'tr',
+    { class: 'tensor-row', dataset: { name: info.name.toLowerCase() } },
+    h('td', null, button),
+    h('td', null, info.dtype),
+    h('td', null, formatShape(info.shape)),
+    h('td', { class: 'num' }, formatBytes(info.nbytes)),
+  );
   button.addEventListener('click', () => choose(group, info, button, row));
   return row;
 }
@@ -54,14 +85,47 @@ function optimizerRows(archive, group, infos, choose) {
   const rows = [];
   for (const p of layout.params) {
     const name = p.parameter ? `${p.parameter.name}${p.certain ? '' : '?'}` : `parameter ${p.key}`;
-    const note = p.parameter === null ? ' (no parameter of this shape)'
-      : p.certain ? '' : ` (by shape and order; same shape: ${p.alternatives.join(', ')})`;
+    const note =
+      p.parameter === null
+        ? ' (no parameter of this shape)'
+        : p.certain
+          ? ''
+          : ` (by shape and order; same shape: ${p.alternatives.join(', ')})`;
     const names = p.tensors.filter((t) => byName.has(t));
-    rows.push(h('tr', { class: 'param-row', dataset: { name: [p.parameter?.name ?? '', ...names].join(' ').toLowerCase(), position: String(p.position), parameter: p.parameter?.name ?? '', certain: String(p.certain) } },
-      h('td', { colspan: 4 }, h('span', { class: 'param-name' }, name), h('span', { class: 'muted small' }, ` — parameter ${p.position}${p.parameter ? ` ${formatShape(p.parameter.shape)}` : ''}${note}`))));
+    rows.push(
+      h(
+        'tr',
+        {
+          class: 'param-row',
+          dataset: {
+            name: [p.parameter?.name ?? '', ...names].join(' ').toLowerCase(),
+            position: String(p.position),
+            parameter: p.parameter?.name ?? '',
+            certain: String(p.certain),
+          },
+        },
+        h(
+          'td',
+          { colspan: 4 },
+          h('span', { class: 'param-name' }, name),
+          h(
+            'span',
+            { class: 'muted small' },
+            ` — parameter ${p.position}${p.parameter ? ` ${formatShape(p.parameter.shape)}` : ''}${note}`,
+          ),
+        ),
+      ),
+    );
     for (const t of names) rows.push(tensorRow(group, byName.get(t), t.split('/').pop(), choose));
   }
-  if (layout.other.length && layout.params.length) rows.push(h('tr', { class: 'param-row', dataset: { name: layout.other.join(' ').toLowerCase() } }, h('td', { colspan: 4 }, h('span', { class: 'param-name' }, 'other state'))));
+  if (layout.other.length && layout.params.length)
+    rows.push(
+      h(
+        'tr',
+        { class: 'param-row', dataset: { name: layout.other.join(' ').toLowerCase() } },
+        h('td', { colspan: 4 }, h('span', { class: 'param-name' }, 'other state')),
+      ),
+    );
   for (const t of layout.other) rows.push(tensorRow(group, byName.get(t), t, choose));
   return rows;
 }
@@ -90,8 +154,15 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
     const ticket = ++current;
     row.after(detailRow);
     detail.dataset.status = 'computing';
-    fill(detail, h('p', { class: 'muted' }, `Reading ${group}/${info.name} (${formatBytes(info.nbytes)}) and computing its statistics… `,
-      h('button', { type: 'button', id: 'cancel-tensor', class: 'small', onclick: () => cancel() }, 'Cancel')));
+    fill(
+      detail,
+      h(
+        'p',
+        { class: 'muted' },
+        `Reading ${group}/${info.name} (${formatBytes(info.nbytes)}) and computing its statistics… `,
+        h('button', { type: 'button', id: 'cancel-tensor', class: 'small', onclick: () => cancel() }, 'Cancel'),
+      ),
+    );
     el.querySelectorAll('button.tensor.chosen').forEach((b) => b.classList.remove('chosen'));
     button.classList.add('chosen');
     try {
@@ -103,7 +174,10 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
     } catch (e) {
       if (ticket !== current) return;
       detail.dataset.status = isCancelled(e) ? 'cancelled' : 'error';
-      fill(detail, isCancelled(e) ? h('p', { class: 'muted' }, 'Cancelled.') : h('p', { class: 'error' }, errorParts(e)));
+      fill(
+        detail,
+        isCancelled(e) ? h('p', { class: 'muted' }, 'Cancelled.') : h('p', { class: 'error' }, errorParts(e)),
+      );
     } finally {
       onRead();
     }
@@ -113,25 +187,73 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
     total += infos.length;
     const bytes = infos.reduce((a, t) => a + t.nbytes, 0);
     const optimizer = group.startsWith('optimizer.');
-    const rows = optimizer ? optimizerRows(archive, group, infos, choose) : infos.map((info) => tensorRow(group, info, info.name, choose));
-    return h('details', { class: 'group', open: !optimizer && infos.length <= 200, dataset: { group } },
-      h('summary', null, h('strong', null, group), ` — ${infos.length} tensor${infos.length === 1 ? '' : 's'}, ${formatBytes(bytes)}`,
-        optimizer ? h('span', { class: 'muted' }, ', by parameter') : null),
-      infos.length === 0 ? h('p', { class: 'muted' }, 'This group holds no tensors.') : h('div', { class: 'scroll' }, h('table', { class: 'tensors' },
-        h('thead', null, h('tr', null, h('th', null, 'name'), h('th', null, 'dtype'), h('th', null, 'shape'), h('th', null, 'bytes'))),
-        h('tbody', null, rows))),
-      optimizer ? h('p', { class: 'muted small' }, "The archive keeps the optimizer's parameter positions, not their names: each is matched to a parameter of the same shape in PyTorch's usual order; a name marked ? has others of the same shape.") : null);
+    const rows = optimizer
+      ? optimizerRows(archive, group, infos, choose)
+      : infos.map((info) => tensorRow(group, info, info.name, choose));
+    return h(
+      'details',
+      { class: 'group', open: !optimizer && infos.length <= 200, dataset: { group } },
+      h(
+        'summary',
+        null,
+        h('strong', null, group),
+        ` — ${infos.length} tensor${infos.length === 1 ? '' : 's'}, ${formatBytes(bytes)}`,
+        optimizer ? h('span', { class: 'muted' }, ', by parameter') : null,
+      ),
+      infos.length === 0
+        ? h('p', { class: 'muted' }, 'This group holds no tensors.')
+        : h(
+            'div',
+            { class: 'scroll' },
+            h(
+              'table',
+              { class: 'tensors' },
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  h('th', null, 'name'),
+                  h('th', null, 'dtype'),
+                  h('th', null, 'shape'),
+                  h('th', null, 'bytes'),
+                ),
+              ),
+              h('tbody', null, rows),
+            ),
+          ),
+      optimizer
+        ? h(
+            'p',
+            { class: 'muted small' },
+            "The archive keeps the optimizer's parameter positions, not their names: each is matched to a parameter of the same shape in PyTorch's usual order; a name marked ? has others of the same shape.",
+          )
+        : null,
+    );
   });
-  const filter = h('input', { type: 'search', placeholder: 'filter tensors by name', 'aria-label': 'filter tensors by name' });
+  const filter = h('input', {
+    type: 'search',
+    placeholder: 'filter tensors by name',
+    'aria-label': 'filter tensors by name',
+  });
   filter.addEventListener('input', () => {
     const q = filter.value.toLowerCase();
     el.querySelectorAll('table.tensors tbody tr[data-name]').forEach((tr) => {
       tr.hidden = q !== '' && !tr.dataset.name.includes(q);
     });
   });
-  fill(el,
-    total ? h('p', { class: 'muted' }, 'Choose a tensor to read it and see its histogram, right under it; nothing else is read.') : h('p', { class: 'muted' }, 'No tensors.'),
+  fill(
+    el,
+    total
+      ? h(
+          'p',
+          { class: 'muted' },
+          'Choose a tensor to read it and see its histogram, right under it; nothing else is read.',
+        )
+      : h('p', { class: 'muted' }, 'No tensors.'),
     total > 20 ? filter : null,
-    groups);
+    groups,
+  );
   return total;
 }

@@ -3,7 +3,7 @@
 
 import { NDArray, Scalar, Space, Schedule, ClassRef, Opaque, Tuple } from '../../src/index.js';
 import { h } from '../dom.js';
-import { formatNumber, formatShort, formatShape, formatBytes, elementCount } from '../format.js';
+import { formatNumber, formatShape, formatBytes, elementCount } from '../format.js';
 import { arrayValues, summarizeArray } from '../arrays.js';
 import { isCancelled } from '../worker-client.js';
 
@@ -41,20 +41,24 @@ export function renderArray(nd) {
     return h('span', { class: 'ndarray' }, head, body);
   }
   const count = elementCount(nd.shape);
-  const button = h('button', {
-    type: 'button',
-    class: 'small',
-    onclick: async () => {
-      button.disabled = true;
-      try {
-        const text = await summarizeReferenced(nd);
-        body.replaceChildren(document.createTextNode(` ${text}`));
-      } catch (e) {
-        if (isCancelled(e)) button.disabled = false;
-        else body.replaceChildren(h('span', { class: 'error' }, ` ${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
-      }
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'small',
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          const text = await summarizeReferenced(nd);
+          body.replaceChildren(document.createTextNode(` ${text}`));
+        } catch (e) {
+          if (isCancelled(e)) button.disabled = false;
+          else body.replaceChildren(h('span', { class: 'error' }, ` ${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
+        }
+      },
     },
-  }, 'load');
+    'load',
+  );
   body.append(` → tensors/${nd.ref.group} ${nd.ref.name} (${count} elements) `, button);
   return h('span', { class: 'ndarray' }, head, body);
 }
@@ -66,14 +70,22 @@ export function renderArray(nd) {
  */
 export function spaceLabel(sp) {
   switch (sp.kind) {
-    case 'box': return `Box(${sp.dtype}, ${formatShape(sp.shape)})`;
-    case 'discrete': return `Discrete(${sp.n}${Number(sp.start) !== 0 ? `, start=${sp.start}` : ''})`;
-    case 'multi_discrete': return `MultiDiscrete(${sp.nvec.data ? summarizeArray(sp.nvec) : formatShape(sp.nvec.shape)})`;
-    case 'multi_binary': return `MultiBinary(${Array.isArray(sp.n) ? formatShape(sp.n) : sp.n})`;
-    case 'dict': return `Dict(${sp.spaces.length} keys)`;
-    case 'tuple': return `Tuple(${sp.spaces.length} spaces)`;
-    case 'text': return `Text(${sp.min_length}..${sp.max_length})`;
-    default: return `space ${sp.kind}`;
+    case 'box':
+      return `Box(${sp.dtype}, ${formatShape(sp.shape)})`;
+    case 'discrete':
+      return `Discrete(${sp.n}${Number(sp.start) !== 0 ? `, start=${sp.start}` : ''})`;
+    case 'multi_discrete':
+      return `MultiDiscrete(${sp.nvec.data ? summarizeArray(sp.nvec) : formatShape(sp.nvec.shape)})`;
+    case 'multi_binary':
+      return `MultiBinary(${Array.isArray(sp.n) ? formatShape(sp.n) : sp.n})`;
+    case 'dict':
+      return `Dict(${sp.spaces.length} keys)`;
+    case 'tuple':
+      return `Tuple(${sp.spaces.length} spaces)`;
+    case 'text':
+      return `Text(${sp.min_length}..${sp.max_length})`;
+    default:
+      return `space ${sp.kind}`;
   }
 }
 
@@ -99,12 +111,21 @@ function isPlainObject(v) {
  * @returns {boolean}
  */
 export function isScalarValue(v) {
-  return v === null || ['boolean', 'number', 'string', 'bigint'].includes(typeof v) || v instanceof Scalar || v instanceof ClassRef;
+  return (
+    v === null ||
+    ['boolean', 'number', 'string', 'bigint'].includes(typeof v) ||
+    v instanceof Scalar ||
+    v instanceof ClassRef
+  );
 }
 
 function collection(items, render, depth, open) {
   const shown = items.slice(0, MAX_ITEMS);
-  const list = h('ul', { class: 'tree' }, shown.map((it) => h('li', null, render(it))));
+  const list = h(
+    'ul',
+    { class: 'tree' },
+    shown.map((it) => h('li', null, render(it))),
+  );
   if (items.length > MAX_ITEMS) list.appendChild(h('li', { class: 'muted' }, `… ${items.length - MAX_ITEMS} more`));
   return list;
 }
@@ -128,37 +149,88 @@ export function renderValue(v, depth = 0) {
   if (typeof v === 'string') return h('span', { class: 'v-str' }, JSON.stringify(v));
   if (v instanceof Uint8Array) {
     const hex = Array.from(v.subarray(0, 24), (b) => b.toString(16).padStart(2, '0')).join(' ');
-    return h('span', { class: 'v-bytes' }, h('span', { class: 'type' }, `bytes(${v.length})`), ` ${hex}${v.length > 24 ? ' …' : ''}`);
+    return h(
+      'span',
+      { class: 'v-bytes' },
+      h('span', { class: 'type' }, `bytes(${v.length})`),
+      ` ${hex}${v.length > 24 ? ' …' : ''}`,
+    );
   }
   if (v instanceof NDArray) return renderArray(v);
   if (v instanceof Scalar) {
-    const val = Array.isArray(v.value) ? `${formatNumber(v.value[0], 'F32')}, ${formatNumber(v.value[1], 'F32')}j` : formatNumber(v.value, v.dtype);
+    const val = Array.isArray(v.value)
+      ? `${formatNumber(v.value[0], 'F32')}, ${formatNumber(v.value[1], 'F32')}j`
+      : formatNumber(v.value, v.dtype);
     return h('span', { class: 'v-num' }, val, h('span', { class: 'type' }, ` ${v.dtype}`));
   }
-  if (v instanceof Space) return h('span', { class: 'v-space' }, spaceLabel(v), h('span', { class: 'muted' }, ' (see Spaces)'));
-  if (v instanceof Schedule) return h('span', { class: 'v-schedule' }, scheduleLabel(v), h('span', { class: 'muted' }, ' (see Schedules)'));
-  if (v instanceof ClassRef) return h('span', { class: 'v-class' }, h('span', { class: 'type' }, 'class '), `${v.module}.${v.qualname}`);
+  if (v instanceof Space)
+    return h('span', { class: 'v-space' }, spaceLabel(v), h('span', { class: 'muted' }, ' (see Spaces)'));
+  if (v instanceof Schedule)
+    return h('span', { class: 'v-schedule' }, scheduleLabel(v), h('span', { class: 'muted' }, ' (see Schedules)'));
+  if (v instanceof ClassRef)
+    return h('span', { class: 'v-class' }, h('span', { class: 'type' }, 'class '), `${v.module}.${v.qualname}`);
   if (v instanceof Opaque) {
-    return h('span', { class: 'v-opaque' }, h('span', { class: 'type' }, `opaque ${v.format}`), ` ${formatBytes(v.bytes.length)}`, v.type ? ` type ${v.type}` : '', v.note ? ` — ${v.note}` : '');
+    return h(
+      'span',
+      { class: 'v-opaque' },
+      h('span', { class: 'type' }, `opaque ${v.format}`),
+      ` ${formatBytes(v.bytes.length)}`,
+      v.type ? ` type ${v.type}` : '',
+      v.note ? ` — ${v.note}` : '',
+    );
   }
   if (v instanceof Tuple) {
     if (v.length === 0) return h('span', { class: 'v-tuple' }, '()');
-    if (v.every(isScalarValue) && v.length <= 8) return h('span', { class: 'v-tuple' }, '(', v.map((x, i) => [i ? ', ' : '', renderValue(x, depth + 1)]), ')');
-    return container(`tuple (${v.length})`, collection(v, (x) => renderValue(x, depth + 1), depth), depth);
+    if (v.every(isScalarValue) && v.length <= 8)
+      return h(
+        'span',
+        { class: 'v-tuple' },
+        '(',
+        v.map((x, i) => [i ? ', ' : '', renderValue(x, depth + 1)]),
+        ')',
+      );
+    return container(
+      `tuple (${v.length})`,
+      collection(v, (x) => renderValue(x, depth + 1), depth),
+      depth,
+    );
   }
   if (Array.isArray(v)) {
     if (v.length === 0) return h('span', { class: 'v-list' }, '[]');
-    if (v.every(isScalarValue) && v.length <= 8) return h('span', { class: 'v-list' }, '[', v.map((x, i) => [i ? ', ' : '', renderValue(x, depth + 1)]), ']');
-    return container(`list (${v.length})`, collection(v, (x) => renderValue(x, depth + 1), depth), depth);
+    if (v.every(isScalarValue) && v.length <= 8)
+      return h(
+        'span',
+        { class: 'v-list' },
+        '[',
+        v.map((x, i) => [i ? ', ' : '', renderValue(x, depth + 1)]),
+        ']',
+      );
+    return container(
+      `list (${v.length})`,
+      collection(v, (x) => renderValue(x, depth + 1), depth),
+      depth,
+    );
   }
   if (v instanceof Map) {
     if (v.size === 0) return h('span', { class: 'v-map' }, 'dict {}');
-    return container(`dict (${v.size})`, collection([...v], ([k, x]) => [h('span', { class: 'key' }, renderValue(k, depth + 1)), ': ', renderValue(x, depth + 1)], depth), depth);
+    return container(
+      `dict (${v.size})`,
+      collection(
+        [...v],
+        ([k, x]) => [h('span', { class: 'key' }, renderValue(k, depth + 1)), ': ', renderValue(x, depth + 1)],
+        depth,
+      ),
+      depth,
+    );
   }
   if (isPlainObject(v)) {
     const entries = Object.entries(v);
     if (entries.length === 0) return h('span', { class: 'v-map' }, '{}');
-    return container(`map (${entries.length})`, collection(entries, ([k, x]) => [h('span', { class: 'key' }, k), ': ', renderValue(x, depth + 1)], depth), depth);
+    return container(
+      `map (${entries.length})`,
+      collection(entries, ([k, x]) => [h('span', { class: 'key' }, k), ': ', renderValue(x, depth + 1)], depth),
+      depth,
+    );
   }
   return h('span', { class: 'muted' }, String(v));
 }
