@@ -1,0 +1,49 @@
+"""The Python and JavaScript readers name their check pipeline and their ZIP reading alike (issue: read side by side).
+
+The steps of spec §11.1 are ``rlarchive.checks.STEPS`` and ``STEPS`` of reader-js/src/checks.js; the ZIP
+directory is read by the public functions of ``rlarchive.zipread`` and reader-js/src/zipread.js. The names
+are the same words, snake_case in Python and camelCase in JavaScript.
+"""
+
+import os
+import re
+
+from suite import ROOT
+
+from rlarchive import checks, zipread
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def _js(path: str) -> str:
+    with open(os.path.join(ROOT, "reader-js", "src", path), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_the_steps_have_the_same_names_in_the_same_order():
+    text = _js("checks.js")
+    block = re.search(r"export const STEPS = Object\.freeze\(\[(.*?)\]\)", text, re.S)
+    assert block, "reader-js/src/checks.js exports no STEPS"
+    js_steps = re.findall(r"[A-Za-z]+", block.group(1))
+    assert js_steps == [_camel(step.__name__) for step in checks.STEPS]
+    assert len(js_steps) == 11  # spec §11.1 has eleven steps
+    assert "export async function checkExtension(" in text and hasattr(checks, "check_extension")
+
+
+def test_the_zip_directory_is_read_by_the_same_functions():
+    exported = set(re.findall(r"^export (?:async )?function (\w+)\(", _js("zipread.js"), re.M))
+    python = {n for n in zipread.__all__ if callable(getattr(zipread, n)) and not isinstance(getattr(zipread, n), type)}
+    record_readers = {
+        "find_end_record",
+        "read_zip64_end_records",
+        "check_end_records",
+        "read_central_record",
+        "check_member_names",
+        "read_local_header",
+        "check_member_layout",
+    }
+    assert record_readers <= python
+    assert {_camel(n) for n in record_readers} <= exported
