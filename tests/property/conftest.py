@@ -6,7 +6,6 @@ minutes at most on 2 cores) and ``long`` (ten times the examples).
 
 import os
 import shutil
-import sys
 import tempfile
 
 import pytest
@@ -14,9 +13,6 @@ from hypothesis import HealthCheck, settings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-for p in (HERE, os.path.join(ROOT, "tests", "fuzz"), os.path.join(ROOT, "tests", "vectors")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
 
 _common = dict(
     deadline=None,

@@ -2,10 +2,8 @@
 
 import json
 import os
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "vectors"))
 
 
 def schema_registry():

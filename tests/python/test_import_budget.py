@@ -188,7 +188,6 @@ def test_an_npy_version_2_header_that_declares_gigabytes(tmp_path):
 
 def test_the_budget_argument(tmp_path):
     """``budget=`` bytes or an ImportBudget shared by several imports; the default follows the input's size."""
-    sys.path.insert(0, HERE)
     import sb_fixtures as F
 
     from rlarchive.interop import sb2

@@ -1,6 +1,5 @@
 """Each importer recognises its own input format and refuses the other's, naming the right command."""
 
-import os
 import subprocess
 import sys
 
@@ -9,7 +8,6 @@ import pytest
 pytest.importorskip("stable_baselines3", reason="stable_baselines3 is needed to write an SB3 model")
 pytest.importorskip("cloudpickle", reason="cloudpickle is needed to build SB2 fixtures")
 
-sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 

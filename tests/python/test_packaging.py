@@ -325,7 +325,6 @@ def test_the_packaged_schemas_are_the_specs_schemas():
 
 def test_the_standalone_conformance_kit_runs_on_the_standard_library(tmp_path):
     """make dist's kit: run.py with Python's standard library alone (-S: no site-packages) judges a reader given by a relative path."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "vectors"))
     import kit
 
     path = kit.build(str(tmp_path / "dist"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import sys
 import zipfile
 from collections import OrderedDict
@@ -20,7 +19,6 @@ import pytest
 
 cloudpickle = pytest.importorskip("cloudpickle", reason="cloudpickle is needed to build SB2 fixtures")
 
-sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402

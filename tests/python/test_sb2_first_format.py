@@ -20,7 +20,6 @@ import pytest
 
 cloudpickle = pytest.importorskip("cloudpickle", reason="cloudpickle is needed to build SB2 fixtures")
 
-sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402

@@ -15,7 +15,6 @@ import pytest
 
 pytest.importorskip("cloudpickle", reason="cloudpickle is needed to build SB2 fixtures")
 
-sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 GIB = 1 << 30

@@ -38,7 +38,6 @@ pytestmark = pytest.mark.skipif(
     not HAVE_SB3, reason="stable_baselines3 (with torch, gymnasium, cloudpickle) is not importable"
 )
 
-sys.path.insert(0, os.path.dirname(__file__))
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402

@@ -43,7 +43,6 @@ pytestmark = pytest.mark.skipif(
     not HAVE_SB3, reason="stable_baselines3 and sb3_contrib (with torch, gymnasium) are not importable"
 )
 
-sys.path.insert(0, os.path.dirname(__file__))
 import sb3_legacy as L  # noqa: E402
 import sb_fixtures as F  # noqa: E402
 

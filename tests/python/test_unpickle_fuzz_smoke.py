@@ -14,7 +14,6 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FUZZ = os.path.join(ROOT, "tests", "fuzz")
-sys.path.insert(0, FUZZ)
 
 import unpickle_fuzz  # noqa: E402
 

@@ -33,7 +33,6 @@ from rlarchive.values import ClassRef, Encoder, Opaque
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_DIR = os.path.join(HERE, "..", "..", "python")
-sys.path.insert(0, HERE)
 import sb_fixtures as F  # noqa: E402
 
 MiB = 1 << 20
