@@ -832,6 +832,259 @@ export default {
       }
     }
   },
+  "diff-1.0.schema.json": {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://rlarchive.org/schemas/diff-1.0.schema.json",
+    "title": "rlarchive diff --json, version 1.0",
+    "description": "What `rlarchive diff A B --json` (rlarchive.diff.diff) prints: what differs between two archives, section by section. Values of data.json are in the canonical form of the dump (spec §13).",
+    "type": "object",
+    "required": [
+      "diff_version",
+      "a",
+      "b",
+      "equal",
+      "differences"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "diff_version": {
+        "const": "1.0"
+      },
+      "a": {
+        "$ref": "#/$defs/side"
+      },
+      "b": {
+        "$ref": "#/$defs/side"
+      },
+      "equal": {
+        "type": "boolean",
+        "description": "true exactly when differences is empty"
+      },
+      "differences": {
+        "type": "array",
+        "items": {
+          "$ref": "#/$defs/difference"
+        }
+      }
+    },
+    "$defs": {
+      "side": {
+        "type": "object",
+        "required": [
+          "file"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "file": {
+            "type": "string"
+          },
+          "file_base64": {
+            "type": "string",
+            "pattern": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+          }
+        }
+      },
+      "tensor": {
+        "type": "object",
+        "required": [
+          "dtype",
+          "shape",
+          "sha256"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "dtype": {
+            "type": "string"
+          },
+          "shape": {
+            "type": "array",
+            "items": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          "sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          }
+        }
+      },
+      "difference": {
+        "type": "object",
+        "required": [
+          "section",
+          "key",
+          "change"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "section": {
+            "enum": [
+              "format_version",
+              "producer",
+              "metadata",
+              "hyperparameters",
+              "spaces",
+              "optimizers",
+              "extensions",
+              "tensors"
+            ]
+          },
+          "key": {
+            "type": "string",
+            "description": "the metadata key, data key, optimizer name, extension name, or GROUP/TENSOR"
+          },
+          "change": {
+            "enum": [
+              "added",
+              "removed",
+              "changed"
+            ],
+            "description": "added: only in B; removed: only in A; changed: in both, different"
+          },
+          "a": {
+            "description": "A's value (absent when added)"
+          },
+          "b": {
+            "description": "B's value (absent when removed)"
+          },
+          "max_abs_diff": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0,
+            "description": "tensors of the same dtype and shape: the largest |a - b| over the elements finite in both (null: none such, or a dtype without arithmetic here)"
+          },
+          "nonfinite_differ": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "elements that differ where one side is not finite"
+          }
+        },
+        "allOf": [
+          {
+            "if": {
+              "properties": {
+                "change": {
+                  "const": "added"
+                }
+              }
+            },
+            "then": {
+              "required": [
+                "b"
+              ],
+              "not": {
+                "required": [
+                  "a"
+                ]
+              }
+            }
+          },
+          {
+            "if": {
+              "properties": {
+                "change": {
+                  "const": "removed"
+                }
+              }
+            },
+            "then": {
+              "required": [
+                "a"
+              ],
+              "not": {
+                "required": [
+                  "b"
+                ]
+              }
+            }
+          },
+          {
+            "if": {
+              "properties": {
+                "change": {
+                  "const": "changed"
+                }
+              }
+            },
+            "then": {
+              "required": [
+                "a",
+                "b"
+              ]
+            }
+          },
+          {
+            "if": {
+              "properties": {
+                "section": {
+                  "const": "tensors"
+                }
+              }
+            },
+            "then": {
+              "properties": {
+                "a": {
+                  "$ref": "#/$defs/tensor"
+                },
+                "b": {
+                  "$ref": "#/$defs/tensor"
+                }
+              }
+            }
+          },
+          {
+            "if": {
+              "properties": {
+                "section": {
+                  "const": "metadata"
+                }
+              }
+            },
+            "then": {
+              "properties": {
+                "a": {
+                  "type": "string"
+                },
+                "b": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          {
+            "if": {
+              "not": {
+                "properties": {
+                  "section": {
+                    "const": "tensors"
+                  }
+                }
+              }
+            },
+            "then": {
+              "not": {
+                "anyOf": [
+                  {
+                    "required": [
+                      "max_abs_diff"
+                    ]
+                  },
+                  {
+                    "required": [
+                      "nonfinite_differ"
+                    ]
+                  }
+                ]
+              }
+            }
+          }
+        ]
+      }
+    }
+  },
   "dump-1.0.schema.json": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://rlarchive.org/schemas/dump-1.0.schema.json",
@@ -950,6 +1203,340 @@ export default {
             }
           }
         ]
+      }
+    }
+  },
+  "inspect-1.0.schema.json": {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://rlarchive.org/schemas/inspect-1.0.schema.json",
+    "title": "rlarchive inspect --json, version 1.0",
+    "description": "What `rlarchive inspect --json` prints: what an archive holds, for tools. Values of data.json are given in the canonical form of the dump (spec §13: every float as a float tag).",
+    "type": "object",
+    "required": [
+      "inspect_version",
+      "file",
+      "format_version",
+      "producer",
+      "algorithm",
+      "provenance",
+      "evaluations",
+      "checked",
+      "warnings",
+      "metadata",
+      "extensions_used",
+      "vec_normalize",
+      "spaces",
+      "hyperparameters",
+      "policy",
+      "groups",
+      "optimizers"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "inspect_version": {
+        "const": "1.0"
+      },
+      "file": {
+        "type": "string",
+        "description": "The name of the file as given: itself when valid UTF-8, else its escaped form (spec §14), with file_base64."
+      },
+      "file_base64": {
+        "type": "string",
+        "pattern": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+      },
+      "format_version": {
+        "type": "string"
+      },
+      "producer": {
+        "type": "object",
+        "required": [
+          "name",
+          "version"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "version": {
+            "type": "string"
+          }
+        }
+      },
+      "algorithm": {
+        "type": [
+          "string",
+          "null"
+        ],
+        "description": "sb3.algorithm or sb2.algorithm of the metadata, if recorded."
+      },
+      "provenance": {
+        "type": "object",
+        "description": "The well-formed provenance keys of the metadata (spec/metadata.md §1); null where absent or malformed.",
+        "required": [
+          "env_id",
+          "n_envs",
+          "num_timesteps",
+          "seed",
+          "versions",
+          "wrappers"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "env_id": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "n_envs": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "num_timesteps": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "seed": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
+          "versions": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            }
+          },
+          "wrappers": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": "object",
+              "required": [
+                "name"
+              ]
+            }
+          }
+        }
+      },
+      "evaluations": {
+        "type": "array",
+        "items": {
+          "type": "object"
+        },
+        "description": "The metadata's evaluations (spec/metadata.md §2), in order."
+      },
+      "checked": {
+        "enum": [
+          "all",
+          "structure"
+        ],
+        "description": "all: every member's CRC-32 and SHA-256 (--verify); structure: the ZIP structure, the manifest and data.json."
+      },
+      "warnings": {
+        "type": "array",
+        "description": "Issues of severity warning or info found while opening, as in a validation report (spec §14).",
+        "items": {
+          "type": "object",
+          "required": [
+            "code",
+            "severity",
+            "message"
+          ],
+          "properties": {
+            "code": {
+              "type": "string"
+            },
+            "severity": {
+              "enum": [
+                "warning",
+                "info"
+              ]
+            },
+            "message": {
+              "type": "string"
+            },
+            "member": {
+              "type": "string"
+            },
+            "pointer": {
+              "type": "string"
+            },
+            "offset": {
+              "type": "integer",
+              "minimum": 0
+            }
+          }
+        }
+      },
+      "metadata": {
+        "type": "object",
+        "additionalProperties": {
+          "type": "string"
+        }
+      },
+      "extensions_used": {
+        "type": "array",
+        "items": {
+          "type": "string"
+        }
+      },
+      "vec_normalize": {
+        "oneOf": [
+          {
+            "type": "null"
+          },
+          {
+            "type": "object",
+            "required": [
+              "observations",
+              "rewards",
+              "clip_obs"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "observations": {
+                "type": "string",
+                "description": "none, the Dict keys normalised, or the shape of the statistics"
+              },
+              "rewards": {
+                "type": "boolean"
+              },
+              "clip_obs": {
+                "oneOf": [
+                  {
+                    "type": "number"
+                  },
+                  {
+                    "enum": [
+                      "inf",
+                      "-inf",
+                      "nan"
+                    ]
+                  }
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "spaces": {
+        "type": "object",
+        "description": "The keys of data whose values are spaces, with their canonical values."
+      },
+      "hyperparameters": {
+        "type": "object",
+        "description": "The other keys of data, with their canonical values."
+      },
+      "policy": {
+        "description": "The portable policy (extension RLA_policy) in outline, or null.",
+        "oneOf": [
+          {
+            "type": "null"
+          },
+          {
+            "type": "object",
+            "required": [
+              "preprocessing",
+              "layers",
+              "head",
+              "recurrent"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "preprocessing": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "layers": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "head": {
+                "type": "string"
+              },
+              "recurrent": {
+                "type": "boolean"
+              }
+            }
+          }
+        ]
+      },
+      "groups": {
+        "type": "array",
+        "description": "The tensor groups, policy first.",
+        "items": {
+          "type": "object",
+          "required": [
+            "name",
+            "tensors",
+            "bytes",
+            "entries"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "name": {
+              "type": "string"
+            },
+            "tensors": {
+              "type": "integer",
+              "minimum": 0
+            },
+            "bytes": {
+              "type": "integer",
+              "minimum": 0
+            },
+            "entries": {
+              "type": "array",
+              "items": {
+                "type": "object",
+                "required": [
+                  "name",
+                  "dtype",
+                  "shape",
+                  "bytes"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "name": {
+                    "type": "string"
+                  },
+                  "dtype": {
+                    "type": "string"
+                  },
+                  "shape": {
+                    "type": "array",
+                    "items": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  },
+                  "bytes": {
+                    "type": "integer",
+                    "minimum": 0
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "optimizers": {
+        "type": "array",
+        "items": {
+          "type": "string"
+        }
       }
     }
   },
