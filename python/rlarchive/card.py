@@ -109,7 +109,7 @@ def _front_matter(name: str, env_id: str | None, algorithm: str | None, sb3: boo
 
 def _plain(v: Any) -> str | None:
     """A hyperparameter's value as text, or None for values that are not settings (arrays, spaces, objects)."""
-    from .cli.inspect import describe
+    from .describe import describe
     from .schedules import Constant, Linear, Piecewise
 
     if isinstance(v, bool) or v is None:
@@ -169,7 +169,7 @@ def card(path: str | os.PathLike[str]) -> str:
             a defined metadata key the card shows is malformed.
     """
     from . import spaces as sp
-    from .cli.inspect import describe
+    from .describe import describe
     from .reader import Archive
     from .validate import validate
 

@@ -18,11 +18,8 @@ from suite import ROOT
 
 PACKAGE = "rlarchive"
 CORE = os.path.join(ROOT, "python", PACKAGE)
-#: cli.py imports card._latest_by_env (and card imports cli): the CLI's own change makes that name public
-#: and breaks the cycle; until it lands, that one edge (and its private import) is left out here.
-#: card.py imports cli.describe (and cli imports package, which imports card): that cycle is the CLI's
-#: too, broken when describe leaves cli.py; until then the edge card -> cli is left out.
-EXCLUDED = {("cli", "card"), ("card", "cli")}
+#: the core's subpackages (their modules are nodes named ``cli.inspect`` ...); interop/ has its own test
+SUBPACKAGES = ("cli",)
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -31,6 +28,13 @@ def _modules() -> dict[str, ast.Module]:
         if name.endswith(".py") and name != "__init__.py":
             with open(os.path.join(CORE, name), encoding="utf-8") as f:
                 out[name[:-3]] = ast.parse(f.read(), name)
+    for package in SUBPACKAGES:
+        folder = os.path.join(CORE, package)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                module = package if name == "__init__.py" else f"{package}.{name[:-3]}"
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    out[module] = ast.parse(f.read(), name)
     return out
 
 
@@ -59,15 +63,20 @@ def _imports_of(node: ast.AST) -> Iterator[ast.stmt]:
 
 
 def _core_module(dotted: str) -> str | None:
-    """The core module a dotted name inside the package is, or None (the package itself, a subpackage)."""
+    """The core module a dotted name inside the package is (``reader``, ``cli.inspect``), or None (the
+    package itself, interop/)."""
     parts = dotted.split(".")
     if len(parts) < 2 or parts[0] != PACKAGE or parts[1] in ("interop", "vectors"):
         return None
+    if parts[1] in SUBPACKAGES and len(parts) == 2:
+        return None  # the subpackage itself: `from . import x` inside it names its modules
+    if parts[1] in SUBPACKAGES:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1]
 
 
-def _targets(stmt: ast.stmt, modules: dict) -> Iterator[tuple[str, list[str]]]:
-    """(core module imported, names imported from it) for one import statement of a core module."""
+def _targets(stmt: ast.stmt, modules: dict, importer: str = "") -> Iterator[tuple[str, list[str]]]:
+    """(core module imported, names imported from it) for one import statement of core module ``importer``."""
     if isinstance(stmt, ast.Import):
         for alias in stmt.names:
             target = _core_module(alias.name)
@@ -75,19 +84,26 @@ def _targets(stmt: ast.stmt, modules: dict) -> Iterator[tuple[str, list[str]]]:
                 yield target, []
         return
     assert isinstance(stmt, ast.ImportFrom)
+    # the package a relative import starts from: rlarchive for a top-level module, rlarchive.cli inside cli/
+    if importer in SUBPACKAGES:
+        here = [PACKAGE, importer]
+    else:
+        here = [PACKAGE] + importer.split(".")[:-1]
     if stmt.level == 0:
         base = stmt.module or ""
-    elif stmt.level == 1:
-        base = PACKAGE + ("." + stmt.module if stmt.module else "")
+    elif stmt.level <= len(here):
+        parent = here[: len(here) - stmt.level + 1]
+        base = ".".join(parent + ([stmt.module] if stmt.module else []))
     else:
         return  # above the package: not a core import
     target = _core_module(base)
     if target is not None:
         yield target, [a.name for a in stmt.names]
-    elif base == PACKAGE:
+    elif base == PACKAGE or base.split(".")[-1] in SUBPACKAGES:
+        prefix = "" if base == PACKAGE else base.split(".")[-1] + "."
         for alias in stmt.names:  # from . import reader: the module; from . import __version__: the package
-            if alias.name in modules:
-                yield alias.name, []
+            if prefix + alias.name in modules:
+                yield prefix + alias.name, []
 
 
 def _graph() -> tuple[dict[str, set[str]], list[str]]:
@@ -96,10 +112,8 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
     private = []
     for name, tree in modules.items():
         for stmt in _imports(tree):
-            for target, names in _targets(stmt, modules):
+            for target, names in _targets(stmt, modules, name):
                 if target not in modules or target == name:
-                    continue
-                if (name, target) in EXCLUDED:
                     continue
                 private += [f"{name}.py:{stmt.lineno} imports {target}.{n}" for n in names if n.startswith("_")]
                 edges[name].add(target)

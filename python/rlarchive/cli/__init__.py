@@ -36,10 +36,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..describe import describe
 from ..errors import RlarchiveError
 from . import convert, inspect, policy, share, validate
 from .common import EXIT_ERROR, EXIT_INVALID, EXIT_OK, INSTALL, error_line, exit_status, say, unreadable
-from .inspect import describe
 
 __all__ = ["main", "describe", "EXIT_OK", "EXIT_INVALID", "EXIT_ERROR"]
 
