@@ -83,6 +83,7 @@ export function spaceShape(sp, ptr) {
   return shape;
 }
 
+/** Refuses a value of more than MAX_POLICY_VALUE_ELEMENTS elements (LIMIT_EXCEEDED at `ptr`); a recurrent state passes. */
 export function bounded(shape, ptr) {
   if (!isState(shape) && prod(shape) > MAX_POLICY_VALUE_ELEMENTS)
     throw limit(`a value of shape ${show(shape)} has more than MAX_POLICY_VALUE_ELEMENTS elements`, ptr);
