@@ -51,108 +51,114 @@ export function gemm(a, R, b, O, K, out, bias) {
   const c = bias ?? new Float32Array(O);
   let r = 0;
   for (; r + 3 < R; r += 4) {
-    const a0 = r * K,
-      a1 = a0 + K,
-      a2 = a1 + K,
-      a3 = a2 + K;
     let o = 0;
-    for (; o + 3 < O; o += 4) {
-      const b0 = o * K,
-        b1 = b0 + K,
-        b2 = b1 + K,
-        b3 = b2 + K;
-      let s00 = 0,
-        s01 = 0,
-        s02 = 0,
-        s03 = 0,
-        s10 = 0,
-        s11 = 0,
-        s12 = 0,
-        s13 = 0;
-      let s20 = 0,
-        s21 = 0,
-        s22 = 0,
-        s23 = 0,
-        s30 = 0,
-        s31 = 0,
-        s32 = 0,
-        s33 = 0;
-      for (let k = 0; k < K; k++) {
-        const x0 = a[a0 + k],
-          x1 = a[a1 + k],
-          x2 = a[a2 + k],
-          x3 = a[a3 + k];
-        const w0 = b[b0 + k],
-          w1 = b[b1 + k],
-          w2 = b[b2 + k],
-          w3 = b[b3 + k];
-        s00 += x0 * w0;
-        s01 += x0 * w1;
-        s02 += x0 * w2;
-        s03 += x0 * w3;
-        s10 += x1 * w0;
-        s11 += x1 * w1;
-        s12 += x1 * w2;
-        s13 += x1 * w3;
-        s20 += x2 * w0;
-        s21 += x2 * w1;
-        s22 += x2 * w2;
-        s23 += x2 * w3;
-        s30 += x3 * w0;
-        s31 += x3 * w1;
-        s32 += x3 * w2;
-        s33 += x3 * w3;
-      }
-      const c0 = c[o],
-        c1 = c[o + 1],
-        c2 = c[o + 2],
-        c3 = c[o + 3];
-      const row = r * O + o;
-      out[row] = s00 + c0;
-      out[row + 1] = s01 + c1;
-      out[row + 2] = s02 + c2;
-      out[row + 3] = s03 + c3;
-      out[row + O] = s10 + c0;
-      out[row + O + 1] = s11 + c1;
-      out[row + O + 2] = s12 + c2;
-      out[row + O + 3] = s13 + c3;
-      out[row + 2 * O] = s20 + c0;
-      out[row + 2 * O + 1] = s21 + c1;
-      out[row + 2 * O + 2] = s22 + c2;
-      out[row + 2 * O + 3] = s23 + c3;
-      out[row + 3 * O] = s30 + c0;
-      out[row + 3 * O + 1] = s31 + c1;
-      out[row + 3 * O + 2] = s32 + c2;
-      out[row + 3 * O + 3] = s33 + c3;
-    }
+    for (; o + 3 < O; o += 4) block4x4(a, r, b, o, K, O, c, out);
     for (; o < O; o++) for (let i = 0; i < 4; i++) out[(r + i) * O + o] = dot(a, (r + i) * K, b, o * K, K) + c[o];
   }
-  for (; r < R; r++) {
-    let o = 0;
-    for (; o + 3 < O; o += 4) {
-      const a0 = r * K,
-        b0 = o * K,
-        b1 = b0 + K,
-        b2 = b1 + K,
-        b3 = b2 + K;
-      let s0 = 0,
-        s1 = 0,
-        s2 = 0,
-        s3 = 0;
-      for (let k = 0; k < K; k++) {
-        const x = a[a0 + k];
-        s0 += x * b[b0 + k];
-        s1 += x * b[b1 + k];
-        s2 += x * b[b2 + k];
-        s3 += x * b[b3 + k];
-      }
-      out[r * O + o] = s0 + c[o];
-      out[r * O + o + 1] = s1 + c[o + 1];
-      out[r * O + o + 2] = s2 + c[o + 2];
-      out[r * O + o + 3] = s3 + c[o + 3];
-    }
-    for (; o < O; o++) out[r * O + o] = dot(a, r * K, b, o * K, K) + c[o];
+  for (; r < R; r++) gemmRow(a, r, b, O, K, out, c);
+}
+
+/** Rows r .. r + 3 by columns o .. o + 3 of gemm's out: sixteen sums, each loaded value serving four products. */
+function block4x4(a, r, b, o, K, O, c, out) {
+  const a0 = r * K,
+    a1 = a0 + K,
+    a2 = a1 + K,
+    a3 = a2 + K;
+  const b0 = o * K,
+    b1 = b0 + K,
+    b2 = b1 + K,
+    b3 = b2 + K;
+  let s00 = 0,
+    s01 = 0,
+    s02 = 0,
+    s03 = 0,
+    s10 = 0,
+    s11 = 0,
+    s12 = 0,
+    s13 = 0;
+  let s20 = 0,
+    s21 = 0,
+    s22 = 0,
+    s23 = 0,
+    s30 = 0,
+    s31 = 0,
+    s32 = 0,
+    s33 = 0;
+  for (let k = 0; k < K; k++) {
+    const x0 = a[a0 + k],
+      x1 = a[a1 + k],
+      x2 = a[a2 + k],
+      x3 = a[a3 + k];
+    const w0 = b[b0 + k],
+      w1 = b[b1 + k],
+      w2 = b[b2 + k],
+      w3 = b[b3 + k];
+    s00 += x0 * w0;
+    s01 += x0 * w1;
+    s02 += x0 * w2;
+    s03 += x0 * w3;
+    s10 += x1 * w0;
+    s11 += x1 * w1;
+    s12 += x1 * w2;
+    s13 += x1 * w3;
+    s20 += x2 * w0;
+    s21 += x2 * w1;
+    s22 += x2 * w2;
+    s23 += x2 * w3;
+    s30 += x3 * w0;
+    s31 += x3 * w1;
+    s32 += x3 * w2;
+    s33 += x3 * w3;
   }
+  const c0 = c[o],
+    c1 = c[o + 1],
+    c2 = c[o + 2],
+    c3 = c[o + 3];
+  const row = r * O + o;
+  out[row] = s00 + c0;
+  out[row + 1] = s01 + c1;
+  out[row + 2] = s02 + c2;
+  out[row + 3] = s03 + c3;
+  out[row + O] = s10 + c0;
+  out[row + O + 1] = s11 + c1;
+  out[row + O + 2] = s12 + c2;
+  out[row + O + 3] = s13 + c3;
+  out[row + 2 * O] = s20 + c0;
+  out[row + 2 * O + 1] = s21 + c1;
+  out[row + 2 * O + 2] = s22 + c2;
+  out[row + 2 * O + 3] = s23 + c3;
+  out[row + 3 * O] = s30 + c0;
+  out[row + 3 * O + 1] = s31 + c1;
+  out[row + 3 * O + 2] = s32 + c2;
+  out[row + 3 * O + 3] = s33 + c3;
+}
+
+/** Row r of gemm's out: four columns at a time, then the rest one by one (dot). */
+function gemmRow(a, r, b, O, K, out, c) {
+  let o = 0;
+  for (; o + 3 < O; o += 4) {
+    const a0 = r * K,
+      b0 = o * K,
+      b1 = b0 + K,
+      b2 = b1 + K,
+      b3 = b2 + K;
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0;
+    for (let k = 0; k < K; k++) {
+      const x = a[a0 + k];
+      s0 += x * b[b0 + k];
+      s1 += x * b[b1 + k];
+      s2 += x * b[b2 + k];
+      s3 += x * b[b3 + k];
+    }
+    out[r * O + o] = s0 + c[o];
+    out[r * O + o + 1] = s1 + c[o + 1];
+    out[r * O + o + 2] = s2 + c[o + 2];
+    out[r * O + o + 3] = s3 + c[o + 3];
+  }
+  for (; o < O; o++) out[r * O + o] = dot(a, r * K, b, o * K, K) + c[o];
 }
 
 /** conv2d's patches of output positions p0 .. p0 + pb - 1 of observation b, one row of C·KH·KW values each (zero outside the image). */

@@ -53,45 +53,57 @@ function hexVal(c) {
 }
 
 /**
- * Parses `s` (already known to be valid Unicode text) with the RFC 8259
- * grammar. Throws GrammarError at the first grammar problem; collects the
- * first place of each rule 6 to 9 problem in `found`.
+ * The RFC 8259 grammar over `s` (already known to be valid Unicode text), one
+ * method per production, the position in `i`. Throws GrammarError at the first
+ * grammar problem; collects the first place of each rule 6 to 9 problem in
+ * `found`.
  */
-function parseGrammar(s, found) {
-  const n = s.length;
-  let i = 0;
+class Grammar {
+  constructor(s, found) {
+    this.s = s;
+    this.n = s.length;
+    this.i = 0;
+    this.found = found;
+  }
 
-  const ws = () => {
-    while (i < n) {
-      const c = s.charCodeAt(i);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) i++;
+  /** Skips whitespace. */
+  ws() {
+    const s = this.s;
+    while (this.i < this.n) {
+      const c = s.charCodeAt(this.i);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.i++;
       else break;
     }
-  };
-  const bad = (msg, pos = i) => new GrammarError(pos, 'JSON_SYNTAX', msg);
+  }
 
-  function string() {
+  /** A JSON_SYNTAX error at `pos` (by default the current position). */
+  bad(msg, pos = this.i) {
+    return new GrammarError(pos, 'JSON_SYNTAX', msg);
+  }
+
+  /** A string: s[i] is its opening quote. */
+  string() {
     // s[i] is the opening quote
-    const start = i;
-    i++;
+    const start = this.i;
+    this.i++;
     let out = '';
-    let segStart = i;
+    let segStart = this.i;
     let surrogateEscape = false;
     for (;;) {
-      if (i >= n) throw bad('unterminated string');
-      const c = s.charCodeAt(i);
+      if (this.i >= this.n) throw this.bad('unterminated string');
+      const c = this.s.charCodeAt(this.i);
       if (c === 0x22) {
-        out += s.slice(segStart, i);
-        i++;
+        out += this.s.slice(segStart, this.i);
+        this.i++;
         break;
       }
-      if (c < 0x20) throw bad('control character in string');
+      if (c < 0x20) throw this.bad('control character in string');
       if (c !== 0x5c) {
-        i++;
+        this.i++;
         continue;
       }
-      out += s.slice(segStart, i);
-      const e = s.charCodeAt(i + 1);
+      out += this.s.slice(segStart, this.i);
+      const e = this.s.charCodeAt(this.i + 1);
       switch (e) {
         case 0x22:
           out += '"';
@@ -120,155 +132,172 @@ function parseGrammar(s, found) {
         case 0x75: {
           let v = 0;
           for (let k = 2; k < 6; k++) {
-            const h = i + k < n ? hexVal(s.charCodeAt(i + k)) : -1;
-            if (h < 0) throw bad('invalid \\u escape', Math.min(i + k, n));
+            const h = this.i + k < this.n ? hexVal(this.s.charCodeAt(this.i + k)) : -1;
+            if (h < 0) throw this.bad('invalid \\u escape', Math.min(this.i + k, this.n));
             v = v * 16 + h;
           }
           if (v >= 0xd800 && v <= 0xdfff) surrogateEscape = true;
           out += String.fromCharCode(v);
-          i += 4;
+          this.i += 4;
           break;
         }
         default:
-          throw bad('invalid escape', Math.min(i + 1, n));
+          throw this.bad('invalid escape', Math.min(this.i + 1, this.n));
       }
-      i += 2;
-      segStart = i;
+      this.i += 2;
+      segStart = this.i;
     }
-    if (surrogateEscape && found.surrogate < 0 && !wellFormed(out)) found.surrogate = start;
+    if (surrogateEscape && this.found.surrogate < 0 && !wellFormed(out)) this.found.surrogate = start;
     return out;
   }
 
-  function number() {
-    const start = i;
-    if (s.charCodeAt(i) === 0x2d) i++;
-    const c0 = s.charCodeAt(i);
-    if (c0 === 0x30) i++;
+  /** A number: an integer literal as a bigint, a float literal as a number. */
+  number() {
+    const start = this.i;
+    if (this.s.charCodeAt(this.i) === 0x2d) this.i++;
+    const c0 = this.s.charCodeAt(this.i);
+    if (c0 === 0x30) this.i++;
     else if (c0 >= 0x31 && c0 <= 0x39) {
-      while (i < n && isDigit(s.charCodeAt(i))) i++;
-    } else throw bad('invalid number');
+      while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
+    } else throw this.bad('invalid number');
     let isFloat = false;
-    if (s.charCodeAt(i) === 0x2e) {
-      i++;
-      if (!isDigit(s.charCodeAt(i))) throw bad('invalid number fraction');
-      while (i < n && isDigit(s.charCodeAt(i))) i++;
+    if (this.s.charCodeAt(this.i) === 0x2e) {
+      this.i++;
+      if (!isDigit(this.s.charCodeAt(this.i))) throw this.bad('invalid number fraction');
+      while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
       isFloat = true;
     }
-    const ce = s.charCodeAt(i);
+    const ce = this.s.charCodeAt(this.i);
     if (ce === 0x65 || ce === 0x45) {
-      i++;
-      const cs = s.charCodeAt(i);
-      if (cs === 0x2b || cs === 0x2d) i++;
-      if (!isDigit(s.charCodeAt(i))) throw bad('invalid number exponent');
-      while (i < n && isDigit(s.charCodeAt(i))) i++;
+      this.i++;
+      const cs = this.s.charCodeAt(this.i);
+      if (cs === 0x2b || cs === 0x2d) this.i++;
+      if (!isDigit(this.s.charCodeAt(this.i))) throw this.bad('invalid number exponent');
+      while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
       isFloat = true;
     }
-    const text = s.slice(start, i);
+    const text = this.s.slice(start, this.i);
     if (isFloat) {
       const v = Number(text);
-      if (!Number.isFinite(v) && found.float < 0) found.float = start;
+      if (!Number.isFinite(v) && this.found.float < 0) this.found.float = start;
       return v;
     }
     const digits = text.charCodeAt(0) === 0x2d ? text.length - 1 : text.length;
     if (digits > 16) {
-      if (found.int < 0) found.int = start;
+      if (this.found.int < 0) this.found.int = start;
       return 0n;
     }
     const v = BigInt(text);
-    if ((v > MAX_SAFE_INTEGER_BIG || v < -MAX_SAFE_INTEGER_BIG) && found.int < 0) found.int = start;
+    if ((v > MAX_SAFE_INTEGER_BIG || v < -MAX_SAFE_INTEGER_BIG) && this.found.int < 0) this.found.int = start;
     return v;
   }
 
-  function literal(word, v) {
-    if (!s.startsWith(word, i)) {
+  /** The literal `word` (true, false, null) at i, as `v`. */
+  literal(word, v) {
+    if (!this.s.startsWith(word, this.i)) {
       let k = 1;
-      while (k < word.length && s.charCodeAt(i + k) === word.charCodeAt(k)) k++;
-      throw bad('invalid literal', i + k);
+      while (k < word.length && this.s.charCodeAt(this.i + k) === word.charCodeAt(k)) k++;
+      throw this.bad('invalid literal', this.i + k);
     }
-    i += word.length;
+    this.i += word.length;
     return v;
   }
 
-  function value() {
-    ws();
-    if (i >= n) throw bad('expected a value');
-    const c = s.charCodeAt(i);
+  /** A value, after any whitespace. */
+  value() {
+    this.ws();
+    if (this.i >= this.n) throw this.bad('expected a value');
+    const c = this.s.charCodeAt(this.i);
     switch (c) {
       case 0x7b:
-        return object();
+        return this.object();
       case 0x5b:
-        return array();
+        return this.array();
       case 0x22:
-        return string();
+        return this.string();
       case 0x74:
-        return literal('true', true);
+        return this.literal('true', true);
       case 0x66:
-        return literal('false', false);
+        return this.literal('false', false);
       case 0x6e:
-        return literal('null', null);
+        return this.literal('null', null);
       default:
-        if (s.startsWith('NaN', i) || s.startsWith('Infinity', i) || s.startsWith('-Infinity', i)) {
-          throw new GrammarError(i, 'JSON_NAN_LITERAL', 'NaN or Infinity literal');
+        if (
+          this.s.startsWith('NaN', this.i) ||
+          this.s.startsWith('Infinity', this.i) ||
+          this.s.startsWith('-Infinity', this.i)
+        ) {
+          throw new GrammarError(this.i, 'JSON_NAN_LITERAL', 'NaN or Infinity literal');
         }
-        if (c === 0x2d || isDigit(c)) return number();
-        throw bad('expected a value');
+        if (c === 0x2d || isDigit(c)) return this.number();
+        throw this.bad('expected a value');
     }
   }
 
-  function array() {
-    i++;
+  /** An array: s[i] is its opening bracket. */
+  array() {
+    this.i++;
     const out = [];
-    ws();
-    if (s.charCodeAt(i) === 0x5d) {
-      i++;
+    this.ws();
+    if (this.s.charCodeAt(this.i) === 0x5d) {
+      this.i++;
       return out;
     }
     for (;;) {
-      out.push(value());
-      ws();
-      const c = s.charCodeAt(i);
-      if (c === 0x2c) i++;
+      out.push(this.value());
+      this.ws();
+      const c = this.s.charCodeAt(this.i);
+      if (c === 0x2c) this.i++;
       else if (c === 0x5d) {
-        i++;
+        this.i++;
         return out;
-      } else throw bad("expected ',' or ']'");
+      } else throw this.bad("expected ',' or ']'");
     }
   }
 
-  function object() {
-    i++;
+  /** An object (a Map, the first of repeated keys kept): s[i] is its opening brace. */
+  object() {
+    this.i++;
     const out = new Map();
-    ws();
-    if (s.charCodeAt(i) === 0x7d) {
-      i++;
+    this.ws();
+    if (this.s.charCodeAt(this.i) === 0x7d) {
+      this.i++;
       return out;
     }
     for (;;) {
-      ws();
-      if (s.charCodeAt(i) !== 0x22) throw bad('expected a property name');
-      const keyPos = i;
-      const key = string();
+      this.ws();
+      if (this.s.charCodeAt(this.i) !== 0x22) throw this.bad('expected a property name');
+      const keyPos = this.i;
+      const key = this.string();
       // the first repeated key in document order (spec §11.2), before anything in its value
       const repeated = out.has(key);
-      if (repeated && found.duplicate < 0) found.duplicate = keyPos;
-      ws();
-      if (s.charCodeAt(i) !== 0x3a) throw bad("expected ':'");
-      i++;
-      const v = value();
+      if (repeated && this.found.duplicate < 0) this.found.duplicate = keyPos;
+      this.ws();
+      if (this.s.charCodeAt(this.i) !== 0x3a) throw this.bad("expected ':'");
+      this.i++;
+      const v = this.value();
       if (!repeated) out.set(key, v);
-      ws();
-      const c = s.charCodeAt(i);
-      if (c === 0x2c) i++;
+      this.ws();
+      const c = this.s.charCodeAt(this.i);
+      if (c === 0x2c) this.i++;
       else if (c === 0x7d) {
-        i++;
+        this.i++;
         return out;
-      } else throw bad("expected ',' or '}'");
+      } else throw this.bad("expected ',' or '}'");
     }
   }
+}
 
-  const result = value();
-  ws();
-  if (i < n) throw bad('extra data after the value');
+/**
+ * Parses `s` (already known to be valid Unicode text) with the RFC 8259
+ * grammar. Throws GrammarError at the first grammar problem; collects the
+ * first place of each rule 6 to 9 problem in `found`.
+ */
+function parseGrammar(s, found) {
+  const g = new Grammar(s, found);
+  const result = g.value();
+  g.ws();
+  if (g.i < g.n) throw g.bad('extra data after the value');
   return result;
 }
 

@@ -1,6 +1,7 @@
 // The structure of a portable policy description (extension RLA_policy
 // §3-§6), checked before any evaluation; the twin of
-// python/rlarchive/policy_description.py.
+// python/rlarchive/policy_description.py (the spaces and the heads' widths in
+// policy_spaces.js, as policy_spaces.py).
 //
 // check() walks the parsed, value-checked JSON (json.js tree: Map for
 // objects, bigint for integer literals) of extensions/RLA_policy/policy.json
@@ -18,10 +19,8 @@
 // description above MAX_POLICY_OPERATIONS or MAX_POLICY_MEMORY_BYTES with
 // LIMIT_EXCEEDED at the node that goes past.
 
-import { fail, membersPointer, pointerJoin } from './errors.js';
-import { decodeBase64 } from './base64.js';
-import { viewElements } from './dtypes.js';
-import { isMap, isTagged } from './values.js';
+import { membersPointer, pointerJoin } from './errors.js';
+import { isTagged } from './values.js';
 import {
   ACTIVATIONS,
   HEADS,
@@ -31,13 +30,29 @@ import {
   OPERATIONS,
   POLICY_BLOCK_ELEMENTS,
   POLICY_NODE_COST,
-  implementations,
 } from './policy_ops.js';
+import {
+  ACTION_DTYPES,
+  HEAD_WIDTHS,
+  MAX_SAFE,
+  MEMBER,
+  OBSERVATION_DTYPES,
+  bad,
+  bounded,
+  isInt,
+  isName,
+  isPlainMap,
+  isState,
+  limit,
+  observationShapes,
+  outline,
+  show,
+} from './policy_spaces.js';
 
 export { HEADS, MAX_POLICY_MEMORY_BYTES, MAX_POLICY_OPERATIONS, MAX_POLICY_VALUE_ELEMENTS, OPERATIONS };
 
 export const EXTENSION = 'RLA_policy';
-export const MEMBER = 'extensions/RLA_policy/policy.json';
+export { ACTION_DTYPES, MEMBER, OBSERVATION_DTYPES };
 export const KEY = 'policy';
 export const GROUP = 'RLA_policy';
 /** Activation functions: parameter -> 'float' or the strings allowed (from the registry). */
@@ -57,75 +72,12 @@ const TOP_REQUIRED = ['observation_space', 'action_space', 'normalize_images', '
 const TOP_OPTIONAL = ['vec_normalize', 'recurrent'];
 const RECURRENT = ['hidden_in', 'cell_in', 'hidden_out', 'cell_out', 'layers', 'hidden_size'];
 const LAYER = ['weight_ih', 'weight_hh', 'bias_ih', 'bias_hh'];
-const OBS_KINDS = ['box', 'discrete', 'multi_discrete', 'multi_binary'];
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
-const isInt = (v) => typeof v === 'bigint';
-const isPlainMap = (v) => isMap(v) && !v.has('$type');
-const isName = (v) => typeof v === 'string' && v !== '';
 const num = (v) => Number(v);
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);
-const show = (shape) => `[${shape.join(', ')}]`;
 const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-const isState = (shape) => !Array.isArray(shape);
 /** A value of the document in a message (JSON, integers included: json.js gives them as bigint). */
 const quote = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x));
-
-/** The integers of an inline ndarray (multi_discrete nvec is always inline, §8). */
-function inlineInts(nd) {
-  return Array.from(viewElements(nd.get('dtype'), decodeBase64(nd.get('base64'))), Number);
-}
-
-/** Box dtypes the portable policy takes observations of, and acts in (float actions only). */
-export const OBSERVATION_DTYPES = Object.freeze([
-  'BOOL',
-  'U8',
-  'I8',
-  'U16',
-  'I16',
-  'U32',
-  'I32',
-  'U64',
-  'I64',
-  'F32',
-  'F64',
-]);
-export const ACTION_DTYPES = Object.freeze(['F32', 'F64']);
-
-/** The member of a space that gives the size of its preprocessed observation (RLA_policy §4), where a limit on it is located. */
-const SIZE_MEMBER = { box: 'shape', discrete: 'n', multi_discrete: 'nvec', multi_binary: 'n' };
-
-/**
- * The shape a space's observations have once preprocessed (RLA_policy §4). A space the portable policy does not
- * take is refused at the member that makes it so (§8): its kind, a box's dtype, a Discrete n beyond 2^53; a
- * preprocessed observation above MAX_POLICY_VALUE_ELEMENTS at the member that gives its size.
- */
-function spaceShape(sp, ptr) {
-  const kind = sp.get('kind');
-  if (!OBS_KINDS.includes(kind)) throw bad(`the portable policy takes no ${kind} observations`, `${ptr}/kind`);
-  let shape;
-  if (kind === 'box') {
-    if (!OBSERVATION_DTYPES.includes(sp.get('dtype')))
-      throw bad(`the portable policy takes no Box observations of dtype ${sp.get('dtype')}`, `${ptr}/dtype`);
-    shape = sp.get('shape').map(num);
-  } else if (kind === 'discrete') {
-    if (!isInt(sp.get('n'))) throw bad('a Discrete observation space of more than 2^53 values', `${ptr}/n`);
-    shape = [num(sp.get('n'))];
-  } else if (kind === 'multi_discrete') {
-    shape = [inlineInts(sp.get('nvec')).reduce((a, b) => a + b, 0)];
-  } else {
-    const n = sp.get('n');
-    shape = isInt(n) ? [num(n)] : n.map(num);
-  }
-  bounded(shape, `${ptr}/${SIZE_MEMBER[kind]}`);
-  return shape;
-}
-
-function bounded(shape, ptr) {
-  if (!isState(shape) && prod(shape) > MAX_POLICY_VALUE_ELEMENTS)
-    throw limit(`a value of shape ${show(shape)} has more than MAX_POLICY_VALUE_ELEMENTS elements`, ptr);
-}
 
 /** A cost or workspace formula of the registry: the sum of its terms, each k times the product of the named quantities. */
 function formula(terms, q, coefficient = 0) {
@@ -137,8 +89,6 @@ function formula(terms, q, coefficient = 0) {
 
 /** Elements of a value per observation (a recurrent state: layers x hidden_size). */
 const elements = (shape) => (isState(shape) ? shape.state[0] * shape.state[1] : prod(shape));
-
-const limit = (msg, pointer) => fail('LIMIT_EXCEEDED', msg, { member: MEMBER, pointer });
 
 /** A numeric parameter (RLA_policy §5): a finite number no larger in magnitude than the largest float32. */
 function floatParameter(node, key, ptr) {
@@ -160,14 +110,6 @@ function ndarrays(node) {
   return out;
 }
 
-/** Name -> shape of the preprocessed observation(s). */
-function inputs(space, ptr) {
-  if (!isTagged(space, 'space')) throw bad('observation_space must be a space', ptr);
-  if (space.get('kind') === 'dict')
-    return new Map(space.get('spaces').map(([key, sub], i) => [`obs.${key}`, spaceShape(sub, `${ptr}/spaces/${i}/1`)]));
-  return new Map([['obs', spaceShape(space, ptr)]]);
-}
-
 /** A parameter of a head, of the type the registry gives it: an integer of at least `least`, a list of integers, one of `values`. */
 function headParameter(head, p, ptr) {
   const v = head.get(p.name);
@@ -178,32 +120,6 @@ function headParameter(head, p, ptr) {
   if (p.type === 'enum' && !p.values.includes(v))
     throw bad(`${p.name} must be one of ${quote(p.values)}`, `${ptr}/${p.name}`);
 }
-
-/** The number of values of a Discrete space, or of binary values of a MultiBinary (the product, when n is an array). */
-const spaceN = (sp) => (isInt(sp.get('n')) ? num(sp.get('n')) : prod(sp.get('n').map(num)));
-
-/** Head -> the width of the vector it reads, for its action space (checking what the head's parameters say of the space). */
-const HEAD_WIDTHS = implementations(
-  HEADS,
-  {
-    argmax: (head, sp) => num(sp.get('n')),
-    quantile_argmax: (head, sp) => num(head.get('n_quantiles')) * num(sp.get('n')),
-    multi_argmax: (head, sp, ptr) => {
-      // for a multi_binary space (MaskablePPO): a categorical over {0, 1} per binary action; nvec in C order
-      const nvec = sp.get('kind') === 'multi_binary' ? new Array(spaceN(sp)).fill(2) : inlineInts(sp.get('nvec'));
-      if (!sameList(head.get('sizes').map(num), nvec))
-        throw bad(`sizes must be the action space's nvec ${show(nvec)}`, `${ptr}/sizes`);
-      return nvec.reduce((a, b) => a + b, 0);
-    },
-    bernoulli: (head, sp) => spaceN(sp),
-    box: (head, sp, ptr) => {
-      if (!ACTION_DTYPES.includes(sp.get('dtype')))
-        throw bad(`a box head acts in an F32 or F64 action space, not ${sp.get('dtype')}`, ptr);
-      return prod(sp.get('shape').map(num));
-    },
-  },
-  'heads of the description checker',
-);
 
 /** Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs. */
 class Shapes {
@@ -248,27 +164,8 @@ class Shapes {
    * allowed, the operation, in, out, the parameters, the outputs' size, the cost.
    */
   node(node, ptr) {
-    if (!isPlainMap(node)) throw bad('a node must be a map', ptr);
-    if (!node.has('op')) throw bad("a node lacks 'op'", ptr);
-    const op = node.get('op');
-    if (typeof op !== 'string' || !Object.hasOwn(OPERATIONS, op))
-      throw bad(`unknown operation ${quote(op)}`, `${ptr}/op`);
-    let fn = null;
-    if (op === 'activation') {
-      // fn decides the parameters an activation node has, as op does for a node
-      if (!node.has('fn')) throw bad("an activation lacks 'fn'", ptr);
-      fn = node.get('fn');
-      if (typeof fn !== 'string' || !Object.hasOwn(ACTIVATIONS, fn))
-        throw bad(`unknown activation ${quote(fn)}`, `${ptr}/fn`);
-    }
+    const [op, fn] = this.membersOf(node, ptr);
     const spec = OPERATIONS[op];
-    const required = [...spec.parameters.filter((p) => p.required).map((p) => p.name), 'in', 'out'];
-    const allowed =
-      fn === null ? spec.parameters.map((p) => p.name) : ['fn', ...ACTIVATIONS[fn].parameters.map((p) => p.name)];
-    for (const k of [...required].sort()) if (!node.has(k)) throw bad(`the node lacks ${quote(k)}`, ptr); // §11.2: the object before its members
-    for (const k of node.keys())
-      if (!['op', 'in', 'out', ...allowed].includes(k))
-        throw bad(`${fn ?? op} has no parameter ${quote(k)}`, pointerJoin(ptr, k));
     const rec = this.recurrent;
     if (op === 'lstm') {
       // the operation itself: one lstm, and the state it reads and writes (§5.9)
@@ -277,44 +174,8 @@ class Shapes {
       this.lstmSeen = true;
     }
     const ins = node.get('in');
-    const wantIns = typeof spec.inputs === 'number' ? spec.inputs : null; // concat: "1 or more"
-    if (!(Array.isArray(ins) && ins.length > 0 && (wantIns === null || ins.length === wantIns))) {
-      throw bad(`'in' of ${op} must be a list of ${wantIns ?? 'one or more'} name(s)`, `${ptr}/in`);
-    }
-    const xs = ins.map((n, i) => {
-      const where = `${ptr}/in/${i}`;
-      if (!isName(n)) throw bad('an input is a non-empty string', where);
-      if (!this.known.has(n)) throw bad(`${quote(n)} is not computed before this node`, where);
-      const shape = this.known.get(n);
-      if (op === 'lstm' && i > 0) {
-        const state = rec.get(i === 1 ? 'hidden_in' : 'cell_in');
-        if (n !== state) throw bad(`in[${i}] of the lstm is the state ${quote(state)} of 'recurrent'`, where);
-      } else if (isState(shape)) {
-        throw bad(`${quote(n)} is a recurrent state, which only the lstm node reads`, where);
-      } else {
-        const [least, most] = spec.input_rank;
-        if (shape.length < least || (most !== null && shape.length > most)) {
-          throw bad(
-            `${op} reads a value of rank ${least === most ? least : `at least ${least}`}, not ${show(shape)}`,
-            where,
-          );
-        }
-      }
-      return shape;
-    });
-    const wantOuts = spec.outputs;
-    const outs = wantOuts > 1 ? node.get('out') : [node.get('out')];
-    if (wantOuts > 1 && !(Array.isArray(outs) && outs.length === wantOuts))
-      throw bad(`'out' of ${op} must be a list of ${wantOuts} names`, `${ptr}/out`);
-    const outAt = (i) => `${ptr}/out${wantOuts > 1 ? `/${i}` : ''}`;
-    outs.forEach((name, i) => {
-      if (!isName(name)) throw bad('an output is a non-empty string', outAt(i));
-      if (this.known.has(name) || outs.indexOf(name) !== i) throw bad(`${quote(name)} is computed twice`, outAt(i));
-      if (op === 'lstm' && i > 0) {
-        const state = rec.get(i === 1 ? 'hidden_out' : 'cell_out');
-        if (name !== state) throw bad(`out[${i}] of the lstm is the state ${quote(state)} of 'recurrent'`, outAt(i));
-      }
-    });
+    const xs = this.inputsOf(op, ins, ptr);
+    const [outs, outAt] = this.outputsOf(op, node.get('out'), ptr);
     const q = {};
     const shapes = this[op](node, ptr, xs, q);
     outs.forEach((name, i) => {
@@ -338,6 +199,80 @@ class Shapes {
     this.pointers.push(ptr);
     for (const name of ins) this.last.set(name, index);
     for (const name of outs) this.defined.set(name, index);
+  }
+
+  /** [op, fn or null] of a node: op (and an activation's fn), then the members missing, then those not allowed. */
+  membersOf(node, ptr) {
+    if (!isPlainMap(node)) throw bad('a node must be a map', ptr);
+    if (!node.has('op')) throw bad("a node lacks 'op'", ptr);
+    const op = node.get('op');
+    if (typeof op !== 'string' || !Object.hasOwn(OPERATIONS, op))
+      throw bad(`unknown operation ${quote(op)}`, `${ptr}/op`);
+    let fn = null;
+    if (op === 'activation') {
+      // fn decides the parameters an activation node has, as op does for a node
+      if (!node.has('fn')) throw bad("an activation lacks 'fn'", ptr);
+      fn = node.get('fn');
+      if (typeof fn !== 'string' || !Object.hasOwn(ACTIVATIONS, fn))
+        throw bad(`unknown activation ${quote(fn)}`, `${ptr}/fn`);
+    }
+    const spec = OPERATIONS[op];
+    const required = [...spec.parameters.filter((p) => p.required).map((p) => p.name), 'in', 'out'];
+    const allowed =
+      fn === null ? spec.parameters.map((p) => p.name) : ['fn', ...ACTIVATIONS[fn].parameters.map((p) => p.name)];
+    for (const k of [...required].sort()) if (!node.has(k)) throw bad(`the node lacks ${quote(k)}`, ptr); // §11.2: the object before its members
+    for (const k of node.keys())
+      if (!['op', 'in', 'out', ...allowed].includes(k))
+        throw bad(`${fn ?? op} has no parameter ${quote(k)}`, pointerJoin(ptr, k));
+    return [op, fn];
+  }
+
+  /** The shapes of a node's inputs: each computed before it, of the rank the operation reads (an lstm: its state after its input). */
+  inputsOf(op, ins, ptr) {
+    const spec = OPERATIONS[op];
+    const wantIns = typeof spec.inputs === 'number' ? spec.inputs : null; // concat: "1 or more"
+    if (!(Array.isArray(ins) && ins.length > 0 && (wantIns === null || ins.length === wantIns))) {
+      throw bad(`'in' of ${op} must be a list of ${wantIns ?? 'one or more'} name(s)`, `${ptr}/in`);
+    }
+    return ins.map((n, i) => {
+      const where = `${ptr}/in/${i}`;
+      if (!isName(n)) throw bad('an input is a non-empty string', where);
+      if (!this.known.has(n)) throw bad(`${quote(n)} is not computed before this node`, where);
+      const shape = this.known.get(n);
+      if (op === 'lstm' && i > 0) {
+        const state = this.recurrent.get(i === 1 ? 'hidden_in' : 'cell_in');
+        if (n !== state) throw bad(`in[${i}] of the lstm is the state ${quote(state)} of 'recurrent'`, where);
+      } else if (isState(shape)) {
+        throw bad(`${quote(n)} is a recurrent state, which only the lstm node reads`, where);
+      } else {
+        const [least, most] = spec.input_rank;
+        if (shape.length < least || (most !== null && shape.length > most)) {
+          throw bad(
+            `${op} reads a value of rank ${least === most ? least : `at least ${least}`}, not ${show(shape)}`,
+            where,
+          );
+        }
+      }
+      return shape;
+    });
+  }
+
+  /** [the names a node computes, i -> the pointer of the i-th]: each new (an lstm's states: those of recurrent). */
+  outputsOf(op, out, ptr) {
+    const wantOuts = OPERATIONS[op].outputs;
+    const outs = wantOuts > 1 ? out : [out];
+    if (wantOuts > 1 && !(Array.isArray(outs) && outs.length === wantOuts))
+      throw bad(`'out' of ${op} must be a list of ${wantOuts} names`, `${ptr}/out`);
+    const outAt = (i) => `${ptr}/out${wantOuts > 1 ? `/${i}` : ''}`;
+    outs.forEach((name, i) => {
+      if (!isName(name)) throw bad('an output is a non-empty string', outAt(i));
+      if (this.known.has(name) || outs.indexOf(name) !== i) throw bad(`${quote(name)} is computed twice`, outAt(i));
+      if (op === 'lstm' && i > 0) {
+        const state = this.recurrent.get(i === 1 ? 'hidden_out' : 'cell_out');
+        if (name !== state) throw bad(`out[${i}] of the lstm is the state ${quote(state)} of 'recurrent'`, outAt(i));
+      }
+    });
+    return [outs, outAt];
   }
 
   linear(node, ptr, [x]) {
@@ -580,15 +515,6 @@ function recurrentOf(rec, known, ptr) {
   return rec;
 }
 
-/** What the VecNormalize statistics depend on in a space value: its kind, a box's shape, a dict's keys and their outlines. */
-function outline(space) {
-  if (!isTagged(space, 'space')) return null;
-  const kind = space.get('kind');
-  if (kind === 'box') return ['box', space.get('shape').map(num)];
-  if (kind === 'dict') return ['dict', space.get('spaces').map(([k, s]) => [k, outline(s)])];
-  return [kind];
-}
-
 /**
  * Checks a description (the json.js tree under `policy`), inferring every
  * value's shape and what it costs. `used` is the archive's extensions_used.
@@ -605,7 +531,7 @@ export function check(value, data, used = []) {
     if (!TOP_REQUIRED.includes(k) && !TOP_OPTIONAL.includes(k))
       throw bad(`unknown key ${quote(k)}`, pointerJoin(base, k));
   // the members in the order of the table of RLA_policy §3
-  const known = inputs(value.get('observation_space'), `${base}/observation_space`);
+  const known = observationShapes(value.get('observation_space'), `${base}/observation_space`);
   for (const k of ['normalize_images', 'vec_normalize']) {
     if (value.has(k) && typeof value.get(k) !== 'boolean') throw bad(`${k} must be a boolean`, `${base}/${k}`);
   }

@@ -154,76 +154,99 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
   }
   if (s.enum !== undefined && !s.enum.some((e) => jsonEqual(e, instance))) return err('not one of the allowed values');
   if (s.const !== undefined && !jsonEqual(s.const, instance)) return err('not the required value');
-  if (t === 'number') {
-    const x = instance;
-    if (s.minimum !== undefined && x < s.minimum) return err(`below ${s.minimum}`);
-    if (s.maximum !== undefined && x > s.maximum) return err(`above ${s.maximum}`);
-    if (s.exclusiveMinimum !== undefined && x <= s.exclusiveMinimum) return err(`not above ${s.exclusiveMinimum}`);
-    if (s.exclusiveMaximum !== undefined && x >= s.exclusiveMaximum) return err(`not below ${s.exclusiveMaximum}`);
-    if (s.multipleOf !== undefined && !Number.isInteger(Number(x) / s.multipleOf))
-      return err(`not a multiple of ${s.multipleOf}`);
+  const byType = BY_TYPE[t];
+  const r = byType ? byType(s, instance, root, ptr, err) : null;
+  return r ?? validateApplicators(s, instance, root, ptr, err);
+}
+
+/** The keywords of numbers. */
+function validateNumber(s, x, root, ptr, err) {
+  if (s.minimum !== undefined && x < s.minimum) return err(`below ${s.minimum}`);
+  if (s.maximum !== undefined && x > s.maximum) return err(`above ${s.maximum}`);
+  if (s.exclusiveMinimum !== undefined && x <= s.exclusiveMinimum) return err(`not above ${s.exclusiveMinimum}`);
+  if (s.exclusiveMaximum !== undefined && x >= s.exclusiveMaximum) return err(`not below ${s.exclusiveMaximum}`);
+  if (s.multipleOf !== undefined && !Number.isInteger(Number(x) / s.multipleOf))
+    return err(`not a multiple of ${s.multipleOf}`);
+  return null;
+}
+
+/** The keywords of strings (lengths in code points). */
+function validateString(s, instance, root, ptr, err) {
+  const len = [...instance].length;
+  if (s.minLength !== undefined && len < s.minLength) return err('string too short');
+  if (s.maxLength !== undefined && len > s.maxLength) return err('string too long');
+  if (s.pattern !== undefined && !regex(s.pattern).test(instance)) return err(`does not match ${s.pattern}`);
+  return null;
+}
+
+/** The keywords of arrays: sizes, each item, uniqueness, contains. */
+function validateArray(s, a, root, ptr, err) {
+  if (s.minItems !== undefined && a.length < s.minItems) return err('too few items');
+  if (s.maxItems !== undefined && a.length > s.maxItems) return err('too many items');
+  const prefix = s.prefixItems ?? [];
+  for (let i = 0; i < a.length; i++) {
+    const sub = i < prefix.length ? prefix[i] : s.items;
+    if (sub === undefined) continue;
+    const r = validateSchema(sub, a[i], root, `${ptr}/${i}`);
+    if (r) return r;
   }
-  if (t === 'string') {
-    const len = [...instance].length;
-    if (s.minLength !== undefined && len < s.minLength) return err('string too short');
-    if (s.maxLength !== undefined && len > s.maxLength) return err('string too long');
-    if (s.pattern !== undefined && !regex(s.pattern).test(instance)) return err(`does not match ${s.pattern}`);
+  if (s.uniqueItems) {
+    for (let i = 0; i < a.length; i++)
+      for (let j = 0; j < i; j++) if (jsonEqual(a[i], a[j])) return err('items are not unique', `${ptr}/${i}`);
   }
-  if (t === 'array') {
-    const a = instance;
-    if (s.minItems !== undefined && a.length < s.minItems) return err('too few items');
-    if (s.maxItems !== undefined && a.length > s.maxItems) return err('too many items');
-    const prefix = s.prefixItems ?? [];
-    for (let i = 0; i < a.length; i++) {
-      const sub = i < prefix.length ? prefix[i] : s.items;
-      if (sub === undefined) continue;
-      const r = validateSchema(sub, a[i], root, `${ptr}/${i}`);
+  if (s.contains !== undefined) {
+    const n = a.filter((x, i) => !validateSchema(s.contains, x, root, `${ptr}/${i}`)).length;
+    if (n < (s.minContains ?? 1)) return err('too few items match "contains"');
+    if (s.maxContains !== undefined && n > s.maxContains) return err('too many items match "contains"');
+  }
+  return null;
+}
+
+/** The keywords of objects: sizes, required and dependent members, then each member in order. */
+function validateObject(s, instance, root, ptr, err) {
+  const o = instance instanceof Map ? instance : new Map(Object.entries(instance));
+  if (s.minProperties !== undefined && o.size < s.minProperties) return err('too few properties');
+  if (s.maxProperties !== undefined && o.size > s.maxProperties) return err('too many properties');
+  for (const k of s.required ?? []) if (!o.has(k)) return err(`missing property ${JSON.stringify(k)}`);
+  for (const [k, deps] of Object.entries(s.dependentRequired ?? {})) {
+    if (o.has(k))
+      for (const d of deps) if (!o.has(d)) return err(`property ${JSON.stringify(k)} requires ${JSON.stringify(d)}`);
+  }
+  for (const [k, v] of o) {
+    const r = validateMember(s, k, v, root, `${ptr}/${esc(k)}`, err);
+    if (r) return r;
+  }
+  return null;
+}
+
+/** One member of an object: its name, then the schemas of properties, patternProperties, additionalProperties. */
+function validateMember(s, k, v, root, p, err) {
+  if (s.propertyNames !== undefined) {
+    const r = validateSchema(s.propertyNames, k, root, p);
+    if (r) return err(`property name ${JSON.stringify(k)}: ${r.message}`, p);
+  }
+  let matched = false;
+  if (s.properties && Object.hasOwn(s.properties, k)) {
+    matched = true;
+    const r = validateSchema(s.properties[k], v, root, p);
+    if (r) return r;
+  }
+  for (const [pat, sub] of Object.entries(s.patternProperties ?? {})) {
+    if (regex(pat).test(k)) {
+      matched = true;
+      const r = validateSchema(sub, v, root, p);
       if (r) return r;
     }
-    if (s.uniqueItems) {
-      for (let i = 0; i < a.length; i++)
-        for (let j = 0; j < i; j++) if (jsonEqual(a[i], a[j])) return err('items are not unique', `${ptr}/${i}`);
-    }
-    if (s.contains !== undefined) {
-      const n = a.filter((x, i) => !validateSchema(s.contains, x, root, `${ptr}/${i}`)).length;
-      if (n < (s.minContains ?? 1)) return err('too few items match "contains"');
-      if (s.maxContains !== undefined && n > s.maxContains) return err('too many items match "contains"');
-    }
   }
-  if (t === 'object') {
-    const o = instance instanceof Map ? instance : new Map(Object.entries(instance));
-    if (s.minProperties !== undefined && o.size < s.minProperties) return err('too few properties');
-    if (s.maxProperties !== undefined && o.size > s.maxProperties) return err('too many properties');
-    for (const k of s.required ?? []) if (!o.has(k)) return err(`missing property ${JSON.stringify(k)}`);
-    for (const [k, deps] of Object.entries(s.dependentRequired ?? {})) {
-      if (o.has(k))
-        for (const d of deps) if (!o.has(d)) return err(`property ${JSON.stringify(k)} requires ${JSON.stringify(d)}`);
-    }
-    for (const [k, v] of o) {
-      const p = `${ptr}/${esc(k)}`;
-      if (s.propertyNames !== undefined) {
-        const r = validateSchema(s.propertyNames, k, root, p);
-        if (r) return err(`property name ${JSON.stringify(k)}: ${r.message}`, p);
-      }
-      let matched = false;
-      if (s.properties && Object.hasOwn(s.properties, k)) {
-        matched = true;
-        const r = validateSchema(s.properties[k], v, root, p);
-        if (r) return r;
-      }
-      for (const [pat, sub] of Object.entries(s.patternProperties ?? {})) {
-        if (regex(pat).test(k)) {
-          matched = true;
-          const r = validateSchema(sub, v, root, p);
-          if (r) return r;
-        }
-      }
-      if (!matched && s.additionalProperties !== undefined) {
-        const r = validateSchema(s.additionalProperties, v, root, p);
-        if (r) return s.additionalProperties === false ? err(`unexpected property ${JSON.stringify(k)}`, p) : r;
-      }
-    }
+  if (!matched && s.additionalProperties !== undefined) {
+    const r = validateSchema(s.additionalProperties, v, root, p);
+    if (r) return s.additionalProperties === false ? err(`unexpected property ${JSON.stringify(k)}`, p) : r;
   }
+  return null;
+}
+
+/** The keywords of every type, after those of the instance's type: allOf, anyOf, oneOf, not, if/then/else. */
+function validateApplicators(s, instance, root, ptr, err) {
   for (const sub of s.allOf ?? []) {
     const r = validateSchema(sub, instance, root, ptr);
     if (r) return r;
@@ -244,3 +267,6 @@ export function validateSchema(schema, instance, root = schema, ptr = '') {
   }
   return null;
 }
+
+/** Type (typeOf) -> the validator of its keywords. */
+const BY_TYPE = { number: validateNumber, string: validateString, array: validateArray, object: validateObject };

@@ -12,6 +12,28 @@ const isNonNegInt = (x) => typeof x === 'bigint' && x >= 0n;
 /** The JSON Pointer (RFC 6901) of tensor `name`'s entry in its safetensors header. */
 export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/** The entries of a parsed safetensors header, each with exactly dtype, shape and data_offsets of the right JSON types (ST_HEADER_INVALID otherwise, by `invalid`). */
+function headerEntries(tree, invalid) {
+  const entries = [];
+  for (const [name, e] of tree) {
+    if (name.length === 0 || utf8Length(name) > MAX_NAME_BYTES) throw invalid('bad tensor name length', name);
+    if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`, name);
+    if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
+      throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`, name);
+    }
+    const dtype = e.get('dtype'),
+      shape = e.get('shape'),
+      offs = e.get('data_offsets');
+    if (typeof dtype !== 'string') throw invalid(`tensor ${JSON.stringify(name)}: dtype is not a string`, name);
+    if (!Array.isArray(shape) || !shape.every(isNonNegInt))
+      throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`, name);
+    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt))
+      throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`, name);
+    entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
+  }
+  return entries;
+}
+
 /**
  * Reads and checks the header of safetensors member `m` (with `dataOffset`,
  * `size`, `name`). Returns {headerLength, bufferOffset, tensors: Map(name ->
@@ -37,23 +59,7 @@ export async function readSafetensorsHeader(src, m) {
   if (header[0] !== 0x7b) throw invalid('safetensors header does not begin with "{"');
   if (header[last - 1] !== 0x7d) throw invalid('safetensors header is followed by something other than spaces');
   const bufferLength = m.size - 8 - n;
-  const entries = [];
-  for (const [name, e] of tree) {
-    if (name.length === 0 || utf8Length(name) > MAX_NAME_BYTES) throw invalid('bad tensor name length', name);
-    if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`, name);
-    if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
-      throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`, name);
-    }
-    const dtype = e.get('dtype'),
-      shape = e.get('shape'),
-      offs = e.get('data_offsets');
-    if (typeof dtype !== 'string') throw invalid(`tensor ${JSON.stringify(name)}: dtype is not a string`, name);
-    if (!Array.isArray(shape) || !shape.every(isNonNegInt))
-      throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`, name);
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt))
-      throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`, name);
-    entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
-  }
+  const entries = headerEntries(tree, invalid);
   for (const t of entries) {
     if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t.name));
   }

@@ -269,8 +269,14 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
         :data:`RANDOM_ITEMS` the archive records), and item -> why not for
         those the archive holds that were left as the model has them.
     """
-    import torch
+    restored, not_restored = _items(state, keep_last_obs)
+    _restore_run(model, state, keep_last_obs)
+    _restore_random(model, state["random"], keep_last_obs, restored, not_restored)
+    return restored, not_restored
 
+
+def _items(state: Mapping[str, Any], keep_last_obs: bool) -> tuple[list, dict]:
+    """The items of the run (not its generators) that :func:`restore` restores, and those it leaves, with why."""
     restored: list = ["run_state"]
     not_restored: dict = {}
     held = {
@@ -288,6 +294,12 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
                 )
     if held["action_noise"]:
         restored.append("action_noise")
+    return restored, not_restored
+
+
+def _restore_run(model: Any, state: Mapping[str, Any], keep_last_obs: bool) -> None:
+    """Put the counters, the last observation, the episode buffers, the action noise and the LSTM states into ``model``."""
+    import torch
 
     c = state["counters"]
     model.num_timesteps = int(c["num_timesteps"])
@@ -319,7 +331,12 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
         model._last_lstm_states = RNNStates(pi=tuple(t(a) for a in lstm["pi"]), vf=tuple(t(a) for a in lstm["vf"]))
     if hasattr(model, "weights") and hasattr(model, "n_params"):  # ARS keeps its policy's parameters as one vector too
         model.weights = torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach()
-    r = state["random"]
+
+
+def _restore_random(model: Any, r: Mapping[str, Any], keep_last_obs: bool, restored: list, not_restored: dict) -> None:
+    """Put the recorded generators back (the spaces', NumPy's, Python's, torch's, CUDA's when the devices match), adding to the items."""
+    import torch
+
     for key in ("action_space", "observation_space"):
         env_space = getattr(getattr(model, "env", None), key, None) if keep_last_obs else None
         if env_space is not None and r[key] is not None and _space_random(env_space) == r[key]:
@@ -355,9 +372,8 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
                 f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}: they are left as they are, "
                 "so draws made on CUDA will differ from the recorded run's",
                 LoadWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-    return restored, not_restored
 
 
 def pending_seeds(env: Any) -> tuple | None:

@@ -221,22 +221,8 @@ def _build_model(
     the state they are built with instead of the archive's (their class was left out).
     """
     from stable_baselines3.common.utils import check_for_correct_spaces
-    from stable_baselines3.common.vec_env.patch_gym import _convert_space
 
-    data = dict(data)
-    pk = data.get("policy_kwargs")
-    if isinstance(pk, dict):
-        pk = {k: v for k, v in pk.items() if k != "device"}
-        arch = pk.get("net_arch")
-        if arch and isinstance(arch, list) and isinstance(arch[0], dict):  # SB3 < 1.8 wrote [dict(pi=..., vf=...)]
-            pk["net_arch"] = arch[0]
-        data["policy_kwargs"] = pk
-    if "policy_kwargs" in kwargs and kwargs["policy_kwargs"] != data.get("policy_kwargs"):
-        raise ValueError(f"the policy_kwargs given differ from the archive's: {data.get('policy_kwargs')}")
-    for key in ("observation_space", "action_space"):
-        if key not in data:
-            raise unsupported(f"the archive's data has no {key}")
-        data[key] = _convert_space(data[key])
+    data = _model_data(data, kwargs)
     if env is not None:
         env = cls._wrap_env(env, data.get("verbose", 0))
         check_for_correct_spaces(env, data["observation_space"], data["action_space"])
@@ -270,6 +256,37 @@ def _build_model(
         ) from None
     if shared is not None:  # the model records the class SB3 named, as the archive does
         model.policy_class = base
+    _set_weights(cls, model, params, variables, device, fresh_optimizers)
+    return model
+
+
+def _model_data(data: dict, kwargs: Mapping[str, Any]) -> dict:
+    """A copy of the archive's data as SB3's ``load`` passes it on: ``policy_kwargs`` without ``device`` (and
+    ``net_arch`` of SB3 < 1.8 unwrapped), the spaces converted to gymnasium's."""
+    from stable_baselines3.common.vec_env.patch_gym import _convert_space
+
+    data = dict(data)
+    pk = data.get("policy_kwargs")
+    if isinstance(pk, dict):
+        pk = {k: v for k, v in pk.items() if k != "device"}
+        arch = pk.get("net_arch")
+        if arch and isinstance(arch, list) and isinstance(arch[0], dict):  # SB3 < 1.8 wrote [dict(pi=..., vf=...)]
+            pk["net_arch"] = arch[0]
+        data["policy_kwargs"] = pk
+    if "policy_kwargs" in kwargs and kwargs["policy_kwargs"] != data.get("policy_kwargs"):
+        raise ValueError(f"the policy_kwargs given differ from the archive's: {data.get('policy_kwargs')}")
+    for key in ("observation_space", "action_space"):
+        if key not in data:
+            raise unsupported(f"the archive's data has no {key}")
+        data[key] = _convert_space(data[key])
+    return data
+
+
+def _set_weights(
+    cls: Any, model: Any, params: Mapping[str, Any], variables: Mapping[str, Any], device: Any, fresh_optimizers: bool
+) -> None:
+    """Put the archive's tensor groups (with fresh optimizers: the model's own optimizer state) and its other
+    torch variables into a model of ``cls`` built from the archive's data."""
     params = _optimizer_params_for(model, dict(params))
     if fresh_optimizers:
         from stable_baselines3.common.save_util import recursive_getattr
@@ -290,7 +307,6 @@ def _build_model(
         getattr(target, name.split(".")[-1]).data = tensor.data.clone().to(model.device)
     if model.use_sde:
         model.policy.reset_noise()
-    return model
 
 
 def load(
