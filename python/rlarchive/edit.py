@@ -125,4 +125,5 @@ def update_metadata(
     path: PathLike, set: Mapping[str, str] | None = None, unset: Sequence[str] = (), out: PathLike | None = None
 ) -> dict[str, str]:
     """Remove the keys ``unset``, put the entries of ``set``, and rewrite (:func:`set_metadata`); returns the new metadata."""
-    return rewrite(path, lambda current: edited(current, set, unset), out).get("metadata", {})
+    metadata: dict[str, str] = rewrite(path, lambda current: edited(current, set, unset), out).get("metadata", {})
+    return metadata

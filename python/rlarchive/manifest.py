@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -36,26 +36,29 @@ _VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
 @cache
 def schema(name: str) -> dict[str, Any]:
     """A JSON Schema of the project by file name (e.g. ``manifest-1.0.schema.json``)."""
-    return json.loads(resources.files("rlarchive").joinpath("schemas").joinpath(name).read_text(encoding="utf-8"))
+    result: dict[str, Any] = json.loads(
+        resources.files("rlarchive").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
+    )
+    return result
 
 
 _DOLLAR = re.compile(r"(?<!\\)\$")
 
 
-def _ecma_pattern(validator, pattern, instance, schema):
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
     """``pattern`` with ECMA-262 semantics: ``$`` matches only at the very end.
 
     (Python's ``$`` also matches before a final newline, which would let
     ``"...\n"`` through where every ECMA-262 engine refuses it.)
     """
-    import jsonschema  # type: ignore[import-untyped]
+    import jsonschema
 
     if isinstance(instance, str) and not re.search(_DOLLAR.sub(r"\\Z", pattern), instance):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 @cache
-def validator(name: str):
+def validator(name: str) -> Any:
     """A draft 2020-12 validator for one of the project's schemas (ECMA-262 patterns)."""
     import jsonschema
 
@@ -73,11 +76,13 @@ class Manifest:
 
     @property
     def format_version(self) -> str:
-        return self.raw["format_version"]
+        result: str = self.raw["format_version"]
+        return result
 
     @property
     def producer(self) -> dict[str, Any]:
-        return self.raw["producer"]
+        result: dict[str, Any] = self.raw["producer"]
+        return result
 
     @property
     def metadata(self) -> dict[str, Any]:

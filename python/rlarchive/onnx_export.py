@@ -179,7 +179,8 @@ class OnnxExport:
 def _action_dtype(policy: Policy) -> np.dtype:
     op = policy.action["op"]
     if op == "box":
-        return np.dtype(policy.action["dtype"])
+        result: np.dtype = np.dtype(policy.action["dtype"])
+        return result
     if op == "bernoulli":
         return np.dtype(_F32)
     return np.dtype(np.int64)

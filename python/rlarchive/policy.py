@@ -268,7 +268,8 @@ def _linear(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
             for s in range(0, k, kb):
                 acc += rows[r : r + rb, s : s + kb].astype(_F64) @ wt[s : s + kb]
             out[r : r + rb] = acc
-        return out.reshape(x.shape[:-1] + (o,))
+        result: np.ndarray = out.reshape(x.shape[:-1] + (o,))
+        return result
 
     return run
 
@@ -326,7 +327,8 @@ def _prelu(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any
         (x,) = xs
         wb = weight.reshape((1, -1) + (1,) * (x.ndim - 2)) if weight.size > 1 else weight.reshape(())
         with np.errstate(all="ignore"):
-            return np.where(x >= 0, x, x * wb).astype(_F32)  # NaN: NaN times the slope
+            result: np.ndarray = np.where(x >= 0, x, x * wb).astype(_F32)  # NaN: NaN times the slope
+            return result
 
     return run
 
@@ -438,7 +440,8 @@ def _masked(logits: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
 
 
 def _argmax(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
-    return np.argmax(_masked(x, masks), axis=1).astype(np.int64)  # NumPy's argmax takes the first NaN
+    result: np.ndarray = np.argmax(_masked(x, masks), axis=1).astype(np.int64)  # NumPy's argmax takes the first NaN
+    return result
 
 
 def _multi_argmax(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
@@ -474,7 +477,8 @@ BERNOULLI_THRESHOLD = _F32(_BERNOULLI_THRESHOLD)
 
 def _bernoulli(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     with np.errstate(invalid="ignore"):
-        return (x > BERNOULLI_THRESHOLD).astype(_F32)  # as SB3 gives it: 0.0 or 1.0; NaN gives 0.0
+        result: np.ndarray = (x > BERNOULLI_THRESHOLD).astype(_F32)  # as SB3 gives it: 0.0 or 1.0; NaN gives 0.0
+        return result
 
 
 def _box(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
@@ -494,7 +498,8 @@ def _box(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np
 def _quantile_argmax(head: Mapping[str, Any], x: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
     nq = int(head["n_quantiles"])
     q = x.reshape(x.shape[0], nq, -1).astype(_F64).sum(axis=1) / nq
-    return np.argmax(q.astype(_F32), axis=1).astype(np.int64)
+    result: np.ndarray = np.argmax(q.astype(_F32), axis=1).astype(np.int64)
+    return result
 
 
 _HEADS: Mapping[str, Callable[[Mapping[str, Any], np.ndarray, np.ndarray | None], np.ndarray]] = implementations(

@@ -177,7 +177,8 @@ class _Shapes:
             return n
         if n is not None and shape[0] != n:
             raise fail(f"{key} has {shape[0]} elements where {n} are needed", f"{ptr}/{key}")
-        return shape[0]
+        result: int | None = shape[0]
+        return result
 
     def shape_of(self, name: str, ptr: str) -> Any:
         shape = self.known[name]
@@ -534,7 +535,8 @@ def _recurrent(rec: Any, inputs: dict[str, Any], ptr: str) -> Mapping[str, Any] 
             raise fail(f"{k} must be an integer from 1 to 2^24", f"{ptr}/{k}")
     if rec["layers"] * rec["hidden_size"] > MAX_POLICY_VALUE_ELEMENTS:  # the state is a value (spec §5.11)
         raise limit("a recurrent state of more than MAX_POLICY_VALUE_ELEMENTS elements", f"{ptr}/hidden_size")
-    return rec
+    result: Mapping[str, Any] | None = rec
+    return result
 
 
 def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str] = ()) -> Cost:

@@ -218,7 +218,8 @@ class Archive:
         if name not in self._doc["optimizers"]:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no optimizer {name!r}")
         resolve = self._numpy_ref if framework == "numpy" else (lambda g, n: self.tensor(g, n, framework))
-        return self._decoder(resolve).decode(self._doc["optimizers"][name])
+        result: dict[str, Any] = self._decoder(resolve).decode(self._doc["optimizers"][name])
+        return result
 
     def tensor_info(self, group: str) -> dict[str, TensorInfo]:
         """dtype, shape, offset and size of each tensor of a group, in header order."""

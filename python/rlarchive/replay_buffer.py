@@ -196,7 +196,8 @@ def _exact_keys(v: Any, keys: Sequence[str], ptr: str, what: str) -> None:
 def _int_at_least(v: Any, low: int, ptr: str, name: str) -> int:
     if not _is_int(v) or v < low:
         raise _fail(f"{name} must be an integer >= {low}", ptr)
-    return v
+    result: int = v
+    return result
 
 
 def _check_obs_form(v: Any, ptr: str, name: str) -> None:
@@ -218,7 +219,8 @@ def _nvec_len(space: dict[str, Any], ptr: str) -> int:
     shape = space["nvec"]["shape"]
     if len(shape) != 1:
         raise _fail(f"a multi_discrete space's nvec must be 1-dimensional, not of shape {shape}", f"{ptr}/nvec")
-    return shape[0]
+    result: int = shape[0]
+    return result
 
 
 def _obs_layout(space: dict[str, Any], ptr: str) -> tuple[list[Any], str]:

@@ -122,7 +122,8 @@ def _run(args: argparse.Namespace, inputs: list[Any]) -> int:
     status = args.fn(args)
     if sys.stdout is not None:
         sys.stdout.flush()
-    return status
+    result: int = status
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
