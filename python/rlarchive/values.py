@@ -1,4 +1,5 @@
-"""The tagged value model of spec §7: checking, decoding to Python, canonical form, encoding.
+"""The tagged value model of spec §7: decoding to Python, canonical form, encoding (the checking is
+:mod:`rlarchive.value_check`, re-exported here).
 
 Decoded Python types:
 
