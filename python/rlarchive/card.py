@@ -168,8 +168,6 @@ def card(path: str | os.PathLike[str]) -> str:
         RlarchiveError: the archive's first broken rule; METADATA_INVALID when
             a defined metadata key the card shows is malformed.
     """
-    from . import spaces as sp
-    from .describe import describe
     from .reader import Archive
     from .validate import validate
 
@@ -205,6 +203,20 @@ def card(path: str | os.PathLike[str]) -> str:
     )
     if env_id:
         out += ["", f"Environment: `{_code(env_id)}` (as recorded: a hint; give the id yourself to run it)."]
+    out += _provenance(meta, versions, wrappers, producer)
+    out += _settings(meta, data, algorithm)
+    out += ["", "## Network", "", *network]
+    out += _evaluation(evaluations)
+    out += _how_to_load(file_name, env_id, sb3, has_policy)
+    out += _validation(report, fmt)
+    return "\n".join(out) + "\n"
+
+
+def _provenance(
+    meta: dict[str, Any], versions: dict[str, Any], wrappers: list[Any], producer: dict[str, Any]
+) -> list[str]:
+    """The card's Provenance section: what the metadata records of the training, and the writer."""
+    out: list[str] = []
     out += ["", "## Provenance", "", "| | |", "| --- | --- |"]
     for label, key in (
         ("environment", keys.ENV_ID),
@@ -220,6 +232,15 @@ def card(path: str | os.PathLike[str]) -> str:
         params = ", ".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in w.items() if k != "name")
         out.append(f"| wrapper | {_md(w['name'])}{' (' + _md(params) + ')' if params else ''} |")
     out.append(f"| written by | {_md(producer['name'])} {_md(producer['version'])} |")
+    return out
+
+
+def _settings(meta: dict[str, Any], data: dict[str, Any], algorithm: Any) -> list[str]:
+    """The card's Algorithm, Spaces and Hyperparameters sections, from the metadata and the data."""
+    out: list[str] = []
+    from . import spaces as sp
+    from .describe import describe
+
     out += ["", "## Algorithm", ""]
     out.append(f"{_md(algorithm)} (`{_code(meta.get('sb3.algorithm_class', ''))}`)" if algorithm else "Not recorded.")
     space_kinds = (sp.Box, sp.Discrete, sp.MultiDiscrete, sp.MultiBinary, sp.Dict, sp.Tuple, sp.Text)
@@ -231,7 +252,12 @@ def card(path: str | os.PathLike[str]) -> str:
         text = None if isinstance(v, space_kinds) or k.startswith("_") or k in _NOT_SETTINGS else _plain(v)
         if text is not None:
             out.append(f"| {_md(k)} | {_md(text)} |")
-    out += ["", "## Network", "", *network]
+    return out
+
+
+def _evaluation(evaluations: list[Any]) -> list[str]:
+    """The card's Evaluation section: one row per recorded evaluation."""
+    out: list[str] = []
     out += ["", "## Evaluation", ""]
     if evaluations:
         out += [
@@ -249,6 +275,12 @@ def card(path: str | os.PathLike[str]) -> str:
         out += ["", "Deterministic actions of the portable policy; returns are the environment's own rewards."]
     else:
         out.append("None recorded. Run `rlarchive evaluate FILE --env ENV_ID --episodes 10 --seed 0 --record`.")
+    return out
+
+
+def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> list[str]:
+    """The card's How to load section: Python, Stable-Baselines3, JavaScript, ONNX, evaluation."""
+    out: list[str] = []
     env_arg = env_id or "ENV_ID"
     q = _code(file_name)
     out += [
@@ -301,6 +333,12 @@ def card(path: str | os.PathLike[str]) -> str:
             "",
             "(This archive has no portable policy: the Python, JavaScript and ONNX routes need one; import the model again with Stable-Baselines3 installed.)",
         ]
+    return out
+
+
+def _validation(report: dict[str, Any], fmt: str) -> list[str]:
+    """The card's Validation section: the validator's verdict and its warnings."""
+    out: list[str] = []
     warnings = [i for i in report["issues"] if i["severity"] == "warning"]
     out += ["", "## Validation", ""]
     out.append(
@@ -309,7 +347,7 @@ def card(path: str | os.PathLike[str]) -> str:
     )
     for w in warnings:
         out.append(f"- {_md(w['code'])}: {_md(w['message'])}")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _shell(text: str) -> str:

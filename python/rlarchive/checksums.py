@@ -81,50 +81,6 @@ def digest_and_write(
     """
     if write is not None and pwrite is not None:
         raise ValueError("write and pwrite are exclusive")
-    sha = hashlib.sha256()
-    cond = threading.Condition()
-    held: dict[int, tuple[int, memoryview]] = {}  # index -> (offset, piece), until both threads are past it
-    claimed: set[int] = set()  # pieces a thread has taken to write
-    state: dict[str, Any] = {"produced": 0, "sha": 0, "crc": 0, "ended": False, "stop": False, "error": None}
-
-    def release() -> None:  # under cond: drop the pieces both threads are done with
-        for i in range(min(state["sha"], state["crc"]) - 1, -1, -1):
-            if held.pop(i, None) is None:
-                break
-
-    def claim(i: int) -> bool:  # under cond
-        if i in claimed:
-            return False
-        claimed.add(i)
-        return True
-
-    def worker() -> None:
-        try:
-            while True:
-                with cond:
-                    while state["sha"] >= state["produced"] and not state["ended"] and not state["stop"]:
-                        cond.wait()
-                    if state["stop"]:
-                        return
-                    i = state["sha"]
-                    if i >= state["produced"]:
-                        return  # every piece is hashed
-                    offset, piece = held[i]
-                sha.update(piece)
-                if pwrite is not None:
-                    with cond:
-                        mine = claim(i)
-                    if mine:
-                        pwrite(piece, offset)
-                with cond:
-                    state["sha"] = i + 1
-                    release()
-                    cond.notify_all()
-        except BaseException as e:  # handed to the calling thread, which raises it
-            with cond:
-                state["error"] = e
-                cond.notify_all()
-
     source = pieces(chunks)
     first = next(source, memoryview(b""))
     second = next(source, None)
@@ -135,68 +91,153 @@ def digest_and_write(
         elif pwrite is not None and len(whole):
             pwrite(whole, 0)
         return zlib.crc32(whole), hashlib.sha256(whole).hexdigest(), len(whole)
-    source = itertools.chain((first, second), source)
-    thread = threading.Thread(target=worker, name="rlarchive-sha256", daemon=True)
-    thread.start()
-    crc = 0
-    total = 0
-    exhausted = False
-    try:
-        while True:
-            # take pieces ahead of this thread, so that the worker always has one to hash
-            while not exhausted:
+    return _TwoThreads(itertools.chain((first, second), source), write, pwrite).run()
+
+
+class _TwoThreads:
+    """The pieces of one member shared by two threads: the calling thread reads them and computes
+    the CRC-32, the worker computes the SHA-256; each piece is written by whichever reaches it first.
+
+    Every field below ``cond`` is read and changed under ``cond`` only.
+    """
+
+    def __init__(self, source: Iterator[memoryview], write: Write | None, pwrite: PositionalWrite | None) -> None:
+        self.source = source
+        self.write = write
+        self.pwrite = pwrite
+        self.sha = hashlib.sha256()
+        self.cond = threading.Condition()
+        self.held: dict[int, tuple[int, memoryview]] = {}  # index -> (offset, piece), until both threads are past it
+        self.claimed: set[int] = set()  # pieces a thread has taken to write
+        self.state: dict[str, Any] = {
+            "produced": 0,
+            "sha": 0,
+            "crc": 0,
+            "ended": False,
+            "stop": False,
+            "error": None,
+        }
+        # the calling thread's own
+        self.crc = 0
+        self.total = 0
+        self.exhausted = False
+
+    def release(self) -> None:
+        """Under ``cond``: drop the pieces both threads are done with."""
+        state = self.state
+        for i in range(min(state["sha"], state["crc"]) - 1, -1, -1):
+            if self.held.pop(i, None) is None:
+                break
+
+    def claim(self, i: int) -> bool:
+        """Under ``cond``: whether this thread takes piece ``i`` to write (no other has)."""
+        if i in self.claimed:
+            return False
+        self.claimed.add(i)
+        return True
+
+    def hash_pieces(self) -> None:
+        """The worker thread: the SHA-256 of each piece in order (and its write, if first to it)."""
+        cond, state = self.cond, self.state
+        try:
+            while True:
                 with cond:
-                    if state["error"] is not None:
-                        raise _Stopped
-                    room = state["produced"] - min(state["sha"], state["crc"]) < WINDOW
-                if not room:
-                    break
-                piece = next(source, None)
-                if piece is None:
-                    exhausted = True
+                    while state["sha"] >= state["produced"] and not state["ended"] and not state["stop"]:
+                        cond.wait()
+                    if state["stop"]:
+                        return
+                    i = state["sha"]
+                    if i >= state["produced"]:
+                        return  # every piece is hashed
+                    offset, piece = self.held[i]
+                self.sha.update(piece)
+                if self.pwrite is not None:
                     with cond:
-                        state["ended"] = True
-                        cond.notify_all()
-                    break
+                        mine = self.claim(i)
+                    if mine:
+                        self.pwrite(piece, offset)
                 with cond:
-                    held[state["produced"]] = (total, piece)
-                    state["produced"] += 1
+                    state["sha"] = i + 1
+                    self.release()
                     cond.notify_all()
-                total += len(piece)
+        except BaseException as e:  # handed to the calling thread, which raises it
             with cond:
-                if state["crc"] >= state["produced"]:
-                    if exhausted:
-                        break  # every piece has its CRC
-                    while state["produced"] - min(state["sha"], state["crc"]) >= WINDOW and state["error"] is None:
-                        cond.wait()  # the window is full: the worker is behind
-                    continue
-                i = state["crc"]
-                offset, piece = held[i]
-                mine = pwrite is not None and claim(i)
-            crc = zlib.crc32(piece, crc)
-            if write is not None:
-                write(piece)
-            elif mine:
-                pwrite(piece, offset)  # type: ignore[misc]
-            with cond:
-                state["crc"] = i + 1
-                release()
+                state["error"] = e
                 cond.notify_all()
+
+    def take_ahead(self) -> None:
+        """Take pieces ahead of the calling thread, so that the worker always has one to hash."""
+        cond, state = self.cond, self.state
+        while not self.exhausted:
+            with cond:
+                if state["error"] is not None:
+                    raise _Stopped
+                room = state["produced"] - min(state["sha"], state["crc"]) < WINDOW
+            if not room:
+                break
+            piece = next(self.source, None)
+            if piece is None:
+                self.exhausted = True
+                with cond:
+                    state["ended"] = True
+                    cond.notify_all()
+                break
+            with cond:
+                self.held[state["produced"]] = (self.total, piece)
+                state["produced"] += 1
+                cond.notify_all()
+            self.total += len(piece)
+
+    def crc_next(self) -> bool:
+        """The CRC-32 (and the write) of the next piece, waiting while the window is full;
+        False once every piece has its CRC."""
+        cond, state = self.cond, self.state
         with cond:
-            while state["sha"] < state["produced"] and state["error"] is None:
-                cond.wait()
-            if state["error"] is not None:
-                raise _Stopped
-    except BaseException as e:
+            if state["crc"] >= state["produced"]:
+                if self.exhausted:
+                    return False  # every piece has its CRC
+                while state["produced"] - min(state["sha"], state["crc"]) >= WINDOW and state["error"] is None:
+                    cond.wait()  # the window is full: the worker is behind
+                return True
+            i = state["crc"]
+            offset, piece = self.held[i]
+            mine = self.pwrite is not None and self.claim(i)
+        self.crc = zlib.crc32(piece, self.crc)
+        if self.write is not None:
+            self.write(piece)
+        elif mine:
+            self.pwrite(piece, offset)  # type: ignore[misc]
         with cond:
-            state["stop"] = True
+            state["crc"] = i + 1
+            self.release()
             cond.notify_all()
+        return True
+
+    def run(self) -> tuple[int, str, int]:
+        """Start the worker, digest (and write) every piece, and join the worker, on success or error."""
+        cond, state = self.cond, self.state
+        thread = threading.Thread(target=self.hash_pieces, name="rlarchive-sha256", daemon=True)
+        thread.start()
+        try:
+            while True:
+                self.take_ahead()
+                if not self.crc_next():
+                    break
+            with cond:
+                while state["sha"] < state["produced"] and state["error"] is None:
+                    cond.wait()
+                if state["error"] is not None:
+                    raise _Stopped
+        except BaseException as e:
+            with cond:
+                state["stop"] = True
+                cond.notify_all()
+            thread.join()
+            if isinstance(e, _Stopped):
+                raise state["error"] from None
+            raise
         thread.join()
-        if isinstance(e, _Stopped):
-            raise state["error"] from None
-        raise
-    thread.join()
-    return crc, sha.hexdigest(), total
+        return self.crc, self.sha.hexdigest(), self.total
 
 
 def digests(chunks: Iterable[Any]) -> tuple[int, str]:

@@ -128,8 +128,6 @@ def check(
     own (S) rules, then its agreement with the members before it (SPACE_INVALID
     at this, the later, member). A nested value is checked completely in its turn.
     """
-    from .tensors import check_shape
-
     if "kind" not in node:
         raise fail("VALUE_INVALID", "a space needs the member 'kind'", ptr)
     kind = node["kind"]
@@ -140,88 +138,139 @@ def check(
         raise fail(
             "VALUE_INVALID", f"space {kind} needs exactly the members {sorted(want)}", members_pointer(node, ptr, want)
         )
+    _CHECK_KIND[kind](_SpaceCheck(node, ptr, kind, check_value, fail))
 
-    def need(cond: bool, member: str, what: str) -> None:
+
+class _SpaceCheck:
+    """One space value under check: its members, and the two kinds of failure of §8 (type, rule)."""
+
+    def __init__(
+        self,
+        node: dict[str, Any],
+        ptr: str,
+        kind: str,
+        check_value: Callable[[Any, str], None],
+        fail: Callable[..., RlarchiveError],
+    ) -> None:
+        self.node = node
+        self.ptr = ptr
+        self.kind = kind
+        self.check_value = check_value
+        self.fail = fail
+
+    def need(self, cond: bool, member: str, what: str) -> None:
+        """VALUE_INVALID at ``member`` unless ``cond``: the member is not of its type."""
         if not cond:
-            raise fail("VALUE_INVALID", f"space member {member} must be {what}", f"{ptr}/{member}")
+            raise self.fail("VALUE_INVALID", f"space member {member} must be {what}", f"{self.ptr}/{member}")
 
-    def rule(cond: bool, msg: str, member: str) -> None:
+    def rule(self, cond: bool, msg: str, member: str) -> None:
+        """SPACE_INVALID at ``member`` unless ``cond``: a rule of §8 fails."""
         if not cond:
-            raise fail("SPACE_INVALID", msg, f"{ptr}/{member}")
+            raise self.fail("SPACE_INVALID", msg, f"{self.ptr}/{member}")
 
-    def dtype_member(kinds: tuple[Any, ...], what: str) -> str:
-        need(_code(node["dtype"]), "dtype", "a dtype code")
-        rule(DTYPES[node["dtype"]].kind in kinds, f"{kind} dtype must be {what}", "dtype")
+    def dtype_member(self, kinds: tuple[Any, ...], what: str) -> str:
+        node = self.node
+        self.need(_code(node["dtype"]), "dtype", "a dtype code")
+        self.rule(DTYPES[node["dtype"]].kind in kinds, f"{self.kind} dtype must be {what}", "dtype")
         return str(node["dtype"])
 
-    def ndarray_member(m: str) -> dict[str, Any]:
-        need(_is_ndarray(node[m]), m, "an ndarray")  # before the value itself is checked
-        check_value(node[m], f"{ptr}/{m}")
-        member: dict[str, Any] = node[m]
+    def ndarray_member(self, m: str) -> dict[str, Any]:
+        self.need(_is_ndarray(self.node[m]), m, "an ndarray")  # before the value itself is checked
+        self.check_value(self.node[m], f"{self.ptr}/{m}")
+        member: dict[str, Any] = self.node[m]
         return member
 
-    def integer(m: str, least: int) -> None:
-        need(_int(node[m]), m, "an integer")
-        rule(node[m] >= least, f"{m} must be >= {least}", m)
+    def integer(self, m: str, least: int) -> None:
+        self.need(_int(self.node[m]), m, "an integer")
+        self.rule(self.node[m] >= least, f"{m} must be >= {least}", m)
 
-    if kind == "box":
-        dt = dtype_member(("int", "uint", "float", "bool"), "an integer, float or BOOL dtype")
-        check_shape(node["shape"], ptr + "/shape", fail)
-        for m in ("low", "high"):
-            nd = ndarray_member(m)
-            rule(nd["dtype"] == dt and nd["shape"] == node["shape"], f"{m} must have the box's dtype and shape", m)
-    elif kind == "discrete":
-        integer("n", 1)
-        need(_int(node["start"]), "start", "an integer")
-        dtype_member(("int", "uint"), "an integer dtype")
-    elif kind == "multi_discrete":
-        dt = dtype_member(("int", "uint"), "an integer dtype")
-        for m in ("nvec", "start"):
-            nd = ndarray_member(m)
-            rule("base64" in nd, f"{m} must be inline", m)
-            rule(nd["dtype"] == dt, f"{m} must have the space's dtype", m)
-            if m == "nvec":
-                rule(bool(np.all(_inline(nd) >= 1)), "every element of nvec must be >= 1", m)
-            else:
-                rule(nd["shape"] == node["nvec"]["shape"], "nvec and start must have equal shapes", m)
-    elif kind == "multi_binary":
-        n = node["n"]
-        if isinstance(n, list):  # the array's own structure, then each element in turn (spec §11.2)
-            rule(len(n) > 0, "n must not be an empty array", "n")
-            for i, d in enumerate(n):
-                need(_int(d), f"n/{i}", "an integer")
-                rule(d >= 1, "every element of n must be >= 1", f"n/{i}")
+
+def _check_box(c: _SpaceCheck) -> None:
+    from .tensors import check_shape
+
+    node = c.node
+    dt = c.dtype_member(("int", "uint", "float", "bool"), "an integer, float or BOOL dtype")
+    check_shape(node["shape"], c.ptr + "/shape", c.fail)
+    for m in ("low", "high"):
+        nd = c.ndarray_member(m)
+        c.rule(nd["dtype"] == dt and nd["shape"] == node["shape"], f"{m} must have the box's dtype and shape", m)
+
+
+def _check_discrete(c: _SpaceCheck) -> None:
+    c.integer("n", 1)
+    c.need(_int(c.node["start"]), "start", "an integer")
+    c.dtype_member(("int", "uint"), "an integer dtype")
+
+
+def _check_multi_discrete(c: _SpaceCheck) -> None:
+    dt = c.dtype_member(("int", "uint"), "an integer dtype")
+    for m in ("nvec", "start"):
+        nd = c.ndarray_member(m)
+        c.rule("base64" in nd, f"{m} must be inline", m)
+        c.rule(nd["dtype"] == dt, f"{m} must have the space's dtype", m)
+        if m == "nvec":
+            c.rule(bool(np.all(_inline(nd) >= 1)), "every element of nvec must be >= 1", m)
         else:
-            need(_int(n), "n", "an integer or an array of integers")
-            rule(n >= 1, "n must be >= 1", "n")
-    elif kind == "dict":
-        sp = node["spaces"]
-        need(isinstance(sp, list), "spaces", "an array of [key, space] pairs")
-        seen: set[Any] = set()
-        for i, pair in enumerate(sp):
-            need(isinstance(pair, list) and len(pair) == 2, f"spaces/{i}", "a [key, space] pair")
-            need(isinstance(pair[0], str), f"spaces/{i}/0", "a string")
-            rule(pair[0] not in seen, "dict space keys must be unique", f"spaces/{i}/0")
-            seen.add(pair[0])
-            need(isinstance(pair[1], dict) and pair[1].get("$type") == "space", f"spaces/{i}/1", "a space")
-            check_value(pair[1], f"{ptr}/spaces/{i}/1")
-    elif kind == "tuple":
-        sp = node["spaces"]
-        need(isinstance(sp, list), "spaces", "an array of spaces")
-        for i, s in enumerate(sp):
-            need(isinstance(s, dict) and s.get("$type") == "space", f"spaces/{i}", "a space")
-            check_value(s, f"{ptr}/spaces/{i}")
-    elif kind == "text":
-        integer("min_length", 0)
-        need(_int(node["max_length"]), "max_length", "an integer")
-        rule(node["max_length"] >= node["min_length"], "need min_length <= max_length", "max_length")
-        need(isinstance(node["charset"], str), "charset", "a string")
-        cs = node["charset"]
-        rule(
-            len(cs) > 0 and all(a < b for a, b in zip(cs, cs[1:])),
-            "charset must be non-empty, ascending, without repeats",
-            "charset",
-        )
+            c.rule(nd["shape"] == c.node["nvec"]["shape"], "nvec and start must have equal shapes", m)
+
+
+def _check_multi_binary(c: _SpaceCheck) -> None:
+    n = c.node["n"]
+    if isinstance(n, list):  # the array's own structure, then each element in turn (spec §11.2)
+        c.rule(len(n) > 0, "n must not be an empty array", "n")
+        for i, d in enumerate(n):
+            c.need(_int(d), f"n/{i}", "an integer")
+            c.rule(d >= 1, "every element of n must be >= 1", f"n/{i}")
+    else:
+        c.need(_int(n), "n", "an integer or an array of integers")
+        c.rule(n >= 1, "n must be >= 1", "n")
+
+
+def _check_dict(c: _SpaceCheck) -> None:
+    sp = c.node["spaces"]
+    c.need(isinstance(sp, list), "spaces", "an array of [key, space] pairs")
+    seen: set[Any] = set()
+    for i, pair in enumerate(sp):
+        c.need(isinstance(pair, list) and len(pair) == 2, f"spaces/{i}", "a [key, space] pair")
+        c.need(isinstance(pair[0], str), f"spaces/{i}/0", "a string")
+        c.rule(pair[0] not in seen, "dict space keys must be unique", f"spaces/{i}/0")
+        seen.add(pair[0])
+        c.need(isinstance(pair[1], dict) and pair[1].get("$type") == "space", f"spaces/{i}/1", "a space")
+        c.check_value(pair[1], f"{c.ptr}/spaces/{i}/1")
+
+
+def _check_tuple(c: _SpaceCheck) -> None:
+    sp = c.node["spaces"]
+    c.need(isinstance(sp, list), "spaces", "an array of spaces")
+    for i, s in enumerate(sp):
+        c.need(isinstance(s, dict) and s.get("$type") == "space", f"spaces/{i}", "a space")
+        c.check_value(s, f"{c.ptr}/spaces/{i}")
+
+
+def _check_text(c: _SpaceCheck) -> None:
+    node = c.node
+    c.integer("min_length", 0)
+    c.need(_int(node["max_length"]), "max_length", "an integer")
+    c.rule(node["max_length"] >= node["min_length"], "need min_length <= max_length", "max_length")
+    c.need(isinstance(node["charset"], str), "charset", "a string")
+    cs = node["charset"]
+    c.rule(
+        len(cs) > 0 and all(a < b for a, b in zip(cs, cs[1:])),
+        "charset must be non-empty, ascending, without repeats",
+        "charset",
+    )
+
+
+#: The checks of each kind's members, in the order of §8's member column (the kinds of _MEMBERS).
+_CHECK_KIND: dict[str, Callable[[_SpaceCheck], None]] = {
+    "box": _check_box,
+    "discrete": _check_discrete,
+    "multi_discrete": _check_multi_discrete,
+    "multi_binary": _check_multi_binary,
+    "dict": _check_dict,
+    "tuple": _check_tuple,
+    "text": _check_text,
+}
 
 
 def _inline(nd: dict[str, Any]) -> np.ndarray:

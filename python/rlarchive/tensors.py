@@ -111,6 +111,10 @@ def check_reference(headers: Mapping[str, Mapping[str, TensorInfo]], ref: Ref, m
         )
 
 
+#: How read_group reports a failure: (code, message, tensor name or None) -> the error to raise.
+_Fail = Callable[..., RlarchiveError]
+
+
 def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
     """Check one safetensors member (spec §10.2, in its order) and list its tensors."""
 
@@ -120,6 +124,23 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
             code, msg, member=m.name, pointer=None if name is None else entry_pointer(name), offset=m.data_offset
         )
 
+    header, n = _header(src, m, fail)
+    _check_entries(header, fail)
+    buf_start = m.data_offset + 8 + n
+    buf_len = m.size - 8 - n
+    _check_layout(header, buf_len, fail)
+    out = {}
+    for name, e in header.items():
+        d = DTYPES[e["dtype"]]
+        off = buf_start + e["data_offsets"][0]
+        if off % d.alignment:
+            raise fail("ST_MISALIGNED", f"tensor {name!r} starts at {off}, not a multiple of {d.alignment}", name)
+        out[name] = TensorInfo(name, d.code, tuple(e["shape"]), off, e["data_offsets"][1] - e["data_offsets"][0])
+    return out
+
+
+def _header(src: Source, m: Member, fail: _Fail) -> tuple[dict[str, Any], int]:
+    """The member's header (a JSON object) and its length in bytes: the 8-byte length, the text, its form."""
     if m.size < 8:
         raise fail("ST_TRUNCATED", "safetensors member shorter than 8 bytes")
     (n,) = struct.unpack("<Q", src.read(m.data_offset, 8))
@@ -139,6 +160,11 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
         raise fail("ST_HEADER_INVALID", "header must start with '{' and be padded only with spaces")
     if not isinstance(header, dict):
         raise fail("ST_HEADER_INVALID", "header is not a JSON object")
+    return header, n
+
+
+def _check_entries(header: dict[str, Any], fail: _Fail) -> None:
+    """Each entry of the header: its name, its members and their types, its dtype, its number of dimensions."""
     for name, e in header.items():
         if name == "__metadata__":
             raise fail("ST_HEADER_INVALID", "__metadata__ is not permitted in this profile", name)
@@ -165,8 +191,10 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
     for name, e in header.items():
         if len(e["shape"]) > MAX_NDIM:
             raise fail("LIMIT_EXCEEDED", f"tensor {name!r} has more than {MAX_NDIM} dimensions", name)
-    buf_start = m.data_offset + 8 + n
-    buf_len = m.size - 8 - n
+
+
+def _check_layout(header: dict[str, Any], buf_len: int, fail: _Fail) -> None:
+    """The tensors' bytes in the buffer: offsets inside it, sizes matching shapes, no hole, no overlap, no tail."""
     for name, e in header.items():
         b, en = e["data_offsets"]
         if not b <= en <= buf_len:
@@ -191,14 +219,6 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
         prev = en
     if prev != buf_len:
         raise fail("ST_TRAILING_BYTES", f"{buf_len - prev} bytes after the last tensor")
-    out = {}
-    for name, e in header.items():
-        d = DTYPES[e["dtype"]]
-        off = buf_start + e["data_offsets"][0]
-        if off % d.alignment:
-            raise fail("ST_MISALIGNED", f"tensor {name!r} starts at {off}, not a multiple of {d.alignment}", name)
-        out[name] = TensorInfo(name, d.code, tuple(e["shape"]), off, e["data_offsets"][1] - e["data_offsets"][0])
-    return out
 
 
 def view_numpy(buf: Any, info: TensorInfo) -> Any:

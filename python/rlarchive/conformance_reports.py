@@ -1,0 +1,101 @@
+"""What the conformance harness reports (spec Annex A): the reader x case matrix, the summary, JUnit XML.
+
+Results are ``case id -> (status, detail)`` per reader, a status being one of
+:data:`SYMBOL`'s keys. Standard library only: this module also ships beside
+``run.py`` in the standalone conformance kit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SYMBOL = {
+    "pass": "ok",
+    "fail": "FAIL",
+    "skip": "SKIPPED",
+    "n/a": "n/a",
+    "xfail": "xfail",
+    "xpass": "XPASS",
+    "crash": "CRASH",
+    "timeout": "TIMEOUT",
+}
+# A case the testee answers "skipped" counts against it: it was sent only because the testee
+# declared every extension the case needs ("n/a" marks the cases not sent, Annex A.3).
+UNEXPECTED = {"fail", "skip", "xpass", "crash", "timeout"}
+
+
+def junit_xml(title: str, suites: list[Any]) -> bytes:
+    """A JUnit XML document (as CI systems read it): ``suites`` is a list of ``(name, seconds, cases)``, each case
+    ``(classname, name, outcome, message)`` with outcome ``"pass"``, ``"failure"`` or ``"skipped"``."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element("testsuites", name=title)
+    for suite_name, seconds, cases in suites:
+        suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(len(cases)), time=f"{seconds:.3f}")
+        bad = skipped = 0
+        for classname, name, outcome, message in cases:
+            tc = ET.SubElement(suite, "testcase", classname=classname, name=name)
+            if outcome == "failure":
+                bad += 1
+                ET.SubElement(tc, "failure", message=message[:2000])
+            elif outcome == "skipped":
+                skipped += 1
+                ET.SubElement(tc, "skipped", message=message)
+        suite.set("failures", str(bad))
+        suite.set("skipped", str(skipped))
+    out: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return out
+
+
+def write_junit(path: str, names: list[Any], cases: list[Any], results: dict[str, Any]) -> None:
+    """The results as JUnit XML: one test suite per reader, one test case per vector."""
+    suites = []
+    for n in names:
+        rows = []
+        for c in cases:
+            status, detail = results[n][c["id"]]
+            if status in UNEXPECTED:
+                rows.append((n, c["id"], "failure", f"{status}: {detail}"))
+            else:
+                rows.append((n, c["id"], "skipped" if status == "n/a" else "pass", detail))
+        suites.append((n, results[n]["__seconds__"], rows))
+    with open(path, "wb") as f:
+        f.write(junit_xml("rlarchive conformance", suites))
+
+
+def print_matrix(cases: list[Any], names: list[Any], results: dict[str, Any], quiet: bool = False) -> None:
+    """The reader x case matrix on stdout, with the detail of each unexpected result under its row
+    (``quiet``: only the rows with an unexpected result)."""
+    width = max(len(c["id"]) for c in cases) + 2
+    print("case".ljust(width) + "".join(n.ljust(12) for n in names))
+    for c in cases:
+        row = [results[n][c["id"]] for n in names]
+        unexpected = any(s in UNEXPECTED for s, _ in row)
+        if quiet and not unexpected:
+            continue
+        print(c["id"].ljust(width) + "".join(SYMBOL[s].ljust(12) for s, _ in row))
+        for n, (s, d) in zip(names, row):
+            if s in UNEXPECTED:
+                print(f"    {n}: {d}")
+    print()
+
+
+def print_summary(cases: list[Any], names: list[Any], results: dict[str, Any]) -> tuple[int, int]:
+    """One line per reader on stdout (passed, failed, expected failures, coverage); returns the
+    (passed, failed) counts over every reader, expected failures counted as passed."""
+    total_pass = total_fail = 0
+    for n in names:
+        res = [v for k, v in results[n].items() if not k.startswith("__")]
+        count = {s: sum(1 for st, _ in res if st == s) for s in SYMBOL}
+        failed = sum(count[s] for s in UNEXPECTED)
+        total_pass += count["pass"] + count["xfail"]
+        total_fail += failed
+        info = results[n].get("__info__", {})
+        who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+        sent = len(cases) - count["n/a"]
+        print(
+            f"{n} ({who}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
+            f" of {sent} cases sent in {results[n]['__seconds__']:.1f} s; coverage {sent} of {len(cases)} cases"
+            + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
+        )
+    return total_pass, total_fail
