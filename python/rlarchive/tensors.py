@@ -44,7 +44,7 @@ class RawTensor:
             and self.raw.tobytes() == other.raw.tobytes()
         )
 
-    def to_torch(self):
+    def to_torch(self) -> Any:
         """The tensor as a torch tensor of its real dtype."""
         import torch
 
@@ -231,7 +231,7 @@ def view_numpy(buf: Any, info: TensorInfo) -> Any:
     return a
 
 
-def view_torch(buf: Any, info: TensorInfo):
+def view_torch(buf: Any, info: TensorInfo) -> Any:
     """A torch tensor sharing ``buf``'s memory (read-only by contract)."""
     import torch
 
@@ -303,7 +303,7 @@ def _converted_pieces(a: np.ndarray, size: int) -> Iterator[memoryview]:
         yield from _converted_pieces(a[i], size)
 
 
-def _torch_to_numpy(t) -> tuple[str, np.ndarray]:
+def _torch_to_numpy(t: Any) -> tuple[str, np.ndarray]:
     import torch
 
     code = code_of_torch(t.dtype)

@@ -431,7 +431,7 @@ def save(
         zw = ZipWriter(f, force_zip64=force_zip64)
         entries = []
 
-        def put(name: str, chunks, size: int, align: int = 0) -> None:
+        def put(name: str, chunks: Any, size: int, align: int = 0) -> None:
             _, digest = zw.add(name, chunks, size, align=align)
             entries.append({"name": name, "size": size, "sha256": digest})
 
