@@ -29,6 +29,7 @@ from . import manifest as manifest_mod
 from .checksums import digests
 from .errors import RlarchiveError, esc
 from .extensions import SUPPORTED, read_document
+from .limits import MAX_JSON_BYTES
 from .manifest import Manifest
 from .sources import Source
 from .tensors import TensorInfo, check_reference, entry_pointer, read_group
@@ -110,6 +111,9 @@ class CheckState:
         failed_groups: after step 8, the groups whose member failed.
         warnings: the warnings (and infos) so far, in the order found.
         issues: the errors steps 8-11 collected, in the order found.
+        data_json: between steps 6 and 7, the bytes of ``data.json`` when within MAX_JSON_BYTES: read
+            once for the digest of step 6 and the parse of step 7 (a cache, not one of the shared fields;
+            step 7 drops it).
     """
 
     source: Source
@@ -122,6 +126,7 @@ class CheckState:
     failed_groups: frozenset[str] = frozenset()
     warnings: tuple[RlarchiveError, ...] = ()
     issues: tuple[RlarchiveError, ...] = ()
+    data_json: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def checked_manifest(self) -> Manifest:
@@ -248,14 +253,16 @@ def check_manifest(state: CheckState) -> CheckState:
             raise RlarchiveError(
                 "MEMBER_MISSING", f"listed member {name} is absent", member="manifest.json", pointer=f"/members/{i}"
             )
-    if digests(read_chunks(src, members["data.json"]))[1] != listed["data.json"]["sha256"]:
+    data = members["data.json"]
+    raw = src.read(data.data_offset, data.size) if data.size <= MAX_JSON_BYTES else None  # read once (step 7)
+    if digests([raw] if raw is not None else read_chunks(src, data))[1] != listed["data.json"]["sha256"]:
         raise RlarchiveError("MEMBER_DIGEST_MISMATCH", "data.json does not match its SHA-256", member="data.json")
-    return replace(state, manifest=manifest, warnings=state.warnings + tuple(manifest.warnings))
+    return replace(state, manifest=manifest, warnings=state.warnings + tuple(manifest.warnings), data_json=raw)
 
 
 def _data_object(state: CheckState) -> dict[str, Any]:
     """``data.json`` read, parsed and its structure checked (spec §7.1)."""
-    doc = read_json_member(state.source, state.members["data.json"])
+    doc = read_json_member(state.source, state.members["data.json"], state.data_json)
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("data"), dict)
@@ -299,7 +306,13 @@ def check_data(state: CheckState) -> CheckState:
     checker.check_map(doc["data"], "/data")
     checker.check_map(doc.get("optimizers", {}), "/optimizers")
     document = _frozen({"data": doc["data"], "optimizers": doc.get("optimizers", {})})
-    return replace(state, document=document, references=tuple(checker.refs), warnings=state.warnings + warnings)
+    return replace(
+        state,
+        document=document,
+        references=tuple(checker.refs),
+        warnings=state.warnings + warnings,
+        data_json=None,
+    )
 
 
 def data_warnings(state: CheckState) -> tuple[RlarchiveError, ...]:

@@ -413,13 +413,15 @@ def read_chunks(src: Source, m: Member, chunk: int = 1 << 24) -> Iterator[bytes]
         yield src.read(pos, min(chunk, m.data_offset + m.size - pos))
 
 
-def read_json_member(src: Source, m: Member) -> Any:
-    """A JSON member read, its CRC-32 checked, and parsed by the strict rules of spec §6 (its size first)."""
+def read_json_member(src: Source, m: Member, raw: bytes | None = None) -> Any:
+    """A JSON member read (or its bytes ``raw``, read before), its CRC-32 checked, and parsed by the
+    strict rules of spec §6 (its size first)."""
     if m.size > MAX_JSON_BYTES:
         raise RlarchiveError(
             "JSON_TOO_LARGE", f"{m.size} bytes exceed MAX_JSON_BYTES", member=m.name, offset=m.data_offset
         )
-    raw = src.read(m.data_offset, m.size)
+    if raw is None:
+        raw = src.read(m.data_offset, m.size)
     if zlib.crc32(raw) != m.crc32:
         raise zip_error("ZIP_CRC_MISMATCH", "CRC-32 does not match the member's data", m.name, m.data_offset)
     return jsonstrict.parse(raw, member=m.name, offset=m.data_offset)

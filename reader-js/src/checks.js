@@ -98,7 +98,7 @@ export async function readCentralDirectory(state) {
   const list = [];
   let p = 0;
   for (let i = 0; i < count; i++) {
-    const r = readCentralRecord(cd, p, i, cdOffset);
+    const r = readCentralRecord(cd, p, cdOffset, i);
     list.push(r.member);
     p = r.next;
   }
@@ -116,7 +116,7 @@ export async function readLocalHeaders(state) {
   const members = new Map();
   for (const m of state.members.values())
     members.set(m.name, Object.freeze({ ...m, dataOffset: await readLocalHeader(state.source, m) }));
-  await checkMemberLayout(state.source, state.end, [...members.values()]);
+  await checkMemberLayout(state.source, [...members.values()], state.end);
   return next(state, { members });
 }
 

@@ -261,7 +261,7 @@ function checkCentralFields(cd, p, rec, nloc) {
  * csize, usize (BigInt), size, headerOffset, centralOffset} and the offset of
  * the next record in `cd`.
  */
-export function readCentralRecord(cd, p, index, cdOffset) {
+export function readCentralRecord(cd, p, cdOffset, index) {
   const at = cdOffset + p;
   const loc = { offset: at };
   if (p + 46 > cd.length) throw fail('ZIP_CD_INVALID', 'the central directory holds fewer records than its count', loc);
@@ -397,7 +397,7 @@ export async function readLocalHeader(src, m) {
  * directory is followed by the end records (ZIP_GAP, or ZIP_MULTIPLE_EOCD
  * when the bytes between hold another end record).
  */
-export async function checkMemberLayout(src, end, members) {
+export async function checkMemberLayout(src, members, end) {
   let expected = 0;
   for (const m of members) {
     const loc = { member: m.name, offset: m.headerOffset };

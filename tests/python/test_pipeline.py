@@ -136,3 +136,22 @@ def test_detail_is_the_message_without_code_and_location():
     e = RlarchiveError("ZIP_GAP", "3 unaccounted bytes", offset=12)
     assert e.detail == e.message == "3 unaccounted bytes"
     assert str(e) == f"ZIP_GAP: {e.detail} [@12]"
+
+
+def test_opening_reads_data_json_once(tmp_path):
+    """Step 6's digest and step 7's parse share one read of data.json's bytes; the state drops them after step 7."""
+    path = tmp_path / "a.rlarchive"
+    rlarchive.save(str(path), {"gamma": 0.99, "names": ["x" * 100] * 50})
+    raw = path.read_bytes()
+    reads: list[tuple[int, int]] = []
+
+    class Counting(BytesSource):
+        def read(self, offset: int, length: int) -> bytes:
+            reads.append((offset, length))
+            return super().read(offset, length)
+
+    with rlarchive.open(Counting(raw)) as ar:
+        data = ar.members["data.json"]
+        assert ar.state.data_json is None
+    overlapping = [r for r in reads if r[0] < data.data_offset + data.size and data.data_offset < r[0] + r[1]]
+    assert overlapping == [(data.data_offset, data.size)]
