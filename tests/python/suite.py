@@ -25,3 +25,31 @@ def schema_validator(name: str):
     with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as f:
         doc = json.load(f)
     return jsonschema.Draft202012Validator(doc, registry=schema_registry())
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of an import graph (module -> the modules it imports) as a path whose first module is
+    repeated at its end, or [] when there is none (the import tests of the core and of interop/)."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return []

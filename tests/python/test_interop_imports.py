@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from suite import import_cycle
+
 INTEROP = Path(__file__).resolve().parents[2] / "python" / "rlarchive" / "interop"
 PACKAGE = "rlarchive.interop"
 
@@ -85,37 +87,10 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
     return graph, private
 
 
-def _cycle(graph: dict[str, set[str]]) -> list[str]:
-    """One cycle of ``graph`` as a path, or [] when it has none."""
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str]:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt) :] + [nxt]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return []
-
-    for node in sorted(graph):
-        if node not in state:
-            found = visit(node)
-            if found:
-                return found
-    return []
-
-
 def test_no_import_cycle_among_interop_modules():
     graph, _ = _graph()
     assert "sb3" in graph and "sb3_zip" in graph["sb2"], "the walk found the modules and their imports"
-    assert _cycle(graph) == [], " -> ".join(_cycle(graph))
+    assert import_cycle(graph) == [], " -> ".join(import_cycle(graph))
 
 
 def test_no_private_name_used_across_modules():
@@ -125,8 +100,8 @@ def test_no_private_name_used_across_modules():
 
 def test_the_walk_sees_cycles_and_private_names(tmp_path):
     """The checks can fail: a cycle made of lazy imports and a private name are found."""
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) == []
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b"}, "b": set()}) == []
     tree = ast.parse(
         "def f():\n    from .sb3_zip import _type_name\n    from . import sb3_keys\n    return sb3_keys._DATA_KEYS\n"
     )
