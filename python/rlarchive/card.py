@@ -243,13 +243,12 @@ def _settings(meta: dict[str, Any], data: dict[str, Any], algorithm: Any) -> lis
 
     out += ["", "## Algorithm", ""]
     out.append(f"{_md(algorithm)} (`{_code(meta.get('sb3.algorithm_class', ''))}`)" if algorithm else "Not recorded.")
-    space_kinds = (sp.Box, sp.Discrete, sp.MultiDiscrete, sp.MultiBinary, sp.Dict, sp.Tuple, sp.Text)
-    spaces = [(k, v) for k, v in data.items() if isinstance(v, space_kinds)]
+    spaces = [(k, v) for k, v in data.items() if isinstance(v, sp.Space)]
     out += ["", "## Spaces", ""]
     out += [f"- {_md(k)}: {_md(describe(v))}" for k, v in spaces] or ["Not recorded."]
     out += ["", "## Hyperparameters", "", "| name | value |", "| --- | --- |"]
     for k, v in data.items():
-        text = None if isinstance(v, space_kinds) or k.startswith("_") or k in _NOT_SETTINGS else _plain(v)
+        text = None if isinstance(v, sp.Space) or k.startswith("_") or k in _NOT_SETTINGS else _plain(v)
         if text is not None:
             out.append(f"| {_md(k)} | {_md(text)} |")
     return out

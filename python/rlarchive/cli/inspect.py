@@ -22,7 +22,6 @@ from ..values import canonical
 from .common import EXIT_INVALID, EXIT_OK, line, natural
 
 INSPECT_VERSION = "1.0"
-_SPACES = (sp.Box, sp.Discrete, sp.MultiDiscrete, sp.MultiBinary, sp.Dict, sp.Tuple, sp.Text)
 
 
 def _evaluation_line(e: dict[str, Any]) -> str:
@@ -189,7 +188,7 @@ def _tail_lines(ar: Any, full: bool) -> None:
             f"  vec_normalize   observations: {what}; rewards: {'yes' if s.norm_reward else 'no'}; clip_obs {s.clip_obs}"
         )
     data = ar.data
-    space_keys = [k for k, v in data.items() if isinstance(v, _SPACES)]
+    space_keys = [k for k, v in data.items() if isinstance(v, sp.Space)]
     if space_keys:
         line("spaces")
         for k in space_keys:
@@ -240,7 +239,7 @@ def _number(x: float) -> Any:
 def inspect_document(ar: Any, path: Any, verified: bool) -> dict[str, Any]:
     """What ``inspect --json`` prints (``schemas/inspect-1.0.schema.json``)."""
     raw = ar.raw_data["data"]
-    space_keys = [k for k, v in ar.data.items() if isinstance(v, _SPACES)]
+    space_keys = [k for k, v in ar.data.items() if isinstance(v, sp.Space)]
     stats = _statistics(ar)
     meta = ar.metadata
     return {
