@@ -32,7 +32,7 @@ from .extensions import SUPPORTED, read_document
 from .limits import MAX_JSON_BYTES
 from .manifest import Manifest
 from .sources import Source
-from .tensors import TensorInfo, check_reference, entry_pointer, read_group
+from .tensors import TensorInfo, check_reference, entry_pointer, read_group, view_numpy
 from .values import Checker, Ref
 from .zipprofile import IDENT_END, IDENTIFICATION, MEDIA_TYPE, SIG_LOCAL, Member
 from .zipread import (
@@ -139,6 +139,10 @@ class CheckState:
         """The element bytes of a tensor step 8 listed, read from the source."""
         info = self.tensor_headers[group][name]
         return self.source.read(info.offset, info.nbytes)
+
+    def tensor_array(self, group: str, name: str) -> Any:
+        """A tensor step 8 listed, as a NumPy array over its element bytes (read from the source)."""
+        return view_numpy(self.tensor_bytes(group, name), replace(self.tensor_headers[group][name], offset=0))
 
 
 def start(source: Source) -> CheckState:

@@ -61,7 +61,14 @@ SUPPORTED: Mapping[str, Extension] = {
             _vec_normalize.check,
             _vec_normalize.GROUP,
         ),
-        Extension(_training.EXTENSION, _training.MEMBER, _training.KEY, _training.check, _training.GROUP),
+        Extension(
+            _training.EXTENSION,
+            _training.MEMBER,
+            _training.KEY,
+            _training.check,
+            _training.GROUP,
+            _training.check_content,
+        ),
         Extension(
             _replay_buffer.EXTENSION,
             _replay_buffer.MEMBER,

@@ -10,6 +10,7 @@ __all__ = [
     "MAX_MEMBERS",
     "MAX_NAME_BYTES",
     "MAX_NDIM",
+    "MAX_REPLAY_N_STEPS",
     "MAX_SAFETENSORS_HEADER_BYTES",
     "MAX_SAFE_INTEGER",
 ]
@@ -24,6 +25,7 @@ from .tables import (  # noqa: F401  (re-exported)
     MAX_MEMBERS,
     MAX_NAME_BYTES,
     MAX_NDIM,
+    MAX_REPLAY_N_STEPS,
     MAX_SAFETENSORS_HEADER_BYTES,
 )
 

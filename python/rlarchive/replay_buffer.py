@@ -17,13 +17,13 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import RlarchiveError, esc, members_pointer
-from .tensors import view_numpy
+from .limits import MAX_REPLAY_N_STEPS
 from .values import Decoder
 
 if TYPE_CHECKING:
@@ -389,7 +389,13 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
     n_step, p = value["n_step"], f"{base}/n_step"
     if n_step is not None:
         _exact_keys(n_step, _NSTEP_KEYS, p, "n_step")
-        _int_at_least(n_step["n_steps"], 1, f"{p}/n_steps", "n_steps")
+        if _int_at_least(n_step["n_steps"], 1, f"{p}/n_steps", "n_steps") > MAX_REPLAY_N_STEPS:
+            raise RlarchiveError(
+                "LIMIT_EXCEEDED",
+                f"n_steps {n_step['n_steps']} is above MAX_REPLAY_N_STEPS ({MAX_REPLAY_N_STEPS})",
+                member=MEMBER,
+                pointer=f"{p}/n_steps",
+            )
         if not _is_float(n_step["gamma"]):
             raise _fail("gamma must be a float", f"{p}/gamma")
     if (n_step is not None) != (cls == "NStepReplayBuffer"):
@@ -424,12 +430,8 @@ def check_content(state: CheckState, value: Any) -> None:
         RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
     """
 
-    def array_of(group: str, name: str) -> Any:
-        info = state.tensor_headers[group][name]
-        return view_numpy(state.tensor_bytes(group, name), replace(info, offset=0))
-
     data = {} if state.document is None else state.document["data"]
-    check_content_of(value, data, state.tensor_bytes, array_of)
+    check_content_of(value, data, state.tensor_bytes, state.tensor_array)
 
 
 def check_content_of(

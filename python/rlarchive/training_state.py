@@ -5,8 +5,9 @@ what a learning loop reads when it goes on: counters, the last observation,
 the episode statistics, the action noise process, recurrent states, and the
 state of every random number generator the loop draws from
 (``spec/extensions/RLA_training.md``). This module holds the member's
-structural checks (:func:`check`, spec §3, ``EXTENSION_INVALID``) and
-:func:`read`, the checked and decoded value of an archive. The conversion
+structural checks (:func:`check`, spec §3, ``EXTENSION_INVALID``), the checks
+that read the generators' element bytes (:func:`check_content`, spec §3.7, in
+:mod:`rlarchive.generator_states`) and :func:`read`, the checked and decoded value of an archive. The conversion
 from and to a live Stable-Baselines3 model is
 :mod:`rlarchive.interop.run_state`.
 """
@@ -16,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import generator_states
 from .errors import RlarchiveError, esc, members_pointer
 
 if TYPE_CHECKING:
+    from .checks import CheckState
     from .reader import Archive
 
-__all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "KEYS", "check", "read"]
+__all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "KEYS", "check", "check_content", "check_generators", "read"]
 
 #: The extension's name, its one member, the member's top-level key, and the
 #: tensor group that receives its arrays above ``INLINE_ARRAY_BYTES``.
@@ -49,6 +52,10 @@ NOISE_KEYS = {
 }
 NOISE_DTYPES = ("F32", "F64")
 _U128 = 1 << 128
+#: Counters are below 2^63 (spec §3.1); PyTorch's and CUDA's generator states have these sizes (§3.6, §3.7).
+COUNTER_LIMIT = 1 << 63
+TORCH_STATE_BYTES = generator_states.TORCH_BYTES
+CUDA_STATE_BYTES = generator_states.CUDA_BYTES
 
 
 def _fail(msg: str, ptr: str) -> RlarchiveError:
@@ -93,10 +100,15 @@ def _array(v: Any, ptr: str, what: str, dtypes: Sequence[str] | None = None, ndi
     return shape
 
 
-def _non_negative(v: Any, ptr: str, what: str) -> int:
-    if not _is_int(v) or _int_value(v) < 0:
-        raise _fail(f"{what} must be a non-negative integer", ptr)
+def _counter(v: Any, ptr: str, what: str) -> int:
+    if not _is_int(v) or not 0 <= _int_value(v) < COUNTER_LIMIT:
+        raise _fail(f"{what} must be an integer in [0, 2^63)", ptr)
     return _int_value(v)
+
+
+def _finite_literal(v: Any) -> bool:
+    """A float or integer literal (a parsed literal is finite; a tagged value is not one)."""
+    return type(v) in (int, float)
 
 
 def _space(data: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
@@ -217,6 +229,8 @@ def _generator(v: Any, ptr: str) -> None:
     for k in ("state", "inc"):
         if not _is_int(v[k]) or not 0 <= _int_value(v[k]) < _U128:
             raise _fail(f"{k} must be an integer in [0, 2^128)", f"{ptr}/{k}")
+    if _int_value(v["inc"]) % 2 == 0:
+        raise _fail("inc must be odd (an even increment leaves states that never change)", f"{ptr}/inc")
     if not _is_int(v["has_uint32"]) or _int_value(v["has_uint32"]) not in (0, 1):
         raise _fail("has_uint32 must be 0 or 1", f"{ptr}/has_uint32")
     if not _is_int(v["uinteger"]) or not 0 <= _int_value(v["uinteger"]) < 1 << 32:
@@ -238,13 +252,15 @@ def _space_random(v: Any, ptr: str) -> None:
 
 def _random(v: Any, ptr: str) -> None:
     _exact(v, ptr, RANDOM_KEYS, "random")
-    _array(v["torch"], f"{ptr}/torch", "torch", ("U8",), 1)
+    if _array(v["torch"], f"{ptr}/torch", "torch", ("U8",), 1) != [TORCH_STATE_BYTES]:
+        raise _fail(f"PyTorch's generator state must have shape [{TORCH_STATE_BYTES}]", f"{ptr}/torch")
     cuda = v["torch_cuda"]
     if cuda is not None:
         if not isinstance(cuda, list):
             raise _fail("torch_cuda must be null or a list of arrays", f"{ptr}/torch_cuda")
         for i, a in enumerate(cuda):
-            _array(a, f"{ptr}/torch_cuda/{i}", "a CUDA generator state", ("U8",), 1)
+            if _array(a, f"{ptr}/torch_cuda/{i}", "a CUDA generator state", ("U8",), 1) != [CUDA_STATE_BYTES]:
+                raise _fail(f"a CUDA generator state must have shape [{CUDA_STATE_BYTES}]", f"{ptr}/torch_cuda/{i}")
     n = v["numpy"]
     _exact(n, f"{ptr}/numpy", NUMPY_KEYS, "numpy")
     if _array(n["key"], f"{ptr}/numpy/key", "key", ("U32",), 1) != [624]:
@@ -253,16 +269,16 @@ def _random(v: Any, ptr: str) -> None:
         raise _fail("numpy's pos must be an integer in [0, 624]", f"{ptr}/numpy/pos")
     if not isinstance(n["has_gauss"], bool):
         raise _fail("has_gauss must be a boolean", f"{ptr}/numpy/has_gauss")
-    if not _is_float(n["cached_gaussian"]):
-        raise _fail("cached_gaussian must be a float", f"{ptr}/numpy/cached_gaussian")
+    if not _finite_literal(n["cached_gaussian"]):
+        raise _fail("cached_gaussian must be a finite number", f"{ptr}/numpy/cached_gaussian")
     p = v["python"]
     _exact(p, f"{ptr}/python", PYTHON_KEYS, "python")
     if not _is_int(p["version"]) or _int_value(p["version"]) != 3:
         raise _fail("python's version must be 3", f"{ptr}/python/version")
     if _array(p["state"], f"{ptr}/python/state", "state", ("U32",), 1) != [625]:
         raise _fail("python's state must have shape [625]", f"{ptr}/python/state")
-    if p["gauss_next"] is not None and not _is_float(p["gauss_next"]):
-        raise _fail("gauss_next must be null or a float", f"{ptr}/python/gauss_next")
+    if p["gauss_next"] is not None and not _finite_literal(p["gauss_next"]):
+        raise _fail("gauss_next must be null or a finite number", f"{ptr}/python/gauss_next")
     for k in ("action_space", "observation_space"):
         _space_random(v[k], f"{ptr}/{k}")
 
@@ -279,7 +295,7 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
     _exact(c, f"{base}/counters", COUNTERS, "counters")
     for k in COUNTERS:
         if not (k == "n_calls" and c[k] is None):
-            _non_negative(c[k], f"{base}/counters/{k}", k)
+            _counter(c[k], f"{base}/counters/{k}", k)
     if not _is_float(value["progress_remaining"]):
         raise _fail("progress_remaining must be a float", f"{base}/progress_remaining")
     if value["exploration_rate"] is not None and not _is_float(value["exploration_rate"]):
@@ -300,6 +316,28 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
     _noise(value["action_noise"], f"{base}/action_noise")
     _lstm(value["lstm_states"], f"{base}/lstm_states")
     _random(value["random"], f"{base}/random")
+
+
+def check_content(state: CheckState, value: Any) -> None:
+    """Spec §3.7, after :func:`check`: the generators' states accept what their generators accept (element bytes).
+
+    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8.
+
+    Raises:
+        RlarchiveError: EXTENSION_INVALID at the array that breaks a rule (spec §5 step 6).
+    """
+    from .values import Decoder
+
+    check_generators(Decoder(state.tensor_array, "neutral").decode(value["random"]))
+
+
+def check_generators(random: Mapping[str, Any]) -> None:
+    """Spec §3.7 on RANDOM (``value["random"]``) checked by :func:`check`, its arrays decoded (NumPy arrays).
+
+    Raises:
+        RlarchiveError: EXTENSION_INVALID at the array that breaks a rule (spec §5 step 6).
+    """
+    generator_states.check_random(random, f"/{KEY}/random", MEMBER)
 
 
 def read(ar: Archive) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@
 import { decodeBase64 } from './base64.js';
 import { decodeValue } from './decode.js';
 import { fail, membersPointer, pointerJoin } from './errors.js';
+import { MAX_REPLAY_N_STEPS } from './limits.js';
 import { isMap, isTagged } from './values.js';
 
 export const EXTENSION = 'RLA_replay_buffer';
@@ -261,7 +262,15 @@ export function check(value) {
   const p = `${base}/n_step`;
   if (nStep !== null) {
     exactKeys(nStep, NSTEP_KEYS, p, 'n_step');
-    intAtLeast(nStep.get('n_steps'), 1, `${p}/n_steps`, 'n_steps');
+    if (intAtLeast(nStep.get('n_steps'), 1, `${p}/n_steps`, 'n_steps') > BigInt(MAX_REPLAY_N_STEPS))
+      throw fail(
+        'LIMIT_EXCEEDED',
+        `n_steps ${nStep.get('n_steps')} is above MAX_REPLAY_N_STEPS (${MAX_REPLAY_N_STEPS})`,
+        {
+          member: MEMBER,
+          pointer: `${p}/n_steps`,
+        },
+      );
     if (!isFloat(nStep.get('gamma'))) throw bad('gamma must be a float', `${p}/gamma`);
   }
   if ((nStep !== null) !== (cls === 'NStepReplayBuffer'))

@@ -124,4 +124,5 @@ export const MAX_NDIM = 32;
 export const MAX_INT_DIGITS = 4096;
 export const MAX_INLINE_ARRAY_BYTES = 65536;
 export const MAX_ELEMENT_BYTES = 9007199254740991;
+export const MAX_REPLAY_N_STEPS = 1024;
 export const INLINE_ARRAY_BYTES = 1024;

@@ -1,8 +1,12 @@
 // Extension RLA_training: the run state and the random state a training run
 // goes on from (spec/extensions/RLA_training.md). The member's structural
-// checks (§3, EXTENSION_INVALID); the twin of python/rlarchive/training_state.py.
+// checks (§3, EXTENSION_INVALID, `check`) and the checks that read the
+// generators' element bytes (§3.7, `checkContent`, in generator_states.js);
+// the twin of python/rlarchive/training_state.py.
 
+import { decodeValue } from './decode.js';
 import { fail, membersPointer, pointerJoin } from './errors.js';
+import { CUDA_BYTES, TORCH_BYTES, checkRandom } from './generator_states.js';
 import { isMap, isTagged } from './values.js';
 
 export const EXTENSION = 'RLA_training';
@@ -36,6 +40,10 @@ const NOISE_KEYS = {
 };
 const NOISE_DTYPES = ['F32', 'F64'];
 const U128 = 1n << 128n;
+// Counters are below 2^63 (§3.1); PyTorch's and CUDA's generator states have these sizes (§3.6, §3.7).
+const COUNTER_LIMIT = 1n << 63n;
+const TORCH_STATE_BYTES = BigInt(TORCH_BYTES);
+const CUDA_STATE_BYTES = BigInt(CUDA_BYTES);
 
 const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
 const isPlainMap = (v) => isMap(v) && !v.has('$type');
@@ -44,6 +52,8 @@ const isInt = (v) => typeof v === 'bigint' || isTagged(v, 'int');
 const intValue = (v) => (typeof v === 'bigint' ? v : BigInt(v.get('value')));
 // a float: a number literal, an integer literal, a tagged float or a tagged int
 const isFloat = (v) => typeof v === 'number' || isInt(v) || isTagged(v, 'float');
+// a float or integer literal (a parsed literal is finite; a tagged value is not one)
+const isFiniteLiteral = (v) => typeof v === 'number' || typeof v === 'bigint';
 const showShape = (s) => `[${s.map(String).join(', ')}]`;
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
@@ -67,8 +77,9 @@ function array(v, ptr, what, dtypes = null, ndim = null) {
   return shape;
 }
 
-function nonNegative(v, ptr, what) {
-  if (!isInt(v) || intValue(v) < 0n) throw bad(`${what} must be a non-negative integer`, ptr);
+function counter(v, ptr, what) {
+  if (!isInt(v) || intValue(v) < 0n || intValue(v) >= COUNTER_LIMIT)
+    throw bad(`${what} must be an integer in [0, 2^63)`, ptr);
 }
 
 function observationArray(v, ptr) {
@@ -181,6 +192,8 @@ function generator(v, ptr) {
     if (!isInt(x) || intValue(x) < 0n || intValue(x) >= U128)
       throw bad(`${k} must be an integer in [0, 2^128)`, `${ptr}/${k}`);
   }
+  if (intValue(v.get('inc')) % 2n === 0n)
+    throw bad('inc must be odd (an even increment leaves states that never change)', `${ptr}/inc`);
   const h = v.get('has_uint32');
   if (!isInt(h) || (intValue(h) !== 0n && intValue(h) !== 1n))
     throw bad('has_uint32 must be 0 or 1', `${ptr}/has_uint32`);
@@ -203,11 +216,15 @@ function spaceRandom(v, ptr) {
 
 function random(v, ptr) {
   exact(v, ptr, RANDOM_KEYS, 'random');
-  array(v.get('torch'), `${ptr}/torch`, 'torch', ['U8'], 1);
+  if (!sameShape(array(v.get('torch'), `${ptr}/torch`, 'torch', ['U8'], 1), [TORCH_STATE_BYTES]))
+    throw bad(`PyTorch's generator state must have shape [${TORCH_STATE_BYTES}]`, `${ptr}/torch`);
   const cuda = v.get('torch_cuda');
   if (cuda !== null) {
     if (!Array.isArray(cuda)) throw bad('torch_cuda must be null or a list of arrays', `${ptr}/torch_cuda`);
-    cuda.forEach((a, i) => array(a, `${ptr}/torch_cuda/${i}`, 'a CUDA generator state', ['U8'], 1));
+    cuda.forEach((a, i) => {
+      if (!sameShape(array(a, `${ptr}/torch_cuda/${i}`, 'a CUDA generator state', ['U8'], 1), [CUDA_STATE_BYTES]))
+        throw bad(`a CUDA generator state must have shape [${CUDA_STATE_BYTES}]`, `${ptr}/torch_cuda/${i}`);
+    });
   }
   const n = v.get('numpy');
   exact(n, `${ptr}/numpy`, NUMPY_KEYS, 'numpy');
@@ -217,15 +234,16 @@ function random(v, ptr) {
   if (!isInt(pos) || intValue(pos) < 0n || intValue(pos) > 624n)
     throw bad("numpy's pos must be an integer in [0, 624]", `${ptr}/numpy/pos`);
   if (typeof n.get('has_gauss') !== 'boolean') throw bad('has_gauss must be a boolean', `${ptr}/numpy/has_gauss`);
-  if (!isFloat(n.get('cached_gaussian'))) throw bad('cached_gaussian must be a float', `${ptr}/numpy/cached_gaussian`);
+  if (!isFiniteLiteral(n.get('cached_gaussian')))
+    throw bad('cached_gaussian must be a finite number', `${ptr}/numpy/cached_gaussian`);
   const p = v.get('python');
   exact(p, `${ptr}/python`, PYTHON_KEYS, 'python');
   if (!isInt(p.get('version')) || intValue(p.get('version')) !== 3n)
     throw bad("python's version must be 3", `${ptr}/python/version`);
   if (!sameShape(array(p.get('state'), `${ptr}/python/state`, 'state', ['U32'], 1), [625n]))
     throw bad("python's state must have shape [625]", `${ptr}/python/state`);
-  if (p.get('gauss_next') !== null && !isFloat(p.get('gauss_next')))
-    throw bad('gauss_next must be null or a float', `${ptr}/python/gauss_next`);
+  if (p.get('gauss_next') !== null && !isFiniteLiteral(p.get('gauss_next')))
+    throw bad('gauss_next must be null or a finite number', `${ptr}/python/gauss_next`);
   for (const k of ['action_space', 'observation_space']) spaceRandom(v.get(k), `${ptr}/${k}`);
 }
 
@@ -238,8 +256,7 @@ export function check(value, data) {
   exact(value, base, KEYS, 'the run state');
   const c = value.get('counters');
   exact(c, `${base}/counters`, COUNTERS, 'counters');
-  for (const k of COUNTERS)
-    if (!(k === 'n_calls' && c.get(k) === null)) nonNegative(c.get(k), `${base}/counters/${k}`, k);
+  for (const k of COUNTERS) if (!(k === 'n_calls' && c.get(k) === null)) counter(c.get(k), `${base}/counters/${k}`, k);
   if (!isFloat(value.get('progress_remaining')))
     throw bad('progress_remaining must be a float', `${base}/progress_remaining`);
   const rate = value.get('exploration_rate');
@@ -264,4 +281,27 @@ export function check(value, data) {
   noise(value.get('action_noise'), `${base}/action_noise`);
   lstm(value.get('lstm_states'), `${base}/lstm_states`);
   random(value.get('random'), `${base}/random`);
+}
+
+/**
+ * §3.7, after `check`: the generators' states accept what their generators
+ * accept, reading their element bytes (`content`: extensions.js contentOf).
+ * Throws EXTENSION_INVALID at the array that breaks a rule (§5 step 6).
+ */
+export async function checkContent(content, value) {
+  const r = value.get('random');
+  const bytes = (v) => decodeValue(v, content).load();
+  const n = r.get('numpy');
+  const p = r.get('python');
+  const cuda = r.get('torch_cuda') ?? [];
+  checkRandom(
+    {
+      torch: await bytes(r.get('torch')),
+      torchCuda: await Promise.all(cuda.map(bytes)),
+      numpyKey: await bytes(n.get('key')),
+      pythonState: await bytes(p.get('state')),
+    },
+    `/${KEY}/random`,
+    MEMBER,
+  );
 }

@@ -2057,5 +2057,6 @@ import cases_policy  # noqa: E402,F401
 import cases_policy_limits  # noqa: E402,F401
 import cases_policy_numerics  # noqa: E402,F401
 import cases_training  # noqa: E402,F401
+import cases_training_random  # noqa: E402,F401
 import cases_replay_buffer  # noqa: E402,F401
 # isort: on

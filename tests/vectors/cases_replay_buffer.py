@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 from cases import case, saved
+from sites import doc
 
 from rlarchive import spaces as sp
 from rlarchive.replay_buffer import EXTENSION as RB
@@ -461,6 +462,29 @@ _INVALID = [
 
 for _id, _desc, _build in _INVALID:
     case(_id, _desc, [SPEC, ERRORS], "EXTENSION_INVALID", extensions=[RB])(_build)
+
+
+@case(
+    "replay-buffer-n-steps-at-limit",
+    "An NStepReplayBuffer whose n_steps is MAX_REPLAY_N_STEPS (1024), the largest allowed.",
+    ["RLA_replay_buffer §3", "§15"],
+    extensions=[RB],
+)
+def _():
+    return _saved(_buffer("NStepReplayBuffer", n_step={"n_steps": 1024, "gamma": 0.99}))
+
+
+@case(
+    "replay-buffer-n-steps-limit",
+    "An NStepReplayBuffer whose n_steps is 2^40: above MAX_REPLAY_N_STEPS, every training step would allocate arrays of that length per sampled transition.",
+    ["RLA_replay_buffer §3", ERRORS, "§15"],
+    "LIMIT_EXCEEDED",
+    extensions=[RB],
+    check="extension-limit",
+    at=doc("/replay_buffer/n_step/n_steps", "limit", RB_MEMBER),
+)
+def _():
+    return _bad(_set("n_step/n_steps", 1 << 40), _nstep_buffer)()
 
 
 @case(

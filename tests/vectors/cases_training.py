@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import struct
 
 import numpy as np
 from cases import case, saved
@@ -36,12 +37,38 @@ def _generator(seed: int) -> dict:
     }
 
 
-def _random(torch_bytes: int = 5056, cuda=None) -> dict:
+def mt_words(seed: int) -> list:
+    """The 624 words MT19937's seeding from one 32-bit ``seed`` makes (as PyTorch's ``manual_seed`` does)."""
+    w = [seed & 0xFFFFFFFF]
+    for i in range(1, 624):
+        w.append((1812433253 * (w[-1] ^ (w[-1] >> 30)) + i) & 0xFFFFFFFF)
+    return w
+
+
+def torch_state(seed: int = 5, **fields) -> np.ndarray:
+    """PyTorch's CPU generator state of 5056 bytes (RLA_training §3.7), freshly seeded unless ``fields`` say otherwise."""
+    f = dict(the_initial_seed=seed, left=1, seeded=1, next=0, state=mt_words(seed), normal_x=0.0, normal_y=0.0,
+             normal_rho=0.0, normal_is_valid=0, next_float_normal_sample=0.0, is_next_float_normal_sample_valid=0)  # fmt: skip
+    f.update(fields)
+    raw = bytearray(5056)
+    struct.pack_into("<QiiQ", raw, 0, f["the_initial_seed"], f["left"], f["seeded"], f["next"])
+    struct.pack_into("<624Q", raw, 24, *f["state"])
+    struct.pack_into("<dddi", raw, 5016, f["normal_x"], f["normal_y"], f["normal_rho"], f["normal_is_valid"])
+    struct.pack_into("<fB", raw, 5048, f["next_float_normal_sample"], f["is_next_float_normal_sample_valid"])
+    return np.frombuffer(bytes(raw), np.uint8).copy()
+
+
+def cuda_state(seed: int = 42, offset: int = 8) -> np.ndarray:
+    """A CUDA generator's state: its seed and Philox offset (16 bytes)."""
+    return np.frombuffer(struct.pack("<Qq", seed, offset), np.uint8).copy()
+
+
+def _random(torch=None, cuda=None) -> dict:
     rng = np.random.RandomState(3)
     key = rng.get_state()[1]
     words = np.arange(624, dtype=np.uint32) * np.uint32(2654435761)
     return {
-        "torch": (np.arange(torch_bytes) % 251).astype(np.uint8),
+        "torch": torch_state() if torch is None else torch,
         "torch_cuda": cuda,
         "numpy": {"key": np.array(key, np.uint32), "pos": 17, "has_gauss": True, "cached_gaussian": -0.25},
         "python": {"version": 3, "state": np.concatenate([words, np.array([624], np.uint32)]), "gauss_next": None},
@@ -109,7 +136,7 @@ def _():
 def _():
     obs_space = sp.Dict((("pos", _box((2,))), ("vel", _box((3,)))))
     lstm = [np.full((1, 2, 4), 0.5, np.float32), np.full((1, 2, 4), -0.5, np.float32)]
-    rnd = _random(64, cuda=[np.arange(16, dtype=np.uint8)])
+    rnd = _random(torch_state(9, left=600, next=25), cuda=[cuda_state()])
     rnd["observation_space"] = {
         "generator": _generator(1),
         "spaces": [{"generator": _generator(2), "spaces": []}, {"generator": None, "spaces": []}],
@@ -296,12 +323,12 @@ _INVALID = [
     (
         "training-torch-not-u8",
         "PyTorch's generator state is an I8 array.",
-        _edit(_set("random/torch", _nd(np.zeros(8, np.int8)))),
+        _edit(_set("random/torch", _nd(np.zeros(5056, np.int8)))),
     ),
     (
         "training-cuda-not-list",
         "torch_cuda is an array, not a list of arrays.",
-        _edit(_set("random/torch_cuda", _nd(np.zeros(8, np.uint8)))),
+        _edit(_set("random/torch_cuda", _nd(np.zeros(16, np.uint8)))),
     ),
     (
         "training-numpy-key-shape",
