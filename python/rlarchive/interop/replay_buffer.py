@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RlarchiveError
+from ..limits import MAX_REPLAY_N_STEPS
 from ..replay_buffer import EXTENSION, STRATEGIES
 from .replay_buffer_import import read_pickle
 from .replay_buffer_value import (
@@ -55,6 +56,7 @@ __all__ = [
     "read_value",
     "restore",
     "build_buffer",
+    "check_model_buffer",
     "write_pickle",
     "read_pickle",
     "check_spaces",
@@ -210,7 +212,8 @@ def restore(model: Any, value: Mapping[str, Any], *, truncate_last_trajectory: b
 
     The model's own buffer (built by the model from the archive's data) is
     kept and its arrays replaced by those of the value, which must have the
-    same class, the same number of environments, rows, shapes and dtypes;
+    same class, the same number of environments, rows, flags, shapes and
+    dtypes, and HER's or the n-step return's parameters (:func:`_differs`);
     otherwise nothing is changed and the sentence says why. For a
     ``HerReplayBuffer`` the info dicts come back when it keeps them
     (``copy_info_dict``, which must be the model's too), and the last episode
@@ -226,9 +229,9 @@ def restore(model: Any, value: Mapping[str, Any], *, truncate_last_trajectory: b
         return f"replay buffer not restored: {e.message}"
     if mine != value["class"]:
         return f"replay buffer not restored: the archive holds a {value['class']}, the model uses a {mine}"
-    for k in ("n_envs", "buffer_size", "optimize_memory_usage"):
-        if getattr(buf, k) != value[k]:
-            return f"replay buffer not restored: its {k} is {value[k]}, the model's is {getattr(buf, k)}"
+    differs = _differs(buf, value)
+    if differs is not None:
+        return f"replay buffer not restored: {differs}"
     arrays = _array_attrs(value)
     for attr, arr in arrays.items():
         if not _same_layout(getattr(buf, attr, None), arr):
@@ -236,29 +239,63 @@ def restore(model: Any, value: Mapping[str, Any], *, truncate_last_trajectory: b
                 f"replay buffer not restored: its {attr.lstrip('_')} differ in shape or dtype from the model's buffer"
             )
     her = value.get("her")
-    if her is not None and bool(buf.copy_info_dict) != bool(her["copy_info_dict"]):
-        return f"replay buffer not restored: its copy_info_dict is {bool(her['copy_info_dict'])}, the model's is {bool(buf.copy_info_dict)}"
     for attr, arr in arrays.items():
         setattr(buf, attr, arr)
     if her is not None and her["copy_info_dict"]:
         buf.infos = infos_array(her["infos"])
     buf.pos, buf.full = int(value["pos"]), bool(value["full"])
-    buf.handle_timeout_termination = bool(value["handle_timeout_termination"])
-    if her is not None:
-        from stable_baselines3.her.goal_selection_strategy import KEY_TO_GOAL_STRATEGY
+    if her is not None and truncate_last_trajectory and buf.env is not None:
+        import warnings
 
-        buf.n_sampled_goal = int(her["n_sampled_goal"])
-        buf.her_ratio = 1 - (1.0 / (buf.n_sampled_goal + 1))
-        buf.goal_selection_strategy = KEY_TO_GOAL_STRATEGY[her["goal_selection_strategy"]]
-        if truncate_last_trajectory and buf.env is not None:
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                buf.truncate_last_trajectory()
-    if value.get("n_step") is not None:
-        buf.n_steps, buf.gamma = int(value["n_step"]["n_steps"]), float(value["n_step"]["gamma"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            buf.truncate_last_trajectory()
     return f"replay buffer restored: {describe(value)}"
+
+
+def check_model_buffer(model: Any) -> None:
+    """Refuse a model whose own n-step replay buffer (as its data builds it) would allocate past ``MAX_REPLAY_N_STEPS``.
+
+    Raises:
+        RlarchiveError: LIMIT_EXCEEDED.
+    """
+    n = getattr(getattr(model, "replay_buffer", None), "n_steps", None)
+    if isinstance(n, (int, float)) and n > MAX_REPLAY_N_STEPS:
+        raise RlarchiveError(
+            "LIMIT_EXCEEDED",
+            f"the model's replay buffer has n_steps {n}, above MAX_REPLAY_N_STEPS ({MAX_REPLAY_N_STEPS}): "
+            "every training step would allocate arrays of that length per sampled transition",
+        )
+
+
+def _differs(buf: Any, value: Mapping[str, Any]) -> str | None:
+    """What of the value's parameters differs from the buffer the model built (its construction decides them), or None.
+
+    The value gives the buffer's contents, ``pos`` and ``full``; every other
+    parameter must be the model's: the sizes, the flags, HER's and the n-step
+    return's parameters (a value's ``n_steps`` sizes every training step's arrays).
+    """
+    from stable_baselines3.her.goal_selection_strategy import KEY_TO_GOAL_STRATEGY
+
+    mine: dict = {
+        k: getattr(buf, k) for k in ("n_envs", "buffer_size", "optimize_memory_usage", "handle_timeout_termination")
+    }
+    theirs: dict = {k: value[k] for k in mine}
+    her, n_step = value.get("her"), value.get("n_step")
+    if her is not None:
+        mine.update(n_sampled_goal=buf.n_sampled_goal, goal_selection_strategy=buf.goal_selection_strategy,
+                    copy_info_dict=bool(buf.copy_info_dict))  # fmt: skip
+        theirs.update(n_sampled_goal=her["n_sampled_goal"], copy_info_dict=bool(her["copy_info_dict"]),
+                      goal_selection_strategy=KEY_TO_GOAL_STRATEGY.get(her["goal_selection_strategy"]))  # fmt: skip
+    if n_step is not None:
+        mine.update(n_steps=buf.n_steps, gamma=float(buf.gamma))
+        theirs.update(n_steps=n_step["n_steps"], gamma=float(n_step["gamma"]))
+    for k, v in theirs.items():
+        if v != mine[k]:
+            shown = v.name.lower() if hasattr(v, "name") else v
+            model = mine[k].name.lower() if hasattr(mine[k], "name") else mine[k]
+            return f"its {k} is {shown}, the model's is {model}"
+    return None
 
 
 # ---------------------------------------------------------------- value -> SB3 pickle

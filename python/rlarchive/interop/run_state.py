@@ -14,7 +14,6 @@ kind, which names one of SB3's own classes.
 from __future__ import annotations
 
 import random
-import warnings
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RlarchiveError
-from ..training_state import BIT_GENERATORS
+from . import generators
 
 __all__ = ["capture", "restore", "describe", "pending_seeds", "put_pending_seeds"]
 
@@ -119,59 +118,6 @@ def _make_noise(v: Mapping[str, Any] | None) -> Any:
     return out
 
 
-def _space_random(space: Any) -> dict | None:
-    """The generators of a gymnasium space and of its subspaces (Dict in key order, Tuple in order); None for no space."""
-    if space is None:
-        return None
-    gen = getattr(space, "_np_random", None)  # the property would make one from fresh entropy
-    g = None
-    if gen is not None:
-        st = gen.bit_generator.state
-        if st["bit_generator"] not in BIT_GENERATORS:
-            raise RlarchiveError(
-                "VALUE_UNSUPPORTED",
-                f"a space's bit generator {st['bit_generator']} (RLA_training holds {', '.join(BIT_GENERATORS)})",
-            )
-        g = {
-            "bit_generator": st["bit_generator"], "state": int(st["state"]["state"]), "inc": int(st["state"]["inc"]),
-            "has_uint32": int(st["has_uint32"]), "uinteger": int(st["uinteger"]),
-        }  # fmt: skip
-    return {"generator": g, "spaces": [_space_random(s) for s in _subspaces(space)]}
-
-
-def _subspaces(space: Any) -> list:
-    from gymnasium import spaces
-
-    if isinstance(space, spaces.Dict):
-        return list(space.spaces.values())
-    if isinstance(space, spaces.Tuple):
-        return list(space.spaces)
-    return []
-
-
-def _restore_space(space: Any, v: Mapping[str, Any] | None, where: str) -> None:
-    if v is None or space is None:
-        return
-    subs = _subspaces(space)
-    if len(subs) != len(v["spaces"]):
-        raise RlarchiveError(
-            "VALUE_UNSUPPORTED",
-            f"the {where}'s generators are for {len(v['spaces'])} subspaces, the model's space has {len(subs)}",
-        )
-    g = v["generator"]
-    if g is None:
-        space._np_random = None
-    else:
-        bitgen = getattr(np.random, g["bit_generator"])()
-        bitgen.state = {
-            "bit_generator": g["bit_generator"], "state": {"state": int(g["state"]), "inc": int(g["inc"])},
-            "has_uint32": int(g["has_uint32"]), "uinteger": int(g["uinteger"]),
-        }  # fmt: skip
-        space._np_random = np.random.Generator(bitgen)
-    for s, sv in zip(subs, v["spaces"]):
-        _restore_space(s, sv, where)
-
-
 def _random_state(model: Any) -> dict:
     import torch
 
@@ -190,8 +136,8 @@ def _random_state(model: Any) -> dict:
             "cached_gaussian": float(cached),
         },
         "python": {"version": int(version), "state": np.array(internal, np.uint32), "gauss_next": gauss_next},
-        "action_space": _space_random(getattr(model, "action_space", None)),
-        "observation_space": _space_random(getattr(model, "observation_space", None)),
+        "action_space": generators.space_state(getattr(model, "action_space", None)),
+        "observation_space": generators.space_state(getattr(model, "observation_space", None)),
     }
 
 
@@ -255,6 +201,14 @@ RANDOM_ITEMS = (
 def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) -> tuple[list, dict]:
     """Put a decoded ``RLA_training`` value into ``model`` (built by :func:`rlarchive.interop.sb3.load`), random state last.
 
+    Everything is checked and made before anything is set: the values against
+    the model built (its number of environments, observation and action
+    spaces, recurrent states, statistics window), the generators' states
+    against the extension's rules and against what each generator accepts
+    (:func:`rlarchive.interop.generators.prepare`). Then the model's
+    attributes and the generators are set; a generator that refuses its state
+    then leaves every process-wide generator as it was.
+
     Without ``keep_last_obs`` (SB3's ``force_reset``) the last observation,
     the episode starts and the recurrent states are left as the model has
     them, so that the next ``learn`` resets the environment.
@@ -268,10 +222,23 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
         ``"last_obs"``, ``"action_noise"``, ``"lstm_states"``, and the
         :data:`RANDOM_ITEMS` the archive records), and item -> why not for
         those the archive holds that were left as the model has them.
+    Raises:
+        RlarchiveError: EXTENSION_INVALID for a generator state that breaks
+            the extension's rules, VALUE_UNSUPPORTED (naming the item) for a
+            value that does not fit the model or that its generator refuses.
     """
     restored, not_restored = _items(state, keep_last_obs)
-    _restore_run(model, state, keep_last_obs)
-    _restore_random(model, state["random"], keep_last_obs, restored, not_restored)
+    attributes = _prepared_run(model, state, keep_last_obs)
+    plan = generators.prepare(model, state["random"], keep_last_obs)
+    for name, value in attributes.items():
+        setattr(model, name, value)
+    if hasattr(model, "weights") and hasattr(model, "n_params"):  # ARS keeps its policy's parameters as one vector too
+        import torch
+
+        model.weights = torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach()
+    generators.install(model, plan)
+    restored.extend(plan.restored)
+    not_restored.update(plan.not_restored)
     return restored, not_restored
 
 
@@ -279,101 +246,132 @@ def _items(state: Mapping[str, Any], keep_last_obs: bool) -> tuple[list, dict]:
     """The items of the run (not its generators) that :func:`restore` restores, and those it leaves, with why."""
     restored: list = ["run_state"]
     not_restored: dict = {}
-    held = {
-        "last_obs": state["last_obs"] is not None,
-        "action_noise": state["action_noise"] is not None,
-        "lstm_states": state["lstm_states"] is not None,
-    }
     for item in ("last_obs", "lstm_states"):
-        if held[item]:
+        if state[item] is not None:
             if keep_last_obs:
                 restored.append(item)
             else:
                 not_restored[item] = (
                     "force_reset (or no env): the next learn starts from a reset of the environment, as with SB3's load"
                 )
-    if held["action_noise"]:
+    if state["action_noise"] is not None:
         restored.append("action_noise")
     return restored, not_restored
 
 
-def _restore_run(model: Any, state: Mapping[str, Any], keep_last_obs: bool) -> None:
-    """Put the counters, the last observation, the episode buffers, the action noise and the LSTM states into ``model``."""
-    import torch
+def _misfit(msg: str) -> RlarchiveError:
+    return RlarchiveError("VALUE_UNSUPPORTED", f"the archive's run state does not fit the model: {msg}")
 
+
+def _number(v: Any, what: str) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError):
+        raise _misfit(f"{what} is not a number binary64 holds") from None
+
+
+def _prepared_run(model: Any, state: Mapping[str, Any], keep_last_obs: bool) -> dict:
+    """Model attribute -> value for the counters, observations, episode windows, action noise and LSTM states, each checked against the model."""
     c = state["counters"]
-    model.num_timesteps = int(c["num_timesteps"])
-    model._total_timesteps = int(c["total_timesteps"])
-    model._num_timesteps_at_start = int(c["num_timesteps_at_start"])
-    model._n_updates = int(c["n_updates"])
-    model._episode_num = int(c["episode_num"])
+    out: dict = {
+        "num_timesteps": int(c["num_timesteps"]),
+        "_total_timesteps": int(c["total_timesteps"]),
+        "_num_timesteps_at_start": int(c["num_timesteps_at_start"]),
+        "_n_updates": int(c["n_updates"]),
+        "_episode_num": int(c["episode_num"]),
+        "_current_progress_remaining": _number(state["progress_remaining"], "progress_remaining"),
+    }
     if c["n_calls"] is not None:
-        model._n_calls = int(c["n_calls"])
-    model._current_progress_remaining = float(state["progress_remaining"])
+        out["_n_calls"] = int(c["n_calls"])
     if state["exploration_rate"] is not None:
-        model.exploration_rate = float(state["exploration_rate"])
+        out["exploration_rate"] = _number(state["exploration_rate"], "exploration_rate")
     if keep_last_obs:
-        model._last_obs = state["last_obs"]
-        model._last_original_obs = state["last_original_obs"]
+        n_envs = _check_observations(model, state)
+        out["_last_obs"] = state["last_obs"]
+        out["_last_original_obs"] = state["last_original_obs"]
         starts = state["last_episode_starts"]
-        model._last_episode_starts = None if starts is None else np.array(starts, dtype=bool)
-    model.ep_info_buffer = _make_deque(state["episode_info"])
-    model.ep_success_buffer = _make_deque(state["episode_success"])
+        out["_last_episode_starts"] = None if starts is None else np.array(starts, dtype=bool)
+        if state["lstm_states"] is not None:
+            out["_last_lstm_states"] = _lstm_states(model, state["lstm_states"], n_envs)
+    for key, attr in (("episode_info", "ep_info_buffer"), ("episode_success", "ep_success_buffer")):
+        size = getattr(model, "_stats_window_size", None)
+        maxlen = state[key]["maxlen"]
+        if maxlen is not None and size is not None and int(maxlen) != int(size):
+            raise _misfit(f"{key} keeps the last {int(maxlen)} episodes, the model's stats_window_size is {int(size)}")
+        out[attr] = _make_deque(state[key])
     if state["action_noise"] is not None:
-        model.action_noise = _make_noise(state["action_noise"])
-    lstm = state["lstm_states"]
-    if lstm is not None and keep_last_obs:
-        from sb3_contrib.common.recurrent.type_aliases import RNNStates
-
-        def t(a: Any) -> Any:
-            return torch.as_tensor(np.array(a)).to(model.device)
-
-        model._last_lstm_states = RNNStates(pi=tuple(t(a) for a in lstm["pi"]), vf=tuple(t(a) for a in lstm["vf"]))
-    if hasattr(model, "weights") and hasattr(model, "n_params"):  # ARS keeps its policy's parameters as one vector too
-        model.weights = torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach()
+        _check_noise(model, state["action_noise"])
+        try:
+            out["action_noise"] = _make_noise(state["action_noise"])
+        except (TypeError, ValueError, OverflowError) as e:
+            raise _misfit(f"its action noise cannot be rebuilt: {type(e).__name__}: {str(e)[:200]}") from None
+    return out
 
 
-def _restore_random(model: Any, r: Mapping[str, Any], keep_last_obs: bool, restored: list, not_restored: dict) -> None:
-    """Put the recorded generators back (the spaces', NumPy's, Python's, torch's, CUDA's when the devices match), adding to the items."""
+def _check_observations(model: Any, state: Mapping[str, Any]) -> int:
+    """The model's number of environments, once the observations and episode starts fit it and its observation space."""
+    n_envs = int(model.n_envs)
+    starts = state["last_episode_starts"]
+    if starts is not None and np.shape(starts) != (n_envs,):
+        raise _misfit(f"last_episode_starts has shape {list(np.shape(starts))}, the model has {n_envs} environment(s)")
+    space = model.observation_space
+    for key in ("last_obs", "last_original_obs"):
+        obs = state[key]
+        if obs is None:
+            continue
+        items = list(obs.items()) if isinstance(obs, Mapping) else [(None, obs)]
+        for k, a in items:
+            sub = space if k is None else getattr(space, "spaces", {}).get(k)
+            if sub is None:
+                raise _misfit(f"{key} has the key {k!r}, which the observation space does not")
+            shape = getattr(sub, "shape", None)
+            want = None if shape is None else (n_envs, *shape)
+            if want is not None and np.shape(a) != want:
+                where = key if k is None else f"{key}[{k!r}]"
+                raise _misfit(
+                    f"{where} has shape {list(np.shape(a))}, the model's {n_envs} environment(s) and observation space need {list(want)}"
+                )
+    return n_envs
+
+
+def _lstm_states(model: Any, lstm: Mapping[str, Any], n_envs: int) -> Any:
+    """The recurrent states as the policy keeps them, once their shape is the policy's for ``n_envs`` environments."""
     import torch
 
-    for key in ("action_space", "observation_space"):
-        env_space = getattr(getattr(model, "env", None), key, None) if keep_last_obs else None
-        if env_space is not None and r[key] is not None and _space_random(env_space) == r[key]:
-            setattr(model, key, env_space)  # one object, as in a model built on this environment (see the spec)
-        else:
-            _restore_space(getattr(model, key, None), r[key], key.replace("_", " "))
-        if r[key] is not None:
-            if getattr(model, key, None) is not None:
-                restored.append(f"random_state.{key}")
-            else:
-                not_restored[f"random_state.{key}"] = f"the model has no {key}"
-    n = r["numpy"]
-    np.random.set_state(
-        ("MT19937", np.array(n["key"], np.uint32), int(n["pos"]), int(n["has_gauss"]), float(n["cached_gaussian"]))
-    )
-    p = r["python"]
-    random.setstate((int(p["version"]), tuple(int(x) for x in np.array(p["state"]).tolist()), p["gauss_next"]))
-    torch.set_rng_state(torch.as_tensor(np.array(r["torch"], np.uint8)))
-    restored.extend(["random_state.numpy", "random_state.python", "random_state.torch"])
-    cuda = r["torch_cuda"]
-    if cuda:
-        if torch.cuda.is_available() and torch.cuda.device_count() == len(cuda):
-            torch.cuda.set_rng_state_all([torch.as_tensor(np.array(a, np.uint8)) for a in cuda])
-            restored.append("random_state.torch_cuda")
-        else:
-            from .sb3_keys import LoadWarning
+    shape = getattr(getattr(model, "policy", None), "lstm_hidden_state_shape", None)
+    if shape is None:
+        raise _misfit("it holds recurrent states and the model's policy has none")
+    want = (int(shape[0]), n_envs, int(shape[-1]))
+    for k in ("pi", "vf"):
+        for i, a in enumerate(lstm[k]):
+            if np.shape(a) != want:
+                raise _misfit(f"lstm_states/{k}/{i} has shape {list(np.shape(a))}, the policy's is {list(want)}")
+    from sb3_contrib.common.recurrent.type_aliases import RNNStates
 
-            not_restored["random_state.torch_cuda"] = (
-                f"the archive records {len(cuda)} CUDA device(s), this machine has {torch.cuda.device_count() if torch.cuda.is_available() else 0}"
+    def t(a: Any) -> Any:
+        return torch.as_tensor(np.array(a)).to(model.device)
+
+    return RNNStates(pi=tuple(t(a) for a in lstm["pi"]), vf=tuple(t(a) for a in lstm["vf"]))
+
+
+def _check_noise(model: Any, v: Mapping[str, Any]) -> None:
+    """An action noise of the action space's shape (one it broadcasts to), and for a vectorized one a process per environment."""
+    shape = tuple(getattr(model.action_space, "shape", None) or ())
+    noises = [v]
+    if v["kind"] == "vectorized":
+        if len(v["noises"]) != int(model.n_envs):
+            raise _misfit(
+                f"its action noise has {len(v['noises'])} processes, the model {int(model.n_envs)} environment(s)"
             )
-            warnings.warn(
-                f"the archive records the generators of {len(cuda)} CUDA device(s) and this machine has "
-                f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}: they are left as they are, "
-                "so draws made on CUDA will differ from the recorded run's",
-                LoadWarning,
-                stacklevel=4,
-            )
+        noises = [v["base"], *v["noises"]]
+    for x in noises:
+        mean = np.shape(x["mean"])
+        try:
+            fits = np.broadcast_shapes(mean, shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise _misfit(f"its action noise has shape {list(mean)}, the action space {list(shape)}")
 
 
 def pending_seeds(env: Any) -> tuple | None:

@@ -23,8 +23,10 @@ from ..errors import RlarchiveError
 from ..values import ClassRef
 from ..vec_normalize import Statistics
 from . import shared_layers
+from .generators import Snapshot
 from .sb3_keys import ALLOWED_CLASSES, ARCHITECTURE_KEYS, META_ALGORITHM, LoadWarning, check_load_names, load_items
 from .sb3_values import Rebuilder, archive_parts, buffer_members
+from .sb3_weights import set_weights
 from .sb3_zip import unsupported
 
 __all__ = ["load", "load_vec_normalize", "RestoreReport", "vec_normalize_of"]
@@ -184,26 +186,6 @@ def _keep(tensor: Any, *args: Any, **kwargs: Any) -> Any:
     return tensor
 
 
-def _optimizer_params_for(model: Any, params: dict) -> dict:
-    """``params`` with a DQN or QR-DQN optimizer state of SB3 < 2.4 fitted to the model (as SB3's own ``load`` does).
-
-    Before 2.4 their optimizer also held the target network's parameters
-    (twice as many, the second half never stepped); later versions hold only
-    the Q-network's. The state of the first half is kept.
-    """
-    opt = params.get("policy.optimizer")
-    optimizer = getattr(getattr(model, "policy", None), "optimizer", None)
-    if not (isinstance(opt, dict) and optimizer is not None and len(opt.get("param_groups", ())) == 1):
-        return params
-    saved = opt["param_groups"][0].get("params", [])
-    n = len(optimizer.param_groups[0]["params"])
-    if len(saved) == 2 * n:
-        group = dict(opt["param_groups"][0], params=list(saved[:n]))
-        state = {k: v for k, v in opt.get("state", {}).items() if k in set(saved[:n])}
-        params = dict(params, **{"policy.optimizer": dict(opt, param_groups=[group], state=state)})
-    return params
-
-
 def _build_model(
     cls: Any,
     data: dict,
@@ -256,7 +238,7 @@ def _build_model(
         ) from None
     if shared is not None:  # the model records the class SB3 named, as the archive does
         model.policy_class = base
-    _set_weights(cls, model, params, variables, device, fresh_optimizers)
+    set_weights(cls, model, params, variables, device, fresh_optimizers)
     return model
 
 
@@ -280,33 +262,6 @@ def _model_data(data: dict, kwargs: Mapping[str, Any]) -> dict:
             raise unsupported(f"the archive's data has no {key}")
         data[key] = _convert_space(data[key])
     return data
-
-
-def _set_weights(
-    cls: Any, model: Any, params: Mapping[str, Any], variables: Mapping[str, Any], device: Any, fresh_optimizers: bool
-) -> None:
-    """Put the archive's tensor groups (with fresh optimizers: the model's own optimizer state) and its other
-    torch variables into a model of ``cls`` built from the archive's data."""
-    params = _optimizer_params_for(model, dict(params))
-    if fresh_optimizers:
-        from stable_baselines3.common.save_util import recursive_getattr
-
-        params = {
-            k: (recursive_getattr(model, k).state_dict() if k.endswith(".optimizer") else v) for k, v in params.items()
-        }
-    try:
-        model.set_parameters(params, exact_match=True, device=device)
-    except ValueError as e:  # a tensor group or optimizer state the model does not have, or of another size
-        raise RlarchiveError(
-            "VALUE_UNSUPPORTED", f"the archive's weights do not fit the policy {cls.__name__} builds: {str(e)[:500]}"
-        ) from None
-    for name, tensor in variables.items():
-        target = model
-        for part in name.split(".")[:-1]:
-            target = getattr(target, part)
-        getattr(target, name.split(".")[-1]).data = tensor.data.clone().to(model.device)
-    if model.use_sde:
-        model.policy.reset_noise()
 
 
 def load(
@@ -429,49 +384,60 @@ def load(
         raise TypeError("allow_classes must be a list of names, not a string")
     from ..reader import open_archive
 
-    allow = ALLOWED_CLASSES + tuple(allow_classes)
-    custom = dict(custom_objects or {})
-    with open_archive(os.fspath(path), spaces="neutral") as ar:
-        unverified = () if verify_replay_buffer else buffer_members(ar)
-        data, metadata, params, variables = archive_parts(ar, copy=False, unverified=unverified)
-        check_load_names(params, variables)
-        cls = _algorithm_class(algorithm, metadata, allow)
-        rb = Rebuilder("load", allow, data, unpickle=opaque == "unpickle")
-        items, left_out = load_items(
-            {k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0)
-        )
-        _refuse_opaque(left_out, opaque)
-        run = training_state.read(ar)
-        left_out = _left_out(left_out, opaque, run, rb, custom)
-        items.update(custom)
-        done = RestoreReport(restored=["parameters"])
-        for key in left_out:
-            done.not_restored[f"data.{key}"] = "kept as an opaque pickle: SB3's default is used"
-        buffer_value = _buffer_value(ar, replay_buffer, done)
-        if vec_normalize_ext.EXTENSION in ar.manifest.extensions_used:
-            done.not_restored["vec_normalize"] = (
-                "load does not wrap the environment: load_vec_normalize(path, venv) gives the VecNormalize"
+    before = Snapshot.take()  # building the model seeds the process's generators: a failed load puts them back
+    seeds = None
+    try:
+        allow = ALLOWED_CLASSES + tuple(allow_classes)
+        custom = dict(custom_objects or {})
+        with open_archive(os.fspath(path), spaces="neutral") as ar:
+            unverified = () if verify_replay_buffer else buffer_members(ar)
+            data, metadata, params, variables = archive_parts(ar, copy=False, unverified=unverified)
+            check_load_names(params, variables)
+            cls = _algorithm_class(algorithm, metadata, allow)
+            rb = Rebuilder("load", allow, data, unpickle=opaque == "unpickle")
+            items, left_out = load_items(
+                {k: v for k, v in data.items() if k not in custom}, cls, rb, kwargs.get("verbose", 0)
             )
-        seeds = None
-        if run is not None and not force_reset:
-            from . import run_state
+            _refuse_opaque(left_out, opaque)
+            run = training_state.read(ar)
+            left_out = _left_out(left_out, opaque, run, rb, custom)
+            items.update(custom)
+            done = RestoreReport(restored=["parameters"])
+            for key in left_out:
+                done.not_restored[f"data.{key}"] = "kept as an opaque pickle: SB3's default is used"
+            buffer_value = _buffer_value(ar, replay_buffer, done)
+            if vec_normalize_ext.EXTENSION in ar.manifest.extensions_used:
+                done.not_restored["vec_normalize"] = (
+                    "load does not wrap the environment: load_vec_normalize(path, venv) gives the VecNormalize"
+                )
+            if run is not None and not force_reset:
+                from . import run_state
 
-            seeds = run_state.pending_seeds(env)
-        fresh = rb.optimizer_left_out is not None and "policy_kwargs" not in custom
-        model = _built(cls, items, params, variables, env, device, dict(kwargs, force_reset=force_reset), fresh)
-    optimizers = [k for k in params if k.split(".")[-1] == "optimizer"]
-    if optimizers and not fresh:
-        done.restored.append("optimizers")
-    elif fresh:
-        done.not_restored["optimizers"] = (
-            f"the optimizer class {rb.optimizer_left_out} is not on the allow-list: SB3's default optimizer, freshly initialised"
-        )
-    if buffer_value is not None:
-        _restore_buffer(model, buffer_value, force_reset, bool(unverified), done)
-    elif replay_buffer and getattr(model, "replay_buffer", None) is not None:
-        done.not_restored["replay_buffer"] = "the archive holds none (save with replay_buffer=True)"
-    _restore_run(model, run, env, force_reset, seeds, done)
-    return (model, done) if report else model
+                seeds = run_state.pending_seeds(env)
+            fresh = rb.optimizer_left_out is not None and "policy_kwargs" not in custom
+            model = _built(cls, items, params, variables, env, device, dict(kwargs, force_reset=force_reset), fresh)
+        from . import replay_buffer as buffers
+
+        buffers.check_model_buffer(model)
+        optimizers = [k for k in params if k.split(".")[-1] == "optimizer"]
+        if optimizers and not fresh:
+            done.restored.append("optimizers")
+        elif fresh:
+            done.not_restored["optimizers"] = (
+                f"the optimizer class {rb.optimizer_left_out} is not on the allow-list: SB3's default optimizer, freshly initialised"
+            )
+        if buffer_value is not None:
+            _restore_buffer(model, buffer_value, force_reset, bool(unverified), done)
+        elif replay_buffer and getattr(model, "replay_buffer", None) is not None:
+            done.not_restored["replay_buffer"] = "the archive holds none (save with replay_buffer=True)"
+        _restore_run(model, run, env, force_reset, seeds, done)
+        return (model, done) if report else model
+    except BaseException:
+        before.put_back()
+        from . import run_state
+
+        run_state.put_pending_seeds(seeds)
+        raise
 
 
 def _refuse_opaque(left_out: list, opaque: str) -> None:

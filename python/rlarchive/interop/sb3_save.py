@@ -123,6 +123,8 @@ def save(
     known = algorithms.ALGORITHMS.get(cls.__name__)
     algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
     stats = read_vec_normalize(vec_normalize, budget)
+    if training_state.EXTENSION in extra:  # the generators' rules (§3.7), before anything is written
+        training_state.check_generators(extra[training_state.EXTENSION]["random"])
     if replay_buffer_ext.EXTENSION in extra:  # the reader's every rule, before anything is written
         from . import replay_buffer as buffers
 
