@@ -434,9 +434,10 @@ def load(
         return (model, done) if report else model
     except BaseException:
         before.put_back()
-        from . import run_state
+        if seeds is not None:  # taken by run_state, already imported
+            from . import run_state
 
-        run_state.put_pending_seeds(seeds)
+            run_state.put_pending_seeds(seeds)
         raise
 
 
