@@ -75,7 +75,10 @@ def set_weights(
         optimizer_states.check_form(name, params[name])
     params = _optimizer_params_for(model, dict(params))
     if fresh_optimizers:
-        params = {k: (optimizers[k].state_dict() if k.endswith(".optimizer") else v) for k, v in params.items()}
+        params = {
+            k: (optimizers[k].state_dict() if k in optimizers and k.endswith(".optimizer") else v)
+            for k, v in params.items()
+        }
     defaults = {}
     for name, optimizer in optimizers.items():
         optimizer_states.check_sizes(name, params[name], optimizer)
