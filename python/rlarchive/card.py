@@ -6,10 +6,14 @@ evaluations (spec/metadata.md §3), a ``model-index`` whose results each have
 ``task`` (``type`` and ``name``: ``reinforcement-learning``), ``dataset``
 (``type`` and ``name``: the environment id) and ``metrics`` (``type``
 ``mean_reward``, ``value`` ``"MEAN +/- STD"`` with two decimals, as the
-hub's reinforcement-learning leaderboards read it). Every string in the front
-matter is a double-quoted YAML scalar written in JSON's escaped ASCII form, so
-no text from the archive can change the YAML's structure; text from the
-archive in the Markdown body is escaped the same way for Markdown.
+hub's reinforcement-learning leaderboards read it).
+
+Text from the archive, and its file name, is written in each context in the
+form :mod:`rlarchive.quoting` gives for it (spec/metadata.md §6): a YAML
+double-quoted scalar in ASCII in the front matter, escaped Markdown in the
+body, Python and JavaScript string literals in ASCII in the examples, and a
+POSIX shell word on the command lines, where a value with no safe shell form
+is replaced by its placeholder (``FILE``, ``ENV_ID``) and a note says so.
 
 The output depends on the archive and on the file name given only (no clock,
 no environment), so the same archive always gives the same card.
@@ -19,13 +23,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 import numpy as np
 
 from . import metadata as keys
 from .errors import RlarchiveError
+from .filenames import printable
+from .quoting import js_string, markdown_text, python_string, shell_word, yaml_string
 
 __all__ = ["card"]
 
@@ -43,23 +48,16 @@ _NOT_SETTINGS = frozenset(
         "policy_class",
     }
 )
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _md(text: Any) -> str:
-    """Archive text for a Markdown table cell or line: control characters as spaces, Markdown syntax escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", _CONTROL.sub(" ", str(text)))
-
-
-def _code(text: str) -> str:
-    """Text inside a fenced code block: nothing there may end the block."""
-    return _CONTROL.sub(" ", text).replace("`", "'")
+    """Archive text for a Markdown table cell or line (:func:`rlarchive.quoting.markdown_text`)."""
+    return markdown_text(str(text))
 
 
 def _y(text: str) -> str:
-    """A YAML double-quoted scalar (JSON's escaped ASCII form is one)."""
-    return json.dumps(str(text), ensure_ascii=True)
+    """A YAML double-quoted scalar (:func:`rlarchive.quoting.yaml_string`)."""
+    return yaml_string(str(text))
 
 
 def latest_by_env(evaluations: list[Any]) -> list[Any]:
@@ -148,9 +146,9 @@ def _network(ar: Any) -> tuple[Any, ...]:
                 op = f"{op}({node.get('fn', '?')})"
             ops.append(op)
         action = raw.get("action", {}).get("op", "?")
-        lines.append(f"Portable policy (`RLA_policy`): {len(ops)} operations, action head `{_code(action)}`.")
+        lines.append(f"Portable policy (`RLA_policy`): {len(ops)} operations, action head {_md(action)}.")
         lines.append("")
-        lines.append("    " + _code(" -> ".join(ops + [action])))
+        lines.append("    " + printable(" -> ".join(str(op) for op in ops + [action])))
     lines.append("")
     lines.append("| tensor group | tensors | parameters | bytes |")
     lines.append("| --- | --- | --- | --- |")
@@ -198,11 +196,11 @@ def card(path: str | os.PathLike[str]) -> str:
     title = f"{algorithm or 'An'} agent" + (f" for {env_id}" if env_id else "")
     out += ["", f"# {_md(title)}", ""]
     out.append(
-        f"An agent in an rlarchive file (`{_code(file_name)}`, format {fmt}), written by {_md(producer['name'])} {_md(producer['version'])}"
+        f"An agent in an rlarchive file ({_md(file_name)}, format {fmt}), written by {_md(producer['name'])} {_md(producer['version'])}"
         + (f"; trained with Stable-Baselines3 ({_md(algorithm)})." if sb3 and algorithm else ".")
     )
     if env_id:
-        out += ["", f"Environment: `{_code(env_id)}` (as recorded: a hint; give the id yourself to run it)."]
+        out += ["", f"Environment: {_md(env_id)} (as recorded: a hint; give the id yourself to run it)."]
     out += _provenance(meta, versions, wrappers, producer)
     out += _settings(meta, data, algorithm)
     out += ["", "## Network", "", *network]
@@ -242,7 +240,7 @@ def _settings(meta: dict[str, Any], data: dict[str, Any], algorithm: Any) -> lis
     from .describe import describe
 
     out += ["", "## Algorithm", ""]
-    out.append(f"{_md(algorithm)} (`{_code(meta.get('sb3.algorithm_class', ''))}`)" if algorithm else "Not recorded.")
+    out.append(f"{_md(algorithm)} ({_md(meta.get('sb3.algorithm_class', ''))})" if algorithm else "Not recorded.")
     spaces = [(k, v) for k, v in data.items() if isinstance(v, sp.Space)]
     out += ["", "## Spaces", ""]
     out += [f"- {_md(k)}: {_md(describe(v))}" for k, v in spaces] or ["Not recorded."]
@@ -277,11 +275,29 @@ def _evaluation(evaluations: list[Any]) -> list[str]:
     return out
 
 
+def _shell_args(file_name: str, env_id: Any) -> tuple[str, str, list[str]]:
+    """The file and ``--env`` arguments of the card's command lines as shell words (placeholders where a value has
+    no safe shell form), and the notes that say which were replaced."""
+    notes: list[str] = []
+    file_word = shell_word("./" + file_name if file_name.startswith("-") else file_name)
+    if file_word is None:
+        file_word = "FILE"
+        notes.append("(The file name holds characters a shell line cannot show safely: put it in place of FILE.)")
+    env_word = shell_word(env_id) if env_id else "ENV_ID"
+    if env_word is None:
+        env_word = "ENV_ID"
+        notes.append(
+            "(The environment id holds characters a shell line cannot show safely: put it in place of ENV_ID.)"
+        )
+    env_arg = f"--env={env_word}" if env_word.startswith(("-", "'-")) else f"--env {env_word}"
+    return file_word, env_arg, notes
+
+
 def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> list[str]:
     """The card's How to load section: Python, Stable-Baselines3, JavaScript, ONNX, evaluation."""
     out: list[str] = []
-    env_arg = env_id or "ENV_ID"
-    q = _code(file_name)
+    py, js = python_string(file_name), js_string(file_name)
+    file_word, env_arg, notes = _shell_args(file_name, env_id)
     out += [
         "",
         "## How to load",
@@ -291,7 +307,7 @@ def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> li
         "```python",
         "import rlarchive",
         "",
-        f"with rlarchive.open({json.dumps(q)}) as ar:",
+        f"with rlarchive.open({py}) as ar:",
         "    policy = ar.policy()",
         "action, _ = policy.predict(obs)   # obs from the environment",
         "```",
@@ -304,7 +320,7 @@ def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> li
             "```python",
             "from rlarchive import sb3 as rsb3",
             "",
-            f"model = rsb3.load({json.dumps(q)})",
+            f"model = rsb3.load({py})",
             "```",
         ]
     out += [
@@ -314,19 +330,20 @@ def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> li
         "```js",
         "import { open } from 'rlarchive-reader';",
         "",
-        f"const ar = await open({json.dumps(q)});",
+        f"const ar = await open({js});",
         "const policy = await ar.policy();",
         "```",
     ]
-    out += ["", "ONNX:", "", "```sh", f"rlarchive export-onnx {_code(_shell(file_name))} agent.onnx", "```"]
+    out += ["", "ONNX:", "", "```sh", f"rlarchive export-onnx {file_word} agent.onnx", "```"]
     out += [
         "",
         "Evaluate it yourself:",
         "",
         "```sh",
-        f"rlarchive evaluate {_code(_shell(file_name))} --env {_code(_shell(env_arg))} --episodes 10 --seed 0",
+        f"rlarchive evaluate {file_word} {env_arg} --episodes 10 --seed 0",
         "```",
     ]
+    out += [x for note in notes for x in ("", note)]
     if not has_policy:
         out += [
             "",
@@ -347,8 +364,3 @@ def _validation(report: dict[str, Any], fmt: str) -> list[str]:
     for w in warnings:
         out.append(f"- {_md(w['code'])}: {_md(w['message'])}")
     return out
-
-
-def _shell(text: str) -> str:
-    """``text`` as one POSIX shell word."""
-    return text if re.fullmatch(r"[A-Za-z0-9_./:+=@-]+", text) else "'" + text.replace("'", "'\\''") + "'"

@@ -2,12 +2,22 @@
 
 Results are ``case id -> (status, detail)`` per reader, a status being one of
 :data:`SYMBOL`'s keys. Standard library only: this module also ships beside
-``run.py`` in the standalone conformance kit.
+``run.py`` in the standalone conformance kit (with ``filenames.py``).
+
+A reader's answers are text from a program under test: every string printed
+or written to JUnit is shown text (:func:`printable`: no control,
+bidirectional or other format character raw), and the XML holds only XML
+1.0 characters, so the report stays well-formed whatever a reader answers.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING or __package__:
+    from .filenames import printable
+else:  # the standalone kit
+    from filenames import printable
 
 SYMBOL = {
     "pass": "ok",
@@ -24,23 +34,32 @@ SYMBOL = {
 UNEXPECTED = {"fail", "skip", "xpass", "crash", "timeout"}
 
 
+def xml_text(text: str) -> str:
+    """``text`` as an XML 1.0 attribute value that shows what it holds: :func:`printable`'s escapes, and the two
+    non-characters U+FFFE and U+FFFF (not XML characters) written ``\\ufffe``, ``\\uffff``."""
+    return printable(text).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+
+
 def junit_xml(title: str, suites: list[Any]) -> bytes:
     """A JUnit XML document (as CI systems read it): ``suites`` is a list of ``(name, seconds, cases)``, each case
-    ``(classname, name, outcome, message)`` with outcome ``"pass"``, ``"failure"`` or ``"skipped"``."""
+    ``(classname, name, outcome, message)`` with outcome ``"pass"``, ``"failure"`` or ``"skipped"``. Every string
+    goes through :func:`xml_text`."""
     from xml.etree import ElementTree as ET
 
-    root = ET.Element("testsuites", name=title)
+    root = ET.Element("testsuites", name=xml_text(title))
     for suite_name, seconds, cases in suites:
-        suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(len(cases)), time=f"{seconds:.3f}")
+        suite = ET.SubElement(
+            root, "testsuite", name=xml_text(suite_name), tests=str(len(cases)), time=f"{seconds:.3f}"
+        )
         bad = skipped = 0
         for classname, name, outcome, message in cases:
-            tc = ET.SubElement(suite, "testcase", classname=classname, name=name)
+            tc = ET.SubElement(suite, "testcase", classname=xml_text(classname), name=xml_text(name))
             if outcome == "failure":
                 bad += 1
-                ET.SubElement(tc, "failure", message=message[:2000])
+                ET.SubElement(tc, "failure", message=xml_text(message[:2000]))
             elif outcome == "skipped":
                 skipped += 1
-                ET.SubElement(tc, "skipped", message=message)
+                ET.SubElement(tc, "skipped", message=xml_text(message))
         suite.set("failures", str(bad))
         suite.set("skipped", str(skipped))
     out: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
@@ -67,16 +86,16 @@ def print_matrix(cases: list[Any], names: list[Any], results: dict[str, Any], qu
     """The reader x case matrix on stdout, with the detail of each unexpected result under its row
     (``quiet``: only the rows with an unexpected result)."""
     width = max(len(c["id"]) for c in cases) + 2
-    print("case".ljust(width) + "".join(n.ljust(12) for n in names))
+    print("case".ljust(width) + "".join(printable(n).ljust(12) for n in names))
     for c in cases:
         row = [results[n][c["id"]] for n in names]
         unexpected = any(s in UNEXPECTED for s, _ in row)
         if quiet and not unexpected:
             continue
-        print(c["id"].ljust(width) + "".join(SYMBOL[s].ljust(12) for s, _ in row))
+        print(printable(c["id"]).ljust(width) + "".join(SYMBOL[s].ljust(12) for s, _ in row))
         for n, (s, d) in zip(names, row):
             if s in UNEXPECTED:
-                print(f"    {n}: {d}")
+                print(printable(f"    {n}: {d}"))
     print()
 
 
@@ -94,7 +113,7 @@ def print_summary(cases: list[Any], names: list[Any], results: dict[str, Any]) -
         who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
         sent = len(cases) - count["n/a"]
         print(
-            f"{n} ({who}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
+            f"{printable(n)} ({printable(who)}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
             f" of {sent} cases sent in {results[n]['__seconds__']:.1f} s; coverage {sent} of {len(cases)} cases"
             + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
         )

@@ -18,11 +18,16 @@ a name holding a line break makes a second line. Here:
 - :func:`report_fields` gives ``{"file": NAME}`` for a name that is valid
   UTF-8, else ``{"file": ESCAPED, "file_base64": BYTES}`` (the raw bytes in
   standard base64), so that a JSON report is valid UTF-8 and loses nothing.
+- :func:`json_text` writes a JSON value with every character that would
+  break or disguise a line written as a JSON escape, so that printed JSON
+  holds no raw control or bidirectional character and still parses back to
+  the same value.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import unicodedata
 from typing import Any, Union
@@ -116,3 +121,22 @@ def report_fields(name: NameInput) -> dict[str, Any]:
         return {"file": raw.decode("utf-8")}
     except UnicodeDecodeError:
         return {"file": escape_name(raw), "file_base64": base64.b64encode(raw).decode("ascii")}
+
+
+def _json_escape(c: str) -> str:
+    n = ord(c)
+    if n <= 0xFFFF:
+        return f"\\u{n:04x}"
+    n -= 0x10000
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON text (UTF-8 characters as they are) in which each character :func:`printable` would escape
+    is written as a JSON escape (``\\uHHHH``, a surrogate pair of them beyond U+FFFF): the text holds no raw
+    control, format (bidirectional, zero-width) or separator character, nor a lone surrogate, and parses back to
+    exactly ``value``. The line breaks of the indentation are the only control characters left."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return "".join(_json_escape(c) if c != "\n" and _needs_escape(c) else c for c in text)

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import RlarchiveError
+from .filenames import printable
 from .observations import (
     batch,
     is_image,
@@ -170,7 +171,7 @@ class OnnxExport:
         lines += [line(t) for t in self.inputs]
         lines.append("outputs")
         lines += [line(t) for t in self.outputs]
-        return "\n".join(lines)
+        return "\n".join(printable(text) for text in lines)  # input names from the archive: one line each
 
 
 # -- the graph's interface -------------------------------------------------------------

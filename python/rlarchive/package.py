@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ ONNX_NAME = "model.onnx"
 RESULTS_NAME = "results.json"
 
 _COPY_CHUNK = 1 << 20
+_BINARY = getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass
@@ -79,14 +81,23 @@ def _write(folder: str, name: str, data: bytes) -> None:
 
 
 def _copy(src: str, folder: str, name: str) -> None:
+    """Copy the archive into the package with its own permissions less the umask, as ``cp`` does (and readable
+    and writable by its new owner): a private archive's copy stays private."""
     try:
-        with open(src, "rb") as fin, open(os.path.join(folder, name), "xb") as fout:
-            while chunk := fin.read(_COPY_CHUNK):
-                fout.write(chunk)
-            fout.flush()
-            os.fsync(fout.fileno())
+        with open(src, "rb") as fin:
+            mode = (stat.S_IMODE(os.fstat(fin.fileno()).st_mode) & 0o777) | 0o600
+            fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, mode)
+            with os.fdopen(fd, "wb") as fout:
+                _copy_bytes(fin, fout)
     except OSError as e:
         raise RlarchiveError("IO_ERROR", f"cannot copy {src}: {e.strerror or e}") from None
+
+
+def _copy_bytes(fin: Any, fout: Any) -> None:
+    while chunk := fin.read(_COPY_CHUNK):
+        fout.write(chunk)
+    fout.flush()
+    os.fsync(fout.fileno())
 
 
 def _sync_folder(folder: str) -> None:
@@ -173,9 +184,7 @@ def package(
         raise RlarchiveError("IO_ERROR", f"cannot write the package in {parent}: {e.strerror or e}") from None
     notes: list[Any] = []
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)
+        _folder_mode(tmp, out)
         _copy(src, tmp, name)
         copy = os.path.join(tmp, name)  # everything below reads the copy: the package describes what it holds
         text = card(copy)  # validates the archive: an invalid one has no package
@@ -197,6 +206,25 @@ def package(
         raise
     _sync_folder(parent)
     return PackageResult(out, sorted(os.listdir(out)), notes)
+
+
+def _folder_mode(tmp: str, out: str) -> None:
+    """The new folder's permissions: those of the folder it replaces (with its owner and group where this process
+    may, spec §12), else what ``mkdir`` gives (0777 less the umask)."""
+    try:
+        old = os.stat(out)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
+        return
+    from .writer import take_over
+
+    fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        take_over(fd, tmp, old)
+    finally:
+        os.close(fd)
 
 
 def _add_onnx(copy: str, folder: str, notes: list[Any]) -> None:

@@ -155,8 +155,8 @@ def _io_error(doing: str, path: str, e: OSError) -> RlarchiveError:
     return RlarchiveError("IO_ERROR", f"cannot {doing} {path}: {e.strerror or e}")
 
 
-def _destination(path: os.PathLike[str] | str) -> str:
-    """The file a save replaces: ``path`` with every symbolic link resolved (spec §12)."""
+def _destination(path: os.PathLike[str] | str) -> tuple[str, os.stat_result | None]:
+    """The file a save replaces: ``path`` with every symbolic link resolved (spec §12), and its status if it exists."""
     given = os.fspath(path)
     dest = os.path.realpath(given)
     if os.path.islink(dest):
@@ -164,14 +164,14 @@ def _destination(path: os.PathLike[str] | str) -> str:
     try:
         st = os.stat(dest)
     except FileNotFoundError:
-        return dest
+        return dest, None
     except OSError as e:
         raise _io_error("write", given, e) from None
     if stat.S_ISDIR(st.st_mode):
         raise RlarchiveError("IO_ERROR", f"cannot write {given}: it is a directory")
     if not stat.S_ISREG(st.st_mode):
         raise RlarchiveError("IO_ERROR", f"cannot write {given}: it is not a regular file")
-    return dest
+    return dest, st
 
 
 def _temp_stem(dest: str) -> str:
@@ -237,8 +237,8 @@ def _remove_stale_temps(folder: str, stem: str) -> None:
             pass  # removed meanwhile, or not ours to remove
 
 
-def _create_temp(folder: str, stem: str) -> tuple[int, str]:
-    """Create and lock a fresh temporary file in ``folder``; its mode is 0666 less the umask."""
+def _create_temp(folder: str, stem: str, mode: int = 0o666) -> tuple[int, str]:
+    """Create and lock a fresh temporary file in ``folder`` with ``mode`` less the umask."""
     flags = (
         os.O_RDWR
         | os.O_CREAT
@@ -250,7 +250,7 @@ def _create_temp(folder: str, stem: str) -> tuple[int, str]:
     for _ in range(16):
         tmp = os.path.join(folder, f".{stem}.{secrets.token_hex(8)}{TEMP_SUFFIX}")
         try:
-            fd = os.open(tmp, flags, 0o666)
+            fd = os.open(tmp, flags, mode)
         except FileExistsError:
             continue
         except OSError as e:
@@ -260,6 +260,38 @@ def _create_temp(folder: str, stem: str) -> tuple[int, str]:
             return fd, tmp
         os.close(fd)
     raise RlarchiveError("IO_ERROR", f"cannot create a temporary file in {folder}")
+
+
+def _kept_mode(old: os.stat_result, group_kept: bool) -> int:
+    """The permissions a file replacing ``old`` gets (spec §12): the old file's read, write and execute bits (never
+    set-user-ID, set-group-ID or sticky); when its group could not be kept, the group's bits are the others' (the
+    members of the new group were others for the old file)."""
+    mode = stat.S_IMODE(old.st_mode) & 0o777
+    return mode if group_kept else (mode & 0o707) | ((mode & 0o007) << 3)
+
+
+def take_over(fd: int, tmp: str, old: os.stat_result) -> None:
+    """Give the file (or folder) open as ``fd`` at ``tmp``, still empty, the owner, group and permissions of the one
+    it replaces, whose status is ``old``, as far as this process may: its own user unless privileged, a group it
+    belongs to (spec §12)."""
+    group_kept = True
+    if hasattr(os, "fchown"):
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except OSError:
+            try:
+                os.fchown(fd, -1, old.st_gid)
+            except OSError:
+                pass
+        group_kept = os.fstat(fd).st_gid == old.st_gid
+    mode = _kept_mode(old, group_kept)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # Windows: only the read-only flag exists
+            os.chmod(tmp, mode)
+    except OSError as e:
+        raise _io_error("set the permissions of", tmp, e) from None
 
 
 def _sync_folder(folder: str) -> None:
@@ -289,9 +321,14 @@ def atomic_file(path: os.PathLike[str] | str) -> Iterator[BinaryIO]:
       replaces the file it points to and keeps the link. A link loop, a directory
       or anything but a regular file is refused.
     - The temporary file is ``.<name>.<16 hex digits>.rlarchive-tmp`` in the
-      destination's folder (``<name>`` cut to 200 bytes), created with mode
-      0666 less the umask as ``open()`` would, and exclusively ``flock``-ed
-      while the save runs. It is flushed and fsynced, renamed over the
+      destination's folder (``<name>`` cut to 200 bytes), exclusively
+      ``flock``-ed while the save runs. For a new destination its mode is
+      0666 less the umask, as ``open()`` would give. An existing destination
+      keeps its permissions, owner and group, as an editor's safe save does:
+      the temporary file is created readable by its owner only and, before a
+      byte is written, given the old file's owner and group where this
+      process may (:func:`take_over`) and the permissions of
+      :func:`_kept_mode`. It is flushed and fsynced, renamed over the
       destination, and the folder is fsynced (except on Windows).
     - Before writing, temporary files of the same destination that no save
       holds locked (left by a killed save) are removed. Without advisory
@@ -305,13 +342,15 @@ def atomic_file(path: os.PathLike[str] | str) -> Iterator[BinaryIO]:
             directory, a missing or read-only folder, a full disk, the file-size
             limit: ignore ``SIGXFSZ`` to get the error rather than the signal).
     """
-    dest = _destination(path)
+    dest, old = _destination(path)
     folder, stem = os.path.dirname(dest), _temp_stem(dest)
     _remove_stale_temps(folder, stem)
-    fd, tmp = _create_temp(folder, stem)
+    fd, tmp = _create_temp(folder, stem, 0o666 if old is None else 0o600)
     f = os.fdopen(fd, "w+b")
     renamed = False
     try:
+        if old is not None:
+            take_over(fd, tmp, old)
         yield f
         f.flush()
         os.fsync(f.fileno())

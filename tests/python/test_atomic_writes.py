@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -137,13 +138,95 @@ def test_mode_follows_the_umask(tmp_path, mask):
     assert stat.S_IMODE(os.stat(dest).st_mode) == 0o666 & ~mask
 
 
-def test_replacing_a_file_gives_the_mode_of_a_new_file(tmp_path):
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o604, 0o444, 0o755, 0o000], ids=oct)
+@pytest.mark.parametrize("mask", [0o022, 0o077], ids=oct)
+def test_replacing_a_file_keeps_its_mode(tmp_path, mode, mask):
+    """A private file stays private (and a shared one shared) whatever the umask, as an editor's safe save keeps it."""
+    dest = tmp_path / "a.rlarchive"
+    dest.write_bytes(b"old")
+    os.chmod(dest, mode)
+    with umask(mask):
+        rlarchive.save(dest, {"x": 1})
+    assert stat.S_IMODE(os.stat(dest).st_mode) == mode
+    assert rlarchive.open(dest).data == {"x": 1}
+
+
+def test_set_id_bits_are_not_carried_over(tmp_path):
+    dest = tmp_path / "a.rlarchive"
+    dest.write_bytes(b"old")
+    os.chmod(dest, 0o6750)
+    rlarchive.save(dest, {"x": 1})
+    assert stat.S_IMODE(os.stat(dest).st_mode) == 0o750
+
+
+def test_the_temporary_file_has_the_old_permissions_before_a_byte_is_written(tmp_path):
+    """No moment where the new content is readable by someone the old file did not admit."""
     dest = tmp_path / "a.rlarchive"
     dest.write_bytes(b"old")
     os.chmod(dest, 0o600)
+    with umask(0o000), atomic_file(dest) as f:
+        st = os.fstat(f.fileno())
+        assert st.st_size == 0 and stat.S_IMODE(st.st_mode) == 0o600
+        f.write(b"new")
+    assert dest.read_bytes() == b"new" and stat.S_IMODE(os.stat(dest).st_mode) == 0o600
+
+
+def test_a_link_keeps_the_mode_of_the_file_it_points_to(tmp_path):
+    target = tmp_path / "real.rlarchive"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+    (tmp_path / "link.rlarchive").symlink_to("real.rlarchive")
     with umask(0o022):
-        rlarchive.save(dest, {"x": 1})
-    assert stat.S_IMODE(os.stat(dest).st_mode) == 0o644
+        rlarchive.save(tmp_path / "link.rlarchive", {"x": 1})
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file another owner needs privileges")
+def test_replacing_a_file_keeps_its_owner_and_group(tmp_path):
+    dest = tmp_path / "a.rlarchive"
+    dest.write_bytes(b"old")
+    os.chown(dest, 4321, 8765)
+    os.chmod(dest, 0o640)
+    rlarchive.save(dest, {"x": 1})
+    st = os.stat(dest)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 8765, 0o640)
+
+
+@contextlib.contextmanager
+def as_user(uid: int, gid: int):
+    """Run the block with the effective user and group ``uid``/``gid`` and no supplementary groups (needs root)."""
+    groups = os.getgroups()
+    os.setgroups([])
+    os.setegid(gid)
+    os.seteuid(uid)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+        os.setgroups(groups)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to an unprivileged user needs root")
+@pytest.mark.parametrize(("mode", "want"), [(0o640, 0o600), (0o664, 0o644), (0o604, 0o644), (0o600, 0o600)])
+def test_a_group_the_writer_cannot_give_gets_the_others_bits(mode, want):
+    """An unprivileged user replacing a file of a group it is not in: the new file's group members get what
+    others had (never what the old group had)."""
+    nobody = 65534
+    folder = tempfile.mkdtemp(dir="/tmp")
+    try:
+        os.chown(folder, nobody, nobody)
+        dest = os.path.join(folder, "a.rlarchive")
+        with open(dest, "wb") as f:
+            f.write(b"old")
+        os.chown(dest, nobody, 0)  # group root: nobody is not a member
+        os.chmod(dest, mode)
+        with as_user(nobody, nobody):
+            rlarchive.save(dest, {"x": 1})
+        st = os.stat(dest)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (nobody, nobody, want)
+    finally:
+        shutil.rmtree(folder)
 
 
 # ---------------------------------------------------------------- durability

@@ -68,6 +68,14 @@ def line(text: str) -> None:
     print(printable(text))
 
 
+def lines(text: str, names: Sequence[str | None] = ()) -> None:
+    """Print a multi-line report (an import's, an export's): the file ``names`` it quotes in their escaped form, and
+    each of its lines as :func:`line` prints it, so that no text from an input (member names, keys, class names,
+    version strings) breaks or disguises a line."""
+    for part in shown(text, names).split("\n"):
+        line(part)
+
+
 def exit_status(code: str) -> int:
     """The exit status that an error of ``code`` ends a command with."""
     return EXIT_ERROR if code in EXIT_ERROR_CODES else EXIT_INVALID

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..filenames import escape_name, printable
-from .common import EXIT_OK, key_value, pairs, shown, size
+from .common import EXIT_OK, key_value, lines, pairs, size
 
 
 def training_contents(path: str) -> dict[str, Any]:
@@ -48,15 +48,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     report = mod.import_archive(args.input, args.output, algorithm=args.algorithm, budget=args.budget, **extra)
     if args.module != "sb3":
-        print(json.dumps(report.to_dict(), indent=2) if args.json else shown(str(report), (args.input, args.output)))
+        if args.json:
+            print(json.dumps(report.to_dict(), indent=2))
+        else:
+            lines(str(report), (args.input, args.output))
         return EXIT_OK
     contents = training_contents(args.output)  # what the written archive carries for training to go on
     if args.json:
         print(json.dumps(dict(report.to_dict(), training=contents), indent=2))
     else:
         why = "Stable-Baselines3's files keep none; rlarchive.sb3.save(model, path, replay_buffer=True) stores them from the live model"
-        lines = [str(report), "  for training to go on:"] + training_lines(contents, why)
-        print(shown("\n".join(lines), (args.input, args.output)))
+        text = [str(report), "  for training to go on:"] + training_lines(contents, why)
+        lines("\n".join(text), (args.input, args.output))
     return EXIT_OK
 
 
@@ -83,7 +86,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     contents = training_contents(args.input)
     rb = contents["replay_buffer"]
     if args.replay_buffer_out:
-        print(f"  replay buffer: {rb['description']} -> {escape_name(args.replay_buffer_out)}")
+        print(f"  replay buffer: {printable(rb['description'])} -> {escape_name(args.replay_buffer_out)}")
     elif rb:
         print(
             f"  replay buffer: not written ({rb['transitions']} transitions in the archive; --replay-buffer-out PKL writes it)"
@@ -108,7 +111,10 @@ def cmd_import_zoo(args: argparse.Namespace) -> int:
         budget=args.budget,
         metadata=pairs(args.metadata),
     )
-    print(json.dumps(report.to_dict(), indent=2) if args.json else shown(str(report), (args.run, args.output)))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        lines(str(report), (args.run, args.output))
     return EXIT_OK
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import spaces as sp
 from ..describe import describe
-from ..filenames import escape_name, report_fields
+from ..filenames import escape_name, json_text, report_fields
 from ..values import canonical
 from .common import EXIT_INVALID, EXIT_OK, line, natural
 
@@ -289,7 +289,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             ar.verify()
         ar.check_extensions()
         if args.json:
-            print(json.dumps(inspect_document(ar, args.file, args.verify), indent=2, ensure_ascii=False))
+            print(json_text(inspect_document(ar, args.file, args.verify)))
             return EXIT_OK
         _head_lines(ar, args)
         _tail_lines(ar, args.all)
@@ -303,7 +303,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     with Archive(args.file, spaces="neutral") as ar:
         out = ar.dump()
     if args.indent is not None:
-        out = json.dumps(json.loads(out), indent=args.indent, ensure_ascii=False).encode("utf-8")
+        out = json_text(json.loads(out), indent=args.indent).encode("utf-8")
     sys.stdout.buffer.write(out + b"\n")
     return EXIT_OK
 
@@ -341,7 +341,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(args.a, args.b)
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json_text(result))
     elif result["equal"]:
         line(f"{escape_name(args.a)} and {escape_name(args.b)}: the same")
     else:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import RlarchiveError
 from ..filenames import escape_name, printable
-from .common import EXIT_OK, line, positive, shown
+from .common import EXIT_OK, line, lines, positive
 
 #: The most bytes ``--obs`` reads from standard input or a file (an observation is small; a batch of images is not huge).
 MAX_OBS_BYTES = 256 << 20
@@ -127,7 +127,10 @@ def cmd_export_onnx(args: argparse.Namespace) -> int:
         action_masks=masks,
         precision=args.precision,
     )
-    print(json.dumps(report.to_dict(), indent=2) if args.json else shown(str(report), (args.file, args.output)))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        lines(str(report), (args.file, args.output))
     return EXIT_OK
 
 

@@ -1,6 +1,12 @@
 """What ``rlarchive validate`` does with reports (spec §14) before printing them: the filters and severity
 overrides of its options, and the formats for continuous integration: JUnit XML and SARIF 2.1.0.
 
+Every format is well-formed and safe to show for any file name and any text
+from a file: JUnit names each file by its escaped form (spec §14) and its XML
+holds only XML 1.0 characters; SARIF's message texts and logical locations
+are shown text (:func:`rlarchive.filenames.printable`) and its URIs
+percent-encoded; JSON is printed with :func:`rlarchive.filenames.json_text`.
+
 Filters and overrides apply in this order: ``--only`` keeps the issues of the
 codes it names, ``--ignore`` drops the codes it names, ``--severity
 CODE=LEVEL`` gives the issues of CODE the severity LEVEL; then the summary is
@@ -13,12 +19,14 @@ CODE errors pass and ``--severity CODE=error`` makes a warning fail.
 
 from __future__ import annotations
 
+import base64
 import os
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CATALOGUE
+from ..filenames import escape_name, printable
 
 #: SARIF's level of each severity of the catalogue.
 SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -52,29 +60,36 @@ class Selection:
         return report if self.max_issues is None else dict(report, issues=report["issues"][: self.max_issues])
 
 
+def file_name(report: dict[str, Any]) -> bytes:
+    """The bytes of a report's file name (spec §14: ``file_base64`` when it is not UTF-8)."""
+    if "file_base64" in report:
+        return base64.b64decode(report["file_base64"])
+    name: bytes = report["file"].encode("utf-8", "surrogatepass")
+    return name
+
+
 def junit(reports: list[Any], seconds: float) -> bytes:
-    """The reports as JUnit XML, as ``rlarchive conformance --junit`` writes it: one test case per file, failed when the
-    file has errors (the message: the first error and how many there are)."""
+    """The reports as JUnit XML, as ``rlarchive conformance --junit`` writes it: one test case per file, named by its
+    escaped form (spec §14), failed when the file has errors (the message: the first error and how many there are)."""
     from ..conformance import junit_xml
 
     cases = []
     for r in reports:
+        name = escape_name(file_name(r))
         errors = [i for i in r["issues"] if i["severity"] == "error"]
         if r["valid"]:
-            cases.append(("rlarchive validate", r["file"], "pass", ""))
+            cases.append(("rlarchive validate", name, "pass", ""))
             continue
         first = errors[0] if errors else {"code": "?", "message": "errors beyond --max-issues"}
         more = f" (and {r['summary']['errors'] - 1} more errors)" if r["summary"]["errors"] > 1 else ""
-        cases.append(("rlarchive validate", r["file"], "failure", f"{first['code']}: {first['message']}{more}"))
+        cases.append(("rlarchive validate", name, "failure", f"{first['code']}: {first['message']}{more}"))
     return junit_xml("rlarchive validate", [("rlarchive validate", seconds, cases)])
 
 
 def artifact_uri(report: dict[str, Any]) -> str:
     """The SARIF ``uri`` of a report's file: a relative reference for a relative path, a ``file:`` URI for an absolute
     one; the name's bytes percent-encoded (RFC 3986), so that a name that is not UTF-8 keeps them."""
-    import base64
-
-    raw = base64.b64decode(report["file_base64"]) if "file_base64" in report else report["file"].encode("utf-8")
+    raw = file_name(report)
     path = raw.replace(os.sep.encode(), b"/")
     if not os.path.isabs(raw):
         return urllib.parse.quote(path, safe=b"/")
@@ -102,7 +117,7 @@ def _location(issue: dict[str, Any], index: int, uri: str) -> dict[str, Any]:
     location: dict[str, Any] = {"physicalLocation": physical}
     if "member" in issue or "pointer" in issue:
         member = issue.get("member", "")
-        name = member + ("#" + issue["pointer"] if "pointer" in issue else "")
+        name = printable(member + ("#" + issue["pointer"] if "pointer" in issue else ""))
         location["logicalLocations"] = [{"fullyQualifiedName": name, "name": member or name, "kind": "member"}]
     return location
 
@@ -123,7 +138,7 @@ def sarif(reports: list[Any]) -> dict[str, Any]:
             result: dict[str, Any] = {
                 "ruleId": issue["code"],
                 "level": SARIF_LEVELS[issue["severity"]],
-                "message": {"text": issue["message"]},
+                "message": {"text": printable(issue["message"])},
                 "locations": [_location(issue, k, uri)],
             }
             if issue["code"] in index:

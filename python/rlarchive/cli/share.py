@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from ..filenames import escape_name, printable
+from ..filenames import escape_name, json_text, printable
 from .common import EXIT_OK, key_value, line, pairs
 
 
 def _print_metadata(metadata: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        print(json.dumps(metadata, indent=2, ensure_ascii=False))
+        print(json_text(metadata))
         return
     for k, v in metadata.items():
         line(f"{k}: {v}" if "\n" not in v else f"{k}: {v.splitlines()[0] if v.splitlines() else ''} ...")

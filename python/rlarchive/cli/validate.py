@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -11,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import CATALOGUE, RlarchiveError
-from ..filenames import escape_name
+from ..filenames import escape_name, json_text
 from .common import EXIT_ERROR, EXIT_OK, error_line, exit_status, natural, one_line, say, shown, special
 from .reports import Selection, junit, sarif
 
@@ -89,9 +88,9 @@ def _print(
     if args.format == "json":
         single = len(args.paths) == 1 and len(reports) == 1 and not os.path.isdir(args.paths[0])
         out: Any = clipped[0] if single else {"reports": clipped}
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(json_text(out))
     elif args.format == "sarif":
-        print(json.dumps(sarif(clipped), indent=2, ensure_ascii=False))
+        print(json_text(sarif(clipped)))
     elif args.format == "junit":
         sys.stdout.flush()
         sys.stdout.buffer.write(junit(clipped, seconds) + b"\n")

@@ -17,6 +17,7 @@ one (``budget=`` on the importers, ``--budget`` on the command line).
 from __future__ import annotations
 
 import os
+from typing import BinaryIO, Union
 
 from ..errors import RlarchiveError
 
@@ -69,8 +70,20 @@ class ImportBudget:
         self.used += nbytes
 
 
-def budget_for(path: str | os.PathLike[str] | None, budget: int | ImportBudget | None = None) -> ImportBudget:
-    """The budget for importing ``path``: the caller's, or the documented default for its size."""
+#: An input file of an import: a path, or a binary file open for reading (as a run folder's files are opened).
+Source = Union[str, "os.PathLike[str]", BinaryIO]
+
+
+def source_name(source: Source) -> str:
+    """How messages name an input: its path, or the ``name`` of the open file."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return str(getattr(source, "name", "<file>"))
+
+
+def budget_for(path: Source | None, budget: int | ImportBudget | None = None) -> ImportBudget:
+    """The budget for importing ``path`` (a path or an open file): the caller's, or the documented default for its
+    size."""
     if isinstance(budget, ImportBudget):
         return budget
     if budget is not None:
@@ -78,7 +91,10 @@ def budget_for(path: str | os.PathLike[str] | None, budget: int | ImportBudget |
     size = 0
     if path is not None:
         try:
-            size = os.stat(os.fspath(path)).st_size
-        except (OSError, TypeError, ValueError):
+            if isinstance(path, (str, os.PathLike)):
+                size = os.stat(os.fspath(path)).st_size
+            else:
+                size = os.fstat(path.fileno()).st_size
+        except (OSError, TypeError, ValueError, AttributeError):
             size = 0
     return ImportBudget(max(DEFAULT_IMPORT_BUDGET, BUDGET_PER_INPUT_BYTE * size))

@@ -18,13 +18,14 @@ import os
 import pickle
 import struct
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from ..errors import RlarchiveError
 from ..replay_buffer import STRATEGIES
-from .budget import ImportBudget, budget_for
+from .budget import ImportBudget, Source, budget_for, source_name
 from .replay_buffer_value import ROW_KEYS, SB3_CLASSES, info_error, infos_value, unsupported
 from .unpickle_machine import RestrictedUnpickler, contain, metered
 from .unpickle_neutral import to_neutral
@@ -190,7 +191,7 @@ def _fail(msg: str) -> RlarchiveError:
     return RlarchiveError("IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {msg}")
 
 
-def read_pickle(path: str | os.PathLike[str], *, budget: int | ImportBudget | None = None) -> dict:
+def read_pickle(path: Source, *, budget: int | ImportBudget | None = None) -> dict:
     """The extension's value for the file ``save_replay_buffer`` wrote, read with the restricted unpickler.
 
     Nothing in the file is imported or called: the buffer arrives as a
@@ -210,10 +211,10 @@ def read_pickle(path: str | os.PathLike[str], *, budget: int | ImportBudget | No
     """
     budget = budget_for(path, budget)
     try:
-        f = open(os.fspath(path), "rb")
+        opened: Any = open(os.fspath(path), "rb") if isinstance(path, (str, os.PathLike)) else nullcontext(path)
     except OSError as e:
-        raise RlarchiveError("IO_ERROR", f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
-    with f:
+        raise RlarchiveError("IO_ERROR", f"cannot read {source_name(path)}: {e.strerror or e}") from None
+    with opened as f:
         bounded = _BoundedFile(f, os.fstat(f.fileno()).st_size)
         unpickler = BufferUnpickler(bounded, budget=budget)
         try:

@@ -29,7 +29,7 @@ from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
 from ..values import TensorRef
 from ..vec_normalize import Statistics
-from .budget import ImportBudget, budget_for
+from .budget import ImportBudget, Source, budget_for
 from .sb3_keys import (
     META_ALGORITHM,
     META_ALGORITHM_CLASS,
@@ -155,19 +155,19 @@ def charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
 
 
 def import_archive(
-    in_zip: str | os.PathLike,
+    in_zip: Source,
     out_path: str | os.PathLike,
     *,
     algorithm: str | None = None,
     budget: int | ImportBudget | None = None,
     vec_normalize: str | os.PathLike | bytes | Statistics | None = None,
-    replay_buffer: str | os.PathLike | None = None,
+    replay_buffer: Source | None = None,
     metadata: Mapping[str, str] | None = None,
 ) -> ImportReport:
     """Convert a Stable-Baselines3 model ``.zip`` into an rlarchive, running no code from it.
 
     Args:
-        in_zip: the file written by ``model.save(...)``.
+        in_zip: the file written by ``model.save(...)`` (its path, or the file open for reading).
         out_path: the rlarchive to write (replaced atomically).
         algorithm: the SB3 algorithm name (``"PPO"``, ``"SAC"``, ...) to record in
             the metadata; guessed with :func:`infer_algorithm` when omitted.
@@ -182,7 +182,7 @@ def import_archive(
             bytes, or statistics already read): its statistics are read with the restricted unpickler
             (:func:`rlarchive.interop.vecnormalize.read`) and stored as the
             extension ``RLA_vec_normalize`` (Annex B.6).
-        replay_buffer: the file ``model.save_replay_buffer(path)`` wrote: read
+        replay_buffer: the file ``model.save_replay_buffer(path)`` wrote (path or open file): read
             with the restricted unpickler
             (:func:`rlarchive.interop.replay_buffer.read_pickle`, under its own
             budget, by default ``budget_for`` that file, so it grows with the
@@ -234,7 +234,7 @@ def import_archive(
     )
 
 
-def _read_zip(in_zip: str | os.PathLike, budget: ImportBudget, report: ImportReport) -> tuple[dict, dict, dict, dict]:
+def _read_zip(in_zip: Source, budget: ImportBudget, report: ImportReport) -> tuple[dict, dict, dict, dict]:
     """(decoded data, tensor groups, optimizer states, the bridge's metadata) of an SB3 zip, every member charged to ``budget``."""
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import RlarchiveError
+from ..filenames import printable
 from ..limits import MAX_MEMBERS
 from ..values import Opaque
-from .budget import ImportBudget
+from .budget import ImportBudget, Source, source_name
 
 __all__ = [
     "OpaqueValue",
@@ -132,7 +133,7 @@ class ImportReport:
             lines.append(f"  portable policy: {self.policy}")
         for n in self.notes:
             lines.append(f"  note: {n}")
-        return "\n".join(lines)
+        return "\n".join(printable(line) for line in lines)  # names and keys from the input: one line each
 
 
 # ---------------------------------------------------------------------------
@@ -145,12 +146,13 @@ def unsupported(msg: str, member: str | None = None) -> RlarchiveError:
     return RlarchiveError("VALUE_UNSUPPORTED", msg, member=member)
 
 
-def open_zip(path: str | os.PathLike) -> zipfile.ZipFile:
-    """The ZIP at ``path``: IMPORT_INVALID when it is none, LIMIT_EXCEEDED above ``MAX_MEMBERS`` members."""
+def open_zip(path: Source) -> zipfile.ZipFile:
+    """The ZIP at ``path`` (or in the open file): IMPORT_INVALID when it is none, LIMIT_EXCEEDED above ``MAX_MEMBERS``
+    members."""
     try:
-        zf = zipfile.ZipFile(os.fspath(path))
+        zf = zipfile.ZipFile(os.fspath(path) if isinstance(path, (str, os.PathLike)) else path)
     except (OSError, zipfile.BadZipFile) as e:
-        raise RlarchiveError("IMPORT_INVALID", f"cannot read {os.fspath(path)} as a ZIP file: {e}") from None
+        raise RlarchiveError("IMPORT_INVALID", f"cannot read {source_name(path)} as a ZIP file: {e}") from None
     if len(zf.infolist()) > MAX_MEMBERS:
         zf.close()
         raise RlarchiveError("LIMIT_EXCEEDED", f"the ZIP has more than {MAX_MEMBERS} members")

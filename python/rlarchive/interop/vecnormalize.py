@@ -22,13 +22,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from ..errors import RlarchiveError
 from ..vec_normalize import Statistics, Stats
-from .budget import ImportBudget, budget_for
+from .budget import ImportBudget, Source, budget_for, source_name
 from .unpickle import Array, GlobalName, NotNeutral, Scalar, Unknown, restricted_loads
 
 __all__ = ["Stats", "Statistics", "read", "from_wrapper", "wrap", "write"]
@@ -72,8 +73,9 @@ def _stats(x: Any, what: str) -> Stats:
     return Stats(mean, var, count)
 
 
-def read(source: str | os.PathLike | bytes, *, budget: int | ImportBudget | None = None) -> Statistics:
-    """The statistics of a ``vecnormalize.pkl``, read with the restricted unpickler.
+def read(source: Source | bytes, *, budget: int | ImportBudget | None = None) -> Statistics:
+    """The statistics of a ``vecnormalize.pkl`` (a path, an open binary file or the bytes), read with the restricted
+    unpickler.
 
     Raises:
         RlarchiveError: IMPORT_INVALID for anything but a VecNormalize pickle
@@ -86,12 +88,12 @@ def read(source: str | os.PathLike | bytes, *, budget: int | ImportBudget | None
     else:
         budget = budget_for(source, budget)
         try:
-            with open(os.fspath(source), "rb") as f:
+            with open(os.fspath(source), "rb") if isinstance(source, (str, os.PathLike)) else nullcontext(source) as f:
                 raw = f.read(_MAX_PKL_BYTES + 1)
         except OSError as e:
-            raise RlarchiveError("IO_ERROR", f"cannot read {os.fspath(source)}: {e.strerror}") from None
+            raise RlarchiveError("IO_ERROR", f"cannot read {source_name(source)}: {e.strerror}") from None
         if len(raw) > _MAX_PKL_BYTES:
-            raise RlarchiveError("LIMIT_EXCEEDED", f"{os.fspath(source)} is larger than {_MAX_PKL_BYTES} bytes")
+            raise RlarchiveError("LIMIT_EXCEEDED", f"{source_name(source)} is larger than {_MAX_PKL_BYTES} bytes")
     budget.charge(len(raw), "the VecNormalize file")
     try:
         top = restricted_loads(raw, budget=budget)

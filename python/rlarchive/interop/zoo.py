@@ -10,7 +10,10 @@ downloaded from a model hub. A hub repository keeps the same files flat
 are read.
 
 :func:`import_zoo` finds those files by listing the folder (no name read from
-a file becomes a path), reads the YAML with the restricted reader of
+a file becomes a path) without leaving it (:mod:`rlarchive.interop.run_folder`:
+a link that leads out of the folder is not followed, a FIFO or a device is
+not read, and the report says which entries were skipped), opens each file
+without following links, reads the YAML with the restricted reader of
 :mod:`rlarchive.interop.zoo_yaml`, the pickles with the restricted unpickler,
 and writes the archive through :func:`rlarchive.interop.sb3.import_archive`,
 with the metadata of spec/metadata.md: ``env_id`` (from ``args.yml``, else the
@@ -22,28 +25,31 @@ environment id is a hint: nothing resolves it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from .. import jsonstrict
 from .. import metadata as keys
 from ..errors import RlarchiveError
+from ..filenames import escape_name
 from . import zoo_yaml
+from .run_folder import MAX_RUN_ENTRIES, Entry, entries, open_file
 
-__all__ = ["import_zoo", "find_run", "RunFiles", "zoo_metadata"]
+__all__ = ["import_zoo", "find_run", "RunFiles", "zoo_metadata", "MAX_RUN_ENTRIES"]
 
-#: Most entries listed in a run folder or its parameter folder.
-MAX_RUN_ENTRIES = 10_000
 _RUN_SUFFIX = re.compile(r"_[0-9]+$")
+#: Most notes on skipped entries a report lists (then how many more).
+_MAX_SKIP_NOTES = 20
 
 
 @dataclass
 class RunFiles:
-    """The files of an RL Zoo run folder (absolute paths; None where absent)."""
+    """The files of an RL Zoo run folder (paths inside ``folder``, links resolved; None where absent)."""
 
     folder: str
     model: str
@@ -57,29 +63,51 @@ class RunFiles:
     folder_env: str | None = None
     notes: list = field(default_factory=list)
 
+    def open(self, path: str) -> BinaryIO:
+        """One of the run's files, opened without following links (:func:`rlarchive.interop.run_folder.open_file`)."""
+        return open_file(self.folder, os.path.relpath(path, self.folder))
 
-def _entries(folder: str) -> dict[str, os.stat_result]:
-    """Names in ``folder`` with their lstat (links are not followed to folders)."""
-    out: dict[str, os.stat_result] = {}
+
+def _file(listed: Mapping[str, Entry], top: str, name: str) -> str | None:
+    e = listed.get(name)
+    return os.path.join(top, e.rel) if e is not None and e.kind == "file" else None
+
+
+def _skip_notes(notes: list[str]) -> list[str]:
+    if len(notes) <= _MAX_SKIP_NOTES:
+        return notes
+    return notes[:_MAX_SKIP_NOTES] + [f"and {len(notes) - _MAX_SKIP_NOTES} more entries skipped"]
+
+
+def _top(folder: str | os.PathLike) -> str:
+    top = os.fspath(folder)
     try:
-        with os.scandir(folder) as it:
-            for i, e in enumerate(it):
-                if i >= MAX_RUN_ENTRIES:
-                    raise RlarchiveError(
-                        "LIMIT_EXCEEDED", f"{folder}: more than {MAX_RUN_ENTRIES} entries (MAX_RUN_ENTRIES)"
-                    )
-                try:
-                    out[e.name] = os.stat(e.path)  # a link to a regular file is read as that file
-                except OSError:  # a dangling link, a loop: not one of the run's files
-                    continue
+        if not stat.S_ISDIR(os.stat(top).st_mode):
+            raise RlarchiveError(
+                "IO_ERROR", f"{escape_name(top)} is not a folder (give the run folder, e.g. logs/ppo/CartPole-v1_1)"
+            )
     except OSError as e:
-        raise RlarchiveError("IO_ERROR", f"cannot list {folder}: {e.strerror or e}") from None
-    return out
+        raise RlarchiveError("IO_ERROR", f"cannot open {escape_name(top)}: {e.strerror}") from None
+    return top
 
 
-def _file(entries: Mapping[str, os.stat_result], folder: str, name: str) -> str | None:
-    st = entries.get(name)
-    return os.path.join(folder, name) if st is not None and stat.S_ISREG(st.st_mode) else None
+def _params(top: str, listed: Mapping[str, Entry], skipped: list[str]) -> tuple[str | None, dict[str, Entry]]:
+    """The parameter folder: the one sub-folder holding config.yml or args.yml (the zoo's layout), and its entries."""
+    found: list[tuple[str, str, dict[str, Entry]]] = []
+    for name, e in listed.items():
+        if e.kind != "folder":
+            continue
+        inner, notes = entries(top, e.rel)
+        if any(_file(inner, top, f) for f in ("config.yml", "args.yml")):
+            found.append((name, e.rel, inner))
+            skipped += notes
+    if len(found) > 1:
+        names = ", ".join(escape_name(n) for n, _, _ in found[:5])
+        raise RlarchiveError(
+            "IMPORT_INVALID",
+            f"{escape_name(top)}: more than one sub-folder with config.yml or args.yml ({names}): give one run",
+        )
+    return (found[0][0], found[0][2]) if found else (None, {})
 
 
 def find_run(folder: str | os.PathLike, best: bool = False) -> RunFiles:
@@ -92,70 +120,57 @@ def find_run(folder: str | os.PathLike, best: bool = False) -> RunFiles:
         RlarchiveError: IO_ERROR when ``folder`` is not a readable folder,
             IMPORT_INVALID when it holds no model zip or is ambiguous.
     """
-    top = os.fspath(folder)
-    try:
-        if not stat.S_ISDIR(os.stat(top).st_mode):
-            raise RlarchiveError(
-                "IO_ERROR", f"{top} is not a folder (give the run folder, e.g. logs/ppo/CartPole-v1_1)"
-            )
-    except OSError as e:
-        raise RlarchiveError("IO_ERROR", f"cannot open {top}: {e.strerror}") from None
-    entries = _entries(top)
-    # The parameter folder: the one sub-folder holding config.yml or args.yml (the zoo's layout), else the run folder.
-    subs = sorted(n for n, st in entries.items() if stat.S_ISDIR(st.st_mode))
-    params_names = [
-        n
-        for n in subs
-        if any(_file(_entries(os.path.join(top, n)), os.path.join(top, n), f) for f in ("config.yml", "args.yml"))
-    ]
-    if len(params_names) > 1:
-        raise RlarchiveError(
-            "IMPORT_INVALID",
-            f"{top}: more than one sub-folder with config.yml or args.yml ({', '.join(params_names[:5])}): give one run",
-        )
+    top = _top(folder)
+    listed, skipped = entries(top)
+    params_name, plisted = _params(top, listed, skipped)
     files = RunFiles(folder=top, model="")
-    if params_names:
-        files.params = os.path.join(top, params_names[0])
-        files.folder_env = params_names[0]
-        pentries = _entries(files.params)
-        where, wentries = files.params, pentries
+    if params_name is not None:
+        files.params = os.path.join(top, listed[params_name].rel)
+        files.folder_env = params_name
+        where = plisted
     else:
-        where, wentries = top, entries
+        where = listed
         stem = _RUN_SUFFIX.sub("", os.path.basename(os.path.normpath(top)))
         files.folder_env = stem or None
-    files.config = _file(wentries, where, "config.yml")
-    files.args = _file(wentries, where, "args.yml")
-    files.env_kwargs = _file(wentries, where, "env_kwargs.yml") or _file(entries, top, "env_kwargs.yml")
+    files.config = _file(where, top, "config.yml")
+    files.args = _file(where, top, "args.yml")
+    files.env_kwargs = _file(where, top, "env_kwargs.yml") or _file(listed, top, "env_kwargs.yml")
     files.vec_normalize = (
-        _file(wentries, where, "vecnormalize.pkl")
-        or _file(entries, top, "vec_normalize.pkl")
-        or _file(entries, top, "vecnormalize.pkl")
+        _file(where, top, "vecnormalize.pkl")
+        or _file(listed, top, "vec_normalize.pkl")
+        or _file(listed, top, "vecnormalize.pkl")
     )
-    files.replay_buffer = _file(entries, top, "replay_buffer.pkl")
-    zips = sorted(n for n in entries if n.endswith(".zip") and _file(entries, top, n))
-    final = f"{params_names[0]}.zip" if params_names else None
+    files.replay_buffer = _file(listed, top, "replay_buffer.pkl")
+    files.model = _model(top, listed, params_name, best, files.notes)
+    files.notes[:0] = _skip_notes(skipped)
+    return files
+
+
+def _model(top: str, listed: Mapping[str, Entry], params_name: str | None, best: bool, notes: list[str]) -> str:
+    """The model zip of the run: best_model.zip when asked, else the final model (named after the parameter folder,
+    else the only zip that is not a checkpoint)."""
+    zips = sorted(n for n in listed if n.endswith(".zip") and _file(listed, top, n))
+    final = f"{params_name}.zip" if params_name is not None else None
     checkpoints = [
         n for n in zips if n.startswith("rl_model_") or n == "best_model.zip" or n == "train_eval_metrics.zip"
     ]
     if best:
         if "best_model.zip" not in zips:
             raise RlarchiveError(
-                "IMPORT_INVALID", f"{top}: no best_model.zip (the run did not evaluate during training)"
+                "IMPORT_INVALID", f"{escape_name(top)}: no best_model.zip (the run did not evaluate during training)"
             )
-        files.model = os.path.join(top, "best_model.zip")
-    elif final is not None and final in zips:
-        files.model = os.path.join(top, final)
-    else:
-        others = [n for n in zips if n not in checkpoints]
-        if len(others) == 1:
-            files.model = os.path.join(top, others[0])
-        elif not others and "best_model.zip" in zips:
-            files.model = os.path.join(top, "best_model.zip")
-            files.notes.append("no final model: best_model.zip imported")
-        else:
-            what = f"{len(others)} candidate model zips ({', '.join(others[:5])})" if others else "no model zip"
-            raise RlarchiveError("IMPORT_INVALID", f"{top}: not an RL Zoo run folder: {what}")
-    return files
+        return os.path.join(top, listed["best_model.zip"].rel)
+    if final is not None and final in zips:
+        return os.path.join(top, listed[final].rel)
+    others = [n for n in zips if n not in checkpoints]
+    if len(others) == 1:
+        return os.path.join(top, listed[others[0]].rel)
+    if not others and "best_model.zip" in zips:
+        notes.append("no final model: best_model.zip imported")
+        return os.path.join(top, listed["best_model.zip"].rel)
+    shown = ", ".join(escape_name(n) for n in others[:5])
+    what = f"{len(others)} candidate model zips ({shown})" if others else "no model zip"
+    raise RlarchiveError("IMPORT_INVALID", f"{escape_name(top)}: not an RL Zoo run folder: {what}")
 
 
 def _object(value: Any, what: str) -> dict | None:
@@ -201,15 +216,25 @@ def _wrapper_entries(config: Mapping[str, Any], stats: Any) -> list[dict]:
     return [w for w in out if keys.check_value(keys.WRAPPERS, jsonstrict.canonical([w]).decode()) is None]
 
 
+def _yaml(files: RunFiles, path: str | None, what: str) -> Any:
+    """The YAML file ``path`` of the run (None: absent), read without following links, at most MAX_YAML_BYTES."""
+    if path is None:
+        return None
+    with files.open(path) as f:
+        try:
+            raw = f.read(zoo_yaml.MAX_YAML_BYTES + 1)
+        except OSError as e:
+            raise RlarchiveError("IO_ERROR", f"cannot read {f.name}: {e.strerror or e}") from None
+    return zoo_yaml.loads(raw, what)
+
+
 def zoo_metadata(files: RunFiles, stats: Any = None) -> tuple[dict[str, str], list[str]]:
     """The metadata an RL Zoo run gives (spec/metadata.md, Annex B.12), and notes on what was left out."""
     notes: list[str] = []
     out: dict[str, str] = {}
-    config = _object(zoo_yaml.load(files.config, "config.yml"), "config.yml") if files.config else None
-    args = _object(zoo_yaml.load(files.args, "args.yml"), "args.yml") if files.args else None
-    env_kwargs = (
-        _object(zoo_yaml.load(files.env_kwargs, "env_kwargs.yml"), "env_kwargs.yml") if files.env_kwargs else None
-    )
+    config = _object(_yaml(files, files.config, "config.yml"), "config.yml")
+    args = _object(_yaml(files, files.args, "args.yml"), "args.yml")
+    env_kwargs = _object(_yaml(files, files.env_kwargs, "env_kwargs.yml"), "env_kwargs.yml")
     if env_kwargs is None and args is not None:
         env_kwargs = args.get("env_kwargs") if isinstance(args.get("env_kwargs"), dict) else None
     env_id = args.get("env") if args is not None else None
@@ -265,25 +290,32 @@ def import_zoo(
 
     given = provenance.merged({}, metadata)  # checked before any work
     files = find_run(run_folder, best=best)
-    stats = vecnormalize.read(files.vec_normalize, budget=budget) if files.vec_normalize else None
-    found, notes = zoo_metadata(files, stats)
-    merged = provenance.merged(found, given)
-    report = rsb3.import_archive(
-        files.model,
-        out_path,
-        algorithm=algorithm,
-        budget=budget,
-        vec_normalize=stats,
-        replay_buffer=files.replay_buffer if replay_buffer else None,
-        metadata=merged,
-    )
+    with contextlib.ExitStack() as opened:
+        stats = (
+            vecnormalize.read(opened.enter_context(files.open(files.vec_normalize)), budget=budget)
+            if files.vec_normalize
+            else None
+        )
+        found, notes = zoo_metadata(files, stats)
+        merged = provenance.merged(found, given)
+        report = rsb3.import_archive(
+            opened.enter_context(files.open(files.model)),
+            out_path,
+            algorithm=algorithm,
+            budget=budget,
+            vec_normalize=stats,
+            replay_buffer=opened.enter_context(files.open(files.replay_buffer))
+            if replay_buffer and files.replay_buffer
+            else None,
+            metadata=merged,
+        )
     used = [
-        os.path.relpath(p, files.folder)
+        escape_name(os.path.relpath(p, files.folder))
         for p in (files.model, files.config, files.args, files.env_kwargs, files.vec_normalize)
         if p
     ]
     if replay_buffer and files.replay_buffer:
-        used.append(os.path.relpath(files.replay_buffer, files.folder))
+        used.append(escape_name(os.path.relpath(files.replay_buffer, files.folder)))
     report.notes[:0] = [f"RL Zoo run: read {', '.join(used)}"] + files.notes + notes
     if files.replay_buffer and not replay_buffer:
         report.notes.append("replay_buffer.pkl left out (asked)")
