@@ -127,6 +127,7 @@ for _id, _what, _line in (
     ),
     ("request-cmd-not-string", "has a number for cmd", '{"cmd": 7, "seq": $SEQ, "file": $FILE}'),
     ("request-file-missing", "has no file", '{"cmd": "dump", "seq": $SEQ}'),
+    ("request-validate-file-missing", "asks to validate no file", '{"cmd": "validate", "seq": $SEQ}'),
     ("request-file-not-string", "gives the file as an array", '{"cmd": "dump", "seq": $SEQ, "file": [$FILE]}'),
     ("request-file-relative", "gives a relative path", '{"cmd": "dump", "seq": $SEQ, "file": "minimal.rlarchive"}'),
     (
