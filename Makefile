@@ -1,6 +1,6 @@
 # rlarchive: every target sets itself up (virtual environment, pip, npm) on a fresh machine.
 #   make test          the whole suite: Python, JavaScript, conformance, vectors byte for byte
-#   make conformance   every registered reader over every test vector (reader x case matrix)
+#   make conformance   every registered reader over every test vector and the generated cases (reader x case matrix; SEED=S repeats a run)
 #   make vectors       regenerate test-vectors/ with the reference writer
 #   make bench         speed, as ratios against the alternatives in the same run
 #   make docs          the API reference (Python from its docstrings, JavaScript from index.d.ts) into docs/, links checked
@@ -89,7 +89,7 @@ test-property: setup
 	$(PY) -m pytest -q tests/property
 
 conformance: setup-core setup-js
-	$(PY) tests/conformance/run
+	$(PY) tests/conformance/run $(if $(SEED),--seed $(SEED))
 
 # the JSON Schemas inside the Python package: copies of schemas/ (a test checks they are the same)
 schemas:

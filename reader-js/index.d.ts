@@ -248,7 +248,7 @@ export class Policy {
   ): { action: ArrayLikeValue; state: RecurrentState | null };
 }
 
-/** Actions for single observations in order, carrying the recurrent state (the conformance `predict` request). */
+/** Actions for observations (each one or a batch) in order, carrying the recurrent state (the conformance `predict` request); an observation, episode start or mask that does not fit is the RlarchiveError INPUT_INVALID. */
 export function act(
   policy: Policy,
   observations: Observation[],

@@ -109,6 +109,7 @@ class CheckState:
         references: after step 7, the references of ``data.json`` met, in document order.
         tensor_headers: after step 8, group -> {tensor name -> :class:`~rlarchive.tensors.TensorInfo`}.
         failed_groups: after step 8, the groups whose member failed.
+        failed_members: after step 10, the members whose deferred checks failed.
         warnings: the warnings (and infos) so far, in the order found.
         issues: the errors steps 8-11 collected, in the order found.
         data_json: between steps 6 and 7, the bytes of ``data.json`` when within MAX_JSON_BYTES: read
@@ -124,6 +125,7 @@ class CheckState:
     references: tuple[Ref, ...] = ()
     tensor_headers: Mapping[str, Mapping[str, TensorInfo]] = field(default_factory=lambda: _NOTHING)
     failed_groups: frozenset[str] = frozenset()
+    failed_members: frozenset[str] = frozenset()
     warnings: tuple[RlarchiveError, ...] = ()
     issues: tuple[RlarchiveError, ...] = ()
     data_json: bytes | None = field(default=None, repr=False, compare=False)
@@ -376,13 +378,16 @@ def check_digests(
     skipped = set(skip)
     read: Callable[[Member], Iterable[Any]] = chunks or (lambda m: read_chunks(state.source, m))
     issues: list[RlarchiveError] = []
+    failed: set[str] = set()
     for m in state.members.values():
         if m.name in _CHECKED_EARLY or m.name in skipped:
             continue
+        before = len(issues)
         try:
             crc, sha = digests(read(m))
         except RlarchiveError as e:  # the bytes cannot be had (IO_ERROR, IO_TIMEOUT): that member's issue
             issues.append(e)
+            failed.add(m.name)
             continue
         entry = listed.get(m.name)
         if crc != m.crc32:
@@ -395,7 +400,9 @@ def check_digests(
             issues.append(
                 RlarchiveError("MEMBER_DIGEST_MISMATCH", f"{m.name} does not match its SHA-256", member=m.name)
             )
-    return replace(state, issues=state.issues + tuple(issues))
+        if len(issues) > before:
+            failed.add(m.name)
+    return replace(state, issues=state.issues + tuple(issues), failed_members=frozenset(failed))
 
 
 def check_extension(state: CheckState, name: str) -> CheckState:
@@ -422,10 +429,13 @@ def check_extensions(state: CheckState) -> CheckState:
 
 def bool_value_warnings(state: CheckState) -> Iterator[RlarchiveError]:
     """``ST_BOOL_VALUE`` (spec §10.1), which a validator reports last: every ``BOOL`` tensor holding a
-    byte other than 0 and 1, member by member in ZIP order, tensor by tensor in header order."""
+    byte other than 0 and 1, member by member in ZIP order, tensor by tensor in header order; none for
+    a member whose deferred checks failed (its bytes are not the ones written, spec §14)."""
     import numpy as np
 
     for group, infos in state.tensor_headers.items():
+        if member_of(group) in state.failed_members:
+            continue
         for name, info in infos.items():
             if (
                 info.dtype == "BOOL"

@@ -41,10 +41,29 @@ if TYPE_CHECKING or __package__:
         bounded_lines,
         end_process_group,
     )
-    from .conformance_reports import SYMBOL, UNEXPECTED, junit_xml, print_matrix, print_summary, write_junit
+    from .conformance_reports import (
+        REQUEST_KINDS,
+        SYMBOL,
+        UNEXPECTED,
+        junit_xml,
+        print_matrix,
+        print_summary,
+        write_junit,
+    )
 else:  # run.py of the standalone kit
     from conformance_protocol import GRACE_SECONDS, MAX_LINE_BYTES, Testee, TesteeDied, bounded_lines, end_process_group
-    from conformance_reports import SYMBOL, UNEXPECTED, junit_xml, print_matrix, print_summary, write_junit
+    from conformance_reports import (
+        REQUEST_KINDS,
+        SYMBOL,
+        UNEXPECTED,
+        junit_xml,
+        print_matrix,
+        print_summary,
+        write_junit,
+    )
+
+#: Random archives and random policies generated per run by default (Annex A.6): N of each.
+GENERATED_COUNT = 4
 
 __all__ = [
     "GRACE_SECONDS",
@@ -86,11 +105,24 @@ def load_cases(vectors: str) -> list[Any]:
     return cases
 
 
+def case_path(vectors: str, case: dict[str, Any], rel: str) -> str:
+    """A file of a case: ``rel`` is relative to the folder of ``index.json``, or to the case's own ``root``
+    (a generated case's folder, Annex A.6)."""
+    return os.path.join(os.path.abspath(case.get("root") or vectors), rel)
+
+
+def _read_stored(path: str) -> bytes:
+    """A file's bytes (a gzip-stored one expanded)."""
+    with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as f:
+        data: bytes = f.read()
+    return data
+
+
 def stage(vectors: str, case: dict[str, Any], tmp: str) -> tuple[str, str]:
     """(folder, path): a copy of a case's archive, as a testee gets it (Annex A.4): the archive's bytes
     (a gzip-stored vector expanded) under a random name ending ``.rlarchive``, alone in a fresh folder
     inside ``tmp``. The caller removes the folder when the case is over."""
-    src = os.path.join(os.path.abspath(vectors), case["file"])
+    src = case_path(vectors, case, case["file"])
     folder = tempfile.mkdtemp(dir=tmp)
     path = os.path.join(folder, secrets.token_hex(8) + ".rlarchive")
     try:
@@ -190,7 +222,7 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
     if exp["result"] == "actions":
         if result != "actions":
             return "fail", f"expected actions, got {reply.get('code', result)}: {reply.get('message', '')[:160]}"
-        with open(os.path.join(vectors, exp["predict_file"]), encoding="utf-8") as f:
+        with open(case_path(vectors, case, exp["predict_file"]), encoding="utf-8") as f:
             want = json.load(f)["actions"]
         why = same_actions(reply.get("actions"), want)
         return ("fail", why) if why else ("pass", "")
@@ -201,7 +233,7 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
         return "fail", f"expected {exp['code']}, got {got}: {reply.get('message', '')[:160]}"
     if result != "dump":
         return "fail", f"expected a dump, got {reply.get('code', result)}: {reply.get('message', '')[:160]}"
-    with open(os.path.join(vectors, exp["dump_file"]), "rb") as f:
+    with open(case_path(vectors, case, exp["dump_file"]), "rb") as f:
         want = f.read()
     got = reply.get("dump", "")
     if not isinstance(got, str) or got.encode("utf-8") != want:
@@ -214,14 +246,30 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
     return "pass", ""
 
 
-def ask(testee: Testee, vectors: str, case: dict[str, Any], path: str) -> dict[str, Any]:
-    """Send a case's request: ``predict`` (with the observations of its predict file) or ``dump``."""
-    if case["expect"]["result"] == "actions":
-        with open(os.path.join(vectors, case["expect"]["predict_file"]), encoding="utf-8") as f:
+def request_kind(case: dict[str, Any]) -> str:
+    """The request a case is judged on: ``line`` (the bytes of its request file, Annex A.5), ``predict`` or ``dump``."""
+    if "request_file" in case:
+        return "line"
+    return "predict" if case["expect"]["result"] == "actions" else "dump"
+
+
+def ask(testee: Testee, vectors: str, case: dict[str, Any], path: str) -> tuple[dict[str, Any], str]:
+    """Send a case's request: its request file's line, ``predict`` (with the observations of its predict
+    file) or ``dump``; (the answer, "" or why its ``seq`` is wrong)."""
+    kind = request_kind(case)
+    if kind == "line":
+        seq, reply = testee.request_line(_read_stored(case_path(vectors, case, case["request_file"])), path)
+        want = None if case.get("seq_unreadable") else seq
+        wrong = (
+            "" if reply.get("seq", "") == want else f"answered seq {reply.get('seq', '(none)')!r}, expected {want!r}"
+        )
+        return reply, wrong
+    if kind == "predict":
+        with open(case_path(vectors, case, case["expect"]["predict_file"]), encoding="utf-8") as f:
             spec = json.load(f)
         fields = {k: spec[k] for k in ("observations", "episode_starts", "action_masks") if k in spec}
-        return testee.request("predict", path, **fields)
-    return testee.request("dump", path)
+        return testee.request("predict", path, **fields), ""
+    return testee.request("dump", path), ""
 
 
 def run_reader(
@@ -240,6 +288,7 @@ def run_reader(
     finally:
         testee.stop(kill=True)  # whatever happened, nothing of the testee outlives the run
     results["__info__"] = testee.info
+    results["__declared__"] = sorted(testee.requests)
     return results
 
 
@@ -252,7 +301,9 @@ def _run_cases(
     tmp: str,
     results: dict[str, Any],
 ) -> None:
-    """Each case through the testee, its result into ``results`` (case id -> (status, detail))."""
+    """Each case through the testee, its result into ``results`` (case id -> (status, detail)), and under
+    ``__requests__`` how many requests of each kind were judged (Annex A.3)."""
+    kinds = results.setdefault("__requests__", {k: 0 for k in REQUEST_KINDS})
     for c in cases:
         missing = [x for x in c.get("extensions", []) if x not in testee.extensions]
         if missing:
@@ -263,8 +314,11 @@ def _run_cases(
         folder = None
         try:
             folder, path = stage(vectors, c, tmp)
-            status, detail = judge(vectors, c, ask(testee, vectors, c, path))
+            kinds[request_kind(c)] += 1
+            reply, wrong_seq = ask(testee, vectors, c, path)
+            status, detail = ("fail", wrong_seq) if wrong_seq else judge(vectors, c, reply)
             if status == "pass" and "validate" in testee.requests and "issues" in c:
+                kinds["validate"] += 1
                 status, detail = judge_report(c, testee.request("validate", path))
         except TimeoutError:
             status, detail = "timeout", f"no answer within {timeout} s"
@@ -338,8 +392,21 @@ def _readers(args: argparse.Namespace, registered: str | None) -> list[Any]:
     return readers
 
 
-def main(argv: list[Any] | None = None, registered: str | None = None, prog: str = "rlarchive conformance") -> int:
-    """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
+def _generated(seed: int, count: int, out: str) -> list[dict[str, Any]] | str:
+    """The generated cases of ``seed`` (Annex A.6), their files written into ``out``; or why there are none."""
+    if count <= 0:
+        return []
+    try:
+        if __package__:
+            from .conformance_generated import generated_cases
+        else:  # run.py of the standalone kit: the installed package generates them, when there is one
+            from rlarchive.conformance_generated import generated_cases
+    except ImportError as e:
+        return f"generated cases: none, they need the rlarchive package and NumPy (pip install rlarchive): {e}"
+    return generated_cases(seed, out, count)
+
+
+def _arguments(prog: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vectors", default=None, help="folder with index.json (default: the vectors inside this package)")
     ap.add_argument("--reader-cmd", help="command of an outside reader (shell-quoted)")
@@ -353,15 +420,33 @@ def main(argv: list[Any] | None = None, registered: str | None = None, prog: str
     ap.add_argument("--quiet", action="store_true", help="print only rows with an unexpected result")
     ap.add_argument("--report", help="write the results as JSON here")
     ap.add_argument("--junit", help="write the results as JUnit XML here (one test case per reader and case)")
-    args = ap.parse_args(argv)
-    if args.vectors is None:
-        args.vectors = vectors_dir()
-    if not args.reader_cmd and registered is None:
-        ap.error("give the reader to test: --reader-cmd CMD")
-    cases = load_cases(args.vectors)
-    readers = _readers(args, registered)
+    ap.add_argument(
+        "--seed", type=int, help="seed of the generated cases (Annex A.6; default: a new one each run, printed)"
+    )
+    ap.add_argument(
+        "--generated",
+        type=int,
+        default=GENERATED_COUNT,
+        metavar="N",
+        help=f"random archives and random policies to generate, N of each (default {GENERATED_COUNT}; 0: none)",
+    )
+    return ap
+
+
+def _run_all(
+    readers: list[Any], golden: list[Any], args: argparse.Namespace, seed: int
+) -> tuple[list[Any], dict[str, dict[str, Any]]]:
+    """(every case run: the golden ones, then the generated ones; reader name -> its results)."""
     all_results: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    # the generated cases' files (with their expected answers) stay out of the folder the copies are staged in
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as generated_folder:
+        generated = _generated(seed, args.generated, generated_folder)
+        if isinstance(generated, str):
+            print(generated)
+            generated = []
+        elif generated:
+            print(f"generated cases: {len(generated)} from seed {seed} (the same cases again: --seed {seed})")
+        cases = golden + generated
         for r in readers:
             xfail = {}
             if r.get("xfail"):
@@ -370,19 +455,35 @@ def main(argv: list[Any] | None = None, registered: str | None = None, prog: str
             t0 = time.monotonic()
             results = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
             results["__seconds__"] = time.monotonic() - t0
+            results["__seed__"] = seed if generated else None
             if r.get("named"):  # no --reader-name: the name the reader's handshake gave
                 r["name"] = handshake_name(results.get("__info__", {})) or r["name"]
             all_results[r["name"]] = results
+    return cases, all_results
 
+
+def main(argv: list[Any] | None = None, registered: str | None = None, prog: str = "rlarchive conformance") -> int:
+    """Run the harness; ``registered`` is a readers.json listing readers to run when no --reader-cmd is given."""
+    ap = _arguments(prog)
+    args = ap.parse_args(argv)
+    if args.vectors is None:
+        args.vectors = vectors_dir()
+    if not args.reader_cmd and registered is None:
+        ap.error("give the reader to test: --reader-cmd CMD")
+    golden = load_cases(args.vectors)
+    readers = _readers(args, registered)
+    seed = secrets.randbelow(2**32) if args.seed is None else args.seed
+    cases, all_results = _run_all(readers, golden, args, seed)
     names = [r["name"] for r in readers]
-    print_matrix(cases, names, all_results, args.quiet)
+    print_matrix(cases, names, all_results, args.quiet, {"generated": f"generated cases (seed {seed})"})
     total_pass, total_fail = print_summary(cases, names, all_results)
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
             json.dump({n: {k: v for k, v in all_results[n].items()} for n in names}, f, indent=1)
     if args.junit:
         write_junit(args.junit, names, cases, all_results)
-    print(f"conformance: {total_pass} passed, {total_fail} failed")
+    seeded = f" (generated cases: seed {seed})" if len(cases) > len(golden) else ""
+    print(f"conformance: {total_pass} passed, {total_fail} failed{seeded}")
     return 1 if total_fail or not readers else 0
 
 

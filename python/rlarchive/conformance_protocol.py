@@ -225,8 +225,12 @@ class Testee:
 
     def send(self, msg: dict[str, Any]) -> None:
         """Write one request line."""
+        self.send_line(json.dumps(msg).encode("utf-8"))
+
+    def send_line(self, line: bytes) -> None:
+        """Write one line of any bytes (a request line, or one that is not a request at all)."""
         try:
-            self.proc.stdin.write(json.dumps(msg).encode("utf-8") + b"\n")
+            self.proc.stdin.write(line + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError, AttributeError):
             raise TesteeDied("reader exited") from None
@@ -281,6 +285,22 @@ class Testee:
         if reply.get("seq") != self.seq:
             raise TesteeDied(f"answer out of order: {reply}")
         return reply
+
+    def request_line(self, template: bytes, path: str) -> tuple[int, dict[str, Any]]:
+        """(seq, answer) of a request line given as bytes (a case's request file, Annex A.5): ``$SEQ``
+        becomes the next sequence number, ``$FILE`` the path as a JSON string. The answer's ``seq``
+        is left to the caller to judge: a testee that cannot read the request answers null."""
+        if not self.alive():
+            self.start()
+        self.seq += 1
+        line = template.replace(b"$SEQ", str(self.seq).encode()).replace(b"$FILE", json.dumps(path).encode())
+        self.send_line(line)
+        try:
+            reply = self.receive(self.timeout)
+        except TimeoutError:
+            self.stop(kill=True)
+            raise
+        return self.seq, reply
 
     def kill(self) -> None:
         """End the testee and its whole process group now (SIGTERM, then SIGKILL after :data:`GRACE_SECONDS`)."""

@@ -32,6 +32,16 @@ SYMBOL = {
 # A case the testee answers "skipped" counts against it: it was sent only because the testee
 # declared every extension the case needs ("n/a" marks the cases not sent, Annex A.3).
 UNEXPECTED = {"fail", "skip", "xpass", "crash", "timeout"}
+#: The kinds of request the harness counts per reader (Annex A.3): a case's dump or predict request, the
+#: validate request that follows it, and a request line given as bytes by a case's request file (Annex A.5).
+REQUEST_KINDS = ("dump", "predict", "validate", "line")
+#: The matrix's sections: the golden vectors, then the cases generated for the run (Annex A.6).
+SECTIONS = {"golden": "golden vectors", "generated": "generated cases"}
+
+
+def section(case: dict[str, Any]) -> str:
+    """The section of the matrix a case belongs to."""
+    return str(case.get("section", "golden"))
 
 
 def xml_text(text: str) -> str:
@@ -82,12 +92,23 @@ def write_junit(path: str, names: list[Any], cases: list[Any], results: dict[str
         f.write(junit_xml("rlarchive conformance", suites))
 
 
-def print_matrix(cases: list[Any], names: list[Any], results: dict[str, Any], quiet: bool = False) -> None:
-    """The reader x case matrix on stdout, with the detail of each unexpected result under its row
-    (``quiet``: only the rows with an unexpected result)."""
+def print_matrix(
+    cases: list[Any],
+    names: list[Any],
+    results: dict[str, Any],
+    quiet: bool = False,
+    titles: dict[str, str] | None = None,
+) -> None:
+    """The reader x case matrix on stdout, a section at a time (each under its title: ``titles``, else
+    :data:`SECTIONS`), with the detail of each unexpected result under its row (``quiet``: only the rows
+    with an unexpected result)."""
     width = max(len(c["id"]) for c in cases) + 2
     print("case".ljust(width) + "".join(printable(n).ljust(12) for n in names))
+    current = None
     for c in cases:
+        if section(c) != current:
+            current = section(c)
+            print(f"-- {(titles or {}).get(current) or SECTIONS.get(current, current)}")
         row = [results[n][c["id"]] for n in names]
         unexpected = any(s in UNEXPECTED for s, _ in row)
         if quiet and not unexpected:
@@ -99,22 +120,41 @@ def print_matrix(cases: list[Any], names: list[Any], results: dict[str, Any], qu
     print()
 
 
+def requests_line(judged: dict[str, int], declared: Any) -> str:
+    """How many requests of each kind a reader's answers were judged on, and which kind it was never sent
+    because its handshake does not declare it (Annex A.3)."""
+    names = {"dump": "dump", "predict": "predict", "validate": "validate", "line": "request lines"}
+    text = ", ".join(f"{judged.get(k, 0)} {names[k]}" for k in REQUEST_KINDS)
+    if "validate" not in (declared or ()):
+        text += "; validate never sent: the handshake's requests do not list it"
+    return "  requests judged: " + text
+
+
 def print_summary(cases: list[Any], names: list[Any], results: dict[str, Any]) -> tuple[int, int]:
-    """One line per reader on stdout (passed, failed, expected failures, coverage); returns the
-    (passed, failed) counts over every reader, expected failures counted as passed."""
+    """Per reader on stdout: a line per section (passed, failed, expected failures, coverage) and the
+    requests judged by kind; returns the (passed, failed) counts over every reader, expected failures
+    counted as passed."""
     total_pass = total_fail = 0
     for n in names:
-        res = [v for k, v in results[n].items() if not k.startswith("__")]
-        count = {s: sum(1 for st, _ in res if st == s) for s in SYMBOL}
-        failed = sum(count[s] for s in UNEXPECTED)
-        total_pass += count["pass"] + count["xfail"]
-        total_fail += failed
         info = results[n].get("__info__", {})
         who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
-        sent = len(cases) - count["n/a"]
+        sections = list(dict.fromkeys(section(c) for c in cases))
+        for part in sections:
+            ids = [c["id"] for c in cases if section(c) == part]
+            res = [results[n][i] for i in ids]
+            count = {s: sum(1 for st, _ in res if st == s) for s in SYMBOL}
+            failed = sum(count[s] for s in UNEXPECTED)
+            total_pass += count["pass"] + count["xfail"]
+            total_fail += failed
+            sent = len(ids) - count["n/a"]
+            where = f" [{SECTIONS.get(part, part)}]" if len(sections) > 1 else ""
+            print(
+                f"{printable(n)} ({printable(who)}){where}: {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
+                f" of {sent} cases sent; coverage {sent} of {len(ids)} cases"
+                + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
+            )
         print(
-            f"{printable(n)} ({printable(who)}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
-            f" of {sent} cases sent in {results[n]['__seconds__']:.1f} s; coverage {sent} of {len(cases)} cases"
-            + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
+            requests_line(results[n].get("__requests__", {}), results[n].get("__declared__"))
+            + f"; {results[n]['__seconds__']:.1f} s"
         )
     return total_pass, total_fail

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import observations as _observations
 from .dtypes import numpy_view_dtype
+from .errors import RlarchiveError
 from .observations import observation_shape
 from .policy_activations import ACTIVATIONS, erf, sigmoid64
 from .policy_ops import BERNOULLI_THRESHOLD as _BERNOULLI_THRESHOLD
@@ -195,18 +196,26 @@ def act(
     episode_starts: Sequence[bool] | None = None,
     action_masks: Sequence[Any] | None = None,
 ) -> list[Any]:
-    """The actions for a sequence of single observations, in order (the conformance ``predict`` request, Annex A).
+    """The actions for a sequence of observations, in order (the conformance ``predict`` request, Annex A).
 
-    A recurrent policy carries its state from one observation to the next and
-    resets it where ``episode_starts`` is true; ``action_masks[i]`` goes with
-    ``observations[i]``.
+    Each observation is one observation or a batch, as :meth:`Policy.predict`
+    takes it. A recurrent policy carries its state from one observation to the
+    next and resets it where ``episode_starts`` is true; ``action_masks[i]``
+    goes with ``observations[i]``.
+
+    Raises:
+        RlarchiveError: INPUT_INVALID for an observation, episode start or mask
+            that does not fit the policy (RLA_policy §4), naming its index.
     """
     state = None
     out = []
     for i, obs in enumerate(observations):
-        start = [bool(episode_starts[i])] if episode_starts is not None else None
-        mask = action_masks[i] if action_masks is not None else None
-        action, state = policy.predict(obs, state=state, episode_start=start, action_masks=mask)
+        try:
+            start = [bool(episode_starts[i])] if episode_starts is not None else None
+            mask = action_masks[i] if action_masks is not None else None
+            action, state = policy.predict(obs, state=state, episode_start=start, action_masks=mask)
+        except (ValueError, TypeError, IndexError) as e:  # what predict raises for input that does not fit
+            raise RlarchiveError("INPUT_INVALID", f"observation {i}: {e}") from None
         out.append(np.asarray(action))
     return out
 

@@ -19,7 +19,7 @@ import {
 } from './zipread.js';
 import { checkManifest as checkManifestTree, KNOWN_PROPERTIES, SUPPORTED_EXTENSIONS } from './manifest.js';
 import { checkMetadata } from './metadata.js';
-import { checkDataDocument } from './values.js';
+import { checkDataDocument, checkDataStructure } from './values.js';
 import { checkReference, entryPointer, groupOf, readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
 import { readDocument, SUPPORTED } from './extensions.js';
@@ -223,18 +223,36 @@ export async function checkData(state) {
   dataBytesOf.delete(state.manifest);
   const doc = await readJsonMember(state.source, state.members.get('data.json'), bytes);
   const checked = checkDataDocument(doc);
-  const warnings = [];
-  for (const k of doc.keys()) {
-    if (k !== 'data' && k !== 'optimizers')
-      warnings.push(
+  const document = Object.freeze({ data: checked.data, optimizers: checked.optimizers });
+  return appended(next(state, { document, references: checked.references }), 'warnings', unknownProperties(doc));
+}
+
+/** DATA_UNKNOWN_PROPERTY for each top-level property of a data document other than data and optimizers. */
+function unknownProperties(doc) {
+  return [...doc.keys()]
+    .filter((k) => k !== 'data' && k !== 'optimizers')
+    .map(
+      (k) =>
         new RlarchiveError('DATA_UNKNOWN_PROPERTY', `unknown data.json property ${k} ignored`, {
           member: 'data.json',
           pointer: pointerJoin('', k),
         }),
-      );
+    );
+}
+
+/**
+ * The warnings step 7 finds before the values (unknown top-level properties, §7.1), for a validator
+ * whose step 7 failed at a value: [] when data.json cannot be read or its structure is wrong (§14).
+ */
+export async function dataWarnings(state) {
+  try {
+    const doc = await readJsonMember(state.source, state.members.get('data.json'));
+    checkDataStructure(doc);
+    return unknownProperties(doc);
+  } catch (e) {
+    if (!(e instanceof RlarchiveError)) throw e;
+    return [];
   }
-  const document = Object.freeze({ data: checked.data, optimizers: checked.optimizers });
-  return appended(next(state, { document, references: checked.references }), 'warnings', warnings);
 }
 
 /**

@@ -9,6 +9,7 @@
 // loaded). Values are {shape, data} with the batch first and data a
 // Float32Array; every operation rounds its results to float32 (RLA_policy §5).
 
+import { fail } from './errors.js';
 import { normalizeArray } from './vec_normalize.js';
 import { BERNOULLI_THRESHOLD, HEADS as HEAD_TABLE, MASKED_LOGIT, OPERATIONS, implementations } from './policy_ops.js';
 import { ACTIVATIONS, sigmoid } from './policy_activations.js';
@@ -166,17 +167,27 @@ export class Policy {
 }
 
 /**
- * The actions for a sequence of single observations, in order (the conformance `predict` request):
- * a recurrent policy carries its state and resets it where `episodeStarts[i]` is true.
+ * The actions for a sequence of observations (each one or a batch, as predict takes it), in order (the
+ * conformance `predict` request): a recurrent policy carries its state and resets it where
+ * `episodeStarts[i]` is true. An observation, episode start or mask that does not fit the policy
+ * (RLA_policy §4) is the RlarchiveError INPUT_INVALID, naming its index.
  */
 export function act(policy, observations, { episodeStarts = null, actionMasks = null } = {}) {
   let state = null;
   return observations.map((obs, i) => {
-    const r = policy.predict(obs, {
-      state,
-      episodeStart: episodeStarts ? [episodeStarts[i]] : null,
-      actionMasks: actionMasks ? actionMasks[i] : null,
-    });
+    let r;
+    try {
+      r = policy.predict(obs, {
+        state,
+        episodeStart: episodeStarts ? [episodeStarts[i]] : null,
+        actionMasks: actionMasks ? actionMasks[i] : null,
+      });
+    } catch (e) {
+      // what predict throws for input that does not fit
+      if (e instanceof TypeError || e instanceof RangeError)
+        throw fail('INPUT_INVALID', `observation ${i}: ${e.message}`);
+      throw e;
+    }
     state = r.state;
     return r.action;
   });

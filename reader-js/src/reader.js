@@ -13,7 +13,7 @@ import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
 import { readDocument } from './extensions.js';
-import { checkData, checkExtensions, checkState, STEPS } from './checks.js';
+import { checkData, checkExtensions, checkState, dataWarnings, STEPS } from './checks.js';
 import { VERSION } from './version.js';
 import { EXTENSION as VEC_NORMALIZE } from './vec_normalize.js';
 import { EXTENSION as POLICY } from './policy_description.js';
@@ -98,7 +98,11 @@ async function validationIssues(input, options) {
       state = await checkData(state);
     } catch (e) {
       if (!(e instanceof RlarchiveError)) throw e;
-      state = checkState({ ...state, issues: [...state.issues, e] });
+      state = checkState({
+        ...state,
+        issues: [...state.issues, e],
+        warnings: [...state.warnings, ...(await dataWarnings(state))],
+      });
     }
     const opened = await runSteps(state, CONTENT);
     const done = await runSteps(opened, DEFERRED);

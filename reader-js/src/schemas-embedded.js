@@ -1820,9 +1820,9 @@ export default {
               "minItems": 1,
               "items": {
                 "type": "string",
-                "pattern": "^([A-Za-z0-9_]{1,64} )?§[0-9]+(\\.[0-9]+)?$"
+                "pattern": "^([A-Za-z0-9_]{1,64} )?§([0-9]+|A)(\\.[0-9]+)?$"
               },
-              "description": "sections of spec/rlarchive.md, or of an extension's specification when prefixed by its name"
+              "description": "sections of spec/rlarchive.md (§A.N: of its Annex A, the conformance protocol), or of an extension's specification when prefixed by its name"
             },
             "extensions": {
               "type": "array",
@@ -1837,6 +1837,15 @@ export default {
               "type": "string",
               "pattern": "^(valid|invalid)/[a-z0-9-]+\\.rlarchive(\\.gz)?$",
               "description": "relative to index.json; a .gz file is gzip-compressed and expanded by the harness before a reader sees it"
+            },
+            "request_file": {
+              "type": "string",
+              "pattern": "^requests/[a-z0-9-]+\\.request(\\.gz)?$",
+              "description": "relative to index.json: the request line the harness sends instead of the case's dump or predict request (Annex A.5), after replacing each $SEQ by the request's sequence number and each $FILE by the path of the case's copy as a JSON string; no line break (a .gz file is gzip-compressed)"
+            },
+            "seq_unreadable": {
+              "const": true,
+              "description": "the request line's seq cannot be read: the answer's seq must be null (Annex A.5); absent, the answer's seq is the request's"
             },
             "warnings": {
               "type": "array",

@@ -285,6 +285,16 @@ export function checkValue(v, ptr, ctx) {
   return undefined;
 }
 
+/** §7.1: the data document's structure (DATA_INVALID): an object with a `data` object and an optional `optimizers` object. */
+export function checkDataStructure(doc, member = 'data.json') {
+  if (!isMap(doc)) throw fail('DATA_INVALID', 'the data document is not an object', { member, pointer: '' });
+  if (!doc.has('data')) throw fail('DATA_INVALID', 'the data document lacks "data"', { member, pointer: '' });
+  if (!isMap(doc.get('data'))) throw fail('DATA_INVALID', '"data" is not an object', { member, pointer: '/data' });
+  if (doc.has('optimizers') && !isMap(doc.get('optimizers'))) {
+    throw fail('DATA_INVALID', '"optimizers" is not an object', { member, pointer: '/optimizers' });
+  }
+}
+
 /**
  * §7.1: checks the data document's structure, then every value in document
  * order, `data` before `optimizers` (§11.1 step 7). Returns {data, optimizers,
@@ -293,12 +303,7 @@ export function checkValue(v, ptr, ctx) {
  */
 export function checkDataDocument(doc, member = 'data.json') {
   const ctx = { member, references: [] };
-  if (!isMap(doc)) throw fail('DATA_INVALID', 'the data document is not an object', { member, pointer: '' });
-  if (!doc.has('data')) throw fail('DATA_INVALID', 'the data document lacks "data"', { member, pointer: '' });
-  if (!isMap(doc.get('data'))) throw fail('DATA_INVALID', '"data" is not an object', { member, pointer: '/data' });
-  if (doc.has('optimizers') && !isMap(doc.get('optimizers'))) {
-    throw fail('DATA_INVALID', '"optimizers" is not an object', { member, pointer: '/optimizers' });
-  }
+  checkDataStructure(doc, member);
   for (const k of ['data', 'optimizers']) {
     for (const [name, v] of doc.get(k) ?? []) checkValue(v, pointerJoin('/' + k, name), ctx);
   }

@@ -39,7 +39,8 @@ if (!existsSync(new URL('index.json', dir))) {
   test('invalid vectors', (t) => t.skip('test-vectors/index.json is not there'));
 } else {
   const index = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8'));
-  for (const c of index.cases.filter((x) => x.expect.result === 'error')) {
+  // a request case (request_file, annex A.5) expects an answer to its request line: conformance.test.mjs
+  for (const c of index.cases.filter((x) => x.expect.result === 'error' && !x.request_file)) {
     test(`${c.id} -> ${c.expect.code}`, async () => {
       let bytes = readFileSync(new URL(c.file, dir));
       if (c.file.endsWith('.gz')) bytes = gunzipSync(bytes, { maxOutputLength: 1 << 28 });

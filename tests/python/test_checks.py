@@ -64,3 +64,28 @@ def test_each_rule_names_the_checks_its_invalid_vectors_break():
             for v in rule["vectors"]:
                 want += [c for c in index[v].get("checks", []) if c not in want]
             assert rule["checks"] == sorted(want, key=order.index), (rule["id"], "stale: recompute from the vectors")
+
+
+def test_the_table_lists_the_directory_checks_in_the_order_the_readers_apply_them():
+    """A file breaking both directory checks of step 2 gets the code of the one the table lists first
+    (§2.2, §11.1 step 2: the size, then the bounds), in the reference reader and in the vectors."""
+    import struct
+
+    import rlarchive
+
+    path = os.path.join(ROOT, "test-vectors", "invalid", "decide-directory-size-before-bounds.rlarchive")
+    with open(path, "rb") as f:
+        raw = f.read()
+    eocd = raw.rfind(b"PK\x05\x06")
+    count, size, offset = struct.unpack_from("<HII", raw, eocd + 10)
+    assert size > 329 * count and offset + size > len(raw), "the file breaks directory-size and directory-bounds"
+    code = None
+    try:
+        with rlarchive.open(path) as ar:
+            ar.dump()
+    except rlarchive.RlarchiveError as e:
+        code = e.code
+    by_id = {c["id"]: c for c in CHECKS["checks"]}
+    order = [c["id"] for c in CHECKS["checks"]]
+    first = min(("directory-size", "directory-bounds"), key=order.index)
+    assert by_id[first]["code"] == code == "ZIP_CD_INVALID"

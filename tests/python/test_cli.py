@@ -96,10 +96,12 @@ def test_inspect_shows_the_agent(ppo):
         assert needle in out, needle
 
 
-def test_dump_is_the_canonical_dump(ppo):
+def test_dump_is_the_canonical_dump_byte_for_byte(ppo):
+    """The command writes the dump exactly, without a trailing newline (spec §13.3): redirected, it is the golden file."""
     r = subprocess.run([*RLARCHIVE, "dump", ppo], capture_output=True)
     with open(os.path.join(ROOT, "test-vectors", "valid", "ppo-like-agent.dump.json"), "rb") as f:
-        assert r.stdout == f.read() + b"\n"
+        want = f.read()
+    assert r.returncode == 0 and r.stdout == want and not r.stdout.endswith(b"\n")
 
 
 def test_errors_are_one_line_with_code(tmp_path):

@@ -51,7 +51,17 @@ def _reader(tmp_path, name) -> str:
 
 def _summary(tmp_path, *argv) -> list:
     r = subprocess.run(
-        [sys.executable, "-m", "rlarchive", "conformance", "--vectors", _two_cases(tmp_path), *argv],
+        [
+            sys.executable,
+            "-m",
+            "rlarchive",
+            "conformance",
+            "--vectors",
+            _two_cases(tmp_path),
+            "--generated",
+            "0",
+            *argv,
+        ],
         capture_output=True,
         text=True,
         timeout=120,

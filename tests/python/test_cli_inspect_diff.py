@@ -91,9 +91,10 @@ def test_inspect_json_matches_its_schema_and_the_archive(name, capsys):
 def test_dump_indent_is_the_canonical_dump_indented(capsys):
     status, canonical, _ = _main(capsys, "dump", PPO)
     with open(os.path.join(VALID, "ppo-like-agent.dump.json"), encoding="utf-8") as f:
-        assert canonical == f.read() + "\n"  # the default stays the canonical dump, byte for byte
+        assert canonical == f.read()  # the default stays the canonical dump, byte for byte (no trailing newline)
     status, indented, _ = _main(capsys, "dump", "--indent", "2", PPO)
     assert status == 0 and json.loads(indented) == json.loads(canonical) and indented.splitlines()[1].startswith('  "')
+    assert indented.endswith("}\n")  # text for people ends with a line break
     assert len(indented.splitlines()) > len(canonical.splitlines())
 
 

@@ -175,7 +175,7 @@ DEFERRED = {"ZIP_CRC_MISMATCH", "MEMBER_DIGEST_MISMATCH"}
 def _vectors(tmp_path, kind: str):
     """(path, expected error code or None) for each vector of ``kind`` ("valid" or "invalid")."""
     with open(os.path.join(VECTORS, "index.json"), encoding="utf-8") as f:
-        cases = [c for c in json.load(f)["cases"] if c["file"].startswith(kind + "/")]
+        cases = [c for c in json.load(f)["cases"] if c["file"].startswith(kind + "/") and "request_file" not in c]
     out = []
     for c in cases:
         path = os.path.join(VECTORS, c["file"])

@@ -43,14 +43,23 @@ class Case:
     sites: list = field(
         default_factory=list
     )  # (check id of spec/checks.json, sites.Site) of each issue a validator reports, in order
+    request: Callable[[], bytes] | None = None  # the request line sent instead (Annex A.5), with $SEQ and $FILE
+    seq_unreadable: bool = False  # the request's seq cannot be read: the answer's seq is null (Annex A.5)
+    request_gzip: bool = False  # the request file is stored gzipped
 
     @property
     def folder(self) -> str:
+        if self.request is not None:  # the folder of the case whose file it reads
+            return next(c for c in CASES if c.id == self.file_id).folder
         return "invalid" if self.expect not in ("dump", "actions") else "valid"
 
     @property
     def file(self) -> str:
         return f"{self.folder}/{self.file_id or self.id}.rlarchive" + (".gz" if self.gzip else "")
+
+    @property
+    def request_file(self) -> str:
+        return f"requests/{self.id}.request" + (".gz" if self.request_gzip else "")
 
 
 CASES: list[Case] = []
@@ -2059,4 +2068,5 @@ import cases_policy_numerics  # noqa: E402,F401
 import cases_training  # noqa: E402,F401
 import cases_training_random  # noqa: E402,F401
 import cases_replay_buffer  # noqa: E402,F401
+import cases_requests  # noqa: E402,F401
 # isort: on

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 
 import numpy as np
 from cases import archive, case, nd, st_group, st_raw, with_value
-from rawzip import U32, assemble, standard_entries
+from rawzip import U32, Layout, assemble, standard_entries
+from sites import doc, in_member, record, site
 
 from rlarchive import jsonstrict
 
@@ -419,3 +421,77 @@ def _():
 @case("manifest-extensions-used-twice", "An extension listed twice in extensions_used.", ["§5.1"], "MANIFEST_INVALID")
 def _():
     return archive({"data": {}}, manifest_patch=lambda m: m.update(extensions_used=["ACME_x", "ACME_x"]))
+
+
+# -- the corners an implementer met: each decided in the specification -----------------------------
+
+
+@case(
+    "decide-metadata-versions-name-breaks-pattern",
+    "A metadata key versions.stable-baselines3 (its NAME holds '-', outside a-z, 0-9, _) with a well-formed version: the versions. prefix is the defined key's, so the key is malformed (the warning METADATA_INVALID), not a free key read without a warning (metadata.md §1).",
+    ["§5.1"],
+    warnings=["METADATA_INVALID"],
+    check="metadata-value",
+    at=doc("/metadata/versions.stable-baselines3", "value", member="manifest.json"),
+)
+def _():
+    def patch(m):
+        m["metadata"] = {"versions.stable-baselines3": "2.0.0", "versions.numpy": "2.1.0"}
+
+    return archive({"data": {"gamma": 0.99}}, manifest_patch=patch)
+
+
+@case(
+    "decide-data-unknown-property-not-with-data-invalid",
+    "A data document without data and with a property 1.0 does not define: DATA_INVALID alone; the unknown-property check follows the structure check, which failed (§7.1, §14), so no DATA_UNKNOWN_PROPERTY.",
+    ["§7.1", "§11.1"],
+    "DATA_INVALID",
+    check="data-structure",
+    at=doc("", "top"),
+)
+def _():
+    return archive(jsonstrict.dumps({"parameters": {"gamma": 0.99}, "comment": "from a later minor version"}))
+
+
+@case(
+    "decide-data-unknown-property-with-value-error",
+    "A data document with a property 1.0 does not define and a value of unknown type: the structure passed, so the validator reports VALUE_UNKNOWN_TYPE and then the warning DATA_UNKNOWN_PROPERTY (§7.1, §14), not the error alone.",
+    ["§7.1", "§11.1"],
+    "VALUE_UNKNOWN_TYPE",
+    check=["value-unknown-type", "data-unknown-property"],
+    at=[doc("/data/x/$type", "value"), doc("/comment", "not-allowed")],
+)
+def _():
+    return archive({"data": {"x": {"$type": "zzz"}}, "comment": "from a later minor version"})
+
+
+@case(
+    "decide-bool-value-not-after-crc-mismatch",
+    "A BOOL tensor holding the byte 2 in a member whose CRC-32 does not match: ZIP_CRC_MISMATCH alone; a member whose deferred checks failed has no ST_BOOL_VALUE warning (its bytes are not the ones written, §14).",
+    ["§10.1", "§14"],
+    "ZIP_CRC_MISMATCH",
+    check="member-crc",
+    at=site(member="tensors/flags.safetensors", offset=in_member("data", "tensors/flags.safetensors")),
+)
+def _():
+    member = st_raw({"m": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}}, bytes([0, 1, 2]))
+
+    def edit(es):
+        e = next(x for x in es if x.name == "tensors/flags.safetensors")
+        e.crc = zlib.crc32(e.data) ^ 1
+
+    es = standard_entries(jsonstrict.dumps({"data": {}}), {"flags": member})
+    edit(es)
+    return assemble(es)
+
+
+@case(
+    "decide-directory-size-before-bounds",
+    "An end record giving a central directory size of 10^6 bytes for 3 entries, which also runs past the end of the file: the size is checked first (ZIP_CD_INVALID at the EOCD, §2.2's last paragraph, §11.1 step 2), not ZIP_TRUNCATED.",
+    ["§2.2", "§11.1"],
+    "ZIP_CD_INVALID",
+    check="directory-size",
+    at=site(offset=record("eocd")),
+)
+def _():
+    return assemble(standard_entries(jsonstrict.dumps({"data": {}})), Layout(eocd_cd_size=10**6))

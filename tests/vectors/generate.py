@@ -24,6 +24,9 @@ from sites import derive, load_checks  # noqa: E402
 
 import rlarchive  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conformance"))
+from testee_python import reply_to  # noqa: E402  (the reference testee answers each request case)
+
 INDEX_VERSION = 1
 
 
@@ -110,9 +113,41 @@ def check_predict(c, raw: bytes) -> None:
         raise SystemExit(f"case {c.id}: the reference reader's actions differ from SB3's: {why}")
 
 
+def _request_entry(c, raw: bytes, out: str) -> dict:
+    """A request case (Annex A.5): its request file written, the reference testee's answer checked."""
+    line = c.request()
+    with open(os.path.join(out, c.request_file), "wb") as f:
+        f.write(gzip.compress(line, compresslevel=9, mtime=0) if c.request_gzip else line)
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "v.rlarchive")
+        with open(p, "wb") as f:
+            f.write(raw)
+        answer = reply_to(line.replace(b"$SEQ", b"7").replace(b"$FILE", json.dumps(p).encode()))
+    got = answer.get("code", answer.get("result")) if answer else None
+    if got != c.expect or answer.get("seq") != (None if c.seq_unreadable else 7):
+        raise SystemExit(f"case {c.id}: the reference testee answers {answer}, the case expects {c.expect}")
+    entry = {"id": c.id, "description": c.description, "spec": c.spec, "file": c.file}
+    if c.extensions:
+        entry["extensions"] = c.extensions
+    entry["request_file"] = c.request_file
+    if c.seq_unreadable:
+        entry["seq_unreadable"] = True
+    if c.expect == "dump":
+        dump_file = f"valid/{c.id}.dump.json"
+        with open(os.path.join(out, dump_file), "w", encoding="utf-8") as f:
+            f.write(answer["dump"])
+        entry["expect"] = {"result": "dump", "dump_file": dump_file}
+    else:
+        entry["expect"] = {"result": "error", "code": c.expect}
+    return entry
+
+
+FOLDERS = ("valid", "invalid", "requests")
+
+
 def generate(out: str) -> None:
     """Write every case, its expected result, and index.json into ``out``."""
-    for sub in ("valid", "invalid"):
+    for sub in FOLDERS:
         shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
         os.makedirs(os.path.join(out, sub))
     seen = set()
@@ -125,6 +160,9 @@ def generate(out: str) -> None:
         raw = gzip.decompress(stored) if c.gzip else stored
         with open(os.path.join(out, c.file), "wb") as f:
             f.write(stored)
+        if c.request is not None:
+            index.append(_request_entry(c, raw, out))
+            continue
         got, dump = _outcome(raw)
         if c.expect == "actions":
             check_predict(c, raw)
@@ -199,7 +237,7 @@ def check(folder: str) -> int:
                         problems.append(f"differs: {rel}: {why}")
                 elif not filecmp.cmp(os.path.join(root, name), mine, shallow=False):
                     problems.append(f"differs: {rel}")
-        for sub in ("valid", "invalid"):
+        for sub in FOLDERS:
             for name in os.listdir(os.path.join(folder, sub)) if os.path.isdir(os.path.join(folder, sub)) else []:
                 if not os.path.exists(os.path.join(tmp, sub, name)):
                     problems.append(f"not generated any more: {sub}/{name}")
@@ -222,7 +260,7 @@ def main() -> int:
     os.makedirs(args.folder, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent) as tmp:
         generate(tmp)
-        for sub in ("valid", "invalid"):
+        for sub in FOLDERS:
             shutil.rmtree(os.path.join(args.folder, sub), ignore_errors=True)
             os.replace(os.path.join(tmp, sub), os.path.join(args.folder, sub))
         os.replace(os.path.join(tmp, "index.json"), os.path.join(args.folder, "index.json"))

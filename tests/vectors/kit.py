@@ -32,7 +32,10 @@ command that speaks the protocol of annex-a-conformance.md on stdin/stdout.
 
 run.py needs only Python 3.10 or later. The vectors are in vectors/
 (index.json lists every case with what a reader must answer); error codes
-are in errors.md.
+are in errors.md. The generated cases of Annex A.6, made afresh for each run
+(--seed S repeats a run's), need the reference writer: run.py makes them when
+the rlarchive package is installed (pip install rlarchive), and says so when
+it is not.
 """
 
 

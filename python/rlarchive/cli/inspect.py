@@ -297,14 +297,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    """``dump``: the canonical dump (spec §13), byte for byte; ``--indent N`` the same JSON indented for people."""
+    """``dump``: the canonical dump (spec §13), byte for byte (so without a trailing newline, §13.3);
+    ``--indent N`` the same JSON indented for people, ending with a newline."""
     from ..reader import Archive
 
     with Archive(args.file, spaces="neutral") as ar:
         out = ar.dump()
     if args.indent is not None:
-        out = json_text(json.loads(out), indent=args.indent).encode("utf-8")
-    sys.stdout.buffer.write(out + b"\n")
+        out = json_text(json.loads(out), indent=args.indent).encode("utf-8") + b"\n"
+    sys.stdout.buffer.write(out)
     return EXIT_OK
 
 
@@ -363,13 +364,13 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="list every metadata key, hyperparameter and tensor")
     p.add_argument("--json", action="store_true", help="print one JSON document (schemas/inspect-1.0.schema.json)")
     p.set_defaults(fn=cmd_inspect)
-    p = sub.add_parser("dump", help="print the canonical dump (spec §13)")
+    p = sub.add_parser("dump", help="print the canonical dump (spec §13), byte for byte: no trailing newline (§13.3)")
     p.add_argument("file")
     p.add_argument(
         "--indent",
         type=natural,
         metavar="N",
-        help="indent by N spaces, for people (the default output is the canonical dump, byte for byte)",
+        help="indent by N spaces, for people, ending with a newline (the default output is the canonical dump, byte for byte)",
     )
     p.set_defaults(fn=cmd_dump)
     p = sub.add_parser(
