@@ -173,6 +173,8 @@ export interface VecNormalizeStatistics {
   obs: VecNormalizeStats | { [key: string]: VecNormalizeStats } | null;
   obs_keys: string[] | null;
   ret: VecNormalizeStats;
+  /** The running discounted return of each environment (F64, shape [N]), absent when the archive does not hold it (§3 rule 5). */
+  returns?: NDArray;
 }
 
 /** Observations of a replay buffer: one array, or one per key of a Dict observation space (in its order). */

@@ -60,6 +60,7 @@ SUPPORTED: Mapping[str, Extension] = {
             _vec_normalize.KEY,
             _vec_normalize.check,
             _vec_normalize.GROUP,
+            _vec_normalize.check_content,
         ),
         Extension(
             _training.EXTENSION,

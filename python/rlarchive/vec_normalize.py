@@ -15,13 +15,28 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import RlarchiveError, esc, members_pointer
 
-__all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "Stats", "Statistics", "check", "from_value", "to_value"]
+if TYPE_CHECKING:
+    from .checks import CheckState
+
+__all__ = [
+    "EXTENSION",
+    "MEMBER",
+    "KEY",
+    "GROUP",
+    "Stats",
+    "Statistics",
+    "check",
+    "check_content",
+    "check_returns",
+    "from_value",
+    "to_value",
+]
 
 #: The extension's name, its one member, the member's top-level key, and the
 #: tensor group that receives its arrays above ``INLINE_ARRAY_BYTES``.
@@ -32,7 +47,8 @@ GROUP = "RLA_vec_normalize"
 
 _FLAGS = ("norm_obs", "norm_reward", "training")
 _FLOATS = ("clip_obs", "clip_reward", "epsilon", "gamma")
-#: The keys of the value in the order of spec §3's table, the order they are checked in.
+#: The keys of the value in the order of spec §3's table, the order they are checked in
+#: (``returns``, the last, is OPTIONAL: the others are REQUIRED).
 _ORDER = (
     "norm_obs",
     "norm_reward",
@@ -44,7 +60,9 @@ _ORDER = (
     "obs",
     "obs_keys",
     "ret",
+    "returns",
 )
+_REQUIRED = _ORDER[:-1]
 _KEYS = set(_ORDER)
 
 
@@ -64,6 +82,9 @@ class Statistics:
     ``obs`` is one :class:`Stats` for a Box observation space, a map of key to
     :class:`Stats` for a Dict one (``obs_keys`` then lists the keys
     normalised, in order), or None when observations are not normalised.
+    ``returns`` is the running discounted return of each environment that
+    feeds ``ret`` (spec §4.1), float64 of shape ``[num_envs]``, or None when
+    it is not known (spec §3 rule 5).
     """
 
     norm_obs: bool
@@ -76,6 +97,7 @@ class Statistics:
     obs: Stats | Mapping[str, Stats] | None
     obs_keys: list[Any] | None
     ret: Stats
+    returns: np.ndarray | None = None
 
     def normalize_obs(self, obs: Any) -> Any:
         """Spec §4 (SB3's ``VecNormalize.normalize_obs``): (obs − mean) / √(var + ε) in float64, clipped, as float32.
@@ -154,7 +176,7 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
     base = "/" + KEY
     if not isinstance(value, dict) or "$type" in value:
         raise _fail("the statistics must be a map", base)
-    for k in _ORDER:  # spec §11.2: the object before its members
+    for k in _REQUIRED:  # spec §11.2: the object before its members
         if k not in value:
             raise _fail(f"the key {k!r} is missing", base)
     for k in value:
@@ -185,6 +207,42 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
         _check_obs(obs, keys, _observation_space(data), base)
     if _stats_shape(value["ret"], f"{base}/ret") != []:
         raise _fail("the return statistics must be 0-dimensional", f"{base}/ret/mean")
+    if "returns" in value:
+        r = value["returns"]
+        if not (isinstance(r, dict) and r.get("$type") == "ndarray" and r.get("dtype") == "F64"):
+            raise _fail("returns must be an F64 ndarray", f"{base}/returns")
+        if len(r["shape"]) != 1 or r["shape"][0] < 1:
+            raise _fail(
+                f"returns must have one element per environment (shape [N], N >= 1), not shape {r['shape']}",
+                f"{base}/returns",
+            )
+
+
+def check_content(state: CheckState, value: Any) -> None:
+    """Spec §5 step 6, after :func:`check`: every element of ``returns`` is finite (element bytes).
+
+    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8.
+
+    Raises:
+        RlarchiveError: EXTENSION_INVALID at ``/vec_normalize/returns``.
+    """
+    from .values import Decoder
+
+    if "returns" in value:
+        check_returns(Decoder(state.tensor_array, "neutral").decode(value["returns"]))
+
+
+def check_returns(returns: np.ndarray) -> None:
+    """Spec §3 rule 5 on a decoded ``returns``: every element finite.
+
+    Raises:
+        RlarchiveError: EXTENSION_INVALID at ``/vec_normalize/returns``.
+    """
+    bad = np.flatnonzero(~np.isfinite(returns))
+    if bad.size:
+        raise _fail(
+            f"the running return of environment {int(bad[0])} is {returns[bad[0]]}, not finite", f"/{KEY}/returns"
+        )
 
 
 def _check_obs(obs: dict[str, Any], keys: list[Any] | None, space: dict[str, Any] | None, base: str) -> None:
@@ -247,6 +305,7 @@ def from_value(v: Mapping[str, Any]) -> Statistics:
         obs=o,
         obs_keys=list(v["obs_keys"]) if v["obs_keys"] is not None else None,
         ret=_stats(v["ret"]),
+        returns=np.array(v["returns"], np.float64) if "returns" in v else None,
     )
 
 
@@ -261,8 +320,23 @@ def _stats_value(s: Stats) -> dict[str, Any]:
     }
 
 
+def _returns_value(returns: Any) -> np.ndarray:
+    r = np.array(returns, np.float64, order="C")
+    if r.ndim != 1 or r.size < 1 or not np.all(np.isfinite(r)):
+        raise RlarchiveError(
+            "WRITE_INVALID", f"the running return must be one finite number per environment, not {r.tolist()!r}"
+        )
+    return r
+
+
 def to_value(stats: Statistics) -> dict[str, Any]:
-    """The member's value for ``stats`` (Python objects for :class:`rlarchive.values.Encoder`)."""
+    """The member's value for ``stats`` (Python objects for :class:`rlarchive.values.Encoder`).
+
+    ``returns`` is written when ``stats`` has it (spec §3 rule 5).
+
+    Raises:
+        RlarchiveError: WRITE_INVALID for a count or a running return that is not finite.
+    """
     obs: Any
     if stats.obs is None:
         obs = None
@@ -271,7 +345,7 @@ def to_value(stats: Statistics) -> dict[str, Any]:
     else:
         obs = _stats_value(stats.obs)
     keys = list(stats.obs_keys or list(stats.obs)) if isinstance(stats.obs, Mapping) else None
-    return {
+    value: dict[str, Any] = {
         "norm_obs": bool(stats.norm_obs),
         "norm_reward": bool(stats.norm_reward),
         "clip_obs": float(stats.clip_obs),
@@ -283,3 +357,6 @@ def to_value(stats: Statistics) -> dict[str, Any]:
         "obs_keys": keys,
         "ret": _stats_value(stats.ret),
     }
+    if stats.returns is not None:
+        value["returns"] = _returns_value(stats.returns)
+    return value

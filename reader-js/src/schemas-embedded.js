@@ -1422,6 +1422,14 @@ export default {
                     ]
                   }
                 ]
+              },
+              "returns": {
+                "type": [
+                  "integer",
+                  "null"
+                ],
+                "minimum": 1,
+                "description": "the number of environments whose running discounted return is stored (RLA_vec_normalize returns), or null when it is not"
               }
             }
           }

@@ -1,8 +1,10 @@
 // Extension RLA_vec_normalize: observation and return normalisation statistics
 // (spec/extensions/RLA_vec_normalize.md). The member's structural checks (§3,
-// EXTENSION_INVALID) and the normalisation (§4); the twin of
+// EXTENSION_INVALID), the rule that reads element bytes (`checkContent`, §5
+// step 6) and the normalisation (§4); the twin of
 // python/rlarchive/vec_normalize.py.
 
+import { decodeValue } from './decode.js';
 import { fail, membersPointer, pointerJoin } from './errors.js';
 import { isMap, isTagged } from './values.js';
 
@@ -13,7 +15,8 @@ export const GROUP = 'RLA_vec_normalize';
 
 const FLAGS = ['norm_obs', 'norm_reward', 'training'];
 const FLOATS = ['clip_obs', 'clip_reward', 'epsilon', 'gamma'];
-// the keys in the order of §3's table, the order they are checked in
+// the keys in the order of §3's table, the order they are checked in (`returns`, the
+// last, is OPTIONAL: the others are REQUIRED)
 const KEYS = [
   'norm_obs',
   'norm_reward',
@@ -25,7 +28,9 @@ const KEYS = [
   'obs',
   'obs_keys',
   'ret',
+  'returns',
 ];
+const REQUIRED = KEYS.slice(0, -1);
 
 const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
 // a float: a number literal, an integer literal (bigint) or a tagged float
@@ -68,7 +73,7 @@ function observationSpace(data) {
 export function check(value, data) {
   const base = '/' + KEY;
   if (!isPlainMap(value)) throw bad('the statistics must be a map', base);
-  for (const k of KEYS) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base); // §11.2: the object before its members
+  for (const k of REQUIRED) if (!value.has(k)) throw bad(`the key ${JSON.stringify(k)} is missing`, base); // §11.2: the object before its members
   for (const k of value.keys())
     if (!KEYS.includes(k)) throw bad(`unknown key ${JSON.stringify(k)}`, pointerJoin(base, k));
   for (const k of KEYS.slice(0, 7)) {
@@ -95,6 +100,29 @@ export function check(value, data) {
   }
   if (statsShape(value.get('ret'), `${base}/ret`).length !== 0)
     throw bad('the return statistics must be 0-dimensional', `${base}/ret/mean`);
+  if (value.has('returns')) {
+    const r = value.get('returns');
+    if (!(isTagged(r, 'ndarray') && r.get('dtype') === 'F64'))
+      throw bad('returns must be an F64 ndarray', `${base}/returns`);
+    const shape = r.get('shape');
+    if (shape.length !== 1 || BigInt(shape[0]) < 1n) {
+      throw bad(
+        `returns must have one element per environment (shape [N], N >= 1), not shape ${showShape(shape)}`,
+        `${base}/returns`,
+      );
+    }
+  }
+}
+
+/**
+ * §5 step 6, after `check`: every element of `returns` is finite (element
+ * bytes). `content` is extensions.js's contentOf(state).
+ */
+export async function checkContent(content, value) {
+  if (!value.has('returns')) return;
+  const returns = await decodeValue(value.get('returns'), content).load();
+  const i = returns.findIndex((x) => !Number.isFinite(x));
+  if (i >= 0) throw bad(`the running return of environment ${i} is ${returns[i]}, not finite`, `/${KEY}/returns`);
 }
 
 /** `obs` in the form `obs_keys` gives it, then both against the data's observation space (§3 rules 3-4). */

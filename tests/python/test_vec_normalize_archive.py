@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import sb_zoo  # noqa: E402
-from suite import ROOT  # noqa: E402
+from suite import ROOT, schema_validator  # noqa: E402
 
 import rlarchive  # noqa: E402
 from rlarchive import vec_normalize as ext  # noqa: E402
@@ -185,6 +185,10 @@ def test_javascript_reads_the_same_statistics(sb3_zoo, tmp_path):
         out = tmp_path / f"{name}.rlarchive"
         sb3.import_archive(sb3_zoo[name].path, out, vec_normalize=sb3_zoo[name].vecnormalize)
         paths.append(str(out))
+    for n_envs in (2, 100):  # a running return inline, and one referenced from the tensor group
+        out = tmp_path / f"returns-{n_envs}.rlarchive"
+        _write(out, _with_returns(np.random.default_rng(n_envs).normal(size=n_envs)))
+        paths.append(str(out))
     js = os.path.abspath(os.path.join(ROOT, "reader-js", "src", "index.js"))
     script = f"""
         import {{ open }} from {json.dumps("file://" + js)};
@@ -195,7 +199,8 @@ def test_javascript_reads_the_same_statistics(sb3_zoo, tmp_path):
           const ar = await open(p);
           const v = await ar.vecNormalize();
           const obs = v.obs === null ? null : v.obs_keys === null ? st(v.obs) : Object.fromEntries(v.obs_keys.map((k) => [k, st(v.obs[k])]));
-          out[p] = {{ ...v, obs, ret: st(v.ret) }};
+          const returns = v.returns === undefined ? null : hex(v.returns);
+          out[p] = {{ ...v, obs, ret: st(v.ret), returns }};
           await ar.close();
         }}
         console.log(JSON.stringify(out));
@@ -226,4 +231,81 @@ def test_javascript_reads_the_same_statistics(sb3_zoo, tmp_path):
             f: getattr(want, f)
             for f in ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "epsilon", "gamma", "training", "obs_keys")
         }
-        assert got[p] == {**scalars, "obs": obs, "ret": st(want.ret)}
+        returns = None if want.returns is None else want.returns.tobytes().hex()
+        assert got[p] == {**scalars, "obs": obs, "ret": st(want.ret), "returns": returns}
+
+
+def _with_returns(returns) -> ext.Statistics:
+    stats = ext.Stats(np.array(0.5), np.array(2.0), 7.0)
+    return ext.Statistics(False, True, 10.0, 10.0, 1e-8, 0.99, True, None, None, stats, returns)
+
+
+def _write(path, stats: ext.Statistics) -> None:
+    from rlarchive import spaces as sp
+
+    box = sp.Box(np.full(3, -1, np.float32), np.full(3, 1, np.float32), (3,), "F32")
+    data = {"observation_space": box, "action_space": sp.Discrete(2)}
+    rlarchive.save(path, data, extension_values={ext.EXTENSION: ext.to_value(stats)})
+
+
+@pytest.mark.parametrize("n_envs", [3, 100])  # inline, and referenced from the tensor group (above INLINE_ARRAY_BYTES)
+def test_the_running_return_round_trips(n_envs, tmp_path):
+    returns = np.random.default_rng(n_envs).normal(size=n_envs) * 1e3
+    out = tmp_path / "m.rlarchive"
+    _write(out, _with_returns(returns))
+    with rlarchive.open(out) as ar:
+        got = ar.vec_normalize().returns
+        ar.dump()
+    assert got.dtype == np.float64 and got.tobytes() == returns.tobytes()
+    assert rlarchive.validate(str(out))["valid"]
+    _write(out, _with_returns(None))  # an archive without it stays valid and reads as unknown
+    with rlarchive.open(out) as ar:
+        assert ar.vec_normalize().returns is None
+
+
+@pytest.mark.parametrize(
+    "returns", [np.array([1.0, np.inf]), np.array([np.nan]), np.zeros((2, 1)), np.zeros(0), np.array(1.0)]
+)
+def test_a_running_return_readers_refuse_is_not_written(returns, tmp_path):
+    out = tmp_path / "bad.rlarchive"
+    with pytest.raises(RlarchiveError) as e:
+        _write(out, _with_returns(returns))
+    assert e.value.code == "WRITE_INVALID" and "running return" in e.value.message
+    assert not out.exists()
+
+
+def test_save_stores_the_live_wrappers_running_return(sb3_zoo, tmp_path):
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    m, entry = sb3_zoo["ppo_vecnormalize_box"], sb_zoo.CATALOGUE["ppo_vecnormalize_box"]
+    live = vecnormalize.wrap(vecnormalize.read(m.vecnormalize), DummyVecEnv([entry.env, entry.env]))
+    live.reset()
+    for _ in range(2):
+        live.step(np.array([live.action_space.sample() for _ in range(2)]))
+    assert np.all(live.returns != 0)
+    imported = tmp_path / "plain.rlarchive"
+    sb3.import_archive(m.path, imported)
+    out = tmp_path / "saved.rlarchive"
+    sb3.save(sb3.load(imported), out, vec_normalize=live)
+    with rlarchive.open(out) as ar:
+        assert ar.vec_normalize().returns.tobytes() == live.returns.tobytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sb3.LoadWarning)
+        back = sb3.load_vec_normalize(out, DummyVecEnv([entry.env, entry.env]))
+    assert back.returns.tobytes() == live.returns.tobytes()
+
+
+def test_inspect_says_whether_the_running_return_is_stored(tmp_path):
+    for returns, text, count in (
+        (np.array([1.0, -2.0]), "running return of 2 environments", 2),
+        (None, "not stored", None),
+    ):
+        out = tmp_path / "m.rlarchive"
+        _write(out, _with_returns(returns))
+        r = _cli("inspect", str(out))
+        assert r.returncode == 0 and text in r.stdout, r.stdout + r.stderr
+        r = _cli("inspect", "--json", str(out))
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        schema_validator("inspect-1.0.schema.json").validate(doc)
+        assert doc["vec_normalize"]["returns"] == count

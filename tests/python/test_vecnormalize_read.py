@@ -123,3 +123,50 @@ def test_the_wrapper_is_rebuilt_and_written_back(name, sb3_zoo, tmp_path):
     )
     for x, y in pairs:
         assert _same(x.mean, y.mean) and _same(x.var, y.var) and x.count == y.count
+
+
+def _stepped_wrapper():
+    """A VecNormalize over two Pendulums after three steps: a running return away from zero in each environment."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    vn = VecNormalize(make_vec_env("Pendulum-v1", n_envs=2, seed=0))
+    vn.reset()
+    for _ in range(3):
+        vn.step(np.zeros((2, 1), np.float32))
+    assert np.all(vn.returns != 0)
+    return vn
+
+
+def test_sb3s_own_file_has_no_running_return(tmp_path):
+    """VecNormalize.save leaves the running return out (its __getstate__ drops it): read gives none."""
+    vn = _stepped_wrapper()
+    vn.save(str(tmp_path / "vn.pkl"))
+    assert vecnormalize.read(tmp_path / "vn.pkl").returns is None
+    assert _same(vecnormalize.from_wrapper(vn).returns, vn.returns)  # the live wrapper has it
+
+
+def test_a_file_that_holds_the_running_return_keeps_it(tmp_path, monkeypatch):
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    vn = _stepped_wrapper()
+    keep_all = lambda self: {k: v for k, v in self.__dict__.items() if k not in ("venv", "class_attributes")}  # noqa: E731
+    monkeypatch.setattr(VecNormalize, "__getstate__", keep_all)
+    vn.save(str(tmp_path / "vn.pkl"))
+    assert _same(vecnormalize.read(tmp_path / "vn.pkl").returns, vn.returns)
+    for bad in (np.array([1.0, np.nan]), np.zeros((2, 1)), np.zeros(0)):
+        vn.returns = bad
+        vn.save(str(tmp_path / "bad.pkl"))
+        with pytest.raises(RlarchiveError) as e:
+            vecnormalize.read(tmp_path / "bad.pkl")
+        assert e.value.code == "IMPORT_INVALID" and "returns" in e.value.message, bad
+
+
+def test_wrap_restores_the_running_return_when_the_counts_agree():
+    from stable_baselines3.common.env_util import make_vec_env
+
+    stats = vecnormalize.from_wrapper(_stepped_wrapper())
+    again = vecnormalize.wrap(stats, make_vec_env("Pendulum-v1", n_envs=2, seed=1))
+    assert _same(again.returns, stats.returns) and vecnormalize.returns_note(stats, 2) is None
+    one = vecnormalize.wrap(stats, make_vec_env("Pendulum-v1", n_envs=1, seed=1))
+    assert one.returns.tolist() == [0.0] and "for 2 environments" in vecnormalize.returns_note(stats, 1)

@@ -185,7 +185,8 @@ def _tail_lines(ar: Any, full: bool) -> None:
     if stats is not None:
         s, what = stats
         line(
-            f"  vec_normalize   observations: {what}; rewards: {'yes' if s.norm_reward else 'no'}; clip_obs {s.clip_obs}"
+            f"  vec_normalize   observations: {what}; rewards: {'yes' if s.norm_reward else 'no'}; clip_obs {s.clip_obs}; "
+            + ("running return not stored" if s.returns is None else f"running return of {s.returns.size} environments")
         )
     data = ar.data
     space_keys = [k for k, v in data.items() if isinstance(v, sp.Space)]
@@ -260,6 +261,7 @@ def inspect_document(ar: Any, path: Any, verified: bool) -> dict[str, Any]:
             "observations": stats[1],
             "rewards": bool(stats[0].norm_reward),
             "clip_obs": _number(float(stats[0].clip_obs)),
+            "returns": None if stats[0].returns is None else int(stats[0].returns.size),
         },
         "spaces": {k: canonical(raw[k]) for k in space_keys},
         "hyperparameters": {k: canonical(v) for k, v in raw.items() if k not in space_keys},

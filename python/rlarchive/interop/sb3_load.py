@@ -46,7 +46,10 @@ def load_vec_normalize(path: str | os.PathLike, venv: Any, *, training: bool = T
             rewards come back as the environment gives them), as SB3's
             documentation and RL Zoo set them before they evaluate.
     Returns:
-        The ``VecNormalize``; its statistics are the archive's either way.
+        The ``VecNormalize``; its statistics are the archive's either way,
+        and so is its running discounted return when the archive holds one
+        for as many environments as ``venv`` has (spec RLA_vec_normalize
+        §4.1); else it starts at zero, with a ``LoadWarning`` when ``training``.
     Raises:
         RlarchiveError: VALUE_UNSUPPORTED when the archive holds no statistics.
     """
@@ -54,7 +57,11 @@ def load_vec_normalize(path: str | os.PathLike, venv: Any, *, training: bool = T
     from . import vecnormalize
 
     with open_archive(os.fspath(path), spaces="neutral") as ar:
-        wrapper = vecnormalize.wrap(vec_normalize_of(ar, path), venv)
+        stats = vec_normalize_of(ar, path)
+        wrapper = vecnormalize.wrap(stats, venv)
+    note = vecnormalize.returns_note(stats, wrapper.num_envs)
+    if training and note is not None:
+        warnings.warn(note, LoadWarning, stacklevel=2)
     if not training:
         wrapper.training = False
         wrapper.norm_reward = False

@@ -5,6 +5,10 @@ wrapped environment): running mean, variance and count of the observations
 (one ``RunningMeanStd`` per key for Dict observations) and of the discounted
 return, and the settings (``clip_obs``, ``clip_reward``, ``epsilon``,
 ``gamma``, ``norm_obs``, ``norm_reward``, ``norm_obs_keys``, ``training``).
+It leaves out the running discounted return ``returns`` (``__getstate__``
+drops it; ``VecNormalize.load`` starts it at zero): a pickle that holds it
+all the same gives it too. A live wrapper (:func:`from_wrapper`) always has
+it, and :func:`wrap` puts it back (spec RLA_vec_normalize §4.1).
 
 :func:`read` loads the file with the restricted unpickler, where the wrapper
 and each ``RunningMeanStd`` arrive as recorded calls with their ``BUILD``
@@ -32,7 +36,7 @@ from ..vec_normalize import Statistics, Stats
 from .budget import ImportBudget, Source, budget_for, source_name
 from .unpickle import Array, GlobalName, NotNeutral, Scalar, Unknown, restricted_loads
 
-__all__ = ["Stats", "Statistics", "read", "from_wrapper", "wrap", "write"]
+__all__ = ["Stats", "Statistics", "read", "from_wrapper", "wrap", "returns_note", "write"]
 
 _VEC_NORMALIZE = GlobalName("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize")
 _RUNNING_MEAN_STD = GlobalName("stable_baselines3.common.running_mean_std", "RunningMeanStd")
@@ -71,6 +75,16 @@ def _stats(x: Any, what: str) -> Stats:
     if not math.isfinite(count) or np.any(var < 0):
         raise _fail(f"{what}: a negative variance or an infinite count")
     return Stats(mean, var, count)
+
+
+def _returns(x: Any) -> np.ndarray | None:
+    """The pickled running return, when the pickle holds one (SB3's own never does)."""
+    if x is None:
+        return None
+    r = _array(x, "returns")
+    if r.ndim != 1 or r.size < 1 or not np.all(np.isfinite(r)):
+        raise _fail("returns must be one finite number per environment")
+    return r
 
 
 def read(source: Source | bytes, *, budget: int | ImportBudget | None = None) -> Statistics:
@@ -130,6 +144,7 @@ def read(source: Source | bytes, *, budget: int | ImportBudget | None = None) ->
         obs=obs,
         obs_keys=keys,
         ret=_stats(st.get("ret_rms"), "ret_rms"),
+        returns=_returns(st.get("returns")),
     )
 
 
@@ -159,11 +174,17 @@ def from_wrapper(vn: Any) -> Statistics:
         obs=obs,
         obs_keys=keys,
         ret=stats(vn.ret_rms),
+        returns=np.array(vn.returns, np.float64) if getattr(vn, "returns", None) is not None else None,
     )
 
 
 def wrap(stats: Statistics, venv: Any) -> Any:
-    """A ``VecNormalize`` around ``venv`` (a SB3 ``VecEnv``) holding ``stats``, as ``VecNormalize.load`` would give it."""
+    """A ``VecNormalize`` around ``venv`` (a SB3 ``VecEnv``) holding ``stats``, as ``VecNormalize.load`` would give it.
+
+    The running return is ``stats.returns`` when it has one element per
+    environment of ``venv``, else zero for each (as ``VecNormalize.load``
+    starts it); :func:`returns_note` says which.
+    """
     from stable_baselines3.common.running_mean_std import RunningMeanStd
     from stable_baselines3.common.vec_env import VecNormalize
 
@@ -188,7 +209,24 @@ def wrap(stats: Statistics, venv: Any) -> Any:
     elif stats.obs is not None:
         vn.obs_rms = rms(stats.obs)
     vn.ret_rms = rms(stats.ret)
+    if returns_note(stats, vn.num_envs) is None:
+        vn.returns = np.array(stats.returns, np.float64)
     return vn
+
+
+def returns_note(stats: Statistics, num_envs: int) -> str | None:
+    """None when :func:`wrap` restores ``stats.returns`` for ``num_envs`` environments, else why it starts them at zero."""
+    if stats.returns is None:
+        return (
+            "the archive holds no running return (RLA_vec_normalize returns): it starts at zero, as "
+            "VecNormalize.load starts it, so the return statistics drift from the uninterrupted run's"
+        )
+    if stats.returns.shape != (num_envs,):
+        return (
+            f"the archive's running return is for {stats.returns.size} environments and the VecEnv has "
+            f"{num_envs}: it starts at zero, as VecNormalize.load starts it"
+        )
+    return None
 
 
 def write(

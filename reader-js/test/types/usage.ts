@@ -24,7 +24,7 @@ export async function documentedUse(path: string): Promise<number> {
       void actions.length;
     }
     const vn = await archive.vecNormalize();
-    if (vn !== null) void vn;
+    if (vn !== null) void vn.returns?.shape;
     const rb = await archive.replayBuffer();
     if (rb !== null) void rb;
     await archive.verify();
