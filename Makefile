@@ -28,7 +28,7 @@ $(CORE_STAMP): python/pyproject.toml
 
 $(PY_STAMP): $(CORE_STAMP)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e 'python[test,sb3,bench]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
+	$(PY) -m pip install -q -e 'python[test,sb3,bench,fast]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
 	rm -f $(VENV)/.installed-*
 	touch $@
 

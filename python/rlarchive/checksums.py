@@ -40,14 +40,15 @@ PositionalWrite = Callable[[memoryview, int], object]
 Progress = Callable[[int], object]
 
 
-def pieces(chunks: Iterable[Any], size: int | None = None, gather: int = GATHER_BYTES) -> Iterator[memoryview]:
+def pieces(chunks: Iterable[Any], size: int | None = None, gather: int | None = None) -> Iterator[memoryview]:
     """The bytes of ``chunks`` (bytes-like, C-contiguous) again, as pieces of at most ``size`` bytes
     (default :data:`PIECE_BYTES`).
 
     Large chunks are sliced (views of the caller's memory); consecutive chunks
-    smaller than ``gather`` are copied into one buffer of about ``gather`` bytes.
+    smaller than ``gather`` (default :data:`GATHER_BYTES`) are copied into one buffer of about ``gather`` bytes.
     """
     size = size or PIECE_BYTES
+    gather = gather or GATHER_BYTES
     pending = bytearray()
     for chunk in chunks:
         view = memoryview(chunk).cast("B")

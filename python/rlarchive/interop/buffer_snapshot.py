@@ -74,14 +74,14 @@ class BufferSnapshot:
             del self.buffer.__dict__["add"]
 
 
-def take(buffer: Any, value: dict, copy_limit: int = COPY_LIMIT) -> tuple[dict, BufferSnapshot]:
+def take(buffer: Any, value: dict, copy_limit: int | None = None) -> tuple[dict, BufferSnapshot]:
     """The buffer ``value`` (:func:`~rlarchive.interop.replay_buffer.capture` of ``buffer``) held as it is now.
 
     Returns the value to write (its large row arrays as row snapshots, its
     other arrays copied) and the snapshot to close once the value is written
-    (or given up).
+    (or given up). ``copy_limit`` defaults to :data:`COPY_LIMIT`.
     """
-    guard = RowGuard(copy_limit)
+    guard = RowGuard(COPY_LIMIT if copy_limit is None else copy_limit)
     rows: list[tuple[RowSnapshot, bool]] = []
     omu = bool(value["optimize_memory_usage"])
 
