@@ -258,7 +258,7 @@ def report(kind: str, n: int, r: benchkit.Rounds, rounds: int) -> None:
         ("checkpoint stall / SB3 save (wall)", r.ratio("rlarchive checkpoint", "sb3 save", a_key="stall"), "goal <= 1"),
         (
             "checkpoint CPU, all of it / SB3 save's",
-            r.ratio("rlarchive checkpoint", "sb3 save", a_key="cpu_total"),
+            r.ratio("rlarchive checkpoint", "sb3 save", "cpu", a_key="cpu_total"),
             "snapshot + background write",
         ),
         ("rlarchive save / SB3 save (CPU)", r.ratio("rlarchive save", "sb3 save", "cpu"), "goal <= 2"),
