@@ -280,7 +280,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vector", type=int, default=1_000_000, help="transitions of the 17-float buffer (0: skip)")
     ap.add_argument("--image", type=int, default=20_000, help="transitions of the 84x84x4 uint8 buffer (0: skip)")
-    ap.add_argument("--rounds", type=int, default=5, help="rounds counted (after one that warms up)")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds counted (after one that warms up)")
     ap.add_argument("--quick", action="store_true", help="small buffers (200,000 and 5,000), 3 rounds")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
