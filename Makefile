@@ -2,7 +2,7 @@
 #   make test          the whole suite: Python, JavaScript, conformance, vectors byte for byte
 #   make conformance   every registered reader over every test vector and the generated cases (reader x case matrix; SEED=S repeats a run)
 #   make vectors       regenerate test-vectors/ with the reference writer
-#   make bench         speed, as ratios against the alternatives in the same run
+#   make bench         speed, as ratios against the alternatives in the same run (BENCH_ARGS=--quick: small sizes)
 #   make docs          the API reference (Python from its docstrings, JavaScript from index.d.ts) into docs/, links checked
 #   make compat-python the core tests and the Python conformance run under every Python version the classifiers claim
 SHELL := /bin/bash
@@ -28,7 +28,7 @@ $(CORE_STAMP): python/pyproject.toml
 
 $(PY_STAMP): $(CORE_STAMP)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e 'python[test,sb3,bench]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
+	$(PY) -m pip install -q -e 'python[test,sb3,bench,fast]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -152,9 +152,10 @@ compat-python: setup-core
 	$(PY) -m pip install -q uv || echo "compat-python: uv could not be installed; looking for python3.X and pyenv only"
 	$(PY) compat/python_versions.py
 
+# BENCH_ARGS=--quick: small sizes, three rounds (a minute or two); the default takes a few minutes on two cores
 bench: setup-python
-	$(PY) tests/bench/bench.py
-	$(PY) tests/bench/bench_replay_buffer.py
+	$(PY) tests/bench/bench.py $(BENCH_ARGS)
+	$(PY) tests/bench/bench_replay_buffer.py $(BENCH_ARGS)
 	$(PY) tests/bench/bench_sb3_load.py
 	$(PY) tests/bench/bench_policy.py
 

@@ -1,12 +1,22 @@
-"""The CRC-32 and SHA-256 of a member's bytes, on two threads, with the writing shared between them.
+"""The CRC-32 and SHA-256 of a member's bytes: on two threads with the writing shared between them when
+they are written, in one pass on one thread when they are only checked.
 
 Both digests release the GIL on large buffers (as do ``os.pwrite`` and file
 writes), so two cores can share the work: the calling thread cuts the bytes
-into pieces and computes the CRC-32, a worker thread computes the SHA-256 of
-the same pieces (the same memory: no piece is copied, except runs of small
-chunks gathered into one buffer). When the bytes go to a file by position, each
-piece is written by whichever thread reaches it first, which balances the two
+into pieces and computes the CRC-32 (:func:`rlarchive.crc32.crc32`, at memory
+speed with the ``fast`` extra), a worker thread computes the SHA-256 of the
+same pieces (the same memory: no piece is copied, except runs of small chunks
+gathered into one buffer). When the bytes go to a file by position, each piece
+is written by whichever thread reaches it first, which balances the two
 threads: the SHA-256 alone is the slower half, and the writing fills the other.
+A caller told of the progress (``progress``) learns how many leading bytes
+both digests and the write are done with, so that it may change them.
+
+Bytes that are only checked (verifying an archive) take one pass on the
+calling thread instead: each piece of :data:`ONE_PASS_BYTES` gets its SHA-256
+and then its CRC-32 while it is still in the core's cache. That costs less
+CPU time than two threads reading the same memory (about 1.05 against 1.15
+times the SHA-256 alone, measured).
 
 The pieces in flight are bounded (:data:`WINDOW` of at most :data:`PIECE_BYTES`
 each), so memory stays bounded whatever the size of the member. On any error,
@@ -19,12 +29,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from .crc32 import crc32
+
 #: Largest piece the digests and the writes work on at a time.
-PIECE_BYTES = 8 << 20
+PIECE_BYTES = 4 << 20
+#: Pieces of the digests without a write (verifying): small enough to stay in a core's cache between the two.
+ONE_PASS_BYTES = 1 << 20
 #: Chunks smaller than this are gathered into one buffer (fewer hand-overs between the threads).
 GATHER_BYTES = 1 << 20
 #: Pieces taken from the input that a thread has not finished yet, at most.
@@ -32,14 +45,19 @@ WINDOW = 6
 
 Write = Callable[[memoryview], object]
 PositionalWrite = Callable[[memoryview, int], object]
+#: Told the number of leading bytes that both digests and the write are done with (increasing; the last call is the total).
+Progress = Callable[[int], object]
 
 
-def pieces(chunks: Iterable[Any], size: int = PIECE_BYTES, gather: int = GATHER_BYTES) -> Iterator[memoryview]:
-    """The bytes of ``chunks`` (bytes-like, C-contiguous) again, as pieces of at most ``size`` bytes.
+def pieces(chunks: Iterable[Any], size: int | None = None, gather: int | None = None) -> Iterator[memoryview]:
+    """The bytes of ``chunks`` (bytes-like, C-contiguous) again, as pieces of at most ``size`` bytes
+    (default :data:`PIECE_BYTES`).
 
     Large chunks are sliced (views of the caller's memory); consecutive chunks
-    smaller than ``gather`` are copied into one buffer of about ``gather`` bytes.
+    smaller than ``gather`` (default :data:`GATHER_BYTES`) are copied into one buffer of about ``gather`` bytes.
     """
+    size = size or PIECE_BYTES
+    gather = gather or GATHER_BYTES
     pending = bytearray()
     for chunk in chunks:
         view = memoryview(chunk).cast("B")
@@ -58,6 +76,19 @@ def pieces(chunks: Iterable[Any], size: int = PIECE_BYTES, gather: int = GATHER_
         yield memoryview(pending)
 
 
+def _one_pass(chunks: Iterable[Any], progress: Progress | None) -> tuple[int, str, int]:
+    """The digests alone, on the calling thread: each piece's CRC-32 right after its SHA-256, while the
+    piece is still in the core's cache (less CPU time than two threads reading the same memory)."""
+    sha, crc, total = hashlib.sha256(), 0, 0
+    for piece in pieces(chunks, ONE_PASS_BYTES):
+        sha.update(piece)
+        crc = crc32(piece, crc)
+        total += len(piece)
+        if progress is not None:
+            progress(total)
+    return crc, sha.hexdigest(), total
+
+
 class _Stopped(Exception):
     """The worker failed: the calling thread stops and raises the worker's error."""
 
@@ -66,6 +97,7 @@ def digest_and_write(
     chunks: Iterable[Any],
     write: Write | None = None,
     pwrite: PositionalWrite | None = None,
+    progress: Progress | None = None,
 ) -> tuple[int, str, int]:
     """CRC-32, SHA-256 (hex) and length of ``chunks``' bytes, optionally writing them.
 
@@ -74,6 +106,9 @@ def digest_and_write(
         pwrite: called as ``pwrite(piece, offset)`` (offset from the first byte)
             exactly once per piece, from either thread and in any order; it must
             write the whole piece. Not with ``write``.
+        progress: called with the number of leading bytes no thread reads any
+            more (digested and written), in increasing order, from either
+            thread; the chunks' memory up to there may change from then on.
     Returns:
         ``(crc32, sha256_hex, length)`` once every piece is digested and written.
     Raises:
@@ -81,6 +116,8 @@ def digest_and_write(
     """
     if write is not None and pwrite is not None:
         raise ValueError("write and pwrite are exclusive")
+    if write is None and pwrite is None:
+        return _one_pass(chunks, progress)
     source = pieces(chunks)
     first = next(source, memoryview(b""))
     second = next(source, None)
@@ -90,8 +127,11 @@ def digest_and_write(
             write(whole)
         elif pwrite is not None and len(whole):
             pwrite(whole, 0)
-        return zlib.crc32(whole), hashlib.sha256(whole).hexdigest(), len(whole)
-    return _TwoThreads(itertools.chain((first, second), source), write, pwrite).run()
+        digests = crc32(whole, 0), hashlib.sha256(whole).hexdigest(), len(whole)
+        if progress is not None:
+            progress(len(whole))
+        return digests
+    return _TwoThreads(itertools.chain((first, second), source), write, pwrite, progress).run()
 
 
 class _TwoThreads:
@@ -101,10 +141,19 @@ class _TwoThreads:
     Every field below ``cond`` is read and changed under ``cond`` only.
     """
 
-    def __init__(self, source: Iterator[memoryview], write: Write | None, pwrite: PositionalWrite | None) -> None:
+    def __init__(
+        self,
+        source: Iterator[memoryview],
+        write: Write | None,
+        pwrite: PositionalWrite | None,
+        progress: Progress | None,
+    ) -> None:
         self.source = source
         self.write = write
         self.pwrite = pwrite
+        self.progress = progress
+        self.reported = 0  # the last count given to progress, under report_lock
+        self.report_lock = threading.Lock()
         self.sha = hashlib.sha256()
         self.cond = threading.Condition()
         self.held: dict[int, tuple[int, memoryview]] = {}  # index -> (offset, piece), until both threads are past it
@@ -122,12 +171,26 @@ class _TwoThreads:
         self.total = 0
         self.exhausted = False
 
-    def release(self) -> None:
-        """Under ``cond``: drop the pieces both threads are done with."""
+    def release(self) -> int | None:
+        """Under ``cond``: drop the pieces both threads are done with; the end of the last one dropped, if any."""
         state = self.state
+        done = None
         for i in range(min(state["sha"], state["crc"]) - 1, -1, -1):
-            if self.held.pop(i, None) is None:
+            held = self.held.pop(i, None)
+            if held is None:
                 break
+            if done is None:
+                done = held[0] + len(held[1])
+        return done
+
+    def report(self, done: int | None) -> None:
+        """Outside ``cond``: tell ``progress`` of ``done`` bytes, never a count below one told before."""
+        if self.progress is None or done is None:
+            return
+        with self.report_lock:
+            if done > self.reported:
+                self.reported = done
+                self.progress(done)
 
     def claim(self, i: int) -> bool:
         """Under ``cond``: whether this thread takes piece ``i`` to write (no other has)."""
@@ -158,8 +221,9 @@ class _TwoThreads:
                         self.pwrite(piece, offset)
                 with cond:
                     state["sha"] = i + 1
-                    self.release()
+                    done = self.release()
                     cond.notify_all()
+                self.report(done)
         except BaseException as e:  # handed to the calling thread, which raises it
             with cond:
                 state["error"] = e
@@ -202,15 +266,16 @@ class _TwoThreads:
             i = state["crc"]
             offset, piece = self.held[i]
             mine = self.pwrite is not None and self.claim(i)
-        self.crc = zlib.crc32(piece, self.crc)
+        self.crc = crc32(piece, self.crc)
         if self.write is not None:
             self.write(piece)
         elif mine:
             self.pwrite(piece, offset)  # type: ignore[misc]
         with cond:
             state["crc"] = i + 1
-            self.release()
+            done = self.release()
             cond.notify_all()
+        self.report(done)
         return True
 
     def run(self) -> tuple[int, str, int]:
@@ -241,7 +306,7 @@ class _TwoThreads:
 
 
 def digests(chunks: Iterable[Any]) -> tuple[int, str]:
-    """CRC-32 and SHA-256 (hex) of a sequence of byte chunks, computed on two threads."""
+    """CRC-32 and SHA-256 (hex) of a sequence of byte chunks, in one pass on the calling thread."""
     crc, sha, _ = digest_and_write(chunks)
     return crc, sha
 

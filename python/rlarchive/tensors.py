@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import jsonstrict
+from . import checksums, jsonstrict
 from .dtypes import DTYPES, DType, code_of_numpy, code_of_torch, numpy_view_dtype
 from .errors import RlarchiveError, esc
 from .limits import MAX_ELEMENT_BYTES, MAX_NAME_BYTES, MAX_NDIM, MAX_SAFETENSORS_HEADER_BYTES
+from .row_snapshot import RowSnapshot
 from .sources import Source
 from .zipprofile import Member
 
@@ -257,11 +258,16 @@ def _little_endian_c_order(a: np.ndarray) -> np.ndarray:
 
 @dataclass
 class TensorData:
-    """A tensor ready to write: dtype code, shape and its elements, in whatever memory layout the caller gave."""
+    """A tensor ready to write: dtype code, shape and its elements, in whatever memory layout the caller gave.
+
+    With ``source`` (a :class:`~rlarchive.row_snapshot.RowSnapshot` of ``array``), the
+    elements are the snapshot's, read once, as the tensor is written.
+    """
 
     dtype: str
     shape: tuple[Any, ...]
     array: np.ndarray  # the elements; converted to little-endian C order only as they are written
+    source: RowSnapshot | None = None
 
     @property
     def nbytes(self) -> int:
@@ -270,11 +276,16 @@ class TensorData:
     @property
     def data(self) -> np.ndarray:
         """The little-endian element bytes in C order, as 1-D uint8 (a copy only when the array is laid out otherwise)."""
+        if self.source is not None:
+            raise RlarchiveError("WRITE_INVALID", "the elements of a row snapshot are read once, as they are written")
         return _little_endian_c_order(self.array).reshape(-1).view(np.uint8)
 
     def chunks(self, size: int = 1 << 24) -> Iterator[memoryview]:
         """The element bytes in pieces of about ``size`` bytes: views of a C-contiguous
         little-endian array, else converted a bounded piece at a time (never the whole array at once)."""
+        if self.source is not None:  # in pieces of the digests' size: a row being read is waited for, not copied
+            yield from self.source.chunks(min(size, checksums.PIECE_BYTES))
+            return
         a = self.array
         if a.dtype.byteorder != ">" and a.flags.c_contiguous:
             mv = _bytes_of(a)
@@ -342,6 +353,11 @@ def as_tensor(obj: Any) -> TensorData:
         code = found
     elif _is_torch_tensor(obj):
         code, a = _torch_to_numpy(obj)
+    elif isinstance(obj, RowSnapshot):
+        found = code_of_numpy(obj.dtype)
+        if found is None:
+            raise RlarchiveError("VALUE_UNSUPPORTED", f"NumPy dtype {obj.dtype} has no rlarchive dtype")
+        return TensorData(found, obj.shape, obj.array, obj)
     else:
         raise RlarchiveError("VALUE_UNSUPPORTED", f"not a tensor: {type(obj).__name__}")
     shape = tuple(int(d) for d in a.shape)
@@ -358,7 +374,7 @@ def _is_torch_tensor(obj: Any) -> bool:
 
 def is_tensor(obj: Any) -> bool:
     """True for the objects :func:`as_tensor` accepts as arrays (not NumPy scalars)."""
-    return isinstance(obj, (np.ndarray, RawTensor)) or _is_torch_tensor(obj)
+    return isinstance(obj, (np.ndarray, RawTensor, RowSnapshot)) or _is_torch_tensor(obj)
 
 
 def group_layout(tensors: Mapping[str, TensorData]) -> tuple[bytes, list[TensorData]]:
@@ -382,6 +398,25 @@ def group_chunks(prefix: bytes, order: list[TensorData], chunk: int = 1 << 24) -
         yield from t.chunks(chunk)
 
 
+def group_progress(prefix: bytes, order: list[TensorData]) -> Callable[[int], None] | None:
+    """What tells the row snapshots of a group member (:func:`group_chunks`) how far its bytes are
+    digested and written (``progress(done)``, ``done`` counted from the member's first byte); None without one."""
+    spans, pos = [], len(prefix)
+    for t in order:
+        if t.source is not None:
+            spans.append((pos, t.nbytes, t.source))
+        pos += t.nbytes
+    if not spans:
+        return None
+
+    def progress(done: int) -> None:
+        for start, nbytes, source in spans:
+            if done > start:
+                source.progress(min(done - start, nbytes))
+
+    return progress
+
+
 def check_tensor_name(name: Any) -> None:
     """Raise WRITE_INVALID unless ``name`` is a valid tensor name (spec §10.2)."""
     try:
@@ -402,5 +437,6 @@ __all__ = [
     "as_tensor",
     "group_layout",
     "group_chunks",
+    "group_progress",
     "DType",
 ]

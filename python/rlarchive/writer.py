@@ -22,7 +22,7 @@ from . import manifest as manifest_mod
 from .checks import member_of
 from .errors import RlarchiveError, esc
 from .limits import INLINE_ARRAY_BYTES, MAX_JSON_BYTES, MAX_MEMBERS
-from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout
+from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout, group_progress
 from .values import Checker, Encoder
 from .zipprofile import MEDIA_TYPE, check_name
 from .zipwrite import ZipWriter
@@ -470,15 +470,16 @@ def save(
         zw = ZipWriter(f, force_zip64=force_zip64)
         entries = []
 
-        def put(name: str, chunks: Any, size: int, align: int = 0) -> None:
-            _, digest = zw.add(name, chunks, size, align=align)
+        def put(name: str, chunks: Any, size: int, align: int = 0, progress: Any = None) -> None:
+            _, digest = zw.add(name, chunks, size, align=align, progress=progress)
             entries.append({"name": name, "size": size, "sha256": digest})
 
         zw.add("mimetype", [MEDIA_TYPE], len(MEDIA_TYPE))
         put("data.json", [data_json], len(data_json))
         for name in sorted(layouts, key=lambda n: n.encode("ascii")):
             prefix, order = layouts[name]
-            put(name, group_chunks(prefix, order), len(prefix) + sum(t.nbytes for t in order), align=64)
+            size = len(prefix) + sum(t.nbytes for t in order)
+            put(name, group_chunks(prefix, order), size, align=64, progress=group_progress(prefix, order))
         for name in sorted(ext_members, key=lambda n: n.encode("ascii")):
             content = bytes(ext_members[name])
             put(name, [content], len(content))

@@ -9,7 +9,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any, BinaryIO
 
-from .checksums import digest_and_write
+from .checksums import Progress, digest_and_write
 from .errors import RlarchiveError
 from .zipprofile import (
     CENTRAL_RECORD,
@@ -57,7 +57,9 @@ class ZipWriter:
         self._pos = 0
         self._entries: list[tuple[bytes, int, int, int, bool]] = []  # name, offset, size, crc, zip64-extra
 
-    def add(self, name: str, chunks: Iterable[Any], size: int, *, align: int = 0) -> tuple[int, str]:
+    def add(
+        self, name: str, chunks: Iterable[Any], size: int, *, align: int = 0, progress: Progress | None = None
+    ) -> tuple[int, str]:
         """Write one member from an iterable of byte chunks totalling ``size``.
 
         The digests are computed while writing, on two threads (see
@@ -67,6 +69,8 @@ class ZipWriter:
         Args:
             align: when non-zero, pad the local header so the data starts at a
                 multiple of ``align`` (alignment extra record 0xD935).
+            progress: told how many leading bytes of the data are digested and
+                written (see :func:`rlarchive.checksums.digest_and_write`).
         Returns:
             the CRC-32 and the SHA-256 (hex) of the data.
         """
@@ -93,7 +97,7 @@ class ZipWriter:
         start = offset + len(header)
         fd = self._fd
         if fd is None:
-            crc, digest, written = digest_and_write(chunks, write=f.write)
+            crc, digest, written = digest_and_write(chunks, write=f.write, progress=progress)
         else:
             f.flush()  # the data goes to the descriptor, after the header
 
@@ -103,7 +107,7 @@ class ZipWriter:
                     n = os.pwrite(fd, piece, at)
                     piece, at = piece[n:], at + n
 
-            crc, digest, written = digest_and_write(chunks, pwrite=pwrite)
+            crc, digest, written = digest_and_write(chunks, pwrite=pwrite, progress=progress)
         if written != size:
             raise RlarchiveError("WRITE_INVALID", f"member {name} produced {written} bytes, not {size}")
         f.seek(offset + 14)

@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Speed of rlarchive against the alternatives, measured in one run and reported as ratios.
 
-    make bench                      # 100M float32 parameters (400 MB)
+    make bench                      # a 210 MiB float32 policy
     python tests/bench/bench.py --mb 100
+    python tests/bench/bench.py --quick
 
-Every figure is the best of --repeat runs (page cache warm), so it measures the
-code, not the disk. Nothing here asserts a speed: it prints. The JavaScript
+The operations run in interleaved rounds (benchkit: every operation once per
+round, in a rotated order; a first round warms up and is not counted), on
+tmpfs, so that the figures measure the code, not the disk. Figures are
+medians; a ratio is the median of the rounds' own ratios, with the lowest and
+highest; CPU time is the process's (all threads). The floor of a save is the
+SHA-256 of the bytes plus writing them to a new file. Nothing here asserts a
+speed: it prints. The JavaScript
 reader (reader-js/bench/bench.mjs, when `node` is on the PATH) opens, verifies
 and materialises the same archive file in the same run, with the runtime's
 built-in CRC-32 and SHA-256 and with the package's JavaScript ones.
@@ -15,20 +21,23 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
+import mmap
 import os
 import shutil
 import subprocess
-import tempfile
+import sys
 import threading
 import time
-import zipfile
 import zlib
 
 import numpy as np
 
 import rlarchive
+from rlarchive import crc32
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchkit  # noqa: E402
 
 JS_BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reader-js", "bench", "bench.mjs")
 
@@ -53,6 +62,7 @@ def js_bench(path: str, repeat: int) -> tuple[dict | None, str]:
 
 
 def best(fn, repeat: int) -> float:
+    """The shortest of ``repeat`` runs of ``fn`` (bench_metadata's timing; the rounds here interleave instead)."""
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -70,163 +80,147 @@ def two_threads(blob) -> None:
     t.join()
 
 
+def _policy(mb: int) -> dict:
+    """A policy of 40 float32 layers (a large MLP) of ``mb`` MiB in all."""
+    n = mb * 1024 * 1024 // 4
+    rng = np.random.default_rng(0)
+    sizes = [n // 40] * 39 + [n - 39 * (n // 40)]
+    return {f"layer{i}.weight": rng.standard_normal(s, dtype=np.float32) for i, s in enumerate(sizes)}
+
+
+def _operations(policy: dict, d: str) -> dict:
+    """name -> function, for the interleaved rounds; every save writes a new file."""
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    ra, st, raw = os.path.join(d, "a.rlarchive"), os.path.join(d, "a.safetensors"), os.path.join(d, "raw.bin")
+    blob = np.concatenate([a.view(np.uint8) for a in policy.values()])
+    buf = bytearray(64 << 20)
+
+    def fresh(p):
+        if os.path.exists(p):
+            os.unlink(p)
+
+    def sha_write():
+        fresh(raw)
+        mv, h, fd = memoryview(blob), hashlib.sha256(), os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            for i in range(0, len(mv), 4 << 20):
+                h.update(mv[i : i + (4 << 20)])
+                os.pwrite(fd, mv[i : i + (4 << 20)], i)
+        finally:
+            os.close(fd)
+
+    def sha_mapped():
+        with open(raw, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            mv, h = memoryview(m), hashlib.sha256()
+            for i in range(0, len(mv), 1 << 20):
+                h.update(mv[i : i + (1 << 20)])
+            mv.release()
+
+    def read_raw():
+        with open(raw, "rb") as f:
+            while f.readinto(buf):
+                pass
+
+    def st_open():
+        with safe_open(st, framework="np") as f:
+            f.keys()
+
+    def st_load():
+        with safe_open(st, framework="np") as f:
+            for k in f.keys():
+                f.get_tensor(k)
+
+    def ra_open_map():
+        with rlarchive.open(ra, spaces="neutral") as ar:
+            ar.tensors("policy")
+
+    def ra_materialise():
+        with rlarchive.open(ra, spaces="neutral") as ar:
+            for v in ar.tensors("policy").values():
+                np.array(v, copy=True)
+
+    def ra_verify():
+        with rlarchive.open(ra, spaces="neutral") as ar:
+            ar.verify()
+
+    def ra_save():
+        fresh(ra)
+        rlarchive.save(ra, {"gamma": 0.99}, {"policy": policy})
+
+    def st_save():
+        fresh(st)
+        save_file(policy, st)
+
+    return {
+        "sha256": lambda: hashlib.sha256(blob).digest(),
+        "crc32 (zlib)": lambda: zlib.crc32(blob),
+        f"crc32 ({crc32.IMPLEMENTATION})": lambda: crc32.crc32(blob, 0),
+        "sha256, two halves on two threads": lambda: two_threads(blob),
+        "sha256 + write (floor)": sha_write,
+        "sha256 of the file, mapped (floor)": sha_mapped,
+        "page-cache read": read_raw,
+        "safetensors save": st_save,
+        "rlarchive save": ra_save,
+        "safetensors open (lazy)": st_open,
+        "safetensors load all": st_load,
+        "rlarchive open + map all tensors": ra_open_map,
+        "rlarchive materialise all": ra_materialise,
+        "rlarchive verify (CRC-32 + SHA-256)": ra_verify,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--mb", type=int, default=400, help="size of the policy in MB (float32)")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--mb", type=int, default=210, help="size of the policy in MiB (float32)")
+    ap.add_argument("--rounds", type=int, default=4, help="interleaved rounds counted (after one that warms up)")
+    ap.add_argument("--quick", action="store_true", help="a 64 MiB policy, 3 rounds")
     args = ap.parse_args()
-    n = args.mb * 1024 * 1024 // 4
-    rng = np.random.default_rng(0)
-    # a policy of 40 layers, like a large MLP
-    sizes = [n // 40] * 39 + [n - 39 * (n // 40)]
-    policy = {f"layer{i}.weight": rng.standard_normal(s, dtype=np.float32) for i, s in enumerate(sizes)}
+    if args.quick:
+        args.mb, args.rounds = min(args.mb, 64), 3
+    policy = _policy(args.mb)
     nbytes = sum(a.nbytes for a in policy.values())
     gb = nbytes / 1e9
-    results: dict[str, float] = {}
-    # tmpfs by default: the figures then measure the code, not the disk's writeback
-    bench_dir = os.environ.get("BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
-    with tempfile.TemporaryDirectory(dir=bench_dir) as d:
-        ra, st, sb = os.path.join(d, "a.rlarchive"), os.path.join(d, "a.safetensors"), os.path.join(d, "sb3.zip")
-
-        # baselines: page-cache read bandwidth and SHA-256
-        raw = os.path.join(d, "raw.bin")
-        with open(raw, "wb") as f:
-            for a in policy.values():
-                f.write(a.data)
-
-        def read_raw():
-            with open(raw, "rb") as f:
-                while f.readinto(buf):
-                    pass
-
-        buf = bytearray(64 << 20)
-        results["page-cache read"] = best(read_raw, args.repeat)
-        blob = np.concatenate([a.view(np.uint8) for a in policy.values()])
-        results["sha256"] = best(lambda b=blob: hashlib.sha256(b).digest(), args.repeat)
-        results["crc32"] = best(lambda b=blob: zlib.crc32(b), args.repeat)
-        results["sha256, two halves on two threads"] = best(lambda b=blob: two_threads(b), args.repeat)
-        del blob
-
-        # safetensors
-        from safetensors import safe_open
-        from safetensors.numpy import save_file
-
-        results["safetensors save"] = best(lambda: save_file(policy, st), args.repeat)
-
-        def st_open():
-            with safe_open(st, framework="np") as f:
-                f.keys()
-
-        results["safetensors open (lazy)"] = best(st_open, args.repeat)
-
-        def st_load():
-            with safe_open(st, framework="np") as f:
-                for k in f.keys():
-                    f.get_tensor(k)
-
-        results["safetensors load all"] = best(st_load, args.repeat)
-
-        # rlarchive
-        results["rlarchive save"] = best(lambda: rlarchive.save(ra, {"gamma": 0.99}, {"policy": policy}), args.repeat)
-
-        def ra_open_map():
-            with rlarchive.open(ra, spaces="neutral") as ar:
-                ar.tensors("policy")
-
-        results["rlarchive open + map all tensors"] = best(ra_open_map, args.repeat)
-
-        def ra_materialise():
-            with rlarchive.open(ra, spaces="neutral") as ar:
-                for v in ar.tensors("policy").values():
-                    np.array(v, copy=True)
-
-        results["rlarchive materialise all"] = best(ra_materialise, args.repeat)
-
-        def ra_verify():
-            with rlarchive.open(ra, spaces="neutral") as ar:
-                ar.verify()
-
-        results["rlarchive verify (CRC-32 + SHA-256)"] = best(ra_verify, args.repeat)
-
-        # the JavaScript reader on the same file
-        js, js_skipped = js_bench(ra, args.repeat)
-
-        # an SB3-style zip: torch.save of the state dict inside a deflated zip
-        try:
-            import torch
-
-            tpolicy = {k: torch.from_numpy(v) for k, v in policy.items()}
-
-            def sb3_save():
-                with zipfile.ZipFile(sb, "w", compression=zipfile.ZIP_DEFLATED) as z:
-                    with z.open("policy.pth", "w", force_zip64=True) as f:
-                        torch.save(tpolicy, f)
-
-            def sb3_load():
-                with zipfile.ZipFile(sb) as z:
-                    torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
-
-            results["sb3-style zip save"] = best(sb3_save, 1)
-            results["sb3-style zip load"] = best(sb3_load, 1)
-        except ImportError:
-            pass
-
-    # saving to a real file system as well: there the disk's writeback, not the CPU, sets the pace
-    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DISK_DIR", os.getcwd())) as d:
-        results["safetensors save (disk)"] = best(
-            lambda: save_file(policy, os.path.join(d, "a.safetensors")), args.repeat
-        )
-        results["rlarchive save (disk)"] = best(
-            lambda: rlarchive.save(os.path.join(d, "a.rlarchive"), {}, {"policy": policy}), args.repeat
-        )
-
-    print(f"policy: {len(policy)} tensors, {nbytes / 1e6:.0f} MB float32; best of {args.repeat} (SB3-style: 1) run(s)")
-    print(f"{'operation':40} {'seconds':>10} {'GB/s':>8}")
-    for k, t in results.items():
-        print(f"{k:40} {t:10.4f} {gb / t:8.2f}")
-    r = results
-    print("\nratios (in this run)")
-    print(
-        f"  two cores free (SHA-256 on one core / on two):      {r['sha256'] / r['sha256, two halves on two threads']:.2f}x  (2.0 on an idle machine; below, other processes hold a core)"
-    )
-    print(
-        f"  rlarchive save / safetensors save (tmpfs):          {r['rlarchive save'] / r['safetensors save']:.2f}x  (target <= 1.5; SHA-256 alone is {r['sha256'] / r['safetensors save']:.2f}x)"
-    )
-    print(
-        f"  rlarchive save / SHA-256 alone (tmpfs):             {r['rlarchive save'] / r['sha256']:.2f}x  (target <= 1.25: CRC-32, SHA-256 and writing overlap; CRC-32 alone is {r['crc32'] / r['sha256']:.2f}x)"
-    )
-    print(
-        f"  rlarchive save / safetensors save (disk):           {r['rlarchive save (disk)'] / r['safetensors save (disk)']:.2f}x  (target <= 1.5)"
-    )
-    print(
-        f"  rlarchive open+map / safetensors lazy open:         {r['rlarchive open + map all tensors'] / r['safetensors open (lazy)']:.2f}x  ({r['rlarchive open + map all tensors'] * 1e3:.2f} ms)"
-    )
-    print(
-        f"  rlarchive materialise / page-cache read:            {r['rlarchive materialise all'] / r['page-cache read']:.2f}x  (1.0 = read bandwidth)"
-    )
-    print(
-        f"  rlarchive materialise / safetensors load all:       {r['rlarchive materialise all'] / r['safetensors load all']:.2f}x"
-    )
-    print(
-        f"  rlarchive verify / SHA-256 alone:                   {r['rlarchive verify (CRC-32 + SHA-256)'] / r['sha256']:.2f}x  (target <= 1.1: CRC-32 beside SHA-256)"
-    )
-    if "sb3-style zip load" in r:
-        print(
-            f"  sb3-style zip load / rlarchive materialise:         {r['sb3-style zip load'] / r['rlarchive materialise all']:.2f}x"
-        )
-        print(
-            f"  sb3-style zip save / rlarchive save:                {r['sb3-style zip save'] / r['rlarchive save']:.2f}x"
-        )
+    print(f"load average {benchkit.load_average()}; CRC-32: {crc32.IMPLEMENTATION}")
+    with benchkit.scratch("policy") as d:
+        r = benchkit.Rounds()
+        ops = _operations(policy, d)
+        for first in ("rlarchive save", "safetensors save", "sha256 + write (floor)"):
+            ops[first]()  # the files the reads need, before the first round
+        r.run(ops, args.rounds)
+        js, js_skipped = js_bench(os.path.join(d, "a.rlarchive"), args.rounds)
+    print(f"policy: {len(policy)} tensors, {nbytes / 1e6:.0f} MB float32; medians of {args.rounds} interleaved rounds")
+    print(f"{'operation':40} {'wall s':>9} {'CPU s':>9} {'GB/s':>7}")
+    for k in r.samples:
+        print(f"{k:40} {r.median(k):9.4f} {r.median(k, 'cpu'):9.4f} {gb / r.median(k):7.2f}")
+    print("\nratios: median of the rounds' own [lowest-highest]")
+    verify, floor = "rlarchive verify (CRC-32 + SHA-256)", "sha256 + write (floor)"
+    lines = [
+        ("two cores free (SHA-256, one core / two)", r.ratio("sha256", "sha256, two halves on two threads"), "2.0 when idle"),
+        ("rlarchive save / SHA-256 (CPU)", r.ratio("rlarchive save", "sha256", "cpu"), "goal <= 1.3"),
+        ("rlarchive save / SHA-256 (wall)", r.ratio("rlarchive save", "sha256"), "goal <= 1.1 with a free core"),
+        ("SHA-256 + write / SHA-256 (CPU)", r.ratio(floor, "sha256", "cpu"), "the floor of a save"),
+        ("rlarchive save / SHA-256 + write (CPU)", r.ratio("rlarchive save", floor, "cpu"), "1.0 = the floor"),
+        ("rlarchive save / safetensors save (wall)", r.ratio("rlarchive save", "safetensors save"), ""),
+        ("rlarchive verify / SHA-256 (CPU)", r.ratio(verify, "sha256", "cpu"), "goal <= 1.2"),
+        ("rlarchive verify / SHA-256 (wall)", r.ratio(verify, "sha256"), ""),
+        ("rlarchive verify / SHA-256 of the mapped file (CPU)", r.ratio(verify, "sha256 of the file, mapped (floor)", "cpu"), "1.0 = the floor"),
+        (f"CRC-32 {crc32.IMPLEMENTATION} / zlib (CPU)", r.ratio(f"crc32 ({crc32.IMPLEMENTATION})", "crc32 (zlib)", "cpu"), ""),
+        ("rlarchive open+map / safetensors lazy open", r.ratio("rlarchive open + map all tensors", "safetensors open (lazy)"), ""),
+        ("rlarchive materialise / page-cache read", r.ratio("rlarchive materialise all", "page-cache read"), "1.0 = read bandwidth"),
+        ("rlarchive materialise / safetensors load all", r.ratio("rlarchive materialise all", "safetensors load all"), ""),
+    ]  # fmt: skip
+    for label, ratio, note in lines:
+        print(f"  {label + ':':52} {benchkit.ratio_text(ratio)}" + (f"  ({note})" if note else ""))
+    print(f"load average at the end: {benchkit.load_average()}")
+    python_figures = {"open": r.median("rlarchive open + map all tensors"), "verify": r.median(verify)}
+    python_figures["materialise"] = r.median("rlarchive materialise all")
 
     print("\nJavaScript reader (reader-js) on the same file, against the Python reader in this run")
     if js is None:
         print(f"  skipped: {js_skipped}")
         return
-    python_figures = {
-        "open": r["rlarchive open + map all tensors"],
-        "verify": r["rlarchive verify (CRC-32 + SHA-256)"],
-        "materialise": r["rlarchive materialise all"],
-    }
     print(
         f"  Node {js['node']}; best of {js['repeat']}; CRC-32/SHA-256 alone over {js['hash_sample_bytes'] / 1e6:.0f} MB"
     )

@@ -1,37 +1,40 @@
 #!/usr/bin/env python3
-"""Saving and loading a SAC model with its replay buffer: rlarchive against SB3's pickles, in one run.
+"""Saving, checkpointing and loading a SAC model with its replay buffer: rlarchive against SB3's pickles, in one run.
 
-    make bench                                    # part of it
-    python tests/bench/bench_replay_buffer.py --vector 1000000 --image 100000 --repeat 3
+    make bench                                       # part of it
+    python tests/bench/bench_replay_buffer.py --quick
+    python tests/bench/bench_replay_buffer.py --vector 1000000 --image 20000 --rounds 5
 
-Two buffers, filled with random data directly (no training):
+Two buffers, filled with random data directly (no training), each in a
+process of its own that builds the model once:
   vector: SAC on 17 float32 observations and 6 actions (HalfCheetah-sized),
-  image:  SAC on 84x84x4 uint8 observations, optimize_memory_usage=True.
-For each: ``rlarchive.sb3.save(model, path, replay_buffer=True)`` against
-``model.save`` + ``model.save_replay_buffer``; ``rlarchive.sb3.load`` against
-``SAC.load`` + ``load_replay_buffer``; ``rlarchive.open(path).verify()``; and
-the SHA-256 of the buffer's bytes on one thread (the floor of a save that
-digests them). Every operation runs in its own process (the model is built and
-filled there first), --repeat times in a row, each save to a new file; the
-figures are the best run (as in bench.py), with the CPU time it took (all
-threads), and the first run, which also carries what a process pays once
-(importing and compiling the modules a save needs). A save does about 2.2
-times the work of the SHA-256 alone (SHA-256, CRC-32 and the copy into the
-file), spread over two threads: it reaches the floor only when both cores are
-free, which the "two cores free" figure shows.
-Peak memory is VmHWM above the process size before a run, the highest of the
-runs. Nothing is asserted: it prints.
+  image:  SAC on 84x84x4 uint8 observations, optimize_memory_usage=True
+          (20,000 transitions: 565 MB).
+The operations run in interleaved rounds (benchkit): each round runs every
+save in a rotated order, then every load; each save writes a new file.
+Figures are medians over the rounds; a ratio is the median of the rounds'
+own ratios, with its lowest and highest. CPU time is the process's, all
+threads. Peak memory is VmHWM above the process size before the operation,
+the highest of the rounds. The checkpoint figures compare what a training
+loop waits for: SB3's ``model.save`` + ``save_replay_buffer``, against
+``rlarchive.sb3.save(..., background=True)`` (the call returns once the
+snapshot is taken; the archive is written meanwhile, and its whole CPU
+time, until it appears, is counted). Nothing is asserted: it prints.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import benchkit  # noqa: E402
 
 OBS_DIM, ACT_DIM, IMAGE = 17, 6, (84, 84, 4)
 
@@ -73,25 +76,14 @@ def _build(kind: str, n: int):
         def step(self, action):
             return self.observation_space.sample(), 0.0, False, False, {}
 
+    kw = {"device": "cpu", "seed": 0, "buffer_size": n}
     if kind == "image":
-        model = SAC(
-            "CnnPolicy",
-            Env(),
-            buffer_size=n,
-            optimize_memory_usage=True,
-            replay_buffer_kwargs={"handle_timeout_termination": False},
-            device="cpu",
-            seed=0,
-        )
-    else:
-        model = SAC("MlpPolicy", Env(), buffer_size=n, device="cpu", seed=0)
+        kw.update(optimize_memory_usage=True, replay_buffer_kwargs={"handle_timeout_termination": False})
+    model = SAC("CnnPolicy" if kind == "image" else "MlpPolicy", Env(), **kw)
     buf = model.replay_buffer
     rng = np.random.default_rng(0)
     block = rng.integers(0, 256, 1 << 24, dtype=np.uint8)  # random bytes, repeated: as costly to hash as any
-    for name in ("observations", "next_observations", "actions", "rewards", "dones", "timeouts"):
-        arr = getattr(buf, name, None)
-        if arr is None or (name == "next_observations" and buf.optimize_memory_usage):
-            continue
+    for arr in _buffer_arrays(buf):
         if arr.dtype == np.float32:
             arr[...] = rng.standard_normal(arr.shape, dtype=np.float32)
         else:
@@ -109,175 +101,203 @@ def _buffer_arrays(buf):
     return [getattr(buf, k) for k in names]
 
 
-def _two_cores(buf) -> float:
-    """SHA-256 of the observations on one thread / the two halves on two threads: 2.0 when both cores are free."""
-    import hashlib
-    import threading
-
-    mv = memoryview(buf.observations).cast("B")
-    half = len(mv) // 2
-    t = time.perf_counter()
-    hashlib.sha256(mv).digest()
-    one = time.perf_counter() - t
-    t = time.perf_counter()
-    th = threading.Thread(target=lambda: hashlib.sha256(mv[:half]).digest())
-    th.start()
-    hashlib.sha256(mv[half:]).digest()
-    th.join()
-    return one / (time.perf_counter() - t)
-
-
-def child(op: str, kind: str, n: int, folder: str, repeat: int) -> None:
-    """One operation, ``repeat`` times in this process; prints its figures as JSON."""
-    import gc
-    import hashlib
-
-    ra, sb, pkl = (os.path.join(folder, f"{kind}.{ext}") for ext in ("rlarchive", "zip", "pkl"))
-    model = buf = None
-    if op in ("sha256", "rlarchive save", "sb3 save"):
-        model, buf = _build(kind, n)
+def _operations(model, buf, folder: str) -> tuple[dict, dict]:
+    """(the saves, the loads): name -> function; each save writes a new file."""
     from stable_baselines3 import SAC
 
     import rlarchive
     import rlarchive.sb3 as ra_sb3
 
-    size = sum(a.nbytes for a in _buffer_arrays(buf)) if buf is not None else 0
-    extra: dict = {}
-    if op == "sha256":
-        extra["two_cores"] = max(_two_cores(buf) for _ in range(repeat))
-    runs = []
-    for _ in range(repeat):
-        for p in {"rlarchive save": [ra], "sb3 save": [sb, pkl]}.get(op, []):
+    ra, sb, pkl, raw, bg = (
+        os.path.join(folder, n) for n in ("a.rlarchive", "a.zip", "a.pkl", "raw.bin", "b.rlarchive")
+    )
+    views = [memoryview(a).cast("B") for a in _buffer_arrays(buf)]
+
+    def fresh(*paths):
+        for p in paths:
             if os.path.exists(p):
-                os.unlink(p)  # every run writes a new file, as the first does
-        loaded = None
+                os.unlink(p)
+
+    def sha():
+        h = hashlib.sha256()
+        for v in views:
+            h.update(v)
+
+    def sha_write():
+        fresh(raw)
+        h, fd, pos = hashlib.sha256(), os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644), 0
+        try:
+            for v in views:
+                for i in range(0, len(v), 4 << 20):
+                    piece = v[i : i + (4 << 20)]
+                    h.update(piece)
+                    pos += os.pwrite(fd, piece, pos)
+        finally:
+            os.close(fd)
+
+    def sb3_save():
+        fresh(sb, pkl)
+        model.save(sb)
+        model.save_replay_buffer(pkl)
+
+    def ra_save():
+        fresh(ra)
+        ra_sb3.save(model, ra, replay_buffer=True)
+
+    def ra_checkpoint():
+        fresh(bg)
+        cpu, wall = time.process_time(), time.perf_counter()
+        handle = ra_sb3.save(model, bg, replay_buffer=True, background=True)
+        stall = time.perf_counter() - wall
+        handle.result()
+        return {"stall": stall, "appears": time.perf_counter() - wall, "cpu_total": time.process_time() - cpu}
+
+    def sb3_load():
+        loaded = SAC.load(sb, device="cpu")
+        loaded.load_replay_buffer(pkl)
+
+    def ra_load():
+        ra_sb3.load(ra, device="cpu")
+
+    def ra_verify():
+        with rlarchive.open(ra, spaces="neutral") as ar:
+            ar.verify()
+
+    saves = {
+        "sha256": sha,
+        "sha256 + write": sha_write,
+        "sb3 save": sb3_save,
+        "rlarchive save": ra_save,
+        "rlarchive checkpoint": ra_checkpoint,
+    }
+    loads = {
+        "sb3 load": sb3_load,
+        "rlarchive load": ra_load,
+        "rlarchive verify": ra_verify,
+    }
+    return saves, loads
+
+
+def child(kind: str, n: int, folder: str, rounds: int) -> None:
+    """Every operation on one buffer, in interleaved rounds; prints the samples as JSON."""
+    import gc
+
+    model, buf = _build(kind, n)
+    saves, loads = _operations(model, buf, folder)
+    peaks: dict = {}
+    state = {}
+
+    def before(name):
         gc.collect()
+        if "name" in state:
+            peaks[state["name"]] = max(peaks.get(state["name"], 0), _status_kib("VmHWM") - state["rss"])
         _reset_peak()
-        before = _status_kib("VmRSS")
-        cpu = time.process_time()
-        t = time.perf_counter()
-        if op == "sha256":
-            h = hashlib.sha256()
-            for a in _buffer_arrays(buf):
-                h.update(memoryview(a).cast("B"))
-        elif op == "rlarchive save":
-            ra_sb3.save(model, ra, replay_buffer=True)
-        elif op == "sb3 save":
-            model.save(sb)
-            model.save_replay_buffer(pkl)
-        elif op == "rlarchive load":
-            loaded = ra_sb3.load(ra)
-            assert loaded.replay_buffer.full
-        elif op == "sb3 load":
-            loaded = SAC.load(sb, device="cpu")
-            loaded.load_replay_buffer(pkl)
-            assert loaded.replay_buffer.full
-        elif op == "rlarchive verify":
-            with rlarchive.open(ra, spaces="neutral") as ar:
-                ar.verify()
-        seconds = time.perf_counter() - t
-        runs.append((seconds, time.process_time() - cpu, max(0, _status_kib("VmHWM") - before) / 1024))
-        del loaded
-    best = min(runs)
-    print(
-        json.dumps(
-            {
-                "first": runs[0][0],
-                "seconds": best[0],
-                "cpu": best[1],
-                "peak_mib": max(r[2] for r in runs),
-                "bytes": size,
-                **extra,
-            }
-        )
-    )
+        state.update(name=name, rss=_status_kib("VmRSS"))
+
+    results = benchkit.Rounds()
+    for r in range(rounds + 1):  # a round of the saves, then one of the loads (they read what the saves wrote)
+        part = benchkit.Rounds()
+        part.run({**saves}, rounds=1, warmup=0, before=before)
+        part.run({**loads}, rounds=1, warmup=0, before=before)
+        before("end")
+        if r:  # the first round warms up
+            for name, samples in part.samples.items():
+                results.samples.setdefault(name, []).extend(samples)
+        saves = dict(list(saves.items())[1:] + list(saves.items())[:1])  # rotate the order
+        loads = dict(list(loads.items())[1:] + list(loads.items())[:1])
+    nbytes = sum(a.nbytes for a in _buffer_arrays(buf))
+    print(json.dumps({"bytes": nbytes, "samples": results.samples, "peak_kib": peaks}))
 
 
-def run(op: str, kind: str, n: int, folder: str, repeat: int) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", op, kind, str(n), folder, str(repeat)],
-        capture_output=True,
+def run(kind: str, n: int, folder: str, rounds: int) -> benchkit.Rounds:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", kind, str(n), folder, str(rounds)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=1800,
     )
-    if out.returncode != 0:
-        raise SystemExit(f"{op} ({kind}) failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    try:
+        out, err = proc.communicate(timeout=1800)
+    finally:
+        if proc.poll() is None:  # stopped meanwhile: the child goes too, before its folder
+            proc.kill()
+            proc.wait()
+    if proc.returncode != 0:
+        raise SystemExit(f"{kind} failed:\n{err[-3000:]}")
+    got = json.loads(out.strip().splitlines()[-1])
+    r = benchkit.Rounds()
+    r.samples = {k: [tuple(s) for s in v] for k, v in got["samples"].items()}
+    r.bytes, r.peaks = got["bytes"], got["peak_kib"]  # type: ignore[attr-defined]
+    return r
 
 
-#: The operations, in the order they run (the loads and the verification read what the saves wrote).
-OPS = ("sha256", "rlarchive save", "sb3 save", "rlarchive load", "sb3 load", "rlarchive verify")
 LABELS = {
-    "sha256": "SHA-256 of the buffer's bytes",
-    "sb3 save": "sb3 save + save_replay_buffer",
-    "sb3 load": "sb3 SAC.load + load_replay_buffer",
-    "rlarchive load": "rlarchive load (verifies digests)",
-    "rlarchive verify": "rlarchive open + verify",
+    "sha256": "SHA-256 of the buffer's bytes (floor)",
+    "sha256 + write": "SHA-256 + write of the bytes (floor)",
+    "sb3 save": "SB3 save + save_replay_buffer",
+    "rlarchive save": "rlarchive save",
+    "rlarchive checkpoint": "rlarchive save(background=True)",
+    "sb3 load": "SB3 SAC.load + load_replay_buffer",
+    "rlarchive load": "rlarchive load (buffer mapped, not hashed)",
+    "rlarchive verify": "rlarchive open + verify (every digest)",
 }
+
+
+def report(kind: str, n: int, r: benchkit.Rounds, rounds: int) -> None:
+    shape = f"{OBS_DIM} float32" if kind == "vector" else "x".join(map(str, IMAGE)) + " uint8, optimize_memory_usage"
+    print(f"\n{kind}: {n:,} transitions of {shape}; buffer {r.bytes / 1e6:.0f} MB; {rounds} rounds")  # type: ignore[attr-defined]
+    print(f"  {'operation (median of the rounds)':44} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9}")
+    for op, label in LABELS.items():
+        peak = r.peaks.get(op, 0) / 1024  # type: ignore[attr-defined]
+        print(f"  {label:44} {r.median(op):8.3f} {r.median(op, 'cpu'):8.3f} {peak:9.1f}")
+    stall = sorted(r.extras("rlarchive checkpoint", "stall"))[len(r.samples["rlarchive checkpoint"]) // 2]
+    appears = sorted(r.extras("rlarchive checkpoint", "appears"))[len(r.samples["rlarchive checkpoint"]) // 2]
+    print(f"    background save: training waits {stall:.3f} s; the archive appears after {appears:.3f} s")
+    print("  ratios: median of the rounds [lowest-highest]")
+    lines = [
+        ("checkpoint stall / SB3 save (wall)", r.ratio("rlarchive checkpoint", "sb3 save", a_key="stall"), "goal <= 1"),
+        (
+            "checkpoint CPU, all of it / SB3 save's",
+            r.ratio("rlarchive checkpoint", "sb3 save", "cpu", a_key="cpu_total"),
+            "snapshot + background write",
+        ),
+        ("rlarchive save / SB3 save (CPU)", r.ratio("rlarchive save", "sb3 save", "cpu"), "goal <= 2"),
+        ("rlarchive save / SB3 save (wall)", r.ratio("rlarchive save", "sb3 save"), ""),
+        ("rlarchive save / SHA-256 (CPU)", r.ratio("rlarchive save", "sha256", "cpu"), ""),
+        (
+            "rlarchive save / SHA-256 + write (CPU)",
+            r.ratio("rlarchive save", "sha256 + write", "cpu"),
+            "1.0 = the floor",
+        ),
+        ("rlarchive verify / SHA-256 (CPU)", r.ratio("rlarchive verify", "sha256", "cpu"), ""),
+        ("rlarchive load / SB3 load (wall)", r.ratio("rlarchive load", "sb3 load"), ""),
+    ]
+    for label, ratio, note in lines:
+        print(f"    {label + ':':44} {benchkit.ratio_text(ratio)}" + (f"  ({note})" if note else ""))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--vector", type=int, default=1_000_000, help="transitions of the 17-float buffer")
-    ap.add_argument("--image", type=int, default=100_000, help="transitions of the 84x84x4 uint8 buffer (0: skip)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each operation in its process; the best is reported")
-    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--vector", type=int, default=1_000_000, help="transitions of the 17-float buffer (0: skip)")
+    ap.add_argument("--image", type=int, default=20_000, help="transitions of the 84x84x4 uint8 buffer (0: skip)")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds counted (after one that warms up)")
+    ap.add_argument("--quick", action="store_true", help="small buffers (200,000 and 5,000), 3 rounds")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        op, kind, n, folder, repeat = args.child
-        child(op, kind, int(n), folder, int(repeat))
+        kind, n, folder, rounds = args.child
+        child(kind, int(n), folder, int(rounds))
         return
-    bench_dir = os.environ.get("BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
-    cases = [("vector", args.vector), ("image", args.image)]
-    print(
-        f"replay buffers: one process per operation, {args.repeat} run(s) each; seconds: the best run and the process's first;"
-    )
-    print("peak = VmHWM above the process size before a run (the highest of the runs)")
-    for kind, n in cases:
-        if n <= 0:
-            continue
-        with tempfile.TemporaryDirectory(dir=bench_dir) as d:
-            r = {op: run(op, kind, n, d, args.repeat) for op in OPS}
-            ra_size = os.path.getsize(os.path.join(d, f"{kind}.rlarchive"))
-            sb_size = os.path.getsize(os.path.join(d, f"{kind}.zip")) + os.path.getsize(os.path.join(d, f"{kind}.pkl"))
-        shape = (
-            f"{OBS_DIM} float32" if kind == "vector" else "x".join(map(str, IMAGE)) + " uint8, optimize_memory_usage"
-        )
-        nbytes = r["sha256"]["bytes"]
-        print(
-            f"\n{kind}: {n:,} transitions of {shape}; buffer {nbytes / 1e6:.0f} MB; "
-            f"rlarchive {ra_size / 1e6:.0f} MB, SB3 zip + pickle {sb_size / 1e6:.0f} MB"
-        )
-        print(f"  {'operation':36} {'best s':>8} {'its CPU s':>9} {'first s':>8} {'GB/s':>6} {'peak MiB':>9}")
-        for op, f in r.items():
-            print(
-                f"  {LABELS.get(op, op):36} {f['seconds']:8.3f} {f['cpu']:9.3f} {f['first']:8.3f} {nbytes / 1e9 / f['seconds']:6.2f} {f['peak_mib']:9.1f}"
-            )
-        sha = r["sha256"]["seconds"]
-        save, load = r["rlarchive save"], r["rlarchive load"]
-        print(
-            f"  ratios (best runs; two cores free: SHA-256 on one core / on two = {r['sha256']['two_cores']:.2f}, 2.0 on an idle machine)"
-        )
-        first = save["first"]
-        lines = [
-            ("rlarchive save / SHA-256 floor", save["seconds"] / sha, "target <= 1.25"),
-            (
-                "  its CPU time / the SHA-256's",
-                save["cpu"] / r["sha256"]["cpu"],
-                "SHA-256 + CRC-32 + copy into the file, on two threads",
-            ),
-            ("rlarchive save / SB3 save + save_replay_buffer", save["seconds"] / r["sb3 save"]["seconds"], ""),
-            ("rlarchive load / SB3 load + load_replay_buffer", load["seconds"] / r["sb3 load"]["seconds"], ""),
-            ("rlarchive load / SHA-256 floor", load["seconds"] / sha, "the load verifies every digest"),
-            ("rlarchive verify / SHA-256 floor", r["rlarchive verify"]["seconds"] / sha, "target <= 1.1"),
-            (
-                "first save of a process / SHA-256 floor",
-                first / sha,
-                f"+{first - save['seconds']:.3f} s paid once per process",
-            ),
-        ]
-        for label, ratio, note in lines:
-            print(f"    {label + ':':48} {ratio:6.2f}x" + (f"  ({note})" if note else ""))
+    if args.quick:
+        args.vector, args.image, args.rounds = min(args.vector, 200_000), min(args.image, 5_000), 3
+    from rlarchive import crc32
+
+    print(f"replay buffers; load average {benchkit.load_average()}; CRC-32: {crc32.IMPLEMENTATION}")
+    for kind, n in (("vector", args.vector), ("image", args.image)):
+        if n > 0:
+            with benchkit.scratch(kind) as d:
+                report(kind, n, run(kind, n, d, args.rounds), args.rounds)
+    print(f"\nload average at the end: {benchkit.load_average()}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ imports it, and times, best of ``--repeat``:
 - ``rlarchive.sb3.load(archive)``: verify the archive, rebuild the values,
   build the policy without initialising it, copy the mapped tensors in.
 
-Both produce a model whose parameters are checked equal. Prints the times and
-their ratio; asserts nothing about speed.
+The two run in interleaved rounds (benchkit; no warm-up round: the model is
+built, and every module imported, before the first). Both produce a model
+whose parameters are checked equal. Prints the medians and their ratio;
+asserts nothing about speed.
 """
 
 from __future__ import annotations
@@ -19,18 +21,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, HERE)
-from bench import best  # noqa: E402
+import benchkit  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--width", type=int, default=2048)
     args = ap.parse_args()
     warnings.simplefilter("ignore")
@@ -51,22 +52,27 @@ def main() -> None:
     )
     model.learn(64)  # one update: the Adam state then holds two more copies of every weight
     n_params = sum(p.numel() for p in model.policy.parameters())
-    with tempfile.TemporaryDirectory() as d:
+    with benchkit.scratch("ppo") as d:
         z, a = os.path.join(d, "ppo.zip"), os.path.join(d, "ppo.rlarchive")
         model.save(z)
         rsb3.import_archive(z, a)
         sizes = (os.path.getsize(z), os.path.getsize(a))
-        t_sb3 = best(lambda: PPO.load(z, device="cpu"), args.repeat)
-        t_ra = best(lambda: rsb3.load(a, device="cpu"), args.repeat)
+        r = benchkit.Rounds()
+        r.run(
+            {"PPO.load": lambda: PPO.load(z, device="cpu"), "rlarchive.sb3.load": lambda: rsb3.load(a, device="cpu")},
+            args.rounds,
+            warmup=0,
+        )
+        t_sb3, t_ra = r.median("PPO.load"), r.median("rlarchive.sb3.load")
         x, y = PPO.load(z, device="cpu"), rsb3.load(a, device="cpu")
         for (k1, p1), (k2, p2) in zip(x.policy.state_dict().items(), y.policy.state_dict().items()):
             assert k1 == k2 and torch.equal(p1, p2), k1
     print(
-        f"PPO with {n_params / 1e6:.1f}M parameters; SB3 zip {sizes[0] / 1e6:.0f} MB, rlarchive {sizes[1] / 1e6:.0f} MB; best of {args.repeat}"
+        f"PPO with {n_params / 1e6:.1f}M parameters; SB3 zip {sizes[0] / 1e6:.0f} MB, rlarchive {sizes[1] / 1e6:.0f} MB; medians of {args.rounds} rounds; load average {benchkit.load_average()}"
     )
     print(f"  PPO.load:             {t_sb3 * 1000:8.1f} ms")
     print(f"  rlarchive.sb3.load:   {t_ra * 1000:8.1f} ms")
-    print(f"  PPO.load / rlarchive.sb3.load: {t_sb3 / t_ra:.2f}x")
+    print(f"  PPO.load / rlarchive.sb3.load: {benchkit.ratio_text(r.ratio('PPO.load', 'rlarchive.sb3.load'))}")
 
 
 class _Env256:

@@ -58,6 +58,7 @@ __all__ = [
     "add_variables",
     "read_vec_normalize",
     "finish_import",
+    "prepare_import",
 ]
 
 
@@ -337,6 +338,25 @@ def finish_import(
     extension_values: Mapping[str, Any] | None = None,
 ) -> ImportReport:
     """Record the algorithm (given, or told from ``data``) and write the archive (with the VecNormalize statistics, if any)."""
+    return prepare_import(
+        out_path, data, tensors, optimizers, metadata, report, algorithm, vec_normalize, model, extension_values
+    )()
+
+
+def prepare_import(
+    out_path: str | os.PathLike,
+    data: dict,
+    tensors: dict,
+    optimizers: dict,
+    metadata: dict,
+    report: ImportReport,
+    algorithm: str | None,
+    vec_normalize: Statistics | None = None,
+    model: Any = None,
+    extension_values: Mapping[str, Any] | None = None,
+) -> Callable[[], ImportReport]:
+    """:func:`finish_import` in two steps: all that reads ``model`` (the policy's description) now, and the
+    writing of the archive (from the values given here alone) when the returned function is called."""
     from ..writer import save
     from . import algorithms
 
@@ -367,32 +387,41 @@ def finish_import(
             "its name and the optimizer states); load builds the model with SB3's default optimizer, freshly initialised, "
             "unless allow_classes names it; prediction and the portable policy do not depend on it"
         )
-    extension_values = dict(extension_values or {})
+    values = dict(extension_values or {})
     if vec_normalize is not None:
-        extension_values[vec_normalize_ext.EXTENSION] = vec_normalize_ext.to_value(vec_normalize)
+        values[vec_normalize_ext.EXTENSION] = vec_normalize_ext.to_value(vec_normalize)
         report.notes.append(f"VecNormalize statistics stored as the extension {vec_normalize_ext.EXTENSION}")
     if model is None:  # build the model from a first archive, to describe its policy
         with tempfile.TemporaryDirectory(prefix="rlarchive-import-") as tmp:
             first = os.path.join(tmp, "model.rlarchive")
             first_values = {
-                k: v for k, v in extension_values.items() if k != replay_buffer_ext.EXTENSION
+                k: v for k, v in values.items() if k != replay_buffer_ext.EXTENSION
             }  # not needed to describe the policy
             save(first, data, tensors, optimizers, metadata=metadata, extension_values=first_values)
             policy, report.policy = _policy_value(lambda env: load(first, env=env, device="cpu"), vec_normalize, data)
     else:
         policy, report.policy = _policy_value(lambda env: model, vec_normalize, data)
-    if policy is not None:
-        extension_values[policy_description.EXTENSION] = policy
-        try:
-            save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
-            return report
-        except RlarchiveError as e:  # a description the checks refuse: the archive goes without it, and says why
-            if e.code != "WRITE_INVALID" or policy_description.EXTENSION not in e.message:
-                raise
-            del extension_values[policy_description.EXTENSION]
-            report.policy = f"not written: {e.message}"
-    save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=extension_values)
-    return report
+
+    def write() -> ImportReport:
+        if policy is not None:
+            try:
+                save(
+                    out_path,
+                    data,
+                    tensors,
+                    optimizers,
+                    metadata=metadata,
+                    extension_values={**values, policy_description.EXTENSION: policy},
+                )
+                return report
+            except RlarchiveError as e:  # a description the checks refuse: the archive goes without it, and says why
+                if e.code != "WRITE_INVALID" or policy_description.EXTENSION not in e.message:
+                    raise
+                report.policy = f"not written: {e.message}"
+        save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=values)
+        return report
+
+    return write
 
 
 def _policy_value(

@@ -2,7 +2,9 @@
 
 The model's attributes are converted exactly as the import converts a saved
 zip (:mod:`rlarchive.interop.sb3_import`), so that the archive equals the
-import of ``model.save(...)``'s zip.
+import of ``model.save(...)``'s zip. With ``background=True`` the archive is
+written on a thread of its own while training goes on
+(:mod:`rlarchive.interop.background`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from .. import replay_buffer as replay_buffer_ext
 from .. import training_state
 from ..errors import RlarchiveError
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget
-from .sb3_import import add_state, add_variables, charge_tensors, finish_import, read_vec_normalize
+from .sb3_import import add_state, add_variables, charge_tensors, prepare_import, read_vec_normalize
 from .sb3_keys import META_SOURCE, META_VERSION
 from .sb3_values import is_json_serializable, map_leaves
 from .sb3_zip import ImportReport, decode_pickle
@@ -34,7 +36,8 @@ def save(
     replay_buffer: bool = False,
     metadata: Mapping[str, str] | None = None,
     provenance: bool = True,
-) -> ImportReport:
+    background: bool = False,
+) -> Any:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
 
     The model's attributes are taken as SB3's ``save`` takes them (the same
@@ -80,10 +83,25 @@ def save(
             bridge's keys and ``metadata``, so that the archive does not
             depend on the installed versions of Python, NumPy or gymnasium
             (the test vectors are made so).
+        background: take what the archive holds now and write it on a thread
+            of its own, returning at once a
+            :class:`~rlarchive.interop.background.BackgroundSave` (``done()``,
+            ``wait()``, ``result()``: the report). The parameters, optimizer
+            states, run state and the replay buffer's small arrays are copied
+            here; the buffer's large arrays are not (a row that training
+            overwrites before it is written is copied first:
+            :mod:`rlarchive.interop.buffer_snapshot`). The archive is the one
+            a save without ``background`` would have written at this moment,
+            byte for byte, and appears at ``path`` only once complete. One
+            save is in flight at a time: every save first waits for the one
+            in flight, and raises its error if nobody took it from its handle;
+            at exit, the process waits for it and prints an error nobody took.
     Returns:
         The :class:`~rlarchive.interop.sb3.ImportReport` of what was stored: its ``notes`` say
         whether the replay buffer was stored (with its size) or why not, and
-        whether the run state and the random state were (``training``).
+        whether the run state and the random state were (``training``). With
+        ``background``, the :class:`~rlarchive.interop.background.BackgroundSave`
+        whose ``result()`` it is.
     Raises:
         RlarchiveError: EXTENSION_INVALID (with the pointer the reader would
             give) for a replay buffer its reader would refuse;
@@ -95,8 +113,10 @@ def save(
     from stable_baselines3.common.save_util import recursive_getattr
 
     from . import algorithms
+    from . import background as background_mod
     from . import provenance as provenance_mod
 
+    background_mod.settle()  # the save in flight first: its error, if nobody took it, is raised here
     given_metadata = provenance_mod.merged({}, metadata)  # checked before any work
     extra, notes = _extensions(model, training, replay_buffer)
     data, torch_variable_names = _attributes(model)
@@ -125,13 +145,63 @@ def save(
     stats = read_vec_normalize(vec_normalize, budget)
     if training_state.EXTENSION in extra:  # the generators' rules (§3.7), before anything is written
         training_state.check_generators(extra[training_state.EXTENSION]["random"])
-    if replay_buffer_ext.EXTENSION in extra:  # the reader's every rule, before anything is written
+    if not background:
+        _check_buffer(extra, decoded)
+        return prepare_import(
+            path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
+        )()
+    from . import buffer_snapshot
+
+    tensors, optimizers, stats = _copied(tensors), _copied(optimizers), _copied(stats)
+    extra = {k: v if k == replay_buffer_ext.EXTENSION else _copied(v) for k, v in extra.items()}
+    held = None
+    try:
+        if replay_buffer_ext.EXTENSION in extra:
+            extra[replay_buffer_ext.EXTENSION], held = buffer_snapshot.take(
+                model.replay_buffer, extra[replay_buffer_ext.EXTENSION]
+            )
+        _check_buffer(extra, decoded)
+        write = prepare_import(
+            path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
+        )
+    except BaseException:
+        if held is not None:
+            held.close()
+        raise
+    return background_mod.start(path, write, held.close if held is not None else _nothing)
+
+
+def _check_buffer(extra: Mapping[str, Any], decoded: Mapping[str, Any]) -> None:
+    """The reader's every rule on the replay buffer value, if any, before anything is written."""
+    if replay_buffer_ext.EXTENSION in extra:
         from . import replay_buffer as buffers
 
         buffers.check_value(extra[replay_buffer_ext.EXTENSION], decoded)
-    return finish_import(
-        path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
-    )
+
+
+def _nothing() -> None:
+    return None
+
+
+def _copied(obj: Any) -> Any:
+    """``obj`` with every tensor and array in it copied (maps, lists and tuples rebuilt; other values kept):
+    what a background save holds while training changes the originals in place."""
+    import dataclasses
+
+    import numpy as np
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if isinstance(obj, Mapping):
+        return {k: _copied(v) for k, v in obj.items()}
+    if type(obj) in (list, tuple):
+        return type(obj)(_copied(v) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # the VecNormalize statistics
+        return dataclasses.replace(obj, **{f.name: _copied(getattr(obj, f.name)) for f in dataclasses.fields(obj)})
+    return obj
 
 
 def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple[dict, list]:
