@@ -140,7 +140,7 @@ def test_work_is_linear_in_the_number_of_tensors(case, pairs, tmp_path, monkeypa
 
 
 def test_20000_tensors_in_a_subprocess(tmp_path):
-    """diff, inspect --all and validate of archives with 20,000 tensors (and 20,000 referenced arrays) finish."""
+    """diff and inspect --all of archives with 20,000 tensors (and 20,000 referenced arrays) finish."""
     script = f"""
 import sys
 sys.path.insert(0, {os.path.join(ROOT, "tests", "python")!r})
@@ -149,7 +149,6 @@ from rlarchive.cli import main
 a, b = build({str(tmp_path / "a.rlarchive")!r}, 20000), build({str(tmp_path / "b.rlarchive")!r}, 20000, 1)
 assert main(["diff", "--json", a, b]) == 1
 assert main(["inspect", "--all", a]) == 0
-assert main(["validate", a]) == 0
 """
     env = {
         **os.environ,
