@@ -640,4 +640,9 @@ export namespace limits {
   const MAX_INT_DIGITS: number;
   const MAX_INLINE_ARRAY_BYTES: number;
   const MAX_ELEMENT_BYTES: number;
+  const INLINE_ARRAY_BYTES: number;
+  const MAX_INPUT_JSON_MEMORY: number;
+  const SLICE_MAX_REQUESTS: number;
+  const SLICE_REQUEST_BYTES: number;
+  const SLICE_OVERREAD_BYTES: number;
 }
