@@ -31,7 +31,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
-# The harness is also the standalone kit's run.py (make dist), run as a file beside its two modules.
+# The harness is also the standalone kit's run.py (make dist), run as a file beside its modules (conformance_protocol, conformance_reports, jsonbounds).
 if TYPE_CHECKING or __package__:
     from .conformance_protocol import (
         GRACE_SECONDS,

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 // The conformance testee of annex A: JSON lines on stdin/stdout, one process for all cases.
-import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { dump, open, act, parseJson, validate, RlarchiveError, SUPPORTED_EXTENSIONS } from '../src/index.js';
 import { checkValue } from '../src/values.js';
 import { decodeValue, inlineArray } from '../src/decode.js';
+import { PLAIN_BYTE_COST, parseBounded } from '../src/jsonbounds.js';
+import { MAX_INPUT_JSON_MEMORY, MAX_JSON_DEPTH } from '../src/limits.js';
+
+/** The longest request line read: a longer one cannot be read and parsed within MAX_INPUT_JSON_MEMORY (§15). */
+const MAX_REQUEST_BYTES = Math.floor(MAX_INPUT_JSON_MEMORY / PLAIN_BYTE_COST);
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -89,15 +93,44 @@ async function handle(req) {
   return null;
 }
 
-const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of rl) {
-  if (line.trim() === '') continue;
+/**
+ * The lines of a byte stream without their `\n`, each as bytes, or null for a line longer than
+ * `limit` bytes (never held: its bytes are dropped as they come).
+ */
+async function* boundedLines(stream, limit) {
+  let parts = [],
+    size = 0,
+    tooLong = false;
+  for await (const chunk of stream) {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl < 0 ? chunk.length : nl;
+      if (!tooLong && size + end - start > limit) [tooLong, parts, size] = [true, [], 0];
+      if (!tooLong) {
+        parts.push(chunk.subarray(start, end));
+        size += end - start;
+      }
+      if (nl < 0) break;
+      yield tooLong ? null : Buffer.concat(parts, size);
+      [tooLong, parts, size, start] = [false, [], 0, nl + 1];
+    }
+  }
+  if (size > 0 || tooLong) yield tooLong ? null : Buffer.concat(parts, size);
+}
+
+for await (const line of boundedLines(process.stdin, MAX_REQUEST_BYTES)) {
+  if (line === null) {
+    send({ ok: false, error: `request line longer than ${MAX_REQUEST_BYTES} bytes` });
+    continue;
+  }
+  if (line.every((c) => c === 0x20 || c === 0x09 || c === 0x0d)) continue;
   let req;
   try {
-    req = JSON.parse(line);
-  } catch {
-    process.stderr.write(`not JSON: ${line.slice(0, 200)}\n`);
-    send({ ok: false, error: 'request is not JSON' });
+    req = parseBounded(line, { maxDepth: MAX_JSON_DEPTH, maxMemory: MAX_INPUT_JSON_MEMORY, what: 'request' });
+  } catch (e) {
+    process.stderr.write(`${e.message.slice(0, 300)}\n`);
+    send({ ok: false, error: e.message });
     continue;
   }
   if ((await handle(req)) === 'exit') break;

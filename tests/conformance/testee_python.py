@@ -5,6 +5,7 @@ import json
 import sys
 
 import rlarchive
+from rlarchive.cli.common import MAX_INPUT_JSON_BYTES, parse_input
 from rlarchive.manifest import SUPPORTED_EXTENSIONS
 
 
@@ -28,11 +29,29 @@ def predict(req: dict) -> dict:
     return {"seq": seq, "result": "actions", "actions": [dump_value(a) for a in actions]}
 
 
+def requests(stream):
+    """Each request line (blank ones skipped) as (the parsed request, None), or (None, why not) for a line that is
+    too long, not JSON, or beyond the bounds of a caller's JSON (spec §15, Annex A.1): no line is held longer than
+    MAX_INPUT_JSON_BYTES, nor parsed beyond MAX_JSON_DEPTH or MAX_INPUT_JSON_MEMORY."""
+    while True:
+        line = stream.readline(MAX_INPUT_JSON_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_INPUT_JSON_BYTES:
+            while line and not line.endswith(b"\n"):  # the rest of the line, unread
+                line = stream.readline(1 << 20)
+            yield None, f"request line longer than {MAX_INPUT_JSON_BYTES} bytes"
+        elif line.strip():
+            try:
+                yield parse_input(line, "request"), None
+            except rlarchive.RlarchiveError as e:
+                yield None, str(e)
+
+
 def main() -> int:
     out = sys.stdout
-    for line in sys.stdin:
-        req = json.loads(line)
-        cmd = req.get("cmd")
+    for req, bad in requests(sys.stdin.buffer):
+        cmd = req.get("cmd") if isinstance(req, dict) else None
         if cmd == "start":
             ok = req.get("protocol") == 1
             reply = {
@@ -54,6 +73,8 @@ def main() -> int:
             reply = {"seq": req["seq"], "result": "report", "report": rlarchive.validate(req["file"])}
         elif cmd == "stop":
             return 0
+        elif bad is not None:
+            reply = {"ok": False, "error": bad}
         else:
             reply = {"ok": False, "error": f"unknown command {cmd!r}"}
         out.write(json.dumps(reply, ensure_ascii=False) + "\n")
