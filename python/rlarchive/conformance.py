@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING or __package__:
     from .conformance_protocol import (
         GRACE_SECONDS,
+        MAX_ANSWER_DEPTH,
+        MAX_ANSWER_MEMORY,
         MAX_LINE_BYTES,
         Testee,
         TesteeDied,
@@ -42,9 +44,20 @@ if TYPE_CHECKING or __package__:
         end_process_group,
     )
     from .conformance_reports import SYMBOL, UNEXPECTED, junit_xml, print_matrix, print_summary, write_junit
+    from .jsonbounds import loads as bounded_loads
 else:  # run.py of the standalone kit
-    from conformance_protocol import GRACE_SECONDS, MAX_LINE_BYTES, Testee, TesteeDied, bounded_lines, end_process_group
+    from conformance_protocol import (
+        GRACE_SECONDS,
+        MAX_ANSWER_DEPTH,
+        MAX_ANSWER_MEMORY,
+        MAX_LINE_BYTES,
+        Testee,
+        TesteeDied,
+        bounded_lines,
+        end_process_group,
+    )
     from conformance_reports import SYMBOL, UNEXPECTED, junit_xml, print_matrix, print_summary, write_junit
+    from jsonbounds import loads as bounded_loads
 
 __all__ = [
     "GRACE_SECONDS",
@@ -72,10 +85,23 @@ __all__ = [
 ]
 
 
+def read_json(path: str) -> Any:
+    """A JSON file the harness is given (the vectors' index and predict files, readers.json, an xfail list), read
+    within the bounds of an answer line (Annex A.1); a clear exit for one that is not, never a traceback."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_LINE_BYTES:
+                raise ValueError(f"{size} bytes, more than {MAX_LINE_BYTES}")
+            raw = f.read(size + 1)
+        return bounded_loads(raw, max_depth=MAX_ANSWER_DEPTH, max_memory=MAX_ANSWER_MEMORY)
+    except (OSError, ValueError) as e:  # ValueError: too large, not UTF-8, not JSON, beyond a bound
+        raise SystemExit(f"rlarchive conformance: {path}: not a JSON file the harness can read ({e})") from None
+
+
 def load_cases(vectors: str) -> list[Any]:
     """The cases of ``vectors/index.json``, checked against the index schema (when the package is at hand)."""
-    with open(os.path.join(vectors, "index.json"), encoding="utf-8") as f:
-        index = json.load(f)
+    index = read_json(os.path.join(vectors, "index.json"))
     try:
         from .manifest import validator
     except ImportError:  # run as a file of the standalone kit (make dist): no package, no schema check
@@ -190,8 +216,7 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
     if exp["result"] == "actions":
         if result != "actions":
             return "fail", f"expected actions, got {reply.get('code', result)}: {reply.get('message', '')[:160]}"
-        with open(os.path.join(vectors, exp["predict_file"]), encoding="utf-8") as f:
-            want = json.load(f)["actions"]
+        want = read_json(os.path.join(vectors, exp["predict_file"]))["actions"]
         why = same_actions(reply.get("actions"), want)
         return ("fail", why) if why else ("pass", "")
     if exp["result"] == "error":
@@ -217,8 +242,7 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
 def ask(testee: Testee, vectors: str, case: dict[str, Any], path: str) -> dict[str, Any]:
     """Send a case's request: ``predict`` (with the observations of its predict file) or ``dump``."""
     if case["expect"]["result"] == "actions":
-        with open(os.path.join(vectors, case["expect"]["predict_file"]), encoding="utf-8") as f:
-            spec = json.load(f)
+        spec = read_json(os.path.join(vectors, case["expect"]["predict_file"]))
         fields = {k: spec[k] for k in ("observations", "episode_starts", "action_masks") if k in spec}
         return testee.request("predict", path, **fields)
     return testee.request("dump", path)
@@ -323,8 +347,7 @@ def _readers(args: argparse.Namespace, registered: str | None) -> list[Any]:
         ]
     else:
         assert registered is not None  # main checked it
-        with open(registered, encoding="utf-8") as f:
-            readers = json.load(f)["readers"]
+        readers = read_json(registered)["readers"]
         root = os.path.abspath(
             os.path.join(os.path.dirname(registered), "..", "..")
         )  # tests/conformance/ -> the repository
@@ -365,8 +388,7 @@ def main(argv: list[Any] | None = None, registered: str | None = None, prog: str
         for r in readers:
             xfail = {}
             if r.get("xfail"):
-                with open(r["xfail"], encoding="utf-8") as f:
-                    xfail = json.load(f)
+                xfail = read_json(r["xfail"])
             t0 = time.monotonic()
             results = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
             results["__seconds__"] = time.monotonic() - t0

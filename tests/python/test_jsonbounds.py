@@ -167,3 +167,17 @@ def test_the_harness_fails_an_answer_beyond_its_bounds(line, memory, tmp_path, m
             testee.start()
     finally:
         testee.stop(kill=True)
+
+
+def test_the_harness_refuses_a_deep_xfail_list_with_one_line(tmp_path):
+    from rlarchive.conformance import main as harness
+
+    xfail = tmp_path / "xfail.json"
+    xfail.write_text(DEEP)
+    testee = f"{sys.executable} {os.path.join(ROOT, 'tests', 'conformance', 'testee_python.py')}"
+    with pytest.raises(SystemExit) as ei:
+        harness(["--reader-cmd", testee, "--xfail", str(xfail)])
+    assert str(ei.value) == (
+        f"rlarchive conformance: {xfail}: not a JSON file the harness can read "
+        "(JSON nested 100000 levels deep, above the limit of 64)"
+    )
