@@ -411,8 +411,9 @@ class Archive:
 
     def get_slice(self, group: str, name: str, framework: str = "numpy", device: Any = None) -> TensorSlice:
         """One tensor for partial reads, as safetensors' ``get_slice``: ``.shape``, ``.dtype``, and
-        ``[...]`` by integers, slices and ``...``, reading only the bytes the selection needs (by range
-        from a remote source). ``framework`` and ``device`` as for :meth:`tensor`."""
+        ``[...]`` by integers, slices and ``...``, reading only ranges of the tensor's bytes, in a bounded
+        number of requests that read a bounded amount beyond the selection (spec §11.4,
+        :func:`rlarchive.tensor_slice.plan_ranges`). ``framework`` and ``device`` as for :meth:`tensor`."""
         info = self._info(group, name)
         return TensorSlice(info, self._range if self._local else self._src.read, framework, device)
 
