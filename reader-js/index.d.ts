@@ -117,12 +117,12 @@ export class Opaque {
 }
 
 export interface TensorInfo {
-  name: string;
-  dtype: DtypeCode;
-  shape: number[];
+  readonly name: string;
+  readonly dtype: DtypeCode;
+  readonly shape: readonly number[];
   /** Absolute file offset of the first element byte. */
-  offset: number;
-  nbytes: number;
+  readonly offset: number;
+  readonly nbytes: number;
 }
 
 export interface Tensor {
@@ -423,7 +423,7 @@ export class Archive {
   readonly bytesFetched: number | undefined;
   /** The CheckState the archive was built from (spec §11.1 steps 1 to 9). */
   readonly state: CheckState;
-  tensorInfo(group: string): TensorInfo[];
+  tensorInfo(group: string): readonly TensorInfo[];
   /** One tensor; `verify: true` checks its member's CRC-32 and SHA-256 first. */
   tensor(group: string, name: string, options?: { verify?: boolean }): Promise<Tensor>;
   /** Every tensor of a group, by name in header order (Python: `tensors(group)`). */
@@ -642,4 +642,9 @@ export namespace limits {
   const MAX_INT_DIGITS: number;
   const MAX_INLINE_ARRAY_BYTES: number;
   const MAX_ELEMENT_BYTES: number;
+  const INLINE_ARRAY_BYTES: number;
+  const MAX_INPUT_JSON_MEMORY: number;
+  const SLICE_MAX_REQUESTS: number;
+  const SLICE_REQUEST_BYTES: number;
+  const SLICE_OVERREAD_BYTES: number;
 }

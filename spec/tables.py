@@ -54,12 +54,15 @@ def dtypes_md(t: dict) -> str:
     return "\n".join(rows)
 
 
+def _scope(limit: dict) -> str:
+    """What a limit of §15 is for, when not for files: `` (writer)``, `` (partial reads)``..."""
+    scope = "writer" if limit.get("writer") else limit.get("scope")
+    return f" ({scope})" if scope else ""
+
+
 def limits_md(t: dict) -> str:
     rows = ["| constant | value | applies to |", "| --- | --- | --- |"]
-    rows += [
-        f"| `{x['name']}`{' (writer)' if x.get('writer') else ''} | {x['shown']} | {x['applies']} |"
-        for x in t["limits"]
-    ]
+    rows += [f"| `{x['name']}`{_scope(x)} | {x['shown']} | {x['applies']} |" for x in t["limits"]]
     return "\n".join(rows)
 
 

@@ -31,10 +31,12 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
-# The harness is also the standalone kit's run.py (make dist), run as a file beside its two modules.
+# The harness is also the standalone kit's run.py (make dist), run as a file beside its modules (conformance_protocol, conformance_reports, jsonbounds).
 if TYPE_CHECKING or __package__:
     from .conformance_protocol import (
         GRACE_SECONDS,
+        MAX_ANSWER_DEPTH,
+        MAX_ANSWER_MEMORY,
         MAX_LINE_BYTES,
         Testee,
         TesteeDied,
@@ -50,8 +52,18 @@ if TYPE_CHECKING or __package__:
         print_summary,
         write_junit,
     )
+    from .jsonbounds import loads as bounded_loads
 else:  # run.py of the standalone kit
-    from conformance_protocol import GRACE_SECONDS, MAX_LINE_BYTES, Testee, TesteeDied, bounded_lines, end_process_group
+    from conformance_protocol import (
+        GRACE_SECONDS,
+        MAX_ANSWER_DEPTH,
+        MAX_ANSWER_MEMORY,
+        MAX_LINE_BYTES,
+        Testee,
+        TesteeDied,
+        bounded_lines,
+        end_process_group,
+    )
     from conformance_reports import (
         REQUEST_KINDS,
         SYMBOL,
@@ -61,6 +73,7 @@ else:  # run.py of the standalone kit
         print_summary,
         write_junit,
     )
+    from jsonbounds import loads as bounded_loads
 
 #: Random archives and random policies generated per run by default (Annex A.6): N of each.
 GENERATED_COUNT = 4
@@ -91,10 +104,23 @@ __all__ = [
 ]
 
 
+def read_json(path: str) -> Any:
+    """A JSON file the harness is given (the vectors' index and predict files, readers.json, an xfail list), read
+    within the bounds of an answer line (Annex A.1); a clear exit for one that is not, never a traceback."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_LINE_BYTES:
+                raise ValueError(f"{size} bytes, more than {MAX_LINE_BYTES}")
+            raw = f.read(size + 1)
+        return bounded_loads(raw, max_depth=MAX_ANSWER_DEPTH, max_memory=MAX_ANSWER_MEMORY)
+    except (OSError, ValueError) as e:  # ValueError: too large, not UTF-8, not JSON, beyond a bound
+        raise SystemExit(f"rlarchive conformance: {path}: not a JSON file the harness can read ({e})") from None
+
+
 def load_cases(vectors: str) -> list[Any]:
     """The cases of ``vectors/index.json``, checked against the index schema (when the package is at hand)."""
-    with open(os.path.join(vectors, "index.json"), encoding="utf-8") as f:
-        index = json.load(f)
+    index = read_json(os.path.join(vectors, "index.json"))
     try:
         from .manifest import validator
     except ImportError:  # run as a file of the standalone kit (make dist): no package, no schema check
@@ -222,8 +248,7 @@ def judge(vectors: str, case: dict[str, Any], reply: dict[str, Any]) -> tuple[st
     if exp["result"] == "actions":
         if result != "actions":
             return "fail", f"expected actions, got {reply.get('code', result)}: {reply.get('message', '')[:160]}"
-        with open(case_path(vectors, case, exp["predict_file"]), encoding="utf-8") as f:
-            want = json.load(f)["actions"]
+        want = read_json(case_path(vectors, case, exp["predict_file"]))["actions"]
         why = same_actions(reply.get("actions"), want)
         return ("fail", why) if why else ("pass", "")
     if exp["result"] == "error":
@@ -265,8 +290,7 @@ def ask(testee: Testee, vectors: str, case: dict[str, Any], path: str) -> tuple[
         )
         return reply, wrong
     if kind == "predict":
-        with open(case_path(vectors, case, case["expect"]["predict_file"]), encoding="utf-8") as f:
-            spec = json.load(f)
+        spec = read_json(case_path(vectors, case, case["expect"]["predict_file"]))
         fields = {k: spec[k] for k in ("observations", "episode_starts", "action_masks") if k in spec}
         return testee.request("predict", path, **fields), ""
     return testee.request("dump", path), ""
@@ -377,8 +401,7 @@ def _readers(args: argparse.Namespace, registered: str | None) -> list[Any]:
         ]
     else:
         assert registered is not None  # main checked it
-        with open(registered, encoding="utf-8") as f:
-            readers = json.load(f)["readers"]
+        readers = read_json(registered)["readers"]
         root = os.path.abspath(
             os.path.join(os.path.dirname(registered), "..", "..")
         )  # tests/conformance/ -> the repository
@@ -450,8 +473,7 @@ def _run_all(
         for r in readers:
             xfail = {}
             if r.get("xfail"):
-                with open(r["xfail"], encoding="utf-8") as f:
-                    xfail = json.load(f)
+                xfail = read_json(r["xfail"])
             t0 = time.monotonic()
             results = run_reader(r["name"], r["cmd"], cases, args.vectors, xfail, args.timeout, tmp, r["cwd"])
             results["__seconds__"] = time.monotonic() - t0

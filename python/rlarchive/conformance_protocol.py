@@ -18,7 +18,12 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING or __package__:
+    from .jsonbounds import loads as bounded_loads
+else:  # beside run.py in the standalone kit
+    from jsonbounds import loads as bounded_loads
 
 
 class TesteeDied(Exception):
@@ -29,6 +34,11 @@ class TesteeDied(Exception):
 #: answer any vector expects is about 20 KB, so this leaves room for any escaping and for far larger
 #: vectors; it is also the largest JSON member a reader accepts (MAX_JSON_BYTES, §15).
 MAX_LINE_BYTES = 64 * 1024 * 1024
+#: The deepest nesting of an answer the harness parses (Annex A.1; MAX_JSON_DEPTH of §15).
+MAX_ANSWER_DEPTH = 64
+#: The most memory an answer line and its parse may take (Annex A.1; counted before parsing as for a caller's JSON,
+#: §15): room for a line of MAX_LINE_BYTES of text, such as a dump, and not for one that expands into tiny objects.
+MAX_ANSWER_MEMORY = 32 * MAX_LINE_BYTES
 #: Seconds a testee's process group is given to exit after SIGTERM before it is sent SIGKILL (Annex A.1).
 GRACE_SECONDS = 2.0
 _TOO_LONG = object()  # what the stdout pump queues for a line longer than MAX_LINE_BYTES
@@ -263,9 +273,9 @@ class Testee:
                 f"answer line longer than {self.max_line} bytes (the limit of Annex A.1), starting {line[1][:100]!r}"
             )
         try:
-            reply = json.loads(line.decode("utf-8"))
-        except ValueError:  # not UTF-8, or not JSON
-            raise TesteeDied(f"not a JSON line: {line[:200]!r}") from None
+            reply = bounded_loads(line, max_depth=MAX_ANSWER_DEPTH, max_memory=MAX_ANSWER_MEMORY)
+        except ValueError as e:  # not UTF-8, not JSON, or beyond a bound
+            raise TesteeDied(f"not a JSON line within the bounds of Annex A.1 ({e}): {line[:200]!r}") from None
         if not isinstance(reply, dict):
             raise TesteeDied(f"not a JSON object: {line[:200]!r}")
         return reply

@@ -27,7 +27,7 @@ canonical dump): a damaged archive is an error, not a difference.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Union
 
 from . import jsonstrict
@@ -142,12 +142,20 @@ def max_abs_diff(a: Any, b: Any, chunk: int = CHUNK_ELEMENTS) -> tuple[Any, ...]
     return best, nonfinite
 
 
-def _tensor_change(x: Any, y: Any, group: str, name: str) -> dict[str, Any] | None:
+def _tensor_side(ar: Any, infos: Mapping[str, Any], group: str, name: str) -> dict[str, Any] | None:
+    """What the diff shows of one tensor of one archive (None when that archive does not have it)."""
+    info = infos.get(name)
+    if info is None:
+        return None
+    return {"dtype": info.dtype, "shape": list(info.shape), "sha256": ar.tensor_sha256(group, name)}
+
+
+def _tensor_change(
+    x: Any, y: Any, group: str, name: str, infos: tuple[Mapping[str, Any], ...]
+) -> dict[str, Any] | None:
     import numpy as np
 
-    ia, ib = (ar.tensor_info(group).get(name) if group in ar.groups else None for ar in (x, y))
-    a = None if ia is None else {"dtype": ia.dtype, "shape": list(ia.shape), "sha256": x.tensor_sha256(group, name)}
-    b = None if ib is None else {"dtype": ib.dtype, "shape": list(ib.shape), "sha256": y.tensor_sha256(group, name)}
+    a, b = _tensor_side(x, infos[0], group, name), _tensor_side(y, infos[1], group, name)
     d = _change("tensors", f"{group}/{name}", a, b)
     if d is None or a is None or b is None or (a["dtype"], a["shape"]) != (b["dtype"], b["shape"]):
         return d
@@ -160,11 +168,13 @@ def _tensor_change(x: Any, y: Any, group: str, name: str) -> dict[str, Any] | No
 
 
 def _tensors(x: Any, y: Any) -> list[Any]:
+    """The tensor differences, group by group: each group's headers are looked up once (linear in the tensors)."""
     out = []
+    groups = (set(x.groups), set(y.groups))
     for g in _keys(x.groups, y.groups):
-        names = _keys(x.tensor_info(g) if g in x.groups else {}, y.tensor_info(g) if g in y.groups else {})
-        for n in names:
-            d = _tensor_change(x, y, g, n)
+        infos = tuple(ar.tensor_info(g) if g in have else {} for ar, have in zip((x, y), groups))
+        for n in _keys(*infos):
+            d = _tensor_change(x, y, g, n, infos)
             if d is not None:
                 out.append(d)
     return out

@@ -13,43 +13,18 @@ import re
 from typing import Any
 
 from .errors import RlarchiveError
+from .jsonbounds import nesting_depth
 from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
 
+__all__ = ["parse", "dumps", "canonical", "es6_number", "nesting_depth"]
+
 _BOM = b"\xef\xbb\xbf"
-_DEPTH_TOKENS = re.compile(r'["\\\[\]{}]')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # the tokens of a JSON text that json.loads accepted (or stopped in at a NaN literal)
 _TOKEN = re.compile(
     r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|[{}\[\]:,]|true|false|null|\s+'
 )
-
-
-def nesting_depth(text: str) -> int:
-    """Maximum nesting depth, measured on the raw text as spec §6 rule 4 defines."""
-    depth = peak = 0
-    in_string = False
-    skip_to = -1
-    for m in _DEPTH_TOKENS.finditer(text):
-        pos = m.start()
-        if pos < skip_to:
-            continue
-        c = m.group()
-        if in_string:
-            if c == "\\":
-                skip_to = pos + 2
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-            if depth > peak:
-                peak = depth
-        elif c in "]}":
-            depth -= 1
-        # a backslash outside a string is a syntax error found later
-    return peak
 
 
 class _Collector:

@@ -13,12 +13,17 @@ __all__ = [
     "MAX_REPLAY_N_STEPS",
     "MAX_SAFETENSORS_HEADER_BYTES",
     "MAX_SAFE_INTEGER",
+    "MAX_INPUT_JSON_MEMORY",
+    "SLICE_MAX_REQUESTS",
+    "SLICE_REQUEST_BYTES",
+    "SLICE_OVERREAD_BYTES",
 ]
 
 from .tables import (  # noqa: F401  (re-exported)
     INLINE_ARRAY_BYTES,
     MAX_ELEMENT_BYTES,
     MAX_INLINE_ARRAY_BYTES,
+    MAX_INPUT_JSON_MEMORY,
     MAX_INT_DIGITS,
     MAX_JSON_BYTES,
     MAX_JSON_DEPTH,
@@ -27,6 +32,9 @@ from .tables import (  # noqa: F401  (re-exported)
     MAX_NDIM,
     MAX_REPLAY_N_STEPS,
     MAX_SAFETENSORS_HEADER_BYTES,
+    SLICE_MAX_REQUESTS,
+    SLICE_OVERREAD_BYTES,
+    SLICE_REQUEST_BYTES,
 )
 
 #: Largest integer a plain JSON number may hold (spec §6).

@@ -221,21 +221,27 @@ class Archive:
         result: dict[str, Any] = self._decoder(resolve).decode(self._doc["optimizers"][name])
         return result
 
-    def tensor_info(self, group: str) -> dict[str, TensorInfo]:
-        """dtype, shape, offset and size of each tensor of a group, in header order."""
-        headers = self._state.tensor_headers
-        if group not in headers:
+    def tensor_info(self, group: str) -> Mapping[str, TensorInfo]:
+        """dtype, shape, offset and size of each tensor of a group, in header order: a read-only
+        mapping over the checked headers (no copy, so a lookup per tensor costs the same for any group size)."""
+        infos = self._state.tensor_headers.get(group)
+        if infos is None:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor group {group!r}")
-        return dict(headers[group])
+        return infos
+
+    def _info(self, group: str, name: str) -> TensorInfo:
+        """One tensor's header entry (TENSOR_NOT_FOUND when the group or the tensor is not there)."""
+        info = self.tensor_info(group).get(name)
+        if info is None:
+            raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
+        return info
 
     def tensor(self, group: str, name: str, framework: str = "numpy", device: Any = None) -> Any:
         """One tensor, as a zero-copy view (NumPy array, RawTensor, or torch tensor).
 
         ``framework``: ``"numpy"``/``"np"`` or ``"torch"``/``"pt"``; ``device`` (torch only) moves it there."""
         framework = framework_of(framework, device)
-        info = self.tensor_info(group).get(name)
-        if info is None:
-            raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
+        info = self._info(group, name)
         buf = self._buffer() if self._local else self._range(info.offset, info.nbytes)
         if not self._local:
             info = dataclasses.replace(info, offset=0)
@@ -249,7 +255,7 @@ class Archive:
 
     def tensor_sha256(self, group: str, name: str) -> str:
         """SHA-256 of one tensor's element bytes, as lower-case hex."""
-        info = self.tensor_info(group)[name]
+        info = self._info(group, name)
         return hashlib.sha256(self._range(info.offset, info.nbytes)).hexdigest()
 
     @property
@@ -405,11 +411,10 @@ class Archive:
 
     def get_slice(self, group: str, name: str, framework: str = "numpy", device: Any = None) -> TensorSlice:
         """One tensor for partial reads, as safetensors' ``get_slice``: ``.shape``, ``.dtype``, and
-        ``[...]`` by integers, slices and ``...``, reading only the bytes the selection needs (by range
-        from a remote source). ``framework`` and ``device`` as for :meth:`tensor`."""
-        info = self.tensor_info(group).get(name)
-        if info is None:
-            raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
+        ``[...]`` by integers, slices and ``...``, reading only ranges of the tensor's bytes, in a bounded
+        number of requests that read a bounded amount beyond the selection (spec §11.4,
+        :func:`rlarchive.tensor_slice.plan_ranges`). ``framework`` and ``device`` as for :meth:`tensor`."""
+        info = self._info(group, name)
         return TensorSlice(info, self._range if self._local else self._src.read, framework, device)
 
 

@@ -1,9 +1,14 @@
 """The tensor API in safetensors' conventions: framework names (``"np"``/``"numpy"``, ``"pt"``/``"torch"``),
 a torch ``device``, and partial reads of one tensor (:class:`TensorSlice`, like safetensors' ``get_slice``).
 
-A slice reads only the bytes its selection needs: the selected elements are grouped into runs of
-consecutive bytes, runs closer than ``max_gap`` bytes are read together (one range request instead of
-many for a remote source), and nothing else of the tensor is read.
+A slice reads only byte ranges of its tensor, planned by :func:`plan_ranges` as spec §11.4 says: the
+selected elements form runs of consecutive bytes; runs are joined across gaps of at most
+``SLICE_REQUEST_BYTES``, smallest gap first, as many as it takes to stay within
+``max(SLICE_MAX_REQUESTS, ceil(selected / SLICE_REQUEST_BYTES))`` requests, then more while those
+further gaps total at most ``max(selected, SLICE_OVERREAD_BYTES)`` bytes. Both the number of requests
+(beyond that bound, one per gap larger than ``SLICE_REQUEST_BYTES``) and the bytes read beyond the
+selection (the least a plan within those requests must read, plus that allowance) are bounded. Each
+range is read, its selected bytes copied out and dropped before the next is read.
 """
 
 from __future__ import annotations
@@ -16,13 +21,11 @@ import numpy as np
 
 from .dtypes import DTYPES, numpy_view_dtype
 from .errors import RlarchiveError
+from .limits import SLICE_MAX_REQUESTS, SLICE_OVERREAD_BYTES, SLICE_REQUEST_BYTES
 from .tensors import RawTensor, TensorInfo
 
 #: Accepted framework names, safetensors' short ones included, and what each means.
 FRAMEWORKS = {"numpy": "numpy", "np": "numpy", "torch": "torch", "pt": "torch"}
-
-#: Default largest gap (bytes) between two runs of a selection that are read as one range.
-DEFAULT_MAX_GAP = 4096
 
 ReadRange = Callable[[int, int], Any]
 
@@ -86,14 +89,30 @@ def _selection(key: Any, shape: tuple[Any, ...]) -> tuple[list[np.ndarray], list
     return indices, integer
 
 
-def _spans(starts: np.ndarray, block_bytes: int, max_gap: int) -> tuple[np.ndarray, np.ndarray]:
-    """The byte ranges to read for blocks starting at ``starts`` (sorted, unique): runs closer than ``max_gap`` merged."""
-    ends = starts + block_bytes
-    new = np.ones(len(starts), dtype=bool)
-    new[1:] = starts[1:] - ends[:-1] > max_gap
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], len(starts)) - 1
-    return starts[first], ends[last]
+def request_budget(selected: int) -> int:
+    """The requests a partial read of ``selected`` bytes may make (spec §11.4)."""
+    return max(SLICE_MAX_REQUESTS, -(-selected // SLICE_REQUEST_BYTES))
+
+
+def plan_ranges(
+    lo: np.ndarray, hi: np.ndarray, max_requests: int | None, overread: int, max_gap: int = SLICE_REQUEST_BYTES
+) -> tuple[np.ndarray, np.ndarray]:
+    """The byte ranges that read the runs ``[lo[i], hi[i])`` (sorted, disjoint, not touching): runs joined
+    across gaps of at most ``max_gap`` bytes, smallest gap first (the earlier of equal ones first): as many as
+    it takes for at most ``max_requests`` ranges (None: no bound) or until no such gap is left, then more
+    while the gaps joined beyond those total at most ``overread`` bytes (spec §11.4)."""
+    gaps = lo[1:] - hi[:-1]
+    order = np.argsort(gaps, kind="stable")
+    total = np.cumsum(gaps[order])
+    joinable = int(np.searchsorted(gaps[order], max_gap, side="right"))
+    needed = 0 if max_requests is None else min(max(0, len(lo) - max_requests), joinable)
+    forced = int(total[needed - 1]) if needed else 0  # the least a plan within the bounds reads beyond the runs
+    joined = max(needed, min(joinable, int(np.searchsorted(total, forced + overread, side="right"))))
+    join = np.zeros(len(gaps), dtype=bool)
+    join[order[:joined]] = True
+    first = np.flatnonzero(np.concatenate([[True], ~join]))
+    last = np.append(first[1:], len(lo)) - 1
+    return lo[first], hi[last]
 
 
 class TensorSlice:
@@ -109,14 +128,15 @@ class TensorSlice:
         read: ReadRange,
         framework: str = "numpy",
         device: Any = None,
-        max_gap: int = DEFAULT_MAX_GAP,
+        coalesce: bool = True,
     ) -> None:
-        """``read(offset, nbytes)`` gives ``nbytes`` bytes of the file at ``offset`` (a buffer)."""
+        """``read(offset, nbytes)`` gives ``nbytes`` bytes of the file at ``offset`` (a buffer). ``coalesce``:
+        plan the reads as spec §11.4 says (default); False reads each run of selected bytes by itself."""
         self.info = info
         self._read = read
         self._framework = framework_of(framework, device)
         self._device = device
-        self.max_gap = max_gap
+        self.coalesce = coalesce
 
     @property
     def shape(self) -> tuple[Any, ...]:
@@ -168,19 +188,25 @@ class TensorSlice:
         return self._convert(out)
 
     def _gather(self, blocks: np.ndarray, block: int, itemsize: int, np_dtype: np.dtype) -> np.ndarray:
-        """The blocks ``blocks`` (indices in units of ``block`` elements) as an array ``(len(blocks), block)``."""
-        starts = np.unique(blocks) * (block * itemsize)
-        lo, hi = _spans(starts, block * itemsize, self.max_gap)
-        pieces = [
-            np.frombuffer(self._read(self.info.offset + int(a), int(b - a)), dtype=np.uint8) for a, b in zip(lo, hi)
-        ]
-        local = np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0])  # owned: no view on the file
-        base = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)
-        pos = blocks * (block * itemsize)
-        span = np.searchsorted(lo, pos, side="right") - 1
-        rows = (pos - lo[span] + base[span]) // (block * itemsize)  # spans start and end on block boundaries
-        rows_of: np.ndarray = local.view(np_dtype).reshape(-1, block)[rows]
-        return rows_of
+        """The blocks ``blocks`` (indices in units of ``block`` elements) as an array ``(len(blocks), block)``,
+        read range by range (each range's bytes are dropped once its blocks are copied out)."""
+        size = block * itemsize
+        starts = np.unique(blocks) * size  # byte offsets in the tensor, sorted
+        new = np.ones(len(starts), dtype=bool)
+        new[1:] = starts[1:] != starts[:-1] + size
+        first = np.flatnonzero(new)
+        lo, hi = starts[first], starts[np.append(first[1:], len(starts)) - 1] + size
+        if self.coalesce:
+            selected = len(starts) * size
+            lo, hi = plan_ranges(lo, hi, request_budget(selected), max(selected, SLICE_OVERREAD_BYTES))
+        out = np.empty((len(starts), block), dtype=np_dtype)
+        for a, b, i, j in zip(lo, hi, np.searchsorted(starts, lo), np.searchsorted(starts, hi)):
+            got = np.frombuffer(self._read(self.info.offset + int(a), int(b - a)), dtype=np.uint8)
+            out[i:j] = got.view(np_dtype).reshape(-1, block)[(starts[i:j] - a) // size]
+        if len(blocks) == len(starts) and bool(np.all(np.diff(blocks) > 0)):
+            return out  # the blocks in increasing order: already in place
+        rows: np.ndarray = out[np.searchsorted(starts, blocks * size)]
+        return rows
 
     def _convert(self, out: np.ndarray) -> Any:
         raw = DTYPES[self.info.dtype].numpy is None

@@ -9,7 +9,8 @@ import { isAbsolute } from 'node:path';
 import { dump, open, act, parseJson, validate, RlarchiveError, SUPPORTED_EXTENSIONS } from '../src/index.js';
 import { checkValue } from '../src/values.js';
 import { decodeValue, inlineArray } from '../src/decode.js';
-import { MAX_JSON_BYTES } from '../src/limits.js';
+import { jsonCost } from '../src/jsonbounds.js';
+import { MAX_INPUT_JSON_MEMORY, MAX_JSON_BYTES } from '../src/limits.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -87,6 +88,10 @@ function checkForm(req, seq) {
 
 /** A request line as a request of annex A.2 (a json.js tree), its form checked in the order of annex A.5. */
 function parseRequest(line) {
+  // parsed only within the bound of a caller's JSON (spec §15)
+  if (jsonCost(line) > MAX_INPUT_JSON_MEMORY) {
+    throw new Malformed(`the request could take more than ${MAX_INPUT_JSON_MEMORY} bytes to parse`);
+  }
   let req;
   try {
     req = parseJson(line);

@@ -167,8 +167,9 @@ function manifestWarnings(tree, used) {
 
 /** §5.2: the members and the manifest's entries agree (extension members, listed, sizes, present). */
 function checkMemberEntries(members, entries, used) {
+  const usedSet = new Set(used);
   for (const m of members.values()) {
-    if (m.name.startsWith('extensions/') && !used.includes(m.name.split('/')[1])) {
+    if (m.name.startsWith('extensions/') && !usedSet.has(m.name.split('/')[1])) {
       throw fail('MEMBER_UNEXPECTED', `member ${m.name} belongs to an extension not in extensions_used`, {
         member: m.name,
       });
@@ -294,12 +295,13 @@ export async function checkReferences(state) {
 
 /** The ST_BOOL_VALUE warnings of one member's BOOL tensors holding a byte other than 0 or 1. */
 function boolWarnings(m, names, infos) {
+  const byName = names.length ? new Map(infos.map((t) => [t.name, t])) : null;
   return names.map(
     (name) =>
       new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, {
         member: m.name,
         pointer: entryPointer(name),
-        offset: infos.find((t) => t.name === name).offset,
+        offset: byName.get(name).offset,
       }),
   );
 }

@@ -6,7 +6,10 @@
 // value model (§7.2) depends on it.
 
 import { fail } from './errors.js';
+import { rawDepth } from './jsonbounds.js';
 import { MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER_BIG } from './limits.js';
+
+export { rawDepth };
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -16,24 +19,6 @@ class GrammarError {
     this.code = code;
     this.message = message;
   }
-}
-
-/** Maximum nesting depth measured on the raw text as §6 rule 4 defines it. */
-export function rawDepth(text) {
-  let depth = 0,
-    peak = 0,
-    inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > peak) peak = depth;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return peak;
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

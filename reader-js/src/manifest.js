@@ -57,9 +57,10 @@ export function checkManifest(m, schema) {
     entries.set(name, { name, size: Number(e.get('size')), sha256: e.get('sha256') });
   }
   const used = m.get('extensions_used') ?? [];
+  const usedSet = new Set(used);
   const required = m.get('extensions_required') ?? [];
   required.forEach((x, i) => {
-    if (!used.includes(x))
+    if (!usedSet.has(x))
       throw bad(
         'EXTENSION_UNDECLARED',
         `required extension ${x} is not in extensions_used`,
@@ -67,7 +68,7 @@ export function checkManifest(m, schema) {
       );
   });
   for (const x of (m.get('extensions') ?? new Map()).keys()) {
-    if (!used.includes(x))
+    if (!usedSet.has(x))
       throw bad(
         'EXTENSION_UNDECLARED',
         `extension data for ${x}, which is not in extensions_used`,
@@ -139,9 +140,11 @@ export function checkManifestRules(m) {
     if (!m.has(k)) continue;
     const a = m.get(k);
     if (!Array.isArray(a)) return err(`/${k}`, `${k} must be an array`);
+    const seen = new Set();
     for (let i = 0; i < a.length; i++) {
       if (!isStr(a[i]) || !EXT.test(a[i])) return err(`/${k}/${i}`, 'invalid extension name');
-      if (a.indexOf(a[i]) !== i) return err(`/${k}/${i}`, 'extension names must be unique');
+      if (seen.has(a[i])) return err(`/${k}/${i}`, 'extension names must be unique');
+      seen.add(a[i]);
     }
   }
   if (m.has('extensions')) {

@@ -162,6 +162,7 @@ export class Archive {
   #verified = new Set();
   #data = undefined;
   #optimizers = undefined;
+  #infos = new Map(); // group -> its frozen tensorInfo list
 
   /** An archive from a CheckState that passed steps 1 to 9 of §11.1 with no issue (see open()). */
   constructor(state) {
@@ -357,17 +358,30 @@ export class Archive {
     return [...this.#state.tensorHeaders.keys()];
   }
 
-  /** The tensors of a group: [{name, dtype, shape, offset, nbytes}] in header order. */
+  /**
+   * The tensors of a group: [{name, dtype, shape, offset, nbytes}] in header order, frozen; built
+   * once per group, so that a call per tensor costs the same for any group size (Python: a read-only
+   * mapping over the headers).
+   */
   tensorInfo(group) {
-    const g = this.#state.tensorHeaders.get(group);
-    if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
-    return [...g.values()].map((t) => ({
-      name: t.name,
-      dtype: t.dtype,
-      shape: [...t.shape],
-      offset: t.offset,
-      nbytes: t.end - t.begin,
-    }));
+    let infos = this.#infos.get(group);
+    if (infos === undefined) {
+      const g = this.#state.tensorHeaders.get(group);
+      if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
+      infos = Object.freeze(
+        [...g.values()].map((t) =>
+          Object.freeze({
+            name: t.name,
+            dtype: t.dtype,
+            shape: Object.freeze([...t.shape]),
+            offset: t.offset,
+            nbytes: t.end - t.begin,
+          }),
+        ),
+      );
+      this.#infos.set(group, infos);
+    }
+    return infos;
   }
 
   /**

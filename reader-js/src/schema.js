@@ -103,6 +103,23 @@ export function jsonEqual(a, b) {
   return a === b;
 }
 
+/**
+ * A string that two JSON values share exactly when jsonEqual holds for them (numbers by value,
+ * objects by sorted key): uniqueItems checks an array with a set of these, in linear time.
+ */
+function jsonKey(v) {
+  const t = typeOf(v);
+  if (t === 'number') return `n${Number(v)}`;
+  if (t === 'string') return JSON.stringify(v);
+  if (t === 'array') return `[${v.map(jsonKey).join(',')}]`;
+  if (t === 'object') {
+    const e = v instanceof Map ? [...v] : Object.entries(v);
+    e.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${e.map(([k, x]) => `${JSON.stringify(k)}:${jsonKey(x)}`).join(',')}}`;
+  }
+  return String(v);
+}
+
 const registry = new Map();
 
 /** Makes a schema known by its `$id`, so that other schemas can `$ref` it. */
@@ -191,8 +208,12 @@ function validateArray(s, a, root, ptr, err) {
     if (r) return r;
   }
   if (s.uniqueItems) {
-    for (let i = 0; i < a.length; i++)
-      for (let j = 0; j < i; j++) if (jsonEqual(a[i], a[j])) return err('items are not unique', `${ptr}/${i}`);
+    const seen = new Set();
+    for (let i = 0; i < a.length; i++) {
+      const key = jsonKey(a[i]);
+      if (seen.has(key)) return err('items are not unique', `${ptr}/${i}`);
+      seen.add(key);
+    }
   }
   if (s.contains !== undefined) {
     const n = a.filter((x, i) => !validateSchema(s.contains, x, root, `${ptr}/${i}`)).length;

@@ -131,3 +131,20 @@ test('the names the Python reader has: bytesRead, optimizerNames, optimizer, ten
   assert.equal(e.message, `REF_NOT_FOUND: x [${e.location()}]`);
   assert.equal(new RlarchiveError('IO_ERROR', 'y').location(), '');
 });
+
+test('tensorInfo lists a group once: every call gives the same frozen list, so a call per tensor copies nothing', async () => {
+  const ar = await api.open(readFileSync(new URL('./fixtures/python-rich.rlarchive', import.meta.url)));
+  try {
+    for (const g of ar.groups) {
+      const infos = ar.tensorInfo(g);
+      assert.ok(infos.length > 0 && Object.isFrozen(infos));
+      for (const t of infos) {
+        assert.equal(ar.tensorInfo(g), infos);
+        assert.ok(Object.isFrozen(t) && Object.isFrozen(t.shape));
+      }
+    }
+    assert.throws(() => ar.tensorInfo('no such group'), { code: 'TENSOR_NOT_FOUND' });
+  } finally {
+    await ar.close();
+  }
+});

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as api from '../src/index.js';
 import { MemorySource } from '../src/sources.js';
+import { archive } from './helpers/build.mjs';
+import { linearSearches } from './helpers/counting.mjs';
 
 const { STEPS, checkState, checkExtension, validate, open, RlarchiveError } = api;
 const dir = new URL('../../test-vectors/', import.meta.url);
@@ -143,4 +145,19 @@ test('steps 1 to 7 reject at a broken rule; steps 8 to 11 add issues instead', a
   assert.equal(after8.issues.length, 1);
   assert.equal(after8.failedGroups.length, 1);
   assert.ok(!after8.tensorHeaders.has(after8.failedGroups[0]));
+});
+
+test('the ST_BOOL_VALUE warnings of a group of 20,000 BOOL tensors: found in linear time', async () => {
+  const warned = async (n) => {
+    const tensors = {};
+    for (let i = 0; i < n; i++) tensors[`b${i}`] = { dtype: 'BOOL', shape: [1], data: new Uint8Array([2]) };
+    const bytes = archive({ tensors: { flags: tensors } });
+    const [report, count] = await linearSearches(() => api.validate(bytes));
+    const warnings = report.issues.filter((i) => i.code === 'ST_BOOL_VALUE');
+    assert.equal(warnings.length, n);
+    assert.equal(report.issues.length, n);
+    return count;
+  };
+  const few = await warned(5000);
+  assert.ok((await warned(20000)) <= 4.5 * few + 1000);
 });

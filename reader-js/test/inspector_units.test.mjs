@@ -4,10 +4,10 @@
 // usual order of parameter names and of tensor groups (web/optimizers.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemorySource } from '../src/index.js';
+import { MemorySource, NDArray } from '../src/index.js';
 import { SharedSource, addRange } from '../web/source.js';
 import { zipMemberNames, conversionHint } from '../web/conversion.js';
-import { compareParameterNames, orderGroups } from '../web/optimizers.js';
+import { ALTERNATIVES_SHOWN, compareParameterNames, optimizerLayout, orderGroups } from '../web/optimizers.js';
 import { zip, enc } from './helpers/build.mjs';
 
 test('inspector: read so far counts each byte once, never more than the file', async () => {
@@ -90,4 +90,59 @@ test("inspector: parameter names in PyTorch's usual order; policy first, optimiz
     'variables',
     'optimizer.actor.optimizer',
   ]);
+});
+
+/** An archive as optimizerLayout reads it: `n` policy parameters (all of one shape, or each of its own) and Adam's state for each. */
+function optimizerArchive(n, oneShape) {
+  const shape = (i) => (oneShape ? [4] : [i + 1]);
+  const group = 'optimizer.policy.optimizer';
+  const state = new Map();
+  for (let i = 0; i < n; i++)
+    state.set(String(i), { exp_avg: new NDArray('F32', shape(i), null, { group, name: `state/${i}/exp_avg` }) });
+  return {
+    groups: ['policy', group],
+    tensorInfo: (g) =>
+      g === 'policy'
+        ? Array.from({ length: n }, (_, i) => ({ name: `${i}.weight`, dtype: 'F32', shape: shape(i) }))
+        : Array.from({ length: n }, (_, i) => ({ name: `state/${i}/exp_avg`, dtype: 'F32', shape: shape(i) })),
+    optimizers: { 'policy.optimizer': { state, param_groups: [{ params: Array.from({ length: n }, (_, i) => i) }] } },
+  };
+}
+
+/** Calls of the array methods a shape comparison can use, while `fn` runs. */
+function shapeComparisons(fn) {
+  let calls = 0;
+  const saved = { every: Array.prototype.every, join: Array.prototype.join };
+  for (const [k, f] of Object.entries(saved))
+    Array.prototype[k] = function (...args) {
+      calls++;
+      return f.apply(this, args);
+    };
+  try {
+    return [fn(), calls];
+  } finally {
+    Object.assign(Array.prototype, saved);
+  }
+}
+
+test('inspector: the optimizer layout is linear in the parameters, and lists a bounded number of alternatives', () => {
+  const n = 400;
+  for (const oneShape of [true, false]) {
+    const [small, few] = shapeComparisons(() => optimizerLayout(optimizerArchive(n, oneShape), 'policy.optimizer'));
+    const [large, many] = shapeComparisons(() =>
+      optimizerLayout(optimizerArchive(4 * n, oneShape), 'policy.optimizer'),
+    );
+    assert.ok(many <= 4.5 * few, `shape comparisons ${few} for ${n} parameters, ${many} for ${4 * n}`);
+    assert.equal(large.params.length, 4 * n);
+    for (const [i, p] of large.params.entries()) {
+      assert.equal(p.parameter.name, `${i}.weight`); // in order, each parameter once
+      assert.equal(p.certain, !oneShape);
+      assert.equal(p.sameShape, oneShape ? 4 * n - 1 : 0);
+      assert.equal(p.alternatives.length, Math.min(p.sameShape, ALTERNATIVES_SHOWN));
+      assert.ok(!p.alternatives.includes(p.parameter.name));
+    }
+    assert.equal(small.params.length, n);
+  }
+  const groups = ['optimizer.a', 'x', 'policy', 'y', 'optimizer.b'];
+  assert.deepEqual(orderGroups(groups), ['policy', 'x', 'y', 'optimizer.a', 'optimizer.b']);
 });

@@ -3,6 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseJson } from '../src/json.js';
 import { checkManifest } from '../src/manifest.js';
+import { validate } from '../src/index.js';
+import { archive } from './helpers/build.mjs';
+import { linearSearches } from './helpers/counting.mjs';
 
 const enc = (o) => new TextEncoder().encode(JSON.stringify(o));
 const SHA = '0'.repeat(64);
@@ -84,4 +87,18 @@ test('a bad extension key is at the key', () => {
     extensions: { ok: 1, 'b-c': 2 },
   };
   assert.deepEqual(issue(m), ['MANIFEST_INVALID', '/extensions/b-c']);
+});
+
+test('a manifest with 20,000 extension names is checked in linear time (no search of the list per name)', async () => {
+  const scanned = async (n) => {
+    const bytes = archive({
+      manifest: (m) => ({ ...m, extensions_used: Array.from({ length: n }, (_, i) => `X_e${i}`) }),
+    });
+    const [report, count] = await linearSearches(() => validate(bytes));
+    assert.equal(report.issues.filter((i) => i.severity === 'error').length, 0);
+    assert.equal(report.issues.filter((i) => i.code === 'EXTENSION_UNKNOWN').length, n);
+    return count;
+  };
+  const few = await scanned(5000);
+  assert.ok((await scanned(20000)) <= 4.5 * few + 1000);
 });

@@ -108,3 +108,37 @@ test('every valid golden vector: its dump and data document validate', async (t)
     assert.deepEqual(await ar.schemaIssues(), [], c.id);
   }
 });
+
+test('uniqueItems: equal as JSON (numbers by value, objects unordered), checked in linear time', () => {
+  const unique = (text) => validateSchema({ uniqueItems: true }, parseJson(new TextEncoder().encode(text)));
+  assert.equal(unique('[1, "1", [1], {"a": 1}, {"a": "1"}, true, null, 0]'), null);
+  for (const [text, at] of [
+    ['[1, 2, 1.0]', '/2'],
+    ['[{"a": 1, "b": [2]}, {"b": [2.0], "a": 1}]', '/1'],
+    ['[[1, [2]], [1, [2]]]', '/1'],
+    ['[-0.0, 0]', '/1'],
+    ['[null, false, null]', '/2'],
+  ])
+    assert.equal(unique(text)?.pointer, at, text);
+  // the items iterated, for n and 4n distinct objects: a comparison of every pair would make it 16 times
+  let iterated = 0;
+  class Counted extends Map {
+    *[Symbol.iterator]() {
+      iterated++;
+      yield* super[Symbol.iterator]();
+    }
+  }
+  const count = (n) => {
+    iterated = 0;
+    assert.equal(
+      validateSchema(
+        { uniqueItems: true },
+        Array.from({ length: n }, (_, i) => new Counted([['k', i]])),
+      ),
+      null,
+    );
+    return iterated;
+  };
+  const few = count(500);
+  assert.ok(few >= 500 && count(2000) <= 4.5 * few);
+});

@@ -41,7 +41,7 @@ export function compareParameterNames(a, b) {
  */
 export function orderGroups(groups) {
   const rank = (g) => (g === 'policy' ? 0 : g.startsWith('optimizer.') ? 2 : 1);
-  return [...groups].sort((a, b) => rank(a) - rank(b) || groups.indexOf(a) - groups.indexOf(b));
+  return [0, 1, 2].flatMap((r) => groups.filter((g) => rank(g) === r));
 }
 
 /** The parameters an optimizer may optimize: [{group, name, shape}] in PyTorch's usual order. */
@@ -58,14 +58,19 @@ function moduleParameters(archive, optimizer) {
   return found.sort((a, b) => compareParameterNames(a.name, b.name));
 }
 
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+/** How many names of other parameters of the same shape a position lists (`alternatives`); `sameShape` counts them all. */
+export const ALTERNATIVES_SHOWN = 8;
+
+const shapeKey = (shape) => shape.join(',');
 
 /**
  * The state tensors of optimizer `name` by the parameter they belong to.
  * @param {import('../index.js').Archive} archive
  * @param {string} name the optimizer's name (its tensors are in group `optimizer.NAME`)
- * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, certain: boolean, alternatives: string[], tensors: string[]}>, other: string[]}}
- *   each position of the optimizer's parameter list that has state, in order, with its tensor names; `other`: tensors of the group found under no position
+ * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, certain: boolean, alternatives: string[], sameShape: number, tensors: string[]}>, other: string[]}}
+ *   each position of the optimizer's parameter list that has state, in order, with its tensor names, the
+ *   number of other parameters of its shape (`sameShape`) and the first ALTERNATIVES_SHOWN of their names;
+ *   `other`: tensors of the group found under no position
  */
 export function optimizerLayout(archive, name) {
   const group = `optimizer.${name}`;
@@ -83,24 +88,33 @@ export function optimizerLayout(archive, name) {
   const positions = (Array.isArray(value?.param_groups) ? value.param_groups : []).flatMap((g) =>
     Array.isArray(g?.params) ? g.params.map(String) : [],
   );
-  for (const key of byKey.keys()) if (!positions.includes(key)) positions.push(key);
-  const candidates = moduleParameters(archive, name);
-  const used = new Set();
+  const listedKeys = new Set(positions);
+  for (const key of byKey.keys()) if (!listedKeys.has(key)) positions.push(key);
+  // the module's parameters by shape, in order; each shape's next unused one is `next` (linear in the parameters)
+  const byShape = new Map();
+  for (const c of moduleParameters(archive, name)) {
+    const key = shapeKey(c.shape);
+    if (!byShape.has(key)) byShape.set(key, { fits: [], next: 0 });
+    byShape.get(key).fits.push(c);
+  }
   const params = [];
   positions.forEach((key, position) => {
     const refs = byKey.get(key);
     if (!refs?.length) return;
     const shaped = refs.find((nd) => nd.shape.length > 0);
-    const shape = shaped ? shaped.shape.map(Number) : null;
-    const fits = shape ? candidates.filter((c) => sameShape(c.shape, shape)) : [];
-    const parameter = fits.find((c) => !used.has(c)) ?? null;
-    if (parameter) used.add(parameter);
+    const same = shaped ? byShape.get(shapeKey(shaped.shape.map(Number))) : undefined;
+    const fits = same?.fits ?? [];
+    const parameter = same && same.next < fits.length ? fits[same.next++] : null;
+    const alternatives = [];
+    for (let i = 0; i < fits.length && alternatives.length < ALTERNATIVES_SHOWN; i++)
+      if (fits[i] !== parameter) alternatives.push(fits[i].name);
     params.push({
       position,
       key,
       parameter,
       certain: parameter !== null && fits.length === 1,
-      alternatives: fits.filter((c) => c !== parameter).map((c) => c.name),
+      alternatives,
+      sameShape: fits.length - (parameter === null ? 0 : 1),
       tensors: refs.map((nd) => nd.ref.name),
     });
   });

@@ -16,9 +16,9 @@ import traceback
 from typing import Any
 
 import rlarchive
-from rlarchive import jsonstrict
+from rlarchive import jsonbounds, jsonstrict
 from rlarchive.conformance_protocol import bounded_lines
-from rlarchive.limits import MAX_JSON_BYTES
+from rlarchive.limits import MAX_INPUT_JSON_MEMORY, MAX_JSON_BYTES
 from rlarchive.manifest import SUPPORTED_EXTENSIONS
 
 #: The requests this testee answers about a file (the handshake lists the ones besides ``dump``).
@@ -53,6 +53,8 @@ def _form(req: dict[str, Any], seq: int) -> None:
 
 def parse_request(line: bytes) -> dict[str, Any]:
     """A request line as a request of Annex A.2, its form checked in the order of Annex A.5."""
+    if jsonbounds.json_cost(line) > MAX_INPUT_JSON_MEMORY:  # parsed only within the bound of a caller's JSON (§15)
+        raise Malformed(f"the request could take more than {MAX_INPUT_JSON_MEMORY} bytes to parse")
     try:
         req = jsonstrict.parse(line)
     except rlarchive.RlarchiveError as e:

@@ -1,8 +1,10 @@
-"""Misbehaving HTTP servers on 127.0.0.1 for the deadline tests of remote sources (spec §11.4).
+"""HTTP servers on 127.0.0.1 for the tests of remote sources (spec §11.4).
 
-Each server answers every connection from its own thread with a bounded loop
-and stops itself when the test leaves its ``with`` block (or, at the latest,
-after ``LIFETIME`` seconds).
+:func:`misbehaving_server` stalls, trickles or cuts its answers, for the
+deadline tests; each of its connections is answered from its own thread with a
+bounded loop, and it stops itself when the test leaves its ``with`` block (or,
+at the latest, after ``LIFETIME`` seconds). :func:`serve` is a well-behaved
+server that counts the requests it answers and the bytes it sends.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 #: No server lives longer than this, whatever the test does.
 LIFETIME = 120.0
@@ -117,3 +120,58 @@ def misbehaving_server(
         stop.set()
         thread.join(10)
         listener.close()
+
+
+class _RangeHandler(BaseHTTPRequestHandler):
+    body = b""
+    honour_range = True
+    sent = 0
+    requests = 0
+    lock = threading.Lock()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _headers(self, status: int, length: int, extra: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(length))
+        self.send_header("Accept-Ranges", "bytes" if self.honour_range else "none")
+        for k, v in extra.items():
+            self.send_header(k, v)
+        self.end_headers()
+
+    def do_HEAD(self) -> None:
+        self._headers(200, len(self.body), {})
+
+    def do_GET(self) -> None:
+        size = len(self.body)
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", "")) if self.honour_range else None
+        start, end = (int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)) if m else (0, size - 1)
+        if m and start >= size:
+            self._headers(416, 0, {"Content-Range": f"bytes */{size}"})
+            return
+        part = self.body[start : end + 1]
+        self._headers(206 if m else 200, len(part), {"Content-Range": f"bytes {start}-{end}/{size}"} if m else {})
+        with self.lock:  # counted before sending, so that the counts are complete when the client has the bytes
+            type(self).sent += len(part)
+            type(self).requests += 1
+        try:
+            self.wfile.write(part)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@contextlib.contextmanager
+def serve(body: bytes) -> Iterator[tuple[str, type]]:
+    """A well-behaved local HTTP server of ``body`` honouring one Range per GET: (its URL, the handler class,
+    which counts the GET requests answered, ``requests``, and the body bytes sent, ``sent``)."""
+    handler = type("Handler", (_RangeHandler,), {"body": body, "sent": 0, "requests": 0})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/model.rlarchive", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -97,3 +97,49 @@ def test_bad_inline_input_is_one_line_with_a_code(given, capsys):
 def test_bad_stdin_is_one_line_with_a_code(capsys, monkeypatch):
     status, _, err = _predict(capsys, BOX, "-", stdin=b"\xff not json", monkeypatch=monkeypatch)
     assert status == 2 and err.startswith("rlarchive: INPUT_INVALID: standard input: not JSON") and err.count("\n") == 1
+
+
+def test_deeply_nested_observations_are_input_invalid(capsys, monkeypatch):
+    """A nesting far past Python's recursion limit is refused before parsing, with the limit (spec §15)."""
+    deep = "[" * 100_000 + "]" * 100_000
+    for given, stdin in ((deep, None), ("-", deep.encode())):
+        status, _, err = _predict(capsys, BOX, given, stdin=stdin, monkeypatch=monkeypatch)
+        assert status == 2 and err.count("\n") == 1, err
+        assert "INPUT_INVALID" in err and "nested 100000 levels deep, above the limit of 64" in err, err
+
+
+def _read_obs_peak(raw: bytes, monkeypatch):
+    """(the parsed observations or the error, the peak of memory read_obs allocated) for ``raw`` on standard input."""
+    import tracemalloc
+
+    from rlarchive.cli.policy import read_obs
+    from rlarchive.errors import RlarchiveError
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            out = read_obs("-")[0]
+        except RlarchiveError as e:
+            out = e
+        return out, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_memory_limit_bounds_memory_not_bytes(monkeypatch):
+    """MAX_INPUT_JSON_MEMORY (made 4 MiB here) bounds the memory of reading and parsing, measured: 600 KB of empty
+    arrays, which would take about 13 MB once parsed, is refused unparsed; 100 KB of floats is parsed within it."""
+    from rlarchive.cli import common
+
+    cap = 4 << 20
+    monkeypatch.setattr(common, "MAX_INPUT_JSON_MEMORY", cap, raising=False)
+    heavy = ("[" + ",".join(["[]"] * 200_000) + "]").encode()
+    got, peak = _read_obs_peak(heavy, monkeypatch)
+    assert getattr(got, "code", None) == "INPUT_INVALID" and "bytes of memory to parse, above the limit" in str(got)
+    assert peak <= cap
+    light = ("[" + ",".join(["1.5"] * 25_000) + "]").encode()
+    got, peak = _read_obs_peak(light, monkeypatch)
+    assert got == [1.5] * 25_000 and peak <= cap

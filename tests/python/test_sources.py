@@ -3,19 +3,16 @@ file is read by range, and bad input gets a stable code."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import mmap
 import os
 import random
-import re
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from remote_servers import serve
 
 from rlarchive.errors import RlarchiveError
 from rlarchive.sources import BytesSource, FileObjectSource, FsspecSource, PathSource, Source, open_source
@@ -192,59 +189,6 @@ def test_fsspec_memory_file_system(memory_url):
     with src:
         assert src.read(99_000, 1003) == DATA[99_000:]
     assert code_of(lambda: open_source("memory://rlarchive-test-sources/missing.bin")) == "IO_ERROR"
-
-
-# A local HTTP server honouring Range, counting the body bytes it sends.
-class _RangeHandler(BaseHTTPRequestHandler):
-    body = b""
-    honour_range = True
-    sent = 0
-    lock = threading.Lock()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _headers(self, status: int, length: int, extra: dict[str, str]) -> None:
-        self.send_response(status)
-        self.send_header("Content-Length", str(length))
-        self.send_header("Accept-Ranges", "bytes" if self.honour_range else "none")
-        for k, v in extra.items():
-            self.send_header(k, v)
-        self.end_headers()
-
-    def do_HEAD(self) -> None:
-        self._headers(200, len(self.body), {})
-
-    def do_GET(self) -> None:
-        size = len(self.body)
-        m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", "")) if self.honour_range else None
-        start, end = (int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)) if m else (0, size - 1)
-        if m and start >= size:
-            self._headers(416, 0, {"Content-Range": f"bytes */{size}"})
-            return
-        part = self.body[start : end + 1]
-        self._headers(206 if m else 200, len(part), {"Content-Range": f"bytes {start}-{end}/{size}"} if m else {})
-        with self.lock:  # counted before sending, so that the count is complete when the client has the bytes
-            type(self).sent += len(part)
-        try:
-            self.wfile.write(part)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-
-@contextlib.contextmanager
-def serve(body: bytes) -> Iterator[tuple[str, type]]:
-    """A local HTTP server of ``body`` honouring Range: (its URL, the handler class counting ``sent`` bytes)."""
-    handler = type("Handler", (_RangeHandler,), {"body": body, "sent": 0})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/model.rlarchive", handler
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.fixture

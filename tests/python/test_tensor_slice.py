@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from remote_servers import serve
 
 import rlarchive
 from rlarchive.errors import RlarchiveError
+from rlarchive.limits import SLICE_MAX_REQUESTS, SLICE_OVERREAD_BYTES, SLICE_REQUEST_BYTES
 from rlarchive.sources import FileObjectSource
 from rlarchive.tensor_slice import TensorSlice
 
@@ -28,6 +30,29 @@ def archive_bytes(tmp_path_factory):
     path = tmp_path_factory.mktemp("slice") / "t.rlarchive"
     rlarchive.save(str(path), {}, tensors={"g": group})
     return path.read_bytes(), group
+
+
+def selection_runs(whole: np.ndarray, key) -> list[tuple[int, int]]:
+    """The runs of consecutive bytes ``whole[key]`` selects, as ``(start, end)`` byte offsets in the tensor, in order."""
+    flat = np.unique(np.arange(whole.size).reshape(whole.shape)[key]).astype(np.int64)
+    if flat.size == 0:
+        return []
+    pieces = np.split(flat, np.flatnonzero(np.diff(flat) != 1) + 1)
+    return [(int(r[0]) * whole.itemsize, int(r[-1] + 1) * whole.itemsize) for r in pieces]
+
+
+def bounds(runs: list[tuple[int, int]]) -> tuple[int, int]:
+    """What spec §11.4 allows a partial read of ``runs``: (the most requests, the most bytes read outside the runs).
+    Requests: R = max(SLICE_MAX_REQUESTS, ceil(S / SLICE_REQUEST_BYTES)), or more when more gaps than that are
+    larger than SLICE_REQUEST_BYTES (never read across). Bytes: the least a plan of that many requests must
+    read (its smallest gaps), plus max(S, SLICE_OVERREAD_BYTES)."""
+    selected = sum(b - a for a, b in runs)
+    requests = max(SLICE_MAX_REQUESTS, -(-selected // SLICE_REQUEST_BYTES))
+    gaps = sorted(b[0] - a[1] for a, b in zip(runs, runs[1:]))
+    small = [g for g in gaps if g <= SLICE_REQUEST_BYTES]
+    requests = max(requests, len(gaps) - len(small) + 1)
+    least = sum(small[: max(0, len(runs) - requests)])
+    return requests, least + max(selected, SLICE_OVERREAD_BYTES)
 
 
 def _remote(data: bytes):
@@ -69,21 +94,22 @@ def test_a_slice_equals_numpys_slicing_of_the_whole_tensor(archive_bytes, name, 
     key = data.draw(keys(whole.shape))
     ar, src = _remote(raw)
     with ar:
-        before = src.bytes_read
+        before, reads = src.bytes_read, src.reads
         got = ar.get_slice("g", name)[key]
         expected = whole[key]
         assert got.shape == expected.shape and got.dtype == expected.dtype
         assert np.array_equal(got, expected)
-        # the bytes read: the selected elements, plus at most max_gap bytes between two runs of them
-        flat = np.unique(np.arange(whole.size).reshape(whole.shape)[key])
-        runs = int(np.count_nonzero(np.diff(flat) != 1)) + 1 if flat.size else 0
-        needed = flat.size * whole.itemsize
-        assert needed <= src.bytes_read - before <= needed + max(0, runs - 1) * 4096, key
-        # with no gap allowed, exactly the selected bytes, one read per run
+        # the requests and the bytes read within the bounds of spec §11.4
+        runs = selection_runs(whole, key)
+        requests, most = bounds(runs)
+        needed = sum(b - a for a, b in runs)
+        assert src.reads - reads <= min(requests, len(runs))
+        assert needed <= src.bytes_read - before <= needed + most, key
+        # without coalescing, exactly the selected bytes, one read per run
         before, reads = src.bytes_read, src.reads
-        exact = TensorSlice(ar.tensor_info("g")[name], src.read, max_gap=0)[key]
+        exact = TensorSlice(ar.tensor_info("g")[name], src.read, coalesce=False)[key]
         assert np.array_equal(exact, expected)
-        assert (src.bytes_read - before, src.reads - reads) == (needed, runs), key
+        assert (src.bytes_read - before, src.reads - reads) == (needed, len(runs)), key
 
 
 def test_a_scalar_tensor_and_its_indexes(archive_bytes):
@@ -114,8 +140,8 @@ def test_a_column_of_a_big_tensor_reads_only_that_column_region(archive_bytes):
         assert np.array_equal(sl[10:12], group["big"][10:12])
         assert (src.bytes_read - before, src.reads - reads) == (2 * 64 * 4, 1)
         assert src.log[-1] == (info.offset + 10 * 64 * 4, 2 * 64 * 4)
-        # runs farther apart than max_gap are separate reads of their own bytes only
-        narrow = TensorSlice(info, src.read, max_gap=0)
+        # without coalescing, each run is a read of its own bytes only
+        narrow = TensorSlice(info, src.read, coalesce=False)
         before, reads = src.bytes_read, src.reads
         assert np.array_equal(narrow[::100, 5:7], group["big"][::100, 5:7])
         assert (src.bytes_read - before, src.reads - reads) == (3 * 2 * 4, 3)
@@ -195,3 +221,55 @@ def test_pt_without_torch_is_a_clear_error(archive_bytes, monkeypatch):
                 call()
             assert e.value.code == "FRAMEWORK_UNAVAILABLE" and "torch" in str(e.value)
         assert isinstance(ar.get_slice("g", "a3", framework="np")[0], np.ndarray)
+
+
+#: Tensors served over HTTP for the request-counting tests: rows of 4400 bytes, of exactly 4096 bytes
+#: (the largest gap an earlier reader joined), of 4100 bytes (just past it) and of just over SLICE_REQUEST_BYTES.
+HTTP_SHAPES = {"wide": (2000, 1100), "rows4096": (2000, 1024), "rows4100": (2000, 1025), "tall": (20, 262_400)}
+#: Selections built to cost many requests or many bytes: a column, every other row, strided in both
+#: dimensions, backwards, rows far apart, and runs more than SLICE_REQUEST_BYTES apart (read one by one).
+HTTP_CASES = [
+    ("wide", (slice(None), 3)),
+    ("wide", (slice(None, None, 2),)),
+    ("rows4096", (slice(None), 5)),
+    ("rows4100", (slice(None), 5)),
+    ("rows4096", (slice(None, None, 2),)),
+    ("rows4100", (slice(None, None, 2), slice(0, 512))),
+    ("wide", (slice(1, None, 3), slice(None, None, 7))),
+    ("wide", (slice(None, None, -5), slice(100, 110))),
+    ("wide", (slice(None, None, 97), 0)),
+    ("wide", (Ellipsis, slice(0, 1100, 550))),
+    ("tall", (slice(None), 7)),
+    ("tall", (slice(None, None, 3), slice(0, 100_000))),
+]
+
+
+@pytest.fixture(scope="module")
+def http_archive(tmp_path_factory):
+    """(an archive open over HTTP from a local server, the server's counting handler, the tensors)."""
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp", reason="http(s) URLs need aiohttp (the http extra)")
+    rng = np.random.default_rng(3)
+    group = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in HTTP_SHAPES.items()}
+    path = tmp_path_factory.mktemp("http") / "t.rlarchive"
+    rlarchive.save(str(path), {}, tensors={"g": group})
+    with serve(path.read_bytes()) as (url, handler):
+        with rlarchive.open(url) as ar:
+            yield ar, handler, group
+
+
+@pytest.mark.parametrize(("name", "key"), HTTP_CASES)
+def test_a_slice_over_http_makes_few_requests_and_reads_little_more_than_it_selects(http_archive, name, key):
+    """Spec §11.4: at most max(SLICE_MAX_REQUESTS, ceil(S / SLICE_REQUEST_BYTES)) requests, and outside the
+    selection at most the least such a plan must read plus max(S, SLICE_OVERREAD_BYTES), counted by the server."""
+    ar, handler, group = http_archive
+    whole = group[name]
+    runs = selection_runs(whole, key)
+    requests, most = bounds(runs)
+    selected = sum(b - a for a, b in runs)
+    before, sent = handler.requests, handler.sent
+    got = ar.get_slice("g", name)[key]
+    assert np.array_equal(got, whole[key])
+    made, read = handler.requests - before, handler.sent - sent
+    assert 1 <= made <= min(requests, len(runs)), (made, len(runs))
+    assert selected <= read <= min(selected + most, whole.nbytes), (read, selected, most)

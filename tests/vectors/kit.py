@@ -2,7 +2,7 @@
 """Build the standalone conformance kit: ``kit.py OUT_DIR`` writes rlarchive-conformance-FORMAT.tar.gz (``make dist``).
 
 The tarball holds everything a reader author in another language needs and
-nothing else: the harness (``run.py`` and the two modules beside it, Python 3.10+ standard library only),
+nothing else: the harness (``run.py`` and the three modules beside it, Python 3.10+ standard library only),
 the test vectors of this format version, Annex A (the protocol) and the
 specification's error catalogue. It is written deterministically (sorted
 names, fixed times and owners), so the same sources give the same bytes.
@@ -44,7 +44,7 @@ def files() -> dict[str, bytes]:
     out = {}
     with open(os.path.join(ROOT, "python", "rlarchive", "conformance.py"), "rb") as f:
         out["run.py"] = f.read()
-    for name in ("conformance_protocol.py", "conformance_reports.py", "filenames.py"):  # the modules run.py imports
+    for name in ("conformance_protocol.py", "conformance_reports.py", "filenames.py", "jsonbounds.py"):  # the modules run.py imports
         with open(os.path.join(ROOT, "python", "rlarchive", name), "rb") as f:
             out[name] = f.read()
     for name in ("annex-a-conformance.md", "errors.md"):

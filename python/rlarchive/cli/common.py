@@ -10,8 +10,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .. import jsonbounds
 from ..errors import RlarchiveError
 from ..filenames import escape_name, printable
+from ..limits import MAX_INPUT_JSON_MEMORY, MAX_JSON_DEPTH
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -148,6 +150,41 @@ def special(path: str) -> bool:
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+# ---------------------------------------------------------------- JSON from the caller
+
+#: The most bytes of a JSON text a command reads from a caller: a longer text cannot be read and parsed
+#: within MAX_INPUT_JSON_MEMORY (its cost is at least PLAIN_BYTE_COST bytes a byte).
+MAX_INPUT_JSON_BYTES = MAX_INPUT_JSON_MEMORY // jsonbounds.PLAIN_BYTE_COST
+_CHUNK = 1 << 20
+
+
+def read_input(stream: Any, what: str, limit: int = MAX_INPUT_JSON_BYTES) -> bytes:
+    """All the bytes of a binary ``stream`` (standard input, a file), a piece at a time: INPUT_INVALID when there
+    are more than ``limit`` (memory grows with what comes, up to twice that while the pieces are joined)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise RlarchiveError("INPUT_INVALID", f"{what}: more than {limit} bytes of JSON")
+
+
+def parse_input(raw: bytes, what: str) -> Any:
+    """A JSON text a caller gave (``what`` names it in messages), parsed as :func:`json.loads` does once it is known
+    to nest at most MAX_JSON_DEPTH levels and, with its parse, to take at most MAX_INPUT_JSON_MEMORY bytes (spec §15,
+    :mod:`rlarchive.jsonbounds`); INPUT_INVALID otherwise, and when it is not UTF-8 or not JSON."""
+    try:
+        return jsonbounds.loads(raw, max_depth=MAX_JSON_DEPTH, max_memory=MAX_INPUT_JSON_MEMORY)
+    except jsonbounds.JSONBoundsError as e:
+        raise RlarchiveError("INPUT_INVALID", f"{what}: {e}") from None
+    except ValueError as e:  # not UTF-8, or not JSON
+        raise RlarchiveError("INPUT_INVALID", f"{what}: not JSON: {e}") from None
 
 
 # ---------------------------------------------------------------- option types

@@ -189,7 +189,7 @@ def _tail_lines(ar: Any, full: bool) -> None:
             + ("running return not stored" if s.returns is None else f"running return of {s.returns.size} environments")
         )
     data = ar.data
-    space_keys = [k for k, v in data.items() if isinstance(v, sp.Space)]
+    space_keys = {k: None for k, v in data.items() if isinstance(v, sp.Space)}  # in order, looked up in O(1)
     if space_keys:
         line("spaces")
         for k in space_keys:
@@ -240,7 +240,7 @@ def _number(x: float) -> Any:
 def inspect_document(ar: Any, path: Any, verified: bool) -> dict[str, Any]:
     """What ``inspect --json`` prints (``schemas/inspect-1.0.schema.json``)."""
     raw = ar.raw_data["data"]
-    space_keys = [k for k, v in ar.data.items() if isinstance(v, sp.Space)]
+    space_keys = {k: None for k, v in ar.data.items() if isinstance(v, sp.Space)}  # in order, looked up in O(1)
     stats = _statistics(ar)
     meta = ar.metadata
     return {

@@ -16,16 +16,14 @@ from typing import Any
 
 from ..errors import RlarchiveError
 from ..filenames import escape_name, printable
-from .common import EXIT_OK, line, lines, positive
-
-#: The most bytes ``--obs`` reads from standard input or a file (an observation is small; a batch of images is not huge).
-MAX_OBS_BYTES = 256 << 20
+from .common import EXIT_OK, line, lines, parse_input, positive, read_input
 
 OBS_HELP = (
     "the observations: '-' reads standard input; text starting with '[' or '{', or a number (a digit, or '-' and a digit), "
     "is inline JSON; anything else is a file (./NAME for a file whose name looks like JSON). The JSON is one observation "
     "(JSON numbers, or a value of spec §7), a batch of observations (one action each), or "
-    '{"observations": [...], "episode_starts": [...], "action_masks": [...]} (a sequence in time, as the conformance predict request)'
+    '{"observations": [...], "episode_starts": [...], "action_masks": [...]} (a sequence in time, as the conformance predict request); '
+    "at most 64 levels deep, and within 256 MiB of memory read and parsed (spec §15)"
 )
 
 
@@ -37,20 +35,19 @@ def is_inline(text: str) -> bool:
 
 
 def read_obs(given: str) -> tuple[Any, ...]:
-    """(the parsed JSON of an ``--obs`` argument, what to call it in messages)."""
+    """(the parsed JSON of an ``--obs`` argument, what to call it in messages). The text is JSON as Python's json
+    module reads it (NaN and Infinity too), within the bounds of :func:`rlarchive.cli.common.parse_input`:
+    INPUT_INVALID for a text too deep, or too large to read and parse within MAX_INPUT_JSON_MEMORY (spec §15)."""
     if given == "-":
-        raw, what = sys.stdin.buffer.read(MAX_OBS_BYTES + 1), "standard input"
+        what = "standard input"
+        raw = read_input(sys.stdin.buffer, what)
     elif is_inline(given):
         raw, what = given.encode("utf-8", "surrogateescape"), "--obs"
     else:
         with open(given, "rb") as f:
-            raw, what = f.read(MAX_OBS_BYTES + 1), given
-    if len(raw) > MAX_OBS_BYTES:
-        raise RlarchiveError("INPUT_INVALID", f"{what}: more than {MAX_OBS_BYTES} bytes of observations")
-    try:
-        return json.loads(raw), what
-    except ValueError as e:  # not UTF-8, or not JSON
-        raise RlarchiveError("INPUT_INVALID", f"{what}: not JSON: {e}") from None
+            raw = read_input(f, given)
+        what = given
+    return parse_input(raw, what), what
 
 
 def _bare(policy: Any, given: Any) -> list[Any]:

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import jsonbounds
 from .. import replay_buffer as replay_buffer_ext
 from ..errors import RlarchiveError
+from ..limits import MAX_INPUT_JSON_MEMORY, MAX_JSON_DEPTH
 from ..values import ClassRef, Opaque
 from . import pickler
 from .sb3_keys import META_TORCH_VALUES
@@ -221,9 +223,13 @@ def archive_parts(ar: Any, copy: bool, unverified: Iterable[str] = ()):
     # policy first, as SB3 writes it
     ordered = {k: params[k] for k in sorted(params, key=lambda n: (n != "policy", n))}
     if META_TORCH_VALUES in metadata:
-        try:
-            pointers = json.loads(metadata[META_TORCH_VALUES])
-        except ValueError:
+        try:  # within bounds: the value is the archive's, and any text can be there
+            pointers = jsonbounds.loads(
+                metadata[META_TORCH_VALUES].encode("utf-8", "surrogatepass"),
+                max_depth=MAX_JSON_DEPTH,
+                max_memory=MAX_INPUT_JSON_MEMORY,
+            )
+        except ValueError:  # not JSON, or beyond a bound (JSONBoundsError)
             pointers = None
         if not (isinstance(pointers, list) and all(isinstance(p, str) for p in pointers)):
             raise unsupported(f"metadata {META_TORCH_VALUES} is not a JSON list of JSON Pointers")

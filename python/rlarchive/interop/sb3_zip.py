@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import RlarchiveError
 from ..filenames import printable
+from ..jsonbounds import json_cost
 from ..limits import MAX_MEMBERS
 from ..values import Opaque
 from .budget import ImportBudget, Source, source_name
@@ -47,8 +48,9 @@ __all__ = [
 _TYPE_STR = re.compile(r"^<class '([^']+)'>$")
 
 
-#: Bytes of Python objects one byte of a pickle or of JSON text can make at
-#: most (an empty dict for the byte ``}``, plus its slot in a list).
+#: Bytes of Python objects one byte of a pickle can make at most (an empty
+#: dict for the byte ``}``, plus its slot in a list); JSON text is counted by
+#: :func:`rlarchive.jsonbounds.json_cost`.
 OBJECT_BYTES_PER_BYTE = 80
 
 
@@ -254,15 +256,3 @@ def note_leaves(value: Any, ptr: str, report: ImportReport) -> Any:
             for k, v in value.items()
         }
     return value
-
-
-def json_cost(raw: bytes) -> int:
-    """An upper bound of the memory ``json.loads(raw.decode())`` needs, counted before parsing.
-
-    The decoded text and the strings' contents take at most 4 bytes per byte
-    (one character outside Latin-1 makes a whole string 4 bytes per
-    character); every value (at most one per ``,``, ``:``, ``[``, ``{``, plus
-    one) at most :data:`OBJECT_BYTES_PER_BYTE` bytes more.
-    """
-    values = 1 + raw.count(b",") + raw.count(b":") + raw.count(b"[") + raw.count(b"{")
-    return 8 * len(raw) + OBJECT_BYTES_PER_BYTE * values

@@ -90,7 +90,9 @@ function optimizerRows(archive, group, infos, choose) {
         ? ' (no parameter of this shape)'
         : p.certain
           ? ''
-          : ` (by shape and order; same shape: ${p.alternatives.join(', ')})`;
+          : ` (by shape and order; same shape: ${p.alternatives.join(', ')}${
+              p.sameShape > p.alternatives.length ? ` and ${p.sameShape - p.alternatives.length} more` : ''
+            })`;
     const names = p.tensors.filter((t) => byName.has(t));
     rows.push(
       h(
