@@ -44,7 +44,12 @@ def files() -> dict[str, bytes]:
     out = {}
     with open(os.path.join(ROOT, "python", "rlarchive", "conformance.py"), "rb") as f:
         out["run.py"] = f.read()
-    for name in ("conformance_protocol.py", "conformance_reports.py", "filenames.py", "jsonbounds.py"):  # the modules run.py imports
+    for name in (
+        "conformance_protocol.py",
+        "conformance_reports.py",
+        "filenames.py",
+        "jsonbounds.py",
+    ):  # the modules run.py imports
         with open(os.path.join(ROOT, "python", "rlarchive", name), "rb") as f:
             out[name] = f.read()
     for name in ("annex-a-conformance.md", "errors.md"):
