@@ -127,6 +127,14 @@ function jsonObject(v, what) {
   return doc;
 }
 
+/** The values of `part`: what of an agent the archive holds (spec/metadata.md §7). */
+export const PARTS = ['model', 'replay_buffer', 'vec_normalize', 'policy'];
+
+function part(v) {
+  if (!PARTS.includes(v)) throw new Bad(`part must be one of ${PARTS.join(', ')}, not ${JSON.stringify(v.slice(0, 40))}`);
+  return v;
+}
+
 const FORMATS = {
   env_id: (v) => text(v, 'env_id'),
   n_envs: (v) => decimal(v, NON_NEGATIVE, 1, 'n_envs'),
@@ -136,6 +144,7 @@ const FORMATS = {
   evaluations: evaluationList,
   'zoo.config': (v) => jsonObject(v, 'zoo.config'),
   'zoo.env_kwargs': (v) => jsonObject(v, 'zoo.env_kwargs'),
+  part,
 };
 
 /** Whether spec/metadata.md defines `key`. */

@@ -23,7 +23,16 @@ from ..errors import RlarchiveError
 from ..values import ClassRef
 from ..vec_normalize import Statistics
 from . import shared_layers
-from .sb3_keys import ALLOWED_CLASSES, ARCHITECTURE_KEYS, META_ALGORITHM, LoadWarning, check_load_names, load_items
+from . import sb3_files
+from .sb3_keys import (
+    ALLOWED_CLASSES,
+    ARCHITECTURE_KEYS,
+    META_ALGORITHM,
+    LoadWarning,
+    check_load_names,
+    derived,
+    load_items,
+)
 from .sb3_values import Rebuilder, archive_parts, buffer_members
 from .sb3_zip import unsupported
 
@@ -431,7 +440,7 @@ def load(
 
     allow = ALLOWED_CLASSES + tuple(allow_classes)
     custom = dict(custom_objects or {})
-    with open_archive(os.fspath(path), spaces="neutral") as ar:
+    with open_archive(sb3_files.source(path, ""), spaces="neutral") as ar:
         unverified = () if verify_replay_buffer else buffer_members(ar)
         data, metadata, params, variables = archive_parts(ar, copy=False, unverified=unverified)
         check_load_names(params, variables)
@@ -442,11 +451,13 @@ def load(
         )
         _refuse_opaque(left_out, opaque)
         run = training_state.read(ar)
-        left_out = _left_out(left_out, opaque, run, rb, custom)
-        items.update(custom)
+        left_out = _left_out(left_out, opaque, run, rb, custom, data)
+        items.update({k: v for k, v in custom.items() if k in data})  # as SB3: only keys the archive holds
         done = RestoreReport(restored=["parameters"])
         for key in left_out:
             done.not_restored[f"data.{key}"] = "kept as an opaque pickle: SB3's default is used"
+        for key, why in rb.not_restored.items():
+            done.not_restored[f"data.{key}"] = why
         buffer_value = _buffer_value(ar, replay_buffer, done)
         if vec_normalize_ext.EXTENSION in ar.manifest.extensions_used:
             done.not_restored["vec_normalize"] = (
@@ -493,15 +504,33 @@ def _refuse_opaque(left_out: list, opaque: str) -> None:
 
 
 def _left_out(
-    left_out: list, opaque: str, run: Mapping[str, Any] | None, rb: Rebuilder, custom: Mapping[str, Any]
+    left_out: list,
+    opaque: str,
+    run: Mapping[str, Any] | None,
+    rb: Rebuilder,
+    custom: Mapping[str, Any],
+    data: Mapping[str, Any],
 ) -> list:
     """The data keys :func:`load` leaves out (the action noise the run state gives back is not), each warned about.
 
-    An optimizer class off the allow-list is warned about too, or refused
-    (IMPORT_NOT_ALLOWED) with ``opaque="error"``. The warnings point at :func:`load`'s caller.
+    A key SB3 computes again from another one the model does get (``lr_schedule``
+    from ``learning_rate``, the archive's or the caller's) is not left out in
+    effect, and not warned about. Keys that are not made attributes of the model
+    (``rb.not_restored``) are warned about, by name. An optimizer class off the
+    allow-list is warned about too, or refused (IMPORT_NOT_ALLOWED) with
+    ``opaque="error"``. The warnings point at :func:`load`'s caller.
     """
     if run is not None and run["action_noise"] is not None:  # the run state gives it back (run_state.restore)
         left_out = [k for k in left_out if k != "action_noise"]
+    left_out = [k for k in left_out if not derived(k, left_out, custom, data)]
+    if rb.not_restored:
+        warnings.warn(
+            "not restored: "
+            + "; ".join(f"{k} ({why})" for k, why in rb.not_restored.items())
+            + "; the model keeps what its constructor sets for them",
+            LoadWarning,
+            stacklevel=3,
+        )
     if left_out:
         warnings.warn(
             f"left out {', '.join(left_out)}: the archive keeps them as opaque pickles; the model uses "

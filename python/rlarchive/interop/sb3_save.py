@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import replay_buffer as replay_buffer_ext
 from .. import training_state
 from ..errors import RlarchiveError
+from . import sb3_files
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from .sb3_import import add_state, add_variables, charge_tensors, finish_import, read_vec_normalize
 from .sb3_keys import META_SOURCE, META_VERSION
@@ -34,6 +35,8 @@ def save(
     replay_buffer: bool = False,
     metadata: Mapping[str, str] | None = None,
     provenance: bool = True,
+    exclude: Iterable[str] | None = None,
+    include: Iterable[str] | None = None,
 ) -> ImportReport:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
 
@@ -47,7 +50,10 @@ def save(
 
     Args:
         model: the SB3 model.
-        path: the rlarchive to write (replaced atomically).
+        path: the rlarchive to write (replaced atomically), or a writable
+            binary file object (the archive is built in a temporary file,
+            then copied into it at its position; it is left open), as SB3's
+            ``save`` takes ``str | pathlib.Path | io.BufferedIOBase``.
         vec_normalize: the ``VecNormalize`` wrapper the model was trained in
             (its statistics are read from its attributes), a ``vecnormalize.pkl``
             path, or :class:`rlarchive.vec_normalize.Statistics`; stored as the
@@ -80,6 +86,11 @@ def save(
             bridge's keys and ``metadata``, so that the archive does not
             depend on the installed versions of Python, NumPy or gymnasium
             (the test vectors are made so).
+        exclude: attribute names to leave out besides those SB3 always
+            leaves out (``_excluded_save_params``), as in SB3's ``save``.
+        include: attribute names to keep even when excluded (SB3's
+            ``include``); the torch state dicts and variables stay out of
+            the data either way.
     Returns:
         The :class:`~rlarchive.interop.sb3.ImportReport` of what was stored: its ``notes`` say
         whether the replay buffer was stored (with its size) or why not, and
@@ -97,9 +108,25 @@ def save(
     from . import algorithms
     from . import provenance as provenance_mod
 
+    if sb3_files.is_file_object(path):
+        return sb3_files.write(
+            path,
+            lambda temp: save(
+                model,
+                temp,
+                vec_normalize=vec_normalize,
+                budget=budget,
+                training=training,
+                replay_buffer=replay_buffer,
+                metadata=metadata,
+                provenance=provenance,
+                exclude=exclude,
+                include=include,
+            ),
+        )
     given_metadata = provenance_mod.merged({}, metadata)  # checked before any work
     extra, notes = _extensions(model, training, replay_buffer)
-    data, torch_variable_names = _attributes(model)
+    data, torch_variable_names = _attributes(model, exclude, include)
     params = model.get_parameters()
     size = sum(t.numel() * t.element_size() for sd in params.values() for t in _tensors_in(sd))
     if not isinstance(budget, ImportBudget):
@@ -167,14 +194,18 @@ def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple
     return extra, notes
 
 
-def _attributes(model: Any) -> tuple[dict, list]:
-    """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions; the names of its pytorch variables)."""
+def _attributes(model: Any, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None) -> tuple[dict, list]:
+    """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions, ``exclude`` and ``include``
+    applied as SB3 applies them; the names of its pytorch variables)."""
+    if isinstance(exclude, str) or isinstance(include, str):
+        raise TypeError("exclude and include must be lists of attribute names, not a string")
     data = model.__dict__.copy()
-    exclude = set(model._excluded_save_params())
+    left_out = set(exclude or ()).union(model._excluded_save_params())
+    left_out.difference_update(include or ())
     state_dicts_names, torch_variable_names = model._get_torch_save_params()
     for name in list(state_dicts_names) + list(torch_variable_names):
-        exclude.add(name.split(".")[0])
-    for name in exclude:
+        left_out.add(name.split(".")[0])
+    for name in left_out:
         data.pop(name, None)
     return data, list(torch_variable_names)
 
