@@ -265,8 +265,27 @@ def _build_model(
         ) from None
     if shared is not None:  # the model records the class SB3 named, as the archive does
         model.policy_class = base
+    params = _extractor_layout(model, params)
     _set_weights(cls, model, params, variables, device, fresh_optimizers)
     return model
+
+
+def _extractor_layout(model: Any, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``params`` with a policy state of SB3 < 1.7 (one features extractor shared by actor and critic)
+    completed for the model's layout (:mod:`rlarchive.interop.shared_extractor`), with a LoadWarning."""
+    from . import shared_extractor
+
+    state = params.get("policy")
+    expected = getattr(getattr(model, "policy", None), "state_dict", None)
+    if not isinstance(state, Mapping) or expected is None:
+        return params
+    if not any(k.startswith(shared_extractor.ALIASES) for k in expected()):
+        return params
+    state, note = shared_extractor.complete(state)
+    if note is None:
+        return params
+    warnings.warn(note, LoadWarning, stacklevel=5)
+    return dict(params, policy=state)
 
 
 def _model_data(data: dict, kwargs: Mapping[str, Any]) -> dict:

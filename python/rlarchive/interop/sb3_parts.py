@@ -150,10 +150,13 @@ def load_vec_normalize(path: Any, venv: Any, *, training: bool = True) -> Any:
     """A ``VecNormalize`` around ``venv`` with an archive's statistics, as ``VecNormalize.load(path, venv)`` gives it.
 
     The archive may be a ``vec_normalize`` part or a model archive holding
-    the statistics. With ``training=False`` the wrapper is set up for
-    evaluation (see :func:`rlarchive.interop.sb3_load.load_vec_normalize`).
-    When the archive records an observation space, the environment's must
-    have the same shape (SB3's check in ``set_venv``).
+    the statistics (``rlarchive.sb3.save(..., vec_normalize=)``). ``training``
+    True (the default) gives the wrapper as ``VecNormalize.load`` does, with
+    the recorded ``training`` and ``norm_reward`` flags; False sets it up for
+    evaluation (``training`` and ``norm_reward`` false, as SB3's documentation
+    and RL Zoo do). For a ``vec_normalize`` part, the environment's
+    observation space must have the recorded one's shape (SB3's check in
+    ``set_venv``, an AssertionError).
     """
     from stable_baselines3.common import utils
 
@@ -162,9 +165,9 @@ def load_vec_normalize(path: Any, venv: Any, *, training: bool = True) -> Any:
     from .sb3_load import vec_normalize_of
 
     with open_archive(sb3_files.source(path, ""), spaces="gymnasium") as ar:
-        expect_part(ar, path, ("vec_normalize", "model"))
+        part = expect_part(ar, path, ("vec_normalize", "model"))
         stats = vec_normalize_of(ar, sb3_files.describe(path))
-        space = ar.data.get("observation_space")
+        space = ar.data.get("observation_space") if part == "vec_normalize" else None
     if space is not None:
         utils.check_shape_equal(space, venv.observation_space)
     wrapper = vecnormalize.wrap(stats, venv)
