@@ -501,7 +501,17 @@ def load(
     elif replay_buffer and getattr(model, "replay_buffer", None) is not None:
         done.not_restored["replay_buffer"] = "the archive holds none (save with replay_buffer=True)"
     _restore_run(model, run, env, force_reset, seeds, done)
+    _warn_fresh_env(model, env, force_reset)
     return (model, done) if report else model
+
+
+def _warn_fresh_env(model: Any, env: Any, force_reset: bool) -> None:
+    """A LoadWarning when ``force_reset=False`` meets an environment that was never reset (a restart in a new process)."""
+    from . import sb3_restart
+
+    note = sb3_restart.fresh_env_note(model, env, force_reset)
+    if note is not None:
+        warnings.warn(note, LoadWarning, stacklevel=3)
 
 
 def _refuse_opaque(left_out: list, opaque: str) -> None:
