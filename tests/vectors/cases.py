@@ -2058,4 +2058,5 @@ import cases_policy_limits  # noqa: E402,F401
 import cases_policy_numerics  # noqa: E402,F401
 import cases_training  # noqa: E402,F401
 import cases_replay_buffer  # noqa: E402,F401
+import cases_parts  # noqa: E402,F401
 # isort: on

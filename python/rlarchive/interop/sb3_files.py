@@ -50,10 +50,10 @@ def write_path(path: str | os.PathLike[str], suffix: str) -> str:
     if p.suffix == "" and suffix:
         p = pathlib.Path(f"{p}.{suffix}")
     if p.is_dir():
-        warnings.warn(f"Path '{p}' is a folder. Will save instead to {p}_2", stacklevel=3)
+        warnings.warn(f"Path '{p}' is a folder. Will save instead to {p}_2", stacklevel=4)
         p = pathlib.Path(f"{p}_2")
     if not p.parent.exists():
-        warnings.warn(f"Path '{p.parent}' does not exist. Will create it.", stacklevel=3)
+        warnings.warn(f"Path '{p.parent}' does not exist. Will create it.", stacklevel=4)
         p.parent.mkdir(parents=True, exist_ok=True)
     return os.fspath(p)
 

@@ -23,7 +23,7 @@ from ..errors import RlarchiveError
 from ..values import ClassRef
 from ..vec_normalize import Statistics
 from . import shared_layers
-from . import sb3_files
+from . import sb3_files, sb3_parts
 from .sb3_keys import (
     ALLOWED_CLASSES,
     ARCHITECTURE_KEYS,
@@ -460,6 +460,7 @@ def load(
     allow = ALLOWED_CLASSES + tuple(allow_classes)
     custom = dict(custom_objects or {})
     with open_archive(sb3_files.source(path, ""), spaces="neutral") as ar:
+        sb3_parts.expect_part(ar, path, ("model",))
         unverified = () if verify_replay_buffer else buffer_members(ar)
         data, metadata, params, variables = archive_parts(ar, copy=False, unverified=unverified)
         check_load_names(params, variables)
