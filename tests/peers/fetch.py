@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps"]
             done = subprocess.run([*cmd, f"{package}=={version}", "-d", dists], check=False)
             if done.returncode != 0:
-                print(f"peers: could not download the source distribution of {package}=={version}; the peer runs will be skipped")
+                print(
+                    f"peers: could not download the source distribution of {package}=={version}; the peer runs will be skipped"
+                )
                 return 0
             found = glob.glob(os.path.join(dists, f"{module}-{version}.tar.gz"))
         if not found:

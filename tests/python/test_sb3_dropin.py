@@ -25,7 +25,9 @@ from rlarchive.interop import sb3 as rsb3  # noqa: E402
 
 
 def _ppo(**kwargs):
-    return PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8]), **kwargs)
+    return PPO(
+        "MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1, policy_kwargs=dict(net_arch=[8]), **kwargs
+    )
 
 
 def test_custom_objects_set_only_keys_the_archive_holds(tmp_path):
@@ -124,7 +126,9 @@ def test_a_key_naming_a_method_is_not_restored(tmp_path):
 def _old_cnn_model(tmp_path):
     """An A2C CNN model whose policy holds one features extractor (no pi_/vf_ names): SB3 before 1.7."""
     env = FakeImageEnv(screen_height=36, screen_width=36, n_channels=1, discrete=False)
-    model = A2C("CnnPolicy", env, n_steps=4, policy_kwargs=dict(net_arch=[8], features_extractor_kwargs=dict(features_dim=16)))
+    model = A2C(
+        "CnnPolicy", env, n_steps=4, policy_kwargs=dict(net_arch=[8], features_extractor_kwargs=dict(features_dim=16))
+    )
     obs = np.stack([env.observation_space.sample() for _ in range(4)])
     actions = model.predict(obs, deterministic=True)[0]
     del model.policy.pi_features_extractor

@@ -78,7 +78,9 @@ def test_an_sb3_zip_is_imported_without_running_its_pickles(tmp_path):
 
 def test_replay_buffer_part_loads_into_an_existing_model(tmp_path):
     """save_replay_buffer writes an archive of part replay_buffer; load_replay_buffer puts a new buffer into the model."""
-    model = SAC("MlpPolicy", "Pendulum-v1", buffer_size=100, learning_starts=5, policy_kwargs=dict(net_arch=[8]), seed=0)
+    model = SAC(
+        "MlpPolicy", "Pendulum-v1", buffer_size=100, learning_starts=5, policy_kwargs=dict(net_arch=[8]), seed=0
+    )
     model.learn(20)
     with rsb3.use_archives():
         model.save_replay_buffer(tmp_path / "buffer")
@@ -163,7 +165,10 @@ def test_eval_callback_writes_the_best_model_as_an_archive(tmp_path):
     model = PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16, n_epochs=1)
     stop = StopTrainingOnRewardThreshold(reward_threshold=1e9)
     callback = rsb3.EvalCallback(
-        make_vec_env("CartPole-v1", 1), eval_freq=16, n_eval_episodes=1, best_model_save_path=str(tmp_path / "best"),
+        make_vec_env("CartPole-v1", 1),
+        eval_freq=16,
+        n_eval_episodes=1,
+        best_model_save_path=str(tmp_path / "best"),
         callback_on_new_best=stop,
     )
     model.learn(32, callback=callback)

@@ -110,8 +110,6 @@ __all__ = [
     "save_vec_normalize",
     "save_policy",
     "load_policy",
-    "CheckpointCallback",
-    "EvalCallback",
 ]
 
 

@@ -25,7 +25,8 @@ from ..errors import RlarchiveError
 from ..values import Opaque
 from . import pickler, shared_layers
 from .sb3_keys import ALLOWED_CLASSES, META_ALGORITHM, META_SYSTEM_INFO, META_VERSION
-from .sb3_load import load, vec_normalize_of
+from .sb3_load import load
+from .sb3_parts import vec_normalize_of
 from .sb3_values import Rebuilder, archive_parts, is_json_serializable
 from .sb3_zip import unsupported
 

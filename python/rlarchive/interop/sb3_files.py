@@ -31,6 +31,7 @@ from ..zipprofile import IDENT_END, IDENTIFICATION, SIG_LOCAL
 
 __all__ = ["is_file_object", "write_path", "read_path", "write", "sb3_target", "source", "is_archive", "describe"]
 
+
 def is_file_object(obj: Any) -> bool:
     """Whether ``obj`` is a binary file object (what SB3 accepts as ``io.BufferedIOBase``), not a path."""
     return not isinstance(obj, (str, bytes, os.PathLike)) and (

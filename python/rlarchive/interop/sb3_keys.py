@@ -327,14 +327,13 @@ def load_items(data: Mapping[str, Any], cls: type, rb: Rebuilds, verbose: Any) -
     out: dict = {}
     left_out: list = []
     for key, value in data.items():
-        rule = LOAD_KEYS.get(key)
-        extra = rule is None
+        extra = key not in LOAD_KEYS
+        rule = LOAD_KEYS.get(key, "data")
         if extra:
             why = shadowed(cls, key)
             if why is not None:
                 rb.not_restored[key] = why
                 continue
-            rule = "data"
         if rule == "drop":
             continue
         if isinstance(value, Opaque):

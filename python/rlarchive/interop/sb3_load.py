@@ -1,4 +1,4 @@
-"""A ready Stable-Baselines3 model built straight from an rlarchive (:func:`load`), and its VecNormalize wrapper.
+"""A ready Stable-Baselines3 model built straight from an rlarchive (:func:`load`).
 
 :func:`load` reads the archive's parts (:func:`rlarchive.interop.sb3_values.archive_parts`),
 hands SB3 only what :data:`rlarchive.interop.sb3_keys.LOAD_KEYS` lets
@@ -21,9 +21,7 @@ from .. import training_state
 from .. import vec_normalize as vec_normalize_ext
 from ..errors import RlarchiveError
 from ..values import ClassRef
-from ..vec_normalize import Statistics
-from . import shared_layers
-from . import sb3_files, sb3_parts
+from . import sb3_files, sb3_parts, sb3_restart, shared_extractor, shared_layers
 from .sb3_keys import (
     ALLOWED_CLASSES,
     ARCHITECTURE_KEYS,
@@ -36,47 +34,7 @@ from .sb3_keys import (
 from .sb3_values import Rebuilder, archive_parts, buffer_members
 from .sb3_zip import unsupported
 
-__all__ = ["load", "load_vec_normalize", "RestoreReport", "vec_normalize_of"]
-
-
-def load_vec_normalize(path: str | os.PathLike, venv: Any, *, training: bool = True) -> Any:
-    """A ``VecNormalize`` around ``venv`` holding the archive's statistics (extension ``RLA_vec_normalize``).
-
-    Args:
-        path: the rlarchive.
-        venv: the SB3 ``VecEnv`` to wrap.
-        training: True (the default), to go on training: the wrapper as
-            ``VecNormalize.load`` gives it, with the ``training`` and
-            ``norm_reward`` flags the archive records (the statistics go on
-            updating). False, to evaluate the agent: ``training=False`` (the
-            statistics stay those stored) and ``norm_reward=False`` (the
-            rewards come back as the environment gives them), as SB3's
-            documentation and RL Zoo set them before they evaluate.
-    Returns:
-        The ``VecNormalize``; its statistics are the archive's either way.
-    Raises:
-        RlarchiveError: VALUE_UNSUPPORTED when the archive holds no statistics.
-    """
-    from ..reader import open_archive
-    from . import vecnormalize
-
-    with open_archive(os.fspath(path), spaces="neutral") as ar:
-        wrapper = vecnormalize.wrap(vec_normalize_of(ar, path), venv)
-    if not training:
-        wrapper.training = False
-        wrapper.norm_reward = False
-    return wrapper
-
-
-def vec_normalize_of(ar: Any, path: str | os.PathLike) -> Statistics:
-    """The VecNormalize statistics an open archive holds; VALUE_UNSUPPORTED when it holds none."""
-    stats = ar.vec_normalize()
-    if stats is None:
-        raise RlarchiveError(
-            "VALUE_UNSUPPORTED",
-            f"{os.fspath(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})",
-        )
-    return stats
+__all__ = ["load", "RestoreReport"]
 
 
 def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:
@@ -265,27 +223,9 @@ def _build_model(
         ) from None
     if shared is not None:  # the model records the class SB3 named, as the archive does
         model.policy_class = base
-    params = _extractor_layout(model, params)
+    params = shared_extractor.for_model(model, params)
     _set_weights(cls, model, params, variables, device, fresh_optimizers)
     return model
-
-
-def _extractor_layout(model: Any, params: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``params`` with a policy state of SB3 < 1.7 (one features extractor shared by actor and critic)
-    completed for the model's layout (:mod:`rlarchive.interop.shared_extractor`), with a LoadWarning."""
-    from . import shared_extractor
-
-    state = params.get("policy")
-    expected = getattr(getattr(model, "policy", None), "state_dict", None)
-    if not isinstance(state, Mapping) or expected is None:
-        return params
-    if not any(k.startswith(shared_extractor.ALIASES) for k in expected()):
-        return params
-    state, note = shared_extractor.complete(state)
-    if note is None:
-        return params
-    warnings.warn(note, LoadWarning, stacklevel=5)
-    return dict(params, policy=state)
 
 
 def _model_data(data: dict, kwargs: Mapping[str, Any]) -> dict:
@@ -502,17 +442,8 @@ def load(
     elif replay_buffer and getattr(model, "replay_buffer", None) is not None:
         done.not_restored["replay_buffer"] = "the archive holds none (save with replay_buffer=True)"
     _restore_run(model, run, env, force_reset, seeds, done)
-    _warn_fresh_env(model, env, force_reset)
+    sb3_restart.warn_fresh_env(model, env, force_reset)
     return (model, done) if report else model
-
-
-def _warn_fresh_env(model: Any, env: Any, force_reset: bool) -> None:
-    """A LoadWarning when ``force_reset=False`` meets an environment that was never reset (a restart in a new process)."""
-    from . import sb3_restart
-
-    note = sb3_restart.fresh_env_note(model, env, force_reset)
-    if note is not None:
-        warnings.warn(note, LoadWarning, stacklevel=3)
 
 
 def _refuse_opaque(left_out: list, opaque: str) -> None:

@@ -26,10 +26,19 @@ from .. import metadata as metadata_keys
 from .. import replay_buffer as replay_buffer_ext
 from .. import vec_normalize as vec_normalize_ext
 from ..errors import RlarchiveError
+from ..vec_normalize import Statistics
 from . import sb3_files
 from .sb3_keys import META_SOURCE, META_VERSION
 
-__all__ = ["part_metadata", "expect_part", "save_replay_buffer", "load_replay_buffer", "save_vec_normalize", "load_vec_normalize"]
+__all__ = [
+    "part_metadata",
+    "expect_part",
+    "save_replay_buffer",
+    "load_replay_buffer",
+    "save_vec_normalize",
+    "load_vec_normalize",
+    "vec_normalize_of",
+]
 
 
 def part_metadata(part: str) -> dict[str, str]:
@@ -111,7 +120,8 @@ def load_replay_buffer(model: Any, path: Any, truncate_last_traj: bool = True) -
         value = buffers.read_value(ar)
     if value is None:
         raise RlarchiveError(
-            "VALUE_UNSUPPORTED", f"{sb3_files.describe(path)} holds no replay buffer (extension {replay_buffer_ext.EXTENSION})"
+            "VALUE_UNSUPPORTED",
+            f"{sb3_files.describe(path)} holds no replay buffer (extension {replay_buffer_ext.EXTENSION})",
         )
     buffer = buffers.build_buffer(value, device=str(getattr(model, "device", "cpu")))
     model.replay_buffer = buffer
@@ -146,6 +156,17 @@ def save_vec_normalize(wrapper: Any, path: Any) -> None:
     )
 
 
+def vec_normalize_of(ar: Any, path: Any) -> Statistics:
+    """The VecNormalize statistics an open archive holds; VALUE_UNSUPPORTED when it holds none."""
+    stats = ar.vec_normalize()
+    if stats is None:
+        raise RlarchiveError(
+            "VALUE_UNSUPPORTED",
+            f"{sb3_files.describe(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})",
+        )
+    return stats
+
+
 def load_vec_normalize(path: Any, venv: Any, *, training: bool = True) -> Any:
     """A ``VecNormalize`` around ``venv`` with an archive's statistics, as ``VecNormalize.load(path, venv)`` gives it.
 
@@ -162,7 +183,6 @@ def load_vec_normalize(path: Any, venv: Any, *, training: bool = True) -> Any:
 
     from ..reader import open_archive
     from . import vecnormalize
-    from .sb3_load import vec_normalize_of
 
     with open_archive(sb3_files.source(path, ""), spaces="gymnasium") as ar:
         part = expect_part(ar, path, ("vec_normalize", "model"))

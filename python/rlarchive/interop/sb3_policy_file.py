@@ -72,14 +72,16 @@ def save_policy(policy: Any, path: Any) -> ImportReport:
     from ..writer import save
     from .sb3_import import add_state
     from .sb3_parts import part_metadata
-    from .sb3_save import _decode_attributes
+    from .sb3_save import decode_attributes
 
     params = dict(policy._get_constructor_parameters())
     if isinstance(params.get(_EXTRACTOR), _torch_module()):
         params[_EXTRACTOR] = _extractor_value(params[_EXTRACTOR], params.get("observation_space"))
     params[_CLASS] = type(policy)
     report = ImportReport(source="stable-baselines3", output=sb3_files.describe(path))
-    data = _decode_attributes({k: v for k, v in params.items() if not _plain(v)}, report, ImportBudget(DEFAULT_IMPORT_BUDGET))
+    data = decode_attributes(
+        {k: v for k, v in params.items() if not _plain(v)}, report, ImportBudget(DEFAULT_IMPORT_BUDGET)
+    )
     data = {k: (data[k] if k in data else params[k]) for k in params}
     tensors: dict = {}
     add_state("policy", policy.state_dict(), "policy", tensors, {})
@@ -129,7 +131,8 @@ def load_policy(cls: type, path: Any, device: Any = "auto", *, allow_classes: It
         policy = cls(**kwargs)
     except (TypeError, ValueError, AssertionError) as e:
         raise RlarchiveError(
-            "VALUE_UNSUPPORTED", f"{cls.__name__} cannot be built from the archive's parameters: {type(e).__name__}: {e}"
+            "VALUE_UNSUPPORTED",
+            f"{cls.__name__} cannot be built from the archive's parameters: {type(e).__name__}: {e}",
         ) from None
     try:
         policy.load_state_dict(params.get("policy", {}))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["needs_reset", "fresh_env_note"]
+__all__ = ["needs_reset", "fresh_env_note", "warn_fresh_env"]
 
 _MAX_WRAPPERS = 64  # wrappers followed per environment
 
@@ -61,3 +61,14 @@ def fresh_env_note(model: Any, env: Any, force_reset: bool) -> str | None:
         "force_reset=True (the default) to start from a reset, or give the environment the run was using "
         "(Annex B.14, restarting a run)"
     )
+
+
+def warn_fresh_env(model: Any, env: Any, force_reset: bool) -> None:
+    """A ``LoadWarning`` (pointing at the caller of ``load``) with :func:`fresh_env_note`'s advice, when it has one."""
+    import warnings
+
+    from .sb3_keys import LoadWarning
+
+    note = fresh_env_note(model, env, force_reset)
+    if note is not None:
+        warnings.warn(note, LoadWarning, stacklevel=3)

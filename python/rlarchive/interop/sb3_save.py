@@ -22,7 +22,7 @@ from .sb3_keys import META_SOURCE, META_VERSION
 from .sb3_values import is_json_serializable, map_leaves
 from .sb3_zip import ImportReport, decode_pickle
 
-__all__ = ["save"]
+__all__ = ["save", "decode_attributes"]
 
 
 def save(
@@ -133,7 +133,7 @@ def save(
         budget = ImportBudget(budget if budget is not None else max(DEFAULT_IMPORT_BUDGET, 4 * size))
     report = ImportReport(source="stable-baselines3", output=os.fspath(path))
     report.notes.extend(notes)
-    decoded = _decode_attributes(data, report, budget)
+    decoded = decode_attributes(data, report, budget)
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}
     for name, state in params.items():
@@ -194,7 +194,9 @@ def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple
     return extra, notes
 
 
-def _attributes(model: Any, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None) -> tuple[dict, list]:
+def _attributes(
+    model: Any, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None
+) -> tuple[dict, list]:
     """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions, ``exclude`` and ``include``
     applied as SB3 applies them; the names of its pytorch variables)."""
     if isinstance(exclude, str) or isinstance(include, str):
@@ -210,7 +212,7 @@ def _attributes(model: Any, exclude: Iterable[str] | None = None, include: Itera
     return data, list(torch_variable_names)
 
 
-def _decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict:
+def decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict:
     """The attributes as the import decodes SB3's ``data``: JSON values as SB3 writes them, others through the restricted unpickler."""
     import cloudpickle  # type: ignore[import-untyped]
 

@@ -106,9 +106,15 @@ class ArchiveSwitch:
             if "set_parameters" in cls.__dict__:
                 self._patch(cls, "set_parameters", _set_parameters(self, cls.__dict__["set_parameters"]))
         self._patch(OffPolicyAlgorithm, "save_replay_buffer", _save_replay_buffer(self))
-        self._patch(OffPolicyAlgorithm, "load_replay_buffer", _load_replay_buffer(self, OffPolicyAlgorithm.__dict__["load_replay_buffer"]))
+        self._patch(
+            OffPolicyAlgorithm,
+            "load_replay_buffer",
+            _load_replay_buffer(self, OffPolicyAlgorithm.__dict__["load_replay_buffer"]),
+        )
         self._patch(VecNormalize, "save", _vec_normalize_save)
-        self._patch(VecNormalize, "load", staticmethod(_vec_normalize_load(self, VecNormalize.__dict__["load"].__func__)))
+        self._patch(
+            VecNormalize, "load", staticmethod(_vec_normalize_load(self, VecNormalize.__dict__["load"].__func__))
+        )
         self._patch(BaseModel, "save", _policy_save)
         self._patch(BaseModel, "load", classmethod(_policy_load(self, BaseModel.__dict__["load"].__func__)))
 
@@ -165,7 +171,8 @@ def use_archives(
 
 
 def _subclasses(cls: type) -> list[type]:
-    out, todo = [], list(cls.__subclasses__())
+    out: list[type] = []
+    todo: list[type] = list(cls.__subclasses__())
     while todo:
         c = todo.pop()
         if c not in out:
@@ -231,7 +238,9 @@ def _model_load(switch: ArchiveSwitch, original: Callable[..., Any]) -> Callable
                 return original(cls, path, print_system_info=print_system_info, **args)
             with tempfile.TemporaryDirectory(prefix="rlarchive-") as tmp:
                 converted = _import_model(src, os.path.join(tmp, "model.rlarchive"), cls)
-                return load_model(converted, algorithm=cls, opaque=switch.opaque, allow_classes=switch.allow_classes, **args)
+                return load_model(
+                    converted, algorithm=cls, opaque=switch.opaque, allow_classes=switch.allow_classes, **args
+                )
         if print_system_info:
             _print_system_info(src)
         return load_model(src, algorithm=cls, opaque=switch.opaque, allow_classes=switch.allow_classes, **args)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import RlarchiveError
 
-__all__ = ["ALIASES", "complete", "missing_aliases"]
+__all__ = ["ALIASES", "complete", "missing_aliases", "for_model"]
 
 #: The names a shared extractor also has in SB3 >= 1.7.
 ALIASES = ("pi_features_extractor.", "vf_features_extractor.")
@@ -69,3 +69,23 @@ def complete(state: Mapping[str, Any]) -> tuple[dict, str | None]:
         "every weight loaded from features_extractor.*; save it again to write the current layout"
     )
     return out, note
+
+
+def for_model(model: Any, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``params`` (tensor groups by name) with the policy state completed by :func:`complete` when ``model``'s
+    policy registers a shared extractor under its other names, with a ``LoadWarning`` saying so."""
+    import warnings
+
+    from .sb3_keys import LoadWarning
+
+    state = params.get("policy")
+    expected = getattr(getattr(model, "policy", None), "state_dict", None)
+    if not isinstance(state, Mapping) or expected is None:
+        return params
+    if not any(k.startswith(ALIASES) for k in expected()):
+        return params
+    state, note = complete(state)
+    if note is None:
+        return params
+    warnings.warn(note, LoadWarning, stacklevel=6)
+    return dict(params, policy=state)
