@@ -175,3 +175,25 @@ def test_eval_callback_writes_the_best_model_as_an_archive(tmp_path):
     assert os.listdir(tmp_path / "best") == ["best_model.rlarchive"]
     assert stop.n_calls >= 1
     assert rsb3.load(tmp_path / "best" / "best_model.rlarchive").n_steps == 16
+
+
+@pytest.mark.parametrize("name", ["SAC", "HER-SAC", "PPO-VecNormalize"])
+def test_resume_through_the_switch_is_bitwise(name, tmp_path):
+    """A script that saves with model.save and save_replay_buffer and goes on after Class.load(force_reset=False)
+    and load_replay_buffer, unchanged but for the switch, trains on bit for bit as without the save."""
+    from test_resume import OFF_POLICY, ON_POLICY, _build, differences, snapshot, uninterrupted
+
+    case = {**ON_POLICY, **OFF_POLICY}[name]
+    model, env = _build(case)
+    model.learn(case[4])
+    with rsb3.use_archives(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", rsb3.LoadWarning)
+        model.save(tmp_path / "model")
+        off_policy = getattr(model, "replay_buffer", None) is not None
+        if off_policy:
+            model.save_replay_buffer(tmp_path / "buffer")
+        again = type(model).load(tmp_path / "model", env=env, force_reset=False)
+        if off_policy:
+            again.load_replay_buffer(tmp_path / "buffer", truncate_last_traj=False)
+    again.learn(case[5], reset_num_timesteps=False)
+    assert differences(uninterrupted(case), snapshot(again)) == []

@@ -1,4 +1,4 @@
-"""The data keys of an SB3 model and what :func:`rlarchive.interop.sb3.load` does with each (Annex B.12).
+"""The data keys of an SB3 model and what :func:`rlarchive.interop.sb3.load` does with each (Annex B.8).
 
 :data:`LOAD_KEYS` is the table of rules (pass as data, rebuild as a space, a
 policy or buffer class, keyword arguments, the caller's value, or drop) and

@@ -298,10 +298,12 @@ def load(
     optimizer states are loaded without pickle, and a class reference becomes a
     class only through :meth:`ClassRef.resolve` under :data:`~rlarchive.interop.sb3.ALLOWED_CLASSES`
     (plus ``allow_classes``). Nothing from the archive is unpickled unless
-    ``opaque="unpickle"``. Only the data keys :data:`~rlarchive.interop.sb3.LOAD_KEYS` lets through
-    reach SB3 (Annex B.12): the environment, ``tensorboard_log``, ``device``
-    and ``verbose`` always come from the caller, never from the archive, so no
-    string from the archive reaches anything that imports, opens or connects.
+    ``opaque="unpickle"``. Every saved attribute comes back as with SB3's
+    own ``load`` (a subclass's own attributes too), following
+    :data:`~rlarchive.interop.sb3.LOAD_KEYS` (Annex B.8), but the environment,
+    ``tensorboard_log`` and ``device``, which always come from the caller, never
+    from the archive, so no string from the archive reaches anything that
+    imports, opens or connects. ``path`` may be a binary file object.
 
     The model is built as SB3's own ``load`` builds it, from the rebuilt values
     directly (no intermediate zip, no pickle): the networks are made without
@@ -337,8 +339,9 @@ def load(
             name given in ``allow_classes``; defaults to the archive's
             ``sb3.algorithm`` metadata, resolved the same way.
         custom_objects: data key -> object, used instead of the archive's
-            value (as in SB3's own ``load``); the archive's value for such a key
-            is not read at all.
+            value for a key the archive's data holds (as in SB3's own ``load``:
+            a key it does not hold adds nothing); the archive's value for such
+            a key is not read at all.
         opaque: what to do with opaque values not in ``custom_objects``:
             ``"skip"`` (default) leaves out those of training-only keys with a
             :class:`~rlarchive.interop.sb3.LoadWarning` and refuses those the architecture needs;

@@ -100,6 +100,10 @@ class ArchiveSwitch:
         from stable_baselines3.common.policies import BaseModel
         from stable_baselines3.common.vec_env import VecNormalize
 
+        try:  # its ARS has its own set_parameters, found below only once imported
+            import sb3_contrib  # noqa: F401
+        except ImportError:
+            pass
         self._patch(BaseAlgorithm, "save", _model_save(self))
         self._patch(BaseAlgorithm, "load", classmethod(_model_load(self, BaseAlgorithm.__dict__["load"].__func__)))
         for cls in [BaseAlgorithm, *_subclasses(BaseAlgorithm)]:
