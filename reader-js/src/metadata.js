@@ -131,7 +131,8 @@ function jsonObject(v, what) {
 export const PARTS = ['model', 'replay_buffer', 'vec_normalize', 'policy'];
 
 function part(v) {
-  if (!PARTS.includes(v)) throw new Bad(`part must be one of ${PARTS.join(', ')}, not ${JSON.stringify(v.slice(0, 40))}`);
+  if (!PARTS.includes(v))
+    throw new Bad(`part must be one of ${PARTS.join(', ')}, not ${JSON.stringify(v.slice(0, 40))}`);
   return v;
 }
 
