@@ -260,6 +260,19 @@ export function provenance(metadata) {
 }
 
 /**
+ * What of an agent an archive holds: its metadata `part` (spec/metadata.md §7),
+ * `'model'` when absent. Throws the METADATA_INVALID error for a value that is
+ * not one of PARTS (as Python's `metadata.part_of`).
+ */
+export function partOf(metadata) {
+  const value = entriesOf(metadata).find(([k]) => k === 'part')?.[1];
+  if (value === undefined) return 'model';
+  const warning = checkMetadataValue('part', value);
+  if (warning !== null) throw warning;
+  return value;
+}
+
+/**
  * The evaluations of spec/metadata.md §3 (oldest first) as plain objects with
  * the spec's member names (`env_id`, `episodes`, `seeds`, `deterministic`,
  * `mean`, `std`, `returns`, `lengths`, `evaluator`, `date`, and any other
