@@ -197,3 +197,12 @@ def test_resume_through_the_switch_is_bitwise(name, tmp_path):
             again.load_replay_buffer(tmp_path / "buffer", truncate_last_traj=False)
     again.learn(case[5], reset_num_timesteps=False)
     assert differences(uninterrupted(case), snapshot(again)) == []
+
+
+def test_importing_a_file_the_switch_wrote_says_it_is_an_archive_already(tmp_path):
+    """A Zoo run through the switch leaves archives under SB3's names: import-sb3 of one says so."""
+    with rsb3.use_archives():
+        PPO("MlpPolicy", "CartPole-v1", n_steps=16, batch_size=16).save(tmp_path / "CartPole-v1")
+    with pytest.raises(RlarchiveError, match="already an rlarchive") as e:
+        rsb3.import_archive(tmp_path / "CartPole-v1.zip", tmp_path / "out.rlarchive")
+    assert e.value.code == "IMPORT_INVALID" and not (tmp_path / "out.rlarchive").exists()
