@@ -5,6 +5,7 @@
 #   make bench         speed, as ratios against the alternatives in the same run (BENCH_ARGS=--quick: small sizes)
 #   make docs          the API reference (Python from its docstrings, JavaScript from index.d.ts) into docs/, links checked
 #   make compat-python the core tests and the Python conformance run under every Python version the classifiers claim
+#   make peers         SB3's and sb3-contrib's own persistence tests, with pickle and through rlarchive.sb3.use_archives()
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -16,7 +17,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: lint format setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat compat-python docs clean
+.PHONY: peers peers-fetch lint format setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat compat-python docs clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -78,7 +79,7 @@ setup-ziptools:
 setup: setup-python setup-js
 
 # Node first: some Python tests run the JavaScript reader
-test-python: setup-python setup-js setup-ziptools
+test-python: setup-python setup-js setup-ziptools peers-fetch
 	$(PY) -m pytest -q tests/python
 
 test-js: setup-js setup-browser
@@ -151,6 +152,16 @@ compat: setup-python
 compat-python: setup-core
 	$(PY) -m pip install -q uv || echo "compat-python: uv could not be installed; looking for python3.X and pyenv only"
 	$(PY) compat/python_versions.py
+
+# the peer tests: the source distributions of the installed stable-baselines3 and sb3-contrib (their tests ship
+# in them) from the package registry into .peers/ (not committed); without network the peer runs report themselves skipped
+peers-fetch: setup-python
+	$(PY) tests/peers/fetch.py .peers
+
+# their persistence tests with pickle and through the switch (heavy: tens of minutes; not in make test, whose
+# tests/python/test_sb3_peers.py runs a fast subset when .peers/ is there)
+peers: peers-fetch
+	$(PY) tests/peers/run.py
 
 # BENCH_ARGS=--quick: small sizes, three rounds (a minute or two); the default takes a few minutes on two cores
 bench: setup-python

@@ -40,6 +40,9 @@ __all__ = [
     "MAX_WRAPPERS",
     "ZOO_CONFIG",
     "ZOO_ENV_KWARGS",
+    "PART",
+    "PARTS",
+    "part_of",
     "Provenance",
     "provenance",
     "evaluations",
@@ -54,6 +57,9 @@ WRAPPERS = "wrappers"
 EVALUATIONS = "evaluations"
 ZOO_CONFIG = "zoo.config"
 ZOO_ENV_KWARGS = "zoo.env_kwargs"
+PART = "part"
+#: The values of ``part``: what of an agent the archive holds (spec/metadata.md §7).
+PARTS = ("model", "replay_buffer", "vec_normalize", "policy")
 #: The most wrappers the ``wrappers`` key may list.
 MAX_WRAPPERS = 64
 #: The most evaluations the ``evaluations`` key may list.
@@ -189,6 +195,12 @@ def _json_object(v: str, what: str) -> dict[str, Any]:
     return doc
 
 
+def _part(v: str) -> str:
+    if v not in PARTS:
+        raise _Bad(f"part must be one of {', '.join(PARTS)}, not {v[:40]!r}")
+    return v
+
+
 _FORMATS: Mapping[str, Callable[[str], Any]] = {
     ENV_ID: lambda v: _text(v, "env_id"),
     N_ENVS: lambda v: _decimal(v, _NON_NEGATIVE, 1, "n_envs"),
@@ -198,6 +210,7 @@ _FORMATS: Mapping[str, Callable[[str], Any]] = {
     EVALUATIONS: _evaluations,
     ZOO_CONFIG: lambda v: _json_object(v, ZOO_CONFIG),
     ZOO_ENV_KWARGS: lambda v: _json_object(v, ZOO_ENV_KWARGS),
+    PART: _part,
 }
 
 
@@ -245,6 +258,16 @@ def parsed(metadata: Mapping[str, str], key: str) -> Any:
     if err is not None:
         raise err
     return _parse(key, metadata[key])
+
+
+def part_of(metadata: Mapping[str, str]) -> str:
+    """What of an agent an archive holds: its ``part`` (``"model"`` when absent, spec/metadata.md §7).
+
+    Raises:
+        RlarchiveError: METADATA_INVALID when ``part`` is not one of :data:`PARTS`.
+    """
+    value = parsed(metadata, PART)
+    return "model" if value is None else str(value)
 
 
 def versions(metadata: Mapping[str, str]) -> dict[str, str]:

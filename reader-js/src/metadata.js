@@ -127,6 +127,15 @@ function jsonObject(v, what) {
   return doc;
 }
 
+/** The values of `part`: what of an agent the archive holds (spec/metadata.md §7). */
+export const PARTS = ['model', 'replay_buffer', 'vec_normalize', 'policy'];
+
+function part(v) {
+  if (!PARTS.includes(v))
+    throw new Bad(`part must be one of ${PARTS.join(', ')}, not ${JSON.stringify(v.slice(0, 40))}`);
+  return v;
+}
+
 const FORMATS = {
   env_id: (v) => text(v, 'env_id'),
   n_envs: (v) => decimal(v, NON_NEGATIVE, 1, 'n_envs'),
@@ -136,6 +145,7 @@ const FORMATS = {
   evaluations: evaluationList,
   'zoo.config': (v) => jsonObject(v, 'zoo.config'),
   'zoo.env_kwargs': (v) => jsonObject(v, 'zoo.env_kwargs'),
+  part,
 };
 
 /** Whether spec/metadata.md defines `key`. */
@@ -247,6 +257,19 @@ export function provenance(metadata) {
     versions,
     wrappers: wrappersValue === null ? null : plain(wrappersValue),
   };
+}
+
+/**
+ * What of an agent an archive holds: its metadata `part` (spec/metadata.md §7),
+ * `'model'` when absent. Throws the METADATA_INVALID error for a value that is
+ * not one of PARTS (as Python's `metadata.part_of`).
+ */
+export function partOf(metadata) {
+  const value = entriesOf(metadata).find(([k]) => k === 'part')?.[1];
+  if (value === undefined) return 'model';
+  const warning = checkMetadataValue('part', value);
+  if (warning !== null) throw warning;
+  return value;
 }
 
 /**

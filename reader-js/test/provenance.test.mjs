@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { open } from '../src/index.js';
-import { latestByEnvironment } from '../src/metadata.js';
+import { latestByEnvironment, partOf } from '../src/metadata.js';
 import { archive } from './helpers/build.mjs';
 
 const vectorsDir = new URL('../../test-vectors/', import.meta.url);
@@ -174,4 +174,13 @@ test('an archive the Python writer wrote: the same provenance and evaluations as
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('partOf gives the metadata part (model when absent) and refuses a word spec/metadata.md §7 does not define', () => {
+  assert.equal(partOf(new Map([['part', 'replay_buffer']])), 'replay_buffer');
+  assert.equal(partOf({ env_id: 'CartPole-v1' }), 'model');
+  assert.throws(
+    () => partOf({ part: 'optimizer' }),
+    (e) => e.code === 'METADATA_INVALID',
+  );
 });

@@ -325,7 +325,7 @@ KEY_CASES = [
         {"tensorboard_log": None},
     ),
     ("device", "ppo", _set("device", "meta"), {}, {"device": "cpu"}),
-    ("verbose", "ppo", _set("verbose", 2), {}, {"verbose": 0}),
+    ("verbose is data SB3 restores", "ppo", _set("verbose", 2), {}, {"verbose": 2}),
     ("a method name as data key", "ppo", _set("_setup_model", ClassRef("subprocess", "Popen")), {}, {}),
     ("an unknown key", "ppo", _set("set_parameters", ENV_ID), {}, {}),
     (
@@ -566,10 +566,10 @@ def test_load_key_table_covers_what_sb3_saves(bases):
     with rlarchive.open(bases["ppo"], spaces="neutral") as a, rlarchive.open(bases["dqn"], spaces="neutral") as b:
         saved = set(a.data) | set(b.data)
     assert saved <= set(rsb3.LOAD_KEYS), sorted(saved - set(rsb3.LOAD_KEYS))
-    assert set(rsb3.LOAD_KEYS.values()) == {"data", "space", "policy", "buffer", "kwargs", "caller", "drop"}
+    assert set(rsb3.LOAD_KEYS.values()) == {"data", "space", "policy", "buffer", "kwargs", "drop"}
     for key in ("env", "_vec_normalize_env", "tensorboard_log", "device"):
         assert rsb3.LOAD_KEYS[key] == "drop"
-    assert rsb3.LOAD_KEYS["verbose"] == "caller"
+    assert rsb3.LOAD_KEYS["verbose"] == "data"  # SB3 restores it; the caller's verbose= goes over it
 
 
 def test_the_algorithm_argument(bases):
@@ -625,8 +625,8 @@ def test_annex_b8_table_agrees_with_load_keys():
     for keys, passes in _annex_b8_rows():
         if passes.startswith("nothing"):
             rule = "drop"
-        elif passes.startswith("the caller's"):
-            rule = "caller"
+        elif passes.startswith("the archive's value"):
+            rule = "data"
         elif passes.startswith("the gymnasium space"):
             rule = "space"
         elif "`BasePolicy`" in passes:
@@ -644,6 +644,6 @@ def test_annex_b8_table_agrees_with_load_keys():
                 named[key] = rule
     for key, rule in named.items():
         assert rsb3.LOAD_KEYS.get(key) == rule, (key, rule, rsb3.LOAD_KEYS.get(key))
-    assert {k for k, v in rsb3.LOAD_KEYS.items() if v != "data"} == set(named), (
+    assert {k for k, v in rsb3.LOAD_KEYS.items() if v != "data"} == {k for k, v in named.items() if v != "data"}, (
         "Annex B.8 omits or adds a key that is not passed as data"
     )

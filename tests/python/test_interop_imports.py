@@ -113,13 +113,24 @@ def test_the_walk_sees_cycles_and_private_names(tmp_path):
 def test_the_facade_keeps_the_public_api():
     """``rlarchive.sb3`` and ``rlarchive.interop.sb3`` give every name of ``__all__``, the same objects as the modules that define them."""
     import rlarchive.sb3
-    from rlarchive.interop import sb3, sb3_export, sb3_import, sb3_keys, sb3_load, sb3_save, sb3_zip
+    from rlarchive.interop import (
+        sb3,
+        sb3_export,
+        sb3_import,
+        sb3_keys,
+        sb3_load,
+        sb3_parts,
+        sb3_policy_file,
+        sb3_save,
+        sb3_switch,
+        sb3_zip,
+    )
 
     assert rlarchive.sb3 is sb3
     for name in sb3.__all__:
         assert getattr(sb3, name) is not None, name
     defined = {}
-    for mod in (sb3_zip, sb3_keys, sb3_import, sb3_save, sb3_export, sb3_load):
+    for mod in (sb3_zip, sb3_keys, sb3_import, sb3_save, sb3_export, sb3_load, sb3_parts, sb3_policy_file, sb3_switch):
         defined.update({n: getattr(mod, n) for n in mod.__all__})
     for name in set(sb3.__all__) - {"import_zoo"}:
         assert getattr(sb3, name) is defined[name], name

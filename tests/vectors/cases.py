@@ -2070,4 +2070,5 @@ import cases_training_random  # noqa: E402,F401
 import cases_replay_buffer  # noqa: E402,F401
 import cases_requests  # noqa: E402,F401
 import cases_vec_normalize_returns  # noqa: E402,F401
+import cases_parts  # noqa: E402,F401
 # isort: on

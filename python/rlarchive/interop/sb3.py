@@ -37,7 +37,12 @@ The bridge is split along its seams; this module gathers its public API:
 - :mod:`~rlarchive.interop.sb3_save`: live model -> rlarchive (:func:`save`);
 - :mod:`~rlarchive.interop.sb3_values`: neutral values -> SB3 objects, an archive's parts;
 - :mod:`~rlarchive.interop.sb3_export`: rlarchive -> SB3 zip (:func:`export_archive`);
-- :mod:`~rlarchive.interop.sb3_load`: rlarchive -> live model (:func:`load`, :func:`load_vec_normalize`).
+- :mod:`~rlarchive.interop.sb3_load`: rlarchive -> live model (:func:`load`);
+- :mod:`~rlarchive.interop.sb3_parts`, :mod:`~rlarchive.interop.sb3_policy_file`: archives holding one part
+  (a replay buffer, VecNormalize statistics, a policy): the twins of ``save_replay_buffer``,
+  ``VecNormalize.save`` and ``policy.save`` and their loads;
+- :mod:`~rlarchive.interop.sb3_switch`: :func:`use_archives`, which routes SB3's own persistence methods
+  through these; :mod:`~rlarchive.interop.sb3_callbacks`: ``CheckpointCallback`` and ``EvalCallback`` writing archives.
 """
 
 from __future__ import annotations
@@ -73,8 +78,11 @@ from .sb3_keys import (
 from .sb3_keys import (
     META_VERSION as META_VERSION,
 )
-from .sb3_load import RestoreReport, load, load_vec_normalize
+from .sb3_load import RestoreReport, load
+from .sb3_parts import load_replay_buffer, load_vec_normalize, save_replay_buffer, save_vec_normalize
+from .sb3_policy_file import load_policy, save_policy
 from .sb3_save import save
+from .sb3_switch import ArchiveSwitch, SaveWarning, use_archives
 from .sb3_zip import ImportReport, OpaqueValue
 
 __all__ = [
@@ -94,7 +102,24 @@ __all__ = [
     "RestoreReport",
     "ExportWarning",
     "optimizer_left_out",
+    "use_archives",
+    "ArchiveSwitch",
+    "SaveWarning",
+    "save_replay_buffer",
+    "load_replay_buffer",
+    "save_vec_normalize",
+    "save_policy",
+    "load_policy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The callback twins (:mod:`rlarchive.interop.sb3_callbacks`), imported with stable-baselines3 on first use."""
+    if name in ("CheckpointCallback", "EvalCallback"):
+        from . import sb3_callbacks
+
+        return getattr(sb3_callbacks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def import_zoo(run_folder: str | os.PathLike, out_path: str | os.PathLike, **kwargs: Any) -> ImportReport:

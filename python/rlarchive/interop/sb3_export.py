@@ -25,7 +25,8 @@ from ..errors import RlarchiveError
 from ..values import Opaque
 from . import pickler, shared_layers
 from .sb3_keys import ALLOWED_CLASSES, META_ALGORITHM, META_SYSTEM_INFO, META_VERSION
-from .sb3_load import load, vec_normalize_of
+from .sb3_load import load
+from .sb3_parts import vec_normalize_of
 from .sb3_values import Rebuilder, archive_parts, is_json_serializable
 from .sb3_zip import unsupported
 
@@ -249,6 +250,9 @@ def export_archive(
     data, params, note = _separate_shared_layers(data, params, in_path)
     if note:
         notes.append(note)
+    params, note = _shared_extractor_names(data, params)
+    if note:
+        notes.append(note)
     if target < (2, 4) and metadata.get(META_ALGORITHM) in _TARGET_IN_OPTIMIZER:
         params = _dqn_optimizer_for_old_sb3(params, _TARGET_IN_OPTIMIZER[metadata[META_ALGORITHM]])
     rb = Rebuilder("export", ALLOWED_CLASSES + tuple(allow_classes), data, target)
@@ -272,6 +276,24 @@ def export_archive(
 
 class ExportWarning(UserWarning):
     """:func:`export_archive` wrote the file differently from how the archive records the model (the message says how)."""
+
+
+def _shared_extractor_names(data: Mapping[str, Any], params: dict) -> tuple[dict, str | None]:
+    """For SB3 >= 1.7: an actor-critic policy state holding one shared features extractor (SB3 < 1.7) with the
+    extractor's weights under its other names too (:mod:`rlarchive.interop.shared_extractor`), so that SB3 loads
+    it with its exact match. A policy that does not share its extractor is left as it is."""
+    from . import shared_extractor
+
+    pk = data.get("policy_kwargs")
+    state = params.get("policy")
+    if not isinstance(state, Mapping) or (isinstance(pk, Mapping) and pk.get("share_features_extractor") is False):
+        return params, None
+    if any(k.startswith(("actor.", "q_net.", "quantile_net.")) for k in state):  # not an actor-critic policy
+        return params, None
+    completed, note = shared_extractor.complete(state)
+    if note is None:
+        return params, None
+    return dict(params, policy=completed), note.replace("built as", "exported as")
 
 
 def _separate_shared_layers(data: dict, params: dict, in_path: str | os.PathLike) -> tuple[dict, dict, str | None]:

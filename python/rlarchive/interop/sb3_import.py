@@ -29,6 +29,7 @@ from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
 from ..values import TensorRef
 from ..vec_normalize import Statistics
+from . import sb3_files
 from .budget import ImportBudget, Source, budget_for
 from .sb3_keys import (
     META_ALGORITHM,
@@ -243,6 +244,12 @@ def _read_zip(in_zip: Source, budget: ImportBudget, report: ImportReport) -> tup
     with open_zip(in_zip) as zf:
         names = zf.namelist()
         if "data" not in names:
+            if "data.json" in names and "mimetype" in names and sb3_files.is_archive(in_zip):
+                raise RlarchiveError(
+                    "IMPORT_INVALID",
+                    "not a Stable-Baselines3 model: the file is already an rlarchive (written through "
+                    "rlarchive.sb3.use_archives() or its twins); use it as it is",
+                )
             raise RlarchiveError("IMPORT_INVALID", "not a Stable-Baselines3 model: no 'data' member")
         if "parameters" in names or "parameter_list" in names:
             raise RlarchiveError(

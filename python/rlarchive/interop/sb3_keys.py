@@ -1,4 +1,4 @@
-"""The data keys of an SB3 model and what :func:`rlarchive.interop.sb3.load` does with each (Annex B.12).
+"""The data keys of an SB3 model and what :func:`rlarchive.interop.sb3.load` does with each (Annex B.8).
 
 :data:`LOAD_KEYS` is the table of rules (pass as data, rebuild as a space, a
 policy or buffer class, keyword arguments, the caller's value, or drop) and
@@ -31,6 +31,9 @@ __all__ = [
     "LoadWarning",
     "Rebuilds",
     "load_items",
+    "shadowed",
+    "derived",
+    "DERIVED_KEYS",
     "optimizer_left_out",
     "check_load_names",
 ]
@@ -203,10 +206,10 @@ _DATA_KEYS = (
 )
 
 #: What :func:`~rlarchive.interop.sb3.load` does with each key of an archive's data before SB3's
-#: ``load`` sees it (Annex B.12). SB3's ``load`` makes every data key it is
-#: given an attribute of the new model before it builds the networks, and
-#: some attributes name things that get imported, opened or called, so a key
-#: passes only when SB3 uses it as plain data:
+#: ``load`` sees it (Annex B.8). SB3's ``load`` makes every data key it is
+#: given an attribute of the new model before it builds the networks; so does
+#: this load, for every key but those that can reach a path, a network or an
+#: import, and those SB3 builds itself:
 #:
 #: - ``"data"``: passed, rebuilt as for export (numbers, flags, arrays, spaces,
 #:   schedules, classes resolved under the allow-list);
@@ -217,12 +220,11 @@ _DATA_KEYS = (
 #:   SB3's ``BaseBuffer``;
 #: - ``"kwargs"``: a map of keyword arguments, passed without the entries
 #:   named in ``_CALLER_KWARGS`` (``device``, ``env``), its values rebuilt as data;
-#: - ``"caller"``: replaced by the caller's value (``verbose``: the ``verbose``
-#:   keyword of :func:`~rlarchive.interop.sb3.load`, else 0);
 #: - ``"drop"``: never passed: the model keeps what its constructor sets, and the
 #:   caller may give a value as a keyword of :func:`~rlarchive.interop.sb3.load`.
 #:
-#: A key not listed is dropped.
+#: A key not listed (a subclass's own attribute) is ``"data"`` too, unless
+#: :func:`shadowed` says it would hide a name of the algorithm class.
 LOAD_KEYS: Mapping[str, str] = MappingProxyType(
     {
         **{k: "data" for k in _DATA_KEYS},
@@ -234,7 +236,7 @@ LOAD_KEYS: Mapping[str, str] = MappingProxyType(
         "policy_kwargs": "kwargs",
         "replay_buffer_kwargs": "kwargs",
         "rollout_buffer_kwargs": "kwargs",
-        "verbose": "caller",
+        "verbose": "data",
         # an env id is given to gymnasium.make, which imports the module it names
         "env": "drop",
         "_vec_normalize_env": "drop",
@@ -274,6 +276,7 @@ class Rebuilds(Protocol):
 
     unpickle: bool
     optimizer_left_out: str | None
+    not_restored: dict
 
     def top(self, key: str, value: Any) -> Any:
         """The SB3 object for the data key ``key``'s value."""
@@ -282,20 +285,56 @@ class Rebuilds(Protocol):
         """The SB3 object for a value nested under ``key``."""
 
 
+#: Data keys that SB3's ``_setup_model`` computes again from another key: key -> that key.
+DERIVED_KEYS: Mapping[str, str] = MappingProxyType({"lr_schedule": "learning_rate"})
+
+
+def derived(key: str, left_out: Iterable[str], custom: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
+    """Whether leaving out ``key`` changes nothing: SB3 computes it again from a key the model gets
+    (:data:`DERIVED_KEYS`: from the caller's ``custom_objects``, or from the archive when not left out)."""
+    source = DERIVED_KEYS.get(key)
+    return source is not None and (source in custom or (source in data and source not in left_out))
+
+
+def shadowed(cls: type, key: str) -> str | None:
+    """Why the data key ``key`` is not made an attribute of a ``cls`` model, or None when it may be.
+
+    A key that names something of the class itself (a method, a property, a
+    class variable) or a special name would hide it on the model.
+    """
+    if key.startswith("__"):
+        return "a special name"
+    for klass in cls.__mro__:
+        if key in vars(klass):
+            what = vars(klass)[key]
+            kind = "method" if callable(what) or isinstance(what, (classmethod, staticmethod)) else "class attribute"
+            return f"it names a {kind} of {klass.__name__}"
+    return None
+
+
 def load_items(data: Mapping[str, Any], cls: type, rb: Rebuilds, verbose: Any) -> tuple[dict, list]:
     """The archive's data keys as :func:`~rlarchive.interop.sb3.load` hands them to SB3, following :data:`LOAD_KEYS`.
 
-    Returns (the items, the keys left out because they are or hold opaque
-    values that ``rb`` does not unpickle).
+    A key the table does not list (a subclass's own attribute) is passed as
+    data unless :func:`shadowed` refuses it; one that holds a class outside
+    the allow-list is left out. Each key left out that way is in
+    ``rb.not_restored`` with why.
+
+    Returns:
+        (the items, the keys left out because they are or hold opaque
+        values that ``rb`` does not unpickle).
     """
     out: dict = {}
     left_out: list = []
     for key, value in data.items():
-        rule = LOAD_KEYS.get(key, "drop")
+        extra = key not in LOAD_KEYS
+        rule = LOAD_KEYS.get(key, "data")
+        if extra:
+            why = shadowed(cls, key)
+            if why is not None:
+                rb.not_restored[key] = why
+                continue
         if rule == "drop":
-            continue
-        if rule == "caller":
-            out[key] = verbose
             continue
         if isinstance(value, Opaque):
             if rb.unpickle:
@@ -304,23 +343,30 @@ def load_items(data: Mapping[str, Any], cls: type, rb: Rebuilds, verbose: Any) -
                 left_out.append(key)
             continue
         try:
-            if rule == "space":
-                out[key] = _space(key, value, rb)
-            elif rule == "policy":
-                out[key] = _policy_class(key, value, cls, rb)
-            elif rule == "buffer":
-                out[key] = _buffer_class(key, value, rb)
-            elif rule == "kwargs":
-                out[key] = _kwargs(key, value, rb)
-            else:
-                out[key] = rb.top(key, value)
+            out[key] = _rebuilt(key, value, rule, cls, rb)
         except RlarchiveError as e:
-            if e.code != "PICKLE_NOT_ALLOWED":
+            if e.code == "PICKLE_NOT_ALLOWED":
+                left_out.append(key)
+            elif extra and e.code == "IMPORT_NOT_ALLOWED":
+                rb.not_restored[key] = e.message
+            else:
                 raise
-            left_out.append(key)
     if "verbose" not in out:  # SB3's load reads data["verbose"] when it is given an env
         out["verbose"] = verbose
     return out, left_out
+
+
+def _rebuilt(key: str, value: Any, rule: str, cls: type, rb: Rebuilds) -> Any:
+    """The value SB3 gets for ``key`` under ``rule``."""
+    if rule == "space":
+        return _space(key, value, rb)
+    if rule == "policy":
+        return _policy_class(key, value, cls, rb)
+    if rule == "buffer":
+        return _buffer_class(key, value, rb)
+    if rule == "kwargs":
+        return _kwargs(key, value, rb)
+    return rb.top(key, value)
 
 
 def _space(key: str, value: Any, rb: Rebuilds) -> Any:

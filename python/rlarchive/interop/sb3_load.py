@@ -1,4 +1,4 @@
-"""A ready Stable-Baselines3 model built straight from an rlarchive (:func:`load`), and its VecNormalize wrapper.
+"""A ready Stable-Baselines3 model built straight from an rlarchive (:func:`load`).
 
 :func:`load` reads the archive's parts (:func:`rlarchive.interop.sb3_values.archive_parts`),
 hands SB3 only what :data:`rlarchive.interop.sb3_keys.LOAD_KEYS` lets
@@ -21,62 +21,22 @@ from .. import training_state
 from .. import vec_normalize as vec_normalize_ext
 from ..errors import RlarchiveError
 from ..values import ClassRef
-from ..vec_normalize import Statistics
-from . import shared_layers
+from . import sb3_files, sb3_parts, sb3_restart, shared_extractor, shared_layers
 from .generators import Snapshot
-from .sb3_keys import ALLOWED_CLASSES, ARCHITECTURE_KEYS, META_ALGORITHM, LoadWarning, check_load_names, load_items
+from .sb3_keys import (
+    ALLOWED_CLASSES,
+    ARCHITECTURE_KEYS,
+    META_ALGORITHM,
+    LoadWarning,
+    check_load_names,
+    derived,
+    load_items,
+)
 from .sb3_values import Rebuilder, archive_parts, buffer_members
 from .sb3_weights import set_weights
 from .sb3_zip import unsupported
 
-__all__ = ["load", "load_vec_normalize", "RestoreReport", "vec_normalize_of"]
-
-
-def load_vec_normalize(path: str | os.PathLike, venv: Any, *, training: bool = True) -> Any:
-    """A ``VecNormalize`` around ``venv`` holding the archive's statistics (extension ``RLA_vec_normalize``).
-
-    Args:
-        path: the rlarchive.
-        venv: the SB3 ``VecEnv`` to wrap.
-        training: True (the default), to go on training: the wrapper as
-            ``VecNormalize.load`` gives it, with the ``training`` and
-            ``norm_reward`` flags the archive records (the statistics go on
-            updating). False, to evaluate the agent: ``training=False`` (the
-            statistics stay those stored) and ``norm_reward=False`` (the
-            rewards come back as the environment gives them), as SB3's
-            documentation and RL Zoo set them before they evaluate.
-    Returns:
-        The ``VecNormalize``; its statistics are the archive's either way,
-        and so is its running discounted return when the archive holds one
-        for as many environments as ``venv`` has (spec RLA_vec_normalize
-        §4.1); else it starts at zero, with a ``LoadWarning`` when ``training``.
-    Raises:
-        RlarchiveError: VALUE_UNSUPPORTED when the archive holds no statistics.
-    """
-    from ..reader import open_archive
-    from . import vecnormalize
-
-    with open_archive(os.fspath(path), spaces="neutral") as ar:
-        stats = vec_normalize_of(ar, path)
-        wrapper = vecnormalize.wrap(stats, venv)
-    note = vecnormalize.returns_note(stats, wrapper.num_envs)
-    if training and note is not None:
-        warnings.warn(note, LoadWarning, stacklevel=2)
-    if not training:
-        wrapper.training = False
-        wrapper.norm_reward = False
-    return wrapper
-
-
-def vec_normalize_of(ar: Any, path: str | os.PathLike) -> Statistics:
-    """The VecNormalize statistics an open archive holds; VALUE_UNSUPPORTED when it holds none."""
-    stats = ar.vec_normalize()
-    if stats is None:
-        raise RlarchiveError(
-            "VALUE_UNSUPPORTED",
-            f"{os.fspath(path)} holds no VecNormalize statistics (extension {vec_normalize_ext.EXTENSION})",
-        )
-    return stats
+__all__ = ["load", "RestoreReport"]
 
 
 def _algorithm_class(algorithm: Any, metadata: Mapping[str, str], allow: Iterable[str]) -> Any:
@@ -245,6 +205,7 @@ def _build_model(
         ) from None
     if shared is not None:  # the model records the class SB3 named, as the archive does
         model.policy_class = base
+    params = shared_extractor.for_model(model, params)
     set_weights(cls, model, params, variables, device, fresh_optimizers)
     return model
 
@@ -292,10 +253,12 @@ def load(
     optimizer states are loaded without pickle, and a class reference becomes a
     class only through :meth:`ClassRef.resolve` under :data:`~rlarchive.interop.sb3.ALLOWED_CLASSES`
     (plus ``allow_classes``). Nothing from the archive is unpickled unless
-    ``opaque="unpickle"``. Only the data keys :data:`~rlarchive.interop.sb3.LOAD_KEYS` lets through
-    reach SB3 (Annex B.12): the environment, ``tensorboard_log``, ``device``
-    and ``verbose`` always come from the caller, never from the archive, so no
-    string from the archive reaches anything that imports, opens or connects.
+    ``opaque="unpickle"``. Every saved attribute comes back as with SB3's
+    own ``load`` (a subclass's own attributes too), following
+    :data:`~rlarchive.interop.sb3.LOAD_KEYS` (Annex B.8), but the environment,
+    ``tensorboard_log`` and ``device``, which always come from the caller, never
+    from the archive, so no string from the archive reaches anything that
+    imports, opens or connects. ``path`` may be a binary file object.
 
     The model is built as SB3's own ``load`` builds it, from the rebuilt values
     directly (no intermediate zip, no pickle): the networks are made without
@@ -331,8 +294,9 @@ def load(
             name given in ``allow_classes``; defaults to the archive's
             ``sb3.algorithm`` metadata, resolved the same way.
         custom_objects: data key -> object, used instead of the archive's
-            value (as in SB3's own ``load``); the archive's value for such a key
-            is not read at all.
+            value for a key the archive's data holds (as in SB3's own ``load``:
+            a key it does not hold adds nothing); the archive's value for such
+            a key is not read at all.
         opaque: what to do with opaque values not in ``custom_objects``:
             ``"skip"`` (default) leaves out those of training-only keys with a
             :class:`~rlarchive.interop.sb3.LoadWarning` and refuses those the architecture needs;
@@ -396,7 +360,8 @@ def load(
     try:
         allow = ALLOWED_CLASSES + tuple(allow_classes)
         custom = dict(custom_objects or {})
-        with open_archive(os.fspath(path), spaces="neutral") as ar:
+        with open_archive(sb3_files.source(path, ""), spaces="neutral") as ar:
+            sb3_parts.expect_part(ar, path, ("model",))
             unverified = () if verify_replay_buffer else buffer_members(ar)
             data, metadata, params, variables = archive_parts(ar, copy=False, unverified=unverified)
             check_load_names(params, variables)
@@ -407,11 +372,13 @@ def load(
             )
             _refuse_opaque(left_out, opaque)
             run = training_state.read(ar)
-            left_out = _left_out(left_out, opaque, run, rb, custom)
-            items.update(custom)
+            left_out = _left_out(left_out, opaque, run, rb, custom, data)
+            items.update({k: v for k, v in custom.items() if k in data})  # as SB3: only keys the archive holds
             done = RestoreReport(restored=["parameters"])
             for key in left_out:
                 done.not_restored[f"data.{key}"] = "kept as an opaque pickle: SB3's default is used"
+            for key, why in rb.not_restored.items():
+                done.not_restored[f"data.{key}"] = why
             buffer_value = _buffer_value(ar, replay_buffer, done)
             if vec_normalize_ext.EXTENSION in ar.manifest.extensions_used:
                 done.not_restored["vec_normalize"] = (
@@ -438,6 +405,7 @@ def load(
         elif replay_buffer and getattr(model, "replay_buffer", None) is not None:
             done.not_restored["replay_buffer"] = "the archive holds none (save with replay_buffer=True)"
         _restore_run(model, run, env, force_reset, seeds, done)
+        sb3_restart.warn_fresh_env(model, env, force_reset)
         return (model, done) if report else model
     except BaseException:
         before.put_back()
@@ -467,15 +435,33 @@ def _refuse_opaque(left_out: list, opaque: str) -> None:
 
 
 def _left_out(
-    left_out: list, opaque: str, run: Mapping[str, Any] | None, rb: Rebuilder, custom: Mapping[str, Any]
+    left_out: list,
+    opaque: str,
+    run: Mapping[str, Any] | None,
+    rb: Rebuilder,
+    custom: Mapping[str, Any],
+    data: Mapping[str, Any],
 ) -> list:
     """The data keys :func:`load` leaves out (the action noise the run state gives back is not), each warned about.
 
-    An optimizer class off the allow-list is warned about too, or refused
-    (IMPORT_NOT_ALLOWED) with ``opaque="error"``. The warnings point at :func:`load`'s caller.
+    A key SB3 computes again from another one the model does get (``lr_schedule``
+    from ``learning_rate``, the archive's or the caller's) is not left out in
+    effect, and not warned about. Keys that are not made attributes of the model
+    (``rb.not_restored``) are warned about, by name. An optimizer class off the
+    allow-list is warned about too, or refused (IMPORT_NOT_ALLOWED) with
+    ``opaque="error"``. The warnings point at :func:`load`'s caller.
     """
     if run is not None and run["action_noise"] is not None:  # the run state gives it back (run_state.restore)
         left_out = [k for k in left_out if k != "action_noise"]
+    left_out = [k for k in left_out if not derived(k, left_out, custom, data)]
+    if rb.not_restored:
+        warnings.warn(
+            "not restored: "
+            + "; ".join(f"{k} ({why})" for k, why in rb.not_restored.items())
+            + "; the model keeps what its constructor sets for them",
+            LoadWarning,
+            stacklevel=3,
+        )
     if left_out:
         warnings.warn(
             f"left out {', '.join(left_out)}: the archive keeps them as opaque pickles; the model uses "

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import replay_buffer as replay_buffer_ext
 from .. import training_state
 from ..errors import RlarchiveError
+from . import sb3_files
 from .budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from .sb3_import import add_state, add_variables, charge_tensors, prepare_import, read_vec_normalize
 from .sb3_keys import META_SOURCE, META_VERSION
 from .sb3_values import is_json_serializable, map_leaves
 from .sb3_zip import ImportReport, decode_pickle
 
-__all__ = ["save"]
+__all__ = ["save", "decode_attributes"]
 
 
 def save(
@@ -36,6 +37,8 @@ def save(
     replay_buffer: bool = False,
     metadata: Mapping[str, str] | None = None,
     provenance: bool = True,
+    exclude: Iterable[str] | None = None,
+    include: Iterable[str] | None = None,
     background: bool = False,
 ) -> Any:
     """Write an rlarchive straight from a live Stable-Baselines3 or sb3-contrib model.
@@ -50,7 +53,10 @@ def save(
 
     Args:
         model: the SB3 model.
-        path: the rlarchive to write (replaced atomically).
+        path: the rlarchive to write (replaced atomically), or a writable
+            binary file object (the archive is built in a temporary file,
+            then copied into it at its position; it is left open), as SB3's
+            ``save`` takes ``str | pathlib.Path | io.BufferedIOBase``.
         vec_normalize: the ``VecNormalize`` wrapper the model was trained in
             (its statistics are read from its attributes), a ``vecnormalize.pkl``
             path, or :class:`rlarchive.vec_normalize.Statistics`; stored as the
@@ -83,6 +89,11 @@ def save(
             bridge's keys and ``metadata``, so that the archive does not
             depend on the installed versions of Python, NumPy or gymnasium
             (the test vectors are made so).
+        exclude: attribute names to leave out besides those SB3 always
+            leaves out (``_excluded_save_params``), as in SB3's ``save``.
+        include: attribute names to keep even when excluded (SB3's
+            ``include``); the torch state dicts and variables stay out of
+            the data either way.
         background: take what the archive holds now and write it on a thread
             of its own, returning at once a
             :class:`~rlarchive.interop.background.BackgroundSave` (``done()``,
@@ -117,16 +128,34 @@ def save(
     from . import provenance as provenance_mod
 
     background_mod.settle()  # the save in flight first: its error, if nobody took it, is raised here
+    if sb3_files.is_file_object(path):
+        if background:
+            raise ValueError("background=True writes to a path, not to a file object")
+        return sb3_files.write(
+            path,
+            lambda temp: save(
+                model,
+                temp,
+                vec_normalize=vec_normalize,
+                budget=budget,
+                training=training,
+                replay_buffer=replay_buffer,
+                metadata=metadata,
+                provenance=provenance,
+                exclude=exclude,
+                include=include,
+            ),
+        )
     given_metadata = provenance_mod.merged({}, metadata)  # checked before any work
     extra, notes = _extensions(model, training, replay_buffer)
-    data, torch_variable_names = _attributes(model)
+    data, torch_variable_names = _attributes(model, exclude, include)
     params = model.get_parameters()
     size = sum(t.numel() * t.element_size() for sd in params.values() for t in _tensors_in(sd))
     if not isinstance(budget, ImportBudget):
         budget = ImportBudget(budget if budget is not None else max(DEFAULT_IMPORT_BUDGET, 4 * size))
     report = ImportReport(source="stable-baselines3", output=os.fspath(path))
     report.notes.extend(notes)
-    decoded = _decode_attributes(data, report, budget)
+    decoded = decode_attributes(data, report, budget)
     tensors: dict[str, dict] = {}
     optimizers: dict[str, Any] = {}
     for name, state in params.items():
@@ -239,19 +268,25 @@ def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple
     return extra, notes
 
 
-def _attributes(model: Any) -> tuple[dict, list]:
-    """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions; the names of its pytorch variables)."""
+def _attributes(
+    model: Any, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None
+) -> tuple[dict, list]:
+    """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions, ``exclude`` and ``include``
+    applied as SB3 applies them; the names of its pytorch variables)."""
+    if isinstance(exclude, str) or isinstance(include, str):
+        raise TypeError("exclude and include must be lists of attribute names, not a string")
     data = model.__dict__.copy()
-    exclude = set(model._excluded_save_params())
+    left_out = set(exclude or ()).union(model._excluded_save_params())
+    left_out.difference_update(include or ())
     state_dicts_names, torch_variable_names = model._get_torch_save_params()
     for name in list(state_dicts_names) + list(torch_variable_names):
-        exclude.add(name.split(".")[0])
-    for name in exclude:
+        left_out.add(name.split(".")[0])
+    for name in left_out:
         data.pop(name, None)
     return data, list(torch_variable_names)
 
 
-def _decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict:
+def decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict:
     """The attributes as the import decodes SB3's ``data``: JSON values as SB3 writes them, others through the restricted unpickler."""
     import cloudpickle  # type: ignore[import-untyped]
 

@@ -54,6 +54,7 @@ class Rebuilder:
         self.data = data
         self.target = target  # the SB3 version (major, minor) that reads the values
         self.optimizer_left_out: str | None = None  # load: the optimizer class left out of policy_kwargs, if any
+        self.not_restored: dict[str, str] = {}  # load: data keys not made attributes of the model, and why
 
     def top(self, key: str, value: Any) -> Any:
         """The object SB3 keeps for the data key ``key`` (a ``TrainFreq``, a ``deque``, a wrapped schedule, or :meth:`value`)."""

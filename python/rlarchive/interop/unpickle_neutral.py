@@ -54,6 +54,12 @@ _MAX_LEVELS = MAX_JSON_DEPTH - 2
 
 # closures of the old SB3 schedule helpers, readable from their cells
 _SB_UTIL_MODULES = ("stable_baselines3.common.utils",)
+# the RL Zoo's linear schedule (initial value x, value p * x): a class since May 2025, a closure before
+# (module utils.utils before the zoo became the rl_zoo3 package)
+_ZOO_SCHEDULE_CLASS = GlobalName("rl_zoo3.utils", "SimpleLinearSchedule")
+_ZOO_MODULES = ("rl_zoo3.utils", "utils.utils")
+_ZOO_CLOSURE = "linear_schedule.<locals>.func"
+_ZOO_FREE = (("initial_value",), ("initial_value_",))
 
 # JSON nesting levels a space takes in the value model (its sub-spaces add theirs)
 _SPACE_LEVELS = {"box": 3, "multi_discrete": 3, "multi_binary": 2, "dict": 3, "tuple": 2, "discrete": 1, "text": 1}
@@ -239,6 +245,8 @@ class _Neutralizer:
         if isinstance(obj, Ctor):
             raise NotNeutral(f"the function {obj.label()} has no neutral form")
         if isinstance(obj, Unknown):
+            if obj.func == _ZOO_SCHEDULE_CLASS:
+                return self._schedule(obj)
             return recorded.convert(obj, self.budget.charge, self.nested, self._decode_nested)
         raise NotNeutral(f"no neutral form for {describe(obj)}")
 
@@ -464,7 +472,7 @@ class _Neutralizer:
                 inner = obj.get("value_schedule")
                 if type(inner) in (int, float):
                     return Sch.Constant(float(_number(inner, "FloatSchedule.value_schedule")))
-                if not isinstance(inner, (Schedule, Function)):
+                if not isinstance(inner, (Schedule, Function, Unknown)):
                     raise NotNeutral("FloatSchedule wraps something that is not a known schedule")
                 return self._schedule(inner, depth + 1)
             if name == "ConstantSchedule":
@@ -472,7 +480,9 @@ class _Neutralizer:
             if name == "LinearSchedule":
                 return self._linear(obj.get("start"), obj.get("end"), obj.get("end_fraction"))
             raise NotNeutral(f"unknown schedule {name}")
-        # a function pickled by value: recognised only for SB3's own closures
+        if isinstance(obj, Unknown):
+            return self._zoo_class(obj)
+        # a function pickled by value: recognised only for SB3's own closures and the RL Zoo's
         mod, qual = obj.module, obj.qualname
         if type(mod) is str and type(qual) is str and mod in _SB_UTIL_MODULES:
             cells = obj.closure_values()
@@ -485,11 +495,25 @@ class _Neutralizer:
                 inner = cells["value_schedule"]
                 if type(inner) in (int, float):
                     return Sch.Constant(float(_number(inner, "get_schedule_fn value")))
-                if isinstance(inner, (Schedule, Function)):
+                if isinstance(inner, (Schedule, Function, Unknown)):
                     return self._schedule(inner, depth + 1)
+        if type(mod) is str and type(qual) is str and mod in _ZOO_MODULES and qual == _ZOO_CLOSURE:
+            cells = obj.closure_values()
+            free = tuple(sorted(cells))
+            if free in _ZOO_FREE:
+                return self._linear(cells[free[0]], 0.0, 1.0)
         raise NotNeutral(
             f"the function {describe(mod)} {describe(qual)} is not a known schedule (its code is never run)"
         )
+
+    def _zoo_class(self, obj: Unknown):
+        """The RL Zoo's ``SimpleLinearSchedule(x)`` (value ``p * x``) as ``linear`` from x to 0 over the whole run."""
+        if obj.func != _ZOO_SCHEDULE_CLASS or obj.args or obj.kwargs or not obj.has_state:
+            raise NotNeutral(f"{obj.label()} is not a known schedule (nothing of it is run)")
+        state = obj.state
+        if type(state) is not dict or set(state) != {"initial_value"}:
+            raise NotNeutral("SimpleLinearSchedule without exactly its initial_value")
+        return self._linear(state["initial_value"], 0.0, 1.0)
 
     def _linear(self, start, end, end_fraction):
         start = _number(start, "LinearSchedule.start")
