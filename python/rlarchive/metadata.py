@@ -40,6 +40,10 @@ __all__ = [
     "MAX_WRAPPERS",
     "ZOO_CONFIG",
     "ZOO_ENV_KWARGS",
+    "LICENSE",
+    "DROPPED",
+    "DROPPABLE_PARTS",
+    "TRAINING_ONLY_PARTS",
     "Provenance",
     "provenance",
     "evaluations",
@@ -54,6 +58,12 @@ WRAPPERS = "wrappers"
 EVALUATIONS = "evaluations"
 ZOO_CONFIG = "zoo.config"
 ZOO_ENV_KWARGS = "zoo.env_kwargs"
+LICENSE = "license"
+DROPPED = "dropped"
+#: The parts an inference-only rewrite can drop (spec/metadata.md §7), in the order ``dropped`` lists them.
+DROPPABLE_PARTS = ("training", "replay_buffer", "optimizers", "opaque")
+#: The parts only training reads: what an inference-only rewrite drops by default.
+TRAINING_ONLY_PARTS = ("training", "replay_buffer", "optimizers")
 #: The most wrappers the ``wrappers`` key may list.
 MAX_WRAPPERS = 64
 #: The most evaluations the ``evaluations`` key may list.
@@ -68,6 +78,7 @@ _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DATE = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z")
 _CHANNELS = ("first", "last")
+_LICENSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,63}")
 
 
 class _Bad(Exception):
@@ -182,6 +193,27 @@ def _version(v: str) -> str:
     return v
 
 
+def _license(v: str) -> str:
+    if not _LICENSE.fullmatch(v):
+        raise _Bad(
+            f"license must be a licence identifier: 1 to 64 of A-Z, a-z, 0-9, '.', '+', '-' beginning with a letter or digit, not {v[:40]!r}"
+        )
+    return v
+
+
+def _dropped(v: str) -> list[str]:
+    doc = _json(v, DROPPED)
+    if (
+        not isinstance(doc, list)
+        or not all(isinstance(p, str) and p in DROPPABLE_PARTS for p in doc)
+        or doc != [p for p in DROPPABLE_PARTS if p in doc]
+    ):
+        raise _Bad(
+            f"dropped must be a JSON array of distinct part names from {', '.join(DROPPABLE_PARTS)}, in that order"
+        )
+    return list(doc)
+
+
 def _json_object(v: str, what: str) -> dict[str, Any]:
     doc = _json(v, what)
     if not isinstance(doc, dict):
@@ -198,6 +230,8 @@ _FORMATS: Mapping[str, Callable[[str], Any]] = {
     EVALUATIONS: _evaluations,
     ZOO_CONFIG: lambda v: _json_object(v, ZOO_CONFIG),
     ZOO_ENV_KWARGS: lambda v: _json_object(v, ZOO_ENV_KWARGS),
+    LICENSE: _license,
+    DROPPED: _dropped,
 }
 
 
