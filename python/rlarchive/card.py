@@ -1,6 +1,9 @@
 """A model card for an archive (``rlarchive card``): Markdown with YAML front matter, as model hubs read it.
 
-The front matter follows the Hugging Face model card format: ``library_name``,
+The front matter follows the Hugging Face model card format, as
+``huggingface_hub``'s model-card tools read it: ``library_name``
+(``stable-baselines3`` for an agent of that library, the one the hub knows;
+none otherwise), ``license`` (the metadata key, in lower case),
 ``tags`` (the environment id among them) and, when the archive records
 evaluations (spec/metadata.md §3), a ``model-index`` whose results each have
 ``task`` (``type`` and ``name``: ``reinforcement-learning``), ``dataset``

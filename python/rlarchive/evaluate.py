@@ -8,9 +8,11 @@ Stable-Baselines3's ``evaluate_policy`` runs a model in a ``DummyVecEnv`` of
 one environment. Episode ``i`` is reset with the seed ``seed + i`` (or
 unseeded), so every episode can be reproduced on its own.
 
-The environment id comes from the caller, never from the archive: gymnasium
-resolves ids through imports (``module:Env``), so the ``env_id`` an archive
-records is only shown, as a hint.
+The environment id comes from the caller: gymnasium resolves ids through
+imports (``module:Env``), so the ``env_id`` an archive records is a hint, which
+the command line uses only when :mod:`rlarchive.env_ids` finds it registered in
+the installed gymnasium. :mod:`rlarchive.video` records an episode with the
+same machinery.
 """
 
 from __future__ import annotations

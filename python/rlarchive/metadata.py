@@ -12,8 +12,12 @@ that needs the value refuses it (:func:`parsed`). :func:`parsed` gives the
 well-formed defined values as Python values.
 
 An environment id read from an archive is a hint for the user: nothing here
-(or anywhere in this package) resolves it. Gymnasium ids can name modules to
-import (``module:Env``); the id an evaluation runs comes from the caller.
+resolves it. Gymnasium ids can name modules to import (``module:Env``); the
+id an evaluation runs comes from the caller, or is the recorded one only when
+:mod:`rlarchive.env_ids` finds it registered in the installed gymnasium.
+
+``license`` names the licence the agent is published under; ``dropped`` lists
+the parts an inference-only rewrite removed (:mod:`rlarchive.strip`).
 """
 
 from __future__ import annotations
