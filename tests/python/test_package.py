@@ -469,3 +469,50 @@ def test_a_real_rl_zoo_run_to_a_hub_folder_in_one_command(zoo_run, tmp_path):
         *(json.loads((hub / RESULTS_NAME).read_text())[k] for k in ("mean_reward", "std_reward"))
     )
     assert "![Training curves](training_curves.svg)" in (hub / CARD_NAME).read_text()
+
+
+def test_training_curves_from_hostile_files_are_skipped_with_a_note(tmp_path):
+    from rlarchive.interop.zoo_curves import read_curves
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "0.monitor.csv").write_text('#{"t_start": 1}\nr,l,t\n1.5,3,0.2\n2.5,4,0.1\n')
+    (run / "1.monitor.csv").write_text("r,l,t\nnan,3,0.3\n")  # not a finite return
+    (run / "2.monitor.csv").write_bytes(b"r,l,t\n\xff\xfe,1,1\n")  # not UTF-8
+    (tmp_path / "outside.csv").write_text("r,l,t\n100,1,0.05\n")
+    os.symlink(tmp_path / "outside.csv", run / "3.monitor.csv")  # leads out of the folder: never read
+    os.mkfifo(run / "4.monitor.csv")  # would block a reader
+    buf = __import__("io").BytesIO()
+    np.savez(buf, timesteps=np.array([10]), results=np.array([[object()]], dtype=object), ep_lengths=np.array([[1]]))
+    (run / "evaluations.npz").write_bytes(buf.getvalue())  # an object array: a pickle inside
+    curves = read_curves(str(run))
+    assert curves.episodes == [(4, 2.5, 4, 0.1), (7, 1.5, 3, 0.2)]  # ended first, counted first
+    assert curves.evaluations == [] and curves.read == ["0.monitor.csv"]
+    notes = " ".join(curves.notes)
+    assert "1.monitor.csv" in notes and "2.monitor.csv" in notes and "evaluations.npz" in notes
+    assert "3.monitor.csv" not in curves.read and "4.monitor.csv" not in curves.read
+
+
+def test_the_zoo_yaml_files_read_back_as_the_recorded_values():
+    yaml = pytest.importorskip("yaml")
+    from rlarchive.package_files import yaml_text
+
+    doc = {
+        "learning_rate": 1e-05,
+        "n_timesteps": 1e20,
+        "gamma": 0.99,
+        "yes": "no",
+        "null": None,
+        "policy_kwargs": "dict(net_arch=[64, 64], activation_fn=nn.ReLU)",
+        "env_wrapper": [{"gymnasium.wrappers.TimeLimit": {"max_episode_steps": 100}}],
+        "frame_stack": 4,
+        "normalize": True,
+        "odd key: [x]": "!!python/object/apply:os.system ['touch PWNED']",
+        "unicode": "\u00e9\U0001f600\u202e",
+        "neg": -0.5,
+    }
+    text = yaml_text(doc)
+    assert text.isascii() and not __import__("re").search(r"(^|[\s\[{,])[!&*]", text)  # no tag, anchor or alias
+    assert yaml.safe_load(text) == doc
+    assert yaml.unsafe_load(text) == doc  # the RL Zoo's own loader reads the same values, and builds nothing
+    assert yaml_text({}) == "{}\n" and yaml.safe_load(yaml_text({})) == {}
