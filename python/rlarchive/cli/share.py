@@ -11,7 +11,7 @@ from ..filenames import escape_name, json_text, printable
 from ..metadata import DROPPABLE_PARTS as PARTS
 from ..metadata import TRAINING_ONLY_PARTS as TRAINING_ONLY
 from ..package import DEFAULT_EPISODES
-from .common import EXIT_OK, key_value, line, pairs
+from .common import EXIT_OK, key_value, line, natural, pairs
 
 
 def _print_metadata(metadata: dict[str, Any], as_json: bool) -> None:
@@ -127,7 +127,7 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument(
         "--episodes",
-        type=int,
+        type=natural,
         default=DEFAULT_EPISODES,
         metavar="N",
         help=f"episodes of the evaluation (default {DEFAULT_EPISODES}; 0: none)",
