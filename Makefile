@@ -13,11 +13,12 @@ PY := $(VENV)/bin/python
 CORE_STAMP := $(VENV)/.core-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 DOCS_STAMP := $(VENV)/.docs-$(shell sha256sum python/pyproject.toml | cut -c1-12)
+BUILD_STAMP := $(VENV)/.build-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: peers peers-fetch lint format setup setup-core setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat compat-python docs clean
+.PHONY: peers peers-fetch lint format setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance schemas tables dist vectors vectors-check fuzz bench compat compat-python docs clean
 
 # the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -27,9 +28,16 @@ $(CORE_STAMP): python/pyproject.toml
 	rm -f $(VENV)/.core-*
 	touch $@
 
+# the build backend alone (setuptools), for make dist: no package is installed into the environment
+$(BUILD_STAMP):
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q 'setuptools>=77'
+	rm -f $(VENV)/.build-*
+	touch $@
+
 $(PY_STAMP): $(CORE_STAMP)
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e 'python[test,sb3,bench,fast]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
+	$(PY) -m pip install -q -e 'python[test,sb3,bench,fast,video]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -45,6 +53,7 @@ $(DOCS_STAMP): $(PY_STAMP)
 	touch $@
 
 setup-core: $(CORE_STAMP)
+setup-build: $(BUILD_STAMP)
 setup-python: $(PY_STAMP)
 setup-js: $(JS_STAMP)
 
@@ -96,8 +105,9 @@ conformance: setup-core setup-js
 schemas:
 	cp schemas/*.json python/rlarchive/schemas/
 
-# the packages and the standalone conformance kit (vectors + harness), into dist/
-dist: setup-python setup-js
+# the packages and the standalone conformance kit (vectors + harness), into dist/: the build backend and Node only
+# (npm pack runs the reader's prepack checks with Node; nothing of the test environment is needed)
+dist: setup-build
 	rm -rf dist && mkdir -p dist
 	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_sdist('../dist')"
 	cd python && ../$(PY) -c "from setuptools import build_meta as b; b.build_wheel('../dist')"

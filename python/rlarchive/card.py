@@ -1,6 +1,9 @@
 """A model card for an archive (``rlarchive card``): Markdown with YAML front matter, as model hubs read it.
 
-The front matter follows the Hugging Face model card format: ``library_name``,
+The front matter follows the Hugging Face model card format, as
+``huggingface_hub``'s model-card tools read it: ``library_name``
+(``stable-baselines3`` for an agent of that library, the one the hub knows;
+none otherwise), ``license`` (the metadata key, in lower case),
 ``tags`` (the environment id among them) and, when the archive records
 evaluations (spec/metadata.md §3), a ``model-index`` whose results each have
 ``task`` (``type`` and ``name``: ``reinforcement-learning``), ``dataset``
@@ -23,10 +26,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import card_sections as sections
 from . import metadata as keys
 from .errors import RlarchiveError
 from .filenames import printable
@@ -75,14 +80,19 @@ def _mean_std(e: dict[str, Any]) -> str:
     return f"{float(e['mean']):.2f} +/- {float(e['std']):.2f}"
 
 
-def _front_matter(name: str, env_id: str | None, algorithm: str | None, sb3: bool, evaluations: list[Any]) -> list[Any]:
+def _front_matter(name: str, env_id: str | None, sb3: bool, licence: str | None, evaluations: list[Any]) -> list[Any]:
     tags = ["reinforcement-learning", "deep-reinforcement-learning", "rlarchive"]
     if sb3:
         tags.append("stable-baselines3")
     for env in [env_id, *(e["env_id"] for e in evaluations)]:
         if env and env not in tags:
             tags.append(env)
-    lines = ["---", f"library_name: {_y('rlarchive')}", "tags:"]
+    lines = ["---"]
+    if sb3:  # the library the hub knows and files the agent under; the body says how to load it
+        lines.append(f"library_name: {_y('stable-baselines3')}")
+    if licence is not None:
+        lines.append(f"license: {_y(licence.lower())}")
+    lines.append("tags:")
     lines += [f"- {_y(t)}" for t in tags]
     results = latest_by_env(evaluations)
     if results:
@@ -159,8 +169,11 @@ def _network(ar: Any) -> tuple[Any, ...]:
     return lines, raw is not None
 
 
-def card(path: str | os.PathLike[str]) -> str:
+def card(path: str | os.PathLike[str], files: Sequence[tuple[str, str]] = ()) -> str:
     """The model card of the archive at ``path`` (Markdown with YAML front matter), deterministic.
+
+    ``files``: for the card of a package (:func:`rlarchive.package.package`), the package's other files as
+    (name, what it is), listed in a section of their own.
 
     Raises:
         RlarchiveError: the archive's first broken rule; METADATA_INVALID when
@@ -182,6 +195,9 @@ def card(path: str | os.PathLike[str]) -> str:
         wrappers = keys.parsed(meta, keys.WRAPPERS) or []
         for k in (keys.N_ENVS, keys.NUM_TIMESTEPS, keys.SEED):
             keys.parsed(meta, k)
+        licence = keys.parsed(meta, keys.LICENSE)
+        dropped = keys.parsed(meta, keys.DROPPED) or []
+        zoo = (keys.parsed(meta, keys.ZOO_CONFIG), keys.parsed(meta, keys.ZOO_ENV_KWARGS))
         versions = keys.versions(meta)
         algorithm = meta.get("sb3.algorithm") or meta.get("sb2.algorithm")
         sb3 = meta.get("source") == "stable-baselines3"
@@ -192,7 +208,7 @@ def card(path: str | os.PathLike[str]) -> str:
     name = (
         "-".join(x for x in ((algorithm or "").lower(), env_id or "") if x) or os.path.splitext(file_name)[0] or "agent"
     )
-    out = _front_matter(name, env_id, algorithm, sb3, evaluations)
+    out = _front_matter(name, env_id, sb3, licence, evaluations)
     title = f"{algorithm or 'An'} agent" + (f" for {env_id}" if env_id else "")
     out += ["", f"# {_md(title)}", ""]
     out.append(
@@ -200,14 +216,25 @@ def card(path: str | os.PathLike[str]) -> str:
         + (f"; trained with Stable-Baselines3 ({_md(algorithm)})." if sb3 and algorithm else ".")
     )
     if env_id:
-        out += ["", f"Environment: {_md(env_id)} (as recorded: a hint; give the id yourself to run it)."]
+        out += ["", f"Environment: {_md(env_id)} (as recorded)."]
+    out += ["", _licence_line(licence)]
+    out += sections.contents(dropped)
     out += _provenance(meta, versions, wrappers, producer)
     out += _settings(meta, data, algorithm)
+    out += sections.zoo_configuration(*zoo)
     out += ["", "## Network", "", *network]
     out += _evaluation(evaluations)
-    out += _how_to_load(file_name, env_id, sb3, has_policy)
+    out += sections.package_files(files)
+    out += _how_to_load(file_name, env_id, meta if sb3 else None, has_policy)
+    out += sections.user_metadata(meta)
     out += _validation(report, fmt)
     return "\n".join(out) + "\n"
+
+
+def _licence_line(licence: str | None) -> str:
+    if licence is None:
+        return "Licence: not recorded (set one with `rlarchive metadata FILE --set license=ID`, e.g. `apache-2.0`)."
+    return f"Licence: {_md(licence)}."
 
 
 def _provenance(
@@ -293,8 +320,9 @@ def _shell_args(file_name: str, env_id: Any) -> tuple[str, str, list[str]]:
     return file_word, env_arg, notes
 
 
-def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> list[str]:
-    """The card's How to load section: Python, Stable-Baselines3, JavaScript, ONNX, evaluation."""
+def _how_to_load(file_name: str, env_id: Any, sb3_meta: dict[str, Any] | None, has_policy: bool) -> list[str]:
+    """The card's How to load section: Python, Stable-Baselines3 (``sb3_meta``: the metadata of an agent from it),
+    JavaScript, ONNX, evaluation."""
     out: list[str] = []
     py, js = python_string(file_name), js_string(file_name)
     file_word, env_arg, notes = _shell_args(file_name, env_id)
@@ -312,17 +340,8 @@ def _how_to_load(file_name: str, env_id: Any, sb3: bool, has_policy: bool) -> li
         "action, _ = policy.predict(obs)   # obs from the environment",
         "```",
     ]
-    if sb3:
-        out += [
-            "",
-            "Back into Stable-Baselines3:",
-            "",
-            "```python",
-            "from rlarchive import sb3 as rsb3",
-            "",
-            f"model = rsb3.load({py})",
-            "```",
-        ]
+    if sb3_meta is not None:
+        out += sections.stable_baselines3(py, file_word, sb3_meta)
     out += [
         "",
         "JavaScript (Node or a browser):",

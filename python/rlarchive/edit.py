@@ -29,7 +29,7 @@ __all__ = ["set_metadata", "update_metadata", "rewrite", "edited"]
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _order(names: Iterable[str]) -> list[str]:
+def member_order(names: Iterable[str]) -> list[str]:
     """The members after ``mimetype`` in the order of spec §12 (the manifest last)."""
     names = [n for n in names if n not in ("mimetype", "manifest.json", "data.json")]
     tensors = sorted((n for n in names if group_of(n) is not None), key=lambda n: n.encode("ascii"))
@@ -90,7 +90,7 @@ def rewrite(
         ar.check_extensions()
         raw = dict(ar.manifest.raw)
         listed = ar.manifest.members
-        names = _order(ar.members)
+        names = member_order(ar.members)
         with atomic_file(out if out is not None else path) as f:
             zw = ZipWriter(f)
             zw.add("mimetype", [MEDIA_TYPE], len(MEDIA_TYPE))

@@ -8,9 +8,11 @@ Stable-Baselines3's ``evaluate_policy`` runs a model in a ``DummyVecEnv`` of
 one environment. Episode ``i`` is reset with the seed ``seed + i`` (or
 unseeded), so every episode can be reproduced on its own.
 
-The environment id comes from the caller, never from the archive: gymnasium
-resolves ids through imports (``module:Env``), so the ``env_id`` an archive
-records is only shown, as a hint.
+The environment id comes from the caller: gymnasium resolves ids through
+imports (``module:Env``), so the ``env_id`` an archive records is a hint, which
+the command line uses only when :mod:`rlarchive.env_ids` finds it registered in
+the installed gymnasium. :mod:`rlarchive.video` records an episode with the
+same machinery.
 """
 
 from __future__ import annotations
@@ -255,11 +257,11 @@ def _shown(sig: Any) -> str:
     return f"{sig[0]}{list(sig[1]) if len(sig) > 1 and isinstance(sig[1], tuple) else (sig[1] if len(sig) > 1 else '')}"
 
 
-def _make_env(env_id: str) -> Any:
+def make_env(env_id: str, **kwargs: Any) -> Any:
     import gymnasium
 
     try:
-        return gymnasium.make(env_id)
+        return gymnasium.make(env_id, **kwargs)
     except gymnasium.error.Error as e:
         raise RlarchiveError("ENV_NOT_FOUND", f"gymnasium cannot make the environment {env_id!r}: {e}") from None
     except (ModuleNotFoundError, ImportError, AttributeError, TypeError, ValueError) as e:
@@ -294,9 +296,6 @@ def evaluate(
             (its spaces do not fit the policy, or it returns observations
             that do not), or the archive's own error.
     """
-    from . import spaces as neutral
-    from .reader import Archive
-
     if not 1 <= episodes <= keys.MAX_EPISODES:
         raise RlarchiveError("INPUT_INVALID", f"episodes must be from 1 to {keys.MAX_EPISODES}, not {episodes}")
     if seed is not None and not 0 <= seed <= _MAX_SEED - (episodes - 1):
@@ -304,6 +303,33 @@ def evaluate(
             "INPUT_INVALID",
             f"the seed must be from 0 to {_MAX_SEED - (episodes - 1)} (each episode's seed is recorded as a JSON integer), not {seed}",
         )
+    policy, wrappers = policy_of(path)
+    env = make_env(env_id)
+    notes: list[Any] = []
+    try:
+        stages = fit_policy(env, env_id, policy, wrappers, notes)
+        returns, lengths = [], []
+        for i in range(episodes):
+            total, steps = run_episode(
+                env, env_id, policy, stages, None if seed is None else seed + i, max_episode_steps
+            )
+            returns.append(total)
+            lengths.append(steps)
+    finally:
+        env.close()
+    return Evaluation(
+        env_id, None if seed is None else [seed + i for i in range(episodes)], returns, lengths, _now(), notes
+    )
+
+
+def policy_of(path: str | os.PathLike[str]) -> tuple[Any, list[Any]]:
+    """The archive's portable policy and its recorded wrappers.
+
+    Raises:
+        RlarchiveError: INPUT_INVALID without a portable policy, METADATA_INVALID for malformed wrappers.
+    """
+    from .reader import Archive
+
     with Archive(path, spaces="neutral") as ar:
         policy = ar.policy()
         wrappers = keys.parsed(ar.metadata, keys.WRAPPERS) or []
@@ -312,47 +338,48 @@ def evaluate(
             "INPUT_INVALID",
             f"{os.fspath(path)} has no portable policy (extension RLA_policy); import it again with SB3 installed",
         )
-    env = _make_env(env_id)
-    notes: list[Any] = []
+    return policy, wrappers
+
+
+def fit_policy(env: Any, env_id: str, policy: Any, wrappers: list[Any], notes: list[Any]) -> list[Any]:
+    """The observation stages between ``env`` and ``policy``, once their spaces are found to fit (else ENV_MISMATCH)."""
+    from . import spaces as neutral
+
     try:
+        env_obs, env_act = neutral.from_gymnasium(env.observation_space), neutral.from_gymnasium(env.action_space)
+    except TypeError as e:
+        raise RlarchiveError("ENV_MISMATCH", f"environment {env_id!r}: {e}") from None
+    if _signature(env_act) != _signature(policy.action_space):
+        raise RlarchiveError(
+            "ENV_MISMATCH",
+            f"the environment's actions {_shown(_signature(env_act))} do not fit the policy's {_shown(_signature(policy.action_space))}",
+        )
+    return _stages(env_obs, policy.observation_space, wrappers, notes)
+
+
+def run_episode(
+    env: Any, env_id: str, policy: Any, stages: list[Any], seed: int | None, max_steps: int | None
+) -> tuple[float, int]:
+    """One episode of ``policy`` in ``env`` (reset with ``seed``): its return and its length."""
+    obs, _ = env.reset(seed=seed)
+    for s in stages:
+        obs = s.reset(obs)
+    state, start, total, steps = None, True, 0.0, 0
+    while True:
         try:
-            env_obs, env_act = neutral.from_gymnasium(env.observation_space), neutral.from_gymnasium(env.action_space)
-        except TypeError as e:
-            raise RlarchiveError("ENV_MISMATCH", f"environment {env_id!r}: {e}") from None
-        if _signature(env_act) != _signature(policy.action_space):
+            action, state = policy.predict(obs, state=state, episode_start=np.array([start]))
+        except (ValueError, TypeError, IndexError, KeyError) as e:
             raise RlarchiveError(
-                "ENV_MISMATCH",
-                f"the environment's actions {_shown(_signature(env_act))} do not fit the policy's {_shown(_signature(policy.action_space))}",
-            )
-        stages = _stages(env_obs, policy.observation_space, wrappers, notes)
-        returns, lengths = [], []
-        for i in range(episodes):
-            obs, _ = env.reset(seed=None if seed is None else seed + i)
-            for s in stages:
-                obs = s.reset(obs)
-            state, start, total, steps = None, True, 0.0, 0
-            while True:
-                try:
-                    action, state = policy.predict(obs, state=state, episode_start=np.array([start]))
-                except (ValueError, TypeError, IndexError, KeyError) as e:
-                    raise RlarchiveError(
-                        "ENV_MISMATCH", f"environment {env_id!r} gave an observation the policy cannot take: {e}"
-                    ) from None
-                start = False
-                obs, reward, terminated, truncated, _ = env.step(action)
-                total += float(reward)
-                steps += 1
-                if terminated or truncated or (max_episode_steps is not None and steps >= max_episode_steps):
-                    break
-                for s in stages:
-                    obs = s.step(obs)
-            returns.append(total)
-            lengths.append(steps)
-    finally:
-        env.close()
-    return Evaluation(
-        env_id, None if seed is None else [seed + i for i in range(episodes)], returns, lengths, _now(), notes
-    )
+                "ENV_MISMATCH", f"environment {env_id!r} gave an observation the policy cannot take: {e}"
+            ) from None
+        start = False
+        obs, reward, terminated, truncated, _ = env.step(action)
+        total += float(reward)
+        steps += 1
+        if terminated or truncated or (max_steps is not None and steps >= max_steps):
+            return total, steps
+        for s in stages:
+            obs = s.step(obs)
 
 
 def record(path: str | os.PathLike[str], evaluation: Evaluation) -> dict[str, Any]:

@@ -12,8 +12,12 @@ that needs the value refuses it (:func:`parsed`). :func:`parsed` gives the
 well-formed defined values as Python values.
 
 An environment id read from an archive is a hint for the user: nothing here
-(or anywhere in this package) resolves it. Gymnasium ids can name modules to
-import (``module:Env``); the id an evaluation runs comes from the caller.
+resolves it. Gymnasium ids can name modules to import (``module:Env``); the
+id an evaluation runs comes from the caller, or is the recorded one only when
+:mod:`rlarchive.env_ids` finds it registered in the installed gymnasium.
+
+``license`` names the licence the agent is published under; ``dropped`` lists
+the parts an inference-only rewrite removed (:mod:`rlarchive.strip`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ __all__ = [
     "PART",
     "PARTS",
     "part_of",
+    "LICENSE",
+    "DROPPED",
+    "DROPPABLE_PARTS",
+    "TRAINING_ONLY_PARTS",
     "Provenance",
     "provenance",
     "evaluations",
@@ -58,8 +66,14 @@ EVALUATIONS = "evaluations"
 ZOO_CONFIG = "zoo.config"
 ZOO_ENV_KWARGS = "zoo.env_kwargs"
 PART = "part"
-#: The values of ``part``: what of an agent the archive holds (spec/metadata.md §7).
+#: The values of ``part``: what of an agent the archive holds (spec/metadata.md §8).
 PARTS = ("model", "replay_buffer", "vec_normalize", "policy")
+LICENSE = "license"
+DROPPED = "dropped"
+#: The parts an inference-only rewrite can drop (spec/metadata.md §7), in the order ``dropped`` lists them.
+DROPPABLE_PARTS = ("training", "replay_buffer", "optimizers", "opaque")
+#: The parts only training reads: what an inference-only rewrite drops by default.
+TRAINING_ONLY_PARTS = ("training", "replay_buffer", "optimizers")
 #: The most wrappers the ``wrappers`` key may list.
 MAX_WRAPPERS = 64
 #: The most evaluations the ``evaluations`` key may list.
@@ -74,6 +88,7 @@ _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DATE = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z")
 _CHANNELS = ("first", "last")
+_LICENSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,63}")
 
 
 class _Bad(Exception):
@@ -188,6 +203,27 @@ def _version(v: str) -> str:
     return v
 
 
+def _license(v: str) -> str:
+    if not _LICENSE.fullmatch(v):
+        raise _Bad(
+            f"license must be a licence identifier: 1 to 64 of A-Z, a-z, 0-9, '.', '+', '-' beginning with a letter or digit, not {v[:40]!r}"
+        )
+    return v
+
+
+def _dropped(v: str) -> list[str]:
+    doc = _json(v, DROPPED)
+    if (
+        not isinstance(doc, list)
+        or not all(isinstance(p, str) and p in DROPPABLE_PARTS for p in doc)
+        or doc != [p for p in DROPPABLE_PARTS if p in doc]
+    ):
+        raise _Bad(
+            f"dropped must be a JSON array of distinct part names from {', '.join(DROPPABLE_PARTS)}, in that order"
+        )
+    return list(doc)
+
+
 def _json_object(v: str, what: str) -> dict[str, Any]:
     doc = _json(v, what)
     if not isinstance(doc, dict):
@@ -211,6 +247,8 @@ _FORMATS: Mapping[str, Callable[[str], Any]] = {
     ZOO_CONFIG: lambda v: _json_object(v, ZOO_CONFIG),
     ZOO_ENV_KWARGS: lambda v: _json_object(v, ZOO_ENV_KWARGS),
     PART: _part,
+    LICENSE: _license,
+    DROPPED: _dropped,
 }
 
 
@@ -261,7 +299,7 @@ def parsed(metadata: Mapping[str, str], key: str) -> Any:
 
 
 def part_of(metadata: Mapping[str, str]) -> str:
-    """What of an agent an archive holds: its ``part`` (``"model"`` when absent, spec/metadata.md §7).
+    """What of an agent an archive holds: its ``part`` (``"model"`` when absent, spec/metadata.md §8).
 
     Raises:
         RlarchiveError: METADATA_INVALID when ``part`` is not one of :data:`PARTS`.

@@ -21,6 +21,9 @@ const VERSION = /^[0-9A-Za-z.+!_-]{1,64}$/;
 const CONTROL = /[\x00-\x1f\x7f]/;
 const DATE = /^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$/;
 const CHANNELS = ['first', 'last'];
+const LICENSE = /^[A-Za-z0-9][A-Za-z0-9.+-]{0,63}$/;
+/** The parts an inference-only rewrite can drop (spec/metadata.md §7), in the order `dropped` lists them. */
+const DROPPABLE_PARTS = ['training', 'replay_buffer', 'optimizers', 'opaque'];
 
 class Bad extends Error {}
 
@@ -127,13 +130,31 @@ function jsonObject(v, what) {
   return doc;
 }
 
-/** The values of `part`: what of an agent the archive holds (spec/metadata.md §7). */
+/** The values of `part`: what of an agent the archive holds (spec/metadata.md §8). */
 export const PARTS = ['model', 'replay_buffer', 'vec_normalize', 'policy'];
 
 function part(v) {
   if (!PARTS.includes(v))
     throw new Bad(`part must be one of ${PARTS.join(', ')}, not ${JSON.stringify(v.slice(0, 40))}`);
   return v;
+}
+
+function license(v) {
+  if (!LICENSE.test(v))
+    throw new Bad(
+      `license must be a licence identifier: 1 to 64 of A-Z, a-z, 0-9, '.', '+', '-' beginning with a letter or digit, not ${JSON.stringify(v.slice(0, 40))}`,
+    );
+  return v;
+}
+
+function dropped(v) {
+  const doc = json(v, 'dropped');
+  const ordered = Array.isArray(doc) ? DROPPABLE_PARTS.filter((p) => doc.includes(p)) : [];
+  if (!Array.isArray(doc) || doc.length !== ordered.length || doc.some((p, i) => p !== ordered[i]))
+    throw new Bad(
+      `dropped must be a JSON array of distinct part names from ${DROPPABLE_PARTS.join(', ')}, in that order`,
+    );
+  return doc;
 }
 
 const FORMATS = {
@@ -146,6 +167,8 @@ const FORMATS = {
   'zoo.config': (v) => jsonObject(v, 'zoo.config'),
   'zoo.env_kwargs': (v) => jsonObject(v, 'zoo.env_kwargs'),
   part,
+  license,
+  dropped,
 };
 
 /** Whether spec/metadata.md defines `key`. */
@@ -260,7 +283,7 @@ export function provenance(metadata) {
 }
 
 /**
- * What of an agent an archive holds: its metadata `part` (spec/metadata.md §7),
+ * What of an agent an archive holds: its metadata `part` (spec/metadata.md §8),
  * `'model'` when absent. Throws the METADATA_INVALID error for a value that is
  * not one of PARTS (as Python's `metadata.part_of`).
  */

@@ -71,7 +71,7 @@ def test_card_without_evaluation(agent, tmp_path):
     shutil.copy(agent, p)
     text = card(p)
     fm, body = _front_matter(text)
-    assert fm["library_name"] == "rlarchive"
+    assert fm["library_name"] == "stable-baselines3"  # a library the hub knows, not "rlarchive"
     assert isinstance(fm["tags"], list) and all(isinstance(t, str) for t in fm["tags"])
     assert "reinforcement-learning" in fm["tags"] and "CartPole-v1" in fm["tags"] and "stable-baselines3" in fm["tags"]
     assert "model-index" not in fm
@@ -160,3 +160,68 @@ def test_cli_card_and_bad_input(agent, tmp_path):
         [sys.executable, "-m", "rlarchive", "card", str(bad)], capture_output=True, text=True, env=ENV, timeout=300
     )
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "ZIP_CRC_MISMATCH" in r.stderr and r.stdout == ""
+
+
+# ------------------------------------------------------------------ the card as the Hugging Face Hub reads it
+
+
+def test_the_hubs_model_card_tools_read_the_card_and_its_model_index_round_trips(agent, tmp_path):
+    hf = pytest.importorskip("huggingface_hub")
+    from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
+
+    p = tmp_path / "a.rlarchive"
+    shutil.copy(agent, p)
+    record(p, evaluate(p, "CartPole-v1", 2, 0))
+    update_metadata(p, {"license": "Apache-2.0"})
+    text = card(p)
+    parsed = hf.ModelCard(text)  # raises on front matter the hub's tools cannot read
+    assert parsed.data.license == "apache-2.0" and parsed.data.library_name == "stable-baselines3"
+    assert "CartPole-v1" in parsed.data.tags and "rlarchive" in parsed.data.tags
+    fm, _ = _front_matter(text)
+    name, results = model_index_to_eval_results(fm["model-index"])
+    assert name == "ppo-CartPole-v1" and [r.dataset_type for r in results] == ["CartPole-v1"]
+    assert results[0].task_type == "reinforcement-learning" and results[0].metric_type == "mean_reward"
+    assert eval_results_to_model_index(name, results) == fm["model-index"]
+    assert parsed.data.eval_results == results and parsed.data.model_name == name
+
+
+def test_the_card_shows_the_licence_and_the_users_own_metadata(agent, tmp_path):
+    p = tmp_path / "a.rlarchive"
+    shutil.copy(agent, p)
+    fm, body = _front_matter(card(p))
+    assert "license" not in fm and "Licence: not recorded" in body and "--set license=" in body
+    update_metadata(p, {"license": "MIT", "task": "balance the pole", "trainer": "me <me@example.org>"})
+    fm, body = _front_matter(card(p))
+    assert fm["license"] == "mit" and "Licence: MIT." in body
+    metadata = body[body.index("## Metadata") :]
+    assert "| task | balance the pole |" in metadata and "| trainer | me \\<me\\@example\\.org\\> |" in metadata
+    assert "| license |" not in metadata and "| env\\_id |" not in metadata  # shown elsewhere, not twice
+    update_metadata(p, {"long": "x" * 400})
+    assert f"| long | {'x' * 300} ... (400 characters) |" in card(p)
+
+
+def test_the_card_says_how_a_stable_baselines3_user_loads_the_agent(agent, tmp_path):
+    from rlarchive.strip import strip
+
+    p = tmp_path / "a.rlarchive"
+    strip(agent, p)
+    _, body = _front_matter(card(p))
+    how = body[body.index("## How to load") :]
+    assert "rlarchive export-sb3 a.rlarchive agent.zip" in how
+    assert "from stable_baselines3 import PPO" in how and 'model = PPO.load("agent.zip")' in how
+    assert "rsb3.load('a.rlarchive')" in how
+    assert "Inference-only" in body and "optimizers' per-parameter state" in body
+    # the command and the code run: the zip loads in Stable-Baselines3
+    r = subprocess.run(
+        [sys.executable, "-m", "rlarchive", "export-sb3", str(p), str(tmp_path / "agent.zip")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
+    assert r.returncode == 0, r.stderr
+    from stable_baselines3 import PPO
+
+    assert PPO.load(tmp_path / "agent.zip", device="cpu").policy is not None
+    update_metadata(p, {"sb3.algorithm": "import os; os.system('x')"})  # not an algorithm: a placeholder
+    how = card(p)[card(p).index("## How to load") :]
+    assert "import os" not in how and "ALGORITHM.load" in how and "from stable_baselines3 import ALGORITHM" in how

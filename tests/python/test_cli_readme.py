@@ -26,8 +26,8 @@ LINES = [
     if re.match(r"(echo .*\| )?rlarchive ", line)
     and not line.startswith("rlarchive conformance")
     and not re.match(
-        r"rlarchive (import|export|evaluate|package|card|metadata)", line
-    )  # shown with their models elsewhere
+        r"rlarchive (import|export|evaluate|package|card|metadata|strip)", line
+    )  # shown with their models elsewhere (the sharing commands: below)
 ]
 VALID = os.path.join(ROOT, "test-vectors", "valid")
 
@@ -91,3 +91,48 @@ def test_the_readme_command_line_runs(line, folder):
         with rlarchive.open(folder / "cartpole.rlarchive") as ar:
             want = np.asarray(ar.policy().predict(obs)[0]).reshape(-1).tolist()
         assert len(got) == len(claimed) == len(want) and got == want
+
+
+def _section(title: str) -> str:
+    start = _README.index(title)
+    return _README[start : _README.index("\n### ", start + 1)]
+
+
+#: The shell lines of the README's "Sharing an agent": run in order, in one folder, on a real RL Zoo run and a trained
+#: CartPole agent.
+SHARING = [
+    line
+    for block in re.findall(r"```sh\n(.*?)```", _section("### Sharing an agent"), re.S)
+    for line in block.splitlines()
+    if line.startswith("rlarchive ")
+]
+
+
+def test_the_readme_shows_the_sharing_commands():
+    text = "\n".join(SHARING)
+    for needle in ("rlarchive package logs/", "rlarchive strip ", "--video ", "--set license=", "rlarchive card "):
+        assert needle in text, needle
+
+
+def test_the_readme_sharing_lines_run_in_order(tmp_path):
+    """From a Zoo run to a hub folder in one command, then an archive made inference-only, evaluated in the
+    environment it records, recorded on video, licensed, packaged and shown as a card: every line exits 0."""
+    pytest.importorskip("stable_baselines3")
+    import zoo_run
+    from stable_baselines3 import PPO
+
+    from rlarchive import sb3 as rsb3
+
+    zoo_run.train(tmp_path)
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, device="cpu", seed=0).learn(32)
+    rsb3.save(model, tmp_path / "cartpole.rlarchive", training=True)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    for line in SHARING:
+        command = line.split("  #")[0]
+        script = f'rlarchive() {{ "{sys.executable}" -m rlarchive "$@"; }}\n{command}'
+        r = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+        assert r.returncode == 0, (line, r.stdout[-2000:], r.stderr)
+        assert "Traceback" not in r.stderr
+    assert (tmp_path / "hub" / "results.json").exists() and (tmp_path / "hub2" / "README.md").exists()
+    with rlarchive.open(tmp_path / "cartpole-small.rlarchive") as ar:
+        assert ar.metadata["license"] == "apache-2.0" and "RLA_training" not in ar.manifest.extensions_used

@@ -260,3 +260,105 @@ def test_image_environment_transposed_as_recorded_and_as_sb3_does(tmp_path):
     again = evaluate(imported, IMAGE_ENV, EPISODES, SEED)
     assert again.returns == ours.returns and again.lengths == ours.lengths
     assert any("transposed" in n for n in again.notes)
+
+
+# ------------------------------------------------------------------ the recorded environment id
+
+
+HOSTILE_IDS = [
+    "os:system",  # a module to import
+    "gymnasium.envs.classic_control.cartpole:CartPoleEnv",  # a registered environment's module, through the id
+    "no_such_module_xyz:CartPole-v1",
+    "CartPole",  # no version: make would look for the latest one
+    "NoSuchEnv-v0",  # not registered: make would look further
+    "CartPole-v1 ",
+    "\u202eCartPole-v1",
+]
+
+
+def test_the_recorded_id_is_used_when_registered_and_the_command_says_so(tmp_path):
+    model = _model(PPO, "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1)
+    p = tmp_path / "m.rlarchive"
+    rsb3.save(model, p)  # records env_id CartPole-v1
+    r = _cli("evaluate", str(p), "--episodes", "2", "--seed", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    assert "note: environment 'CartPole-v1', as the archive records it" in r.stderr
+    assert json.loads(r.stdout)["returns"] == evaluate(p, "CartPole-v1", 2, 4).returns
+
+
+@pytest.mark.parametrize("recorded", HOSTILE_IDS)
+def test_a_recorded_id_that_is_not_a_registered_one_is_named_and_never_made(tmp_path, recorded):
+    from rlarchive.edit import update_metadata
+
+    model = _model(PPO, "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1)
+    p = tmp_path / "m.rlarchive"
+    rsb3.save(model, p)
+    update_metadata(p, {"env_id": recorded})
+    # the command, in a process where gymnasium.make fails the test if it is ever called
+    code = (
+        "import sys, gymnasium\n"
+        "def make(*a, **k):\n"
+        "    print('MADE', a, file=sys.stderr); raise SystemExit(99)\n"
+        "gymnasium.make = make\n"
+        "from rlarchive.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, "evaluate", str(p), "--episodes", "1"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
+    assert r.returncode == 2 and "MADE" not in r.stderr, r.stderr
+    assert r.stderr.startswith("rlarchive: INPUT_INVALID: the archive records the environment ")
+    assert "--env ENV_ID" in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("recorded", HOSTILE_IDS + ["CartPole-v1", "", 7, None])
+def test_looking_a_recorded_id_up_imports_nothing(recorded):
+    from rlarchive import env_ids
+
+    env_ids.why_not("CartPole-v1")  # gymnasium itself imported once
+    before = set(sys.modules)
+    verdict = env_ids.registered(recorded)
+    assert set(sys.modules) == before
+    assert verdict == ("CartPole-v1" if recorded == "CartPole-v1" else None)
+
+
+def test_a_registry_that_is_not_a_dictionary_is_not_asked(monkeypatch):
+    from rlarchive import env_ids
+
+    class Lookup(dict):
+        def __contains__(self, key):
+            raise AssertionError("a method of the registry ran")
+
+    monkeypatch.setattr(gym.envs, "registry", Lookup(gym.envs.registry))
+    assert env_ids.registered("CartPole-v1") == "CartPole-v1"  # the dictionary's own lookup, not the subclass's
+
+
+def test_evaluate_records_a_video(tmp_path):
+    pytest.importorskip("moviepy")
+    from test_package import _painted_env
+
+    from rlarchive.conformance import vectors_dir
+    from rlarchive.video import record_video
+
+    env = _painted_env()
+    src = os.path.join(vectors_dir(), "valid", "policy-ppo-mlp-discrete.rlarchive")
+    assert record_video(src, env, tmp_path / "v.mp4", seed=3) == []
+    assert (tmp_path / "v.mp4").read_bytes()[4:8] == b"ftyp" and sorted(os.listdir(tmp_path)) == ["v.mp4"]
+    with pytest.raises(RlarchiveError) as e:  # the fit is checked as for an evaluation
+        record_video(src, "CartPole-v1", tmp_path / "w.mp4")
+    assert e.value.code == "ENV_MISMATCH" and sorted(os.listdir(tmp_path)) == ["v.mp4"]
+    model = _model(PPO, "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1)
+    p = tmp_path / "m.rlarchive"
+    rsb3.save(model, p)
+    r = _cli("evaluate", str(p), "--env", "CartPole-v1", "--episodes", "1", "--video", str(tmp_path / "c.mp4"))
+    assert r.returncode == 0, r.stderr
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        assert "note: no replay video" in r.stderr and not (tmp_path / "c.mp4").exists()
+    else:
+        assert (tmp_path / "c.mp4").exists() and "video" in r.stdout

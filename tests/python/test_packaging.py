@@ -292,6 +292,33 @@ def test_the_build_raises_no_setuptools_warning(dists):
     assert "*****" not in dists["log"] and "SetuptoolsDeprecationWarning" not in dists["log"], dists["log"][-3000:]
 
 
+def test_make_dist_needs_the_build_tools_alone():
+    """make dist builds a pure-Python wheel, an sdist, an npm tarball and the kit: what it runs, prerequisites
+    included, installs setuptools and nothing else (no torch, SB3, test tools, nor the reader's node_modules)."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    r = subprocess.run(["make", "-n", "-B", "dist"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    installs = [
+        line for line in r.stdout.splitlines() if "pip install" in line or "npm ci" in line or "npm install" in line
+    ]
+    assert installs and all(re.search(r"pip install -q 'setuptools>=[0-9]+'$", line) for line in installs), installs
+    assert "npm pack" in r.stdout and "build_wheel" in r.stdout and "kit.py dist" in r.stdout
+
+
+def test_the_kit_script_runs_without_the_packages_dependencies(tmp_path):
+    """tests/vectors/kit.py (make dist's last step) imports nothing outside the standard library: it runs in a
+    Python that has neither NumPy nor the package on its path (-I: isolated, -S: no site-packages)."""
+    r = subprocess.run(
+        [sys.executable, "-I", "-S", os.path.join(ROOT, "tests", "vectors", "kit.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["rlarchive-conformance-1.0.tar.gz"]
+
+
 def test_the_vectors_are_kept_once_in_the_repository():
     """Git tracks test-vectors/ and no copy inside the package (.gitignore keeps the build's copy out)."""
     if (

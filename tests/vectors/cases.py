@@ -465,7 +465,7 @@ def _():
 
 @case(
     "metadata-provenance",
-    "Every metadata key spec/metadata.md defines, each well formed (environment id, run size, seed, library versions, wrappers, an evaluation), beside a free key: no issue.",
+    "Every metadata key spec/metadata.md defines, each well formed (environment id, run size, seed, library versions, wrappers, an evaluation, licence, dropped parts), beside a free key: no issue.",
     ["§5.1"],
 )
 def _():
@@ -499,6 +499,8 @@ def _():
             "versions.torch": "2.13.0+cpu",
             "wrappers": json.dumps(wrappers),
             "evaluations": json.dumps([evaluation]),
+            "license": "Apache-2.0",
+            "dropped": json.dumps(["training", "replay_buffer", "optimizers"]),
             "notes": "free text: \n any key the spec does not define",
         },
     )
@@ -530,6 +532,13 @@ for _id, _what, _key, _value in (
         "zoo.config holding a JSON array where an object is defined",
         "zoo.config",
         '["policy","MlpPolicy"]',
+    ),
+    ("metadata-invalid-license", "a licence named in words rather than by its identifier", "license", "MIT License"),
+    (
+        "metadata-invalid-dropped",
+        "dropped listing its parts out of the order of spec/metadata.md",
+        "dropped",
+        '["optimizers","training"]',
     ),
 ):
 

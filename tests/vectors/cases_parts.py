@@ -1,4 +1,4 @@
-"""Test cases of the metadata key ``part`` (spec/metadata.md §7): archives holding one part of an agent."""
+"""Test cases of the metadata key ``part`` (spec/metadata.md §8): archives holding one part of an agent."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from cases_replay_buffer import RB, _buffer
 from rlarchive import spaces as sp
 from rlarchive.values import ClassRef
 
-META = "metadata §7"
+META = "metadata §8"
 
 
 @case(
@@ -61,7 +61,7 @@ def _():
 
 @case(
     "metadata-invalid-part",
-    "The metadata part naming no part spec/metadata.md §7 defines: the warning METADATA_INVALID at its key, the archive read as usual.",
+    "The metadata part naming no part spec/metadata.md §8 defines: the warning METADATA_INVALID at its key, the archive read as usual.",
     ["§5.1", META],
     warnings=["METADATA_INVALID"],
     check="metadata-value",

@@ -13,14 +13,24 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import sys
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from rlarchive import FORMAT_VERSION  # noqa: E402
+
+def _format_version() -> str:
+    """The package's FORMAT_VERSION, read from its source (no import: make dist runs this with the build tools alone)."""
+    with open(os.path.join(ROOT, "python", "rlarchive", "__init__.py"), encoding="utf-8") as f:
+        found = re.search(r'^FORMAT_VERSION = "([0-9]+\.[0-9]+)"$', f.read(), re.M)
+    if found is None:
+        raise SystemExit("python/rlarchive/__init__.py defines no FORMAT_VERSION")
+    return found.group(1)
+
+
+FORMAT_VERSION = _format_version()
 
 README = """rlarchive conformance kit, format {version}
 

@@ -131,19 +131,58 @@ def cmd_export_onnx(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _environment(args: argparse.Namespace) -> str:
+    """The environment id: ``--env``, or the one the archive records when it is registered in the installed
+    gymnasium (spec/metadata.md §6), said on standard error."""
+    from .. import env_ids
+    from ..metadata import provenance
+    from ..reader import Archive
+
+    if args.env is not None:
+        env: str = args.env
+        return env
+    with Archive(args.file, spaces="neutral") as ar:
+        recorded = provenance(ar.metadata).env_id
+    if recorded is None:
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            "the archive records no environment id: give one (usage: rlarchive evaluate FILE --env ENV_ID)",
+        )
+    why = env_ids.why_not(recorded)
+    if why is not None:
+        raise RlarchiveError(
+            "INPUT_INVALID",
+            f"the archive records the environment {recorded!r}, which is not used ({why}): give the id yourself "
+            "(usage: rlarchive evaluate FILE --env ENV_ID)",
+        )
+    print(
+        f"note: environment {printable(repr(recorded))}, as the archive records it (registered in the installed gymnasium)",
+        file=sys.stderr,
+    )
+    return recorded
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """``evaluate``."""
     from ..evaluate import evaluate, record, to_json
 
-    result = evaluate(args.file, args.env, args.episodes, args.seed)
+    env = _environment(args)
+    result = evaluate(args.file, env, args.episodes, args.seed)
     for note in result.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
     if args.record:
         record(args.file, result)
+    video_notes: list[str] = []
+    if args.video is not None:
+        from ..video import record_video
+
+        video_notes = record_video(args.file, env, args.video, seed=args.seed)
+        for note in video_notes:
+            print(f"note: {printable(note)}", file=sys.stderr)
     if args.json:
         print(to_json(result))
         return EXIT_OK
-    line(f"environment     {args.env}")
+    line(f"environment     {env}")
     line(
         f"episodes        {result.episodes}"
         + (f" (seeds {result.seeds[0]}..{result.seeds[-1]})" if result.seeds else " (unseeded)")
@@ -155,6 +194,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     line("returns         " + " ".join(f"{r:.6g}" for r in result.returns))
     if args.record:
         line(f"recorded in     {escape_name(args.file)} (metadata evaluations)")
+    if args.video is not None and not video_notes:
+        line(f"video           {escape_name(args.video)}")
     return EXIT_OK
 
 
@@ -167,9 +208,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("file")
     p.add_argument(
         "--env",
-        required=True,
         metavar="ENV_ID",
-        help="the gymnasium id to make (taken from here only, never from the archive)",
+        help="the gymnasium id to make (default: the id the archive records, only when it names an environment "
+        "registered in the installed gymnasium, with no module part)",
     )
     p.add_argument("--episodes", type=positive, default=10, metavar="N", help="episodes to run (default 10)")
     p.add_argument("--seed", type=int, metavar="S", help="reset episode i with seed S+i (default: unseeded)")
@@ -177,6 +218,11 @@ def add_commands(sub: Any) -> None:
         "--record",
         action="store_true",
         help="append the result to the archive's metadata evaluations (rewrites it atomically)",
+    )
+    p.add_argument(
+        "--video",
+        metavar="OUT.mp4",
+        help="also record one episode (seed S) as an MP4 video (needs rlarchive[video] and an environment that renders)",
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON (the recorded structure, plus notes)")
     p.set_defaults(fn=cmd_evaluate)

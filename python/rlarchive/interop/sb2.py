@@ -27,11 +27,8 @@ the restricted unpickler and maps it as above (unnamed variables become
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import os
-import struct
 import zipfile
 from collections.abc import Mapping
 from typing import Any
@@ -42,6 +39,7 @@ from ..errors import RlarchiveError
 from ..limits import MAX_JSON_BYTES
 from ..values import ClassRef
 from .budget import ImportBudget, budget_for
+from .npz import read_npz
 from .sb3_zip import (
     ImportReport,
     decode_data,
@@ -61,7 +59,6 @@ META_PARAMETER_LIST = "sb2.parameter_list"
 META_SOURCE = "source"
 
 _PARAMS_LIMIT = 1 << 34
-_MAX_NPY_HEADER = 65535  # bytes: a version 1 header's largest; NumPy itself refuses more than 10,000
 
 # SB2 policy modules that name their algorithm
 _POLICY_MODULES = {
@@ -423,58 +420,7 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
 
     Returns the arrays by name and the sorted names of arrays not in ``plist``.
     """
-    from ..dtypes import code_of_numpy
-
-    try:
-        inner = zipfile.ZipFile(io.BytesIO(raw))
-        members = {i.filename[: -len(".npy")]: i for i in inner.infolist() if i.filename.endswith(".npy")}
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-        raise RlarchiveError(
-            "IMPORT_INVALID", f"'parameters' is not a NumPy .npz archive: {e}", member="parameters"
-        ) from None
-    params: dict = {}
-    with inner:
-        for name in plist:
-            info = members.get(name)
-            if info is None:
-                raise RlarchiveError("IMPORT_INVALID", f"parameter {name!r} is listed but missing", member="parameters")
-            try:
-                with inner.open(info) as f:
-                    version = np.lib.format.read_magic(f)
-                    if version == (1, 0):
-                        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-                    elif version == (2, 0):
-                        # NumPy reads a version 2 header of any declared length before it checks the length
-                        prefix = f.read(4)
-                        if len(prefix) == 4 and struct.unpack("<I", prefix)[0] > _MAX_NPY_HEADER:
-                            raise ValueError(f"its header declares {struct.unpack('<I', prefix)[0]} bytes")
-                        header = io.BytesIO(prefix + f.read(struct.unpack("<I", prefix)[0] if len(prefix) == 4 else 0))
-                        shape, fortran, dtype = np.lib.format.read_array_header_2_0(header)
-                    else:
-                        raise ValueError(f"unsupported .npy format version {version}")
-                    if dtype.hasobject or code_of_numpy(dtype) is None:
-                        raise RlarchiveError(
-                            "VALUE_UNSUPPORTED", f"parameter {name!r} has dtype {dtype}", member="parameters"
-                        )
-                    nbytes = math.prod(shape) * dtype.itemsize
-                    budget.charge(nbytes, f"parameter {name!r} (shape {shape})", member="parameters")
-                    buf = f.read(nbytes)
-            except RlarchiveError:
-                raise
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
-                raise RlarchiveError(
-                    "IMPORT_INVALID", f"parameter {name!r} is not a readable .npy array: {e}", member="parameters"
-                ) from None
-            if len(buf) != nbytes:
-                raise RlarchiveError(
-                    "IMPORT_INVALID", f"parameter {name!r} is shorter than its header says", member="parameters"
-                )
-            arr = np.frombuffer(buf, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-            little = dtype.newbyteorder("<") if dtype.byteorder == ">" else dtype
-            if little != dtype or not arr.flags.c_contiguous:  # one copy, little-endian and in C order
-                budget.charge(nbytes, f"a little-endian C-order copy of parameter {name!r}", member="parameters")
-            params[name] = np.require(arr, dtype=little, requirements="C")  # keeps a 0-d array 0-d
-    return params, sorted(set(members) - set(plist))
+    return read_npz(raw, plist, budget, container="'parameters'", item="parameter", member="parameters")
 
 
 def _parse_json_list(raw: bytes, budget: ImportBudget) -> list:

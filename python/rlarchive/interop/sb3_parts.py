@@ -3,7 +3,7 @@
 Stable-Baselines3 and the RL Zoo keep these beside the model, as pickles:
 ``model.save_replay_buffer(path)`` and ``VecNormalize.save(path)``. Their
 twins write an archive whose metadata ``part`` names what it holds
-(spec/metadata.md §7, Annex B.13):
+(spec/metadata.md §8, Annex B.13):
 
 - ``replay_buffer``: the extension ``RLA_replay_buffer``, and in ``data`` the
   buffer's ``observation_space`` and ``action_space``;

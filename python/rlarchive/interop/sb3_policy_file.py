@@ -3,7 +3,7 @@
 SB3's ``BaseModel.save`` writes ``torch.save({"state_dict": ..., "data":
 policy._get_constructor_parameters()})`` and ``load`` calls the class with
 that data. :func:`save_policy` writes an archive of part ``policy``
-(spec/metadata.md §7, Annex B.13): in ``data`` each constructor parameter as
+(spec/metadata.md §8, Annex B.13): in ``data`` each constructor parameter as
 a value (spaces, numbers, class references; the policy's own class as
 ``policy_class``) and in the tensor group ``policy`` the state dict.
 A parameter that is a module (the ``features_extractor`` SB3 hands to an
