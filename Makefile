@@ -116,7 +116,7 @@ dist: setup-build
 	$(PY) tests/vectors/kit.py dist
 
 # the shared tables (error codes, dtypes, limits): spec/tables.json into the spec, Python, JavaScript and index.d.ts;
-# the portable-policy registry: spec/policy_ops.json into RLA_policy.md, policy_ops.py and policy_ops.js
+# the portable-policy registry: spec/policy_ops.json into RLA_policy.md, extensions/policy/ops.py and ops.js
 tables:
 	$(PYTHON) spec/tables.py
 	$(PYTHON) spec/policy_ops.py
@@ -136,7 +136,7 @@ docs: $(DOCS_STAMP)
 	$(PY) tools/docs/check_links.py docs
 
 # the formatters and linters, checking only (`make format` applies them): ruff (format and lint) over the
-# Python tree, mypy (--strict on the core package, the default level on interop/), Biome (format and lint)
+# Python tree, mypy (--strict on the package, the default level on the bridges), Biome (format and lint)
 # over reader-js/, and tsc --strict on reader-js/index.d.ts against a file that uses the documented API
 lint: setup
 	$(VENV)/bin/ruff format --check --quiet .

@@ -8,7 +8,7 @@ workspace) and of the policy limits. From it come:
 - the tables of spec/extensions/RLA_policy.md, each between
   ``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` (policy-limits,
   policy-operations, policy-activations, policy-heads);
-- python/rlarchive/policy_ops.py and reader-js/src/policy_ops.js, which the
+- python/rlarchive/extensions/policy/ops.py and reader-js/src/extensions/policy/ops.js, which the
   description checkers, the evaluators of both readers and the ONNX exporter
   import: the tables, the limits and constants, and ``implementations``, which
   checks each table of implementations against the registry's names.
@@ -250,8 +250,8 @@ def js_module(r: dict) -> str:
 def outputs(r: dict) -> dict:
     """path (relative to the repository) -> its generated content."""
     files: dict[str, str] = {
-        "python/rlarchive/policy_ops.py": python_module(r),
-        "reader-js/src/policy_ops.js": js_module(r),
+        "python/rlarchive/extensions/policy/ops.py": python_module(r),
+        "reader-js/src/extensions/policy/ops.js": js_module(r),
     }
     tables = {
         "policy-limits": limits_md(r),

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import metadata as keys
 from .errors import RlarchiveError
-from .observations import dict_keys, is_image, kind, subspace
+from .extensions.policy.observations import dict_keys, is_image, kind, subspace
 
 __all__ = ["Evaluation", "evaluate", "record", "EVALUATOR_NAME"]
 

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import checks, extensions, policy_description, replay_buffer, vec_normalize
+from . import checks, extensions
 from . import metadata as metadata_keys
 from .checks import (
     EXTENSION_PREFIX,
@@ -21,6 +21,8 @@ from .checks import (
 )
 from .dump import dump as dump_state
 from .errors import RlarchiveError
+from .extensions import replay_buffer, vec_normalize
+from .extensions.policy import description as policy_description
 from .sources import Source, SourceInput, open_source
 from .tensor_slice import TensorSlice, framework_of, on_device
 from .tensors import TensorInfo, view_numpy, view_torch
@@ -30,9 +32,9 @@ from .zipread import member_chunks as buffer_chunks
 from .zipread import read_chunks
 
 if TYPE_CHECKING:
-    from .policy import Policy
-    from .replay_buffer import ReplayBufferData
-    from .vec_normalize import Statistics
+    from .extensions.policy.evaluator import Policy
+    from .extensions.replay_buffer import ReplayBufferData
+    from .extensions.vec_normalize import Statistics
 
 __all__ = ["Archive", "open_archive", "group_of", "member_of", "TENSOR_PREFIX", "TENSOR_SUFFIX", "EXTENSION_PREFIX"]
 
@@ -294,7 +296,7 @@ class Archive:
         RLA_policy §8); its weights are copied out of the file, so the policy
         stays usable after the archive is closed.
         """
-        from .policy import Policy
+        from .extensions.policy.evaluator import Policy
 
         raw = self.extension_document(policy_description.EXTENSION)
         if raw is None:

@@ -1,8 +1,8 @@
-// Assembles the WebAssembly SIMD module of the portable policy's sums (used by src/gemm.js) and writes
-// src/gemm-wasm.js, the module's bytes in base64. The functions are written below as lists of
+// Assembles the WebAssembly SIMD module of the portable policy's sums (used by src/extensions/policy/gemm.js) and writes
+// src/extensions/policy/gemm-wasm.js, the module's bytes in base64. The functions are written below as lists of
 // instructions, with the small encoder they need: the build takes nothing but Node, and gives the
 // same bytes every time.
-// Usage: node scripts/build-wasm.mjs [--check]   (npm run build-wasm; --check: exit 1 if src/gemm-wasm.js is
+// Usage: node scripts/build-wasm.mjs [--check]   (npm run build-wasm; --check: exit 1 if src/extensions/policy/gemm-wasm.js is
 // out of date, as npm pack and test/gemm.test.mjs run it)
 //
 // The products mm32(a, w, out, R, K, P) for float32 operands and mm64(...) for binary64 ones (the
@@ -17,7 +17,7 @@
 // And im2col64, conv2d's patches as binary64 rows for mm64 (below).
 import { readFile, writeFile } from 'node:fs/promises';
 
-const out = new URL('../src/gemm-wasm.js', import.meta.url);
+const out = new URL('../src/extensions/policy/gemm-wasm.js', import.meta.url);
 
 // -- the encoder ----------------------------------------------------------------------------
 const uleb = (n) => {
@@ -360,7 +360,7 @@ export function assemble() {
   ]);
 }
 
-/** The text of src/gemm-wasm.js. */
+/** The text of src/extensions/policy/gemm-wasm.js. */
 export function render() {
   const b64 = Buffer.from(assemble()).toString('base64');
   const lines = b64
@@ -379,7 +379,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--check')) {
     const current = await readFile(out, 'utf8').catch(() => '');
     if (current !== text) {
-      console.error('src/gemm-wasm.js is out of date: run npm run build-wasm');
+      console.error('src/extensions/policy/gemm-wasm.js is out of date: run npm run build-wasm');
       process.exit(1);
     }
   } else {

@@ -22,7 +22,7 @@ import { checkMetadata } from './metadata.js';
 import { checkDataDocument, checkDataStructure } from './values.js';
 import { checkReference, entryPointer, groupOf, readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
-import { readDocument, SUPPORTED } from './extensions.js';
+import { readDocument, SUPPORTED } from './extensions/index.js';
 
 const EMPTY = Object.freeze([]);
 const FIXED = ['mimetype', 'manifest.json', 'data.json'];

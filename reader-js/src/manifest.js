@@ -2,7 +2,7 @@
 
 import { fail, pointerJoin } from './errors.js';
 import { validateSchema } from './schema.js';
-import { SUPPORTED } from './extensions.js';
+import { SUPPORTED } from './extensions/index.js';
 import { MAX_MEMBERS } from './limits.js';
 
 export const FORMAT = 'rlarchive';

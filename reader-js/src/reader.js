@@ -12,13 +12,13 @@ import { entryPointer, findTensor, groupOf, memberOf, readTensor } from './tenso
 import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
-import { readDocument } from './extensions.js';
+import { readDocument } from './extensions/index.js';
 import { checkData, checkExtensions, checkState, dataWarnings, STEPS } from './checks.js';
 import { VERSION } from './version.js';
-import { EXTENSION as VEC_NORMALIZE } from './vec_normalize.js';
-import { EXTENSION as POLICY } from './policy_description.js';
-import { EXTENSION as REPLAY_BUFFER } from './replay_buffer.js';
-import { Policy } from './policy.js';
+import { EXTENSION as VEC_NORMALIZE } from './extensions/vec_normalize/index.js';
+import { EXTENSION as POLICY } from './extensions/policy/description.js';
+import { EXTENSION as REPLAY_BUFFER } from './extensions/replay_buffer/index.js';
+import { Policy } from './extensions/policy/evaluator.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 
 export { groupOf } from './tensors.js';

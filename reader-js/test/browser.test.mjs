@@ -118,7 +118,7 @@ test('browser: open a vector over HTTP Range requests and check a tensor', { tim
         async ({ url, spec }) => {
           const m = await import('/src/index.js');
           const d = await import('/src/decode.js');
-          const g = await import('/src/gemm.js');
+          const g = await import('/src/extensions/policy/gemm.js');
           const value = (v) => d.decodeValue(m.parseJson(new TextEncoder().encode(JSON.stringify(v))), null);
           const masks = spec.action_masks ? spec.action_masks.map(value) : null;
           const out = { available: g.wasmAvailable() };

@@ -1,16 +1,16 @@
-// The sums of linear and conv2d (src/gemm.js): the WebAssembly SIMD kernel and the pure JavaScript one (forced
+// The sums of linear and conv2d (src/extensions/policy/gemm.js): the WebAssembly SIMD kernel and the pure JavaScript one (forced
 // with setWasmEnabled(false)) give, bit for bit, what a plain implementation here gives with the summation order
 // the evaluator keeps (RLA_policy §5: binary64 sums rounded once to float32), on random shapes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { Matmul, setWasmEnabled, wasmAvailable } from '../src/gemm.js';
+import { Matmul, setWasmEnabled, wasmAvailable } from '../src/extensions/policy/gemm.js';
 import { Policy, act, open, parseJson } from '../src/index.js';
-import { check } from '../src/policy_description.js';
+import { check } from '../src/extensions/policy/description.js';
 import { decodeValue, inlineArray } from '../src/decode.js';
 import { decodeBase64, encodeBase64 } from '../src/base64.js';
-import { GEMM_WASM_BASE64 } from '../src/gemm-wasm.js';
+import { GEMM_WASM_BASE64 } from '../src/extensions/policy/gemm-wasm.js';
 import { sameActions } from './helpers/actions.mjs';
 
 const KERNELS = ['wasm', 'js'];
@@ -402,7 +402,7 @@ if (existsSync(new URL('index.json', vectors))) {
   });
 }
 
-test('src/gemm-wasm.js is what scripts/build-wasm.mjs assembles, small enough to compile synchronously', () => {
+test('src/extensions/policy/gemm-wasm.js is what scripts/build-wasm.mjs assembles, small enough to compile synchronously', () => {
   execFileSync(process.execPath, [new URL('../scripts/build-wasm.mjs', import.meta.url).pathname, '--check']);
   // Chromium compiles a module of at most 4 KB synchronously on a page's main thread (new WebAssembly.Module)
   assert.ok(decodeBase64(GEMM_WASM_BASE64).length <= 4096);

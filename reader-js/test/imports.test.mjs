@@ -1,18 +1,22 @@
-// The core modules (src/*.js; web/ is the inspector, not core) import one
-// another without a cycle: every static `import ... from './x.js'`, every
-// `export ... from './x.js'` and every dynamic `import('./x.js')` counts.
+// The reader's modules (src/**/*.js; web/ is the inspector, not the reader)
+// import one another without a cycle: every static `import ... from './x.js'`,
+// every `export ... from './x.js'` and every dynamic `import('./x.js')` counts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { posix } from 'node:path';
 
 const SRC = new URL('../src/', import.meta.url);
 const IMPORT =
-  /(?:^|[\s;])(?:import|export)\s[^'";]*?\sfrom\s*['"](\.\/[^'"]+)['"]|(?:^|[\s;])import\s*['"](\.\/[^'"]+)['"]|\bimport\(\s*['"](\.\/[^'"]+)['"]\s*\)/gm;
+  /(?:^|[\s;])(?:import|export)\s[^'";]*?\sfrom\s*['"](\.\.?\/[^'"]+)['"]|(?:^|[\s;])import\s*['"](\.\.?\/[^'"]+)['"]|\bimport\(\s*['"](\.\.?\/[^'"]+)['"]\s*\)/gm;
 
-/** The ./ modules a module's text imports, statically or dynamically (comments removed). */
-export function importsOf(text) {
+/**
+ * The relative modules a module's text imports, statically or dynamically (comments removed), as paths
+ * from src/ (`from` is the importing module's path from src/).
+ */
+export function importsOf(text, from = 'index.js') {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-  return [...code.matchAll(IMPORT)].map((m) => (m[1] ?? m[2] ?? m[3]).slice(2));
+  return [...code.matchAll(IMPORT)].map((m) => posix.join(posix.dirname(from), m[1] ?? m[2] ?? m[3]));
 }
 
 /** A cycle of the graph (module -> imported modules) as a path [a, b, ..., a], or null. */
@@ -42,15 +46,17 @@ export function findCycle(graph) {
   return null;
 }
 
-const modules = readdirSync(SRC)
+const modules = readdirSync(SRC, { recursive: true })
+  .map((f) => f.split('\\').join('/'))
   .filter((f) => f.endsWith('.js'))
   .sort();
-const graph = new Map(modules.map((f) => [f, importsOf(readFileSync(new URL(f, SRC), 'utf8'))]));
+const graph = new Map(modules.map((f) => [f, importsOf(readFileSync(new URL(f, SRC), 'utf8'), f)]));
 
 test('the import scanner sees static, re-export and dynamic imports, and not commented ones', () => {
   const text =
     "import { a } from './a.js';\nexport { b } from './b.js';\nexport * as c from './c.js';\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\n/* import('./g.js') */\nimport x from 'node:fs';";
   assert.deepEqual(importsOf(text), ['a.js', 'b.js', 'c.js', 'd.js', 'e.js']);
+  assert.deepEqual(importsOf("import { a } from '../../x.js';\nimport './y.js';", 'p/q/m.js'), ['x.js', 'p/q/y.js']);
 });
 
 test('the cycle finder finds a cycle and only a cycle', () => {
@@ -78,8 +84,9 @@ test('the cycle finder finds a cycle and only a cycle', () => {
 
 test('every import of src/ names a module of src/', () => {
   for (const [f, deps] of graph)
-    for (const d of deps) assert.ok(graph.has(d), `${f} imports ./${d}, which is not in src/`);
+    for (const d of deps) assert.ok(graph.has(d), `${f} imports src/${d}, which is not in src/`);
   assert.ok(graph.get('reader.js').includes('checks.js'), 'the scan found the imports of reader.js');
+  assert.ok(graph.get('extensions/index.js').includes('extensions/policy/description.js'), 'and in the folders');
 });
 
 test('src/ has no import cycle', () => {

@@ -2,11 +2,11 @@
 // on small inputs, against expectations this file computes in float64 from
 // the spec's definitions (§4-§6), never against hard-coded results; then the
 // errors. Descriptions are loaded as archive.policy() loads them: the JSON
-// text checked by policy_description.js, decoded, then given to Policy.
+// text checked by extensions/policy/description.js, decoded, then given to Policy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Policy, ACTIVATIONS } from '../src/policy.js';
-import { check } from '../src/policy_description.js';
+import { Policy, ACTIVATIONS } from '../src/extensions/policy/evaluator.js';
+import { check } from '../src/extensions/policy/description.js';
 import { parseJson } from '../src/json.js';
 import { decodeValue } from '../src/decode.js';
 import { encodeBase64 } from '../src/base64.js';

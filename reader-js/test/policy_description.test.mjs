@@ -1,5 +1,5 @@
-// The description checker of RLA_policy (policy_description.js): its tables
-// come from the registry (policy_ops.js, generated from spec/policy_ops.json),
+// The description checker of RLA_policy (extensions/policy/description.js): its tables
+// come from the registry (extensions/policy/ops.js, generated from spec/policy_ops.json),
 // and it charges what §5.11 says: every node at least POLICY_NODE_COST, the
 // peak memory with values freed after their last reader, LIMIT_EXCEEDED at the
 // node that passes a limit. Expected values are computed here from the
@@ -12,7 +12,7 @@ import {
   ACTIVATION_PARAMETERS,
   OPERATIONS as CHECKED_OPERATIONS,
   HEADS as CHECKED_HEADS,
-} from '../src/policy_description.js';
+} from '../src/extensions/policy/description.js';
 import {
   ACTIVATIONS,
   ACTIVATION_DEFAULTS,
@@ -23,7 +23,7 @@ import {
   MAX_POLICY_VALUE_ELEMENTS,
   POLICY_BLOCK_ELEMENTS,
   POLICY_NODE_COST,
-} from '../src/policy_ops.js';
+} from '../src/extensions/policy/ops.js';
 import { parseJson } from '../src/json.js';
 
 const NODE = POLICY_NODE_COST;
@@ -61,7 +61,7 @@ test('the checker takes its tables from the registry', () => {
   assert.deepEqual(Object.keys(ACTIVATION_PARAMETERS), Object.keys(ACTIVATIONS));
   for (const [fn, params] of Object.entries(ACTIVATION_DEFAULTS))
     assert.deepEqual(Object.keys(ACTIVATION_PARAMETERS[fn]), Object.keys(params));
-  const source = readFileSync(new URL('../src/policy_description.js', import.meta.url), 'utf8');
+  const source = readFileSync(new URL('../src/extensions/policy/description.js', import.meta.url), 'utf8');
   for (const name of ['leaky_relu', 'hardsigmoid', 'softsign', 'mish'])
     assert.ok(!source.includes(`'${name}'`) && !source.includes(`${name}:`), name);
   assert.ok(Object.isFrozen(OPERATIONS.linear.cost));

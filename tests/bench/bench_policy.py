@@ -101,7 +101,7 @@ def bench_gelu(elements: int) -> None:
 
     import numpy as np
 
-    from rlarchive.policy import ACTIVATIONS
+    from rlarchive.extensions.policy.evaluator import ACTIVATIONS
 
     x = np.random.default_rng(0).normal(0, 3, elements).astype(np.float32)
 
@@ -131,7 +131,7 @@ def main() -> None:
     from stable_baselines3 import DQN, PPO
 
     import rlarchive
-    from rlarchive.interop import sb3
+    from rlarchive import sb3
 
     torch.set_num_threads(1)
 
@@ -172,7 +172,9 @@ def main() -> None:
                 JS
                 % {
                     "index": json.dumps("file://" + index),
-                    "gemm": json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "gemm.js")),
+                    "gemm": json.dumps(
+                        "file://" + os.path.join(ROOT, "reader-js", "src", "extensions", "policy", "gemm.js")
+                    ),
                 }
             )
         for label, make in cases:

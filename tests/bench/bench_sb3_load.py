@@ -38,7 +38,7 @@ def main() -> None:
     import torch
     from stable_baselines3 import PPO
 
-    from rlarchive.interop import sb3 as rsb3
+    from rlarchive import sb3 as rsb3
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     layers = [args.width] * 3

@@ -17,7 +17,7 @@ from typing import Any
 
 import rlarchive
 from rlarchive import jsonbounds, jsonstrict
-from rlarchive.conformance_protocol import bounded_lines
+from rlarchive.conformance.protocol import bounded_lines
 from rlarchive.limits import MAX_INPUT_JSON_MEMORY, MAX_JSON_BYTES
 from rlarchive.manifest import SUPPORTED_EXTENSIONS
 
@@ -76,7 +76,7 @@ def parse_request(line: bytes) -> dict[str, Any]:
 
 def predict(req: dict[str, Any]) -> dict[str, Any]:
     """Annex A predict: the archive's portable policy over the request's observations."""
-    from rlarchive.policy import act
+    from rlarchive.extensions.policy.evaluator import act
     from rlarchive.values import dump_value, load_value
 
     with rlarchive.open(req["file"], spaces="neutral") as ar:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fuzzing the restricted unpickler (python/rlarchive/interop/unpickle.py).
+"""Fuzzing the restricted unpickler (python/rlarchive/unpickle/__init__.py).
 
     .venv/bin/python tests/fuzz/unpickle_fuzz.py --cases 100000 --seed 1        # make fuzz
     .venv/bin/python tests/fuzz/unpickle_fuzz.py --minutes 10 --seed 2
@@ -693,7 +693,7 @@ def case_rng(seed: int, index: int) -> random.Random:
 
 def global_names() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(the allow-listed constructors, plain names a stream may record and call)."""
-    from rlarchive.interop.unpickle import CONSTRUCTORS
+    from rlarchive.unpickle import CONSTRUCTORS
 
     allowed = sorted(CONSTRUCTORS)
     prefixes = ("stable_baselines3.", "sb3_contrib.", "torch.nn.modules.", "mypkg.", "os.", "builtins.")
@@ -799,7 +799,7 @@ class Sandbox:
     def run(self, fn: Callable[[], object]) -> tuple[str, str, object]:
         """(outcome, detail, value): outcome is one of OUTCOMES or ``failure``."""
         from rlarchive.errors import RlarchiveError
-        from rlarchive.interop.unpickle import NotNeutral
+        from rlarchive.unpickle import NotNeutral
 
         self.events = []
         self.imported = False
@@ -880,8 +880,8 @@ def worker(budget_mib: int, max_rss_mib: int) -> int:
     import rlarchive.schedules  # noqa: F401
     import rlarchive.spaces  # noqa: F401
     import rlarchive.values  # noqa: F401
-    from rlarchive.interop import unpickle
-    from rlarchive.interop.budget import ImportBudget
+    from rlarchive import unpickle
+    from rlarchive.unpickle.budget import ImportBudget
 
     workdir = tempfile.mkdtemp(prefix="rlarchive-unpickle-fuzz-cwd-")
     os.chdir(workdir)
@@ -918,7 +918,7 @@ def worker(budget_mib: int, max_rss_mib: int) -> int:
 def self_test() -> int:
     """Run misbehaving callables through the sandbox and print what it caught (one JSON line each)."""
     import rlarchive.values  # noqa: F401
-    from rlarchive.interop import unpickle  # noqa: F401
+    from rlarchive import unpickle  # noqa: F401
 
     workdir = tempfile.mkdtemp(prefix="rlarchive-unpickle-fuzz-self-")
     os.chdir(workdir)
@@ -1132,9 +1132,9 @@ def run(
 
 def replay(seed: int, index: int, out: str, budget_mib: int) -> int:
     """Rebuild one case, write it to ``out`` and decode it here (no sandbox)."""
+    from rlarchive import unpickle
     from rlarchive.errors import RlarchiveError
-    from rlarchive.interop import unpickle
-    from rlarchive.interop.budget import ImportBudget
+    from rlarchive.unpickle.budget import ImportBudget
 
     data, desc = CaseMaker(seed).make(index)
     with open(out, "wb") as f:

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     import rlarchive
     import rlarchive.sb3
     from rlarchive import metadata as keys
-    from rlarchive.interop import sb3_files
+    from rlarchive.sb3 import files as sb3_files
 
     with rlarchive.sb3.use_archives():
         from rl_zoo3.train import train

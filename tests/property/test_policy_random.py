@@ -26,7 +26,7 @@ from scale import examples
 
 import rlarchive
 from rlarchive import spaces as sp
-from rlarchive.policy import act
+from rlarchive.extensions.policy.evaluator import act
 from rlarchive.values import dump_value, load_value
 
 F32 = np.float32

@@ -19,7 +19,7 @@ import rlarchive
 
 gym = pytest.importorskip("gymnasium")
 buffers = pytest.importorskip("stable_baselines3.common.buffers")
-from rlarchive.interop.replay_buffer import capture  # noqa: E402  (needs stable-baselines3 above)
+from rlarchive.sb3.replay_buffer import capture  # noqa: E402  (needs stable-baselines3 above)
 
 EXTENSION = "RLA_replay_buffer"
 

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from rlarchive.errors import RlarchiveError
-from rlarchive.interop import algorithms
+from rlarchive.sb3 import algorithms
 from rlarchive.values import ClassRef
 
 NAMES = []
@@ -24,7 +24,7 @@ needs_sb3 = pytest.mark.skipif(sb_zoo is None, reason="stable_baselines3 and sb3
 
 def zip_data(path: str) -> dict:
     """The zip's data member through the import's decoding path."""
-    from rlarchive.interop import sb3_zip
+    from rlarchive.sb3 import model_zip as sb3_zip
 
     with zipfile.ZipFile(path) as zf:
         doc = sb3_zip.parse_data_json(zf.read("data"))
@@ -33,7 +33,7 @@ def zip_data(path: str) -> dict:
 
 def archive_data(path: str, tmp_path) -> dict:
     """The data of the rlarchive that import_archive writes, read back."""
-    from rlarchive.interop import sb3 as rsb3
+    from rlarchive import sb3 as rsb3
     from rlarchive.reader import open_archive
 
     out = str(tmp_path / "model.rlarchive")
@@ -140,7 +140,7 @@ def test_table_matches_installed_packages():
 
 
 def test_every_policy_class_of_the_table_is_allowed_for_sb3_load():
-    from rlarchive.interop import sb3 as rsb3
+    from rlarchive import sb3 as rsb3
 
     for algo in algorithms.ALGORITHMS.values():
         for dotted in algo.policies:

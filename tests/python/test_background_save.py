@@ -27,9 +27,9 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.envs import SimpleMultiObsEnv  # noqa: E402
 
 from rlarchive import checksums, row_snapshot  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import background, buffer_snapshot  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive.sb3 import background, buffer_snapshot  # noqa: E402
 from rlarchive.writer import TEMP_SUFFIX  # noqa: E402
 
 PYTHON_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python")
@@ -221,7 +221,7 @@ def test_at_exit_the_save_in_flight_finishes_and_an_error_nobody_took_is_printed
         import sys, warnings
         warnings.simplefilter("ignore")
         from stable_baselines3 import SAC
-        from rlarchive.interop import sb3 as rsb3
+        from rlarchive import sb3 as rsb3
         model = SAC("MlpPolicy", "Pendulum-v1", buffer_size=100, learning_starts=10**9, device="cpu", policy_kwargs={"net_arch": [4]})
         model.learn(20)
         out = sys.argv[1]
@@ -249,7 +249,7 @@ def test_at_exit_a_running_save_is_completed(tmp_path):
         import sys, warnings
         warnings.simplefilter("ignore")
         from stable_baselines3 import SAC
-        from rlarchive.interop import sb3 as rsb3
+        from rlarchive import sb3 as rsb3
         model = SAC("MlpPolicy", "Pendulum-v1", buffer_size=20000, learning_starts=10**9, device="cpu", policy_kwargs={"net_arch": [4]})
         model.learn(20)
         rsb3.save(model, sys.argv[1] + "/a.rlarchive", replay_buffer=True, background=True)

@@ -31,7 +31,7 @@ pytest.importorskip("stable_baselines3", reason="stable_baselines3 is needed to 
 torch = pytest.importorskip("torch")
 
 import rlarchive  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 from rlarchive.values import ClassRef  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -361,7 +361,7 @@ CHILD = textwrap.dedent(
     torch.set_num_threads(1)
     import gymnasium as gym
     from rlarchive.errors import RlarchiveError
-    from rlarchive.interop import sb3 as rsb3
+    from rlarchive import sb3 as rsb3
 
     plan = json.load(open(sys.argv[1]))
     marker = plan["marker"]
@@ -535,8 +535,8 @@ def test_export_writes_refused_names_by_name_and_resolves_allowed_ones_exactly(b
     import base64
     import zipfile
 
+    from rlarchive import unpickle
     from rlarchive.errors import RlarchiveError
-    from rlarchive.interop import unpickle
 
     src = _variant(
         bases["ppo"],

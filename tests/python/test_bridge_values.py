@@ -3,7 +3,7 @@
 - NumPy 2's transposed arrays (``_frombuffer`` with ``order="K"`` and ``axis_order``);
 - Stable-Baselines3 enums, torch tensors and ``pickle.loads`` of bytes become neutral values;
 - any other call stays an opaque leaf that makes exactly the recorded call, and nothing else;
-- :mod:`rlarchive.interop.pickler` writes NumPy values under names both NumPy majors read;
+- :mod:`rlarchive.unpickle.pickler` writes NumPy values under names both NumPy majors read;
 - ``rlarchive.sb3.save`` of a live model equals the import of its saved zip;
 - ``rlarchive.sb3.load`` builds without running ``torch.nn.init`` and refuses weights that do not fit.
 """
@@ -20,9 +20,10 @@ import pytest
 import torch
 
 import rlarchive
+from rlarchive import sb3 as rsb3
+from rlarchive import unpickle
 from rlarchive.errors import RlarchiveError
-from rlarchive.interop import pickler, unpickle
-from rlarchive.interop import sb3 as rsb3
+from rlarchive.unpickle import pickler
 from rlarchive.values import ClassRef, Opaque
 
 

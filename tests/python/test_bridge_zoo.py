@@ -28,8 +28,8 @@ pytest.importorskip("sb3_contrib")
 import sb_zoo  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive.interop import algorithms  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
+from rlarchive.sb3 import algorithms  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -109,7 +109,7 @@ def test_export_for_an_older_sb3_writes_its_schedule_form(version, sb3_zoo, impo
     import base64
     import zipfile
 
-    from rlarchive.interop import unpickle
+    from rlarchive import unpickle
 
     name = next(n for n in NAMES if sb_zoo.LINEAR_SCHEDULE in sb_zoo.CATALOGUE[n].features)
     arc, _ = imported[name]

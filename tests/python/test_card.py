@@ -14,9 +14,9 @@ pytest.importorskip("stable_baselines3")
 
 import rlarchive  # noqa: E402
 from rlarchive import sb3 as rsb3  # noqa: E402
-from rlarchive.card import card  # noqa: E402
 from rlarchive.edit import update_metadata  # noqa: E402
 from rlarchive.evaluate import evaluate, record  # noqa: E402
+from rlarchive.hub.card import card  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "python"))}
 

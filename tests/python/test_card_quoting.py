@@ -1,6 +1,6 @@
 """No text from an archive reaches a model card's command lines, code examples, YAML or Markdown unencoded.
 
-A corpus of hostile strings goes through each context's encoding (rlarchive.quoting) and through whole cards
+A corpus of hostile strings goes through each context's encoding (rlarchive.hub.quoting) and through whole cards
 (every place an archive string or the file name appears); each output is read back with that language's own
 parser: bash and dash for shell lines, ``ast.literal_eval`` for Python literals, Node for JavaScript literals,
 ``yaml.safe_load`` for the front matter, and CommonMark's backslash-escape rule for the Markdown, whose markup
@@ -22,9 +22,9 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 import rlarchive  # noqa: E402
-from rlarchive.card import card  # noqa: E402
 from rlarchive.filenames import printable  # noqa: E402
-from rlarchive.quoting import js_string, markdown_text, python_string, shell_word, yaml_string  # noqa: E402
+from rlarchive.hub.card import card  # noqa: E402
+from rlarchive.hub.quoting import js_string, markdown_text, python_string, shell_word, yaml_string  # noqa: E402
 
 HOSTILE = [
     "x`;touch PWNED;`",
@@ -318,7 +318,7 @@ def test_a_card_shows_every_hostile_string_safely(s, tmp_path):
 
 def test_the_reported_env_id_does_not_run_when_the_card_or_package_readme_is_pasted(tmp_path):
     """The environment id x`;touch PWNED;` once closed the card's quotes: pasting the line ran touch."""
-    from rlarchive.package import CARD_NAME, package
+    from rlarchive.hub.package import CARD_NAME, package
 
     env = "x`;touch PWNED;`"
     src = tmp_path / "agent.rlarchive"

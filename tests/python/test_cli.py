@@ -342,8 +342,8 @@ def test_import_and_export_sb3_say_what_carries_training_on(tmp_path, capsys):
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import SAC
 
+    from rlarchive import sb3 as rsb3
     from rlarchive.cli import main
-    from rlarchive.interop import sb3 as rsb3
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

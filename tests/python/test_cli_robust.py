@@ -333,7 +333,7 @@ def _ppo_data() -> dict:
     """The data of a PPO model, as little as tells its algorithm (a policy class and PPO's keys)."""
     import base64
 
-    from rlarchive.interop import pickler
+    from rlarchive.unpickle import pickler
 
     policy = pickler.dumps(pickler.Name("stable_baselines3.common.policies", "ActorCriticPolicy"))
     return {

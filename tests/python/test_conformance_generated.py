@@ -19,7 +19,7 @@ from suite import ROOT
 from test_conformance import _harness, _liar, _small_vectors
 
 import rlarchive
-from rlarchive.conformance_generated import generated_cases
+from rlarchive.conformance.generated import generated_cases
 
 TESTEE = os.path.join(ROOT, "tests", "conformance", "testee_python.py")
 

@@ -28,12 +28,12 @@ GIB = 1 << 30
 MB16 = 16 * 1000 * 1000
 
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import budget as B  # noqa: E402
+from rlarchive.unpickle import budget as B  # noqa: E402
 
 IMPORT = """
 import json, sys
 from rlarchive.errors import RlarchiveError
-from rlarchive.interop import sb2, sb3
+from rlarchive import sb2, sb3
 mod = sb3 if sys.argv[1] == "sb3" else sb2
 try:
     mod.import_archive(sys.argv[2], sys.argv[3])
@@ -190,7 +190,7 @@ def test_the_budget_argument(tmp_path):
     """``budget=`` bytes or an ImportBudget shared by several imports; the default follows the input's size."""
     import sb_fixtures as F
 
-    from rlarchive.interop import sb2
+    from rlarchive import sb2
 
     pytest.importorskip("cloudpickle")
     src = str(tmp_path / "m.zip")

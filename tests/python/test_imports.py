@@ -1,6 +1,7 @@
 """The core package's imports: no cycle, and no private name imported across modules.
 
-Every module python/rlarchive/*.py (the core: not interop/, not vectors/) is
+Every module python/rlarchive/*.py (the core; extensions/, conformance/ and hub/ one node each; not the
+bridges unpickle/, sb3/, sb2/, zoo/, not vectors/) is
 parsed with ``ast``; every import of an rlarchive module counts, at module
 level and inside functions alike (a lazy import still closes a cycle at run
 time). Imports under ``if TYPE_CHECKING:`` are left out: they never run.
@@ -18,8 +19,14 @@ from suite import ROOT, import_cycle
 
 PACKAGE = "rlarchive"
 CORE = os.path.join(ROOT, "python", PACKAGE)
-#: the core's subpackages (their modules are nodes named ``cli.inspect`` ...); interop/ has its own test
+#: the core's subpackages (their modules are nodes named ``cli.inspect`` ...); the bridges have their own test
 SUBPACKAGES = ("cli",)
+
+
+#: the package's other folders, each one node (its __init__.py and the modules inside it)
+TOP_PACKAGES = ("extensions", "conformance", "hub")
+#: the bridges: not the core (test_interop_imports.py walks them)
+BRIDGES = ("unpickle", "sb3", "sb2", "zoo")
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -28,6 +35,9 @@ def _modules() -> dict[str, ast.Module]:
         if name.endswith(".py") and name != "__init__.py":
             with open(os.path.join(CORE, name), encoding="utf-8") as f:
                 out[name[:-3]] = ast.parse(f.read(), name)
+    for package in TOP_PACKAGES:
+        with open(os.path.join(CORE, package, "__init__.py"), encoding="utf-8") as f:
+            out[package] = ast.parse(f.read(), package)
     for package in SUBPACKAGES:
         folder = os.path.join(CORE, package)
         for name in sorted(os.listdir(folder)):
@@ -64,9 +74,9 @@ def _imports_of(node: ast.AST) -> Iterator[ast.stmt]:
 
 def _core_module(dotted: str) -> str | None:
     """The core module a dotted name inside the package is (``reader``, ``cli.inspect``), or None (the
-    package itself, interop/)."""
+    package itself, a bridge)."""
     parts = dotted.split(".")
-    if len(parts) < 2 or parts[0] != PACKAGE or parts[1] in ("interop", "vectors"):
+    if len(parts) < 2 or parts[0] != PACKAGE or parts[1] in BRIDGES + ("vectors",):
         return None
     if parts[1] in SUBPACKAGES and len(parts) == 2:
         return None  # the subpackage itself: `from . import x` inside it names its modules
@@ -83,6 +93,8 @@ def _targets(stmt: ast.stmt, modules: dict, importer: str = "") -> Iterator[tupl
             if target is not None:
                 yield target, []
         return
+    if importer in TOP_PACKAGES:  # a package's __init__: its relative imports start from the package itself
+        importer += ".__init__"
     assert isinstance(stmt, ast.ImportFrom)
     # the package a relative import starts from: rlarchive for a top-level module, rlarchive.cli inside cli/
     if importer in SUBPACKAGES:
@@ -138,5 +150,5 @@ def test_the_walk_sees_lazy_imports_and_leaves_type_checking_ones_out():
     assert [t for s in _imports(lazy) for t, _ in _targets(s, _modules())] == ["policy"]
     typed = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .reader import Archive\n")
     assert [t for s in _imports(typed) for t, _ in _targets(s, _modules())] == []
-    assert "policy" in edges["reader"]  # Archive.policy imports it lazily
+    assert "extensions" in edges["reader"]  # Archive.policy imports extensions.policy.evaluator lazily
     assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]

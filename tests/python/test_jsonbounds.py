@@ -15,9 +15,9 @@ import pytest
 from suite import ROOT
 
 import rlarchive
-from rlarchive import conformance_protocol as protocol
 from rlarchive import jsonbounds
 from rlarchive.cli import main
+from rlarchive.conformance import protocol
 from rlarchive.jsonbounds import JSONBoundsError, json_cost, nesting_depth
 
 N = 60_000

@@ -24,10 +24,10 @@ from stable_baselines3.common.envs import BitFlippingEnv  # noqa: E402
 from stable_baselines3.common.noise import NormalActionNoise, VectorizedActionNoise  # noqa: E402
 from stable_baselines3.her.her_replay_buffer import HerReplayBuffer  # noqa: E402
 
-from rlarchive import replay_buffer as replay_buffer_ext  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import run_state  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive.extensions import replay_buffer as replay_buffer_ext  # noqa: E402
+from rlarchive.sb3 import run_state  # noqa: E402
 
 
 def _pendulum(n=1):

@@ -1,7 +1,7 @@
 """The ONNX export of the portable policy acts like Stable-Baselines3 and like the NumPy policy.
 
 Every model of the SB3 / sb3-contrib zoo is imported with its VecNormalize
-statistics, exported with :func:`rlarchive.onnx_export.export_onnx`, checked
+statistics, exported with :func:`rlarchive.extensions.policy.onnx_export.export_onnx`, checked
 by ``onnx.checker`` (full check) and run by onnxruntime on the zoo's raw
 sample observations, carrying recurrent state and action masks as SB3 does;
 its actions must equal SB3's (integers exactly, floats within 1e-4). The
@@ -26,12 +26,12 @@ ort = pytest.importorskip("onnxruntime")
 from suite import ROOT  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive import onnx_export, onnx_graph  # noqa: E402
 from rlarchive import spaces as sp  # noqa: E402
 from rlarchive.conformance import same_actions  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.onnx_export import export_onnx, onnx_inputs  # noqa: E402
-from rlarchive.policy import ACTIVATIONS, Policy  # noqa: E402
+from rlarchive.extensions.policy import onnx_export, onnx_graph  # noqa: E402
+from rlarchive.extensions.policy.evaluator import ACTIVATIONS, Policy  # noqa: E402
+from rlarchive.extensions.policy.onnx_export import export_onnx, onnx_inputs  # noqa: E402
 from rlarchive.values import dump_value, load_value  # noqa: E402
 
 try:  # the zoo needs torch, SB3, sb3-contrib and gymnasium; the rest of this file does not
@@ -82,7 +82,7 @@ def _act(path, policy: Policy, observations, episode_starts=None, action_masks=N
 def test_the_onnx_model_acts_like_sb3(name, sb3_zoo, tmp_path):
     from test_policy_zoo import same_action
 
-    from rlarchive.interop import sb3
+    from rlarchive import sb3
 
     m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
     archive, out = tmp_path / f"{name}.rlarchive", tmp_path / f"{name}.onnx"
@@ -211,7 +211,7 @@ def _box_space(shape, bound=np.inf) -> sp.Box:
 
 def _box_policy(obs_shape, nodes: list, out: str, width: int) -> Policy:
     """A checked description: Box observations, ``nodes``, and a clip head over ``out`` (``width`` values) with infinite bounds."""
-    from rlarchive import policy_description
+    from rlarchive.extensions.policy import description as policy_description
 
     desc = {"observation_space": _box_space(obs_shape), "action_space": _box_space((width,)), "normalize_images": False, "nodes": nodes,
             "action": {"op": "box", "in": out, "squash": "clip"}}  # fmt: skip
@@ -412,7 +412,7 @@ def test_a_weight_read_by_many_nodes_is_written_once(tmp_path):
     rlarchive.save(path, {"n": n}, {"policy": {"w": w}}, extension_values={"RLA_policy": desc})
     probe = (  # the peak resident memory (VmHWM, of this process image only) before and after the export
         "import sys, json\n"
-        "from rlarchive.onnx_export import export_onnx\n"
+        "from rlarchive.extensions.policy.onnx_export import export_onnx\n"
         "import onnx\n"
         "def peak():\n"
         "    with open('/proc/self/status') as f:\n"
@@ -500,7 +500,7 @@ def test_multi_argmax_over_many_components(tmp_path):
     width = sum(nvec)
     desc = {"observation_space": _box_space((width,)), "action_space": sp.MultiDiscrete(np.array(nvec, np.int64), np.zeros(len(nvec), np.int64)), "normalize_images": False,
             "nodes": [{"op": "activation", "in": ["obs"], "out": "y", "fn": "identity"}], "action": {"op": "multi_argmax", "in": "y", "sizes": nvec}}  # fmt: skip
-    from rlarchive import policy_description
+    from rlarchive.extensions.policy import description as policy_description
 
     policy_description.check(dump_value(desc))
     policy = Policy(desc)
@@ -629,7 +629,9 @@ sys.meta_path.insert(0, Block())
 
 
 def test_rlarchive_does_not_import_onnx_and_the_command_fails_cleanly_without_it(tmp_path):
-    probe = "import sys, rlarchive, rlarchive.onnx_export, rlarchive.cli; print('onnx' in sys.modules)"
+    probe = (
+        "import sys, rlarchive, rlarchive.extensions.policy.onnx_export, rlarchive.cli; print('onnx' in sys.modules)"
+    )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split() == ["False"], r.stderr
     out = str(tmp_path / "out.onnx")

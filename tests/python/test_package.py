@@ -14,10 +14,10 @@ pytest.importorskip("stable_baselines3")
 import rlarchive  # noqa: E402
 from rlarchive import metadata as keys  # noqa: E402
 from rlarchive import sb3 as rsb3  # noqa: E402
-from rlarchive.card import card  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
 from rlarchive.evaluate import evaluate, record  # noqa: E402
-from rlarchive.package import CARD_NAME, ONNX_NAME, RESULTS_NAME, package, results_json  # noqa: E402
+from rlarchive.hub.card import card  # noqa: E402
+from rlarchive.hub.package import CARD_NAME, ONNX_NAME, RESULTS_NAME, package, results_json  # noqa: E402
 from rlarchive.strip import TRAINING_ONLY, strip  # noqa: E402
 
 GITATTRIBUTES = ".gitattributes"
@@ -98,7 +98,7 @@ def test_package_holds_the_archive_card_onnx_and_results(agents, tmp_path):
 
 @pytest.mark.skipif(not HAVE_ONNX, reason="onnx is not installed")
 def test_the_packaged_onnx_model_is_the_export_of_the_archive(agents, tmp_path):
-    from rlarchive.onnx_export import export_onnx
+    from rlarchive.extensions.policy.onnx_export import export_onnx
 
     _, src = agents
     package(src, tmp_path / "hub", episodes=0, video=False)
@@ -472,7 +472,7 @@ def test_a_real_rl_zoo_run_to_a_hub_folder_in_one_command(zoo_run, tmp_path):
 
 
 def test_training_curves_from_hostile_files_are_skipped_with_a_note(tmp_path):
-    from rlarchive.interop.zoo_curves import read_curves
+    from rlarchive.zoo.curves import read_curves
 
     run = tmp_path / "run"
     run.mkdir()
@@ -495,7 +495,7 @@ def test_training_curves_from_hostile_files_are_skipped_with_a_note(tmp_path):
 
 def test_the_zoo_yaml_files_read_back_as_the_recorded_values():
     yaml = pytest.importorskip("yaml")
-    from rlarchive.package_files import yaml_text
+    from rlarchive.hub.package_files import yaml_text
 
     doc = {
         "learning_rate": 1e-05,

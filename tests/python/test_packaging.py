@@ -96,7 +96,7 @@ def test_the_wheel_carries_the_conformance_kit(dists):
     with zipfile.ZipFile(dists["wheel"]) as z:
         names = set(z.namelist())
     assert {
-        "rlarchive/conformance.py",
+        "rlarchive/conformance/__init__.py",
         "rlarchive/vectors/index.json",
         "rlarchive/vectors/valid/minimal.rlarchive",
     } <= names
@@ -113,7 +113,7 @@ def test_wheel_and_sdist_contain_the_licence_and_py_typed(dists):
         "rlarchive/py.typed",
         "rlarchive/sources.py",
         "rlarchive/schemas/manifest-1.0.schema.json",
-        "rlarchive/interop/sb3.py",
+        "rlarchive/sb3/__init__.py",
     ):
         assert f in names, f
     with tarfile.open(dists["sdist"]) as t:

@@ -7,9 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from rlarchive.interop.sb3_policy import _ACTIVATIONS  # noqa: E402
-from rlarchive.policy import ACTIVATIONS  # noqa: E402
-from rlarchive.policy_description import ACTIVATION_PARAMETERS  # noqa: E402
+from rlarchive.extensions.policy.description import ACTIVATION_PARAMETERS  # noqa: E402
+from rlarchive.extensions.policy.evaluator import ACTIVATIONS  # noqa: E402
+from rlarchive.sb3.portable_policy import _ACTIVATIONS  # noqa: E402
 
 MODULES = {
     "ReLU": {},

@@ -17,8 +17,13 @@ from suite import ROOT
 import rlarchive
 from rlarchive import spaces as sp
 from rlarchive.errors import RlarchiveError
-from rlarchive.policy_description import check
-from rlarchive.policy_ops import ACTIVATIONS, MAX_POLICY_MEMORY_BYTES, MAX_POLICY_OPERATIONS, POLICY_NODE_COST
+from rlarchive.extensions.policy.description import check
+from rlarchive.extensions.policy.ops import (
+    ACTIVATIONS,
+    MAX_POLICY_MEMORY_BYTES,
+    MAX_POLICY_OPERATIONS,
+    POLICY_NODE_COST,
+)
 from rlarchive.values import dump_value
 
 NODE = POLICY_NODE_COST
@@ -390,7 +395,7 @@ def test_python_and_javascript_checkers_agree():
     script = f"""
 import {{ readFileSync }} from 'node:fs';
 import {{ parseJson }} from {json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "index.js"))};
-import {{ check }} from {json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "policy_description.js"))};
+import {{ check }} from {json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "extensions", "policy", "description.js"))};
 const out = [];
 for (const text of JSON.parse(readFileSync(process.argv[1], 'utf8'))) {{
   try {{

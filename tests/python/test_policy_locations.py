@@ -12,8 +12,8 @@ import pytest
 
 from rlarchive import spaces as sp
 from rlarchive.errors import RlarchiveError
-from rlarchive.policy import _HEADS, BERNOULLI_THRESHOLD
-from rlarchive.policy_description import check
+from rlarchive.extensions.policy.description import check
+from rlarchive.extensions.policy.evaluator import _HEADS, BERNOULLI_THRESHOLD
 from rlarchive.values import dump_value
 
 F32 = np.float32

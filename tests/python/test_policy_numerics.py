@@ -3,7 +3,7 @@
 - erf (binary64, vectorised) against ``math.erf`` over a dense grid with the tails;
 - every activation in Python and in JavaScript against torch's CPU float32 modules at
   NaN, ±inf, values near the float32 limit and ordinary values;
-- Dict observations told single or batch per key (``rlarchive.observations``);
+- Dict observations told single or batch per key (``rlarchive.extensions.policy.observations``);
 - memory: values are dropped after their last reader, and a conv2d whose whole im2col
   would be ~2^32 floats runs in blocks.
 """
@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 from suite import ROOT
 
-from rlarchive import observations
 from rlarchive import spaces as sp
-from rlarchive.policy import ACTIVATIONS, erf
+from rlarchive.extensions.policy import observations
+from rlarchive.extensions.policy.evaluator import ACTIVATIONS, erf
 
 F32 = np.float32
 BIG = float(np.finfo(F32).max)
@@ -162,7 +162,12 @@ def test_javascript_activations_agree_with_torch_at_nan_infinities_and_large_val
         pytest.skip("node is not installed")
     script = tmp_path / "activations.mjs"
     script.write_text(
-        JS_ACTIVATIONS % {"policy": json.dumps("file://" + os.path.join(ROOT, "reader-js", "src", "policy.js"))}
+        JS_ACTIVATIONS
+        % {
+            "policy": json.dumps(
+                "file://" + os.path.join(ROOT, "reader-js", "src", "extensions", "policy", "evaluator.js")
+            )
+        }
     )
     cases = [[key, *_fn_and_params(key)] for key in sorted(torch_modules)]
     xs = [float(v) if np.isfinite(v) else str(float(v)).replace("inf", "Infinity").replace("nan", "NaN") for v in EDGES]

@@ -21,7 +21,7 @@ pytest.importorskip("sb3_contrib")
 import sb_zoo  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive.interop import sb3  # noqa: E402
+from rlarchive import sb3  # noqa: E402
 
 NAMES = list(sb_zoo.CATALOGUE)
 
@@ -182,7 +182,7 @@ def test_javascript_acts_like_sb3_on_every_zoo_model(sb3_zoo, imported):
 
 def test_an_import_survives_a_policy_it_cannot_write(sb3_zoo, tmp_path, monkeypatch):
     """A description the checks refuse is left out, the model is still imported, and the report says why."""
-    from rlarchive.interop import sb3_policy
+    from rlarchive.sb3 import portable_policy as sb3_policy
 
     real = sb3_policy.describe
 

@@ -23,11 +23,11 @@ from stable_baselines3.common.envs import BitFlippingEnv, SimpleMultiObsEnv  # n
 from stable_baselines3.her.her_replay_buffer import HerReplayBuffer  # noqa: E402
 
 import rlarchive  # noqa: E402
+from rlarchive import sb3 as rsb3
 from rlarchive.cli import main  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import replay_buffer as buffers  # noqa: E402
-from rlarchive.interop import sb3 as rsb3
 from rlarchive.reader import open_archive  # noqa: E402
+from rlarchive.sb3 import replay_buffer as buffers  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYTHON_DIR = os.path.join(ROOT, "python")
@@ -398,7 +398,7 @@ def test_a_small_budget_refuses_the_buffer(sb3_files, tmp_path):
 
 
 def test_budget_grows_with_the_file(sb3_files):
-    from rlarchive.interop.budget import DEFAULT_IMPORT_BUDGET, budget_for
+    from rlarchive.unpickle.budget import DEFAULT_IMPORT_BUDGET, budget_for
 
     d, _ = sb3_files
     size = os.path.getsize(d / "rb.pkl")
@@ -569,7 +569,7 @@ _MEMORY_SCRIPT = textwrap.dedent(
     import numpy as np
     import gymnasium as gym
     from stable_baselines3 import SAC
-    from rlarchive.interop import sb3 as rsb3
+    from rlarchive import sb3 as rsb3
 
     def status(key):
         with open("/proc/self/status") as f:

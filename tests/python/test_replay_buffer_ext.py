@@ -11,7 +11,7 @@ import pytest
 import rlarchive
 from rlarchive import spaces as sp
 from rlarchive.errors import RlarchiveError
-from rlarchive.replay_buffer import EXTENSION, GROUP, MEMBER
+from rlarchive.extensions.replay_buffer import EXTENSION, GROUP, MEMBER
 from rlarchive.sources import FileObjectSource, PathSource
 
 gym = pytest.importorskip("gymnasium")

@@ -23,7 +23,7 @@ from suite import ROOT
 from test_cli_names import unescape
 
 from rlarchive.cli import reports
-from rlarchive.conformance_reports import junit_xml, print_matrix, print_summary, write_junit
+from rlarchive.conformance.reports import junit_xml, print_matrix, print_summary, write_junit
 
 pytestmark = pytest.mark.skipif(
     os.name != "posix" or sys.getfilesystemencoding() != "utf-8", reason="byte file names as POSIX has them"

@@ -34,10 +34,10 @@ from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
 from stable_baselines3.her.her_replay_buffer import HerReplayBuffer  # noqa: E402
 
 from rlarchive import open as open_archive  # noqa: E402
-from rlarchive import training_state
+from rlarchive import sb3 as rsb3
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import run_state  # noqa: E402
-from rlarchive.interop import sb3 as rsb3
+from rlarchive.extensions import training as training_state
+from rlarchive.sb3 import run_state  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -27,10 +27,10 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.envs import IdentityEnv  # noqa: E402
 from stable_baselines3.common.noise import NormalActionNoise  # noqa: E402
 
-from rlarchive import training_state  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import run_state  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive.extensions import training as training_state  # noqa: E402
+from rlarchive.sb3 import run_state  # noqa: E402
 
 #: Seconds a child process has to load an archive and draw from every generator (a few, where nothing hangs).
 CHILD_SECONDS = 120
@@ -99,7 +99,7 @@ import numpy as np
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.envs import IdentityEnv
 from rlarchive.errors import RlarchiveError
-from rlarchive.interop import sb3 as rsb3
+from rlarchive import sb3 as rsb3
 warnings.simplefilter("ignore")
 env = make_vec_env({env}, n_envs=1, seed=0)
 try:

@@ -25,8 +25,8 @@ from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
 from test_resume import _off, differences, snapshot  # noqa: E402
 
 from rlarchive import open as open_archive  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
-from rlarchive.interop import vecnormalize  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
+from rlarchive.sb3 import vec_normalize as vecnormalize  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")

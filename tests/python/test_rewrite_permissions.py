@@ -144,7 +144,7 @@ def test_the_python_functions_that_rewrite_keep_mode_and_owner(inputs, tmp_path,
 def test_package_force_keeps_the_folder_s_mode_and_the_archive_s(inputs, tmp_path, umask_022):
     """``package --force`` replaces a folder: the new one has the old one's mode and owner, and the copy of a
     private archive in it stays private (its mode less the umask, as ``cp`` gives)."""
-    from rlarchive.package import package
+    from rlarchive.hub.package import package
 
     archive = _copy(inputs["archive"], tmp_path / "agent.rlarchive")
     os.chmod(archive, 0o600)

@@ -22,9 +22,11 @@ cloudpickle = pytest.importorskip("cloudpickle", reason="cloudpickle is needed t
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive import spaces  # noqa: E402
+from rlarchive import (
+    sb2,  # noqa: E402
+    spaces,  # noqa: E402
+)
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import sb2  # noqa: E402
 from rlarchive.values import ClassRef, Opaque  # noqa: E402
 
 

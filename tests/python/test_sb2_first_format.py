@@ -23,9 +23,9 @@ cloudpickle = pytest.importorskip("cloudpickle", reason="cloudpickle is needed t
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
+from rlarchive import sb2  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import sb2  # noqa: E402
-from rlarchive.interop.unpickle import describe_globals  # noqa: E402
+from rlarchive.unpickle import describe_globals  # noqa: E402
 from rlarchive.values import ClassRef, Opaque  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -224,7 +224,7 @@ CHILD = textwrap.dedent(
     """
     import json, os, sys
     from rlarchive.errors import RlarchiveError
-    from rlarchive.interop import sb2
+    from rlarchive import sb2
     cases = json.loads(sys.argv[1])
     events, active = [], [False]
     WATCHED = ("import", "exec", "compile", "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork")
@@ -267,8 +267,8 @@ def test_hostile_first_format_files_run_nothing(tmp_path):
     warm = _write(tmp_path / "warm.pkl", {"gamma": 0.9, "f": _fn_after_spaces}, [np.zeros(2, np.float32)])
     sb2.import_archive(warm, str(tmp_path / "warm.rlarchive"))
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    code = "import rlarchive.writer, rlarchive.interop.recorded, rlarchive.interop.pickler, pickletools\n" + CHILD
-    warm_call = f"from rlarchive.interop import sb2 as _s; _s.import_archive({warm!r}, {warm!r} + '.2.rlarchive')\n"
+    code = "import rlarchive.writer, rlarchive.unpickle.recorded, rlarchive.unpickle.pickler, pickletools\n" + CHILD
+    warm_call = f"from rlarchive import sb2 as _s; _s.import_archive({warm!r}, {warm!r} + '.2.rlarchive')\n"
     r = subprocess.run(
         [sys.executable, "-c", warm_call + code, json.dumps(cases)], capture_output=True, text=True, env=env
     )

@@ -55,7 +55,7 @@ def _import_in_child(src, out):
     code = (
         "import json, resource, sys\n"
         "from rlarchive.errors import RlarchiveError\n"
-        "from rlarchive.interop import sb2\n"
+        "from rlarchive import sb2\n"
         "try:\n"
         "    sb2.import_archive(sys.argv[1], sys.argv[2]); code = None\n"
         "except RlarchiveError as e:\n"

@@ -41,10 +41,13 @@ pytestmark = pytest.mark.skipif(
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive import schedules, spaces  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
+from rlarchive import (  # noqa: E402
+    schedules,
+    spaces,
+    unpickle,  # noqa: E402
+)
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
-from rlarchive.interop import unpickle  # noqa: E402
 from rlarchive.values import ClassRef, Opaque  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -643,7 +646,7 @@ def test_unpickler_imports_nothing(tmp_path):
     )
     code = (
         "import base64, json, sys\n"
-        "from rlarchive.interop import unpickle\n"
+        "from rlarchive import unpickle\n"
         f"items = json.load(open({str(blob)!r}))\n"
         "vals = {k: unpickle.decode(base64.b64decode(v)) for k, v in items.items()}\n"
         "bad = [m for m in ('gymnasium', 'gym', 'stable_baselines3', 'torch', 'cloudpickle') if m in sys.modules]\n"

@@ -21,7 +21,7 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.envs import FakeImageEnv  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 
 
 def _ppo(**kwargs):

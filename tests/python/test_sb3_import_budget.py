@@ -35,7 +35,7 @@ def _import_in_child(src, out):
     code = (
         "import json, resource, sys\n"
         "from rlarchive.errors import RlarchiveError\n"
-        "from rlarchive.interop import sb3\n"
+        "from rlarchive import sb3\n"
         "try:\n"
         "    sb3.import_archive(sys.argv[1], sys.argv[2], algorithm='PPO'); code = None\n"
         "except RlarchiveError as e:\n"

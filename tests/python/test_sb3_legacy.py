@@ -47,9 +47,10 @@ import sb3_legacy as L  # noqa: E402
 import sb_fixtures as F  # noqa: E402
 
 import rlarchive  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
-from rlarchive.interop import sb3_policy, shared_layers  # noqa: E402
+from rlarchive.sb3 import portable_policy as sb3_policy  # noqa: E402
+from rlarchive.sb3 import shared_layers
 from rlarchive.values import ClassRef  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -375,7 +376,7 @@ def test_prelu_is_described_as_a_prelu_node():
 
 
 def test_prelu_end_to_end(tmp_path):
-    pytest.importorskip("rlarchive.policy_ops", reason="the prelu evaluators are not installed")
+    pytest.importorskip("rlarchive.extensions.policy.ops", reason="the prelu evaluators are not installed")
     model = _ppo_prelu()
     arc = str(tmp_path / "prelu.rlarchive")
     report = rsb3.save(model, arc)
@@ -434,7 +435,7 @@ block = sys.argv[3] == "block"
 if block:  # as if neither were installed
     sys.modules["stable_baselines3"] = None
     sys.modules["gymnasium"] = None
-from rlarchive.interop import sb3 as rsb3
+from rlarchive import sb3 as rsb3
 report = rsb3.import_archive(sys.argv[1], sys.argv[2])
 print(json.dumps({"policy": report.policy,
                   "loaded": sorted(m for m in ("gymnasium", "gym", "stable_baselines3", "sb3_contrib", "marker_pkg")

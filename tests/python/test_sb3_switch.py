@@ -21,9 +21,9 @@ from stable_baselines3.her.her_replay_buffer import HerReplayBuffer  # noqa: E40
 
 import rlarchive  # noqa: E402
 from rlarchive import metadata as keys  # noqa: E402
+from rlarchive import sb3 as rsb3  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import sb3 as rsb3  # noqa: E402
-from rlarchive.interop import sb3_files  # noqa: E402
+from rlarchive.sb3 import files as sb3_files  # noqa: E402
 
 
 def _part(path):
@@ -33,7 +33,7 @@ def _part(path):
 
 def test_switch_is_opt_in_and_undone():
     """Importing rlarchive changes nothing; the switch replaces the methods until undone, as a call or a with block."""
-    code = "import rlarchive.sb3, rlarchive.interop.sb3_switch; from stable_baselines3.common.base_class import BaseAlgorithm as B; print(B.save.__module__)"
+    code = "import rlarchive.sb3, rlarchive.sb3.switch; from stable_baselines3.common.base_class import BaseAlgorithm as B; print(B.save.__module__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=dict(os.environ))
     assert out.stdout.strip() == "stable_baselines3.common.base_class"
     original = BaseAlgorithm.__dict__["save"]

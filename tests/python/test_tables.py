@@ -84,8 +84,8 @@ def test_no_generated_policy_table_is_stale():
 
 
 def test_the_python_policy_checker_uses_the_registry():
-    import rlarchive.policy_description as checker
-    import rlarchive.policy_ops as ops
+    import rlarchive.extensions.policy.description as checker
+    import rlarchive.extensions.policy.ops as ops
 
     r = _registry()
     assert (
@@ -107,7 +107,9 @@ def test_the_python_policy_checker_uses_the_registry():
     assert {fn: set(p) for fn, p in checker.ACTIVATION_PARAMETERS.items()} == {
         fn: set(d) for fn, d in ops.ACTIVATION_DEFAULTS.items()
     }
-    with open(os.path.join(ROOT, "python", "rlarchive", "policy_description.py"), encoding="utf-8") as f:
+    with open(
+        os.path.join(ROOT, "python", "rlarchive", "extensions", "policy", "description.py"), encoding="utf-8"
+    ) as f:
         source = f.read()
     for name in ("leaky_relu", "hardsigmoid", "softsign", "mish"):  # no hand-written table of activations
         assert name not in source, name
@@ -116,8 +118,8 @@ def test_the_python_policy_checker_uses_the_registry():
 def test_the_javascript_policy_checker_uses_the_registry():
     src = os.path.join(ROOT, "reader-js", "src")
     script = (
-        f"import * as ops from {json.dumps('file://' + os.path.join(src, 'policy_ops.js'))};"
-        f"import * as checker from {json.dumps('file://' + os.path.join(src, 'policy_description.js'))};"
+        f"import * as ops from {json.dumps('file://' + os.path.join(src, 'extensions', 'policy', 'ops.js'))};"
+        f"import * as checker from {json.dumps('file://' + os.path.join(src, 'extensions', 'policy', 'description.js'))};"
         "console.log(JSON.stringify({operations: ops.OPERATIONS, activations: ops.ACTIVATIONS, heads: ops.HEADS, defaults: ops.ACTIVATION_DEFAULTS,"
         " limits: Object.fromEntries(Object.entries(ops).filter(([, v]) => typeof v === 'number')),"
         " same: checker.OPERATIONS === ops.OPERATIONS && checker.HEADS === ops.HEADS && checker.MAX_POLICY_OPERATIONS === ops.MAX_POLICY_OPERATIONS,"
@@ -135,7 +137,7 @@ def test_the_javascript_policy_checker_uses_the_registry():
     }
     assert got["same"] is True
     assert got["parameters"] == {a["name"]: [p["name"] for p in a["parameters"]] for a in reg["activations"]}
-    with open(os.path.join(src, "policy_description.js"), encoding="utf-8") as f:
+    with open(os.path.join(src, "extensions", "policy", "description.js"), encoding="utf-8") as f:
         source = f.read()
     for name in ("leaky_relu", "hardsigmoid", "softsign", "mish"):
         assert name not in source, name
@@ -153,16 +155,10 @@ def _policy_sources() -> list:
     """Every hand-written module of both readers that evaluates, checks or exports a portable policy (the generated policy_ops excluded)."""
     import glob
 
-    py = sorted(
-        glob.glob(os.path.join(ROOT, "python", "rlarchive", "policy*.py"))
-        + glob.glob(os.path.join(ROOT, "python", "rlarchive", "onnx*.py"))
-    )
-    js = sorted(
-        glob.glob(os.path.join(ROOT, "reader-js", "src", "policy*.js"))
-        + [os.path.join(ROOT, "reader-js", "src", "gemm.js")]
-    )
-    py.append(os.path.join(ROOT, "python", "rlarchive", "observations.py"))
-    return [p for p in py + js if os.path.basename(p) not in ("policy_ops.py", "policy_ops.js")]
+    py = sorted(glob.glob(os.path.join(ROOT, "python", "rlarchive", "extensions", "policy", "*.py")))
+    js = sorted(glob.glob(os.path.join(ROOT, "reader-js", "src", "extensions", "policy", "*.js")))
+    generated = ("ops.py", "ops.js", "gemm-wasm.js")  # the registry itself; the WebAssembly bytes
+    return [p for p in py + js if os.path.basename(p) not in generated]
 
 
 def _python_copies(source: str, names: set) -> list:
@@ -332,7 +328,7 @@ def test_the_registry_is_the_only_source_of_the_names():
 def test_a_table_of_implementations_must_match_the_registry():
     import pytest
 
-    from rlarchive.policy_ops import HEADS, implementations
+    from rlarchive.extensions.policy.ops import HEADS, implementations
 
     table = {name: None for name in HEADS}
     assert dict(implementations(HEADS, table, "heads")) == table
@@ -343,7 +339,7 @@ def test_a_table_of_implementations_must_match_the_registry():
 
 def test_a_javascript_table_of_implementations_must_match_the_registry():
     script = (
-        f"import {{ HEADS, implementations }} from {json.dumps('file://' + os.path.join(ROOT, 'reader-js', 'src', 'policy_ops.js'))};"
+        f"import {{ HEADS, implementations }} from {json.dumps('file://' + os.path.join(ROOT, 'reader-js', 'src', 'extensions', 'policy', 'ops.js'))};"
         "const table = Object.fromEntries(Object.keys(HEADS).map((k) => [k, null]));"
         "const fails = (t) => { try { implementations(HEADS, t, 'heads'); return false; } catch (e) { return /differ from the registry/.test(e.message); } };"
         "const { box, ...fewer } = table;"

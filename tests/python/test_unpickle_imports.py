@@ -1,6 +1,6 @@
 """The restricted unpickler's modules and the replay buffer bridge, split: the modules are there, their facades
 keep their public names, and each reads in one sitting. (No import cycle and no private name across modules:
-test_interop_imports.py, over every module of interop/.)"""
+test_interop_imports.py, over every module of the bridges.)"""
 
 import ast
 from pathlib import Path
@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "python"
-INTEROP = ROOT / "rlarchive" / "interop"
-PACKAGE = "rlarchive.interop"
-PATTERNS = ("unpickle*.py", "recorded.py", "pickler.py", "replay_buffer*.py")
+PACKAGE = "rlarchive"
+#: (folder, file pattern): the unpickler's modules and the replay buffer bridge's
+PATTERNS = (("unpickle", "*.py"), ("sb3", "replay_buffer*.py"))
 
-#: The public API of ``rlarchive.interop.unpickle`` (and its alias ``rlarchive.unpickle``) before it became a facade.
+#: The public API of ``rlarchive.unpickle`` before it became a facade.
 UNPICKLE_API = (
     "NotNeutral",
     "RestrictedUnpickler",
@@ -25,7 +25,7 @@ UNPICKLE_API = (
     "describe_globals",
     "pickled_type_name",
 )
-#: The public API of ``rlarchive.interop.replay_buffer`` before the split.
+#: The public API of ``rlarchive.sb3.replay_buffer`` before the split.
 REPLAY_BUFFER_API = (
     "SB3_CLASSES",
     "capture",
@@ -45,26 +45,30 @@ REPLAY_BUFFER_API = (
 
 def _modules() -> dict:
     """Module name -> source of the modules this test walks."""
-    files = sorted({p for pattern in PATTERNS for p in INTEROP.glob(pattern)})
-    return {f"{PACKAGE}.{p.stem}": p.read_text(encoding="utf-8") for p in files}
+    out = {}
+    for folder, pattern in PATTERNS:
+        for p in sorted((ROOT / PACKAGE / folder).glob(pattern)):
+            name = f"{PACKAGE}.{folder}" if p.stem == "__init__" else f"{PACKAGE}.{folder}.{p.stem}"
+            out[name] = p.read_text(encoding="utf-8")
+    return out
 
 
 def test_the_modules_are_the_split_ones():
     names = set(_modules())
-    for stem in (
+    for name in (
         "unpickle",
-        "unpickle_machine",
-        "unpickle_standins",
-        "unpickle_neutral",
-        "recorded",
-        "pickler",
-        "replay_buffer",
-        "replay_buffer_import",
+        "unpickle.machine",
+        "unpickle.standins",
+        "unpickle.neutral",
+        "unpickle.recorded",
+        "unpickle.pickler",
+        "sb3.replay_buffer",
+        "sb3.replay_buffer_import",
     ):
-        assert f"{PACKAGE}.{stem}" in names
+        assert f"{PACKAGE}.{name}" in names
 
 
-@pytest.mark.parametrize("module", ["rlarchive.interop.unpickle", "rlarchive.unpickle"])
+@pytest.mark.parametrize("module", ["rlarchive.unpickle"])
 def test_the_unpickle_facade_keeps_its_public_names(module):
     import importlib
 
@@ -76,7 +80,7 @@ def test_the_unpickle_facade_keeps_its_public_names(module):
 
 
 def test_the_replay_buffer_facade_keeps_its_public_names():
-    from rlarchive.interop import replay_buffer
+    from rlarchive.sb3 import replay_buffer
 
     assert set(REPLAY_BUFFER_API) <= set(replay_buffer.__all__)
     for name in REPLAY_BUFFER_API:

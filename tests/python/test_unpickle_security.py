@@ -24,11 +24,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from rlarchive import spaces
+from rlarchive import spaces, unpickle
 from rlarchive.errors import RlarchiveError
-from rlarchive.interop import unpickle
-from rlarchive.interop.budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from rlarchive.limits import MAX_INT_DIGITS
+from rlarchive.unpickle.budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from rlarchive.values import ClassRef, Encoder, Opaque
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,7 +103,7 @@ def benign_streams() -> dict[str, bytes]:
 
 CANONICAL = """
 import base64, json, sys
-from rlarchive.interop import unpickle
+from rlarchive import unpickle
 from rlarchive.values import Encoder
 
 def canonical(data):
@@ -351,7 +350,7 @@ def test_map_keys_that_would_hash_recursively_or_exponentially_are_refused():
     code = textwrap.dedent(
         """
         import struct
-        from rlarchive.interop import unpickle
+        from rlarchive import unpickle
         streams = {
             "deep key": b"\\x80\\x04}N" + b"\\x85" * 100000 + b"Ns.",
             "shared key": b"\\x80\\x04}N" + b"\\x94h\\x00\\x86" * 40 + b"Ns.",
@@ -492,7 +491,7 @@ def test_decoding_imports_nothing_the_stream_names():
     code = textwrap.dedent(
         f"""
         import sys
-        from rlarchive.interop import unpickle
+        from rlarchive import unpickle
         seen = []
         active = [False]
         sys.addaudithook(lambda event, args: seen.append(str(args[0])) if active[0] and event == "import" else None)

@@ -17,9 +17,10 @@ import sb_zoo  # noqa: E402
 from suite import ROOT, schema_validator  # noqa: E402
 
 import rlarchive  # noqa: E402
-from rlarchive import vec_normalize as ext  # noqa: E402
+from rlarchive import sb3
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import sb3, vecnormalize  # noqa: E402
+from rlarchive.extensions import vec_normalize as ext  # noqa: E402
+from rlarchive.sb3 import vec_normalize as vecnormalize  # noqa: E402
 
 NAMES = [n for n, e in sb_zoo.CATALOGUE.items() if e.vecnormalize is not None]
 

@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 import sb_zoo  # noqa: E402
 
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import vecnormalize  # noqa: E402
+from rlarchive.sb3 import vec_normalize as vecnormalize  # noqa: E402
 
 NAMES = [n for n, e in sb_zoo.CATALOGUE.items() if e.vecnormalize is not None]
 

@@ -14,7 +14,7 @@ pytest.importorskip("stable_baselines3")
 import sb_zoo  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize  # noqa: E402
 
-from rlarchive.interop import algorithms  # noqa: E402
+from rlarchive.sb3 import algorithms  # noqa: E402
 
 NAMES = list(sb_zoo.CATALOGUE)
 

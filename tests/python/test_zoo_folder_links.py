@@ -23,9 +23,9 @@ pytest.importorskip("stable_baselines3")
 
 import rlarchive  # noqa: E402
 from rlarchive import sb3 as rsb3  # noqa: E402
+from rlarchive import zoo  # noqa: E402
 from rlarchive.errors import RlarchiveError  # noqa: E402
 from rlarchive.filenames import escape_name  # noqa: E402
-from rlarchive.interop import zoo  # noqa: E402
 
 TOKEN = "hf_SECRET_TOKEN_4f9a"
 ENV = {**os.environ, "PYTHONPATH": os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "python"))}

@@ -20,9 +20,10 @@ from stable_baselines3.common.vec_env import VecNormalize  # noqa: E402
 import rlarchive  # noqa: E402
 from rlarchive import metadata as keys  # noqa: E402
 from rlarchive import sb3 as rsb3  # noqa: E402
+from rlarchive import zoo
 from rlarchive.errors import RlarchiveError  # noqa: E402
-from rlarchive.interop import zoo, zoo_yaml  # noqa: E402
 from rlarchive.validate import validate  # noqa: E402
+from rlarchive.zoo import yaml_reader as zoo_yaml  # noqa: E402
 
 PYTHON = os.path.join(os.path.dirname(__file__), "..", "..", "python")
 ENV = {**os.environ, "PYTHONPATH": os.path.abspath(PYTHON)}
@@ -121,7 +122,7 @@ def test_import_records_the_run(ppo_run, tmp_path):
 
 
 def test_portable_policy_normalises_as_the_run(ppo_run, tmp_path):
-    from rlarchive.policy import act
+    from rlarchive.extensions.policy.evaluator import act
 
     run, model, venv = ppo_run
     out = tmp_path / "a.rlarchive"

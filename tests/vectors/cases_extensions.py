@@ -14,8 +14,8 @@ import numpy as np
 from cases import case, nd, saved
 
 from rlarchive import spaces as sp
-from rlarchive.vec_normalize import EXTENSION as VN
-from rlarchive.vec_normalize import MEMBER as VN_MEMBER
+from rlarchive.extensions.vec_normalize import EXTENSION as VN
+from rlarchive.extensions.vec_normalize import MEMBER as VN_MEMBER
 
 # ----------------------------------------------------------------------- RLA_vec_normalize
 

@@ -11,10 +11,10 @@ from sites import doc, in_member, site
 
 from rlarchive import jsonstrict
 from rlarchive import spaces as sp
-from rlarchive.training_state import EXTENSION as TR
-from rlarchive.training_state import MEMBER as TR_MEMBER
-from rlarchive.vec_normalize import EXTENSION as VN
-from rlarchive.vec_normalize import MEMBER as VN_MEMBER
+from rlarchive.extensions.training import EXTENSION as TR
+from rlarchive.extensions.training import MEMBER as TR_MEMBER
+from rlarchive.extensions.vec_normalize import EXTENSION as VN
+from rlarchive.extensions.vec_normalize import MEMBER as VN_MEMBER
 
 EXT = "extension-document"
 VN_SPEC = ["RLA_vec_normalize §3", "RLA_vec_normalize §5", "§11.2"]
@@ -304,8 +304,8 @@ from cases_replay_buffer import _bad, _both, _her, _her_buffer, _nd  # noqa: E40
 from cases_replay_buffer import _json as _rb_json
 from cases_replay_buffer import _set as _rb_set
 
-from rlarchive.replay_buffer import EXTENSION as RB  # noqa: E402
-from rlarchive.replay_buffer import MEMBER as RB_MEMBER
+from rlarchive.extensions.replay_buffer import EXTENSION as RB  # noqa: E402
+from rlarchive.extensions.replay_buffer import MEMBER as RB_MEMBER
 
 RB_SPEC = ["RLA_replay_buffer §4", "RLA_replay_buffer §6", "§11.2"]
 

@@ -124,8 +124,9 @@ def _build(
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from rlarchive.interop import sb3, vecnormalize
-    from rlarchive.vec_normalize import Statistics, Stats
+    from rlarchive import sb3
+    from rlarchive.extensions.vec_normalize import Statistics, Stats
+    from rlarchive.sb3 import vec_normalize as vecnormalize
 
     torch.manual_seed(0)
     rng = np.random.default_rng(SEED)

@@ -10,8 +10,8 @@ from cases import case, saved
 from sites import doc
 
 from rlarchive import spaces as sp
-from rlarchive.replay_buffer import EXTENSION as RB
-from rlarchive.replay_buffer import MEMBER as RB_MEMBER
+from rlarchive.extensions.replay_buffer import EXTENSION as RB
+from rlarchive.extensions.replay_buffer import MEMBER as RB_MEMBER
 from rlarchive.values import Encoder
 
 SPEC = "RLA_replay_buffer §4"

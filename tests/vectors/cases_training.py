@@ -10,8 +10,8 @@ import numpy as np
 from cases import case, saved
 
 from rlarchive import spaces as sp
-from rlarchive.training_state import EXTENSION as TR
-from rlarchive.training_state import MEMBER as TR_MEMBER
+from rlarchive.extensions.training import EXTENSION as TR
+from rlarchive.extensions.training import MEMBER as TR_MEMBER
 from rlarchive.values import Encoder
 
 SPEC = "RLA_training §3"

@@ -7,8 +7,8 @@ from cases import case, saved
 from cases_training import _data, _edit, _json, _random, _raw, _set, _state, cuda_state, mt_words, torch_state
 from sites import doc
 
-from rlarchive.training_state import EXTENSION as TR
-from rlarchive.training_state import MEMBER as TR_MEMBER
+from rlarchive.extensions.training import EXTENSION as TR
+from rlarchive.extensions.training import MEMBER as TR_MEMBER
 
 SPEC = ["RLA_training §3.6", "RLA_training §3.7", "RLA_training §5"]
 EXT = "extension-document"

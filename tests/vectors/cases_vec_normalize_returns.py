@@ -8,8 +8,8 @@ from cases_extensions import _box, _json_stats, _json_vn, _raw_vn, _spaces, _sta
 from cases_locations_ext import AFTER, VN_GROUP, _vn_document, _vn_manifest
 from sites import doc, in_member, site
 
-from rlarchive.vec_normalize import EXTENSION as VN
-from rlarchive.vec_normalize import MEMBER as VN_MEMBER
+from rlarchive.extensions.vec_normalize import EXTENSION as VN
+from rlarchive.extensions.vec_normalize import MEMBER as VN_MEMBER
 
 SPEC = ["RLA_vec_normalize §3", "RLA_vec_normalize §5"]
 EXT = "extension-document"

@@ -96,7 +96,7 @@ def expected_issues(c, raw: bytes) -> list:
 
 def check_predict(c, raw: bytes) -> None:
     """The reference reader's policy acts as SB3 did on the case's observations."""
-    from rlarchive.policy import act
+    from rlarchive.extensions.policy.evaluator import act
     from rlarchive.values import dump_value, load_value
 
     spec = c.predict()

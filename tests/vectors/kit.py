@@ -52,16 +52,16 @@ it is not.
 def files() -> dict[str, bytes]:
     """name inside the kit -> content."""
     out = {}
-    with open(os.path.join(ROOT, "python", "rlarchive", "conformance.py"), "rb") as f:
+    with open(os.path.join(ROOT, "python", "rlarchive", "conformance", "__init__.py"), "rb") as f:
         out["run.py"] = f.read()
     for name in (
-        "conformance_protocol.py",
-        "conformance_reports.py",
+        "conformance/protocol.py",
+        "conformance/reports.py",
         "filenames.py",
         "jsonbounds.py",
     ):  # the modules run.py imports
-        with open(os.path.join(ROOT, "python", "rlarchive", name), "rb") as f:
-            out[name] = f.read()
+        with open(os.path.join(ROOT, "python", "rlarchive", *name.split("/")), "rb") as f:
+            out[os.path.basename(name)] = f.read()
     for name in ("annex-a-conformance.md", "errors.md"):
         with open(os.path.join(ROOT, "spec", name), "rb") as f:
             out[name] = f.read()

@@ -14,9 +14,11 @@ from .common import EXIT_OK, key_value, lines, pairs, size
 
 def training_contents(path: str) -> dict[str, Any]:
     """What an archive carries for training to go on: its replay buffer (class, transitions), run state and random state."""
-    from .. import extensions, replay_buffer, training_state
-    from ..interop import replay_buffer as buffers
+    from .. import extensions
+    from ..extensions import replay_buffer
+    from ..extensions import training as training_state
     from ..reader import open_archive
+    from ..sb3 import replay_buffer as buffers
 
     with open_archive(path, spaces="neutral") as ar:
         raw = extensions.read_document(ar, replay_buffer.EXTENSION)
@@ -40,7 +42,7 @@ def training_lines(contents: dict[str, Any], none_why: str) -> list[Any]:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """``import-sb3`` and ``import-sb2``."""
-    mod = importlib.import_module(f"rlarchive.interop.{args.module}")
+    mod = importlib.import_module(f"rlarchive.{args.module}")
     extra = (
         {"vec_normalize": args.vecnormalize, "replay_buffer": args.replay_buffer, "metadata": pairs(args.metadata)}
         if args.module == "sb3"
@@ -67,7 +69,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """``export-sb3``."""
     import warnings
 
-    from ..interop import sb3
+    from .. import sb3
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sb3.ExportWarning)  # the notes returned are printed below
@@ -100,7 +102,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import_zoo(args: argparse.Namespace) -> int:
     """``import-zoo``."""
-    from ..interop.zoo import import_zoo
+    from ..zoo import import_zoo
 
     report = import_zoo(
         args.run,

@@ -38,7 +38,7 @@ def agent_lines(ar: Any) -> list[str]:
     The environment id is shown as a hint (nothing resolves it); a defined key whose value is malformed
     is left out and its ``METADATA_INVALID`` warning shown instead.
     """
-    from ..card import latest_by_env
+    from ..hub.card import latest_by_env
 
     meta, p = ar.metadata, ar.provenance
     lines = []
@@ -95,7 +95,7 @@ def _node(node: dict[str, Any]) -> str:
 
 def policy_outline(ar: Any) -> Any:
     """The portable policy in outline (``None`` without one): preprocessing, layers in order, head."""
-    from ..observations import is_image, kind
+    from ..extensions.policy.observations import is_image, kind
 
     policy = ar.policy()
     if policy is None:

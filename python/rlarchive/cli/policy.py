@@ -56,7 +56,7 @@ def _bare(policy: Any, given: Any) -> list[Any]:
     other value is one observation when its shape is the space's, a batch when it has one more axis."""
     import numpy as np
 
-    from ..observations import kind, observation_shape
+    from ..extensions.policy.observations import kind, observation_shape
     from ..values import load_value
 
     if kind(policy.observation_space) == "dict" and isinstance(given, list):
@@ -86,7 +86,7 @@ def _request(given: Any) -> tuple[Any, ...]:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """``predict``: one action per observation, as ``{"actions": [...]}``."""
-    from ..policy import act
+    from ..extensions.policy.evaluator import act
     from ..reader import Archive
     from ..values import dump_value
 
@@ -114,7 +114,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def cmd_export_onnx(args: argparse.Namespace) -> int:
     """``export-onnx``."""
-    from ..onnx_export import DEFAULT_OPSET, export_onnx
+    from ..extensions.policy.onnx_export import DEFAULT_OPSET, export_onnx
 
     masks = {"auto": None, "yes": True, "no": False}[args.action_masks]
     report = export_onnx(

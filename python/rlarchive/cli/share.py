@@ -8,9 +8,9 @@ import sys
 from typing import Any
 
 from ..filenames import escape_name, json_text, printable
+from ..hub.package import DEFAULT_EPISODES
 from ..metadata import DROPPABLE_PARTS as PARTS
 from ..metadata import TRAINING_ONLY_PARTS as TRAINING_ONLY
-from ..package import DEFAULT_EPISODES
 from .common import EXIT_OK, key_value, line, natural, pairs
 
 
@@ -39,7 +39,7 @@ def cmd_metadata(args: argparse.Namespace) -> int:
 
 def cmd_card(args: argparse.Namespace) -> int:
     """``card``: the model card."""
-    from ..card import card
+    from ..hub.card import card
 
     sys.stdout.write(card(args.file))
     return EXIT_OK
@@ -47,7 +47,7 @@ def cmd_card(args: argparse.Namespace) -> int:
 
 def cmd_package(args: argparse.Namespace) -> int:
     """``package``: a folder ready for a model hub, from an archive or an RL Zoo run folder."""
-    from ..package import package
+    from ..hub.package import package
     from .common import special, unreadable
 
     if not os.path.isdir(args.source) or special(args.source):

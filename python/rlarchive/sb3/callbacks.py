@@ -1,0 +1,156 @@
+"""Stable-Baselines3 training callbacks that write archives: ``CheckpointCallback`` and ``EvalCallback``'s best model.
+
+:class:`CheckpointCallback` takes SB3's arguments and writes, every
+``save_freq`` calls, one archive ``{name_prefix}_{num_timesteps}_steps.rlarchive``
+holding the model, its run state (so that a load with ``force_reset=False``
+goes on as the run would have), and when asked the replay buffer and the
+VecNormalize statistics; ``keep_last`` keeps only the newest N of them.
+:class:`EvalCallback` is SB3's, writing the best model as
+``best_model.rlarchive``. Both write through :func:`write_checkpoint`, one
+function (synchronous here), each archive complete when it appears (the
+writer's atomic replace). stable-baselines3 is imported with this module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import EvalCallback as _SB3EvalCallback
+
+from .model_zip import ImportReport
+from .saving import save
+
+__all__ = ["write_checkpoint", "CheckpointCallback", "EvalCallback", "SUFFIX"]
+
+#: The file name extension of the archives the callbacks write.
+SUFFIX = ".rlarchive"
+
+
+def write_checkpoint(model: Any, path: str, *, replay_buffer: bool = False, vec_normalize: Any = None) -> ImportReport:
+    """Write one checkpoint archive of ``model`` at ``path`` (the run state always; the buffer, the statistics when given).
+
+    Every archive the callbacks write goes through this function.
+    """
+    return save(model, path, training=True, replay_buffer=replay_buffer, vec_normalize=vec_normalize)
+
+
+class CheckpointCallback(BaseCallback):
+    """Save the model as an archive every ``save_freq`` calls (SB3's ``CheckpointCallback``, without pickle).
+
+    Args:
+        save_freq: save every ``save_freq`` calls of the callback (with ``n_envs``
+            environments, ``save_freq * n_envs`` steps, as SB3 counts).
+        save_path: the folder of the checkpoints (made when missing).
+        name_prefix: the file names' prefix: ``{name_prefix}_{num_timesteps}_steps.rlarchive``.
+        save_replay_buffer: also store the replay buffer in each archive (off-policy models).
+        save_vecnormalize: also store the VecNormalize statistics of the model's
+            environment in each archive, when it has them.
+        keep_last: keep only the newest ``keep_last`` checkpoints of this prefix in
+            ``save_path`` (None: keep all).
+        verbose: 2 prints each path written.
+    """
+
+    def __init__(
+        self,
+        save_freq: int,
+        save_path: str,
+        name_prefix: str = "rl_model",
+        save_replay_buffer: bool = False,
+        save_vecnormalize: bool = False,
+        keep_last: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        super().__init__(verbose)
+        if keep_last is not None and keep_last < 1:
+            raise ValueError("keep_last must be at least 1 (or None to keep every checkpoint)")
+        self.save_freq = save_freq
+        self.save_path = save_path
+        self.name_prefix = name_prefix
+        self.save_replay_buffer = save_replay_buffer
+        self.save_vecnormalize = save_vecnormalize
+        self.keep_last = keep_last
+        self.written: list[str] = []
+
+    def _init_callback(self) -> None:
+        os.makedirs(self.save_path, exist_ok=True)
+
+    def checkpoint_path(self, num_timesteps: int | None = None) -> str:
+        """The archive written at ``num_timesteps`` (default: the model's count now)."""
+        steps = self.num_timesteps if num_timesteps is None else num_timesteps
+        return os.path.join(self.save_path, f"{self.name_prefix}_{steps}_steps{SUFFIX}")
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.save_freq == 0:
+            path = self.checkpoint_path()
+            buffer = self.save_replay_buffer and getattr(self.model, "replay_buffer", None) is not None
+            stats = self.model.get_vec_normalize_env() if self.save_vecnormalize else None
+            write_checkpoint(self.model, path, replay_buffer=buffer, vec_normalize=stats)
+            self.written.append(path)
+            if self.verbose >= 2:
+                print(f"Saving model checkpoint to {path}")
+            self._prune()
+        return True
+
+    def checkpoints(self) -> list[str]:
+        """The checkpoint archives of this prefix in ``save_path``, oldest first (by their step count)."""
+        pattern = re.compile(re.escape(self.name_prefix) + r"_([0-9]+)_steps" + re.escape(SUFFIX) + "$")
+        found = []
+        for name in os.listdir(self.save_path):
+            m = pattern.match(name)
+            if m is not None:
+                found.append((int(m.group(1)), os.path.join(self.save_path, name)))
+        return [p for _, p in sorted(found)]
+
+    def _prune(self) -> None:
+        if self.keep_last is None:
+            return
+        for path in self.checkpoints()[: -self.keep_last]:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+
+
+class _SaveBest(BaseCallback):
+    """Called by :class:`EvalCallback` on a new best mean reward: writes the best model, then the caller's callback."""
+
+    def __init__(self, folder: str, save_vecnormalize: bool, then: BaseCallback | None) -> None:
+        super().__init__()
+        self.folder = folder
+        self.save_vecnormalize = save_vecnormalize
+        self.then = then
+
+    def _init_callback(self) -> None:
+        if self.then is not None:
+            self.then.init_callback(self.model)
+
+    def _on_step(self) -> bool:
+        stats = self.model.get_vec_normalize_env() if self.save_vecnormalize else None
+        write_checkpoint(self.model, os.path.join(self.folder, "best_model" + SUFFIX), vec_normalize=stats)
+        return self.then.on_step() if self.then is not None else True
+
+
+class EvalCallback(_SB3EvalCallback):
+    """SB3's ``EvalCallback`` writing its best model as the archive ``best_model.rlarchive`` in ``best_model_save_path``.
+
+    Takes SB3's arguments (by keyword, after ``eval_env``), and ``save_vecnormalize`` (store the training
+    environment's VecNormalize statistics in the best model's archive too).
+    The caller's ``callback_on_new_best`` runs after the archive is written.
+    """
+
+    def __init__(self, eval_env: Any, *, save_vecnormalize: bool = False, **kwargs: Any) -> None:
+        folder = kwargs.pop("best_model_save_path", None)
+        then = kwargs.pop("callback_on_new_best", None)
+        saver = _SaveBest(folder, save_vecnormalize, then) if folder is not None else then
+        super().__init__(eval_env, callback_on_new_best=saver, best_model_save_path=None, **kwargs)
+        self.best_archive_folder = folder
+        if then is not None:
+            then.parent = self
+
+    def _init_callback(self) -> None:
+        super()._init_callback()
+        if self.best_archive_folder is not None:
+            os.makedirs(self.best_archive_folder, exist_ok=True)

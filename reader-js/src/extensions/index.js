@@ -1,0 +1,86 @@
+// The extensions this reader supports (spec §5.4, spec/extensions/), and
+// reading their members; the twin of python/rlarchive/extensions/__init__.py.
+//
+// Each supported extension has one member, a JSON text whose top-level value
+// is an object with exactly one property holding a value (§7). Reading it
+// applies, in order: the JSON rules of §6, the value rules of §7, the
+// references of §7.6, then the extension's own structure
+// (EXTENSION_INVALID); every error names the extension member.
+
+import { fail, membersPointer } from '../errors.js';
+import { checkValue, isMap } from '../values.js';
+import { readJsonMember } from '../zipprofile.js';
+import { checkReference, findTensor, readTensor } from '../tensors.js';
+import * as policyDescription from './policy/description.js';
+import * as vecNormalize from './vec_normalize/index.js';
+import * as trainingState from './training/index.js';
+import * as replayBuffer from './replay_buffer/index.js';
+
+/** Supported extensions by name, in the order the dump checks them. */
+export const SUPPORTED = new Map(
+  // readsData: its checks read data.json (its spaces), so a validator does not check it after
+  // data.json failed (§11.1 step 11); every extension defined today does.
+  [policyDescription, vecNormalize, trainingState, replayBuffer].map((e) => [
+    e.EXTENSION,
+    {
+      name: e.EXTENSION,
+      member: e.MEMBER,
+      key: e.KEY,
+      check: e.check,
+      group: e.GROUP,
+      checkContent: e.checkContent,
+      readsData: true,
+    },
+  ]),
+);
+
+/**
+ * What an extension's content rules (`checkContent`) read: the data
+ * document's raw `data` object and the archive's tensors, from a CheckState
+ * (checks.js) after step 8.
+ */
+export function contentOf(state) {
+  return Object.freeze({
+    data: state.document?.data ?? null,
+    tensor: (group, name) => readTensor(state.source, findTensor(state.tensorHeaders, group, name)),
+  });
+}
+
+/**
+ * The checked raw value (json.js tree) of a used, supported extension's
+ * member, or null when the archive does not use it. `state`: a CheckState
+ * (checks.js) after step 8 (step 7 too when the extension reads data.json).
+ * `failed` holds the tensor groups whose member failed at step 8 (a
+ * validator's): the references into them are not checked, nor, when there is
+ * such a reference, the rules that read element bytes (§11.1 step 11).
+ * Rejects with the first broken rule, located in the member.
+ */
+export async function readDocument(state, name, failed = new Set()) {
+  const ext = SUPPORTED.get(name);
+  if (!state.manifest.extensionsUsed.includes(name)) return null;
+  for (const other of state.members.keys()) {
+    if (other.startsWith(`extensions/${name}/`) && other !== ext.member) {
+      throw fail('EXTENSION_INVALID', `${other} is not a member of ${name} (its one member is ${ext.member})`, {
+        member: other,
+      });
+    }
+  }
+  const m = state.members.get(ext.member);
+  if (!m)
+    throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
+  const doc = await readJsonMember(state.source, m);
+  if (!isMap(doc) || doc.size !== 1 || !doc.has(ext.key)) {
+    throw fail(
+      'EXTENSION_INVALID',
+      `${ext.member} must be an object with exactly the property ${JSON.stringify(ext.key)}`,
+      { member: ext.member, pointer: membersPointer(doc, '', [ext.key]) },
+    );
+  }
+  const ctx = { member: ext.member, references: [] };
+  checkValue(doc.get(ext.key), '/' + ext.key, ctx);
+  for (const ref of ctx.references) if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, ext.member);
+  ext.check(doc.get(ext.key), state.document?.data, state.manifest.extensionsUsed);
+  const intoFailed = ctx.references.some((ref) => failed.has(ref.group));
+  if (ext.checkContent && !intoFailed) await ext.checkContent(contentOf(state), doc.get(ext.key)); // the rules that read element bytes
+  return doc.get(ext.key);
+}

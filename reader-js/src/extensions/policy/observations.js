@@ -1,0 +1,210 @@
+// Observations of a space as a policy takes them (RLA_policy §4): one or a batch, and
+// preprocessed; the twin of python/rlarchive/extensions/policy/observations.py.
+//
+// A space is a decoded Space object (kind, shape, n, nvec, low, high, spaces). `asBatch`
+// tells a single observation from a batch as Stable-Baselines3's is_vectorized_observation
+// does, for every kind, and `batch` for every key of a Dict (all keys single, or all a batch
+// of the same size); `preprocess` turns a batch into the float32 input of the network.
+// Observations that do not fit are errors of the caller: TypeError.
+
+const f32 = Math.fround;
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+
+/** The kind of a space: 'box', 'discrete', 'multi_discrete', 'multi_binary', 'dict', ... */
+export const kind = (space) => space.kind;
+
+/** The keys of a Dict space, in its order. */
+export const dictKeys = (space) => space.spaces.map(([key]) => key);
+
+/** The space of `key` in a Dict space. */
+export function subspace(space, key) {
+  const found = space.spaces.find(([k]) => k === key);
+  if (!found) throw new TypeError(`the Dict space has no key ${JSON.stringify(key)}`);
+  return found[1];
+}
+
+const IMAGES = new WeakMap();
+
+/** SB3's is_image_space without the channel check: a U8 Box of rank 3 with bounds 0 and 255 (remembered per space). */
+export function isImage(space) {
+  if (space.kind !== 'box' || space.shape.length !== 3 || space.low.dtype !== 'U8') return false;
+  if (!IMAGES.has(space))
+    IMAGES.set(space, space.low.data.every((x) => x === 0) && space.high.data.every((x) => x === 255));
+  return IMAGES.get(space);
+}
+
+/** The shape of one observation of a Box, Discrete ([]), MultiDiscrete or MultiBinary space. */
+export function observationShape(space) {
+  switch (space.kind) {
+    case 'box':
+      return space.shape.map(num);
+    case 'discrete':
+      return [];
+    case 'multi_discrete':
+      return space.nvec.shape.map(num);
+    case 'multi_binary':
+      return Array.isArray(space.n)
+        ? space.n.map(num)
+        : ArrayBuffer.isView(space.n)
+          ? Array.from(space.n, num)
+          : [num(space.n)];
+    default:
+      throw new TypeError(`no observation shape for a ${space.kind} space`);
+  }
+}
+
+/** Every element of nested arrays, typed arrays, an NDArray-like or a Scalar, as a flat array (a typed array is returned as it is). */
+export function flatValues(v) {
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return [v];
+  if (ArrayBuffer.isView(v)) return v;
+  if (Array.isArray(v)) return v.flatMap(flatValues);
+  if (v !== null && typeof v === 'object') {
+    if (v.data !== undefined) return flatValues(v.data);
+    if (v.value !== undefined && v.dtype !== undefined) return flatValues(v.value); // a Scalar
+  }
+  throw new TypeError(`not an observation array: ${v === null ? 'null' : typeof v}`);
+}
+
+/** The shape of nested arrays, a typed array (1-d), an NDArray-like ({shape}), a Scalar or a number ([]). */
+export function shapeOf(v) {
+  if (
+    v &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    !ArrayBuffer.isView(v) &&
+    (Array.isArray(v.shape) || ArrayBuffer.isView(v.shape))
+  )
+    return Array.from(v.shape, num);
+  if (Array.isArray(v)) {
+    if (v.length === 0) return [0];
+    const inner = shapeOf(v[0]);
+    for (const item of v)
+      if (!sameShape(shapeOf(item), inner)) throw new TypeError('a ragged nested array is not an observation');
+    return [v.length, ...inner];
+  }
+  if (ArrayBuffer.isView(v)) return [v.length];
+  return [];
+}
+
+const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+
+/**
+ * One observation or a batch of `space`: {values (flat, C order), n, single}, transposing channel-last
+ * images as SB3 does. Single when the shape is the space's observation shape, a batch of n when it is
+ * [n, ...shape]; anything else is a TypeError.
+ */
+export function asBatch(obs, space) {
+  if (obs === undefined || obs === null) throw new TypeError('an observation is missing');
+  let shape = shapeOf(obs);
+  let values = flatValues(obs);
+  const want = observationShape(space);
+  if (values.length !== shape.reduce((a, b) => a * b, 1))
+    throw new TypeError(`an observation of shape [${shape}] with ${values.length} values`);
+  if (
+    isImage(space) &&
+    (shape.length === 3 || shape.length === 4) &&
+    !sameShape(shape.slice(-3), want) &&
+    sameShape(shape.slice(-3), [want[1], want[2], want[0]])
+  ) {
+    const [C, H, W] = want; // SB3's maybe_transpose: the env gives channel-last (H, W, C)
+    const n = values.length / (C * H * W);
+    const t = new Array(values.length);
+    for (let b = 0; b < n; b++) {
+      for (let y = 0; y < H; y++)
+        for (let x = 0; x < W; x++)
+          for (let c = 0; c < C; c++)
+            t[b * C * H * W + (c * H + y) * W + x] = values[b * C * H * W + (y * W + x) * C + c];
+    }
+    values = t;
+    shape = [...shape.slice(0, -3), C, H, W];
+  }
+  if (sameShape(shape, want)) return { values, n: 1, single: true };
+  if (shape.length === want.length + 1 && sameShape(shape.slice(1), want))
+    return { values, n: shape[0], single: false };
+  throw new TypeError(`observation of shape [${shape}] for a space of shape [${want}]`);
+}
+
+/**
+ * The observation as a batch ({obs, single, n}): for a Dict space `obs` maps each key to its batch.
+ * A Dict observation (an object or a Map) is single when every key is single, a batch of n when every key
+ * is a batch of the same n (RLA_policy §4); keys that disagree are a TypeError.
+ */
+export function batch(observation, space) {
+  if (space.kind !== 'dict') {
+    const b = asBatch(observation, space);
+    return { obs: b, single: b.single, n: b.n };
+  }
+  if (
+    observation === null ||
+    typeof observation !== 'object' ||
+    Array.isArray(observation) ||
+    ArrayBuffer.isView(observation)
+  ) {
+    throw new TypeError('a Dict observation space takes an object (or a Map) of observations');
+  }
+  const get = (k) =>
+    observation instanceof Map ? observation.get(k) : Object.hasOwn(observation, k) ? observation[k] : undefined;
+  const obs = {};
+  let single = null;
+  let n = null;
+  for (const [key, sub] of space.spaces) {
+    if (get(key) === undefined) throw new TypeError(`the observation lacks the key ${JSON.stringify(key)}`);
+    const b = asBatch(get(key), sub);
+    if (single === null) {
+      single = b.single;
+      n = b.n;
+    } else if (b.single !== single || b.n !== n) {
+      const what = (one, size) => (one ? 'one observation' : `a batch of ${size}`);
+      throw new TypeError(
+        `the key ${JSON.stringify(key)} is ${what(b.single, b.n)} while the keys before it are ${what(single, n)}`,
+      );
+    }
+    obs[key] = b;
+  }
+  return { obs, single, n };
+}
+
+/** The one-hot vectors of each component (sizes `nvec`), concatenated per observation. */
+export function oneHot(values, nvec, n) {
+  const width = nvec.reduce((a, b) => a + b, 0);
+  const data = new Float32Array(n * width);
+  for (let b = 0; b < n; b++) {
+    let offset = 0;
+    nvec.forEach((size, k) => {
+      const v = num(values[b * nvec.length + k]);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= size)
+        throw new TypeError(`a discrete observation outside 0..${size - 1}`);
+      data[b * width + offset + v] = 1;
+      offset += size;
+    });
+  }
+  return { shape: [n, width], data };
+}
+
+/** float32 copies of numbers (a typed array is converted in one pass; BigInts and booleans as numbers). */
+function toFloat32(values) {
+  if (ArrayBuffer.isView(values) && !(values instanceof BigInt64Array || values instanceof BigUint64Array))
+    return new Float32Array(values);
+  return Float32Array.from(values, (v) => Number(v));
+}
+
+/** A batch of observations of `space` ({values, n}, the values already normalised when they had to be) as the float32 input: {shape, data}. */
+export function preprocess(b, space, normalizeImages) {
+  const values = b.values;
+  const n = b.n;
+  switch (space.kind) {
+    case 'box': {
+      const data = toFloat32(values);
+      if (normalizeImages && isImage(space)) for (let i = 0; i < data.length; i++) data[i] = f32(data[i] / 255);
+      return { shape: [n, ...observationShape(space)], data };
+    }
+    case 'discrete':
+      return oneHot(values, [num(space.n)], n);
+    case 'multi_discrete':
+      return oneHot(values, Array.from(space.nvec.data, num), n);
+    case 'multi_binary':
+      return { shape: [n, ...observationShape(space)], data: toFloat32(values) };
+    default:
+      throw new TypeError(`no preprocessing for a ${space.kind} space`);
+  }
+}
