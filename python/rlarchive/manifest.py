@@ -12,14 +12,14 @@ from typing import Any
 
 from . import metadata as metadata_keys
 from .errors import RlarchiveError, esc
-from .extensions import SUPPORTED
+from .extensions import NAMES
 from .limits import MAX_MEMBERS
 
 FORMAT = "rlarchive"
 FORMAT_VERSION = "1.0"
 MAJOR, MINOR = 1, 0
 #: Extensions this implementation supports (spec §5.4 and spec/extensions/).
-SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(SUPPORTED)
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(NAMES)
 KNOWN_PROPERTIES = {
     "format",
     "format_version",

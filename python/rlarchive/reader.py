@@ -21,8 +21,6 @@ from .checks import (
 )
 from .dump import dump as dump_state
 from .errors import RlarchiveError
-from .extensions import replay_buffer, vec_normalize
-from .extensions.policy import description as policy_description
 from .sources import Source, SourceInput, open_source
 from .tensor_slice import TensorSlice, framework_of, on_device
 from .tensors import TensorInfo, view_numpy, view_torch
@@ -271,10 +269,12 @@ class Archive:
         The extension member is checked first (spec RLA_vec_normalize §5):
         RlarchiveError with its code for a malformed member.
         """
-        raw = self.extension_document(vec_normalize.EXTENSION)
+        from .extensions.vec_normalize import from_value
+
+        raw = self.extension_document(extensions.VEC_NORMALIZE)
         if raw is None:
             return None
-        return vec_normalize.from_value(Decoder(self._numpy_ref, "neutral").decode(raw))
+        return from_value(Decoder(self._numpy_ref, "neutral").decode(raw))
 
     def replay_buffer(self) -> ReplayBufferData | None:
         """The replay buffer (extension ``RLA_replay_buffer``), or None when the archive has none.
@@ -284,10 +284,12 @@ class Archive:
         timeouts; its referenced arrays are then zero-copy views on the
         mapped archive (from a remote source, each is fetched once here).
         """
-        raw = self.extension_document(replay_buffer.EXTENSION)
+        from .extensions.replay_buffer import from_value
+
+        raw = self.extension_document(extensions.REPLAY_BUFFER)
         if raw is None:
             return None
-        return replay_buffer.from_value(self._decoder(self._numpy_ref).decode(raw))
+        return from_value(self._decoder(self._numpy_ref).decode(raw))
 
     def policy(self) -> Policy | None:
         """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.
@@ -298,7 +300,7 @@ class Archive:
         """
         from .extensions.policy.evaluator import Policy
 
-        raw = self.extension_document(policy_description.EXTENSION)
+        raw = self.extension_document(extensions.POLICY)
         if raw is None:
             return None
         copies: dict[tuple[str, str], Any] = {}  # one copy per tensor, however many nodes reference it

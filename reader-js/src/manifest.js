@@ -2,14 +2,14 @@
 
 import { fail, pointerJoin } from './errors.js';
 import { validateSchema } from './schema.js';
-import { SUPPORTED } from './extensions/index.js';
+import { NAMES } from './extensions/index.js';
 import { MAX_MEMBERS } from './limits.js';
 
 export const FORMAT = 'rlarchive';
 export const MAJOR = 1;
 export const MINOR = 0;
 /** Extensions this reader supports (spec §5.4 and spec/extensions/). */
-export const SUPPORTED_EXTENSIONS = Object.freeze([...SUPPORTED.keys()]);
+export const SUPPORTED_EXTENSIONS = NAMES;
 export const KNOWN_PROPERTIES = Object.freeze([
   'format',
   'format_version',

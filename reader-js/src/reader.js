@@ -12,12 +12,9 @@ import { entryPointer, findTensor, groupOf, memberOf, readTensor } from './tenso
 import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
-import { readDocument } from './extensions/index.js';
+import { POLICY, REPLAY_BUFFER, VEC_NORMALIZE, readDocument } from './extensions/index.js';
 import { checkData, checkExtensions, checkState, dataWarnings, STEPS } from './checks.js';
 import { VERSION } from './version.js';
-import { EXTENSION as VEC_NORMALIZE } from './extensions/vec_normalize/index.js';
-import { EXTENSION as POLICY } from './extensions/policy/description.js';
-import { EXTENSION as REPLAY_BUFFER } from './extensions/replay_buffer/index.js';
 import { Policy } from './extensions/policy/evaluator.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 

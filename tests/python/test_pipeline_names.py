@@ -47,3 +47,16 @@ def test_the_zip_directory_is_read_by_the_same_functions():
     }
     assert record_readers <= python
     assert {_camel(n) for n in record_readers} <= exported
+
+
+def test_the_registries_name_the_same_extensions_in_the_same_order():
+    import json
+    import subprocess
+
+    from rlarchive import extensions
+
+    registry = os.path.join(ROOT, "reader-js", "src", "extensions", "index.js")
+    script = f"import {{ NAMES, SUPPORTED }} from {json.dumps('file://' + registry)}; console.log(JSON.stringify([NAMES, [...SUPPORTED.keys()]]))"
+    out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    names, supported = json.loads(out.stdout)
+    assert names == supported == list(extensions.NAMES) == list(extensions.SUPPORTED)

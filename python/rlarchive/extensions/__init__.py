@@ -9,28 +9,51 @@ the extension member. Readers do this when the caller asks for the
 extension's content; the dump and the validator do it for every used
 extension (spec §11.1 step 11, :func:`rlarchive.checks.check_extensions`).
 The checks take the :class:`rlarchive.checks.CheckState` after step 8.
+
+Each extension has a folder of its own here (the same as in the JavaScript
+reader's ``src/extensions/``): :mod:`.policy`, :mod:`.vec_normalize`,
+:mod:`.training` and :mod:`.replay_buffer`. This registry names them
+(:data:`NAMES`) without importing them: an extension's module is imported the
+first time its entry of :data:`SUPPORTED` is read, so that reading a manifest,
+which needs the names only, loads no extension's checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RlarchiveError, members_pointer
 from ..tensors import check_reference
 from ..values import Checker
 from ..zipread import read_json_member
-from . import replay_buffer as _replay_buffer
-from . import training as _training
-from . import vec_normalize as _vec_normalize
-from .policy import description as _policy
 
 if TYPE_CHECKING:
     from ..checks import CheckState
     from ..reader import Archive
 
-__all__ = ["Extension", "SUPPORTED", "read_document", "supported_used", "data_of"]
+__all__ = [
+    "Extension",
+    "NAMES",
+    "POLICY",
+    "VEC_NORMALIZE",
+    "TRAINING",
+    "REPLAY_BUFFER",
+    "SUPPORTED",
+    "read_document",
+    "supported_used",
+    "data_of",
+]
+
+POLICY = "RLA_policy"
+VEC_NORMALIZE = "RLA_vec_normalize"
+TRAINING = "RLA_training"
+REPLAY_BUFFER = "RLA_replay_buffer"
+#: The supported extensions, in the order the dump and the validator check them.
+NAMES: tuple[str, ...] = (POLICY, VEC_NORMALIZE, TRAINING, REPLAY_BUFFER)
 
 
 @dataclass(frozen=True)
@@ -49,37 +72,72 @@ class Extension:
     reads_data: bool = True
 
 
-#: Supported extensions by name, in the order the dump and the validator check them.
-SUPPORTED: Mapping[str, Extension] = {
-    e.name: e
-    for e in (
-        Extension(_policy.EXTENSION, _policy.MEMBER, _policy.KEY, _policy.check, _policy.GROUP),
-        Extension(
-            _vec_normalize.EXTENSION,
-            _vec_normalize.MEMBER,
-            _vec_normalize.KEY,
-            _vec_normalize.check,
-            _vec_normalize.GROUP,
-            _vec_normalize.check_content,
-        ),
-        Extension(
-            _training.EXTENSION,
-            _training.MEMBER,
-            _training.KEY,
-            _training.check,
-            _training.GROUP,
-            _training.check_content,
-        ),
-        Extension(
-            _replay_buffer.EXTENSION,
-            _replay_buffer.MEMBER,
-            _replay_buffer.KEY,
-            _replay_buffer.check,
-            _replay_buffer.GROUP,
-            _replay_buffer.check_content,
-        ),
-    )
+def _policy() -> ModuleType:
+    from .policy import description
+
+    return description
+
+
+def _vec_normalize() -> ModuleType:
+    from . import vec_normalize
+
+    return vec_normalize
+
+
+def _training() -> ModuleType:
+    from . import training
+
+    return training
+
+
+def _replay_buffer() -> ModuleType:
+    from . import replay_buffer
+
+    return replay_buffer
+
+
+#: Each supported extension's module of checks, imported when first asked for.
+_MODULES: Mapping[str, Callable[[], ModuleType]] = {
+    POLICY: _policy,
+    VEC_NORMALIZE: _vec_normalize,
+    TRAINING: _training,
+    REPLAY_BUFFER: _replay_buffer,
 }
+
+
+@cache
+def _entry(name: str) -> Extension:
+    """An extension's entry, read from its module: ``EXTENSION``, ``MEMBER``, ``KEY``, ``GROUP``, ``check`` and,
+    when it has rules that read element bytes, ``check_content``."""
+    e = _MODULES[name]()
+    if e.EXTENSION != name:
+        raise RuntimeError(f"the registry names {name}, its module declares {e.EXTENSION}")
+    return Extension(name, e.MEMBER, e.KEY, e.check, e.GROUP, getattr(e, "check_content", None))
+
+
+class _Supported(Mapping[str, Extension]):
+    """Name -> :class:`Extension`, in :data:`NAMES` order; an entry's module is imported when the entry is first read."""
+
+    def __getitem__(self, name: str) -> Extension:
+        if name not in _MODULES:
+            raise KeyError(name)
+        return _entry(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _MODULES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(NAMES)
+
+    def __len__(self) -> int:
+        return len(NAMES)
+
+    def __repr__(self) -> str:
+        return f"SUPPORTED{list(NAMES)}"
+
+
+#: Supported extensions by name, in the order the dump and the validator check them.
+SUPPORTED: Mapping[str, Extension] = _Supported()
 
 
 def _relocated(e: RlarchiveError, member: str) -> RlarchiveError:

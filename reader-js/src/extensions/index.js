@@ -6,6 +6,10 @@
 // applies, in order: the JSON rules of §6, the value rules of §7, the
 // references of §7.6, then the extension's own structure
 // (EXTENSION_INVALID); every error names the extension member.
+//
+// Each extension has a folder of its own here (the same as in the Python
+// package's extensions/): policy/, vec_normalize/, training/, replay_buffer/.
+// NAMES names them; manifest.js reads the names only.
 
 import { fail, membersPointer } from '../errors.js';
 import { checkValue, isMap } from '../values.js';
@@ -16,22 +20,40 @@ import * as vecNormalize from './vec_normalize/index.js';
 import * as trainingState from './training/index.js';
 import * as replayBuffer from './replay_buffer/index.js';
 
+export const POLICY = 'RLA_policy';
+export const VEC_NORMALIZE = 'RLA_vec_normalize';
+export const TRAINING = 'RLA_training';
+export const REPLAY_BUFFER = 'RLA_replay_buffer';
+/** The supported extensions, in the order the dump checks them. */
+export const NAMES = Object.freeze([POLICY, VEC_NORMALIZE, TRAINING, REPLAY_BUFFER]);
+
+const MODULES = {
+  [POLICY]: policyDescription,
+  [VEC_NORMALIZE]: vecNormalize,
+  [TRAINING]: trainingState,
+  [REPLAY_BUFFER]: replayBuffer,
+};
+
 /** Supported extensions by name, in the order the dump checks them. */
 export const SUPPORTED = new Map(
   // readsData: its checks read data.json (its spaces), so a validator does not check it after
   // data.json failed (§11.1 step 11); every extension defined today does.
-  [policyDescription, vecNormalize, trainingState, replayBuffer].map((e) => [
-    e.EXTENSION,
-    {
-      name: e.EXTENSION,
-      member: e.MEMBER,
-      key: e.KEY,
-      check: e.check,
-      group: e.GROUP,
-      checkContent: e.checkContent,
-      readsData: true,
-    },
-  ]),
+  NAMES.map((name) => {
+    const e = MODULES[name];
+    if (e.EXTENSION !== name) throw new Error(`the registry names ${name}, its module declares ${e.EXTENSION}`);
+    return [
+      name,
+      {
+        name,
+        member: e.MEMBER,
+        key: e.KEY,
+        check: e.check,
+        group: e.GROUP,
+        checkContent: e.checkContent,
+        readsData: true,
+      },
+    ];
+  }),
 );
 
 /**
