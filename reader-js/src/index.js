@@ -15,7 +15,7 @@ export { loadSchemas, getSchema } from './schemas.js';
 export { openSource, MemorySource, BlobSource, FileSource, HttpSource } from './sources.js';
 export * as limits from './limits.js';
 export { SUPPORTED_EXTENSIONS } from './manifest.js';
-export { Policy, act, ACTIVATIONS } from './extensions/policy/evaluator.js';
+export { Policy, act, ACTIVATIONS } from './extensions/policy/index.js';
 export * as observations from './extensions/policy/observations.js';
 export {
   STEPS,

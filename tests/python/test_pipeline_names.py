@@ -2,7 +2,8 @@
 
 The steps of spec §11.1 are ``rlarchive.checks.STEPS`` and ``STEPS`` of reader-js/src/checks.js; the ZIP
 directory is read by the public functions of ``rlarchive.zipread`` and reader-js/src/zipread.js. The names
-are the same words, snake_case in Python and camelCase in JavaScript.
+are the same words, snake_case in Python and camelCase in JavaScript. The extensions' registries name the same
+extensions in the same order, and python/rlarchive/extensions/ and reader-js/src/extensions/ have the same folders.
 """
 
 import os
@@ -60,3 +61,47 @@ def test_the_registries_name_the_same_extensions_in_the_same_order():
     out = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
     names, supported = json.loads(out.stdout)
     assert names == supported == list(extensions.NAMES) == list(extensions.SUPPORTED)
+
+
+#: modules one language has and the other has not, by folder: the ONNX export (Python), the sums' kernels (JavaScript)
+ONLY_PYTHON = {"extensions/policy": {"onnx_export", "onnx_graph", "onnx_lowering"}}
+ONLY_JAVASCRIPT = {"extensions/policy": {"gemm", "gemm-wasm"}}
+
+
+def _tree(root: str, suffix: str) -> dict:
+    """Folder (from ``root``) -> the stems of its modules, a package's ``__init__`` named ``index`` as in JavaScript."""
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        stems = {f[: -len(suffix)] for f in files if f.endswith(suffix)}
+        out[os.path.relpath(folder, os.path.dirname(root)).replace(os.sep, "/")] = {
+            "index" if s == "__init__" else s for s in stems
+        }
+    return out
+
+
+def test_the_extension_folders_are_the_same_in_both_languages():
+    """python/rlarchive/extensions/ and reader-js/src/extensions/ hold the same folders, each with the same modules
+    (but for the ones a language alone has): the registry, then one folder per extension."""
+    python = _tree(os.path.join(ROOT, "python", "rlarchive", "extensions"), ".py")
+    javascript = _tree(os.path.join(ROOT, "reader-js", "src", "extensions"), ".js")
+    assert (
+        sorted(python)
+        == sorted(javascript)
+        == [
+            "extensions",
+            "extensions/policy",
+            "extensions/replay_buffer",
+            "extensions/training",
+            "extensions/vec_normalize",
+        ]
+    )
+    for folder in python:
+        assert python[folder] - ONLY_PYTHON.get(folder, set()) == javascript[folder] - ONLY_JAVASCRIPT.get(
+            folder, set()
+        ), folder
+        assert (
+            ONLY_PYTHON.get(folder, set()) <= python[folder]
+            and ONLY_JAVASCRIPT.get(folder, set()) <= javascript[folder]
+        )
+    assert "index" in python["extensions/policy"] and "evaluator" in javascript["extensions/policy"]
