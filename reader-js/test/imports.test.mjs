@@ -1,6 +1,9 @@
 // The reader's modules (src/**/*.js; web/ is the inspector, not the reader)
-// import one another without a cycle: every static `import ... from './x.js'`,
-// every `export ... from './x.js'` and every dynamic `import('./x.js')` counts.
+// import one another without a cycle, and each layer imports only what it may:
+// every static `import ... from './x.js'`, every `export ... from './x.js'` and
+// every dynamic `import('./x.js')` counts. The layers are the Python package's
+// (tests/python/test_imports.py): the core (src/*.js), the registry
+// (extensions/index.js) and one folder per extension (extensions/NAME/).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -44,6 +47,36 @@ export function findCycle(graph) {
     }
   }
   return null;
+}
+
+const layerOf = (f) => (!f.includes('/') ? 'core' : f === 'extensions/index.js' ? 'registry' : 'extension');
+const folderOf = (f) => f.split('/')[1];
+/** The extensions an extension builds on: the policy normalises with RLA_vec_normalize's statistics. */
+const DEPENDS = { policy: ['vec_normalize'] };
+/** The core's accessors of an extension's content, the only core modules that import an extension's module. */
+const ACCESSORS = {
+  'reader.js': ['extensions/policy/evaluator.js'],
+  'index.js': ['extensions/policy/index.js', 'extensions/policy/observations.js'],
+};
+
+/**
+ * Every import a module's layer may not make: the core reaches an extension through the registry (or is one of
+ * its accessors); an extension's folder imports the core and itself (and what it builds on), not the registry.
+ */
+export function brokenRules(graph) {
+  const broken = [];
+  for (const [f, deps] of [...graph].sort()) {
+    for (const d of [...deps].sort()) {
+      const [mine, theirs] = [layerOf(f), layerOf(d)];
+      const [own, other] = [folderOf(f), folderOf(d)];
+      if (mine === 'core' && theirs === 'extension' && !(ACCESSORS[f] ?? []).includes(d))
+        broken.push(`${f} imports ${d} (the core reaches an extension through the registry)`);
+      else if (mine === 'extension' && theirs === 'registry') broken.push(`${f} imports ${d} (the registry)`);
+      else if (mine === 'extension' && theirs === 'extension' && other !== own && !(DEPENDS[own] ?? []).includes(other))
+        broken.push(`${f} imports ${d} (another extension's folder)`);
+    }
+  }
+  return broken;
 }
 
 const modules = readdirSync(SRC, { recursive: true })
@@ -92,4 +125,24 @@ test('every import of src/ names a module of src/', () => {
 test('src/ has no import cycle', () => {
   const cycle = findCycle(graph);
   assert.equal(cycle, null, `import cycle: ${cycle?.join(' -> ')}`);
+});
+
+test('each layer imports only what it may', () => {
+  assert.deepEqual(brokenRules(graph), []);
+  assert.ok(graph.get('reader.js').includes('extensions/index.js'), 'the core reads the registry');
+});
+
+test('the layer rules catch each case', () => {
+  const bad = new Map([
+    ['manifest.js', ['extensions/policy/description.js', 'extensions/index.js']],
+    ['reader.js', ['extensions/training/index.js']],
+    ['extensions/training/index.js', ['extensions/index.js', 'extensions/replay_buffer/index.js', 'errors.js']],
+    ['extensions/policy/evaluator.js', ['extensions/vec_normalize/index.js', 'extensions/policy/ops.js']],
+  ]);
+  assert.deepEqual(brokenRules(bad), [
+    'extensions/training/index.js imports extensions/index.js (the registry)',
+    "extensions/training/index.js imports extensions/replay_buffer/index.js (another extension's folder)",
+    'manifest.js imports extensions/policy/description.js (the core reaches an extension through the registry)',
+    'reader.js imports extensions/training/index.js (the core reaches an extension through the registry)',
+  ]);
 });

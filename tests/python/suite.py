@@ -29,7 +29,7 @@ def schema_validator(name: str):
 
 def import_cycle(graph: dict[str, set[str]]) -> list[str]:
     """One cycle of an import graph (module -> the modules it imports) as a path whose first module is
-    repeated at its end, or [] when there is none (the import tests of the core and of the bridges)."""
+    repeated at its end, or [] when there is none (test_imports.py, over every module of the package)."""
     state: dict[str, int] = {}  # 1: on the path, 2: done
     path: list[str] = []
 

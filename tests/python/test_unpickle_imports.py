@@ -1,6 +1,6 @@
 """The restricted unpickler's modules and the replay buffer bridge, split: the modules are there, their facades
 keep their public names, and each reads in one sitting. (No import cycle and no private name across modules:
-test_interop_imports.py, over every module of the bridges.)"""
+test_imports.py, over every module of the package.)"""
 
 import ast
 from pathlib import Path
