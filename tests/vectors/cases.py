@@ -2059,4 +2059,5 @@ import cases_policy_numerics  # noqa: E402,F401
 import cases_training  # noqa: E402,F401
 import cases_training_random  # noqa: E402,F401
 import cases_replay_buffer  # noqa: E402,F401
+import cases_param_tensors  # noqa: E402,F401
 # isort: on
