@@ -21,6 +21,7 @@ from .. import replay_buffer as replay_buffer_ext
 from ..errors import RlarchiveError
 from ..values import ClassRef, Opaque
 from . import pickler
+from .optimizer_names import without_param_tensors
 from .sb3_keys import META_TORCH_VALUES
 from .sb3_zip import escape_pointer, unsupported
 
@@ -217,7 +218,7 @@ def archive_parts(ar: Any, copy: bool, unverified: Iterable[str] = ()):
         else:
             params[g] = ts
     for name in ar.optimizer_names:
-        params[name] = _clone_tensors(ar.optimizer(name, framework="torch"))
+        params[name] = without_param_tensors(_clone_tensors(ar.optimizer(name, framework="torch")))
     # policy first, as SB3 writes it
     ordered = {k: params[k] for k in sorted(params, key=lambda n: (n != "policy", n))}
     if META_TORCH_VALUES in metadata:
