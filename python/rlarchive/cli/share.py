@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..filenames import escape_name, json_text, printable
-from .common import EXIT_OK, key_value, line, pairs
+from .common import EXIT_OK, line, metadata_pair, pairs
 
 
 def _print_metadata(metadata: dict[str, Any], as_json: bool) -> None:
@@ -61,7 +61,7 @@ def add_commands(sub: Any) -> None:
         help="print an archive's metadata, or change it (--set, --unset) by rewriting the archive atomically",
     )
     p.add_argument("file")
-    p.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE", help="put KEY (repeatable)")
+    p.add_argument("--set", action="append", type=metadata_pair, metavar="KEY=VALUE", help="put KEY (repeatable)")
     p.add_argument("--unset", action="append", default=[], metavar="KEY", help="remove KEY (repeatable; before --set)")
     p.add_argument("--json", action="store_true", help="print the metadata as one JSON object")
     p.set_defaults(fn=cmd_metadata)
