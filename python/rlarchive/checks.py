@@ -367,8 +367,8 @@ def check_references(state: CheckState) -> CheckState:
             break
     policy = state.tensor_headers.get(param_tensors.POLICY_GROUP, _NOTHING)
     shapes = None if param_tensors.POLICY_GROUP in state.failed_groups else {n: i.shape for n, i in policy.items()}
-    e = param_tensors.check(state.document["optimizers"], shapes)
-    return replace(state, issues=state.issues + tuple(issues) + ((e,) if e is not None else ()))
+    broken = param_tensors.check(state.document["optimizers"], shapes)
+    return replace(state, issues=state.issues + tuple(issues) + ((broken,) if broken is not None else ()))
 
 
 def check_digests(
