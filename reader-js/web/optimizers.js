@@ -2,16 +2,17 @@
 //
 // An optimizer's state (spec §7.9) is a `dict` from integer keys to each
 // parameter's state (Adam's `exp_avg`, `exp_avg_sq`, `step`), its tensors in
-// the group `optimizer.NAME`; the keys are positions in the optimizer's
-// parameter list, which its `param_groups` give in order. The archive does
-// not name the parameters: they are the module's parameters in PyTorch's
-// order, which the tensor group's names (sorted) do not keep. So each
+// the group `optimizer.NAME`; the keys are the ids its `param_groups` list.
+// A parameter group names its parameters by the tensors of the group
+// `policy` they are in `param_tensors`: those names are taken as recorded.
+// An archive written without them (an older writer) gets a guess: each
 // position is matched to a parameter of the module the optimizer belongs to
 // (Annex B: `policy.optimizer` the whole policy, `actor.optimizer` the
 // tensors `actor.*`, `ent_coef_optimizer` the variable `log_ent_coef`) with
 // the shape of its state, taking the parameters in PyTorch's usual order
-// (`weight` before `bias`, numbered layers in their order); a match is
-// `certain` when no other parameter of the module has that shape.
+// (`weight` before `bias`, numbered layers in their order), which need not be
+// the optimizer's; a guess is `certain` when no other parameter of the module
+// has that shape. Python's rlarchive.param_tensors names them the same way.
 
 import { NDArray } from '../src/index.js';
 import { findAll } from './walk.js';
@@ -60,12 +61,28 @@ function moduleParameters(archive, optimizer) {
 
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
+/** State key (the parameter's id, as a string) -> the policy tensor its group's `param_tensors` names it by. */
+function recordedNames(archive, groups) {
+  const policy = archive.groups.includes('policy') ? archive.tensorInfo('policy') : [];
+  const shapes = new Map(policy.map((t) => [t.name, t.shape.map(Number)]));
+  const out = new Map();
+  for (const g of groups) {
+    const names = g?.param_tensors;
+    if (!Array.isArray(names) || !Array.isArray(g.params) || names.length !== g.params.length) continue;
+    g.params.forEach((id, i) => {
+      if (shapes.has(names[i])) out.set(String(id), { group: 'policy', name: names[i], shape: shapes.get(names[i]) });
+    });
+  }
+  return out;
+}
+
 /**
  * The state tensors of optimizer `name` by the parameter they belong to.
  * @param {import('../index.js').Archive} archive
  * @param {string} name the optimizer's name (its tensors are in group `optimizer.NAME`)
- * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, certain: boolean, alternatives: string[], tensors: string[]}>, other: string[]}}
- *   each position of the optimizer's parameter list that has state, in order, with its tensor names; `other`: tensors of the group found under no position
+ * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, recorded: boolean, certain: boolean, alternatives: string[], tensors: string[]}>, other: string[]}}
+ *   each position of the optimizer's parameter list that has state, in order, with its tensor names (`recorded`:
+ *   named by the archive's `param_tensors`, else guessed by shape); `other`: tensors of the group found under no position
  */
 export function optimizerLayout(archive, name) {
   const group = `optimizer.${name}`;
@@ -80,16 +97,24 @@ export function optimizerLayout(archive, name) {
       .filter((nd) => nd.ref?.group === group);
     byKey.set(String(key), refs);
   }
-  const positions = (Array.isArray(value?.param_groups) ? value.param_groups : []).flatMap((g) =>
-    Array.isArray(g?.params) ? g.params.map(String) : [],
-  );
+  const groups = Array.isArray(value?.param_groups) ? value.param_groups : [];
+  const positions = groups.flatMap((g) => (Array.isArray(g?.params) ? g.params.map(String) : []));
   for (const key of byKey.keys()) if (!positions.includes(key)) positions.push(key);
   const candidates = moduleParameters(archive, name);
-  const used = new Set();
+  const named = recordedNames(archive, groups);
+  const used = new Set(
+    candidates.filter((c) => c.group === 'policy' && [...named.values()].some((p) => p.name === c.name)),
+  );
   const params = [];
   positions.forEach((key, position) => {
     const refs = byKey.get(key);
     if (!refs?.length) return;
+    const tensors = refs.map((nd) => nd.ref.name);
+    const recorded = named.get(key);
+    if (recorded) {
+      params.push({ position, key, parameter: recorded, recorded: true, certain: true, alternatives: [], tensors });
+      return;
+    }
     const shaped = refs.find((nd) => nd.shape.length > 0);
     const shape = shaped ? shaped.shape.map(Number) : null;
     const fits = shape ? candidates.filter((c) => sameShape(c.shape, shape)) : [];
@@ -99,9 +124,10 @@ export function optimizerLayout(archive, name) {
       position,
       key,
       parameter,
+      recorded: false,
       certain: parameter !== null && fits.length === 1,
       alternatives: fits.filter((c) => c !== parameter).map((c) => c.name),
-      tensors: refs.map((nd) => nd.ref.name),
+      tensors,
     });
   });
   const listed = new Set(params.flatMap((p) => p.tensors));
