@@ -113,8 +113,9 @@ def print_summary(cases: list[Any], names: list[Any], results: dict[str, Any]) -
         who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
         sent = len(cases) - count["n/a"]
         print(
-            f"{printable(n)} ({printable(who)}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
-            f" of {sent} cases sent in {results[n]['__seconds__']:.1f} s; coverage {sent} of {len(cases)} cases"
+            f"{printable(n)} ({printable(who)}): {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), "
+            f"{count['xfail']} expected failure{'s' * (count['xfail'] != 1)} of {sent} case{'s' * (sent != 1)} sent in "
+            f"{results[n]['__seconds__']:.1f} s; coverage {sent} of {len(cases)} case{'s' * (len(cases) != 1)}"
             + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
         )
     return total_pass, total_fail
