@@ -21,7 +21,7 @@ from typing import Any
 
 from .errors import RlarchiveError, esc
 
-__all__ = ["PARAM_TENSORS", "POLICY_GROUP", "Parameter", "check", "state_parameters"]
+__all__ = ["PARAM_TENSORS", "POLICY_GROUP", "Parameter", "check", "states", "state_parameters"]
 
 #: The member of a parameter group that names its parameters.
 PARAM_TENSORS = "param_tensors"
@@ -44,16 +44,14 @@ def _param_groups(opt: Any) -> list[Any]:
     return groups if isinstance(groups, list) else []
 
 
-def state_of(opt: Any, pid: Any) -> Any:
-    """The state of parameter ``pid`` in an optimizer value (raw JSON): the value of the ``state`` entry whose key
-    is that integer (spec §7.5 ``dict``), or None."""
+def states(opt: Any) -> dict[int, Any]:
+    """Parameter id -> its state in an optimizer value (raw JSON): the entries of its ``state`` (a ``dict``, spec
+    §7.5) whose key is a plain integer (distinct: step 7 checked the keys), read once, so that looking a parameter
+    up costs nothing however many there are."""
     state = opt.get("state") if _is_map(opt) else None
     if not (isinstance(state, dict) and state.get("$type") == "dict" and isinstance(state.get("entries"), list)):
-        return None
-    for entry in state["entries"]:
-        if isinstance(entry, list) and len(entry) == 2 and _is_int(entry[0]) and entry[0] == pid:
-            return entry[1]
-    return None
+        return {}
+    return {e[0]: e[1] for e in state["entries"] if isinstance(e, list) and len(e) == 2 and _is_int(e[0])}
 
 
 def ndarrays(v: Any) -> Iterator[dict[str, Any]]:
@@ -80,7 +78,9 @@ def _fail(code: str, message: str, pointer: str) -> RlarchiveError:
     return RlarchiveError(code, message, member=_DATA, pointer=pointer)
 
 
-def _check_group(opt: Any, g: dict[str, Any], ptr: str, seen: set[str], policy: Mapping[str, Any] | None) -> None:
+def _check_group(
+    by_id: Mapping[int, Any], g: dict[str, Any], ptr: str, seen: set[str], policy: Mapping[str, Any] | None
+) -> None:
     names = g[PARAM_TENSORS]
     if not isinstance(names, list):
         raise _fail("VALUE_INVALID", f"{PARAM_TENSORS} must be a list of tensor names", ptr)
@@ -98,7 +98,7 @@ def _check_group(opt: Any, g: dict[str, Any], ptr: str, seen: set[str], policy: 
             continue
         if n not in policy:
             raise _fail("REF_NOT_FOUND", f"no tensor {n[:200]!r} in group {POLICY_GROUP!r}", f"{ptr}/{j}")
-        for nd in ndarrays(state_of(opt, pid)):
+        for nd in ndarrays(by_id.get(pid)):
             if not fits(nd["shape"], policy[n]):
                 raise _fail(
                     "REF_MISMATCH",
@@ -118,10 +118,12 @@ def check(optimizers: Mapping[str, Any], policy: Mapping[str, Any] | None) -> Rl
     """
     for name, opt in optimizers.items():
         seen: set[str] = set()
+        by_id: dict[int, Any] | None = None
         for i, g in enumerate(_param_groups(opt)):
             if _is_map(g) and PARAM_TENSORS in g:
+                by_id = states(opt) if by_id is None else by_id
                 try:
-                    _check_group(opt, g, f"/optimizers/{esc(name)}/param_groups/{i}/{PARAM_TENSORS}", seen, policy)
+                    _check_group(by_id, g, f"/optimizers/{esc(name)}/param_groups/{i}/{PARAM_TENSORS}", seen, policy)
                 except RlarchiveError as e:
                     return e
     return None
@@ -172,10 +174,10 @@ def _candidates(infos: Mapping[str, Mapping[str, Any]], optimizer: str) -> list[
     return sorted(found, key=lambda c: _order_key(c[1]))
 
 
-def _state_tensors(opt: Any, pid: Any, group: str) -> list[tuple[str, str, list[Any]]]:
-    """(tensor name, entry, shape) of each reference into ``group`` in the state of parameter ``pid``."""
+def _state_tensors(state: Any, group: str) -> list[tuple[str, str, list[Any]]]:
+    """(tensor name, entry, shape) of each reference into ``group`` in the state of one parameter."""
     out = []
-    for entry, nd in _entries(state_of(opt, pid), ""):
+    for entry, nd in _entries(state, ""):
         ref = nd.get("ref")
         if isinstance(ref, dict) and ref.get("group") == group and isinstance(ref.get("name"), str):
             out.append((ref["name"], entry, list(nd["shape"])))
@@ -216,22 +218,29 @@ def state_parameters(optimizer: str, opt: Any, infos: Mapping[str, Mapping[str, 
         params = g.get("params") if _is_map(g) else None
         if not isinstance(params, list):
             continue
-        positions += params
+        positions += [p for p in params if _is_int(p)]
         names = g.get(PARAM_TENSORS)
         if isinstance(names, list) and len(names) == len(params):
-            named.update({p: n for p, n in zip(params, names) if isinstance(n, str)})
-    used: set[tuple[str, str]] = {(POLICY_GROUP, n) for n in named.values()}
-    candidates = _candidates(infos, optimizer)
+            named.update({p: n for p, n in zip(params, names) if _is_int(p) and isinstance(n, str)})
+    recorded = {(POLICY_GROUP, n) for n in named.values()}
+    by_shape: dict[tuple[Any, ...], list[tuple[str, str]]] = {}  # the module's parameters of each shape, in order
+    for g, n, dims in _candidates(infos, optimizer):
+        by_shape.setdefault(dims, []).append((g, n))
+    taken: dict[tuple[Any, ...], int] = {}  # how far the guesses went into each shape's list
+    by_id = states(opt)
     for pid in positions:
-        tensors = _state_tensors(opt, pid, group)
+        tensors = _state_tensors(by_id.get(pid), group)
         if pid in named:
             out.update({t: Parameter(POLICY_GROUP, named[pid], entry, True) for t, entry, _ in tensors})
             continue
-        shape = next((tuple(s) for _, _, s in tensors if s), None)
-        fit = [c for c in candidates if shape is not None and c[2] == shape]
-        pick = next((c for c in fit if (c[0], c[1]) not in used), None)
-        if pick is None:
+        shape = next((tuple(s) for _, _, s in tensors if s), ())  # () for a state of no shaped tensor: no fit
+        fit = by_shape.get(shape, []) if shape else []
+        i = taken.get(shape, 0)
+        while i < len(fit) and fit[i] in recorded:
+            i += 1
+        if i >= len(fit):
             continue
-        used.add((pick[0], pick[1]))
+        taken[shape] = i + 1  # each shape's candidates are taken in order: the lookups cost their number in all
+        pick = fit[i]
         out.update({t: Parameter(pick[0], pick[1], entry, False, len(fit) == 1) for t, entry, _ in tensors})
     return out

@@ -22,14 +22,20 @@ function paramGroups(opt) {
   return Array.isArray(groups) ? groups : [];
 }
 
-/** The state of parameter `pid` (bigint): the value of the `state` entry whose key is that integer, or undefined. */
-export function stateOf(opt, pid) {
+/**
+ * Parameter id (bigint) -> its state in an optimizer value: the entries of its `state` (a `dict`, §7.5) whose key
+ * is a plain integer (distinct: step 7 checked the keys), read once, so that a lookup costs nothing however many
+ * parameters there are.
+ */
+export function states(opt) {
   const state = isPlainMap(opt) ? opt.get('state') : undefined;
-  if (!(isMap(state) && state.get('$type') === 'dict' && Array.isArray(state.get('entries')))) return undefined;
-  const entry = state
-    .get('entries')
-    .find((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'bigint' && e[0] === pid);
-  return entry?.[1];
+  if (!(isMap(state) && state.get('$type') === 'dict' && Array.isArray(state.get('entries')))) return new Map();
+  return new Map(
+    state
+      .get('entries')
+      .filter((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'bigint')
+      .map((e) => [e[0], e[1]]),
+  );
 }
 
 /** Every `ndarray` value inside a json.js tree, depth first, in document order. */
@@ -51,7 +57,7 @@ export function fits(stateShape, tensorShape) {
   return s.length === 0 || (s.length === t.length && s.every((d, i) => d === t[i] || d === 1));
 }
 
-function checkGroup(opt, g, ptr, seen, policy) {
+function checkGroup(byId, g, ptr, seen, policy) {
   const at = (pointer) => ({ member: 'data.json', pointer });
   const names = g.get(PARAM_TENSORS);
   if (!Array.isArray(names)) throw fail('VALUE_INVALID', `${PARAM_TENSORS} must be a list of tensor names`, at(ptr));
@@ -70,7 +76,7 @@ function checkGroup(opt, g, ptr, seen, policy) {
     const t = policy.get(n);
     if (!t)
       throw fail('REF_NOT_FOUND', `no tensor ${JSON.stringify(n)} in group ${JSON.stringify(POLICY_GROUP)}`, where);
-    for (const nd of ndarrays(stateOf(opt, params[j]))) {
+    for (const nd of ndarrays(byId.get(params[j]))) {
       if (!fits(nd.get('shape'), t.shape))
         throw fail(
           'REF_MISMATCH',
@@ -92,11 +98,13 @@ export function checkParamTensors(optimizers, policy) {
   for (const [name, opt] of optimizers) {
     const seen = new Set();
     const groups = paramGroups(opt);
+    let byId = null;
     for (let i = 0; i < groups.length; i++) {
       const g = groups[i];
       if (!(isPlainMap(g) && g.has(PARAM_TENSORS))) continue;
+      byId ??= states(opt);
       try {
-        checkGroup(opt, g, `${pointerJoin('/optimizers', name)}/param_groups/${i}/${PARAM_TENSORS}`, seen, policy);
+        checkGroup(byId, g, `${pointerJoin('/optimizers', name)}/param_groups/${i}/${PARAM_TENSORS}`, seen, policy);
       } catch (e) {
         if (!(e instanceof RlarchiveError)) throw e;
         return e;

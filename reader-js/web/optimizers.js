@@ -59,8 +59,6 @@ function moduleParameters(archive, optimizer) {
   return found.sort((a, b) => compareParameterNames(a.name, b.name));
 }
 
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
-
 /** State key (the parameter's id, as a string) -> the policy tensor its group's `param_tensors` names it by. */
 function recordedNames(archive, groups) {
   const policy = archive.groups.includes('policy') ? archive.tensorInfo('policy') : [];
@@ -99,34 +97,46 @@ export function optimizerLayout(archive, name) {
   }
   const groups = Array.isArray(value?.param_groups) ? value.param_groups : [];
   const positions = groups.flatMap((g) => (Array.isArray(g?.params) ? g.params.map(String) : []));
-  for (const key of byKey.keys()) if (!positions.includes(key)) positions.push(key);
-  const candidates = moduleParameters(archive, name);
+  const inGroups = new Set(positions);
+  for (const key of byKey.keys()) if (!inGroups.has(key)) positions.push(key);
   const named = recordedNames(archive, groups);
-  const used = new Set(
-    candidates.filter((c) => c.group === 'policy' && [...named.values()].some((p) => p.name === c.name)),
-  );
+  const recorded = new Set([...named.values()].map((p) => p.name));
+  // the module's parameters of each shape, in order; a guess takes the next of its shape no recorded name holds
+  const byShape = new Map();
+  for (const c of moduleParameters(archive, name)) {
+    const k = c.shape.join(',');
+    if (!byShape.has(k)) byShape.set(k, []);
+    byShape.get(k).push(c);
+  }
+  const taken = new Map();
   const params = [];
   positions.forEach((key, position) => {
     const refs = byKey.get(key);
     if (!refs?.length) return;
     const tensors = refs.map((nd) => nd.ref.name);
-    const recorded = named.get(key);
-    if (recorded) {
-      params.push({ position, key, parameter: recorded, recorded: true, certain: true, alternatives: [], tensors });
+    const own = named.get(key);
+    if (own) {
+      params.push({ position, key, parameter: own, recorded: true, certain: true, alternatives: [], tensors });
       return;
     }
     const shaped = refs.find((nd) => nd.shape.length > 0);
-    const shape = shaped ? shaped.shape.map(Number) : null;
-    const fits = shape ? candidates.filter((c) => sameShape(c.shape, shape)) : [];
-    const parameter = fits.find((c) => !used.has(c)) ?? null;
-    if (parameter) used.add(parameter);
+    const shapeKey = shaped ? shaped.shape.map(Number).join(',') : null;
+    const fits = shapeKey === null ? [] : (byShape.get(shapeKey) ?? []);
+    let i = taken.get(shapeKey) ?? 0;
+    while (i < fits.length && fits[i].group === 'policy' && recorded.has(fits[i].name)) i++;
+    const parameter = fits[i] ?? null;
+    if (parameter) taken.set(shapeKey, i + 1);
     params.push({
       position,
       key,
       parameter,
       recorded: false,
       certain: parameter !== null && fits.length === 1,
-      alternatives: fits.filter((c) => c !== parameter).map((c) => c.name),
+      alternatives: fits // the first few: a module may hold thousands of one shape
+        .slice(0, 6)
+        .filter((c) => c !== parameter)
+        .slice(0, 5)
+        .map((c) => c.name),
       tensors,
     });
   });

@@ -96,7 +96,7 @@ function optimizerRows(archive, group, infos, choose) {
           ? ''
           : p.certain
             ? ' (guessed by shape: the only parameter of this shape)'
-            : ` (guessed by shape and order; same shape: ${p.alternatives.join(', ')})`;
+            : ` (guessed by shape and order; same shape: ${p.alternatives.join(', ')}${p.alternatives.length === 5 ? ', …' : ''})`;
     const names = p.tensors.filter((t) => byName.has(t));
     rows.push(
       h(
