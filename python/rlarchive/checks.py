@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import manifest as manifest_mod
+from . import param_tensors
 from .checksums import digests
 from .errors import RlarchiveError, esc
 from .extensions import SUPPORTED, read_document
@@ -351,18 +352,25 @@ def check_tensor_members(state: CheckState) -> CheckState:
 
 
 def check_references(state: CheckState) -> CheckState:
-    """Step 9, the references of ``data.json`` in the order step 7 met them (spec §7.6): the first that
-    breaks a rule is an issue; none is checked into a failed group, nor any when step 7 failed."""
+    """Step 9, the references of ``data.json`` in the order step 7 met them (spec §7.6), then the optimizer
+    states' ``param_tensors`` (spec §7.9): the first broken reference is an issue, and so is the first broken
+    rule of the names; no reference is checked into a failed group, nor a name against a failed ``policy``
+    member, nor anything when step 7 failed."""
     if state.document is None:
         return state
+    issues: list[RlarchiveError] = []
     for ref in state.references:
         if ref.group in state.failed_groups:
             continue
         try:
             check_reference(state.tensor_headers, ref)
         except RlarchiveError as e:
-            return replace(state, issues=state.issues + (e,))
-    return state
+            issues.append(e)
+            break
+    policy = state.tensor_headers.get(param_tensors.POLICY_GROUP, _NOTHING)
+    shapes = None if param_tensors.POLICY_GROUP in state.failed_groups else {n: i.shape for n, i in policy.items()}
+    broken = param_tensors.check(state.document["optimizers"], shapes)
+    return replace(state, issues=state.issues + tuple(issues) + ((broken,) if broken is not None else ()))
 
 
 def check_digests(

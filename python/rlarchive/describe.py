@@ -10,7 +10,12 @@ from .schedules import Constant, Linear, Piecewise
 from .tensors import RawTensor
 from .values import ClassRef, Opaque
 
-__all__ = ["describe"]
+__all__ = ["describe", "counted"]
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word`` in the number it takes: ``1 error``, ``2 errors``, ``0 entries`` (``plural`` when not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
 
 
 def describe(v: Any, depth: int = 0) -> str:

@@ -20,21 +20,32 @@ archive's order, then what only the second has):
   :data:`CHUNK_ELEMENTS` so that memory stays bounded) and the number of
   elements that differ where one side is not finite (``nonfinite_differ``).
 
+A tensor of an optimizer's state (group ``optimizer.NAME``) is also named by
+the parameter it belongs to (``parameter``): as the archive records it
+(``param_tensors``, spec §7.9), else guessed by the shape of its state (an
+archive of an older writer), and marked so (``"by": "shape"``).
+
+``only`` and ``ignore`` select differences by pattern (:func:`selects`): a
+section name, or a shell-style pattern over ``SECTION/KEY`` (a tensor's key
+is ``GROUP/NAME``): ``tensors/optimizer.*`` is every optimizer's state.
+
 Both archives are read completely first (every digest checked, as for the
 canonical dump): a damaged archive is an error, not a difference.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from . import jsonstrict
+from . import jsonstrict, param_tensors
+from .errors import RlarchiveError
 from .filenames import report_fields
 from .values import canonical
 
-__all__ = ["diff", "DIFF_VERSION", "SECTIONS"]
+__all__ = ["diff", "compare_archives", "selects", "check_patterns", "DIFF_VERSION", "SECTIONS"]
 
 DIFF_VERSION = "1.0"
 SECTIONS = (
@@ -167,16 +178,44 @@ def _tensor_change(
     return d
 
 
+def _parameters(ar: Any) -> dict[str, dict[str, param_tensors.Parameter]]:
+    """Optimizer group -> {tensor name -> the parameter it belongs to} (:func:`rlarchive.param_tensors.state_parameters`)."""
+    infos = {g: {n: i.shape for n, i in ar.tensor_info(g).items()} for g in ("policy", "variables") if g in ar.groups}
+    return {
+        "optimizer." + name: param_tensors.state_parameters(name, opt, infos)
+        for name, opt in ar.raw_data["optimizers"].items()
+    }
+
+
+def _parameter(p: param_tensors.Parameter) -> dict[str, Any]:
+    return {"group": p.group, "name": p.name, "entry": p.entry, "by": "param_tensors" if p.recorded else "shape"}
+
+
 def _tensors(x: Any, y: Any) -> list[Any]:
     """The tensor differences, group by group: each group's headers are looked up once (linear in the tensors)."""
     out = []
+    named = (_parameters(x), _parameters(y))
     groups = (set(x.groups), set(y.groups))
     for g in _keys(x.groups, y.groups):
         infos = tuple(ar.tensor_info(g) if g in have else {} for ar, have in zip((x, y), groups))
         for n in _keys(*infos):
             d = _tensor_change(x, y, g, n, infos)
-            if d is not None:
-                out.append(d)
+            if d is None:
+                continue
+            p = named[0].get(g, {}).get(n) or named[1].get(g, {}).get(n)
+            if p is not None:
+                d["parameter"] = _parameter(p)
+            out.append(d)
+    return out
+
+
+def _counts(x: Any, y: Any) -> dict[str, tuple[int, int, int]]:
+    """Tensor group -> (tensors in A, tensors in B, tensors in both)."""
+    out = {}
+    for g in _keys(x.groups, y.groups):
+        a = set(x.tensor_info(g)) if g in x.groups else set()
+        b = set(y.tensor_info(g)) if g in y.groups else set()
+        out[g] = (len(a), len(b), len(a & b))
     return out
 
 
@@ -200,27 +239,72 @@ def _side(path: Any) -> dict[str, Any]:
     return report_fields(path) if isinstance(path, (str, bytes, os.PathLike)) else {"file": f"<{type(path).__name__}>"}
 
 
-def diff(a: Source, b: Source) -> dict[str, Any]:
-    """What differs between the archives ``a`` and ``b`` (anything :func:`rlarchive.open` takes).
-
-    Returns the document of ``schemas/diff-1.0.schema.json``: ``{"diff_version", "a", "b", "equal", "differences"}``,
-    each difference ``{"section", "key", "change": "added" | "removed" | "changed", "a", "b"}`` (the side an item
-    is absent from left out), tensors with ``max_abs_diff`` when their shapes and dtypes agree.
+def check_patterns(patterns: Iterable[str]) -> None:
+    """Refuse a pattern of ``only``/``ignore`` whose section part (before the first ``/``) names no section.
 
     Raises:
-        RlarchiveError: an archive that cannot be read (its code: a damaged archive is not a difference).
+        RlarchiveError: INPUT_INVALID naming the pattern and the sections.
     """
+    for p in patterns:
+        head = p.split("/", 1)[0]
+        if not any(fnmatch.fnmatchcase(s, head) for s in SECTIONS):
+            raise RlarchiveError(
+                "INPUT_INVALID",
+                f"{p!r} selects no section: a pattern is SECTION or SECTION/KEY (a tensor's key is GROUP/NAME), "
+                f"with the sections {', '.join(SECTIONS)}",
+            )
+
+
+def selects(pattern: str, d: dict[str, Any]) -> bool:
+    """Whether ``pattern`` selects the difference ``d``: it matches (shell-style, case-sensitive) its section, or
+    ``SECTION/KEY`` (``tensors/policy/*``, ``hyperparameters/start_time``, ``tensors/optimizer.*``)."""
+    return fnmatch.fnmatchcase(d["section"], pattern) or fnmatch.fnmatchcase(f"{d['section']}/{d['key']}", pattern)
+
+
+def _kept(d: dict[str, Any], only: Sequence[str], ignore: Sequence[str]) -> bool:
+    return (not only or any(selects(p, d) for p in only)) and not any(selects(p, d) for p in ignore)
+
+
+def compare_archives(
+    a: Source, b: Source, only: Sequence[str] = (), ignore: Sequence[str] = ()
+) -> tuple[dict[str, Any], dict[str, tuple[int, int, int]]]:
+    """(:func:`diff`'s document, tensor group -> (tensors in A, in B, in both)): the counts let a summary say
+    how many of a group's tensors differ."""
     from .reader import open_archive
 
+    check_patterns([*only, *ignore])
     with open_archive(a, spaces="neutral") as x, open_archive(b, spaces="neutral") as y:
         for ar in (x, y):
             ar.verify()
             ar.check_extensions()
-        differences = compare(x, y)
-    return {
+        differences = [d for d in compare(x, y) if _kept(d, only, ignore)]
+        counts = _counts(x, y)
+    doc: dict[str, Any] = {
         "diff_version": DIFF_VERSION,
         "a": _side(a),
         "b": _side(b),
         "equal": not differences,
         "differences": differences,
     }
+    if only:
+        doc["only"] = list(only)
+    if ignore:
+        doc["ignore"] = list(ignore)
+    return doc, counts
+
+
+def diff(a: Source, b: Source, only: Sequence[str] = (), ignore: Sequence[str] = ()) -> dict[str, Any]:
+    """What differs between the archives ``a`` and ``b`` (anything :func:`rlarchive.open` takes).
+
+    Returns the document of ``schemas/diff-1.0.schema.json``: ``{"diff_version", "a", "b", "equal", "differences"}``,
+    each difference ``{"section", "key", "change": "added" | "removed" | "changed", "a", "b"}`` (the side an item
+    is absent from left out), tensors with ``max_abs_diff`` when their shapes and dtypes agree, and a tensor of an
+    optimizer's state with the ``parameter`` it belongs to. With ``only`` (keep what one of these patterns
+    selects) and ``ignore`` (leave out what one selects; :func:`selects`), ``equal`` and ``differences`` are
+    about what is kept, and the document repeats the patterns.
+
+    Raises:
+        RlarchiveError: an archive that cannot be read (its code: a damaged archive is not a difference);
+            INPUT_INVALID for a pattern that selects no section.
+    """
+    return compare_archives(a, b, only, ignore)[0]

@@ -294,6 +294,8 @@ class Archive:
     def policy(self) -> Policy | None:
         """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.
 
+        It takes raw observations, normalising them itself when the agent was trained behind VecNormalize (the
+        Stable-Baselines3 model of the same archive takes them normalised: :meth:`rlarchive.extensions.policy.Policy.normalize_obs`).
         Only NumPy is needed. The description is checked first (spec
         RLA_policy §8); its weights are copied out of the file, so the policy
         stays usable after the archive is closed.

@@ -17,7 +17,7 @@ try:
 except ImportError:  # Windows: no advisory locks (and an open file cannot be removed there)
     fcntl = None  # type: ignore[assignment]
 
-from . import jsonstrict
+from . import jsonstrict, param_tensors
 from . import manifest as manifest_mod
 from .checks import member_of
 from .errors import RlarchiveError, esc
@@ -61,6 +61,10 @@ def _encode_document(
     try:
         Checker().check_map(doc["data"], "/data")
         Checker().check_map(doc.get("optimizers", {}), "/optimizers")
+        policy = {n: t.shape for n, t in groups.get(param_tensors.POLICY_GROUP, {}).items()}
+        broken = param_tensors.check(doc.get("optimizers", {}), policy)
+        if broken is not None:
+            raise broken
     except RlarchiveError as e:
         raise RlarchiveError("WRITE_INVALID", f"the data would break the spec: {e}") from None
     raw = json_member(doc, "data.json")

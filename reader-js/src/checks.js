@@ -23,6 +23,7 @@ import { checkDataDocument, checkDataStructure } from './values.js';
 import { checkReference, entryPointer, groupOf, readSafetensorsHeader } from './tensors.js';
 import { getSchema } from './schemas.js';
 import { readDocument, SUPPORTED } from './extensions/index.js';
+import { checkParamTensors, POLICY_GROUP } from './param_tensors.js';
 
 const EMPTY = Object.freeze([]);
 const FIXED = ['mimetype', 'manifest.json', 'data.json'];
@@ -279,9 +280,11 @@ export async function checkTensorMembers(state) {
 }
 
 /**
- * Step 9 (§7.6): the references of data.json in document order, but those
- * into `failedGroups`; none when `document` is null (step 7 failed or did not
- * run). Stops at the first broken reference, which it adds to `issues`.
+ * Step 9 (§7.6, §7.9): the references of data.json in document order, but
+ * those into `failedGroups`, then the optimizer states' `param_tensors` (no
+ * name checked against a failed `policy` member); nothing when `document` is
+ * null (step 7 failed or did not run). Adds the first broken reference and
+ * the first broken rule of the names to `issues`.
  */
 export async function checkReferences(state) {
   if (state.document === null) return next(state, {});
@@ -290,7 +293,9 @@ export async function checkReferences(state) {
     for (const ref of state.references)
       if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, 'data.json');
   });
-  return appended(next(state, {}), 'issues', e ? [e] : []);
+  const policy = failed.has(POLICY_GROUP) ? null : (state.tensorHeaders.get(POLICY_GROUP) ?? new Map());
+  const named = checkParamTensors(state.document.optimizers, policy);
+  return appended(next(state, {}), 'issues', [e, named].filter(Boolean));
 }
 
 /** The ST_BOOL_VALUE warnings of one member's BOOL tensors holding a byte other than 0 or 1. */

@@ -865,6 +865,20 @@ export default {
         "items": {
           "$ref": "#/$defs/difference"
         }
+      },
+      "only": {
+        "type": "array",
+        "items": {
+          "type": "string"
+        },
+        "description": "the --only patterns (rlarchive.diff.selects): differences are what one of them selects"
+      },
+      "ignore": {
+        "type": "array",
+        "items": {
+          "type": "string"
+        },
+        "description": "the --ignore patterns: differences leave out what one of them selects"
       }
     },
     "$defs": {
@@ -906,6 +920,38 @@ export default {
           "sha256": {
             "type": "string",
             "pattern": "^[0-9a-f]{64}$"
+          }
+        }
+      },
+      "parameter": {
+        "type": "object",
+        "description": "a tensor of an optimizer's state (group optimizer.NAME): the parameter it belongs to",
+        "required": [
+          "group",
+          "name",
+          "entry",
+          "by"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "group": {
+            "type": "string",
+            "description": "the tensor group of the parameter (policy; a guess may find variables)"
+          },
+          "name": {
+            "type": "string",
+            "description": "the parameter's tensor name"
+          },
+          "entry": {
+            "type": "string",
+            "description": "the tensor's place in the parameter's state (exp_avg, step)"
+          },
+          "by": {
+            "enum": [
+              "param_tensors",
+              "shape"
+            ],
+            "description": "param_tensors: as the archive records it (spec §7.9); shape: guessed by the shape of its state"
           }
         }
       },
@@ -960,6 +1006,9 @@ export default {
             "type": "integer",
             "minimum": 0,
             "description": "elements that differ where one side is not finite"
+          },
+          "parameter": {
+            "$ref": "#/$defs/parameter"
           }
         },
         "allOf": [
@@ -1075,6 +1124,11 @@ export default {
                   {
                     "required": [
                       "nonfinite_differ"
+                    ]
+                  },
+                  {
+                    "required": [
+                      "parameter"
                     ]
                   }
                 ]

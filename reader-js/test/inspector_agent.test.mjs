@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { open } from '../src/index.js';
 import { archive } from './helpers/build.mjs';
+import { formatShort } from '../web/format.js';
 import { startInspector, pythonFiles } from './helpers/inspector.mjs';
 
 const vectorsDir = new URL('../../test-vectors/', import.meta.url);
@@ -62,8 +63,10 @@ async function shown(page) {
       provenance: rows('table.provenance'),
       evaluations: Array.from(document.querySelectorAll('#evaluations-table tbody tr'), (tr) => ({
         env: tr.dataset.env,
-        mean: tr.querySelector('.eval-mean').textContent,
-        std: tr.querySelector('.eval-std').textContent,
+        mean: tr.querySelector('.eval-mean').dataset.value,
+        std: tr.querySelector('.eval-std').dataset.value,
+        meanText: tr.querySelector('.eval-mean').textContent,
+        stdText: tr.querySelector('.eval-std').textContent,
         cells: tr.children.length,
       })),
       warnings: Array.from(
@@ -104,6 +107,12 @@ async function checkAgainstApi(page, bytes, what) {
   assert.deepEqual(
     s.evaluations.map((e) => [e.env, Number(e.mean), Number(e.std)]),
     evals.map((e) => [e.env_id, e.mean, e.std]),
+    what,
+  );
+  // shown to about six significant digits, not as raw doubles (the exact value is in data-value and the title)
+  assert.deepEqual(
+    s.evaluations.map((e) => [e.meanText, e.stdText]),
+    evals.map((e) => [formatShort(e.mean, 6), formatShort(e.std, 6)]),
     what,
   );
   assert.equal(s.noEvaluations, evals.length === 0, what);

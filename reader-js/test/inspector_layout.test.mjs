@@ -1,13 +1,20 @@
 // The web inspector's layout in a real headless browser (Debian's chromium,
 // driven by playwright-core, helpers/inspector.mjs), on a Stable-Baselines3
-// PPO trained here on CartPole (saved as an rlarchive and as SB3's zip) and on
-// test vectors (a DQN with an image observation, a MaskablePPO): at desktop
-// (1280 px) and phone (390 px, and 420 px) widths, screenshots are taken (to
-// a temporary directory, kept when RLARCHIVE_KEEP_SCREENSHOTS is set) and the
-// page's structure is checked from the DOM: the table of contents and the
-// Policy panel within the first screen at desktop width, the headings in the
-// order of the table of contents, which follows the scroll; nothing wider
-// than the viewport; each card's children inside the card. Then: the
+// PPO trained here on CartPole (saved as an rlarchive and as SB3's zip), a SAC
+// on Pendulum with its replay buffer and a recorded evaluation (valid, as an
+// older writer wrote it, and with a damaged member) and on test vectors (a DQN
+// with an image observation, a MaskablePPO): at desktop (1280 px) and phone
+// (390 px, and 420 px) widths, screenshots are taken (to a temporary
+// directory, kept when RLARCHIVE_KEEP_SCREENSHOTS is set) and the page's
+// structure is checked from the DOM: the verdict first (an invalid file's
+// validation report before what it holds, the verdict before the mean
+// reward), the table of contents and the Policy panel within the first screen
+// at desktop width, the headings in the order of the table of contents, which
+// follows the scroll; nothing wider than the viewport; each card's children
+// inside the card; every cell of the evaluations on one line. Then: the
+// optimizer's state under the names the archive records (an older archive's
+// guessed and marked ?), the replay buffer's rows filled, an invalid file's
+// verdict naming its first error and where; the
 // overview, the policy's diagram against the description's nodes, only what
 // the policy uses (no action masks or image normalisation where it has none),
 // the Box bounds in the observation form, tensor groups with `policy` first
@@ -26,11 +33,15 @@ import { startInspector, pythonFiles } from './helpers/inspector.mjs';
 const vectorsDir = new URL('../../test-vectors/', import.meta.url);
 
 // a tiny PPO on CartPole, trained (so that its optimizer has state), saved by the bridge and by SB3;
-// the optimizer's parameter names in PyTorch's order, and the command line's error line for the zip
+// the optimizer's parameter names in PyTorch's order, and the command line's error line for the zip;
+// a tiny SAC on Pendulum with its replay buffer (300 of 5,000 rows) and an evaluation recorded, the same SAC as
+// an older writer wrote it (no param_tensors), and a copy whose optimizer state is damaged (valid to open, invalid)
 const TRAIN = `
-import json, os, subprocess, sys
-from stable_baselines3 import PPO
+import json, os, struct, subprocess, sys, zipfile
+from stable_baselines3 import PPO, SAC
 from rlarchive import sb3 as rsb3
+from rlarchive.evaluate import evaluate, record
+from rlarchive.sb3 import optimizer_names
 out = sys.argv[1]
 model = PPO("MlpPolicy", "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [8, 8]})
 model.learn(32)
@@ -38,7 +49,25 @@ rsb3.save(model, os.path.join(out, "ppo.rlarchive"))
 model.save(os.path.join(out, "model.zip"))
 names = [n for n, _ in model.policy.named_parameters()]
 r = subprocess.run([sys.executable, "-m", "rlarchive", "inspect", "model.zip"], capture_output=True, text=True, cwd=out)
-json.dump({"parameters": names, "cli": r.stderr}, open(os.path.join(out, "facts.json"), "w"))
+sac = SAC("MlpPolicy", "Pendulum-v1", buffer_size=5000, learning_starts=250, batch_size=16, seed=0, device="cpu", policy_kwargs={"net_arch": [8]})
+sac.learn(300)
+path = os.path.join(out, "sac.rlarchive")
+rsb3.save(sac, path, replay_buffer=True)
+record(path, evaluate(path, "Pendulum-v1", episodes=2, seed=0))
+named = optimizer_names.with_param_tensors
+optimizer_names.with_param_tensors = lambda optimizers, model, policy: dict(optimizers)  # as before the names
+rsb3.save(sac, os.path.join(out, "sac-old.rlarchive"))
+optimizer_names.with_param_tensors = named
+raw = bytearray(open(path, "rb").read())
+with zipfile.ZipFile(path) as z:
+    info = z.getinfo("tensors/optimizer.critic.optimizer.safetensors")
+n, m = struct.unpack_from("<HH", raw, info.header_offset + 26)
+raw[info.header_offset + 30 + n + m + info.file_size - 1] ^= 0xFF
+open(os.path.join(out, "sac-bad.rlarchive"), "wb").write(raw)
+by_id = {id(p): n for n, p in sac.policy.named_parameters()}
+actor = [by_id[id(p)] for p in sac.actor.optimizer.param_groups[0]["params"]]
+buffer = {"pos": int(sac.replay_buffer.pos), "size": int(sac.replay_buffer.buffer_size), "class": type(sac.replay_buffer).__name__}
+json.dump({"parameters": names, "cli": r.stderr, "actor": actor, "buffer": buffer}, open(os.path.join(out, "facts.json"), "w"))
 `;
 
 /** The page's structure where it can go wrong, read from the DOM (see the file's description). */
@@ -79,7 +108,23 @@ async function structure(page) {
     }
     const sections = Array.from(document.querySelectorAll('main > section')).filter((s) => !s.hidden);
     const toc = document.querySelector('#toc');
+    // a cell on more than one line (a raw double wrapped, a header split mid-word): its text's boxes at two heights
+    const lines = (el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const tops = Array.from(range.getClientRects(), (r) => r.top);
+      return tops.length && Math.max(...tops) - Math.min(...tops) > 8 ? 2 : 1;
+    };
+    const verdict = document.querySelector('#verdict');
+    const reward = document.querySelector('#agent-reward');
     return {
+      wrapped: Array.from(document.querySelectorAll('#evaluations-table th, #evaluations-table td'))
+        .filter((c) => lines(c) > 1)
+        .map((c) => c.textContent),
+      verdict: verdict.hidden ? null : verdict.dataset.verdict,
+      verdictFirst: Array.from(document.querySelector('main').children).find((c) => !c.hidden) === verdict,
+      verdictTop: verdict.getBoundingClientRect().top + scrollY,
+      rewardTop: reward ? reward.getBoundingClientRect().top + scrollY : null,
       viewport: [vw, innerHeight],
       scrollWidth: document.documentElement.scrollWidth,
       wide: wide.slice(0, 10),
@@ -122,14 +167,22 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
     '/dqn.rlarchive': readFileSync(new URL('valid/policy-dqn-nature-cnn.rlarchive', vectorsDir)),
     '/maskable.rlarchive': readFileSync(new URL('valid/policy-maskable-ppo-masks.rlarchive', vectorsDir)),
   };
-  const training = pythonFiles(TRAIN, ['ppo.rlarchive', 'model.zip', 'facts.json']); // while the browser starts
+  const outputs = [
+    'ppo.rlarchive',
+    'model.zip',
+    'sac.rlarchive',
+    'sac-old.rlarchive',
+    'sac-bad.rlarchive',
+    'facts.json',
+  ];
+  const training = pythonFiles(TRAIN, outputs); // while the browser starts
   const browser = await startInspector(files);
   const trained = await training;
   if (typeof browser === 'string' || typeof trained === 'string') {
     if (typeof browser !== 'string') await browser.close();
     return t.skip(typeof browser === 'string' ? browser : `no model from the Python tools: ${trained}`);
   }
-  files['/ppo.rlarchive'] = trained['ppo.rlarchive'];
+  for (const name of outputs.filter((n) => n.endsWith('.rlarchive'))) files[`/${name}`] = trained[name];
   const facts = JSON.parse(trained['facts.json']);
   const shots = mkdtempSync(join(tmpdir(), 'rla-inspector-layout-'));
   let ppo;
@@ -144,9 +197,12 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
       [390, 844],
     ]) {
       await page.setViewportSize({ width, height });
-      for (const path of width === 420 ? ['/ppo.rlarchive'] : ['/ppo.rlarchive', '/dqn.rlarchive']) {
+      const paths = ['/ppo.rlarchive', '/sac.rlarchive', '/sac-bad.rlarchive', '/dqn.rlarchive'];
+      for (const path of width === 420 ? ['/ppo.rlarchive'] : paths) {
+        const invalid = path === '/sac-bad.rlarchive';
         await openUrl(page, browser.url, path);
         await page.waitForSelector('#policy[data-status="ready"]');
+        await page.waitForSelector(`#verdict[data-verdict="${invalid ? 'invalid' : 'valid'}"]`);
         await page.screenshot({ path: join(shots, `${path.slice(1)}-${width}.png`) });
         if (path === '/ppo.rlarchive')
           await page.screenshot({ path: join(shots, `${path.slice(1)}-${width}-full.png`), fullPage: true });
@@ -161,9 +217,13 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
           s.tops,
           `${what}: the sections in the order of the table of contents`,
         );
-        assert.equal(s.headings[0], 'Overview', what);
-        assert.equal(s.headings[1], 'Policy', what);
-        assert.equal(s.current, 'Overview', `${what}: the table of contents marks the section being read`);
+        // the page leads with its verdict; an invalid file's validation report comes before what the file holds
+        assert.ok(s.verdictFirst, `${what}: the verdict comes first`);
+        assert.equal(s.verdict, invalid ? 'invalid' : 'valid', what);
+        assert.deepEqual(s.headings.slice(0, 2), invalid ? ['Validation', 'Overview'] : ['Overview', 'Policy'], what);
+        assert.equal(s.current, s.headings[0], `${what}: the table of contents marks the section being read`);
+        if (s.rewardTop !== null) assert.ok(s.verdictTop < s.rewardTop, `${what}: the verdict before the mean reward`);
+        assert.deepEqual(s.wrapped, [], `${what}: every cell of the evaluations on one line`);
         if (width === 1280) {
           assert.ok(
             s.tocBox && s.tocBox.top >= 0 && s.tocBox.bottom <= height,
@@ -267,6 +327,59 @@ test('web inspector in chromium: layout at desktop and phone widths, overview, d
       stateRows.length === facts.parameters.length && stateRows.every((n) => /^exp_avg(_sq)?$|^step$/.test(n)),
       JSON.stringify(stateRows),
     );
+
+    // 5b. the optimizers' state under the names the archive records; an older archive's guessed and marked ?
+    const actorRows = () =>
+      page.$$eval('#tensors details[data-group="optimizer.actor.optimizer"] tr.param-row[data-position]', (trs) =>
+        trs.map((tr) => ({
+          parameter: tr.dataset.parameter,
+          recorded: tr.dataset.recorded,
+          name: tr.querySelector('.param-name').textContent,
+        })),
+      );
+    await openUrl(page, browser.url, '/sac.rlarchive');
+    const recorded = await actorRows();
+    assert.deepEqual(
+      recorded,
+      facts.actor.map((n) => ({ parameter: n, recorded: 'true', name: n })),
+    );
+    await openUrl(page, browser.url, '/sac-old.rlarchive');
+    const guessed = await actorRows();
+    assert.ok(
+      guessed.every((r) => r.recorded === 'false' && r.name === `${r.parameter}?`),
+      JSON.stringify(guessed),
+    );
+    assert.notDeepEqual(
+      guessed.map((r) => r.parameter),
+      facts.actor,
+      "the guess by shape takes PyTorch order of names (log_std before mu), not the optimizer's",
+    );
+    assert.match(
+      await page.textContent('#tensors details[data-group="optimizer.actor.optimizer"] .optimizer-note'),
+      /does not name these parameters/,
+    );
+
+    // 5c. the replay buffer in the command line's words: rows filled of its size, transitions
+    await openUrl(page, browser.url, '/sac.rlarchive');
+    await page.waitForSelector('#overview-replay-buffer[data-status="done"]');
+    await page.waitForSelector('#replay-buffer-summary[data-status="done"]');
+    const b = facts.buffer;
+    const want = `${b.class}, ${b.pos} of ${b.size.toLocaleString('en-US')} rows filled in the environment (${b.pos} transitions)`;
+    assert.equal(b.pos, 300);
+    assert.equal(await page.textContent('#overview-replay-buffer'), want);
+    assert.equal(await page.textContent('#replay-buffer-summary'), want);
+
+    // 5d. an invalid file: the verdict names its first error, where it is, before anything the file holds
+    await openUrl(page, browser.url, '/sac-bad.rlarchive');
+    await page.waitForSelector('#verdict[data-verdict="invalid"]');
+    const verdictText = await page.textContent('#verdict');
+    assert.match(
+      verdictText,
+      /^INVALID — 1 error; the first: ZIP_CRC_MISMATCH at tensors\/optimizer\.critic\.optimizer\.safetensors @\d+/,
+    );
+    await page.screenshot({ path: join(shots, 'sac-bad-1280.png') });
+    await openUrl(page, browser.url, '/ppo.rlarchive');
+    await page.waitForSelector('#policy[data-status="ready"]');
 
     // 6. a tensor's histogram right under it, on screen
     const name = ppo.tensorInfo('policy').at(-1).name;

@@ -1,10 +1,12 @@
 // The inspector's DOM-free parts in Node: the bytes read counted once
 // (web/source.js), the member names of a plain zip and the command line's
-// advice for a Stable-Baselines model (web/conversion.js), and PyTorch's
-// usual order of parameter names and of tensor groups (web/optimizers.js).
+// advice for a Stable-Baselines model (web/conversion.js), PyTorch's usual
+// order of parameter names and of tensor groups, and an optimizer's state by
+// the parameters its `param_tensors` name, else guessed (web/optimizers.js).
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { MemorySource, NDArray } from '../src/index.js';
+import { MemorySource, NDArray, open } from '../src/index.js';
 import { SharedSource, addRange } from '../web/source.js';
 import { zipMemberNames, conversionHint } from '../web/conversion.js';
 import { ALTERNATIVES_SHOWN, compareParameterNames, optimizerLayout, orderGroups } from '../web/optimizers.js';
@@ -145,4 +147,25 @@ test('inspector: the optimizer layout is linear in the parameters, and lists a b
   }
   const groups = ['optimizer.a', 'x', 'policy', 'y', 'optimizer.b'];
   assert.deepEqual(orderGroups(groups), ['policy', 'x', 'y', 'optimizer.a', 'optimizer.b']);
+});
+
+test("inspector: an optimizer's state under the names param_tensors records; without them, guessed and said so", async () => {
+  const vector = (name) => open(readFileSync(new URL(`../../test-vectors/valid/${name}.rlarchive`, import.meta.url)));
+  const named = await vector('optimizer-param-tensors');
+  const layout = optimizerLayout(named, 'policy.optimizer');
+  // the ids are not positions (params [7, 2] and [5]) and the state lists them in another order: each by its id
+  assert.deepEqual(
+    layout.params.map((p) => [p.key, p.parameter?.name, p.recorded]),
+    [
+      ['7', 'net.0.weight', true],
+      ['2', 'net.0.bias', true],
+      ['5', 'log_std', true],
+    ],
+  );
+  assert.deepEqual(layout.other, []);
+  const old = await vector('sac-like-agent'); // written without param_tensors
+  const guessed = optimizerLayout(old, 'actor.optimizer');
+  assert.ok(guessed.params.length > 0 && guessed.params.every((p) => !p.recorded));
+  await named.close();
+  await old.close();
 });

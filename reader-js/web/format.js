@@ -38,16 +38,17 @@ export function formatNumber(x, dtype) {
 }
 
 /**
- * A short number for axes and summaries (about 4 significant digits).
+ * A short number for axes and summaries (about `digits` significant digits, 4 by default).
  * @param {number} x
+ * @param {number} [digits]
  * @returns {string}
  */
-export function formatShort(x) {
+export function formatShort(x, digits = 4) {
   if (!Number.isFinite(x)) return formatNumber(x);
   if (x === 0) return '0';
   const a = Math.abs(x);
-  if (a >= 1e5 || a < 1e-3) return x.toExponential(2).replace('e+', 'e');
-  return String(Number(x.toPrecision(4)));
+  if (a >= 10 ** (digits + 1) || a < 1e-3) return x.toExponential(digits - 2).replace('e+', 'e');
+  return String(Number(x.toPrecision(digits)));
 }
 
 /**

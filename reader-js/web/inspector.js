@@ -20,7 +20,13 @@ import { h, fill, errorParts } from './dom.js';
 import { formatBytes } from './format.js';
 import { openShared, resolveUrl } from './source.js';
 import { WorkerClient, isCancelled } from './worker-client.js';
-import { renderReport, renderOpenError, renderReportPending, renderReportRunning } from './views/report.js';
+import {
+  renderReport,
+  renderOpenError,
+  renderReportPending,
+  renderReportRunning,
+  renderVerdict,
+} from './views/report.js';
 import { renderAgent, renderCard, algorithmOf } from './views/agent.js';
 import { renderOverview } from './views/overview.js';
 import { renderHyperparameters } from './views/hyperparameters.js';
@@ -89,10 +95,23 @@ function refreshStatus() {
   $('status').dataset.read = String(src.transferred);
 }
 
+/**
+ * The verdict the page leads with (views/report.js renderVerdict); an invalid or unopened file's validation
+ * section comes first too, before what the file holds.
+ */
+function verdict(state) {
+  renderVerdict($('verdict'), state);
+  const first = Boolean(state.openError) || state.report?.valid === false;
+  if (first) $('agent').before($('validation'));
+  else $('policy').after($('validation'));
+  refreshToc();
+}
+
 async function runValidation(gen) {
   const el = $('report');
   $('validation').dataset.status = 'running';
   renderReportRunning(el);
+  verdict({ running: true, openError: current.openError });
   let report;
   try {
     report = await validate(current.source);
@@ -100,12 +119,14 @@ async function runValidation(gen) {
     if (gen !== current.generation) return;
     $('validation').dataset.status = 'failed';
     fill(el, h('p', { class: 'error' }, 'The validator failed: ', errorParts(e)));
+    verdict({ openError: current.openError });
     return;
   }
   if (gen !== current.generation) return;
   current.report = report;
   renderReport(el, report, { shown: current.openError });
   $('validation').dataset.status = report.valid ? 'valid' : 'invalid';
+  verdict({ report, openError: current.openError });
   const line = $('overview-validation');
   if (line) {
     const { errors, warnings } = report.summary;
@@ -209,7 +230,9 @@ async function load(input, label) {
   });
   setState('loading');
   for (const id of SECTIONS) show(id, false);
-  for (const id of ['open-error', 'report']) fill($(id));
+  for (const id of ['open-error', 'report', 'verdict']) fill($(id));
+  $('verdict').hidden = true;
+  $('policy').after($('validation'));
   delete $('validation').dataset.status;
   delete $('policy').dataset.status;
   fill($('status'), `Opening ${label}…`);
@@ -225,6 +248,7 @@ async function load(input, label) {
     fill($('status'), label);
     renderOpenError($('open-error'), e);
     show('validation');
+    verdict({ openError: e });
     setState('error');
     return;
   }
@@ -255,6 +279,7 @@ async function load(input, label) {
 
   const tasks = [];
   const validateNow = () => runValidation(gen);
+  verdict({ openError: current.openError });
   if (src.size <= autoread) tasks.push(validateNow());
   else renderReportPending($('report'), src.size, validateNow);
   if (current.archive?.extensionsUsed.includes('RLA_policy')) {

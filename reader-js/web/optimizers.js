@@ -2,16 +2,17 @@
 //
 // An optimizer's state (spec §7.9) is a `dict` from integer keys to each
 // parameter's state (Adam's `exp_avg`, `exp_avg_sq`, `step`), its tensors in
-// the group `optimizer.NAME`; the keys are positions in the optimizer's
-// parameter list, which its `param_groups` give in order. The archive does
-// not name the parameters: they are the module's parameters in PyTorch's
-// order, which the tensor group's names (sorted) do not keep. So each
+// the group `optimizer.NAME`; the keys are the ids its `param_groups` list.
+// A parameter group names its parameters by the tensors of the group
+// `policy` they are in `param_tensors`: those names are taken as recorded.
+// An archive written without them (an older writer) gets a guess: each
 // position is matched to a parameter of the module the optimizer belongs to
 // (Annex B: `policy.optimizer` the whole policy, `actor.optimizer` the
 // tensors `actor.*`, `ent_coef_optimizer` the variable `log_ent_coef`) with
 // the shape of its state, taking the parameters in PyTorch's usual order
-// (`weight` before `bias`, numbered layers in their order); a match is
-// `certain` when no other parameter of the module has that shape.
+// (`weight` before `bias`, numbered layers in their order), which need not be
+// the optimizer's; a guess is `certain` when no other parameter of the module
+// has that shape. Python's rlarchive.param_tensors names them the same way.
 
 import { NDArray } from '../src/index.js';
 import { findAll } from './walk.js';
@@ -58,19 +59,32 @@ function moduleParameters(archive, optimizer) {
   return found.sort((a, b) => compareParameterNames(a.name, b.name));
 }
 
-/** How many names of other parameters of the same shape a position lists (`alternatives`); `sameShape` counts them all. */
+/** How many names of other parameters of the same shape a guessed position lists (`alternatives`); `sameShape` counts them all. */
 export const ALTERNATIVES_SHOWN = 8;
 
-const shapeKey = (shape) => shape.join(',');
+/** State key (the parameter's id, as a string) -> the policy tensor its group's `param_tensors` names it by. */
+function recordedNames(archive, groups) {
+  const policy = archive.groups.includes('policy') ? archive.tensorInfo('policy') : [];
+  const shapes = new Map(policy.map((t) => [t.name, t.shape.map(Number)]));
+  const out = new Map();
+  for (const g of groups) {
+    const names = g?.param_tensors;
+    if (!Array.isArray(names) || !Array.isArray(g.params) || names.length !== g.params.length) continue;
+    g.params.forEach((id, i) => {
+      if (shapes.has(names[i])) out.set(String(id), { group: 'policy', name: names[i], shape: shapes.get(names[i]) });
+    });
+  }
+  return out;
+}
 
 /**
  * The state tensors of optimizer `name` by the parameter they belong to.
  * @param {import('../index.js').Archive} archive
  * @param {string} name the optimizer's name (its tensors are in group `optimizer.NAME`)
- * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, certain: boolean, alternatives: string[], sameShape: number, tensors: string[]}>, other: string[]}}
- *   each position of the optimizer's parameter list that has state, in order, with its tensor names, the
- *   number of other parameters of its shape (`sameShape`) and the first ALTERNATIVES_SHOWN of their names;
- *   `other`: tensors of the group found under no position
+ * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, recorded: boolean, certain: boolean, alternatives: string[], sameShape: number, tensors: string[]}>, other: string[]}}
+ *   each position of the optimizer's parameter list that has state, in order, with its tensor names (`recorded`:
+ *   named by the archive's `param_tensors`, else guessed by shape, with the number of other parameters of its shape,
+ *   `sameShape`, and the first ALTERNATIVES_SHOWN of their names); `other`: tensors of the group found under no position
  */
 export function optimizerLayout(archive, name) {
   const group = `optimizer.${name}`;
@@ -85,37 +99,58 @@ export function optimizerLayout(archive, name) {
       .filter((nd) => nd.ref?.group === group);
     byKey.set(String(key), refs);
   }
-  const positions = (Array.isArray(value?.param_groups) ? value.param_groups : []).flatMap((g) =>
-    Array.isArray(g?.params) ? g.params.map(String) : [],
-  );
-  const listedKeys = new Set(positions);
-  for (const key of byKey.keys()) if (!listedKeys.has(key)) positions.push(key);
-  // the module's parameters by shape, in order; each shape's next unused one is `next` (linear in the parameters)
+  const groups = Array.isArray(value?.param_groups) ? value.param_groups : [];
+  const positions = groups.flatMap((g) => (Array.isArray(g?.params) ? g.params.map(String) : []));
+  const inGroups = new Set(positions);
+  for (const key of byKey.keys()) if (!inGroups.has(key)) positions.push(key);
+  const named = recordedNames(archive, groups);
+  const recorded = new Set([...named.values()].map((p) => p.name));
+  // the module's parameters of each shape, in order; a guess takes the next of its shape no recorded name holds
   const byShape = new Map();
   for (const c of moduleParameters(archive, name)) {
-    const key = shapeKey(c.shape);
-    if (!byShape.has(key)) byShape.set(key, { fits: [], next: 0 });
-    byShape.get(key).fits.push(c);
+    const k = c.shape.join(',');
+    if (!byShape.has(k)) byShape.set(k, []);
+    byShape.get(k).push(c);
   }
+  const taken = new Map();
   const params = [];
   positions.forEach((key, position) => {
     const refs = byKey.get(key);
     if (!refs?.length) return;
+    const tensors = refs.map((nd) => nd.ref.name);
+    const own = named.get(key);
+    if (own) {
+      params.push({
+        position,
+        key,
+        parameter: own,
+        recorded: true,
+        certain: true,
+        alternatives: [],
+        sameShape: 0,
+        tensors,
+      });
+      return;
+    }
     const shaped = refs.find((nd) => nd.shape.length > 0);
-    const same = shaped ? byShape.get(shapeKey(shaped.shape.map(Number))) : undefined;
-    const fits = same?.fits ?? [];
-    const parameter = same && same.next < fits.length ? fits[same.next++] : null;
+    const shapeKey = shaped ? shaped.shape.map(Number).join(',') : null;
+    const fits = shapeKey === null ? [] : (byShape.get(shapeKey) ?? []);
+    let i = taken.get(shapeKey) ?? 0;
+    while (i < fits.length && fits[i].group === 'policy' && recorded.has(fits[i].name)) i++;
+    const parameter = fits[i] ?? null;
+    if (parameter) taken.set(shapeKey, i + 1);
     const alternatives = [];
-    for (let i = 0; i < fits.length && alternatives.length < ALTERNATIVES_SHOWN; i++)
-      if (fits[i] !== parameter) alternatives.push(fits[i].name);
+    for (let j = 0; j < fits.length && alternatives.length < ALTERNATIVES_SHOWN; j++)
+      if (fits[j] !== parameter) alternatives.push(fits[j].name);
     params.push({
       position,
       key,
       parameter,
+      recorded: false,
       certain: parameter !== null && fits.length === 1,
       alternatives,
       sameShape: fits.length - (parameter === null ? 0 : 1),
-      tensors: refs.map((nd) => nd.ref.name),
+      tensors,
     });
   });
   const listed = new Set(params.flatMap((p) => p.tensors));

@@ -9,6 +9,7 @@ from suite import ROOT, schema_validator
 
 import rlarchive
 from rlarchive.cli import main
+from rlarchive.describe import counted
 from rlarchive.diff import diff, max_abs_diff
 
 VALID = os.path.join(ROOT, "test-vectors", "valid")
@@ -45,7 +46,9 @@ def test_the_summary_fits_one_screen_and_all_lists_every_tensor(capsys):
         )  # --all: one line per tensor; the summary: none
         with rlarchive.open(path, spaces="neutral") as ar:
             for g, nbytes in sizes.items():  # the summary names every group with its tensor count and bytes
-                assert f"  {g}: {len(ar.tensor_info(g))} tensors, {nbytes} bytes" in out.splitlines()
+                assert (
+                    f"  {g}: {counted(len(ar.tensor_info(g)), 'tensor')}, {counted(nbytes, 'byte')}" in out.splitlines()
+                )
     assert longest <= SCREEN
 
 
@@ -125,7 +128,7 @@ def test_two_vectors_differ_section_by_section(capsys):
     ]
     assert status == 1 and not doc["equal"] and sorted(removed) == sorted(only_a)
     assert sum(1 for d in doc["differences"] if d["section"] == "tensors" and d["change"] == "removed") >= a_tensors
-    status, text, _ = _main(capsys, "diff", PPO, MINIMAL)
+    status, text, _ = _main(capsys, "diff", "--all", PPO, MINIMAL)
     assert status == 1 and text.splitlines()[-1] == f"{len(doc['differences'])} differences"
 
 
@@ -201,7 +204,7 @@ def test_two_saves_of_a_model_trained_0_and_1_step(tmp_path, capsys):
             else:
                 assert d["max_abs_diff"] == float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))) > 0
     assert any(k[0] == "tensors" and k[1].startswith("policy/") for k in changed)
-    status, text, _ = _main(capsys, "diff", str(before), str(after))
+    status, text, _ = _main(capsys, "diff", "--all", str(before), str(after))
     assert status == 1 and "max |a-b|" in text and "num_timesteps" in text
 
 

@@ -69,7 +69,8 @@ def _expected_status(line: str, folder) -> int:
     words = shlex.split(line.split("#")[0])
     if "diff" in words:
         a, b = words[words.index("diff") + 1 : words.index("diff") + 3]
-        return 0 if rlarchive.diff.diff(str(folder / a), str(folder / b))["equal"] else 1
+        only, ignore = ([words[i + 1] for i, w in enumerate(words) if w == option] for option in ("--only", "--ignore"))
+        return 0 if rlarchive.diff.diff(str(folder / a), str(folder / b), only, ignore)["equal"] else 1
     return 0
 
 

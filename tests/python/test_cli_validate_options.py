@@ -111,7 +111,7 @@ def test_an_unknown_code_or_level_is_a_usage_error(argv, capsys):
 
 def test_severity_overrides_decide_the_exit_status(capsys):
     status, out, err = _run(capsys, "--severity", "MEMBER_UNLISTED=warning", UNLISTED)
-    assert status == 0 and err == "" and "valid (0 errors, 1 warnings" in out and "warning MEMBER_UNLISTED" in out
+    assert status == 0 and err == "" and "valid (0 errors, 1 warning," in out and "warning MEMBER_UNLISTED" in out
     status, out, err = _run(capsys, "--severity", "ST_BOOL_VALUE=error", WARNINGS)
     assert status == 1 and "INVALID (2 errors, 0 warnings" in out and err.startswith("rlarchive: ST_BOOL_VALUE: ")
     status, out, _ = _run(capsys, "--json", "--severity", "ST_BOOL_VALUE=info", WARNINGS)

@@ -164,9 +164,9 @@ def test_cli_metadata(tmp_path):
     r = _cli("metadata", str(a))
     assert r.stdout.splitlines() == ["env_id: CartPole-v1", "note: a=b"]
     before = a.read_bytes()
-    r = _cli("metadata", str(a), "--set", "n_envs=two")
+    r = _cli("metadata", str(a), "--set", "n_envs=two")  # the option's value: a usage error, found before any work
     assert (
-        r.returncode == 1 and r.stderr.count("\n") == 1 and "WRITE_INVALID" in r.stderr and "Traceback" not in r.stderr
+        r.returncode == 2 and r.stderr.count("\n") == 1 and "INPUT_INVALID" in r.stderr and "Traceback" not in r.stderr
     )
     assert a.read_bytes() == before
     r = _cli("metadata", str(a), "--set", "novalue")
@@ -252,7 +252,7 @@ def test_import_sb3_records_provenance_from_the_zip(tmp_path):
     assert m["versions.python"] == python_line.split(":", 1)[1].strip()
     assert "wrappers" not in m
     r = _cli("import-sb3", str(z), str(tmp_path / "y.rlarchive"), "--metadata", "seed=x")
-    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "WRITE_INVALID" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "INPUT_INVALID" in r.stderr
 
 
 def test_the_javascript_reader_warns_exactly_where_python_does(tmp_path):

@@ -272,10 +272,10 @@ def test_export_without_buffer_is_refused(tmp_path, capsys):
                 str(tmp_path / "b.pkl"),
             ]
         )
-        != 0
+        == 2  # the request names a part the archive does not hold
     )
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "VALUE_UNSUPPORTED" in err[0] and "holds no replay buffer" in err[0]
+    assert len(err) == 1 and "INPUT_INVALID" in err[0] and "holds no replay buffer" in err[0]
     assert not (tmp_path / "b.pkl").exists()
 
 

@@ -310,3 +310,40 @@ def test_inspect_says_whether_the_running_return_is_stored(tmp_path):
         doc = json.loads(r.stdout)
         schema_validator("inspect-1.0.schema.json").validate(doc)
         assert doc["vec_normalize"]["returns"] == count
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_portable_policy_takes_raw_observations_and_the_sb3_model_normalised_ones(name, sb3_zoo, tmp_path):
+    """The portable policy normalises raw observations itself; the SB3 model of the same archive takes them as its
+    VecNormalize hands them on: Policy.normalize_obs gives exactly that, so both act alike on the same raw input."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]
+    out = tmp_path / "m.rlarchive"
+    sb3.import_archive(m.path, out, vec_normalize=m.vecnormalize)
+    with rlarchive.open(out) as ar:
+        policy = ar.policy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = sb3.load(out)
+        venv = sb3.load_vec_normalize(out, DummyVecEnv([entry.env]), training=False)
+    env = entry.env()
+    raw, _ = env.reset(seed=0)
+    assert policy.normalizes_observations
+    for _ in range(20):
+        normalised = policy.normalize_obs(raw)
+        want = venv.normalize_obs(raw)  # SB3's own VecNormalize, with the archive's statistics
+        for key in want if isinstance(want, dict) else [None]:
+            a, b = (np.asarray(x if key is None else x[key]) for x in (normalised, want))
+            assert a.dtype == b.dtype and np.array_equal(a, b), key
+        action, _ = policy.predict(raw)
+        sb3_action, _ = model.predict(normalised, deterministic=True)
+        assert np.allclose(np.asarray(action, np.float64), np.asarray(sb3_action, np.float64), atol=1e-4)
+        raw, _, done, truncated, _ = env.step(action)
+        if done or truncated:
+            raw, _ = env.reset()
+    plain = tmp_path / "plain.rlarchive"
+    sb3.import_archive(m.path, plain)  # the same agent without its statistics: nothing to normalise
+    with rlarchive.open(plain) as ar:
+        bare = ar.policy()
+    assert not bare.normalizes_observations and bare.normalize_obs(raw) is raw

@@ -2080,4 +2080,5 @@ import cases_replay_buffer  # noqa: E402,F401
 import cases_requests  # noqa: E402,F401
 import cases_vec_normalize_returns  # noqa: E402,F401
 import cases_parts  # noqa: E402,F401
+import cases_param_tensors  # noqa: E402,F401
 # isort: on

@@ -5,13 +5,16 @@ Exit status:
 - 0: success (for ``validate``: every file is valid; for ``diff``: the archives hold the same);
 - 1: a file is invalid (``validate`` found errors, or a command could not
   read, import or convert a file because of what it holds), or ``diff`` found differences;
-- 2: a usage error, a file or destination that cannot be read or written
-  (``IO_ERROR``, ``IO_TIMEOUT`` for a URL), a missing optional package (``FRAMEWORK_UNAVAILABLE``), or a
-  defect (``INTERNAL_ERROR``).
+- 2: a request that cannot be carried out: a usage error or an option's value the command cannot take
+  (``INPUT_INVALID``: an unknown option, a metadata value breaking its format, ``--best`` for a run without a
+  best model, a part of an archive it does not hold), a file or destination that cannot be read or written
+  (``IO_ERROR``, ``IO_TIMEOUT`` for a URL: a missing file is not an invalid one), a missing optional package
+  (``FRAMEWORK_UNAVAILABLE``), an environment (``ENV_NOT_FOUND``, ``ENV_MISMATCH``), or a defect
+  (``INTERNAL_ERROR``); for ``diff``, any error.
 
 Every failure prints one line ``rlarchive: CODE: message`` on standard error,
-never a traceback. When standard output is closed early (``rlarchive dump x |
-head -c1``) the command stops quietly with status 2.
+never a traceback, a usage error too (:class:`.common.Parser`). When standard output is closed early
+(``rlarchive dump x | head -c1``) the command stops quietly with status 2.
 
 File names are printed in the escaped form of spec §14 (bytes that are not
 UTF-8 as ``\\xHH``, control and invisible characters as ``\\uHHHH``), and the
@@ -39,7 +42,7 @@ from typing import Any
 from ..describe import describe
 from ..errors import RlarchiveError
 from . import convert, inspect, policy, share, validate
-from .common import EXIT_ERROR, EXIT_INVALID, EXIT_OK, INSTALL, error_line, exit_status, say, unreadable
+from .common import EXIT_ERROR, EXIT_INVALID, EXIT_OK, INSTALL, Parser, error_line, exit_status, say, unreadable
 
 __all__ = ["main", "describe", "EXIT_OK", "EXIT_INVALID", "EXIT_ERROR"]
 
@@ -47,7 +50,7 @@ __all__ = ["main", "describe", "EXIT_OK", "EXIT_INVALID", "EXIT_ERROR"]
 def _parser() -> argparse.ArgumentParser:
     from .. import FORMAT_VERSION, __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rlarchive",
         description="Check, inspect, dump, compare and convert rlarchive files.",
         epilog="Exit status: 0 success, 1 a file is invalid (diff: the files differ), 2 usage or I/O error.",

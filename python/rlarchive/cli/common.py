@@ -8,13 +8,15 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import jsonbounds
 from ..errors import RlarchiveError
 from ..filenames import escape_name, printable
 from ..limits import MAX_INPUT_JSON_MEMORY, MAX_JSON_DEPTH
 
+#: Exit statuses: success (``diff``: the same), a file is invalid (``diff``: they differ), a request that cannot be
+#: carried out (a usage error, an option's value, a file or folder that cannot be read or written, a missing package).
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_ERROR = 2
@@ -187,7 +189,16 @@ def parse_input(raw: bytes, what: str) -> Any:
         raise RlarchiveError("INPUT_INVALID", f"{what}: not JSON: {e}") from None
 
 
-# ---------------------------------------------------------------- option types
+# ---------------------------------------------------------------- usage errors and option types
+
+
+class Parser(argparse.ArgumentParser):
+    """The command line's parser: a usage error (an unknown option, an option's value its type refuses) is one line
+    ``rlarchive: INPUT_INVALID: ...`` on standard error and exit status 2, as every other failure of a request."""
+
+    def error(self, message: str) -> NoReturn:
+        say(f"INPUT_INVALID: {self.prog}: {message} ({self.prog} --help lists the options)")
+        raise SystemExit(EXIT_ERROR)
 
 
 def key_value(text: str) -> tuple[str, str]:
@@ -195,6 +206,19 @@ def key_value(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r}")
+    return key, value
+
+
+def metadata_pair(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of manifest metadata: a key spec/metadata.md defines must have its format (``evaluations`` a
+    JSON list of results, ``n_envs`` a positive integer...), so that a wrong value is a usage error, found before
+    any work."""
+    from ..metadata import check_value
+
+    key, value = key_value(text)
+    problem = check_value(key, value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem.message)
     return key, value
 
 

@@ -8,8 +8,46 @@ import json
 import sys
 from typing import Any
 
+from ..errors import RlarchiveError
 from ..filenames import escape_name, printable
-from .common import EXIT_OK, key_value, lines, pairs, size
+from .common import EXIT_OK, lines, metadata_pair, pairs, size
+
+
+def sb3_algorithm(text: str) -> str:
+    """An algorithm name of :data:`rlarchive.sb3.algorithms.ALGORITHMS` (any other is a usage error)."""
+    from ..sb3.algorithms import ALGORITHMS
+
+    if text not in ALGORITHMS:
+        raise argparse.ArgumentTypeError(f"not an algorithm: {text!r} (one of {', '.join(ALGORITHMS)})")
+    return text
+
+
+def sb3_version(text: str) -> str:
+    """A Stable-Baselines3 version an export can be written for: ``X.Y`` (or ``X.Y.Z``), 2.0 or later."""
+    from ..sb3.exporting import check_version
+
+    try:
+        check_version(text)
+    except RlarchiveError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+    return text
+
+
+def _export_parts(args: argparse.Namespace) -> None:
+    """Refuse an export's request for a part the archive does not hold (INPUT_INVALID): the file is valid, the
+    request is not; the archive's own faults are its own codes."""
+    from ..extensions import replay_buffer, vec_normalize
+    from ..reader import open_archive
+
+    wanted = ((args.vecnormalize_out, vec_normalize.EXTENSION, "--vecnormalize-out", "VecNormalize statistics"),
+              (args.replay_buffer_out, replay_buffer.EXTENSION, "--replay-buffer-out", "replay buffer"))  # fmt: skip
+    if not any(out for out, *_ in wanted):
+        return
+    with open_archive(args.input, spaces="neutral") as ar:
+        used = ar.manifest.extensions_used
+    for out, ext, option, what in wanted:
+        if out is not None and ext not in used:
+            raise RlarchiveError("INPUT_INVALID", f"{option}: {args.input} holds no {what} (extension {ext}) to write")
 
 
 def training_contents(path: str) -> dict[str, Any]:
@@ -71,6 +109,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from .. import sb3
 
+    _export_parts(args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sb3.ExportWarning)  # the notes returned are printed below
         notes = sb3.export_archive(
@@ -102,7 +141,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import_zoo(args: argparse.Namespace) -> int:
     """``import-zoo``."""
-    from ..zoo import import_zoo
+    from ..zoo import find_run, import_zoo
+
+    if args.best and find_run(args.run).best_model is None:  # a run that is no run at all: its own error (exit 1)
+        raise RlarchiveError(
+            "INPUT_INVALID", f"--best: {args.run} has no best_model.zip (the run did not evaluate during training)"
+        )
 
     report = import_zoo(
         args.run,
@@ -132,12 +176,12 @@ def _add_import_zoo(sub: Any) -> None:
     p.add_argument("output")
     p.add_argument("--best", action="store_true", help="import best_model.zip instead of the final model")
     p.add_argument("--no-replay-buffer", action="store_true", help="leave out the run's replay_buffer.pkl")
-    p.add_argument("--algorithm", help="e.g. PPO (told from the data when omitted)")
+    p.add_argument("--algorithm", type=sb3_algorithm, help="e.g. PPO (told from the data when omitted)")
     p.add_argument("--budget", type=size, metavar="BYTES", help="memory each import step may allocate, e.g. 2G")
     p.add_argument(
         "--metadata",
         action="append",
-        type=key_value,
+        type=metadata_pair,
         metavar="KEY=VALUE",
         help="add manifest metadata (repeatable), over what the run gives",
     )
@@ -151,7 +195,11 @@ def _add_imports(sub: Any) -> None:
         p = sub.add_parser(f"import-{module}", help=f"convert a {library} model file without running its pickles")
         p.add_argument("input")
         p.add_argument("output")
-        p.add_argument("--algorithm", help=f"e.g. {example} (told from the data when omitted)")
+        p.add_argument(
+            "--algorithm",
+            type=sb3_algorithm if module == "sb3" else str,
+            help=f"e.g. {example} (told from the data when omitted)",
+        )
         p.add_argument(
             "--budget",
             type=size,
@@ -173,7 +221,7 @@ def _add_imports(sub: Any) -> None:
             p.add_argument(
                 "--metadata",
                 action="append",
-                type=key_value,
+                type=metadata_pair,
                 metavar="KEY=VALUE",
                 help="add manifest metadata (repeatable), e.g. env_id=CartPole-v1 (spec/metadata.md; the zip does not name its environment)",
             )
@@ -190,6 +238,7 @@ def _add_export(sub: Any) -> None:
     )
     p.add_argument(
         "--sb3-version",
+        type=sb3_version,
         metavar="X.Y",
         help="the Stable-Baselines3 version (2.0 or later) that must load the file (default: the version recorded at import)",
     )

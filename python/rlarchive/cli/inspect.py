@@ -16,7 +16,8 @@ import sys
 from typing import Any
 
 from .. import spaces as sp
-from ..describe import describe
+from ..describe import counted, describe
+from ..diff import SECTIONS
 from ..filenames import escape_name, json_text, report_fields
 from ..values import canonical
 from .common import EXIT_INVALID, EXIT_OK, line, natural
@@ -27,7 +28,7 @@ INSPECT_VERSION = "1.0"
 def _evaluation_line(e: dict[str, Any]) -> str:
     seeds = "unseeded" if e["seeds"] is None else f"seeds {e['seeds'][0]}..{e['seeds'][-1]}"
     return (
-        f"  mean reward     {float(e['mean']):.6g} +/- {float(e['std']):.6g} over {e['episodes']} episode{'s' if e['episodes'] != 1 else ''} of {e['env_id']} "
+        f"  mean reward     {float(e['mean']):.6g} +/- {float(e['std']):.6g} over {counted(e['episodes'], 'episode')} of {e['env_id']} "
         f"({'deterministic' if e['deterministic'] else 'stochastic'}, {seeds}; {e['evaluator']['name']} {e['evaluator']['version']}, {e['date']})"
     )
 
@@ -56,7 +57,7 @@ def agent_lines(ar: Any) -> list[str]:
         lines.append(f"  evaluations     {len(evaluations)} recorded (the latest of each environment above)")
     run = []
     if p.n_envs is not None:
-        run.append(f"{p.n_envs} environment{'s' if p.n_envs != 1 else ''} in parallel")
+        run.append(f"{counted(p.n_envs, 'environment')} in parallel")
     if p.seed is not None:
         run.append(f"seed {p.seed}")
     if p.num_timesteps is not None:
@@ -155,18 +156,16 @@ def _head_lines(ar: Any, args: argparse.Namespace) -> None:
     if args.verify:
         line("  digests         every member checked (CRC-32 and SHA-256)")
     else:
-        line("  digests         manifest and data.json checked; tensor and extension members not (use --verify)")
+        line(
+            "  digests         NOT checked for the tensor and extension members (only for manifest.json and "
+            "data.json): check them with --verify, or rlarchive validate"
+        )
     others = [w for w in ar.warnings if w.code != "METADATA_INVALID"]
-    if others:
-        line(
-            f"  validation      no error found; {len(others)} warning{'s' if len(others) != 1 else ''}: "
-            + ", ".join(sorted({w.code for w in others}))
-        )
-    else:
-        line(
-            "  validation      no error found"
-            + ("" if args.verify else " in what was checked (rlarchive validate checks everything)")
-        )
+    found = "no error found" if args.verify else "no error found in the structure; digests not checked (above)"
+    line(
+        f"  validation      {found}"
+        + (f"; {counted(len(others), 'warning')}: {', '.join(sorted({w.code for w in others}))}" if others else "")
+    )
 
 
 def _tail_lines(ar: Any, full: bool) -> None:
@@ -176,7 +175,7 @@ def _tail_lines(ar: Any, full: bool) -> None:
             line(f"  metadata        {k}: {v.splitlines()[0] if v else ''}")
     elif ar.metadata:
         line(
-            f"  metadata        {len(ar.metadata)} keys: {', '.join(list(ar.metadata)[:6])}"
+            f"  metadata        {counted(len(ar.metadata), 'key')}: {', '.join(list(ar.metadata)[:6])}"
             + (", ..." if len(ar.metadata) > 6 else "")
         )
     if ar.manifest.extensions_used:
@@ -196,7 +195,7 @@ def _tail_lines(ar: Any, full: bool) -> None:
             line(f"  {k:30} {describe(data[k])}")
     if not full:
         _policy_lines(ar)
-        line(f"data              {len(data) - len(space_keys)} hyperparameters (--all lists them)")
+        line(f"data              {counted(len(data) - len(space_keys), 'hyperparameter')} (--all lists them)")
     else:
         line("data")
         for k, v in data.items():
@@ -205,7 +204,7 @@ def _tail_lines(ar: Any, full: bool) -> None:
     line("tensor groups")
     for g in groups_in_order(ar):
         infos = ar.tensor_info(g)
-        line(f"  {g}: {len(infos)} tensors, {sum(i.nbytes for i in infos.values())} bytes")
+        line(f"  {g}: {counted(len(infos), 'tensor')}, {counted(sum(i.nbytes for i in infos.values()), 'byte')}")
         if full:
             for name, i in infos.items():
                 line(f"    {name:40} {i.dtype:6} {list(i.shape)} {i.nbytes} B")
@@ -316,9 +315,20 @@ def _value(v: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _tensor_name(d: dict[str, Any]) -> str:
+    """A tensor difference's name in its group: for an optimizer's state, the parameter it belongs to and its entry
+    (the parameter marked ``?`` when guessed by shape)."""
+    p = d.get("parameter")
+    if p is None:
+        return str(d["key"].split("/", 1)[1])
+    return str(p["name"]) + ("" if p["by"] == "param_tensors" else "?") + (f" {p['entry']}" if p["entry"] else "")
+
+
 def difference_line(d: dict[str, Any]) -> str:
     """One line of ``diff``'s text output for a difference of :func:`rlarchive.diff.diff`."""
     head = f"{d['section']:15} {d['key']}"
+    if d["section"] == "tensors" and "parameter" in d:
+        head = f"{d['section']:15} {d['key'].split('/', 1)[0]}: {_tensor_name(d)}"
     if d["change"] == "added":
         return f"{head}: only in B: {_value(d['b'])}"
     if d["change"] == "removed":
@@ -338,22 +348,81 @@ def difference_line(d: dict[str, Any]) -> str:
     return f"{head}: {_value(d['a'])} -> {_value(d['b'])}"
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
-    """``diff A B``: exit 0 when the archives hold the same, 1 when they differ (2 on an error)."""
-    from ..diff import diff
+def group_line(group: str, ds: list[dict[str, Any]], count: tuple[int, int, int]) -> str:
+    """One line of ``diff``'s text output for the differing tensors ``ds`` of one group: how many changed of those
+    in both archives (``count``: tensors in A, in B, in both), were added or removed, the parameters an optimizer's
+    state belongs to, and the largest difference."""
+    changed = [d for d in ds if d["change"] == "changed"]
+    parts = [f"{len(changed)} of {count[2]} changed"] if changed else []
+    params = {d["parameter"]["name"] for d in changed if "parameter" in d}
+    if params:
+        parts[0] += f" (the state of {counted(len(params), 'parameter')})"
+    added, removed = (sum(1 for d in ds if d["change"] == c) for c in ("added", "removed"))
+    parts += [f"{added} only in B"] * bool(added) + [f"{removed} only in A"] * bool(removed)
+    numeric = [d for d in changed if d.get("max_abs_diff") is not None]
+    shaped = [d for d in numeric if d["a"]["shape"]] or numeric  # an optimizer's step counters say little
+    top = max(shaped, key=lambda d: d["max_abs_diff"], default=None)
+    largest = "" if top is None else f", largest |a-b| {top['max_abs_diff']:.6g} ({_tensor_name(top)})"
+    return f"{'tensors':15} {group}: {', '.join(parts)}{largest}"
 
-    result = diff(args.a, args.b)
+
+def diff_lines(result: dict[str, Any], counts: dict[str, tuple[int, int, int]], each: bool) -> list[str]:
+    """``diff``'s text output for its document ``result``: one line per difference, but the tensors of a group
+    with several differences summarised in one (:func:`group_line`) unless ``each``."""
+    out: list[str] = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for d in result["differences"]:
+        if d["section"] == "tensors" and not each:
+            groups.setdefault(d["key"].split("/", 1)[0], []).append(d)
+        else:
+            out.append(difference_line(d))
+    summarised = False
+    rank = {g: (g != "policy") + g.startswith("optimizer.") for g in groups}  # policy, the others, the optimizers
+    for g, ds in sorted(groups.items(), key=lambda item: rank[item[0]]):
+        summarised |= len(ds) > 1
+        out.append(group_line(g, ds, counts[g]) if len(ds) > 1 else difference_line(ds[0]))
+    n = len(result["differences"])
+    out.append(counted(n, "difference") + (" (tensors by group: --all lists each)" if summarised else ""))
+    if any(d.get("parameter", {}).get("by") == "shape" for d in result["differences"]):
+        out.append(
+            "? the parameter of an optimizer's state, guessed by shape: the archive does not name it "
+            "(param_tensors, spec §7.9)"
+        )
+    return out
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """``diff A B``: exit 0 when the archives hold the same (what ``--only`` and ``--ignore`` select), 1 when they
+    differ (2 on an error)."""
+    from ..diff import compare_archives
+
+    result, counts = compare_archives(args.a, args.b, args.only, args.ignore)
     if args.json:
         print(json_text(result))
     elif result["equal"]:
-        line(f"{escape_name(args.a)} and {escape_name(args.b)}: the same")
+        line(
+            f"{escape_name(args.a)} and {escape_name(args.b)}: the same"
+            + (" (in what was compared)" if args.only or args.ignore else "")
+        )
     else:
         line(f"A {escape_name(args.a)}")
         line(f"B {escape_name(args.b)}")
-        for d in result["differences"]:
-            line(difference_line(d))
-        line(f"{len(result['differences'])} difference{'s' if len(result['differences']) != 1 else ''}")
+        for text in diff_lines(result, counts, args.all):
+            line(text)
     return EXIT_OK if result["equal"] else EXIT_INVALID
+
+
+def diff_pattern(text: str) -> str:
+    """A pattern of ``diff --only``/``--ignore`` (:func:`rlarchive.diff.selects`); one that selects no section is a
+    usage error."""
+    from ..diff import check_patterns
+    from ..errors import RlarchiveError
+
+    try:
+        check_patterns([text])
+    except RlarchiveError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
+    return text
 
 
 def add_commands(sub: Any) -> None:
@@ -377,9 +446,29 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(fn=cmd_dump)
     p = sub.add_parser(
         "diff",
-        help="what differs between two archives: metadata, hyperparameters, spaces, extensions, tensors; exit 0 same, 1 different, 2 error",
+        help="what differs between two archives: metadata, hyperparameters, spaces, optimizers, extensions, tensors "
+        "(by group; an optimizer's state by parameter); exit 0 same, 1 different, 2 error",
     )
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
+    for option, what in (
+        ("--only", "compare only what PATTERN selects"),
+        ("--ignore", "leave out what PATTERN selects"),
+    ):
+        p.add_argument(
+            option,
+            action="append",
+            default=[],
+            type=diff_pattern,
+            metavar="PATTERN",
+            help=f"{what} (repeatable): a section ({', '.join(SECTIONS)}), or a shell-style pattern over SECTION/KEY, "
+            "a tensor's key being GROUP/NAME: 'tensors/optimizer.*' is every optimizer's state, "
+            "'hyperparameters/start_time' one key",
+        )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="list every differing tensor (by default a group's are summarised in one line)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document (schemas/diff-1.0.schema.json)")
     p.set_defaults(fn=cmd_diff)

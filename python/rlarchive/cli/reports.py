@@ -25,6 +25,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..describe import counted
 from ..errors import CATALOGUE
 from ..filenames import escape_name, printable
 
@@ -81,7 +82,7 @@ def junit(reports: list[Any], seconds: float) -> bytes:
             cases.append(("rlarchive validate", name, "pass", ""))
             continue
         first = errors[0] if errors else {"code": "?", "message": "errors beyond --max-issues"}
-        more = f" (and {r['summary']['errors'] - 1} more errors)" if r["summary"]["errors"] > 1 else ""
+        more = f" (and {counted(r['summary']['errors'] - 1, 'more error')})" if r["summary"]["errors"] > 1 else ""
         cases.append(("rlarchive validate", name, "failure", f"{first['code']}: {first['message']}{more}"))
     return junit_xml("rlarchive validate", [("rlarchive validate", seconds, cases)])
 

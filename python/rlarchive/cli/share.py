@@ -11,7 +11,7 @@ from ..filenames import escape_name, json_text, printable
 from ..hub.package import DEFAULT_EPISODES
 from ..metadata import DROPPABLE_PARTS as PARTS
 from ..metadata import TRAINING_ONLY_PARTS as TRAINING_ONLY
-from .common import EXIT_OK, key_value, line, natural, pairs
+from .common import EXIT_OK, key_value, line, metadata_pair, natural, pairs
 
 
 def _print_metadata(metadata: dict[str, Any], as_json: bool) -> None:
@@ -94,7 +94,7 @@ def add_commands(sub: Any) -> None:
         help="print an archive's metadata, or change it (--set, --unset) by rewriting the archive atomically",
     )
     p.add_argument("file")
-    p.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE", help="put KEY (repeatable)")
+    p.add_argument("--set", action="append", type=metadata_pair, metavar="KEY=VALUE", help="put KEY (repeatable)")
     p.add_argument("--unset", action="append", default=[], metavar="KEY", help="remove KEY (repeatable; before --set)")
     p.add_argument("--json", action="store_true", help="print the metadata as one JSON object")
     p.set_defaults(fn=cmd_metadata)

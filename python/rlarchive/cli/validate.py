@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..describe import counted
 from ..errors import CATALOGUE, RlarchiveError
 from ..filenames import escape_name, json_text
 from .common import EXIT_ERROR, EXIT_OK, error_line, exit_status, natural, one_line, say, shown, special
@@ -70,8 +71,11 @@ def print_report(name: str, r: dict[str, Any], quiet: bool = False, limit: Any =
     if quiet and r["valid"]:
         return
     s = r["summary"]
-    verdict = "valid" if r["valid"] else "INVALID"
-    print(f"{escape_name(name)}: {verdict} ({s['errors']} errors, {s['warnings']} warnings, {s['infos']} infos)")
+    if unread(r):  # the file could not be read: nothing is known about it, valid or not
+        print(f"{escape_name(name)}: not checked (it cannot be read)")
+    else:
+        counts = ", ".join(counted(s[k + "s"], k) for k in ("error", "warning", "info"))
+        print(f"{escape_name(name)}: {'valid' if r['valid'] else 'INVALID'} ({counts})")
     issues = [i for i in r["issues"] if i["severity"] == "error"] if quiet else r["issues"]
     shown_issues = issues if limit is None else issues[:limit]
     for i in shown_issues:
@@ -99,13 +103,22 @@ def _print(
             print_report(f, r, args.quiet, selection.max_issues)
 
 
+def unread(r: dict[str, Any]) -> bool:
+    """Whether a report is of a file that could not be read (an I/O error, not a broken rule)."""
+    return any(exit_status(i["code"]) == EXIT_ERROR for i in r["issues"] if i["severity"] == "error")
+
+
 def _invalid_line(f: str, r: dict[str, Any], listed: bool) -> RlarchiveError:
-    """The one line of standard error for an invalid file: its first error, quoted unless the text report just listed it."""
+    """The one line of standard error for an invalid file: its first error, quoted unless the text report just listed
+    it; for a file that could not be read, why."""
     errors = [i for i in r["issues"] if i["severity"] == "error"]
     n = len(errors)
+    if unread(r):
+        first = next(i for i in errors if exit_status(i["code"]) == EXIT_ERROR)
+        return RlarchiveError(first["code"], first["message"])
     if listed:
-        return RlarchiveError(errors[0]["code"], f"{f} is invalid ({n} error{'s' if n != 1 else ''}, listed above)")
-    what = errors[0]["message"] if n == 1 else f"{n} errors; the first: {errors[0]['message']}"
+        return RlarchiveError(errors[0]["code"], f"{f} is invalid ({counted(n, 'error')}, listed above)")
+    what = errors[0]["message"] if n == 1 else f"{counted(n, 'error')}; the first: {errors[0]['message']}"
     return RlarchiveError(errors[0]["code"], f"{f} is invalid ({what})")
 
 
@@ -134,9 +147,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         status = EXIT_ERROR
     for f, r in zip(checked, reports):
         if not r["valid"]:
-            first_code = next(i["code"] for i in r["issues"] if i["severity"] == "error")
             # the text report just listed the error: named, not repeated (but an I/O error is said in full)
-            listed = args.format == "text" and selection.max_issues != 0 and exit_status(first_code) != EXIT_ERROR
+            listed = args.format == "text" and selection.max_issues != 0
             first = _invalid_line(f, r, listed)
             say(error_line(first, f), (f,))
             status = max(status, exit_status(first.code))

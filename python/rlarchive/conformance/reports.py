@@ -149,8 +149,9 @@ def print_summary(cases: list[Any], names: list[Any], results: dict[str, Any]) -
             sent = len(ids) - count["n/a"]
             where = f" [{SECTIONS.get(part, part)}]" if len(sections) > 1 else ""
             print(
-                f"{printable(n)} ({printable(who)}){where}: {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), {count['xfail']} expected failures"
-                f" of {sent} cases sent; coverage {sent} of {len(ids)} cases"
+                f"{printable(n)} ({printable(who)}){where}: {count['pass']} passed, {failed} failed ({count['skip']} of them answered skipped), "
+                f"{count['xfail']} expected failure{'s' * (count['xfail'] != 1)} of {sent} case{'s' * (sent != 1)} sent; "
+                f"coverage {sent} of {len(ids)} case{'s' * (len(ids) != 1)}"
                 + (f" ({count['n/a']} need extensions the reader does not declare)" if count["n/a"] else "")
             )
         print(

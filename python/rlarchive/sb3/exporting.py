@@ -31,7 +31,7 @@ from .model_zip import unsupported
 from .parts import vec_normalize_of
 from .values import Rebuilder, archive_parts, is_json_serializable
 
-__all__ = ["export_archive", "ExportWarning"]
+__all__ = ["export_archive", "ExportWarning", "check_version"]
 
 
 # the oldest SB3 an export can be written for
@@ -139,6 +139,16 @@ def _target_version(requested: str | None, metadata: Mapping[str, str]) -> tuple
     if recorded is not None and re.match(rf"^{target[0]}\.{target[1]}(\.|$)", recorded.strip()):
         return recorded.strip(), target
     return f"{target[0]}.{target[1]}.{int(m.group(3) or 0)}", target
+
+
+def check_version(text: str) -> tuple[int, int]:
+    """(major, minor) of a Stable-Baselines3 version (``X.Y`` or ``X.Y.Z``) an export can be written for (2.0 or later).
+
+    Raises:
+        RlarchiveError: VALUE_UNSUPPORTED for another form or an older version.
+    """
+    target: tuple[int, int] = _target_version(text, {})[1]
+    return target
 
 
 def _write_sb3_zip(

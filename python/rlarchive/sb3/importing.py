@@ -31,6 +31,7 @@ from ..limits import MAX_JSON_BYTES, MAX_MEMBERS
 from ..unpickle.budget import ImportBudget, Source, budget_for
 from ..values import TensorRef
 from . import files as sb3_files
+from . import optimizer_names
 from .keys import (
     META_ALGORITHM,
     META_ALGORITHM_CLASS,
@@ -405,9 +406,13 @@ def prepare_import(
                 k: v for k, v in values.items() if k != replay_buffer_ext.EXTENSION
             }  # not needed to describe the policy
             save(first, data, tensors, optimizers, metadata=metadata, extension_values=first_values)
-            policy, report.policy = _policy_value(lambda env: load(first, env=env, device="cpu"), vec_normalize, data)
+            policy, report.policy, model = _policy_value(
+                lambda env: load(first, env=env, device="cpu"), vec_normalize, data
+            )
     else:
-        policy, report.policy = _policy_value(lambda env: model, vec_normalize, data)
+        policy, report.policy, _ = _policy_value(lambda env: model, vec_normalize, data)
+    if model is not None:  # each optimizer parameter named by its policy tensor (spec §7.9), from the model itself
+        optimizers = optimizer_names.with_param_tensors(optimizers, model, tensors.get("policy", {}))
 
     def write() -> ImportReport:
         if policy is not None:
@@ -433,8 +438,9 @@ def prepare_import(
 
 def _policy_value(
     build: Callable[[Any], Any], stats: Statistics | None, data: Mapping[str, Any]
-) -> tuple[dict | None, str]:
-    """(the RLA_policy value of the model ``build(env)`` gives, or None; what the report says about it).
+) -> tuple[dict | None, str, Any]:
+    """(the RLA_policy value of the model ``build(env)`` gives, or None; what the report says about it; the model,
+    or None when it cannot be built).
 
     The model is built without an environment, or, when SB3 needs one (HER),
     around a stand-in environment with the model's spaces that never steps.
@@ -446,7 +452,12 @@ def _policy_value(
     from . import vec_normalize as vecnormalize
 
     if importlib.util.find_spec("stable_baselines3") is None:
-        return None, "not written: stable-baselines3 is not installed, and describing the policy needs the built model"
+        return (
+            None,
+            "not written: stable-baselines3 is not installed, and describing the policy needs the built model",
+            None,
+        )
+    model = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -460,14 +471,15 @@ def _policy_value(
                 model = build(vecnormalize.stand_in_env(spaces.to_gymnasium(obs), spaces.to_gymnasium(act)))
             desc = sb3_policy.describe(model)
     except sb3_policy.Unsupported as e:
-        return None, f"not written: {e}"
+        return None, f"not written: {e}", model
     except RlarchiveError as e:
-        return None, f"not written: the model cannot be built from the archive ({e.code}: {e.message})"
+        return None, f"not written: the model cannot be built from the archive ({e.code}: {e.message})", None
     except (TypeError, ValueError, AssertionError, KeyError, IndexError, AttributeError, RuntimeError) as e:
         # SB3 refused the values while building the policy: the archive is written without the description
         return (
             None,
             f"not written: Stable-Baselines3 cannot build the policy from the archive ({type(e).__name__}: {str(e)[:300]})",
+            None,
         )
 
     def ref(w: Any) -> Any:
@@ -478,6 +490,6 @@ def _policy_value(
     try:
         value = sb3_policy.resolve(desc, ref)
     except sb3_policy.Unsupported as e:
-        return None, f"not written: {e}"
+        return None, f"not written: {e}", model
     value["vec_normalize"] = bool(stats is not None and stats.norm_obs)
-    return value, "written"
+    return value, "written", model

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..describe import counted
 from ..errors import RlarchiveError
 from ..filenames import printable
 from ..jsonbounds import json_cost
@@ -120,7 +121,7 @@ class ImportReport:
             lines.append(f"  saved with version: {self.library_version}")
         lines.append(f"  decoded from pickles: {', '.join(self.converted) or '(none)'}")
         for g, n in self.tensor_groups.items():
-            lines.append(f"  tensor group {g}: {n} tensors")
+            lines.append(f"  tensor group {g}: {counted(n, 'tensor')}")
         for o in self.optimizers:
             lines.append(f"  optimizer: {o}")
         if self.opaque:

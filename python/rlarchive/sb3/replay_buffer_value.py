@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..describe import counted
 from ..errors import RlarchiveError
 
 __all__ = [
@@ -311,4 +312,5 @@ def describe(value: Mapping[str, Any]) -> str:
     rows = value["buffer_size"] if value["full"] else value["pos"]
     her = value.get("her")
     infos = ", with the info dicts" if her is not None and her["copy_info_dict"] else ""
-    return f"{value['class']}, {rows} of {value['buffer_size']} rows filled in each of {value['n_envs']} environments ({transitions(value)} transitions{infos})"
+    envs = "the environment" if value["n_envs"] == 1 else f"each of {value['n_envs']} environments"
+    return f"{value['class']}, {rows} of {value['buffer_size']} rows filled in {envs} ({counted(transitions(value), 'transition')}{infos})"

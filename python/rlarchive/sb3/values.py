@@ -25,6 +25,7 @@ from ..unpickle import pickler
 from ..values import ClassRef, Opaque
 from .keys import META_TORCH_VALUES
 from .model_zip import escape_pointer, unsupported
+from .optimizer_names import without_param_tensors
 
 __all__ = ["Rebuilder", "is_json_serializable", "archive_parts", "buffer_members", "map_leaves"]
 
@@ -220,7 +221,7 @@ def archive_parts(ar: Any, copy: bool, unverified: Iterable[str] = ()):
         else:
             params[g] = ts
     for name in ar.optimizer_names:
-        params[name] = _clone_tensors(ar.optimizer(name, framework="torch"))
+        params[name] = without_param_tensors(_clone_tensors(ar.optimizer(name, framework="torch")))
     # policy first, as SB3 writes it
     ordered = {k: params[k] for k in sorted(params, key=lambda n: (n != "policy", n))}
     if META_TORCH_VALUES in metadata:

@@ -61,6 +61,8 @@ class RunFiles:
     replay_buffer: str | None = None
     #: The environment's name as the folders spell it (``/`` written ``-``), or None.
     folder_env: str | None = None
+    #: The best model ``EvalCallback`` saved (``best_model.zip``), or None.
+    best_model: str | None = None
     notes: list = field(default_factory=list)
 
     def open(self, path: str) -> BinaryIO:
@@ -142,6 +144,7 @@ def find_run(folder: str | os.PathLike, best: bool = False) -> RunFiles:
     )
     files.replay_buffer = _file(listed, top, "replay_buffer.pkl")
     files.model = _model(top, listed, params_name, best, files.notes)
+    files.best_model = _file(listed, top, "best_model.zip")
     files.notes[:0] = _skip_notes(skipped)
     return files
 

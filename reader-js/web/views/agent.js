@@ -7,8 +7,8 @@
 
 import { Space } from '../../src/index.js';
 import { latestByEnvironment } from '../../src/metadata.js';
-import { h, fill, keyValueTable } from '../dom.js';
-import { formatNumber } from '../format.js';
+import { h, fill, keyValueTable, errorParts } from '../dom.js';
+import { formatShort } from '../format.js';
 import { spaceLabel } from './value.js';
 
 const plural = (n, word) => `${n} ${word}${Number(n) === 1 ? '' : 's'}`;
@@ -17,6 +17,39 @@ const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Na
 /** `MEAN ± STD` with two decimals, as the model card's `model-index` writes it. */
 export function meanStd(e) {
   return `${Number(e.mean).toFixed(2)} ± ${Number(e.std).toFixed(2)}`;
+}
+
+/**
+ * What a replay buffer (extension RLA_replay_buffer) holds, in the command line's words:
+ * `ReplayBuffer, 300 of 5,000 rows filled in the environment (300 transitions)`.
+ * @param {{class: string, buffer_size: number|bigint, n_envs: number|bigint, pos: number|bigint, full: boolean}} rb
+ * @returns {string}
+ */
+export function replayBufferText(rb) {
+  const n = (x) => Number(x).toLocaleString('en-US');
+  const rows = Number(rb.full ? rb.buffer_size : rb.pos);
+  const envs = Number(rb.n_envs) === 1 ? 'the environment' : `each of ${n(rb.n_envs)} environments`;
+  const transitions = rows * Number(rb.n_envs);
+  return `${rb.class}, ${n(rows)} of ${n(rb.buffer_size)} rows filled in ${envs} (${n(transitions)} transition${transitions === 1 ? '' : 's'})`;
+}
+
+/**
+ * Fills `el` with what the archive's replay buffer holds (read and checked, its transitions not read), or why not.
+ * @param {HTMLElement} el
+ * @param {import('../../index.js').Archive} archive
+ */
+export function showReplayBuffer(el, archive) {
+  el.dataset.status = 'reading';
+  archive
+    .replayBuffer()
+    .then((rb) => {
+      fill(el, rb === null ? 'none' : replayBufferText(rb));
+      el.dataset.status = 'done';
+    })
+    .catch((e) => {
+      fill(el, h('span', { class: 'error' }, errorParts(e)));
+      el.dataset.status = 'error';
+    });
 }
 
 /** The algorithm the metadata names (Annex B: `sb3.algorithm`, or `sb2.algorithm`), or null. */
@@ -111,6 +144,12 @@ function provenanceRows(archive, p) {
   return rows;
 }
 
+/** A number of the evaluations table: about 6 significant digits, the exact value in its title and data-value. */
+function evalNumber(x, cls) {
+  const v = Number(x);
+  return h('td', { class: `num ${cls}`, title: String(v), dataset: { value: String(v) } }, formatShort(v, 6));
+}
+
 function evaluationsTable(evaluations) {
   const head = [
     'environment',
@@ -125,7 +164,7 @@ function evaluationsTable(evaluations) {
   ];
   return h(
     'table',
-    { class: 'params', id: 'evaluations-table' },
+    { class: 'evaluations', id: 'evaluations-table' },
     h(
       'thead',
       null,
@@ -145,9 +184,9 @@ function evaluationsTable(evaluations) {
           h('td', null, h('code', null, e.env_id)),
           h('td', null, String(e.episodes)),
           h('td', null, seedsText(e)),
-          h('td', { class: 'eval-mean' }, formatNumber(e.mean)),
-          h('td', { class: 'eval-std' }, formatNumber(e.std)),
-          h('td', null, formatNumber(Number(mean(e.lengths).toPrecision(6)))),
+          evalNumber(e.mean, 'eval-mean'),
+          evalNumber(e.std, 'eval-std'),
+          evalNumber(mean(e.lengths), 'eval-length'),
           h('td', null, e.deterministic ? 'yes' : 'no'),
           h('td', null, `${e.evaluator.name} ${e.evaluator.version}`),
           h('td', null, e.date),
@@ -157,17 +196,27 @@ function evaluationsTable(evaluations) {
   );
 }
 
-function howToLoad(label, envId, sb3, hasPolicy) {
+function howToLoad(label, envId, sb3, hasPolicy, normalized) {
   const q = JSON.stringify(label);
   const block = (title, code) => [h('h4', null, title), h('pre', { class: 'snippet' }, h('code', null, code))];
+  const raw = normalized ? '  # raw observations: the policy applies the VecNormalize statistics itself' : '';
   return h(
     'div',
     { id: 'how-to-load' },
     block(
       'Python (NumPy only, no pickle is run)',
-      `import rlarchive\n\nwith rlarchive.open(${q}) as ar:\n    policy = ar.policy()\naction, _ = policy.predict(obs)`,
+      `import rlarchive\n\nwith rlarchive.open(${q}) as ar:\n    policy = ar.policy()\naction, _ = policy.predict(obs)${raw}`,
     ),
-    sb3 ? block('Back into Stable-Baselines3', `from rlarchive import sb3 as rsb3\n\nmodel = rsb3.load(${q})`) : null,
+    sb3
+      ? block(
+          'Back into Stable-Baselines3',
+          `from rlarchive import sb3 as rsb3\n\nmodel = rsb3.load(${q})${
+            normalized
+              ? '\n# this model takes normalised observations, as its VecNormalize hands them on:\naction, _ = model.predict(policy.normalize_obs(obs), deterministic=True)'
+              : ''
+          }`,
+        )
+      : null,
     block(
       'JavaScript (Node or a browser)',
       `import { open } from 'rlarchive-reader';\n\nconst ar = await open(${q});\nconst policy = await ar.policy();`,
@@ -212,6 +261,11 @@ export function renderAgent(el, archive) {
   ];
   if (archive.extensionsUsed.includes('RLA_policy'))
     rows.push(['policy', h('span', { id: 'overview-policy' }, h('span', { class: 'muted' }, 'not loaded yet'))]);
+  if (archive.extensionsUsed.includes('RLA_replay_buffer')) {
+    const cell = h('span', { id: 'overview-replay-buffer' }, h('span', { class: 'muted' }, 'reading…'));
+    rows.push(['replay buffer', cell]);
+    showReplayBuffer(cell, archive);
+  }
   fill(
     el,
     keyValueTable(rows, 'kv agent-summary'),
@@ -272,6 +326,12 @@ export function renderCard(el, archive, file) {
           ' records one.',
         ),
     h('h3', null, 'How to load'),
-    howToLoad(file.label, p.envId, sb3, archive.extensionsUsed.includes('RLA_policy')),
+    howToLoad(
+      file.label,
+      p.envId,
+      sb3,
+      archive.extensionsUsed.includes('RLA_policy'),
+      archive.extensionsUsed.includes('RLA_vec_normalize'),
+    ),
   );
 }

@@ -1,4 +1,5 @@
-// The validation report (spec §14) and the error of an archive that fails to open.
+// The verdict the page leads with, the validation report (spec §14) and the
+// error of an archive that fails to open.
 
 import { h, fill } from '../dom.js';
 import { formatBytes } from '../format.js';
@@ -51,34 +52,38 @@ export function renderReport(el, report, { shown = null } = {}) {
     report.issues.length === 0
       ? h('p', { class: 'muted' }, 'No issues.')
       : h(
-          'table',
-          { class: 'issues' },
+          'div',
+          { class: 'scroll' },
           h(
-            'thead',
-            null,
+            'table',
+            { class: 'issues' },
             h(
-              'tr',
+              'thead',
               null,
-              h('th', null, 'severity'),
-              h('th', null, 'code'),
-              fields.map((f) => h('th', null, f)),
-              h('th', null, 'message'),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            report.issues.map((i) =>
               h(
                 'tr',
-                { class: `sev-${i.severity}`, dataset: { code: i.code } },
-                h('td', null, h('span', { class: `badge ${i.severity}` }, i.severity)),
-                h('td', null, h('code', { class: 'code' }, i.code)),
-                fields.map((f) => h('td', { class: 'loc' }, i[f] === undefined ? '' : String(i[f]))),
+                null,
+                h('th', null, 'severity'),
+                h('th', null, 'code'),
+                fields.map((f) => h('th', null, f)),
+                h('th', null, 'message'),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              report.issues.map((i) =>
                 h(
-                  'td',
-                  { class: 'message' },
-                  i.message.startsWith(`${i.code}: `) ? i.message.slice(i.code.length + 2) : i.message,
+                  'tr',
+                  { class: `sev-${i.severity}`, dataset: { code: i.code } },
+                  h('td', null, h('span', { class: `badge ${i.severity}` }, i.severity)),
+                  h('td', null, h('code', { class: 'code' }, i.code)),
+                  fields.map((f) => h('td', { class: 'loc' }, i[f] === undefined ? '' : String(i[f]))),
+                  h(
+                    'td',
+                    { class: 'message' },
+                    i.message.startsWith(`${i.code}: `) ? i.message.slice(i.code.length + 2) : i.message,
+                  ),
                 ),
               ),
             ),
@@ -94,6 +99,89 @@ export function renderReport(el, report, { shown = null } = {}) {
       `Checked by ${report.validator.name} ${report.validator.version}: every rule of §11.1, including the CRC-32 and SHA-256 of every member.`,
     ),
   );
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The location of an issue or error as `member#pointer @offset` (what is known of it). */
+function where(i) {
+  const at = `${i.member ?? ''}${i.pointer !== undefined && i.pointer !== null ? `#${i.pointer}` : ''}`;
+  const offset = i.offset !== undefined && i.offset !== null ? `@${i.offset}` : '';
+  return [at, offset].filter(Boolean).join(' ');
+}
+
+/**
+ * The verdict the page leads with, above everything the file holds: valid, INVALID (with its first error), not
+ * opened, or not (yet) validated in full. `el.dataset.verdict` is `valid`, `invalid`, `unopened`, `running` or
+ * `pending`.
+ * @param {HTMLElement} el
+ * @param {{report?: object, openError?: object, running?: boolean}} state `report`: the validation's;
+ *   `openError`: why opening failed; `running`: the validation runs now; none of them: not validated yet
+ */
+export function renderVerdict(el, { report = null, openError = null, running = false } = {}) {
+  // scrolled to without a new history entry (going Back to one would reopen the archive)
+  const go = (ev) => {
+    ev.preventDefault();
+    document.getElementById('validation')?.scrollIntoView({ block: 'start' });
+  };
+  const see = h('a', { href: '#validation', onclick: go }, 'the validation report');
+  let verdict, banner;
+  if (report?.valid) {
+    verdict = 'valid';
+    banner = h(
+      'div',
+      { class: 'banner ok', role: 'status' },
+      h('strong', null, 'Valid'),
+      ` — every rule of the spec checked, every member's CRC-32 and SHA-256 included: no error, ${plural(report.summary.warnings, 'warning')}.`,
+    );
+  } else if (report) {
+    verdict = 'invalid';
+    const first = report.issues.find((i) => i.severity === 'error');
+    const text = first.message.startsWith(`${first.code}: `)
+      ? first.message.slice(first.code.length + 2)
+      : first.message;
+    const message = text.replace(/ \[[^\]]*\]$/, ''); // its location is given above
+    banner = h(
+      'div',
+      { class: 'banner bad', role: 'alert' },
+      h('strong', null, 'INVALID'),
+      ` — ${plural(report.summary.errors, 'error')}; the first: `,
+      h('code', { class: 'code' }, first.code),
+      where(first) ? [' at ', h('code', { class: 'loc' }, where(first))] : null,
+      h('div', { class: 'message' }, message),
+      h(
+        'div',
+        { class: 'small' },
+        'This file breaks the spec: what the page shows below is what it holds, not a valid agent. See ',
+        see,
+        '.',
+      ),
+    );
+  } else if (openError) {
+    verdict = 'unopened';
+    banner = h(
+      'div',
+      { class: 'banner bad', role: 'alert' },
+      h('strong', null, 'Not opened'),
+      ' — ',
+      h('code', { class: 'code' }, openError.code ?? 'ERROR'),
+      ': see ',
+      see,
+      '.',
+    );
+  } else {
+    verdict = running ? 'running' : 'pending';
+    banner = h(
+      'div',
+      { class: 'banner warn', role: 'status' },
+      h('strong', null, running ? 'Validating…' : 'Not validated yet'),
+      ' — the archive opened (its layout, manifest, data and tensor headers are sound); its members’ CRC-32 and SHA-256 ',
+      running ? 'are being checked.' : ['are not checked until you validate it in full: see ', see, '.'],
+    );
+  }
+  el.dataset.verdict = verdict;
+  fill(el, banner);
+  el.hidden = false;
 }
 
 /**

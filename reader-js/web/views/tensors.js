@@ -9,6 +9,10 @@ import { histogramChart } from '../charts.js';
 import { isCancelled } from '../worker-client.js';
 import { arrayValues } from './value.js';
 import { optimizerLayout, orderGroups } from '../optimizers.js';
+import { showReplayBuffer } from './agent.js';
+
+/** The group of the replay buffer's arrays (extension RLA_replay_buffer). */
+const REPLAY_BUFFER_GROUP = 'RLA_replay_buffer';
 
 /**
  * Statistics and histogram of one tensor, as the worker computed them.
@@ -84,15 +88,17 @@ function optimizerRows(archive, group, infos, choose) {
   const byName = new Map(infos.map((t) => [t.name, t]));
   const rows = [];
   for (const p of layout.params) {
-    const name = p.parameter ? `${p.parameter.name}${p.certain ? '' : '?'}` : `parameter ${p.key}`;
+    const name = p.parameter ? `${p.parameter.name}${p.recorded ? '' : '?'}` : `parameter ${p.key}`;
     const note =
       p.parameter === null
         ? ' (no parameter of this shape)'
-        : p.certain
+        : p.recorded
           ? ''
-          : ` (by shape and order; same shape: ${p.alternatives.join(', ')}${
-              p.sameShape > p.alternatives.length ? ` and ${p.sameShape - p.alternatives.length} more` : ''
-            })`;
+          : p.certain
+            ? ' (guessed by shape: the only parameter of this shape)'
+            : ` (guessed by shape and order; same shape: ${p.alternatives.join(', ')}${
+                p.sameShape > p.alternatives.length ? ` and ${p.sameShape - p.alternatives.length} more` : ''
+              })`;
     const names = p.tensors.filter((t) => byName.has(t));
     rows.push(
       h(
@@ -103,6 +109,7 @@ function optimizerRows(archive, group, infos, choose) {
             name: [p.parameter?.name ?? '', ...names].join(' ').toLowerCase(),
             position: String(p.position),
             parameter: p.parameter?.name ?? '',
+            recorded: String(p.recorded),
             certain: String(p.certain),
           },
         },
@@ -129,7 +136,13 @@ function optimizerRows(archive, group, infos, choose) {
       ),
     );
   for (const t of layout.other) rows.push(tensorRow(group, byName.get(t), t, choose));
-  return rows;
+  const guessed = layout.params.some((p) => !p.recorded);
+  return {
+    rows,
+    note: guessed
+      ? "The archive does not name these parameters (param_tensors, spec §7.9, written by newer writers): each is matched to a parameter of the same shape in PyTorch's usual order, which need not be the optimizer's, and marked ?."
+      : 'Each parameter as the archive names it (param_tensors, spec §7.9).',
+  };
 }
 
 /**
@@ -189,9 +202,13 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
     total += infos.length;
     const bytes = infos.reduce((a, t) => a + t.nbytes, 0);
     const optimizer = group.startsWith('optimizer.');
-    const rows = optimizer
-      ? optimizerRows(archive, group, infos, choose)
-      : infos.map((info) => tensorRow(group, info, info.name, choose));
+    const byParameter = optimizer ? optimizerRows(archive, group, infos, choose) : null;
+    let buffer = null;
+    if (group === REPLAY_BUFFER_GROUP && archive.extensionsUsed.includes(REPLAY_BUFFER_GROUP)) {
+      buffer = h('span', { id: 'replay-buffer-summary' });
+      showReplayBuffer(buffer, archive);
+    }
+    const rows = byParameter ? byParameter.rows : infos.map((info) => tensorRow(group, info, info.name, choose));
     return h(
       'details',
       { class: 'group', open: !optimizer && infos.length <= 200, dataset: { group } },
@@ -202,6 +219,7 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
         ` — ${infos.length} tensor${infos.length === 1 ? '' : 's'}, ${formatBytes(bytes)}`,
         optimizer ? h('span', { class: 'muted' }, ', by parameter') : null,
       ),
+      buffer ? h('p', { class: 'buffer-summary' }, 'Replay buffer: ', buffer) : null,
       infos.length === 0
         ? h('p', { class: 'muted' }, 'This group holds no tensors.')
         : h(
@@ -225,13 +243,7 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
               h('tbody', null, rows),
             ),
           ),
-      optimizer
-        ? h(
-            'p',
-            { class: 'muted small' },
-            "The archive keeps the optimizer's parameter positions, not their names: each is matched to a parameter of the same shape in PyTorch's usual order; a name marked ? has others of the same shape.",
-          )
-        : null,
+      byParameter ? h('p', { class: 'muted small optimizer-note' }, byParameter.note) : null,
     );
   });
   const filter = h('input', {

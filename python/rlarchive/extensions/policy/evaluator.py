@@ -49,6 +49,13 @@ _F64 = np.float64
 class Policy:
     """A policy description, ready to act (open it with :meth:`rlarchive.Archive.policy`).
 
+    It takes **raw observations**, as the environment returns them: when the agent was trained behind
+    ``VecNormalize`` (:attr:`normalizes_observations`), :meth:`predict` normalises them itself with the archive's
+    statistics. The Stable-Baselines3 model :func:`rlarchive.sb3.load` builds from the same archive does not: it
+    takes observations as its ``VecNormalize`` wrapper hands them on, normalised. Give that model
+    :meth:`normalize_obs` of a raw observation (or wrap its environment with
+    :func:`rlarchive.sb3.load_vec_normalize`), never the raw observation itself.
+
     Args:
         desc: the decoded description (the value under ``policy`` in the
             member), checked by :func:`rlarchive.extensions.policy.description.check`,
@@ -91,6 +98,22 @@ class Policy:
             self._last[name] = len(self.nodes)
 
     @property
+    def normalizes_observations(self) -> bool:
+        """Whether :meth:`predict` normalises the raw observations it takes with the archive's VecNormalize
+        statistics (extension ``RLA_vec_normalize``): then the SB3 model of the same archive takes
+        :meth:`normalize_obs` of them, not the raw observations."""
+        return self.vec_normalize is not None
+
+    def normalize_obs(self, observation: Any) -> Any:
+        """A raw ``observation`` (one or a batch, as :meth:`predict` takes it) as the Stable-Baselines3 model of the
+        same archive (:func:`rlarchive.sb3.load`) takes it: normalised and clipped with the archive's VecNormalize
+        statistics, in float32, as SB3's ``VecNormalize`` gives it; unchanged when the agent was trained without
+        them. So ``model.predict(policy.normalize_obs(obs))`` and ``policy.predict(obs)`` agree."""
+        if self.vec_normalize is None:
+            return observation
+        return self.vec_normalize.normalize_obs(observation)
+
+    @property
     def mask_width(self) -> int | None:
         """How many action-mask entries the head takes (RLA_policy §6: ``argmax`` one per
         action, ``multi_argmax`` one per choice of every component), or None for heads
@@ -111,7 +134,8 @@ class Policy:
         deterministic: bool = True,
         action_masks: Any | None = None,
     ) -> tuple[Any, ...]:
-        """The deterministic action for ``observation`` (one, or a batch), and the next recurrent state.
+        """The deterministic action for ``observation`` (one, or a batch, **raw**: as the environment returns it,
+        before any VecNormalize), and the next recurrent state.
 
         Shaped like Stable-Baselines3's ``predict``: a single observation gives
         a single action, a batch a batch. ``state`` and ``episode_start`` are
