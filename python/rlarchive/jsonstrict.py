@@ -12,11 +12,23 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from .errors import RlarchiveError
 from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
 
 _BOM = b"\xef\xbb\xbf"
-_DEPTH_TOKENS = re.compile(r'["\\\[\]{}]')
+# a string: a quote, then characters that are neither a quote nor a backslash, or a backslash and the
+# character after it (any, a line break too), then the closing quote unless the text ends first
+_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"?')
+_DEPTH_BLOCK = 1 << 20
+_DEPTH_STEP = np.zeros(256, np.int8)  # byte -> its step of the nesting depth
+_DEPTH_STEP[[ord("["), ord("{")]] = 1
+_DEPTH_STEP[[ord("]"), ord("}")]] = -1
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+# every digit as "0": 16 of them in a row are where an integer literal beyond ±(2^53-1) can be (2^53 has 16 digits)
+_DIGITS_AS_ZERO = bytes(ord("0") if chr(c).isdigit() and c < 128 else c for c in range(256))
+_LONG_DIGITS = b"0" * 16
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # the tokens of a JSON text that json.loads accepted (or stopped in at a NaN literal)
@@ -26,29 +38,29 @@ _TOKEN = re.compile(
 
 
 def nesting_depth(text: str) -> int:
-    """Maximum nesting depth, measured on the raw text as spec §6 rule 4 defines."""
+    """Maximum nesting depth, measured on the raw text as spec §6 rule 4 defines.
+
+    A bracket counts outside strings only; a string runs from a quote to the
+    next quote that no backslash escapes (or to the end of the text), and a
+    backslash inside it takes the character after it (a backslash outside a
+    string is a syntax error found later). Without a backslash the strings are
+    every other piece between quotes; with one they are found by a regular
+    expression. The depth is then the running sum of +1 for ``[``/``{`` and -1
+    for ``]``/``}`` over the brackets left, in blocks of ``_DEPTH_BLOCK``.
+    """
+    data = text.encode("utf-8", "surrogatepass")  # brackets and quotes are ASCII, never part of a longer sequence
+    if b'"' in data:
+        if b"\\" in data:
+            data = _STRING.sub("", text).encode("utf-8", "surrogatepass")
+        else:
+            data = b"".join(data.split(b'"')[::2])
+    brackets = data.translate(None, _NOT_BRACKETS)
     depth = peak = 0
-    in_string = False
-    skip_to = -1
-    for m in _DEPTH_TOKENS.finditer(text):
-        pos = m.start()
-        if pos < skip_to:
-            continue
-        c = m.group()
-        if in_string:
-            if c == "\\":
-                skip_to = pos + 2
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-            if depth > peak:
-                peak = depth
-        elif c in "]}":
-            depth -= 1
-        # a backslash outside a string is a syntax error found later
+    for start in range(0, len(brackets), _DEPTH_BLOCK):
+        block = np.frombuffer(brackets, np.uint8, min(_DEPTH_BLOCK, len(brackets) - start), start)
+        running = np.cumsum(_DEPTH_STEP[block], dtype=np.int32)
+        peak = max(peak, depth + int(running.max()))
+        depth += int(running[-1])
     return peak
 
 
@@ -249,7 +261,8 @@ def parse(
         value = json.loads(
             text,
             object_pairs_hook=hooks.pairs,
-            parse_int=hooks.parse_int,
+            # without a run of 16 digits every integer literal is within ±(2^53-1): the decoder's own int() then
+            parse_int=hooks.parse_int if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO) else None,
             parse_float=hooks.parse_float,
             parse_constant=_nan_literal,
         )

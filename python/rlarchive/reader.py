@@ -223,17 +223,21 @@ class Archive:
 
     def tensor_info(self, group: str) -> dict[str, TensorInfo]:
         """dtype, shape, offset and size of each tensor of a group, in header order."""
+        return dict(self._group(group))
+
+    def _group(self, group: str) -> Mapping[str, TensorInfo]:
+        """The tensors of a group, read-only, not copied (one tensor's lookup costs the same in any group)."""
         headers = self._state.tensor_headers
         if group not in headers:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor group {group!r}")
-        return dict(headers[group])
+        return headers[group]
 
     def tensor(self, group: str, name: str, framework: str = "numpy", device: Any = None) -> Any:
         """One tensor, as a zero-copy view (NumPy array, RawTensor, or torch tensor).
 
         ``framework``: ``"numpy"``/``"np"`` or ``"torch"``/``"pt"``; ``device`` (torch only) moves it there."""
         framework = framework_of(framework, device)
-        info = self.tensor_info(group).get(name)
+        info = self._group(group).get(name)
         if info is None:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
         buf = self._buffer() if self._local else self._range(info.offset, info.nbytes)
@@ -245,11 +249,11 @@ class Archive:
 
     def tensors(self, group: str, framework: str = "numpy", device: Any = None) -> dict[str, Any]:
         """All tensors of a group by name (zero-copy views), with :meth:`tensor`'s ``framework`` and ``device``."""
-        return {name: self.tensor(group, name, framework, device) for name in self.tensor_info(group)}
+        return {name: self.tensor(group, name, framework, device) for name in self._group(group)}
 
     def tensor_sha256(self, group: str, name: str) -> str:
         """SHA-256 of one tensor's element bytes, as lower-case hex."""
-        info = self.tensor_info(group)[name]
+        info = self._group(group)[name]
         return hashlib.sha256(self._range(info.offset, info.nbytes)).hexdigest()
 
     @property
@@ -407,7 +411,7 @@ class Archive:
         """One tensor for partial reads, as safetensors' ``get_slice``: ``.shape``, ``.dtype``, and
         ``[...]`` by integers, slices and ``...``, reading only the bytes the selection needs (by range
         from a remote source). ``framework`` and ``device`` as for :meth:`tensor`."""
-        info = self.tensor_info(group).get(name)
+        info = self._group(group).get(name)
         if info is None:
             raise RlarchiveError("TENSOR_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
         return TensorSlice(info, self._range if self._local else self._src.read, framework, device)
