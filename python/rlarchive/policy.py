@@ -24,6 +24,7 @@ and the tables of their implementations here are checked against it at import.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -33,7 +34,7 @@ from . import observations as _observations
 from .dtypes import numpy_view_dtype
 from .errors import RlarchiveError
 from .observations import observation_shape
-from .policy_activations import ACTIVATIONS, erf, sigmoid64
+from .policy_activations import ACTIVATIONS, IN_PLACE, erf, sigmoid64
 from .policy_ops import BERNOULLI_THRESHOLD as _BERNOULLI_THRESHOLD
 from .policy_ops import HEADS, MASKED_LOGIT, OPERATIONS, POLICY_BLOCK_ELEMENTS, implementations
 
@@ -79,6 +80,7 @@ class Policy:
         self.action: Mapping[str, Any] = action
         self.recurrent: Mapping[str, Any] | None = desc.get("recurrent")
         self._steps: list[Any] | None = None  # each node's evaluation, prepared at the first predict
+        self._binary64: _Binary64 | None = None  # the steps' binary64 weights and workspace
         self._keep = {self.action["in"]}
         if self.recurrent is not None:
             self._keep |= {self.recurrent["hidden_out"], self.recurrent["cell_out"]}
@@ -140,8 +142,8 @@ class Policy:
             del values[name]  # an input nothing reads
         with np.errstate(all="ignore"):  # IEEE float32: inf and NaN are values here
             if self._steps is None:
-                weights = _Binary64Weights()
-                self._steps = [_PREPARE[node["op"]](node, weights) for node in self.nodes]
+                self._binary64 = _Binary64()
+                self._steps = [_PREPARE[node["op"]](node, self._binary64) for node in self.nodes]
             for i, (node, step) in enumerate(zip(self.nodes, self._steps)):
                 out = step([values[name] for name in node["in"]])
                 for name in set(node["in"]):
@@ -226,8 +228,9 @@ def act(
 # of two float32 values is exact, and rounded once to float32 (RLA_policy §5).
 
 
-class _Binary64Weights:
-    """binary64 copies of a policy's weights, made once and shared by every node that reads the same array.
+class _Binary64:
+    """binary64 copies of a policy's weights, made once and shared by every node that reads the same array;
+    and binary64 workspace (:meth:`scratch`), reused from call to call.
 
     ``layout``: ``"plain"``; ``"t"``, the transpose of a matrix; ``"rows"``, the
     transpose of the array seen as a matrix of its first dimension by the rest.
@@ -235,6 +238,22 @@ class _Binary64Weights:
 
     def __init__(self) -> None:
         self._copies: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._scratch = threading.local()
+
+    def scratch(self, role: str, shape: tuple[int, ...]) -> np.ndarray:
+        """A binary64 array of ``shape`` for a node's temporaries, its contents undefined: one buffer per
+        ``role`` (the temporaries a node holds at once have different roles), reused by every node and every
+        call of this thread, so that a call does not allocate (and fault in) fresh memory for them. Only
+        buffers of up to a block (POLICY_BLOCK_ELEMENTS elements) are kept: a larger one is made for the call."""
+        size = math.prod(shape)
+        if size > POLICY_BLOCK_ELEMENTS:
+            return np.empty(shape, _F64)
+        buf = getattr(self._scratch, role, None)
+        if buf is None or buf.size < size:
+            buf = np.empty(size, _F64)
+            setattr(self._scratch, role, buf)
+        view: np.ndarray = buf[:size].reshape(shape)
+        return view
 
     def optional(self, nd: Any) -> np.ndarray | None:
         """The binary64 copy of an optional parameter (None for none)."""
@@ -257,33 +276,38 @@ def _rows_per_block(width: int) -> int:
     return max(1, POLICY_BLOCK_ELEMENTS // max(width, 1))
 
 
-def _linear(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _linear(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     wt = f64(node["weight"], "t")
     b = f64.optional(node.get("bias"))
     k, o = wt.shape
     kb = max(1, min(k, POLICY_BLOCK_ELEMENTS))
+    rb = _rows_per_block(max(k, o))
 
     def run(xs: list[Any]) -> np.ndarray:
         (x,) = xs
         rows = x.reshape(-1, k) if k else np.zeros((math.prod(x.shape[:-1]), 0), _F32)
-        out = np.empty((rows.shape[0], o), _F32)
-        rb = _rows_per_block(max(k, o))
-        for r in range(0, rows.shape[0], rb):
-            acc = (
-                np.zeros((min(rb, rows.shape[0] - r), o), _F64)
-                if b is None
-                else np.tile(b, (min(rb, rows.shape[0] - r), 1))
-            )
+        n = rows.shape[0]
+        out = np.empty((n, o), _F32)
+        for r in range(0, n, rb):
+            m = min(rb, n - r)
+            if 0 < k <= kb:  # one block of the products: their sums, then the bias
+                x64 = f64.scratch("in", (m, k))
+                np.copyto(x64, rows[r : r + m])
+                acc = np.matmul(x64, wt, out=f64.scratch("acc", (m, o)))
+                acc += 0.0 if b is None else b  # the order below: 0.0 + s (a zero sum is +0), b + s
+                out[r : r + m] = acc
+                continue
+            acc = np.zeros((m, o), _F64) if b is None else np.tile(b, (m, 1))
             for s in range(0, k, kb):
-                acc += rows[r : r + rb, s : s + kb].astype(_F64) @ wt[s : s + kb]
-            out[r : r + rb] = acc
+                acc += rows[r : r + m, s : s + kb].astype(_F64) @ wt[s : s + kb]
+            out[r : r + m] = acc
         result: np.ndarray = out.reshape(x.shape[:-1] + (o,))
         return result
 
     return run
 
 
-def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _conv2d(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     o, c, kh, kw = np.shape(node["weight"])
     k = c * kh * kw
     wt = f64(node["weight"], "rows")
@@ -304,7 +328,8 @@ def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
         else:
             step = max(1, POLICY_BLOCK_ELEMENTS // k)
             blocks = [(y, y + 1, s, min(ow, s + step)) for y in range(oh) for s in range(0, ow, step)]
-        padded = np.zeros((c, h + 2 * ph, wd + 2 * pw), _F64)  # the registry charges this binary64 copy
+        padded = f64.scratch("padded", (c, h + 2 * ph, wd + 2 * pw))  # the registry charges this binary64 copy
+        padded.fill(0.0)
         s0, s1, s2 = padded.strides
         view = np.lib.stride_tricks.as_strided(
             padded, (oh, ow, c, kh, kw), (s1 * sh, s2 * sw, s0, s1, s2), writeable=False
@@ -312,8 +337,9 @@ def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
         for i in range(n):
             padded[:, ph : ph + h, pw : pw + wd] = x[i]
             for y0, y1, x0, x1 in blocks:
-                cols = view[y0:y1, x0:x1].reshape(-1, k)  # im2col of the block (a copy of at most a block)
-                acc = cols @ wt
+                cols = f64.scratch("columns", ((y1 - y0) * (x1 - x0), k))
+                cols.reshape(y1 - y0, x1 - x0, c, kh, kw)[...] = view[y0:y1, x0:x1]  # im2col of the block
+                acc = np.matmul(cols, wt, out=f64.scratch("acc", (cols.shape[0], o)))
                 if b is not None:
                     acc += b
                 out[i, :, y0:y1, x0:x1] = acc.T.reshape(o, y1 - y0, x1 - x0)
@@ -322,14 +348,28 @@ def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
     return run
 
 
-def _activation(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _activation(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     fn, defaults = ACTIVATIONS[node["fn"]]
     params = {k: node.get(k, v) for k, v in defaults.items()}
     params = {k: (v if isinstance(v, str) else float(v)) for k, v in params.items()}
-    return lambda xs: fn(xs[0], **params)
+    in_place = IN_PLACE.get(node["fn"])
+    if in_place is None:
+        return lambda xs: fn(xs[0], **params)
+
+    def run(xs: list[Any]) -> np.ndarray:
+        (x,) = xs
+        if x.size > POLICY_BLOCK_ELEMENTS:
+            return fn(x, **params)  # in blocks
+        v = f64.scratch("activation", x.shape)  # the binary64 copy, in a buffer this thread reuses
+        np.copyto(v, x)
+        with np.errstate(all="ignore"):
+            result: np.ndarray = in_place(v).astype(_F32)
+        return result
+
+    return run
 
 
-def _prelu(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _prelu(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     weight = np.asarray(node["weight"], _F32).reshape(-1)
 
     def run(xs: list[Any]) -> np.ndarray:
@@ -342,11 +382,11 @@ def _prelu(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any
     return run
 
 
-def _flatten(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _flatten(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     return lambda xs: xs[0].reshape(xs[0].shape[0], -1)
 
 
-def _concat(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _concat(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     return lambda xs: np.concatenate([x.reshape(x.shape[0], -1) for x in xs], axis=1)
 
 
@@ -371,7 +411,7 @@ def _scale_shift(y: np.ndarray, w: np.ndarray | None, b: np.ndarray | None) -> n
     return y
 
 
-def _layer_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _layer_norm(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node["eps"])
 
     def fn(v: np.ndarray) -> np.ndarray:
@@ -382,7 +422,7 @@ def _layer_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[lis
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _batch_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _batch_norm(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], np.ndarray]:
     mean, var = f64(node["running_mean"]), f64(node["running_var"])
     w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node["eps"])
     with np.errstate(all="ignore"):
@@ -394,7 +434,7 @@ def _batch_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[lis
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], list[Any]]:
+def _lstm(node: Mapping[str, Any], f64: _Binary64) -> Callable[[list[Any]], list[Any]]:
     """One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]."""
     layers = [
         (f64(p["weight_ih"], "t"), f64(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"]))
@@ -420,7 +460,7 @@ def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]
     return run
 
 
-_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Binary64Weights], Callable[[list[Any]], Any]]] = implementations(
+_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Binary64], Callable[[list[Any]], Any]]] = implementations(
     OPERATIONS,
     {
         "linear": _linear,
