@@ -285,12 +285,14 @@ class Archive:
             return None
         return replay_buffer.from_value(self._decoder(self._numpy_ref).decode(raw))
 
-    def policy(self) -> Policy | None:
+    def policy(self, precision: str = "float64") -> Policy | None:
         """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.
 
         Only NumPy is needed. The description is checked first (spec
         RLA_policy §8); its weights are copied out of the file, so the policy
-        stays usable after the archive is closed.
+        stays usable after the archive is closed. ``precision``: the spec's
+        ``"float64"`` sums (the default), or ``"float32"`` for faster runs over
+        large batches (:class:`rlarchive.policy.Policy` says how far it strays).
         """
         from .policy import Policy
 
@@ -305,7 +307,9 @@ class Archive:
             return copies[group, name]
 
         desc = Decoder(resolve, "neutral").decode(raw)
-        return Policy(desc, vec_normalize=self.vec_normalize() if desc.get("vec_normalize") else None)
+        return Policy(
+            desc, vec_normalize=self.vec_normalize() if desc.get("vec_normalize") else None, precision=precision
+        )
 
     def dump(self) -> bytes:
         """The canonical dump (spec §13); performs every deferred check first."""

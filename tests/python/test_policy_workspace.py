@@ -89,5 +89,5 @@ def test_the_reused_buffers_stay_within_a_block():
     policy = mlp(rng)
     x = rng.normal(size=(3 * POLICY_BLOCK_ELEMENTS // WIDTH + 5, 8)).astype(F32)  # rows beyond one block
     policy.predict(x)
-    buffers = list(vars(policy._binary64._scratch).values())
+    buffers = list(vars(policy._workspace._scratch).values())
     assert buffers and all(b.size <= POLICY_BLOCK_ELEMENTS for b in buffers)
