@@ -352,8 +352,7 @@ def _conv2d(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], n
         else:
             step = max(1, POLICY_BLOCK_ELEMENTS // k)
             blocks = [(y, y + 1, s, min(ow, s + step)) for y in range(oh) for s in range(0, ow, step)]
-        padded = f64.scratch("padded", (c, h + 2 * ph, wd + 2 * pw), sums)  # the registry charges this binary64 copy
-        padded.fill(0.0)
+        padded = np.zeros((c, h + 2 * ph, wd + 2 * pw), sums)  # the registry charges this binary64 copy
         s0, s1, s2 = padded.strides
         view = np.lib.stride_tricks.as_strided(
             padded, (oh, ow, c, kh, kw), (s1 * sh, s2 * sw, s0, s1, s2), writeable=False
@@ -361,9 +360,8 @@ def _conv2d(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], n
         for i in range(n):
             padded[:, ph : ph + h, pw : pw + wd] = x[i]
             for y0, y1, x0, x1 in blocks:
-                cols = f64.scratch("columns", ((y1 - y0) * (x1 - x0), k), sums)
-                cols.reshape(y1 - y0, x1 - x0, c, kh, kw)[...] = view[y0:y1, x0:x1]  # im2col of the block
-                acc = np.matmul(cols, wt, out=f64.scratch("acc", (cols.shape[0], o), sums))
+                cols = view[y0:y1, x0:x1].reshape(-1, k)  # im2col of the block (a copy of at most a block)
+                acc = cols @ wt
                 if b is not None:
                     acc += b
                 out[i, :, y0:y1, x0:x1] = acc.T.reshape(o, y1 - y0, x1 - x0)
