@@ -19,6 +19,9 @@ from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
 __all__ = ["parse", "dumps", "canonical", "es6_number", "nesting_depth"]
 
 _BOM = b"\xef\xbb\xbf"
+# every digit as "0": 16 of them in a row are where an integer literal beyond ±(2^53-1) can be (2^53 has 16 digits)
+_DIGITS_AS_ZERO = bytes(ord("0") if chr(c).isdigit() and c < 128 else c for c in range(256))
+_LONG_DIGITS = b"0" * 16
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # the tokens of a JSON text that json.loads accepted (or stopped in at a NaN literal)
@@ -224,7 +227,8 @@ def parse(
         value = json.loads(
             text,
             object_pairs_hook=hooks.pairs,
-            parse_int=hooks.parse_int,
+            # without a run of 16 digits every integer literal is within ±(2^53-1): the decoder's own int() then
+            parse_int=hooks.parse_int if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO) else None,
             parse_float=hooks.parse_float,
             parse_constant=_nan_literal,
         )

@@ -291,14 +291,16 @@ class Archive:
             return None
         return from_value(self._decoder(self._numpy_ref).decode(raw))
 
-    def policy(self) -> Policy | None:
+    def policy(self, precision: str = "float64") -> Policy | None:
         """The portable policy (extension ``RLA_policy``), ready to ``predict``, or None when the archive has none.
 
         It takes raw observations, normalising them itself when the agent was trained behind VecNormalize (the
         Stable-Baselines3 model of the same archive takes them normalised: :meth:`rlarchive.extensions.policy.Policy.normalize_obs`).
         Only NumPy is needed. The description is checked first (spec
         RLA_policy §8); its weights are copied out of the file, so the policy
-        stays usable after the archive is closed.
+        stays usable after the archive is closed. ``precision``: the spec's
+        ``"float64"`` sums (the default), or ``"float32"`` for faster runs over
+        large batches (:class:`rlarchive.extensions.policy.Policy` says how far it strays).
         """
         from .extensions.policy.evaluator import Policy
 
@@ -313,7 +315,9 @@ class Archive:
             return copies[group, name]
 
         desc = Decoder(resolve, "neutral").decode(raw)
-        return Policy(desc, vec_normalize=self.vec_normalize() if desc.get("vec_normalize") else None)
+        return Policy(
+            desc, vec_normalize=self.vec_normalize() if desc.get("vec_normalize") else None, precision=precision
+        )
 
     def dump(self) -> bytes:
         """The canonical dump (spec §13); performs every deferred check first."""

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import operator
 import struct
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +28,8 @@ if TYPE_CHECKING:
 
 ALIGN = 64
 _ENTRY_KEYS = {"dtype", "shape", "data_offsets"}
+_SIZE = {code: d.size for code, d in DTYPES.items()}
+_ALIGNMENT = {code: d.alignment for code, d in DTYPES.items()}
 
 
 @dataclass(eq=False)
@@ -53,7 +59,7 @@ class RawTensor:
         return t.view(getattr(torch, str(DTYPES[self.dtype].torch))).reshape(self.shape)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorInfo:
     """Where one tensor lives in the file."""
 
@@ -126,9 +132,13 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
         )
 
     header, n = _header(src, m, fail)
-    _check_entries(header, fail)
     buf_start = m.data_offset + 8 + n
     buf_len = m.size - 8 - n
+    fast = _valid_infos(header, buf_start, buf_len)
+    if fast is not None:
+        return fast
+    # a rule is broken (or the header is one the columns do not decide): the checks in the spec's order find it
+    _check_entries(header, fail)
     _check_layout(header, buf_len, fail)
     out = {}
     for name, e in header.items():
@@ -138,6 +148,76 @@ def read_group(src: Source, m: Member) -> dict[str, TensorInfo]:
             raise fail("ST_MISALIGNED", f"tensor {name!r} starts at {off}, not a multiple of {d.alignment}", name)
         out[name] = TensorInfo(name, d.code, tuple(e["shape"]), off, e["data_offsets"][1] - e["data_offsets"][0])
     return out
+
+
+def _valid_infos(header: dict[str, Any], buf_start: int, buf_len: int) -> dict[str, TensorInfo] | None:
+    """Every tensor's info when the header breaks none of the rules of spec §10.2, else None.
+
+    The rules of :func:`_check_entries`, :func:`_check_layout` and the alignment
+    check of :func:`read_group`, each over a column of the header at once
+    (built-in functions mapped over lists, no Python step per tensor). None says
+    only that some rule may be broken: the checks in the spec's order then find
+    which (a header whose tensors are out of offset order is sorted first, and
+    passes here as there).
+    """
+    names = list(header)
+    entries = list(header.values())
+    try:
+        if not _names_valid(names) or set(map(len, entries)) - {len(_ENTRY_KEYS)}:
+            return None
+        # three keys each, all three found: exactly {dtype, shape, data_offsets} (only a dict takes a string key)
+        codes, shapes, pairs = (list(map(itemgetter(key), entries)) for key in ("dtype", "shape", "data_offsets"))
+        if set(map(type, codes)) - {str} or set(map(type, shapes)) - {list} or set(map(type, pairs)) - {list}:
+            return None
+        if set(map(len, pairs)) - {2} or max(map(len, shapes), default=0) > MAX_NDIM or not set(codes) <= _SIZE.keys():
+            return None
+        begins, ends = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+        dims = list(chain.from_iterable(shapes))
+        if set(map(type, chain(dims, begins, ends))) - {int}:  # type(True) is bool: no boolean passes
+            return None
+        nbytes = list(map(operator.sub, ends, begins))
+        if min(chain(dims, begins, nbytes), default=0) < 0 or max(ends, default=0) > buf_len:
+            return None
+        if list(map(operator.mul, map(math.prod, shapes), map(_SIZE.__getitem__, codes))) != nbytes:
+            return None
+        offsets = list(map(operator.add, begins, repeat(buf_start)))
+        if not _contiguous(begins, ends, buf_len) or any(
+            map(operator.mod, offsets, map(_ALIGNMENT.__getitem__, codes))
+        ):
+            return None
+    except (KeyError, TypeError):  # a key missing, or a value of a type the rules do not take
+        return None
+    return dict(zip(names, _infos(names, codes, list(map(tuple, shapes)), offsets, nbytes)))
+
+
+def _infos(*columns: list[Any]) -> list[TensorInfo]:
+    """``TensorInfo(*row)`` for each row of ``columns`` (one list per field, in the fields' order), built a
+    field at a time: each slot set by its descriptor mapped over the new objects. The same objects as
+    the constructor's, whose ``__init__`` (a frozen dataclass's) costs a Python call per object."""
+    objects = list(map(object.__new__, repeat(TensorInfo, len(columns[0]))))
+    for field, column in zip(fields(TensorInfo), columns):
+        deque(map(getattr(TensorInfo, field.name).__set__, objects, column), maxlen=0)
+    return objects
+
+
+def _names_valid(names: list[str]) -> bool:
+    """Whether no tensor name is empty, begins with ``__`` or has more than MAX_NAME_BYTES bytes of UTF-8."""
+    if "" in names or any(map(str.startswith, names, repeat("__"))):
+        return False
+    # a character takes at most 4 bytes: the names are encoded only when that bound is not enough
+    return (
+        max(map(len, names), default=0) * 4 <= MAX_NAME_BYTES or max(map(len, map(str.encode, names))) <= MAX_NAME_BYTES
+    )
+
+
+def _contiguous(begins: list[int], ends: list[int], buf_len: int) -> bool:
+    """Whether the byte ranges [begins[i], ends[i]) (each begins <= ends) tile [0, buf_len) with no hole
+    and no overlap, taken in the order of (begin, end) as :func:`_check_layout` takes them."""
+    if not all(map(operator.le, begins, begins[1:])):
+        pairs = sorted(zip(begins, ends))
+        begins, ends = [b for b, _ in pairs], [e for _, e in pairs]
+    # in order of begins, each range ending where the next begins: that order is the order of (begin, end)
+    return [0, *ends] == [*begins, buf_len]
 
 
 def _header(src: Source, m: Member, fail: _Fail) -> tuple[dict[str, Any], int]:

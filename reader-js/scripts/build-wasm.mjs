@@ -5,16 +5,17 @@
 // Usage: node scripts/build-wasm.mjs [--check]   (npm run build-wasm; --check: exit 1 if src/extensions/policy/gemm-wasm.js is
 // out of date, as npm pack and test/gemm.test.mjs run it)
 //
-// The products mm32(a, w, out, R, K, P) for float32 operands and mm64(...) for binary64 ones (the
-// same float32 values, held exactly: no conversion in the inner loop), all offsets in bytes into the
-// imported memory:
-//   a    R rows of K values (row-major), the left operand;
-//   w    P panels of four columns: panel q holds, for k = 0 .. K-1, the four values w[4q + j][k];
-//   out  R rows of 4P float64: out[r][4q + j] = the sum over k = 0, 1, ..., K-1, in that order,
-//        of a[r][k] · w[4q + j][k], each product exact in binary64 and each partial sum rounded
-//        to binary64, from +0 (the order of the pure JavaScript kernel, so the results are equal).
-// Rows go four at a time (eight two-lane accumulators; more would spill registers), then one at a time.
-// And im2col64, conv2d's patches as binary64 rows for mm64 (below).
+// The functions, all offsets in bytes into the imported memory:
+//   mm(a, w, out, R, K, P)  the products: out[r][4q + j] (R rows of 4P binary64) = the sum over k = 0, 1, ...,
+//        K-1, in that order, of a[r][k] · w[4q + j][k], each product exact in binary64 and each partial sum
+//        rounded to binary64, from +0 (the order of the pure JavaScript kernel, so the results are equal); a is
+//        R rows of K in groups of four interleaved rows, w P panels of four columns of binary64 (see "the
+//        kernels"); mm32(...) the same with panels of float32 (converted in the sums: half the bytes to read);
+//   pack(src, R, K, a)  R rows of K float32 (row-major) as mm's left operand;
+//   im2col(...)  conv2d's patches as mm's left operand (below);
+//   finish(s, R, O4, bias, dst, rowStride, colStride)  mm's sums plus the bias, rounded to float32 (below).
+// The module is assembled twice: with a multiply and an add for each term, and with relaxed SIMD's
+// multiply-add (src/extensions/policy/gemm.js takes it where the runtime compiles it: the same bits, fewer instructions).
 import { readFile, writeFile } from 'node:fs/promises';
 
 const out = new URL('../src/extensions/policy/gemm-wasm.js', import.meta.url);
@@ -59,6 +60,7 @@ const geU = [0x4f];
 const sub = [0x6b];
 const divU = [0x6e];
 const and = [0x71];
+const shrU = [0x76];
 const ltU = [0x49];
 const leS = [0x4c];
 const ifThen = [0x04, VOID];
@@ -67,6 +69,10 @@ const f32Load = [0x2a, ...memarg(2, 0)];
 const f64Store = [0x39, ...memarg(3, 0)];
 const f64PromoteF32 = [0xbb];
 const f64Zero = [0x44, 0, 0, 0, 0, 0, 0, 0, 0]; // f64.const +0
+const f64Load = [0x2b, ...memarg(3, 0)];
+const f32Store = [0x38, ...memarg(2, 0)];
+const f64Add = [0xa0];
+const f32DemoteF64 = [0xb6];
 const block = [0x02, VOID];
 const loop = [0x03, VOID];
 const end = [0x0b];
@@ -74,115 +80,168 @@ const br = (d) => [0x0c, ...uleb(d)];
 const brIf = (d) => [0x0d, ...uleb(d)];
 const v128Zero = simd(0x0c, ...new Array(16).fill(0)); // v128.const 0
 const load128 = (offset) => simd(0x00, ...memarg(4, offset)); // v128.load
-const load32Splat = (offset) => simd(0x09, ...memarg(2, offset));
 const load64Splat = (offset) => simd(0x0a, ...memarg(3, offset));
 const load64Zero = (offset) => simd(0x5d, ...memarg(3, offset));
 const store = (offset) => simd(0x0b, ...memarg(4, offset));
 const promoteLow = simd(0x5f); // f64x2.promote_low_f32x4
 const f64x2Add = simd(0xf0);
 const f64x2Mul = simd(0xf2);
+const f64x2RelaxedMadd = simd(0x107); // relaxed SIMD: a·b + c, fused or not
 const inc = (l, by) => [...get(l), ...i32(by), ...add, ...set(l)];
 
 // -- the kernels ---------------------------------------------------------------------------------
-const RB = 4; // rows at a time
-// parameters
-const A = 0,
-  W = 1,
-  OUT = 2,
-  R = 3,
-  K = 4,
-  P = 5;
-// i32 locals
-const r = 6,
-  q = 7,
-  wp = 8,
-  wend = 9,
-  rowBytes = 10,
-  panelBytes = 11,
-  outRow = 12,
-  o = 13;
-const ptr = (i) => 14 + i; // a pointer per row
-const I32_LOCALS = 8 + RB;
-// v128 locals
-const s = (i) => 14 + RB + i; // 2·RB accumulators
-const wlo = 14 + 3 * RB,
-  whi = wlo + 1,
-  x = wlo + 2;
-const V128_LOCALS = 2 * RB + 3;
+//
+// The left operand is held as groups of four rows, interleaved: group g holds, for k = 0 .. K-1, the four
+// binary64 values a[4g + i][k] (i = 0 .. 3), 32 bytes a column; so the four values one step of the sums takes
+// are at fixed offsets from one pointer. The weights are P panels of four columns (binary64, or float32 for mm32):
+// panel q holds, for k = 0 .. K-1, the four values w[4q + j][k]. All are the float32 values, held exactly.
 
-/** acc += x · w, two lanes */
-const madd = (acc, w) => [...get(acc), ...get(x), ...get(w), ...f64x2Mul, ...f64x2Add, ...set(acc)];
+/** acc += x · w, two lanes: a multiply and an add, or one relaxed multiply-add (fused or not, the same bits
+ * here: the product of two float32 values is exact in binary64, so rounding it first changes nothing). */
+const madd = (fused, acc, x, w) =>
+  fused
+    ? [...get(x), ...get(w), ...get(acc), ...f64x2RelaxedMadd, ...set(acc)]
+    : [...get(acc), ...get(x), ...get(w), ...f64x2Mul, ...f64x2Add, ...set(acc)];
 
-/** The function body for operands of `size` bytes (4: float32, 8: binary64). */
-function kernel(size) {
-  /** x = the value at local p, in both lanes as binary64 */
-  const splat = (p) =>
-    size === 8 ? [...get(p), ...load64Splat(0), ...set(x)] : [...get(p), ...load32Splat(0), ...promoteLow, ...set(x)];
-  /** the four weights of the panel at column k, as two binary64 pairs */
-  const loadW =
-    size === 8
-      ? [...get(wp), ...load128(0), ...set(wlo), ...get(wp), ...load128(16), ...set(whi)]
-      : [
-          ...get(wp),
-          ...load64Zero(0),
-          ...promoteLow,
-          ...set(wlo),
-          ...get(wp),
-          ...load64Zero(8),
-          ...promoteLow,
-          ...set(whi),
-        ];
-
-  /** the panels loop for `rows` rows starting at row r */
+/**
+ * mm(a, w, out, R, K, P), offsets in bytes: out[r][4q + j] (R rows of 4P binary64) = the sum over
+ * k = 0, 1, ..., K-1, in that order, from +0, of a[r][k] · w[4q + j][k]. The groups of four rows go at once (eight
+ * two-lane accumulators, which the registers hold), the rows of a last, partial group one at a time. `wsize`: the
+ * bytes of a weight (8, or 4 for mm32).
+ */
+function mm(fused, wsize = 8) {
+  const A = 0,
+    W = 1,
+    OUT = 2,
+    R = 3,
+    K = 4,
+    P = 5;
+  const r = 6,
+    q = 7,
+    ap = 8,
+    wp = 9,
+    wend = 10,
+    o = 11,
+    groupBytes = 12,
+    outRow = 13,
+    abase = 14;
+  const s = (i) => 15 + i; // eight accumulators
+  const wlo = 23,
+    whi = 24,
+    x = 25;
+  /** The panels of `rows` rows (4: a group from abase; 1: one row, lane abase of its group) from row r. */
   function panels(rows) {
-    const ptrs = Array.from({ length: rows }, (_, i) => ptr(i));
-    const body = [];
-    body.push(...i32(0), ...set(q), ...get(W), ...set(wp));
-    body.push(...block, ...loop);
-    body.push(...get(q), ...get(P), ...geS, ...brIf(1));
+    const body = [...i32(0), ...set(q), ...get(W), ...set(wp)];
+    body.push(...block, ...loop, ...get(q), ...get(P), ...geS, ...brIf(1));
     for (let i = 0; i < 2 * rows; i++) body.push(...v128Zero, ...set(s(i)));
-    // ptr_i = A + (r + i)·rowBytes
-    ptrs.forEach((p, i) =>
-      body.push(...get(r), ...i32(i), ...add, ...get(rowBytes), ...mul, ...get(A), ...add, ...set(p)),
-    );
-    body.push(...get(wp), ...get(panelBytes), ...add, ...set(wend));
+    body.push(...get(abase), ...set(ap), ...get(wp), ...get(K), ...i32(4 * wsize), ...mul, ...add, ...set(wend));
     // the sums, k = 0 .. K-1 in order
-    body.push(...block, ...loop);
-    body.push(...get(wp), ...get(wend), ...geU, ...brIf(1));
-    body.push(...loadW);
-    ptrs.forEach((p, i) => body.push(...splat(p), ...madd(s(2 * i), wlo), ...madd(s(2 * i + 1), whi), ...inc(p, size)));
-    body.push(...inc(wp, 4 * size), ...br(0), ...end, ...end);
-    // out[(r + i)·4P + 4q ...] = the accumulators (32 bytes a panel, 32P a row)
+    body.push(...block, ...loop, ...get(wp), ...get(wend), ...geU, ...brIf(1));
+    if (wsize === 8) body.push(...get(wp), ...load128(0), ...set(wlo), ...get(wp), ...load128(16), ...set(whi));
+    else
+      body.push(
+        ...get(wp),
+        ...load64Zero(0),
+        ...promoteLow,
+        ...set(wlo),
+        ...get(wp),
+        ...load64Zero(8),
+        ...promoteLow,
+        ...set(whi),
+      );
+    for (let i = 0; i < rows; i++)
+      body.push(
+        ...get(ap),
+        ...load64Splat(8 * i),
+        ...set(x),
+        ...madd(fused, s(2 * i), x, wlo),
+        ...madd(fused, s(2 * i + 1), x, whi),
+      );
+    body.push(...inc(wp, 4 * wsize), ...inc(ap, 32), ...br(0), ...end, ...end);
+    // out + r·outRow + 32q, a row after another
     body.push(...get(r), ...get(outRow), ...mul, ...get(OUT), ...add, ...get(q), ...i32(32), ...mul, ...add, ...set(o));
     for (let i = 0; i < rows; i++) {
-      body.push(...get(o), ...get(s(2 * i)), ...store(0));
-      body.push(...get(o), ...get(s(2 * i + 1)), ...store(16));
+      body.push(...get(o), ...get(s(2 * i)), ...store(0), ...get(o), ...get(s(2 * i + 1)), ...store(16));
       body.push(...get(o), ...get(outRow), ...add, ...set(o));
     }
     body.push(...inc(q, 1), ...br(0), ...end, ...end);
     return body;
   }
-
   const body = [];
-  body.push(...get(K), ...i32(size), ...mul, ...set(rowBytes));
-  body.push(...get(K), ...i32(4 * size), ...mul, ...set(panelBytes));
+  body.push(...get(K), ...i32(32), ...mul, ...set(groupBytes));
   body.push(...get(P), ...i32(32), ...mul, ...set(outRow));
-  body.push(...i32(0), ...set(r));
-  // RB rows at a time while r + RB <= R
-  body.push(...block, ...loop);
-  body.push(...get(r), ...i32(RB), ...add, ...get(R), ...gtS, ...brIf(1));
-  body.push(...panels(RB));
-  body.push(...inc(r, RB), ...br(0), ...end, ...end);
-  // then one row at a time
-  body.push(...block, ...loop);
-  body.push(...get(r), ...get(R), ...geS, ...brIf(1));
+  body.push(...i32(0), ...set(r), ...get(A), ...set(abase));
+  // groups of four while r + 4 <= R
+  body.push(...block, ...loop, ...get(r), ...i32(4), ...add, ...get(R), ...gtS, ...brIf(1));
+  body.push(...panels(4));
+  body.push(...inc(r, 4), ...get(abase), ...get(groupBytes), ...add, ...set(abase), ...br(0), ...end, ...end);
+  // the rows of the last group, each its lane
+  body.push(...block, ...loop, ...get(r), ...get(R), ...geS, ...brIf(1));
   body.push(...panels(1));
+  body.push(...inc(r, 1), ...inc(abase, 8), ...br(0), ...end, ...end);
+  const code = [
+    ...vec([
+      [...uleb(9), I32],
+      [...uleb(11), V128],
+    ]),
+    ...body,
+    ...end,
+  ];
+  return [...uleb(code.length), ...code];
+}
+
+/** pack(src, R, K, dst): R rows of K float32 (row-major, from src) as binary64 groups of four interleaved rows. */
+function pack() {
+  const SRC = 0,
+    R = 1,
+    K = 2,
+    DST = 3;
+  const r = 4,
+    k = 5,
+    src = 6,
+    dst = 7,
+    groupBytes = 8;
+  const body = [...get(K), ...i32(32), ...mul, ...set(groupBytes), ...get(SRC), ...set(src), ...i32(0), ...set(r)];
+  body.push(...block, ...loop, ...get(r), ...get(R), ...geS, ...brIf(1));
+  // dst = DST + (r >> 2)·groupBytes + (r & 3)·8
+  body.push(...get(r), ...i32(2), ...shrU, ...get(groupBytes), ...mul, ...get(DST), ...add);
+  body.push(...get(r), ...i32(3), ...and, ...i32(8), ...mul, ...add, ...set(dst));
+  body.push(...i32(0), ...set(k), ...block, ...loop, ...get(k), ...get(K), ...geS, ...brIf(1));
+  body.push(...get(dst), ...get(src), ...f32Load, ...f64PromoteF32, ...f64Store);
+  body.push(...inc(src, 4), ...inc(dst, 32), ...inc(k, 1), ...br(0), ...end, ...end);
   body.push(...inc(r, 1), ...br(0), ...end, ...end);
-  const locals = vec([
-    [...uleb(I32_LOCALS), I32],
-    [...uleb(V128_LOCALS), V128],
-  ]);
-  const code = [...locals, ...body, ...end];
+  const code = [...vec([[...uleb(5), I32]]), ...body, ...end];
+  return [...uleb(code.length), ...code];
+}
+
+/**
+ * finish(s, R, O4, bias, dst, rowStride, colStride): dst[r·rowStride + o·colStride] (float32) = s[r][o] + bias[o]
+ * (s: R rows of O4 binary64, bias: O4 binary64), the sum rounded once to float32, for r < R and o < O4.
+ */
+function finish() {
+  const S = 0,
+    R = 1,
+    O4 = 2,
+    BIAS = 3,
+    DST = 4,
+    RS = 5,
+    CS = 6;
+  const r = 7,
+    o = 8,
+    sp = 9,
+    bp = 10,
+    dp = 11,
+    rowStart = 12;
+  const body = [...get(S), ...set(sp), ...get(DST), ...set(rowStart), ...i32(0), ...set(r)];
+  body.push(...block, ...loop, ...get(r), ...get(R), ...geS, ...brIf(1));
+  body.push(...get(BIAS), ...set(bp), ...get(rowStart), ...set(dp), ...i32(0), ...set(o));
+  body.push(...block, ...loop, ...get(o), ...get(O4), ...geS, ...brIf(1));
+  body.push(...get(dp), ...get(sp), ...f64Load, ...get(bp), ...f64Load, ...f64Add, ...f32DemoteF64, ...f32Store);
+  body.push(...inc(sp, 8), ...inc(bp, 8), ...get(dp), ...get(CS), ...i32(4), ...mul, ...add, ...set(dp));
+  body.push(...inc(o, 1), ...br(0), ...end, ...end);
+  body.push(...get(rowStart), ...get(RS), ...i32(4), ...mul, ...add, ...set(rowStart));
+  body.push(...inc(r, 1), ...br(0), ...end, ...end);
+  const code = [...vec([[...uleb(6), I32]]), ...body, ...end];
   return [...uleb(code.length), ...code];
 }
 
@@ -216,7 +275,8 @@ function im2col() {
     kx = 22,
     src = 23,
     dst = 24,
-    inside = 25;
+    inside = 25,
+    groupBytes = 26;
   /** for (i = start; i < limit; i++) body */
   const range = (i, start, limit, body) => [
     ...start,
@@ -235,7 +295,7 @@ function im2col() {
   ];
   const copy = [...get(dst), ...get(src), ...f32Load, ...f64PromoteF32, ...f64Store];
   const zero = [...get(dst), ...f64Zero, ...f64Store];
-  const step = [...inc(src, 4), ...inc(dst, 8)];
+  const step = [...inc(src, 4), ...inc(dst, 32)]; // the next value of a patch: 32 bytes on, in its lane
   const row = [
     ...get(y0),
     ...get(ky),
@@ -279,7 +339,7 @@ function im2col() {
     ]),
     ...end,
     ...orElse,
-    ...range(kx, i32(0), get(KW), [...zero, ...inc(dst, 8)]),
+    ...range(kx, i32(0), get(KW), [...zero, ...inc(dst, 32)]),
     ...end,
   ];
   const patch = [
@@ -314,35 +374,65 @@ function im2col() {
     ...leS,
     ...and,
     ...set(inside),
+    // the patch's first value: group (p - p0) >> 2, lane (p - p0) & 3
+    ...get(p),
+    ...get(P0),
+    ...sub,
+    ...i32(2),
+    ...shrU,
+    ...get(groupBytes),
+    ...mul,
+    ...get(COLS),
+    ...add,
+    ...get(p),
+    ...get(P0),
+    ...sub,
+    ...i32(3),
+    ...and,
+    ...i32(8),
+    ...mul,
+    ...add,
+    ...set(dst),
     ...range(c, i32(0), get(C), range(ky, i32(0), get(KH), row)),
   ];
   const body = [
-    ...get(COLS),
-    ...set(dst),
+    ...get(C),
+    ...get(KH),
+    ...mul,
+    ...get(KW),
+    ...mul,
+    ...i32(32),
+    ...mul,
+    ...set(groupBytes),
     ...get(P0),
     ...get(PB),
     ...add,
     ...set(pend),
     ...range(p, get(P0), get(pend), patch),
   ];
-  const code = [...vec([[...uleb(12), I32]]), ...body, ...end]; // the locals p .. inside
+  const code = [...vec([[...uleb(13), I32]]), ...body, ...end]; // the locals p .. groupBytes
   return [...uleb(code.length), ...code];
 }
 
 /** The module's bytes. */
-export function assemble() {
+/** The module's bytes: with `fused`, mm's sums by relaxed SIMD multiply-adds (a runtime without relaxed SIMD refuses it). */
+export function assemble(fused = false) {
   const type = vec([
     [0x60, ...vec(new Array(6).fill(I32)), ...vec([])],
+    [0x60, ...vec(new Array(4).fill(I32)), ...vec([])],
     [0x60, ...vec(new Array(14).fill(I32)), ...vec([])],
+    [0x60, ...vec(new Array(7).fill(I32)), ...vec([])],
   ]);
   const imports = vec([[...str('env'), ...str('memory'), 0x02, 0x00, ...uleb(1)]]);
-  const funcs = vec([uleb(0), uleb(0), uleb(1)]);
+  const funcs = vec([uleb(0), uleb(1), uleb(2), uleb(3), uleb(0)]);
   const exports = vec([
-    [...str('mm32'), 0x00, ...uleb(0)],
-    [...str('mm64'), 0x00, ...uleb(1)],
-    [...str('im2col64'), 0x00, ...uleb(2)],
+    [...str('mm'), 0x00, ...uleb(0)],
+    [...str('pack'), 0x00, ...uleb(1)],
+    [...str('im2col'), 0x00, ...uleb(2)],
+    [...str('finish'), 0x00, ...uleb(3)],
+    [...str('mm32'), 0x00, ...uleb(4)],
   ]);
-  const codes = vec([kernel(4), kernel(8), im2col()]);
+  const codes = vec([mm(fused), pack(), im2col(), finish(), mm(fused, 4)]);
   return Uint8Array.from([
     0x00,
     0x61,
@@ -360,17 +450,23 @@ export function assemble() {
   ]);
 }
 
-/** The text of src/extensions/policy/gemm-wasm.js. */
-export function render() {
-  const b64 = Buffer.from(assemble()).toString('base64');
-  const lines = b64
+/** `bytes` in base64, as lines of a JavaScript string expression. */
+function base64Lines(bytes) {
+  return Buffer.from(bytes)
+    .toString('base64')
     .match(/.{1,100}/g)
     .map((l) => `  '${l}'`)
     .join(' +\n');
+}
+
+/** The text of src/extensions/policy/gemm-wasm.js. */
+export function render() {
   return (
     "// Generated by scripts/build-wasm.mjs (the kernel's source): do not edit.\n" +
     '/** The WebAssembly SIMD module of the sums of linear and conv2d, in base64. */\n' +
-    `export const GEMM_WASM_BASE64 =\n${lines};\n`
+    `export const GEMM_WASM_BASE64 =\n${base64Lines(assemble(false))};\n\n` +
+    '/** The same module with the sums by relaxed SIMD multiply-adds (the same bits), for the runtimes that have them. */\n' +
+    `export const GEMM_WASM_RELAXED_BASE64 =\n${base64Lines(assemble(true))};\n`
   );
 }
 

@@ -6,7 +6,9 @@ import { DTYPES, isDtype, viewElements } from './dtypes.js';
 import { parseJson } from './json.js';
 import { readAt } from './zipprofile.js';
 
-const utf8Length = (s) => new TextEncoder().encode(s).length;
+const encoder = new TextEncoder();
+/** Whether `s` has at most `max` bytes of UTF-8 (a UTF-16 unit takes at most 3: encoded only when that bound is not enough). */
+const utf8AtMost = (s, max) => s.length * 3 <= max || encoder.encode(s).length <= max;
 const isNonNegInt = (x) => typeof x === 'bigint' && x >= 0n;
 
 /** The JSON Pointer (RFC 6901) of tensor `name`'s entry in its safetensors header. */
@@ -16,7 +18,7 @@ export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\/
 function headerEntries(tree, invalid) {
   const entries = [];
   for (const [name, e] of tree) {
-    if (name.length === 0 || utf8Length(name) > MAX_NAME_BYTES) throw invalid('bad tensor name length', name);
+    if (name.length === 0 || !utf8AtMost(name, MAX_NAME_BYTES)) throw invalid('bad tensor name length', name);
     if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`, name);
     if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
       throw invalid(`tensor ${JSON.stringify(name)} needs exactly dtype, shape and data_offsets`, name);
@@ -32,6 +34,19 @@ function headerEntries(tree, invalid) {
     entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
   }
   return entries;
+}
+
+/**
+ * The bytes of a tensor of `shape` (bigints) and elements of `size` bytes, as a bigint: multiplied as numbers
+ * while the product stays exact (below 2^53), as bigints beyond.
+ */
+function elementBytes(shape, size) {
+  let p = size;
+  for (const d of shape) {
+    p *= Number(d);
+    if (p > Number.MAX_SAFE_INTEGER) return shape.reduce((a, x) => a * x, 1n) * BigInt(size);
+  }
+  return BigInt(p);
 }
 
 /**
@@ -72,11 +87,12 @@ export async function readSafetensorsHeader(src, m) {
       throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t.name));
   }
   for (const t of entries) {
-    const want = t.shapeBig.reduce((a, d) => a * d, 1n) * BigInt(DTYPES[t.dtype].size);
-    if (BigInt(t.end - t.begin) !== want)
+    if (elementBytes(t.shapeBig, DTYPES[t.dtype].size) !== BigInt(t.end - t.begin))
       throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t.name));
   }
-  const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
+  const byOffset = (a, b) => a.begin - b.begin || a.end - b.end;
+  const inOrder = entries.every((t, i) => i === 0 || byOffset(entries[i - 1], t) <= 0); // as a writer lays them out
+  const sorted = inOrder ? entries : [...entries].sort(byOffset);
   let pos = 0;
   for (const t of sorted) {
     if (t.begin > pos) throw fail('ST_HOLE', 'bytes before this tensor belong to no tensor', tloc(t.name));

@@ -10,7 +10,7 @@ import { Policy, act, open, parseJson } from '../src/index.js';
 import { check } from '../src/extensions/policy/description.js';
 import { decodeValue, inlineArray } from '../src/decode.js';
 import { decodeBase64, encodeBase64 } from '../src/base64.js';
-import { GEMM_WASM_BASE64 } from '../src/extensions/policy/gemm-wasm.js';
+import { GEMM_WASM_BASE64, GEMM_WASM_RELAXED_BASE64 } from '../src/extensions/policy/gemm-wasm.js';
 import { sameActions } from './helpers/actions.mjs';
 
 const KERNELS = ['wasm', 'js'];
@@ -190,10 +190,6 @@ test('the WebAssembly SIMD kernel compiles in Node, and setWasmEnabled(false) fo
     'js',
   );
   assert.equal(
-    withKernel('wasm', () => new Matmul(w, 4, 2, null, { binary64: true }).kernel),
-    'wasm',
-  );
-  assert.equal(
     withKernel('wasm', () => new Matmul(w, 3, 2, null).kernel),
     'js',
     'fewer than four columns: no panel for the SIMD kernel',
@@ -222,21 +218,20 @@ test('Matmul: both kernels equal the reference bit for bit on random shapes (odd
     const bias = i % 4 === 0 ? null : values(rand, O, mode);
     const want = matmulRef(a, R, w, O, K, bias);
     for (const kernel of KERNELS) {
-      for (const binary64 of [false, true]) {
-        const what = `${kernel}${binary64 ? ', binary64' : ''}, R ${R}, K ${K}, O ${O}`;
-        const mm = withKernel(kernel, () => new Matmul(w, O, K, bias, { binary64 }));
-        const out = new Float32Array(R * O).fill(NaN);
-        mm.run(a, R, out, 0, O, 1);
-        assert.equal(sameBits(out, want), '', what);
-        // again from the product's own buffer, written transposed (as conv2d does)
-        const t = new Float32Array(R * O);
-        const rows = mm.rows(R);
-        assert.equal(rows instanceof Float64Array, binary64 && mm.kernel === 'wasm');
-        rows.set(a);
-        mm.run(rows, R, t, 0, 1, R);
-        const back = Float32Array.from({ length: R * O }, (_, j) => t[(j % O) * R + Math.floor(j / O)]);
-        assert.equal(sameBits(back, want), '', `${what}, transposed`);
-      }
+      const what = `${kernel}, R ${R}, K ${K}, O ${O}`;
+      const mm = withKernel(kernel, () => new Matmul(w, O, K, bias));
+      const out = new Float32Array(R * O).fill(NaN);
+      mm.run(a, R, out, 0, O, 1);
+      assert.equal(sameBits(out, want), '', what);
+      // again, written transposed (as conv2d does), and into rows wider than the product's, from a longer array
+      const t = new Float32Array(R * O);
+      mm.run(Float32Array.from([...a, 7, 8]), R, t, 0, 1, R);
+      const back = Float32Array.from({ length: R * O }, (_, j) => t[(j % O) * R + Math.floor(j / O)]);
+      assert.equal(sameBits(back, want), '', `${what}, transposed`);
+      const wide = new Float32Array(R * (O + 3)).fill(NaN);
+      mm.run(a, R, wide, 2, O + 3, 1);
+      const inner = Float32Array.from({ length: R * O }, (_, j) => wide[2 + Math.floor(j / O) * (O + 3) + (j % O)]);
+      assert.equal(sameBits(inner, want), '', `${what}, rows of ${O + 3}`);
     }
   });
 });
@@ -253,14 +248,12 @@ test('a product whose WebAssembly memory cannot grow goes on with the JavaScript
     throw new RangeError('out of memory');
   };
   try {
-    for (const binary64 of [false, true]) {
-      const mm = withKernel('wasm', () => new Matmul(w, O, K, bias, { binary64 }));
-      assert.equal(mm.kernel, 'wasm');
-      const out = new Float32Array(R * O);
-      mm.run(a, R, out, 0, O, 1);
-      assert.equal(mm.kernel, 'js');
-      assert.equal(sameBits(out, want), '');
-    }
+    const mm = withKernel('wasm', () => new Matmul(w, O, K, bias));
+    assert.equal(mm.kernel, 'wasm');
+    const out = new Float32Array(R * O);
+    mm.run(a, R, out, 0, O, 1);
+    assert.equal(mm.kernel, 'js');
+    assert.equal(sameBits(out, want), '');
   } finally {
     WebAssembly.Memory.prototype.grow = grow;
   }
@@ -336,9 +329,7 @@ test('conv2d: both kernels equal the reference bit for bit on random shapes, str
     ], // 900 positions: more than one block
   ];
   const [, [O, C, KH, KW]] = cases[cases.length - 1];
-  assert.ok(
-    new Matmul(new Float32Array(O * C * KH * KW), O, C * KH * KW, null, { binary64: true }).blockRows < 30 * 31,
-  );
+  assert.ok(new Matmul(new Float32Array(O * C * KH * KW), O, C * KH * KW, null).blockRows < 30 * 31);
   for (let i = 0; i < 25; i++) {
     const [C, H, W] = [1 + Math.floor(rand() * 5), 1 + Math.floor(rand() * 12), 1 + Math.floor(rand() * 12)];
     const [ph, pw] = [Math.floor(rand() * 3), Math.floor(rand() * 3)];
@@ -366,6 +357,76 @@ test('conv2d: both kernels equal the reference bit for bit on random shapes, str
       const got = p.predict({ dtype: 'F32', shape: xs, data: x }).action.data;
       assert.equal(sameBits(got, want), '', `${kernel}: x ${xs}, w ${ws}, stride ${stride}, padding ${padding}`);
     }
+  });
+});
+
+test('the weights are packed once, in float32 for a first call of fewer than four rows, else binary64: both give the reference bits for calls of any size', () => {
+  const rand = rng(5);
+  const [K, O] = [37, 13];
+  const w = values(rand, O * K, 'cancel');
+  const bias = values(rand, O);
+  const rows = [1, 13, 2, 4, 3];
+  const inputs = rows.map((R) => values(rand, R * K, 'cancel'));
+  for (const first of [0, 1]) {
+    const mm = withKernel('wasm', () => new Matmul(w, O, K, bias));
+    const order = first === 0 ? rows.keys() : [1, 0, 2, 3, 4];
+    for (const i of order) {
+      const R = rows[i];
+      const out = new Float32Array(R * O);
+      mm.run(inputs[i], R, out, 0, O, 1);
+      assert.equal(sameBits(out, matmulRef(inputs[i], R, w, O, K, bias)), '', `first ${rows[first]} rows, then ${R}`);
+    }
+    assert.equal(mm._mm === mm._exports.mm32, first === 0, 'float32 panels after a first call of one row');
+  }
+});
+
+test('the relaxed SIMD kernel (multiply-adds), where a runtime has it, gives the reference bits', (t) => {
+  // Node 20 has relaxed SIMD behind a flag; later runtimes by default
+  const child = `
+    import { Matmul, wasmRelaxed } from ${JSON.stringify(new URL('../src/gemm.js', import.meta.url).href)};
+    const [shapes, data] = JSON.parse(process.argv[1]);
+    const out = shapes.map(([R, K, O], i) => {
+      const [a, w, bias] = data[i].map((v) => Float32Array.from(v));
+      const mm = new Matmul(w, O, K, bias);
+      const y = new Float32Array(R * O);
+      mm.run(a, R, y, 0, O, 1);
+      return Array.from(new Uint32Array(y.buffer));
+    });
+    console.log(JSON.stringify({ relaxed: wasmRelaxed(), out }));`;
+  const rand = rng(6);
+  const shapes = [
+    [1, 40, 8],
+    [9, 33, 13],
+    [4, 256, 12],
+    [6, 5, 4],
+  ];
+  const data = shapes.map(([R, K, O]) => [
+    values(rand, R * K, 'cancel'),
+    values(rand, O * K, 'cancel'),
+    values(rand, O),
+  ]);
+  const arg = JSON.stringify([shapes, data.map((d) => d.map((v) => Array.from(v)))], (k, v) =>
+    typeof v === 'number' && !Number.isFinite(v) ? 0 : v,
+  );
+  let result;
+  try {
+    result = JSON.parse(
+      execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', child, arg], {
+        encoding: 'utf8',
+      }),
+    );
+  } catch {
+    t.skip('this runtime does not take --experimental-wasm-relaxed-simd');
+    return;
+  }
+  if (!result.relaxed) {
+    t.skip('this runtime has no relaxed SIMD');
+    return;
+  }
+  shapes.forEach(([R, K, O], i) => {
+    const [a, w, bias] = data[i];
+    const got = new Float32Array(Uint32Array.from(result.out[i]).buffer);
+    assert.equal(sameBits(got, matmulRef(a, R, w, O, K, bias)), '', `R ${R}, K ${K}, O ${O}`);
   });
 });
 
@@ -406,4 +467,5 @@ test('src/extensions/policy/gemm-wasm.js is what scripts/build-wasm.mjs assemble
   execFileSync(process.execPath, [new URL('../scripts/build-wasm.mjs', import.meta.url).pathname, '--check']);
   // Chromium compiles a module of at most 4 KB synchronously on a page's main thread (new WebAssembly.Module)
   assert.ok(decodeBase64(GEMM_WASM_BASE64).length <= 4096);
+  assert.ok(decodeBase64(GEMM_WASM_RELAXED_BASE64).length <= 4096);
 });

@@ -309,6 +309,61 @@ test('activation: every function of ACTIVATIONS against its float64 definition, 
   }
 });
 
+test('tanh: the float32 rounding of Math.tanh for float32 arguments of every exponent, Math.tanh called near rounding boundaries only', () => {
+  const [tanh] = ACTIVATIONS.tanh;
+  const bits = new Uint32Array(1);
+  const f = new Float32Array(bits.buffer);
+  for (let i = 0; i < 2 ** 32; i += 4093) {
+    bits[0] = i;
+    const x = f[0];
+    const [got, want] = [Math.fround(tanh(x, {})), Math.fround(Math.tanh(x))];
+    if (!(Object.is(got, want) || (Number.isNaN(got) && Number.isNaN(want))))
+      assert.fail(`tanh(${x}): ${got}, expected ${want}`);
+  }
+  for (const x of [0, -0, Infinity, -Infinity, NaN, 9.5, -9.5, 9.500001, 2 ** -149, -(2 ** -149), 3.4e38])
+    assert.ok(Object.is(Math.fround(tanh(x, {})), Math.fround(Math.tanh(x))), `tanh(${x})`);
+  // a tanh node over 2^16 values: Math.tanh for about one in 2^7 (the old evaluator called it for each)
+  const n = 2 ** 16;
+  const x = randoms(7, n, 4).map(Math.fround);
+  const p = load({
+    observation_space: boxSpace([n], -10, 10),
+    nodes: [{ op: 'activation', in: ['obs'], out: 'a', fn: 'tanh' }],
+    ...probe('a', n),
+  });
+  const native = Math.tanh;
+  let calls = 0;
+  Math.tanh = (v) => {
+    calls++;
+    return native(v);
+  };
+  let got;
+  try {
+    got = p.predict(obs('F32', [n], x)).action.data;
+  } finally {
+    Math.tanh = native;
+  }
+  assert.ok(calls < n / 32, `${calls} calls of Math.tanh for ${n} values`);
+  assert.ok(got.every((v, i) => Object.is(v, Math.fround(native(x[i])))));
+});
+
+test('relu on the float32 bits: negative numbers (-0 and -inf too) give +0; positive numbers, +0, +inf and NaN of either sign stay', () => {
+  const raw = new Uint32Array([
+    0x3f800000, 0xbf800000, 0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 1, 0x80000001, 0x7f7fffff,
+    0xff7fffff,
+  ]);
+  const x = Array.from(new Float32Array(raw.buffer));
+  const p = load({
+    observation_space: boxSpace([x.length], -10, 10),
+    nodes: [{ op: 'activation', in: ['obs'], out: 'a', fn: 'relu' }],
+    ...probe('a', x.length),
+  });
+  const got = p.predict(obs('F32', [x.length], x)).action.data;
+  x.forEach((v, i) => {
+    const want = Number.isNaN(v) ? v : v > 0 ? v : 0;
+    assert.ok(Object.is(got[i], want) || (Number.isNaN(got[i]) && Number.isNaN(want)), `relu(${v}): ${got[i]}`);
+  });
+});
+
 test('layer_norm: (x − mean)/√(var + eps) with the biased variance, then ·weight + bias when given', () => {
   const n = 5;
   const x = randoms(40, 2 * n, 3),

@@ -95,7 +95,10 @@ POLICY = os.path.join(ROOT, "test-vectors", "valid", "policy-ppo-mlp-discrete.rl
 def _one_line_error(capsys, argv, stdin=None, monkeypatch=None):
     if stdin is not None:
         monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    status = main(argv)
+    try:
+        status = main(argv)
+    except SystemExit as e:  # an option's value refused while the command line is parsed (exit status 2)
+        status = e.code
     out, err = capsys.readouterr()
     assert status in (1, 2) and err.count("\n") == 1 and "INTERNAL_ERROR" not in err and "Traceback" not in err, err
     return err

@@ -8,6 +8,6 @@
 The evaluator's public names are importable from here.
 """
 
-from .evaluator import ACTIVATIONS, BERNOULLI_THRESHOLD, Policy, act, erf
+from .evaluator import ACTIVATIONS, BERNOULLI_THRESHOLD, PRECISIONS, Policy, act, erf
 
-__all__ = ["Policy", "ACTIVATIONS", "BERNOULLI_THRESHOLD", "act", "erf"]
+__all__ = ["Policy", "ACTIVATIONS", "BERNOULLI_THRESHOLD", "PRECISIONS", "act", "erf"]

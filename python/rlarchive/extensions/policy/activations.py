@@ -21,7 +21,7 @@ import numpy as np
 from .ops import ACTIVATION_DEFAULTS, POLICY_BLOCK_ELEMENTS, implementations
 from .ops import ACTIVATIONS as REGISTRY
 
-__all__ = ["ACTIVATIONS", "erf", "sigmoid64"]
+__all__ = ["ACTIVATIONS", "IN_PLACE", "erf", "sigmoid64"]
 
 _F32 = np.float32
 _F64 = np.float64
@@ -95,9 +95,13 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 def _blocked(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """``fn`` over ``x`` converted to binary64, rounded once to float32, at most POLICY_BLOCK_ELEMENTS elements at a time."""
+    with np.errstate(all="ignore"):  # IEEE: inf and NaN are values here
+        if x.size <= POLICY_BLOCK_ELEMENTS:
+            result: np.ndarray = fn(x.astype(_F64)).astype(_F32)
+            return result
     out = np.empty(x.shape, _F32)
     src, dst = x.reshape(-1), out.reshape(-1)
-    with np.errstate(all="ignore"):  # IEEE: inf and NaN are values here
+    with np.errstate(all="ignore"):
         for s in range(0, src.size, POLICY_BLOCK_ELEMENTS):
             dst[s : s + POLICY_BLOCK_ELEMENTS] = fn(src[s : s + POLICY_BLOCK_ELEMENTS].astype(_F64))
     return out
@@ -145,12 +149,16 @@ def _in64(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return lambda x, *args, **p: _blocked(lambda v: fn(v, *args, **p), x)
 
 
+#: The activations whose binary64 formula can overwrite its argument (a binary64 array the caller owns): name -> it.
+#: np.tanh gives the same bits in place as into a new array (checked over every float32 input).
+IN_PLACE: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {"tanh": lambda v: np.tanh(v, out=v)}
+
 _FUNCTIONS: Mapping[str, Callable[..., np.ndarray]] = implementations(
     REGISTRY,
     {
         "identity": lambda x: x,
         "relu": _relu,
-        "tanh": _in64(np.tanh),
+        "tanh": _in64(IN_PLACE["tanh"]),  # on _blocked's own binary64 copy
         "sigmoid": _in64(sigmoid64),
         "elu": _in64(lambda v, alpha=1.0: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0.0)))),
         "leaky_relu": _leaky_relu,

@@ -24,6 +24,7 @@ and the tables of their implementations here are checked against it at import.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,15 +33,18 @@ import numpy as np
 from ...dtypes import numpy_view_dtype
 from ...errors import RlarchiveError
 from . import observations as _observations
-from .activations import ACTIVATIONS, erf, sigmoid64
+from .activations import ACTIVATIONS, IN_PLACE, erf, sigmoid64
 from .observations import observation_shape
 from .ops import BERNOULLI_THRESHOLD as _BERNOULLI_THRESHOLD
 from .ops import HEADS, MASKED_LOGIT, OPERATIONS, POLICY_BLOCK_ELEMENTS, implementations
 
-__all__ = ["Policy", "ACTIVATIONS", "BERNOULLI_THRESHOLD", "act", "erf"]
+__all__ = ["Policy", "ACTIVATIONS", "BERNOULLI_THRESHOLD", "PRECISIONS", "act", "erf"]
 
 _F32 = np.float32
 _F64 = np.float64
+
+#: The precisions of :class:`Policy`'s sums: the spec's (binary64, rounded once), and float32 for faster runs.
+PRECISIONS = ("float64", "float32")
 
 
 # -- the description ------------------------------------------------------------------
@@ -62,9 +66,21 @@ class Policy:
             with every ``ndarray`` resolved to an array.
         vec_normalize: the archive's :class:`rlarchive.extensions.vec_normalize.Statistics`,
             needed when the description says ``vec_normalize``.
+        precision: ``"float64"`` (the default) evaluates as the spec says, every
+            sum of linear, conv2d and the LSTM gates accumulated in binary64 and
+            rounded once, the same bits as every conforming reader. ``"float32"``
+            accumulates those sums in float32 (NumPy's float32 BLAS), as
+            ``export-onnx --precision float32`` writes them, for faster evaluation
+            runs over large batches: the rest is unchanged, each sum strays from
+            the exact one by at most the float32 summation bound (about K·2^-24
+            times the sum of its terms' magnitudes, K terms), so actions may differ
+            where two are close, and a float32 partial sum may overflow.
     """
 
-    def __init__(self, desc: Mapping[str, Any], vec_normalize: Any = None) -> None:
+    def __init__(self, desc: Mapping[str, Any], vec_normalize: Any = None, precision: str = "float64") -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        self.precision = precision
         self.desc = desc
         self.observation_space = desc["observation_space"]
         self.action_space = desc["action_space"]
@@ -86,6 +102,7 @@ class Policy:
         self.action: Mapping[str, Any] = action
         self.recurrent: Mapping[str, Any] | None = desc.get("recurrent")
         self._steps: list[Any] | None = None  # each node's evaluation, prepared at the first predict
+        self._workspace: _Workspace | None = None  # the steps' copies of weights and workspace
         self._keep = {self.action["in"]}
         if self.recurrent is not None:
             self._keep |= {self.recurrent["hidden_out"], self.recurrent["cell_out"]}
@@ -164,8 +181,8 @@ class Policy:
             del values[name]  # an input nothing reads
         with np.errstate(all="ignore"):  # IEEE float32: inf and NaN are values here
             if self._steps is None:
-                weights = _Binary64Weights()
-                self._steps = [_PREPARE[node["op"]](node, weights) for node in self.nodes]
+                self._workspace = _Workspace(_F64 if self.precision == "float64" else _F32)
+                self._steps = [_PREPARE[node["op"]](node, self._workspace) for node in self.nodes]
             for i, (node, step) in enumerate(zip(self.nodes, self._steps)):
                 out = step([values[name] for name in node["in"]])
                 for name in set(node["in"]):
@@ -250,25 +267,49 @@ def act(
 # of two float32 values is exact, and rounded once to float32 (RLA_policy §5).
 
 
-class _Binary64Weights:
-    """binary64 copies of a policy's weights, made once and shared by every node that reads the same array.
+class _Workspace:
+    """The weights of a policy's sums, copied once in the dtype of the sums (``sums``: binary64, or float32 in the
+    faster mode) and shared by every node that reads the same array; binary64 copies of the parameters of the other
+    formulas (:meth:`__call__`); and workspace (:meth:`scratch`), reused from call to call.
 
     ``layout``: ``"plain"``; ``"t"``, the transpose of a matrix; ``"rows"``, the
     transpose of the array seen as a matrix of its first dimension by the rest.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sums: Any = _F64) -> None:
+        self.sums = np.dtype(sums)
         self._copies: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._scratch = threading.local()
+
+    def scratch(self, role: str, shape: tuple[int, ...], dtype: Any = _F64) -> np.ndarray:
+        """An array of ``shape`` (binary64 unless ``dtype``) for a node's temporaries, its contents undefined: one
+        buffer per ``role`` (the temporaries a node holds at once have different roles), reused by every node and
+        every call of this thread, so that a call does not allocate (and fault in) fresh memory for them. Only
+        buffers of up to a block (POLICY_BLOCK_ELEMENTS elements) are kept: a larger one is made for the call."""
+        size = math.prod(shape)
+        if size > POLICY_BLOCK_ELEMENTS:
+            return np.empty(shape, dtype)
+        key = f"{role}.{np.dtype(dtype).char}"
+        buf = getattr(self._scratch, key, None)
+        if buf is None or buf.size < size:
+            buf = np.empty(size, dtype)
+            setattr(self._scratch, key, buf)
+        view: np.ndarray = buf[:size].reshape(shape)
+        return view
 
     def optional(self, nd: Any) -> np.ndarray | None:
         """The binary64 copy of an optional parameter (None for none)."""
         return None if nd is None else self(nd)
 
-    def __call__(self, nd: Any, layout: str = "plain") -> np.ndarray:
+    def matrix(self, nd: Any, layout: str) -> np.ndarray:
+        """The copy of a matrix of products, in the dtype of the sums."""
+        return self(nd, layout, self.sums)
+
+    def __call__(self, nd: Any, layout: str = "plain", dtype: Any = _F64) -> np.ndarray:
         a = np.asarray(nd, _F32)
-        key = (a.__array_interface__["data"][0], a.shape, a.strides, layout)
+        key = (a.__array_interface__["data"][0], a.shape, a.strides, layout, np.dtype(dtype).char)
         if key not in self._copies:
-            m = a.astype(_F64)
+            m = a.astype(dtype)
             if layout == "t":
                 m = np.ascontiguousarray(m.T)
             elif layout == "rows":
@@ -281,37 +322,44 @@ def _rows_per_block(width: int) -> int:
     return max(1, POLICY_BLOCK_ELEMENTS // max(width, 1))
 
 
-def _linear(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
-    wt = f64(node["weight"], "t")
+def _linear(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
+    wt = f64.matrix(node["weight"], "t")
     b = f64.optional(node.get("bias"))
     k, o = wt.shape
+    sums = f64.sums
     kb = max(1, min(k, POLICY_BLOCK_ELEMENTS))
+    rb = _rows_per_block(max(k, o))
 
     def run(xs: list[Any]) -> np.ndarray:
         (x,) = xs
         rows = x.reshape(-1, k) if k else np.zeros((math.prod(x.shape[:-1]), 0), _F32)
-        out = np.empty((rows.shape[0], o), _F32)
-        rb = _rows_per_block(max(k, o))
-        for r in range(0, rows.shape[0], rb):
-            acc = (
-                np.zeros((min(rb, rows.shape[0] - r), o), _F64)
-                if b is None
-                else np.tile(b, (min(rb, rows.shape[0] - r), 1))
-            )
+        n = rows.shape[0]
+        out = np.empty((n, o), _F32)
+        for r in range(0, n, rb):
+            m = min(rb, n - r)
+            if 0 < k <= kb:  # one block of the products: their sums, then the bias
+                x64 = f64.scratch("in", (m, k), sums)
+                np.copyto(x64, rows[r : r + m])
+                acc = np.matmul(x64, wt, out=f64.scratch("acc", (m, o), sums))
+                acc += 0.0 if b is None else b  # the order below: 0.0 + s (a zero sum is +0), b + s
+                out[r : r + m] = acc
+                continue
+            acc = np.zeros((m, o), sums) if b is None else np.tile(b, (m, 1)).astype(sums)
             for s in range(0, k, kb):
-                acc += rows[r : r + rb, s : s + kb].astype(_F64) @ wt[s : s + kb]
-            out[r : r + rb] = acc
+                acc += rows[r : r + m, s : s + kb].astype(sums) @ wt[s : s + kb]
+            out[r : r + m] = acc
         result: np.ndarray = out.reshape(x.shape[:-1] + (o,))
         return result
 
     return run
 
 
-def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _conv2d(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     o, c, kh, kw = np.shape(node["weight"])
     k = c * kh * kw
-    wt = f64(node["weight"], "rows")
+    wt = f64.matrix(node["weight"], "rows")
     b = f64.optional(node.get("bias"))
+    sums = f64.sums
     sh, sw = (int(v) for v in node["stride"])
     ph, pw = (int(v) for v in node["padding"])
 
@@ -328,7 +376,7 @@ def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
         else:
             step = max(1, POLICY_BLOCK_ELEMENTS // k)
             blocks = [(y, y + 1, s, min(ow, s + step)) for y in range(oh) for s in range(0, ow, step)]
-        padded = np.zeros((c, h + 2 * ph, wd + 2 * pw), _F64)  # the registry charges this binary64 copy
+        padded = np.zeros((c, h + 2 * ph, wd + 2 * pw), sums)  # the registry charges this binary64 copy
         s0, s1, s2 = padded.strides
         view = np.lib.stride_tricks.as_strided(
             padded, (oh, ow, c, kh, kw), (s1 * sh, s2 * sw, s0, s1, s2), writeable=False
@@ -346,14 +394,28 @@ def _conv2d(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[An
     return run
 
 
-def _activation(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _activation(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     fn, defaults = ACTIVATIONS[node["fn"]]
     params = {k: node.get(k, v) for k, v in defaults.items()}
     params = {k: (v if isinstance(v, str) else float(v)) for k, v in params.items()}
-    return lambda xs: fn(xs[0], **params)
+    in_place = IN_PLACE.get(node["fn"])
+    if in_place is None:
+        return lambda xs: fn(xs[0], **params)
+
+    def run(xs: list[Any]) -> np.ndarray:
+        (x,) = xs
+        if x.size > POLICY_BLOCK_ELEMENTS:
+            return fn(x, **params)  # in blocks
+        v = f64.scratch("activation", x.shape)  # the binary64 copy, in a buffer this thread reuses
+        np.copyto(v, x)
+        with np.errstate(all="ignore"):
+            result: np.ndarray = in_place(v).astype(_F32)
+        return result
+
+    return run
 
 
-def _prelu(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _prelu(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     weight = np.asarray(node["weight"], _F32).reshape(-1)
 
     def run(xs: list[Any]) -> np.ndarray:
@@ -366,11 +428,11 @@ def _prelu(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any
     return run
 
 
-def _flatten(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _flatten(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     return lambda xs: xs[0].reshape(xs[0].shape[0], -1)
 
 
-def _concat(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _concat(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     return lambda xs: np.concatenate([x.reshape(x.shape[0], -1) for x in xs], axis=1)
 
 
@@ -395,7 +457,7 @@ def _scale_shift(y: np.ndarray, w: np.ndarray | None, b: np.ndarray | None) -> n
     return y
 
 
-def _layer_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _layer_norm(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node["eps"])
 
     def fn(v: np.ndarray) -> np.ndarray:
@@ -406,7 +468,7 @@ def _layer_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[lis
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _batch_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], np.ndarray]:
+def _batch_norm(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], np.ndarray]:
     mean, var = f64(node["running_mean"]), f64(node["running_var"])
     w, b, eps = f64.optional(node.get("weight")), f64.optional(node.get("bias")), float(node["eps"])
     with np.errstate(all="ignore"):
@@ -418,19 +480,20 @@ def _batch_norm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[lis
     return lambda xs: _normalise(xs[0], xs[0].shape[-1], fn)
 
 
-def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]], list[Any]]:
+def _lstm(node: Mapping[str, Any], f64: _Workspace) -> Callable[[list[Any]], list[Any]]:
     """One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]."""
     layers = [
-        (f64(p["weight_ih"], "t"), f64(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"]))
+        (f64.matrix(p["weight_ih"], "t"), f64.matrix(p["weight_hh"], "t"), f64(p["bias_ih"]), f64(p["bias_hh"]))
         for p in node["layers"]
     ]
+    sums = f64.sums
 
     def run(xs: list[Any]) -> list[Any]:
         x, h, c = xs
         hs, cs = [], []
         inp = x
         for layer, (wih, whh, bih, bhh) in enumerate(layers):
-            gates = (((inp.astype(_F64) @ wih + bih) + h[layer].astype(_F64) @ whh) + bhh).astype(_F32)
+            gates = (((inp.astype(sums) @ wih + bih) + h[layer].astype(sums) @ whh) + bhh).astype(_F32)
             i, f, g, o = (part.astype(_F64) for part in np.split(gates, 4, axis=1))
             i, f, o = (sigmoid64(v).astype(_F32).astype(_F64) for v in (i, f, o))
             g = np.tanh(g).astype(_F32).astype(_F64)
@@ -444,7 +507,7 @@ def _lstm(node: Mapping[str, Any], f64: _Binary64Weights) -> Callable[[list[Any]
     return run
 
 
-_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Binary64Weights], Callable[[list[Any]], Any]]] = implementations(
+_PREPARE: Mapping[str, Callable[[Mapping[str, Any], _Workspace], Callable[[list[Any]], Any]]] = implementations(
     OPERATIONS,
     {
         "linear": _linear,

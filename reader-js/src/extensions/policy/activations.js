@@ -34,6 +34,50 @@ export function erf(x) {
 }
 
 export const sigmoid = (x) => 1 / (1 + Math.exp(-x));
+
+// tanh rounded to float32 without a call to Math.tanh for most arguments: tanh(x) = E / (E + 2), E = e^2x - 1, with
+// e^z = 2^k · e^r (r = z - k·ln 2, |r| ≤ ln 2 / 2) and e^r - 1 by its Taylor polynomial of degree 10: relative
+// error below 2^-38 (measured against Math.tanh). The value is kept only where every number within 2^-32 of it
+// rounds to the same float32, which Math.tanh's value, within 2^-38 + a few ulps of it, then does too; elsewhere
+// (about one argument in 2^7, near a float32 rounding boundary) it is Math.tanh's. So its float32 rounding is
+// Math.tanh's for every argument (checked over every float32 too). No branch depends on the sign of x.
+const TANH_MARGIN = 2 ** -32;
+const TANH_ONE = 9.5; // beyond, tanh rounds to ±1 in float32 (1 - tanh(9.5) < 2^-26)
+const POW2 = Float64Array.from({ length: 64 }, (_, i) => 2 ** (i - 32)); // 2^k at k + 32
+const C = Float64Array.from(
+  { length: 10 },
+  (_, n) => 1 / [1, 1, 2, 6, 24, 120, 720, 5040, 40320, 362880, 3628800][n + 1],
+); // 1/(n+1)!
+const ROUND = 1.5 * 2 ** 52; // v + ROUND - ROUND rounds v (|v| < 2^51) to the nearest integer
+
+/**
+ * tanh(x) in binary64 within 2^-32 relative of Math.tanh(x), with the same float32 rounding (RLA_policy §5: the
+ * float32 rounding of tanh computed in binary64).
+ * @param {number} x
+ * @returns {number}
+ */
+export function tanh(x) {
+  if (!(x <= TANH_ONE && x >= -TANH_ONE)) return x > 0 ? 1 : x < 0 ? -1 : x; // ±1 (±inf too); NaN
+  if (x === 0) return x; // ±0
+  const z = 2 * x;
+  const k = z * Math.LOG2E + ROUND - ROUND; // the nearest integer, -28 .. 28 (Math.round is a call in some runtimes)
+  const r = z - k * Math.LN2;
+  // e^r - 1 = r·(1 + r/2 + ... + r^9/10!), by pairs of terms (a shorter chain of dependent operations than Horner's)
+  const r2 = r * r;
+  const r4 = r2 * r2;
+  const p =
+    r *
+    (1 +
+      r / 2 +
+      r2 * (C[2] + r * C[3]) +
+      r4 * (C[4] + r * C[5] + r2 * (C[6] + r * C[7])) +
+      r4 * r4 * (C[8] + r * C[9]));
+  const s = POW2[k + 32];
+  const e = s * p + (s - 1); // e^z - 1
+  const y = e / (e + 2);
+  return f32(y * (1 + TANH_MARGIN)) === f32(y * (1 - TANH_MARGIN)) ? y : Math.tanh(x); // else near a rounding boundary
+}
+
 const SELU = REGISTRY.selu.constants; // a and s of the registry's formula
 const SOFTPLUS = ACTIVATION_DEFAULTS.softplus; // mish's softplus: beta 1, threshold 20
 /** softplus in binary64 (RLA_policy §5.5): x itself where beta·x > threshold. */
@@ -47,7 +91,7 @@ const FUNCTIONS = implementations(
   {
     identity: (x) => x,
     relu: (x) => (x > 0 || Number.isNaN(x) ? x : 0), // NaN stays NaN
-    tanh: (x) => Math.tanh(x),
+    tanh,
     sigmoid,
     elu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x)),
     leaky_relu: (x, p) => (x >= 0 ? x : x * f32(p.negative_slope)),

@@ -251,7 +251,7 @@ function conv2d(node) {
   const [ph, pw] = node.padding.map(num);
   const bias = node.bias ? weights(node.bias) : null;
   const K = C * KH * KW; // one patch, in the weights' (c, ky, kx) order, zero outside the image
-  const mm = O < 4 ? null : new Matmul(w, O, K, bias, { binary64: true });
+  const mm = O < 4 ? null : new Matmul(w, O, K, bias);
   return ([x]) => {
     const [n, , H, W] = x.shape;
     const OH = Math.floor((H + 2 * ph - KH) / sh) + 1;
@@ -269,8 +269,7 @@ function conv2d(node) {
     for (let b = 0; b < n; b++) {
       for (let p0 = 0; p0 < P; p0 += B) {
         const pb = Math.min(B, P - p0);
-        const cols = mm.patches(xd, b, dims, p0, pb); // im2col of the block, one row per output position
-        mm.run(cols, pb, out, b * O * P + p0, 1, P); // out[b][o][p0 + p]
+        mm.runPatches(xd, b, dims, p0, pb, out, b * O * P + p0, 1, P); // im2col of the block: out[b][o][p0 + p]
       }
     }
     return { shape: [n, O, OH, OW], data: out };
@@ -283,13 +282,17 @@ function activation(node) {
   for (const [k, d] of Object.entries(defaults))
     p[k] = node[k] === undefined ? d : typeof d === 'string' ? node[k] : num(node[k]);
   if (node.fn === 'relu') {
-    // relu written out: the most common function, without a call per element
+    // relu written out, the most common function: on the float32 bits, without a branch on the sign (which the
+    // processor would mispredict for every other value): a negative number (the sign bit set, the magnitude's bits
+    // at most those of infinity) becomes +0; positive numbers, zeros and NaN stay as they are
     return ([x]) => {
       const d = x.data;
       const data = new Float32Array(d.length);
-      for (let i = 0; i < d.length; i++) {
-        const v = d[i];
-        data[i] = v > 0 || v !== v ? v : 0; // NaN stays NaN
+      const bits = new Int32Array(d.buffer, d.byteOffset, d.length);
+      const out = new Int32Array(data.buffer);
+      for (let i = 0; i < bits.length; i++) {
+        const b = bits[i];
+        out[i] = b & ~((b >> 31) & (((b & 0x7fffffff) - 0x7f800001) >> 31));
       }
       return { shape: x.shape, data };
     };

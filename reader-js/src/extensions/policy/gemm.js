@@ -2,36 +2,38 @@
 // each sum in binary64 (where the product of two float32 values is exact) and rounded once to float32.
 //
 // Two kernels give the same bits: a WebAssembly SIMD one (source and build: scripts/build-wasm.mjs), used where the
-// runtime compiles it, and the pure JavaScript one, the fallback. Both add, for each output, the products in the
-// order k = 0, 1, ..., K-1 from +0 and then the bias when o is below O - O mod 4 (the columns taken four at a time),
-// and with four interleaved partial sums (`dot`) for the last O mod 4 columns.
+// runtime compiles it (with relaxed SIMD's multiply-adds where the runtime has them), and the pure JavaScript one,
+// the fallback. Both add, for each output, the products in the order k = 0, 1, ..., K-1 from +0 and then the bias
+// when o is below O - O mod 4 (the columns taken four at a time), and with four interleaved partial sums (`dot`) for
+// the last O mod 4 columns.
 
 import { decodeBase64 } from '../../base64.js';
-import { GEMM_WASM_BASE64 } from './gemm-wasm.js';
+import { GEMM_WASM_BASE64, GEMM_WASM_RELAXED_BASE64 } from './gemm-wasm.js';
 
 /**
- * The sum over j < n of a[ai + j] · b[bi + j] in binary64, with four partial sums (j mod 4), added as
- * (s0 + s1) + (s2 + s3); §5 lets a sum associate in any order.
+ * The sum over j < n of a[ai + j·as] · b[bi + j] in binary64, with four partial sums (j mod 4), added as
+ * (s0 + s1) + (s2 + s3); §5 lets a sum associate in any order. `as` (default 1) is the step between a's terms.
  * @param {ArrayLike<number>} a
  * @param {number} ai
  * @param {ArrayLike<number>} b
  * @param {number} bi
  * @param {number} n
+ * @param {number} [as]
  * @returns {number}
  */
-export function dot(a, ai, b, bi, n) {
+export function dot(a, ai, b, bi, n, as = 1) {
   let s0 = 0;
   let s1 = 0;
   let s2 = 0;
   let s3 = 0;
   let j = 0;
   for (; j + 3 < n; j += 4) {
-    s0 += a[ai + j] * b[bi + j];
-    s1 += a[ai + j + 1] * b[bi + j + 1];
-    s2 += a[ai + j + 2] * b[bi + j + 2];
-    s3 += a[ai + j + 3] * b[bi + j + 3];
+    s0 += a[ai + j * as] * b[bi + j];
+    s1 += a[ai + (j + 1) * as] * b[bi + j + 1];
+    s2 += a[ai + (j + 2) * as] * b[bi + j + 2];
+    s3 += a[ai + (j + 3) * as] * b[bi + j + 3];
   }
-  for (; j < n; j++) s0 += a[ai + j] * b[bi + j];
+  for (; j < n; j++) s0 += a[ai + j * as] * b[bi + j];
   return s0 + s1 + (s2 + s3);
 }
 
@@ -190,15 +192,24 @@ function im2col(xd, b, C, H, W, KH, KW, sh, sw, ph, pw, OW, p0, pb, cols) {
 
 // -- the WebAssembly SIMD kernel -------------------------------------------------------------------
 
-let simd; // the compiled module; null where the runtime has no WebAssembly SIMD (or forbids compiling)
+let simd; // {module, relaxed}: the compiled module; null where the runtime has no WebAssembly SIMD (or forbids compiling)
 let simdEnabled = true;
 
 function simdModule() {
   if (simd === undefined) {
-    try {
-      simd = typeof WebAssembly === 'object' ? new WebAssembly.Module(decodeBase64(GEMM_WASM_BASE64)) : null;
-    } catch {
-      simd = null;
+    simd = null;
+    if (typeof WebAssembly === 'object') {
+      for (const [bytes, relaxed] of [
+        [GEMM_WASM_RELAXED_BASE64, true],
+        [GEMM_WASM_BASE64, false],
+      ]) {
+        try {
+          simd = { module: new WebAssembly.Module(decodeBase64(bytes)), relaxed };
+          break;
+        } catch {
+          // this runtime lacks the module's instructions, or compiles nothing: the next, or JavaScript
+        }
+      }
     }
   }
   return simd;
@@ -210,6 +221,14 @@ function simdModule() {
  */
 export function wasmAvailable() {
   return simdModule() !== null;
+}
+
+/**
+ * Whether the WebAssembly kernel of this runtime adds its terms by relaxed SIMD multiply-adds (the same bits).
+ * @returns {boolean}
+ */
+export function wasmRelaxed() {
+  return simdModule()?.relaxed === true;
 }
 
 /**
@@ -231,7 +250,8 @@ const align16 = (n) => Math.ceil(n / 16) * 16;
 
 /**
  * The product by one weight matrix (a linear or conv2d node's), prepared once: out = a · wᵀ + bias, a block of
- * rows at a time, each sum in binary64 and rounded once to float32, with the kernel chosen at construction.
+ * rows at a time, each sum in binary64 and rounded once to float32, with the kernel chosen at construction. The
+ * WebAssembly kernel holds the weights as binary64 panels, converted once here; a call converts its rows once.
  */
 export class Matmul {
   /**
@@ -239,53 +259,56 @@ export class Matmul {
    * @param {number} O
    * @param {number} K
    * @param {Float32Array|null} bias O values, or null for none
-   * @param {{binary64?: boolean}} [options] binary64: the left operand (the buffer of `rows`) and the WebAssembly
-   *   kernel's copy of the weights are held as binary64 (the same float32 values, exactly): twice the memory, no
-   *   conversion in the inner loop (conv2d's choice; linear keeps float32, read once per row)
    */
-  constructor(w, O, K, bias, { binary64 = false } = {}) {
+  constructor(w, O, K, bias) {
     this.w = w;
     this.O = O;
     this.K = K;
     this.bias = bias ?? new Float32Array(O);
     this.O4 = O - (O % 4); // the columns taken four at a time
-    this._Values = binary64 ? Float64Array : Float32Array;
-    const size = this._Values.BYTES_PER_ELEMENT;
-    /** The most rows `rows` and `run` take at once. */
-    this.blockRows = Math.max(1, Math.floor(SCRATCH_BYTES / Math.max(1, size * K + 8 * O)));
+    /** The most rows `run` and `runPatches` take at once. */
+    this.blockRows = Math.max(1, Math.floor(SCRATCH_BYTES / Math.max(1, 12 * K + 8 * O)));
     this._rows = 0; // rows of scratch held
     this._imageSize = 0; // float32 values of image held (conv2d's patches)
     this._imageOf = null; // the array and observation whose image the scratch holds
     this._imageB = -1;
     this._exports = null;
-    this._mm = null;
-    if (simdEnabled && this.O4 > 0 && simdModule() !== null) {
-      try {
-        this._initWasm();
-      } catch {
-        this._exports = null; // no memory for it: the JavaScript kernel
-      }
-    }
+    this._pending = simdEnabled && this.O4 > 0 && simdModule() !== null; // the WebAssembly kernel, from the first call
     this._a = null;
     this._out = null;
   }
 
   /** 'wasm' or 'js': the kernel this product runs. */
   get kernel() {
-    return this._exports ? 'wasm' : 'js';
+    return this._exports || this._pending ? 'wasm' : 'js';
   }
 
-  _initWasm() {
+  /**
+   * The WebAssembly kernel's instance and weights, at the first call of `n` rows. The weights are packed once, in
+   * the precision that call favours: float32 for fewer than four rows (a product of one row reads every weight once:
+   * half the bytes read), binary64 for more (no conversion in the sums). Where there is no memory for it, the
+   * JavaScript kernel.
+   */
+  _start(n) {
+    this._pending = false;
+    try {
+      this._initWasm(n < 4 ? 4 : 8);
+    } catch {
+      this._exports = null;
+    }
+  }
+
+  _initWasm(size) {
     const { O4, K } = this;
     const P = O4 / 4;
-    const size = this._Values.BYTES_PER_ELEMENT;
-    this._aOffset = align16(P * K * 4 * size);
+    this._biasOffset = align16(P * K * 4 * size);
+    this._aOffset = align16(this._biasOffset + O4 * 8);
     this._memory = new WebAssembly.Memory({ initial: Math.ceil((this._aOffset + 16) / PAGE) });
-    const exports = new WebAssembly.Instance(simdModule(), { env: { memory: this._memory } }).exports;
-    this._exports = exports;
-    this._mm = size === 8 ? exports.mm64 : exports.mm32;
+    this._exports = new WebAssembly.Instance(simdModule().module, { env: { memory: this._memory } }).exports;
+    this._mm = size === 8 ? this._exports.mm : this._exports.mm32;
+    new Float64Array(this._memory.buffer, this._biasOffset, O4).set(this.bias.subarray(0, O4));
     // panel q holds, for each k, the four weights w[4q + j][k]
-    const packed = new this._Values(this._memory.buffer, 0, P * K * 4);
+    const packed = new (size === 8 ? Float64Array : Float32Array)(this._memory.buffer, 0, P * K * 4);
     const w = this.w;
     for (let q = 0; q < P; q++) {
       for (let j = 0; j < 4; j++) {
@@ -307,14 +330,19 @@ export class Matmul {
     this._imageOf = null;
     if (this._exports) {
       const imageSize = Math.max(image, this._imageSize);
-      const outOffset = align16(this._aOffset + rows * K * this._Values.BYTES_PER_ELEMENT);
-      const imageOffset = align16(outOffset + rows * O4 * 8);
+      const rowsOffset = align16(this._aOffset + Math.ceil(rows / 4) * K * 32); // the float32 rows pack reads
+      const outOffset = align16(rowsOffset + rows * K * 4);
+      const resultOffset = align16(outOffset + rows * O4 * 8); // the float32 results finish writes
+      const imageOffset = align16(resultOffset + rows * O * 4);
       const pages = Math.ceil((imageOffset + imageSize * 4) / PAGE) - this._memory.buffer.byteLength / PAGE;
       try {
         if (pages > 0) this._memory.grow(pages);
-        [this._rows, this._imageSize, this._outOffset, this._imageOffset] = [rows, imageSize, outOffset, imageOffset];
-        this._a = new this._Values(this._memory.buffer, this._aOffset, rows * K);
-        this._out = new Float64Array(this._memory.buffer, outOffset, rows * O4);
+        [this._rows, this._imageSize] = [rows, imageSize];
+        [this._rowsOffset, this._outOffset, this._resultOffset] = [rowsOffset, outOffset, resultOffset];
+        this._imageOffset = imageOffset;
+        this._a = new Float64Array(this._memory.buffer, this._aOffset, Math.ceil(rows / 4) * K * 4);
+        this._f32 = new Float32Array(this._memory.buffer, rowsOffset, rows * K);
+        this._result = new Float32Array(this._memory.buffer, resultOffset, rows * O);
         this._image = new Float32Array(this._memory.buffer, imageOffset, imageSize);
         return;
       } catch (e) {
@@ -324,57 +352,14 @@ export class Matmul {
       }
     }
     this._rows = rows;
-    this._a = new Float32Array(rows * K); // one element type for the JavaScript kernel's reads
+    this._a = new Float32Array(rows * K); // the JavaScript kernel's rows (conv2d's patches)
     this._out = new Float32Array(rows * O);
-  }
-
-  /**
-   * Fills the buffer of `rows(pb)` with conv2d's patches of output positions p0 .. p0 + pb - 1 of observation b
-   * of x [n, C, H, W] (strides sh, sw; zero padding ph, pw; OW positions a row of the output), each the C·KH·KW
-   * values in the weights' (c, ky, kx) order, +0 outside the image (K must be C·KH·KW), and returns it.
-   * @param {Float32Array} xd
-   * @param {number} b
-   * @param {number[]} dims [C, H, W, KH, KW, sh, sw, ph, pw, OW]
-   * @param {number} p0
-   * @param {number} pb
-   * @returns {Float32Array|Float64Array}
-   */
-  patches(xd, b, dims, p0, pb) {
-    const [C, H, W] = dims;
-    const size = C * H * W;
-    if (pb > this.blockRows) throw new RangeError(`${pb} rows for a block of ${this.blockRows}`);
-    const gather = this._Values === Float64Array; // the module gathers binary64 patches
-    this._scratch(pb, gather ? size : 0);
-    if (this._exports && gather) {
-      if (p0 === 0 || this._imageOf !== xd || this._imageB !== b) {
-        this._image.set(xd.subarray(b * size, (b + 1) * size));
-        this._imageOf = xd;
-        this._imageB = b;
-      }
-      this._exports.im2col64(this._imageOffset, ...dims, p0, pb, this._aOffset);
-      return this._a;
-    }
-    im2col(xd, b, ...dims, p0, pb, this._a);
-    return this._a;
-  }
-
-  /**
-   * A buffer for n rows of the left operand (n ≤ blockRows), reused by every call: fill its first n·K values,
-   * then call `run` with it.
-   * @param {number} n
-   * @returns {Float32Array|Float64Array} a Float64Array with the option binary64 and the WebAssembly kernel
-   */
-  rows(n) {
-    if (n > this.blockRows) throw new RangeError(`${n} rows for a block of ${this.blockRows}`);
-    this._scratch(n);
-    return this._a;
   }
 
   /**
    * out[offset + r·rowStride + o·colStride] = Σ_k a[r·K + k] · w[o·K + k] + bias[o] for r < n (n ≤ blockRows),
    * rounded once to float32.
-   * @param {Float32Array|Float64Array} a n rows of K float32 values from its start: the buffer of `rows(n)`, or
-   *   another array (which the WebAssembly kernel copies into it)
+   * @param {Float32Array} a n rows of K float32 values from its start (row-major)
    * @param {number} n
    * @param {Float32Array} out
    * @param {number} offset
@@ -382,25 +367,88 @@ export class Matmul {
    * @param {number} colStride
    */
   run(a, n, out, offset, rowStride, colStride) {
-    const { K, O, O4, w } = this;
-    const c = this.bias;
+    if (n > this.blockRows) throw new RangeError(`${n} rows for a block of ${this.blockRows}`);
+    const { K } = this;
+    if (this._pending) this._start(n);
     this._scratch(n);
     if (this._exports) {
-      if (a !== this._a) {
-        this._a.set(a.subarray(0, n * K));
-        a = this._a;
-      }
-      this._mm(this._aOffset, 0, this._outOffset, n, K, O4 / 4);
-      const s = this._out;
-      for (let r = 0; r < n; r++) {
-        const base = offset + r * rowStride;
-        for (let o = 0; o < O4; o++) out[base + o * colStride] = s[r * O4 + o] + c[o];
-        for (let o = O4; o < O; o++) out[base + o * colStride] = dot(a, r * K, w, o * K, K) + c[o];
-      }
+      this._f32.set(a.subarray(0, n * K));
+      this._exports.pack(this._rowsOffset, n, K, this._aOffset);
+      this._finish(n, out, offset, rowStride, colStride, (r, o) => dot(a, r * K, this.w, o * K, K));
       return;
     }
+    this._js(a, n, out, offset, rowStride, colStride);
+  }
+
+  /**
+   * `run` over conv2d's patches of output positions p0 .. p0 + pb - 1 of observation b of x [n, C, H, W] (strides
+   * sh, sw; zero padding ph, pw; OW positions a row of the output), each the C·KH·KW values in the weights' (c, ky,
+   * kx) order, +0 outside the image (K must be C·KH·KW): row p of the product is position p0 + p.
+   * @param {Float32Array} xd
+   * @param {number} b
+   * @param {number[]} dims [C, H, W, KH, KW, sh, sw, ph, pw, OW]
+   * @param {number} p0
+   * @param {number} pb
+   * @param {Float32Array} out
+   * @param {number} offset
+   * @param {number} rowStride
+   * @param {number} colStride
+   */
+  runPatches(xd, b, dims, p0, pb, out, offset, rowStride, colStride) {
+    if (pb > this.blockRows) throw new RangeError(`${pb} rows for a block of ${this.blockRows}`);
+    const [C, H, W] = dims;
+    const size = C * H * W;
+    const { K } = this;
+    if (this._pending) this._start(pb);
+    this._scratch(pb, size);
+    if (this._exports) {
+      if (p0 === 0 || this._imageOf !== xd || this._imageB !== b) {
+        this._image.set(xd.subarray(b * size, (b + 1) * size));
+        this._imageOf = xd;
+        this._imageB = b;
+      }
+      this._exports.im2col(this._imageOffset, ...dims, p0, pb, this._aOffset);
+      // the patches' values, row r in lane r mod 4 of group r >> 2: from ((r >> 2)·K)·4 + (r & 3), four apart
+      const a = this._a;
+      this._finish(pb, out, offset, rowStride, colStride, (r, o) =>
+        dot(a, (r >> 2) * K * 4 + (r & 3), this.w, o * K, K, 4),
+      );
+      return;
+    }
+    im2col(xd, b, ...dims, p0, pb, this._a);
+    this._js(this._a, pb, out, offset, rowStride, colStride);
+  }
+
+  /**
+   * The WebAssembly kernel's products of the n rows packed, each plus the bias, rounded to float32 into out;
+   * `tail(r, o)` gives the sum of a last column (o ≥ O4). The results are written in the wasm memory in out's
+   * order (by rows, or by columns where out's rows are one apart, as conv2d's) and copied a run at a time.
+   */
+  _finish(n, out, offset, rowStride, colStride, tail) {
+    const { K, O, O4 } = this;
+    const c = this.bias;
+    const ex = this._exports;
+    this._mm(this._aOffset, 0, this._outOffset, n, K, O4 / 4);
+    const byColumns = rowStride === 1 && colStride !== 1;
+    const [rs, cs] = byColumns ? [1, n] : [O, 1];
+    ex.finish(this._outOffset, n, O4, this._biasOffset, this._resultOffset, rs, cs);
+    const res = this._result;
+    for (let r = 0; r < n; r++) for (let o = O4; o < O; o++) res[r * rs + o * cs] = tail(r, o) + c[o];
+    if (byColumns) {
+      for (let o = 0; o < O; o++) out.set(res.subarray(o * n, (o + 1) * n), offset + o * colStride);
+    } else if (colStride === 1) {
+      for (let r = 0; r < n; r++) out.set(res.subarray(r * O, (r + 1) * O), offset + r * rowStride);
+    } else {
+      for (let r = 0; r < n; r++)
+        for (let o = 0; o < O; o++) out[offset + r * rowStride + o * colStride] = res[r * O + o];
+    }
+  }
+
+  /** The JavaScript kernel over n rows of a (row-major float32). */
+  _js(a, n, out, offset, rowStride, colStride) {
+    const { K, O, w } = this;
     const s = this._out;
-    gemm(a, n, w, O, K, s, c);
+    gemm(a, n, w, O, K, s, this.bias);
     for (let r = 0; r < n; r++) {
       const base = offset + r * rowStride;
       for (let o = 0; o < O; o++) out[base + o * colStride] = s[r * O + o];
