@@ -141,6 +141,8 @@ class BufferUnpickler(RestrictedUnpickler):
     ``bounded`` is the file being read (its bytes left bound every read).
     """
 
+    _unframer: Any  # pickle._Unpickler's reader of frames (private, not in its type stub)
+
     def __init__(self, bounded: _BoundedFile, *, budget: ImportBudget | None = None):
         super().__init__(bounded, budget=budget)
         self._bounded = bounded

@@ -213,7 +213,7 @@ def _tensor(u: Unknown, charge: Callable[[int, str], None]) -> TorchArray:
 class _StorageUnpickler(RestrictedUnpickler):
     """Reads the pickles of a legacy ``torch.save`` file: a storage is a persistent id naming its type and size."""
 
-    def persistent_load(self, pid):
+    def persistent_load(self, pid: object) -> tuple[str, np.dtype, str, int]:
         # ("storage", type, key, location, numel[, view metadata: None])
         if not (
             type(pid) is tuple
@@ -259,6 +259,7 @@ def _storage(raw: bytes, charge: Callable[[int, str], None]) -> np.ndarray:
         if len(raw) - f.tell() != nbytes:
             raise NotNeutral("torch storage size does not match its data")
         charge(nbytes, "a tensor's storage")
-        return np.frombuffer(raw, dtype=dtype, count=numel, offset=f.tell()).copy()
+        data: np.ndarray = np.frombuffer(raw, dtype=dtype, count=numel, offset=f.tell()).copy()
+        return data
     except Exception as e:
         raise contain(e, "the tensor's storage cannot be read") from None
