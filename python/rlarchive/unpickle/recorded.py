@@ -74,7 +74,7 @@ def _name(u: Unknown) -> tuple[str, str]:
     return (u.func.module, u.func.qualname)
 
 
-def convert(u: Unknown, charge: Callable[[int, str], None], nested: int, decode: Callable[[bytes], Any]) -> Any:
+def convert(u: Unknown, charge: Callable[[int, str], None], nested: int, decode: Callable[[bytes], object]) -> object:
     """The neutral value for the record ``u``: a known call's value, else an opaque leaf.
 
     ``charge(nbytes, what)`` is called before anything is allocated;
@@ -102,7 +102,7 @@ def opaque_leaf(u: Unknown, charge: Callable[[int, str], None], reason: str) -> 
     return Opaque(data, f"{u.func.module}.{u.func.qualname}", reason)
 
 
-def _nested(data: bytes, nested: int, decode: Callable[[bytes], Any]) -> Any:
+def _nested(data: bytes, nested: int, decode: Callable[[bytes], object]) -> object:
     if nested >= _MAX_NESTED_PICKLES:
         raise NotNeutral("pickles nest too deeply")
     try:
@@ -119,7 +119,7 @@ def emit(u: Unknown, charge: Callable[[int, str], None]) -> bytes:
     memo: dict[int, Any] = {}
     count = [0]
 
-    def walk(x: Any, depth: int) -> Any:
+    def walk(x: object, depth: int) -> Any:  # what the pickler writes: a graph of Names, Calls, arrays, ...
         if depth > _MAX_EMIT_DEPTH:
             raise NotNeutral("the value nests too deeply")
         count[0] += 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, ClassVar, Concatenate, NoReturn, TypeAlias
+from typing import ClassVar, Concatenate, NoReturn, TypeAlias
 
 from ..limits import MAX_INT_DIGITS
 from .budget import ImportBudget
@@ -68,7 +68,7 @@ _MAX_INT_BITS = (10**MAX_INT_DIGITS - 1).bit_length()
 _INT_LIMIT = 10**MAX_INT_DIGITS
 
 
-def describe(x: Any) -> str:
+def describe(x: object) -> str:
     """A short description of a value from the stream, never its full repr (which may be huge)."""
     if isinstance(x, str):
         return repr(x[:60]) + ("..." if len(x) > 60 else "")
