@@ -136,7 +136,7 @@ docs: $(DOCS_STAMP)
 	$(PY) tools/docs/check_links.py docs
 
 # the formatters and linters, checking only (`make format` applies them): ruff (format and lint) over the
-# Python tree, mypy (--strict on the package, the default level on the bridges), Biome (format and lint)
+# Python tree, mypy (--strict on the whole package), Biome (format and lint)
 # over reader-js/, and tsc --strict on reader-js/index.d.ts against a file that uses the documented API
 lint: setup
 	$(VENV)/bin/ruff format --check --quiet .

@@ -34,7 +34,8 @@ def write_checkpoint(model: Any, path: str, *, replay_buffer: bool = False, vec_
 
     Every archive the callbacks write goes through this function.
     """
-    return save(model, path, training=True, replay_buffer=replay_buffer, vec_normalize=vec_normalize)
+    report: ImportReport = save(model, path, training=True, replay_buffer=replay_buffer, vec_normalize=vec_normalize)
+    return report
 
 
 class CheckpointCallback(BaseCallback):

@@ -286,12 +286,12 @@ def _set_parameters(switch: ArchiveSwitch, original: Callable[..., Any]) -> Call
     def set_parameters(self: Any, load_path_or_dict: Any, exact_match: bool = True, device: Any = "auto") -> None:
         if not isinstance(load_path_or_dict, dict):
             load_path_or_dict = _parameters(switch, load_path_or_dict)
-        return original(self, load_path_or_dict, exact_match=exact_match, device=device)
+        original(self, load_path_or_dict, exact_match=exact_match, device=device)
 
     return set_parameters
 
 
-def _parameters(switch: ArchiveSwitch, path: Any) -> dict:
+def _parameters(switch: ArchiveSwitch, path: Any) -> dict[str, Any]:
     """The state dicts and optimizer states an archive holds, by name (what ``set_parameters`` loads)."""
     from ..reader import open_archive
     from .values import archive_parts

@@ -21,7 +21,7 @@ __all__ = ["set_weights"]
 _LOAD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError, OverflowError)
 
 
-def _optimizer_params_for(model: Any, params: dict) -> dict:
+def _optimizer_params_for(model: Any, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with a DQN or QR-DQN optimizer state of SB3 < 2.4 fitted to the model (as SB3's own ``load`` does).
 
     Before 2.4 their optimizer also held the target network's parameters
@@ -41,7 +41,7 @@ def _optimizer_params_for(model: Any, params: dict) -> dict:
     return params
 
 
-def _optimizers(model: Any, params: Mapping[str, Any]) -> dict:
+def _optimizers(model: Any, params: Mapping[str, Any]) -> dict[str, Any]:
     """Group name -> the model's optimizer it names, once the names are exactly the state dicts the model saves.
 
     Raises:
