@@ -79,7 +79,7 @@ class CheckpointCallback(BaseCallback):
         os.makedirs(self.save_path, exist_ok=True)
 
     def checkpoint_path(self, num_timesteps: int | None = None) -> str:
-        """The archive written at ``num_timesteps`` (default: the model's count now)."""
+        """The archive written when the model has taken the given number of steps (default: its count now)."""
         steps = self.num_timesteps if num_timesteps is None else num_timesteps
         return os.path.join(self.save_path, f"{self.name_prefix}_{steps}_steps{SUFFIX}")
 
@@ -135,7 +135,8 @@ class _SaveBest(BaseCallback):
 
 
 class EvalCallback(_SB3EvalCallback):
-    """SB3's ``EvalCallback`` writing its best model as the archive ``best_model.rlarchive`` in ``best_model_save_path``.
+    """SB3's ``EvalCallback`` writing its best model as the archive ``best_model.rlarchive`` in the folder its
+    argument best_model_save_path names.
 
     Takes SB3's arguments (by keyword, after ``eval_env``), and ``save_vecnormalize`` (store the training
     environment's VecNormalize statistics in the best model's archive too).
