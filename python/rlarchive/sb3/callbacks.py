@@ -138,9 +138,9 @@ class EvalCallback(_SB3EvalCallback):
     """SB3's ``EvalCallback`` writing its best model as the archive ``best_model.rlarchive`` in the folder its
     argument best_model_save_path names.
 
-    Takes SB3's arguments (by keyword, after ``eval_env``), and ``save_vecnormalize`` (store the training
+    Takes SB3's arguments (by keyword, after the evaluation environment), and ``save_vecnormalize`` (store the training
     environment's VecNormalize statistics in the best model's archive too).
-    The caller's ``callback_on_new_best`` runs after the archive is written.
+    A callback given as callback_on_new_best runs after the archive is written.
     """
 
     def __init__(self, eval_env: Any, *, save_vecnormalize: bool = False, **kwargs: Any) -> None:
