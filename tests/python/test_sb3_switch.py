@@ -206,3 +206,27 @@ def test_importing_a_file_the_switch_wrote_says_it_is_an_archive_already(tmp_pat
     with pytest.raises(RlarchiveError, match="already an rlarchive") as e:
         rsb3.import_archive(tmp_path / "CartPole-v1.zip", tmp_path / "out.rlarchive")
     assert e.value.code == "IMPORT_INVALID" and not (tmp_path / "out.rlarchive").exists()
+
+
+def test_a_dqn_optimizer_over_the_target_network_too_loads_with_a_warning_as_in_sb3(tmp_path):
+    """A DQN whose optimizer also holds the target network's parameters (as SB3 < 2.4 built it) saves through the
+    switch; DQN.load keeps the online network's state and warns, as SB3's own load does; the usual form loads silently."""
+    model = DQN("MlpPolicy", "CartPole-v1", buffer_size=100, learning_starts=4, policy_kwargs=dict(net_arch=[8]))
+    n = len(model.policy.optimizer.param_groups[0]["params"])
+    with rsb3.use_archives():
+        model.save(tmp_path / "usual")
+        model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=0.001)
+        model.learn(8)
+        model.save(tmp_path / "old_form")
+        with pytest.warns(UserWarning, match=f"holds {2 * n} parameters"):
+            again = DQN.load(tmp_path / "old_form.zip", env=model.get_env())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            DQN.load(tmp_path / "usual.zip")
+    kept = again.policy.optimizer.state_dict()
+    assert len(kept["param_groups"][0]["params"]) == n
+    want = model.policy.optimizer.state_dict()["state"]
+    assert sorted(kept["state"]) == list(range(n))
+    for k in range(n):
+        assert torch.equal(kept["state"][k]["exp_avg"], want[k]["exp_avg"])
+    again.learn(8)
