@@ -185,9 +185,14 @@ def _subclasses(cls: type) -> list[type]:
     return out
 
 
-def _warn_opaque(report: Any, what: str) -> None:
-    if report.opaque:
-        names = ", ".join(f"{o.key} ({o.type or 'a value'}: {o.reason})" for o in report.opaque)
+#: Data keys kept as opaque pickles whose value the run state (``training=True``) gives back: not warned about then.
+_IN_RUN_STATE = ("action_noise",)
+
+
+def _warn_opaque(report: Any, what: str, carried: tuple[str, ...] = ()) -> None:
+    opaque = [o for o in report.opaque if o.key not in carried]
+    if opaque:
+        names = ", ".join(f"{o.key} ({o.type or 'a value'}: {o.reason})" for o in opaque)
         warnings.warn(
             f"{what}: kept as opaque pickles, which an archive load leaves out unless trusted: {names}",
             SaveWarning,
@@ -205,7 +210,7 @@ def _model_save(switch: ArchiveSwitch) -> Callable[..., None]:
         report = save_model(
             self, sb3_files.sb3_target(path, "zip"), exclude=exclude, include=include, training=switch.training
         )
-        _warn_opaque(report, f"{type(self).__name__}.save")
+        _warn_opaque(report, f"{type(self).__name__}.save", _IN_RUN_STATE if switch.training else ())
 
     return save
 
