@@ -8,6 +8,7 @@ import os
 
 import json_pools  # tests/fuzz: the numbers, tagged values and raw strings the fuzz mutators use
 import json_tree  # tests/fuzz: JSON trees written with any literal text
+import pytest
 from cases import archive as raw_archive  # tests/vectors: an archive around a given data.json
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,6 +40,7 @@ def first_difference(a: bytes, b: bytes) -> str:
     return f"at byte {i}: python {a[max(0, i - 60) : i + 60]!r}, javascript {b[max(0, i - 60) : i + 60]!r}"
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200))
 @given(archives())
 def test_javascript_dump_equals_python_dump(workdir, js_reader, a):
@@ -91,6 +93,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150))
 @given(
     st.lists(st.tuples(keys(), json_values), max_size=6),
@@ -115,6 +118,7 @@ def _issues(report: dict) -> list:
     return [(i["code"], i["severity"], i.get("member"), i.get("pointer"), i.get("offset")) for i in report["issues"]]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150))
 @given(
     st.lists(st.tuples(keys(), json_values), max_size=4),
