@@ -442,6 +442,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_hostile_names_and_keys_reach_nothing(bases, tmp_path):
     site = tmp_path / "site"
     (site / "mypkg").mkdir(parents=True)

@@ -31,6 +31,7 @@ def _part(path):
         return keys.part_of(ar.metadata)
 
 
+@pytest.mark.slow
 def test_switch_is_opt_in_and_undone():
     """Importing rlarchive changes nothing; the switch replaces the methods until undone, as a call or a with block."""
     code = "import rlarchive.sb3, rlarchive.sb3.switch; from stable_baselines3.common.base_class import BaseAlgorithm as B; print(B.save.__module__)"
