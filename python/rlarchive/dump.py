@@ -21,9 +21,11 @@ def dump(state: checks.CheckState) -> bytes:
     Raises:
         RlarchiveError: the first issue of the state, or of steps 10 and 11.
     """
-    state = checks.run(dataclasses.replace(state, digest_tensors=True), *checks.DEFERRED)
-    if state.issues:
-        raise state.issues[0]
+    state = dataclasses.replace(state, digest_tensors=True)
+    for phase in checks.DEFERRED:  # stops at the first failure
+        state = checks.run(state, phase)
+        if state.issues:
+            raise state.issues[0]
     return render(state)
 
 

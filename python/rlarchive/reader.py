@@ -341,7 +341,9 @@ class Archive:
         """The canonical dump (spec §13); performs every deferred check first (spec §11.1 steps 10 and 11,
         each member's bytes read once: step 10 gives the tensors' digests the dump prints)."""
         state = dataclasses.replace(self._with_documents(), digest_tensors=True)
-        return render(self._keep(checks.run(state, *checks.DEFERRED)))
+        for phase in checks.DEFERRED:  # stops at the first failure
+            state = self._keep(checks.run(state, phase))
+        return render(state)
 
     def _decoder(self, resolve: Callable[[str, str], Any]) -> Decoder:
         mode = self._space_mode

@@ -38,6 +38,10 @@ const FIELDS = [
   'failedGroups',
   'warnings',
   'issues',
+  'dataJson',
+  'digestTensors',
+  'tensorDigests',
+  'extensionDocuments',
 ];
 /** The field each step sets (documented in index.d.ts), by step number. */
 const SETS = { 2: 'end', 3: 'members', 6: 'manifest', 7: 'document', 8: 'tensorHeaders' };
