@@ -164,7 +164,7 @@ def _json_room(value: Mapping[str, Any]) -> int:
 
 def infos_value(
     rows: Iterable[Sequence[Any]], value: Mapping[str, Any], convert: Callable[[Any, int, int], Any] | None = None
-) -> list:
+) -> list[list[Any]]:
     """HER's info dicts as the value's ``infos``: ``buffer_size`` lists of ``n_envs`` values (spec RLA_replay_buffer §3).
 
     ``rows`` gives each row's infos, ``value`` is the buffer's value (its
@@ -192,7 +192,7 @@ def infos_value(
             "LIMIT_EXCEEDED",
             f"the info dicts of {size} rows of {n_envs} environments need at least {used} bytes of JSON, beyond what the member holds ({MAX_JSON_BYTES} bytes, MAX_JSON_BYTES)",
         )
-    out: list = []
+    out: list[list[Any]] = []
     for i, row in enumerate(rows):
         items = list(row)
         if i >= size or len(items) != n_envs:
