@@ -36,7 +36,6 @@ import { checkParamTensors, POLICY_GROUP } from './param_tensors.js';
 const EMPTY = Object.freeze([]);
 const FIXED = ['mimetype', 'manifest.json', 'data.json'];
 const MIMETYPE_SIZE = 29;
-const NONE = Object.freeze(new Map());
 
 /**
  * A CheckState: the frozen record every step takes and returns. `fields`
@@ -48,7 +47,8 @@ const NONE = Object.freeze(new Map());
  * (after step 10: group -> Map(tensor name -> SHA-256 hex) for the members
  * that passed), extensionDocuments (after step 11: extension name -> its
  * checked raw value); the others take their initial value (null, false, an
- * empty frozen array or Map). Arrays are frozen.
+ * empty frozen array or a new empty Map). Arrays are frozen; a Map of the
+ * state is not changed once the state holds it (each step makes new ones).
  */
 export function checkState(fields) {
   const s = {
@@ -64,8 +64,8 @@ export function checkState(fields) {
     issues: EMPTY,
     dataJson: null,
     digestTensors: false,
-    tensorDigests: NONE,
-    extensionDocuments: NONE,
+    tensorDigests: new Map(),
+    extensionDocuments: new Map(),
     ...fields,
   };
   for (const k of ['references', 'failedGroups', 'warnings', 'issues'])
