@@ -8,7 +8,7 @@ import { MemorySource } from '../src/sources.js';
 import { archive } from './helpers/build.mjs';
 import { linearSearches } from './helpers/counting.mjs';
 
-const { STEPS, PHASES, OPEN, DEFERRED, runPhases, checkState, checkExtension, validate, open, RlarchiveError } = api;
+const { STEPS, DEFERRED, runPhases, checkState, checkExtension, validate, open, RlarchiveError } = api;
 const dir = new URL('../../test-vectors/', import.meta.url);
 const index = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8'));
 const bytesOf = (c) => new Uint8Array(readFileSync(new URL(c.file, dir)));

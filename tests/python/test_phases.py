@@ -81,7 +81,8 @@ def test_validate_reads_each_tensor_member_once():
     raw = _vector("bool-tensor-nonzero-byte")
     src = Counting(raw)
     assert [i["code"] for i in rlarchive.validate(src)["issues"]] == ["ST_BOOL_VALUE"]
-    opened = checks.run(checks.start(BytesSource(raw)), *checks.OPEN)
+    with rlarchive.open(raw) as ar:
+        opened = ar.state
     assert opened.tensor_headers
     for group, infos in opened.tensor_headers.items():
         m = opened.members[checks.member_of(group)]
