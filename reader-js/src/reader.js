@@ -182,9 +182,14 @@ export class Archive {
     return r;
   }
 
-  /** Step 10: the deferred checks (CRC-32 then digest of every other member, in ZIP order); rejects with the first failure. */
+  /**
+   * Step 10: the deferred checks (CRC-32 then digest of every other member, in ZIP order: the `integrity`
+   * phase, as Python's verify runs check_digests); rejects with the first failure.
+   */
   async verify() {
-    for (const m of this.#deferredMembers()) await this.#verifyMember(m);
+    const state = await runPhases(this.#state, 'integrity');
+    if (state.issues.length) throw state.issues[0];
+    for (const m of this.#deferredMembers()) this.#verified.add(m.name);
   }
 
   /** §11.1 step 11: checks the member of every used extension this reader supports; rejects with the first failure. */
@@ -269,7 +274,7 @@ export class Archive {
     const before = this.#state.warnings.length;
     let state = this.#withDocuments({ digestTensors: true });
     for (const phase of DEFERRED) state = this.#keep(await runPhases(state, phase)); // stops at the first failure
-    for (const m of state.members.keys()) if (m !== 'manifest.json' && m !== 'data.json') this.#verified.add(m);
+    for (const m of this.#deferredMembers()) this.#verified.add(m.name);
     this.warnings.push(...state.warnings.slice(before));
     return renderDump(state);
   }

@@ -170,3 +170,19 @@ test('lint: checks.js keeps nothing beside the state (no module-level WeakMap or
   assert.doesNotMatch(text, /\bWeakMap\b/);
   assert.doesNotMatch(text, /^(const|let|var)\s+\w+\s*=\s*(Object\.freeze\()?new (Weak)?(Map|Set)\b/m);
 });
+
+test('verify() runs the integrity phase: the first failing member rejects, a good archive passes', async () => {
+  const bytes = boolArchive();
+  const ar = await open(bytes);
+  await ar.verify();
+  const m = ar.state.members.get('tensors/flags.safetensors');
+  const broken = bytes.slice();
+  broken[m.dataOffset + m.size - 1] ^= 0xff; // an element byte: found at step 10 only
+  const bad = await open(broken);
+  await assert.rejects(bad.verify(), (e) => e.code === 'ZIP_CRC_MISMATCH' && e.member === m.name);
+  const direct = await runPhases(bad.state, 'integrity');
+  assert.deepEqual(
+    direct.issues.map((e) => e.code),
+    ['ZIP_CRC_MISMATCH'],
+  );
+});
