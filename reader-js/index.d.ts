@@ -390,8 +390,10 @@ export class Archive {
   replayBuffer(): Promise<ReplayBuffer | null>;
   /** The portable policy (extension RLA_policy), checked and loaded, or null when the archive has none. */
   policy(): Promise<Policy | null>;
-  /** §11.1 step 11: checks the member of every used extension this reader supports. */
+  /** §11.1 step 11: checks the member of every used extension this reader supports (the archive keeps each checked value). */
   checkExtensions(): Promise<void>;
+  /** The checked raw value (json.js tree) of the used, supported extension `name`'s member, or null when unused; checked once, then kept. */
+  extensionDocument(name: string): Promise<unknown>;
   readonly formatVersion: string;
   readonly producer: { name: string; version: string };
   readonly metadata: Record<string, string>;
@@ -535,6 +537,14 @@ export interface CheckState {
   readonly warnings: readonly RlarchiveError[];
   /** The errors collected by steps 8 to 11, in the order found. */
   readonly issues: readonly RlarchiveError[];
+  /** Between steps 6 and 7: data.json's bytes (read once for step 6's digest and step 7's parse); null otherwise. */
+  readonly dataJson: Uint8Array | null;
+  /** Asks step 10 for `tensorDigests` (the dump's). */
+  readonly digestTensors: boolean;
+  /** After step 10 with `digestTensors`: group -> (tensor name -> SHA-256 hex), the groups whose member passed. */
+  readonly tensorDigests: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** After step 11: extension name -> its checked raw value (json.js tree). */
+  readonly extensionDocuments: ReadonlyMap<string, unknown>;
 }
 
 /** A step of the pipeline: resolves to the next state. Steps 1 to 7 reject with RlarchiveError at their first broken rule; steps 8 to 11 add issues instead. */
@@ -542,8 +552,18 @@ export type CheckStep = (state: CheckState) => Promise<CheckState>;
 
 /** A CheckState from `fields` (`source` at least); the others start null or empty. */
 export function checkState(fields: Partial<CheckState> & { source: Source }): CheckState;
-/** The eleven steps of spec §11.1, in order: identify ... checkExtensions. open() runs the first nine and rejects with the first issue; validate() runs all. */
+/** The eleven steps of spec §11.1, in order: identify ... checkExtensions (the phases' steps one after the other). */
 export const STEPS: readonly CheckStep[];
+/** The name of a phase of spec §11.1. */
+export type PhaseName = 'structure' | 'data' | 'tensors' | 'integrity' | 'extensions';
+/** The phases of §11.1 by name, each with its steps in order: structure (1 to 6), data (7), tensors (8, 9), integrity (10), extensions (11). */
+export const PHASES: Readonly<Record<PhaseName, readonly CheckStep[]>>;
+/** The phases open() runs: structure, data, tensors. It rejects with the first issue. */
+export const OPEN: readonly PhaseName[];
+/** The phases the dump and validate() run after OPEN: integrity, extensions. */
+export const DEFERRED: readonly PhaseName[];
+/** Runs the steps of the named phases in order from `state`; a name not in PHASES is a TypeError. */
+export function runPhases(state: CheckState, ...names: PhaseName[]): Promise<CheckState>;
 /** Step 1 (§3): the 45 identification bytes of a file of at least 67 bytes. */
 export function identify(state: CheckState): Promise<CheckState>;
 /** Step 2 (§2.1, §2.6): the end record, the ZIP64 locator and record, one disk, MAX_MEMBERS, the directory's size and position; sets `end`. */

@@ -1,26 +1,41 @@
-"""The checks of spec §11.1, one public function per step, in order.
+"""The checks of spec §11.1, one public function per step, in order, grouped in named phases.
 
 Every step takes the :class:`CheckState` the earlier steps produced and
-returns a new one (the state is immutable). Steps 1-7 raise
-:class:`~rlarchive.errors.RlarchiveError` at their first broken rule; steps
-8-11 never raise for a broken rule: they return the state with the issue(s)
-appended to ``issues`` (step 8 also records the failed group). So:
+returns a new one (the state is immutable; all it holds is in its fields).
+Steps 1-7 raise :class:`~rlarchive.errors.RlarchiveError` at their first
+broken rule; steps 8-11 never raise for a broken rule: they return the state
+with the issue(s) appended to ``issues`` (step 8 also records the failed
+group). What the later steps find is in the state too: step 10 the
+``ST_BOOL_VALUE`` warnings and (asked by ``digest_tensors``) each tensor's
+SHA-256, which the dump prints; step 11 each extension's checked document.
 
-- :func:`rlarchive.open` runs steps 1-9 and raises the first of ``issues``
-  (:class:`rlarchive.Archive` is built from the state);
-- :func:`rlarchive.validate` runs every step, turning an error raised by
-  steps 1-6 into the report's single issue and one raised by step 7 into an
-  issue (``document`` then stays None, and steps 9 and 11 skip what depends
-  on it), and collects everything else (spec §14).
+:data:`PHASES` names the steps by what they check, and the callers choose
+phases by name (:func:`run`):
+
+- ``structure`` (steps 1-6: the ZIP container, the layout, the manifest): a
+  validator stops at their first error (spec §14);
+- ``data`` (step 7, ``data.json``), ``tensors`` (steps 8-9: the tensor
+  members and the references); :func:`rlarchive.open` runs these three
+  phases and raises the first of ``issues`` (:class:`rlarchive.Archive` is
+  built from the state);
+- ``integrity`` (step 10, the deferred checks) and ``extensions`` (step 11):
+  the dump and the validator run them after the others.
+
+:func:`rlarchive.validate` runs every phase, turning an error raised in
+``structure`` into the report's single issue and one raised by step 7 into
+an issue (``document`` then stays None, and steps 9 and 11 skip what depends
+on it), and collects everything else (spec §14). The writer runs the rules of
+steps 7, 9 and 11 over the values it is about to write (:func:`check_values`,
+:func:`reference_issues`, :func:`rlarchive.extensions.check_document`).
 
 :data:`STEPS` lists the steps in order; the JavaScript reader's ``checks.js``
-has the same steps under the same names (camelCase). The ZIP records are
-read by :mod:`rlarchive.zipread`.
+has the same steps and phases under the same names (camelCase). The ZIP
+records are read by :mod:`rlarchive.zipread`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -33,7 +48,7 @@ from .extensions import SUPPORTED, read_document
 from .limits import MAX_JSON_BYTES
 from .manifest import Manifest
 from .sources import Source
-from .tensors import TensorInfo, check_reference, entry_pointer, read_group, view_numpy
+from .tensors import TensorInfo, TensorPass, check_reference, entry_pointer, read_group, view_numpy
 from .values import Checker, Ref
 from .zipprofile import IDENT_END, IDENTIFICATION, MEDIA_TYPE, SIG_LOCAL, Member
 from .zipread import (
@@ -52,6 +67,10 @@ from .zipread import (
 __all__ = [
     "CheckState",
     "STEPS",
+    "PHASES",
+    "OPEN",
+    "DEFERRED",
+    "run",
     "TENSOR_PREFIX",
     "TENSOR_SUFFIX",
     "EXTENSION_PREFIX",
@@ -69,9 +88,10 @@ __all__ = [
     "check_digests",
     "check_extensions",
     "check_extension",
+    "check_values",
+    "reference_issues",
     "start",
     "data_warnings",
-    "bool_value_warnings",
 ]
 
 TENSOR_PREFIX = "tensors/"
@@ -111,11 +131,15 @@ class CheckState:
         tensor_headers: after step 8, group -> {tensor name -> :class:`~rlarchive.tensors.TensorInfo`}.
         failed_groups: after step 8, the groups whose member failed.
         failed_members: after step 10, the members whose deferred checks failed.
-        warnings: the warnings (and infos) so far, in the order found.
+        warnings: the warnings (and infos) so far, in the order found (step 10 adds ``ST_BOOL_VALUE``).
         issues: the errors steps 8-11 collected, in the order found.
         data_json: between steps 6 and 7, the bytes of ``data.json`` when within MAX_JSON_BYTES: read
-            once for the digest of step 6 and the parse of step 7 (a cache, not one of the shared fields;
-            step 7 drops it).
+            once for the digest of step 6 and the parse of step 7 (step 7 sets it back to None).
+        digest_tensors: asks step 10 for ``tensor_digests`` (the dump's; a validator does not need them).
+        tensor_digests: after step 10 with ``digest_tensors``, group -> {tensor name -> SHA-256 (hex) of its
+            element bytes}, for the members that passed, read in the same pass as the member's digests.
+        extension_documents: after step 11, extension name -> its checked raw value, for each used, supported
+            extension whose checks passed (:func:`check_extension`).
     """
 
     source: Source
@@ -129,7 +153,10 @@ class CheckState:
     failed_members: frozenset[str] = frozenset()
     warnings: tuple[RlarchiveError, ...] = ()
     issues: tuple[RlarchiveError, ...] = ()
-    data_json: bytes | None = field(default=None, repr=False, compare=False)
+    data_json: bytes | None = field(default=None, repr=False)
+    digest_tensors: bool = False
+    tensor_digests: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: _NOTHING)
+    extension_documents: Mapping[str, Any] = field(default_factory=lambda: _NOTHING)
 
     @property
     def checked_manifest(self) -> Manifest:
@@ -308,18 +335,24 @@ def check_data(state: CheckState) -> CheckState:
     """Step 7, ``data.json``: its size, CRC-32, the JSON rules, its structure, then its values in
     document order, ``data`` before ``optimizers``, collecting the references (spec §6-§9)."""
     doc = _data_object(state)
-    warnings = _unknown_properties(doc)
-    checker = Checker()
-    checker.check_map(doc["data"], "/data")
-    checker.check_map(doc.get("optimizers", {}), "/optimizers")
-    document = _frozen({"data": doc["data"], "optimizers": doc.get("optimizers", {})})
+    document, references = check_values(doc)
     return replace(
         state,
         document=document,
-        references=tuple(checker.refs),
-        warnings=state.warnings + warnings,
+        references=references,
+        warnings=state.warnings + _unknown_properties(doc),
         data_json=None,
     )
+
+
+def check_values(doc: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[Ref, ...]]:
+    """Step 7's value rules over a data document whose structure passed (spec §7.2-§9): ``data`` then
+    ``optimizers``, each in document order; (the document ``{"data": ..., "optimizers": ...}``, the references
+    met, in that order). The writer runs them over the document it is about to write."""
+    checker = Checker()
+    checker.check_map(doc["data"], "/data")
+    checker.check_map(doc.get("optimizers", {}), "/optimizers")
+    return _frozen({"data": doc["data"], "optimizers": doc.get("optimizers", {})}), tuple(checker.refs)
 
 
 def data_warnings(state: CheckState) -> tuple[RlarchiveError, ...]:
@@ -358,19 +391,32 @@ def check_references(state: CheckState) -> CheckState:
     member, nor anything when step 7 failed."""
     if state.document is None:
         return state
+    found = reference_issues(state.document, state.references, state.tensor_headers, state.failed_groups)
+    return replace(state, issues=state.issues + found)
+
+
+def reference_issues(
+    document: Mapping[str, Any],
+    references: Iterable[Ref],
+    headers: Mapping[str, Mapping[str, TensorInfo]],
+    failed_groups: frozenset[str] = frozenset(),
+) -> tuple[RlarchiveError, ...]:
+    """Step 9's rules: the first broken reference (none into a group of ``failed_groups``), then the first broken
+    rule of the optimizer states' ``param_tensors`` (spec §7.6, §7.9). The writer runs them over the document
+    and the tensors it is about to write."""
     issues: list[RlarchiveError] = []
-    for ref in state.references:
-        if ref.group in state.failed_groups:
+    for ref in references:
+        if ref.group in failed_groups:
             continue
         try:
-            check_reference(state.tensor_headers, ref)
+            check_reference(headers, ref)
         except RlarchiveError as e:
             issues.append(e)
             break
-    policy = state.tensor_headers.get(param_tensors.POLICY_GROUP, _NOTHING)
-    shapes = None if param_tensors.POLICY_GROUP in state.failed_groups else {n: i.shape for n, i in policy.items()}
-    broken = param_tensors.check(state.document["optimizers"], shapes)
-    return replace(state, issues=state.issues + tuple(issues) + ((broken,) if broken is not None else ()))
+    policy = headers.get(param_tensors.POLICY_GROUP, _NOTHING)
+    shapes = None if param_tensors.POLICY_GROUP in failed_groups else {n: i.shape for n, i in policy.items()}
+    broken = param_tensors.check(document["optimizers"], shapes)
+    return tuple(issues) + ((broken,) if broken is not None else ())
 
 
 def check_digests(
@@ -378,6 +424,10 @@ def check_digests(
 ) -> CheckState:
     """Step 10, the deferred checks: for every member but ``manifest.json`` and ``data.json``, in ZIP
     order, its CRC-32, then (for a listed member) its digest; one issue per member at the most.
+
+    The same pass over a tensor member that passes gives the ``ST_BOOL_VALUE`` warnings of its tensors
+    (appended to ``warnings``, spec §10.1) and, when the state asks (``digest_tensors``), each tensor's
+    SHA-256 (``tensor_digests``, the dump's, spec §13.1): each member's bytes are read once.
 
     ``skip`` names members left unchecked (for a caller that checks them when their bytes are used,
     spec §1.2); ``chunks(member)`` gives a member's bytes (default: read from the source).
@@ -387,12 +437,17 @@ def check_digests(
     read: Callable[[Member], Iterable[Any]] = chunks or (lambda m: read_chunks(state.source, m))
     issues: list[RlarchiveError] = []
     failed: set[str] = set()
+    warnings: list[RlarchiveError] = []
+    tensor_digests: dict[str, Mapping[str, str]] = {}
     for m in state.members.values():
         if m.name in _CHECKED_EARLY or m.name in skipped:
             continue
         before = len(issues)
+        group = group_of(m.name)
+        infos = state.tensor_headers.get(group) if group is not None else None
+        tensors = TensorPass(m.data_offset, infos.values(), state.digest_tensors) if infos is not None else None
         try:
-            crc, sha = digests(read(m))
+            crc, sha = digests(read(m) if tensors is None else tensors.feed(read(m)))
         except RlarchiveError as e:  # the bytes cannot be had (IO_ERROR, IO_TIMEOUT): that member's issue
             issues.append(e)
             failed.add(m.name)
@@ -410,22 +465,46 @@ def check_digests(
             )
         if len(issues) > before:
             failed.add(m.name)
-    return replace(state, issues=state.issues + tuple(issues), failed_members=frozenset(failed))
+        elif tensors is not None and group is not None:
+            warnings.extend(_bool_warning(m, info) for info in tensors.bad_bools())
+            if state.digest_tensors:
+                tensor_digests[group] = _frozen(dict(tensors.digests()))
+    return replace(
+        state,
+        issues=state.issues + tuple(issues),
+        failed_members=frozenset(failed),
+        warnings=state.warnings + tuple(warnings),
+        tensor_digests=_frozen(tensor_digests),
+    )
+
+
+def _bool_warning(m: Member, info: TensorInfo) -> RlarchiveError:
+    """``ST_BOOL_VALUE`` (spec §10.1) for a BOOL tensor of member ``m`` holding a byte other than 0 and 1."""
+    return RlarchiveError(
+        "ST_BOOL_VALUE",
+        f"BOOL tensor {info.name!r} holds bytes other than 0 and 1",
+        member=m.name,
+        pointer=entry_pointer(info.name),
+        offset=info.offset,
+    )
 
 
 def check_extension(state: CheckState, name: str) -> CheckState:
     """Step 11 for one extension: the checks of its member (spec §5.4,
-    :func:`rlarchive.extensions.read_document`), its first broken rule appended to ``issues``;
-    nothing for an extension the archive does not use or this package does not support, nor,
-    after step 7 failed, for one whose checks read ``data.json``."""
+    :func:`rlarchive.extensions.read_document`), its first broken rule appended to ``issues``, or its
+    checked raw value kept in ``extension_documents``; nothing for an extension the archive does not
+    use or this package does not support, nor, after step 7 failed, for one whose checks read
+    ``data.json``."""
     ext = SUPPORTED.get(name)
     if ext is None or (state.document is None and ext.reads_data):
         return state
     try:
-        read_document(state, name)
+        value = read_document(state, name)
     except RlarchiveError as e:
         return replace(state, issues=state.issues + (e,))
-    return state
+    if value is None:
+        return state
+    return replace(state, extension_documents=_frozen({**state.extension_documents, name: value}))
 
 
 def check_extensions(state: CheckState) -> CheckState:
@@ -435,41 +514,37 @@ def check_extensions(state: CheckState) -> CheckState:
     return state
 
 
-def bool_value_warnings(state: CheckState) -> Iterator[RlarchiveError]:
-    """``ST_BOOL_VALUE`` (spec §10.1), which a validator reports last: every ``BOOL`` tensor holding a
-    byte other than 0 and 1, member by member in ZIP order, tensor by tensor in header order; none for
-    a member whose deferred checks failed (its bytes are not the ones written, spec §14)."""
-    import numpy as np
+Step = Callable[[CheckState], CheckState]
 
-    for group, infos in state.tensor_headers.items():
-        if member_of(group) in state.failed_members:
-            continue
-        for name, info in infos.items():
-            if (
-                info.dtype == "BOOL"
-                and info.nbytes
-                and np.frombuffer(state.tensor_bytes(group, name), dtype=np.uint8).max() > 1
-            ):
-                yield RlarchiveError(
-                    "ST_BOOL_VALUE",
-                    f"BOOL tensor {name!r} holds bytes other than 0 and 1",
-                    member=member_of(group),
-                    pointer=entry_pointer(name),
-                    offset=info.offset,
-                )
-
-
-#: The steps of spec §11.1, in order (the JavaScript reader's ``STEPS`` has the same).
-STEPS: tuple[Callable[[CheckState], CheckState], ...] = (
-    identify,
-    read_end_records,
-    read_central_directory,
-    read_local_headers,
-    check_layout,
-    check_manifest,
-    check_data,
-    check_tensor_members,
-    check_references,
-    check_digests,
-    check_extensions,
+#: The phases of spec §11.1 by name, each with its steps in order (the JavaScript reader's ``PHASES`` has the
+#: same names and steps): ``structure`` (1-6, a validator stops at their first error), ``data`` (7),
+#: ``tensors`` (8-9), ``integrity`` (10, the deferred checks), ``extensions`` (11).
+PHASES: Mapping[str, tuple[Step, ...]] = MappingProxyType(
+    {
+        "structure": (
+            identify,
+            read_end_records,
+            read_central_directory,
+            read_local_headers,
+            check_layout,
+            check_manifest,
+        ),
+        "data": (check_data,),
+        "tensors": (check_tensor_members, check_references),
+        "integrity": (check_digests,),
+        "extensions": (check_extensions,),
+    }
 )
+#: The phases :func:`rlarchive.open` runs; the ones the dump and the validator run after them.
+OPEN: tuple[str, ...] = ("structure", "data", "tensors")
+DEFERRED: tuple[str, ...] = ("integrity", "extensions")
+#: The steps of spec §11.1, in order: the phases' steps one after the other.
+STEPS: tuple[Step, ...] = tuple(step for steps in PHASES.values() for step in steps)
+
+
+def run(state: CheckState, *phases: str) -> CheckState:
+    """The steps of the named phases, in order, from ``state`` (KeyError for a name not in :data:`PHASES`)."""
+    for name in phases:
+        for step in PHASES[name]:
+            state = step(state)
+    return state

@@ -19,7 +19,7 @@ from .checks import (
     group_of,
     member_of,
 )
-from .dump import dump as dump_state
+from .dump import render
 from .errors import RlarchiveError
 from .sources import Source, SourceInput, open_source
 from .tensor_slice import TensorSlice, framework_of, on_device
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
     from .extensions.vec_normalize import Statistics
 
 __all__ = ["Archive", "open_archive", "group_of", "member_of", "TENSOR_PREFIX", "TENSOR_SUFFIX", "EXTENSION_PREFIX"]
-
-#: Opening runs the first nine steps of spec §11.1 (:data:`rlarchive.checks.STEPS`).
-OPEN_STEPS = 9
 
 
 def _raise_first(state: CheckState) -> None:
@@ -55,7 +52,9 @@ class Archive:
     from the checked state (:attr:`state`). Tensor bytes are neither read nor
     verified until asked for: tensors are zero-copy views on a read-only
     memory map; :meth:`verify` checks every CRC-32 and digest (step 10),
-    :meth:`check_extensions` the supported extensions (step 11).
+    :meth:`check_extensions` the supported extensions (step 11). An
+    extension's document is checked once: the archive keeps its checked
+    value for the accessors (:meth:`extension_document`).
     """
 
     def __init__(
@@ -72,9 +71,7 @@ class Archive:
         path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else f"<{type(source).__name__}>"
         src = open_source(source, storage_options=storage_options, timeout=timeout, min_rate=min_rate)
         try:
-            state = checks.start(src)
-            for step in checks.STEPS[:OPEN_STEPS]:
-                state = step(state)
+            state = checks.run(checks.start(src), *checks.OPEN)
             if state.issues:
                 raise state.issues[0]
         except BaseException:
@@ -111,6 +108,8 @@ class Archive:
         self._fetched: dict[tuple[int, int], bytes] = {}  # tensor bytes read by range (sources not at hand)
         self._data: dict[str, Any] | None = None
         self._doc: dict[str, Any] = dict(state.document or {"data": {}, "optimizers": {}})
+        #: Extension name -> its checked raw value (spec §11.1 step 11), kept once checked.
+        self._documents: dict[str, Any] = dict(state.extension_documents)
         #: The warnings and infos the checks found (spec §11.1 steps 6-7), in the order found.
         self.warnings: list[RlarchiveError] = list(state.warnings)
         #: The checked manifest (:class:`rlarchive.manifest.Manifest`).
@@ -150,16 +149,35 @@ class Archive:
         Raises:
             RlarchiveError: the first broken rule, in the order of ``extensions_used``.
         """
-        _raise_first(checks.check_extensions(self._state))
+        self._keep(checks.run(self._with_documents(), "extensions"))
 
     def extension_document(self, name: str) -> Any | None:
         """The checked raw value of the used, supported extension ``name``'s member, or None when
         the archive does not use it (:func:`rlarchive.extensions.read_document`).
 
+        The member is read and checked the first time it is asked for (or by
+        :meth:`check_extensions`, :meth:`dump`); the archive keeps the checked
+        value, and later calls give it without reading or checking again.
+
         Raises:
             RlarchiveError: the first broken rule, located in the extension member.
         """
-        return extensions.read_document(self._state, name)
+        if name not in self._documents:
+            value = extensions.read_document(self._state, name)
+            if value is None:
+                return None
+            self._documents[name] = value
+        return self._documents[name]
+
+    def _with_documents(self) -> CheckState:
+        """The checked state with the extension documents kept so far (step 11 checks the others)."""
+        return dataclasses.replace(self._state, extension_documents=dict(self._documents))
+
+    def _keep(self, state: CheckState) -> CheckState:
+        """Keep the extension documents a run of step 11 checked; raise its first issue."""
+        _raise_first(state)
+        self._documents.update(state.extension_documents)
+        return state
 
     # -- access
 
@@ -320,8 +338,12 @@ class Archive:
         )
 
     def dump(self) -> bytes:
-        """The canonical dump (spec §13); performs every deferred check first."""
-        return dump_state(self._state)
+        """The canonical dump (spec §13); performs every deferred check first (spec §11.1 steps 10 and 11,
+        each member's bytes read once: step 10 gives the tensors' digests the dump prints)."""
+        state = dataclasses.replace(self._with_documents(), digest_tensors=True)
+        for phase in checks.DEFERRED:  # stops at the first failure
+            state = self._keep(checks.run(state, phase))
+        return render(state)
 
     def _decoder(self, resolve: Callable[[str, str], Any]) -> Decoder:
         mode = self._space_mode

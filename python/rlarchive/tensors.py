@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import operator
 import struct
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from itertools import chain, repeat
 from operator import itemgetter
@@ -312,6 +313,50 @@ def view_numpy(buf: Any, info: TensorInfo) -> Any:
     return a
 
 
+class TensorPass:
+    """What one pass over a tensor member's bytes gives besides its own digests (spec §11.1 step 10): each
+    tensor's SHA-256 when ``digest`` (the dump's, spec §13.1), and which ``BOOL`` tensors hold a byte other than
+    0 and 1 (``ST_BOOL_VALUE``, spec §10.1). :meth:`feed` passes the member's chunks on unchanged."""
+
+    def __init__(self, start: int, infos: Iterable[TensorInfo], digest: bool) -> None:
+        self.infos = list(infos)  # header order
+        self._order = sorted(range(len(self.infos)), key=lambda i: self.infos[i].offset)
+        self._pos = start
+        self._sha = [hashlib.sha256() for _ in self.infos] if digest else None
+        self._bad = [False] * len(self.infos)
+
+    def feed(self, chunks: Iterable[Any]) -> Iterator[Any]:
+        """``chunks`` (the member's bytes in order, from its first), each seen on its way."""
+        first = 0  # the first tensor (by offset) not yet wholly seen
+        for chunk in chunks:
+            view = memoryview(chunk).cast("B")
+            lo, hi = self._pos, self._pos + len(view)
+            while first < len(self._order) and self._end(self._order[first]) <= lo:
+                first += 1
+            for i in self._order[first:]:
+                info = self.infos[i]
+                if info.offset >= hi:
+                    break
+                part = view[max(lo, info.offset) - lo : min(hi, self._end(i)) - lo]
+                if self._sha is not None:
+                    self._sha[i].update(part)
+                if info.dtype == "BOOL" and len(part) and not self._bad[i]:
+                    self._bad[i] = bool(np.frombuffer(part, np.uint8).max() > 1)
+            self._pos = hi
+            yield chunk
+
+    def _end(self, i: int) -> int:
+        return self.infos[i].offset + self.infos[i].nbytes
+
+    def digests(self) -> Mapping[str, str]:
+        """Tensor name -> the SHA-256 (hex) of its element bytes, in header order ({} unless ``digest``)."""
+        return {} if self._sha is None else {t.name: h.hexdigest() for t, h in zip(self.infos, self._sha)}
+
+    def bad_bools(self) -> list[TensorInfo]:
+        """The BOOL tensors holding a byte other than 0 and 1, in header order."""
+        return [t for t, bad in zip(self.infos, self._bad) if bad]
+
+
 def view_torch(buf: Any, info: TensorInfo) -> Any:
     """A torch tensor sharing ``buf``'s memory (read-only by contract)."""
     import torch
@@ -510,6 +555,7 @@ def check_tensor_name(name: Any) -> None:
 __all__ = [
     "RawTensor",
     "TensorInfo",
+    "TensorPass",
     "TensorData",
     "read_group",
     "view_numpy",

@@ -12,38 +12,33 @@ from .filenames import report_fields, without_surrogates
 from .sources import open_source
 
 VALIDATOR_NAME = "rlarchive-python"
-#: Steps 1-6 of spec §11.1: nothing after their first error can be trusted (that error is the only issue).
-STRUCTURE_STEPS = 6
 
 
 def _issues(path: Any, timeout: float | None, min_rate: float | None) -> list[RlarchiveError]:
-    """Every step of spec §11.1 over the file, its issues in the order of spec §14."""
+    """Every phase of spec §11.1 over the file, its issues in the order of spec §14."""
     try:
         src = open_source(path, timeout=timeout, min_rate=min_rate)
     except RlarchiveError as e:
         return [e]
     try:
-        state = checks.start(src)
-        try:
-            for step in checks.STEPS[:STRUCTURE_STEPS]:
-                state = step(state)
+        try:  # nothing after the first error of the structure can be trusted: that error is the only issue
+            state = checks.run(checks.start(src), "structure")
         except RlarchiveError as e:
             return [e]
         try:
-            state = checks.check_data(state)  # step 7: its error is an issue; document stays None
+            state = checks.run(state, "data")  # its error is an issue; document stays None
             early: tuple[RlarchiveError, ...] = ()
         except RlarchiveError as e:
             early = (e,)
             state = replace(state, warnings=state.warnings + checks.data_warnings(state))
-        state = checks.check_references(checks.check_tensor_members(state))  # steps 8, 9
-        through_9 = len(state.issues)
-        state = checks.check_extensions(checks.check_digests(state))  # steps 10, 11
+        opened = checks.run(state, "tensors")
+        done = checks.run(opened, *checks.DEFERRED)
         return [
             *early,
-            *state.issues[:through_9],
-            *state.warnings,
-            *state.issues[through_9:],
-            *checks.bool_value_warnings(state),
+            *opened.issues,
+            *opened.warnings,
+            *done.issues[len(opened.issues) :],
+            *done.warnings[len(opened.warnings) :],  # step 10's ST_BOOL_VALUE
         ]
     except RlarchiveError as e:  # reading failed past what a step reports (e.g. IO_ERROR)
         return [e]

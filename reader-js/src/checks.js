@@ -1,9 +1,17 @@
 // The check pipeline of spec §11.1: one function per step, in order, each
 // taking the CheckState the earlier steps produced and resolving to the next
-// (a new frozen copy). Steps 1 to 7 reject with RlarchiveError at their first
-// broken rule; steps 8 to 11 never reject for a broken rule: they append it to
-// `issues`. reader.js runs them (open: steps 1 to 9, stopping at the first
-// issue; validate: every step, collecting). The twin of python/rlarchive/checks.py.
+// (a new frozen copy; all it holds is in its fields). Steps 1 to 7 reject with
+// RlarchiveError at their first broken rule; steps 8 to 11 never reject for a
+// broken rule: they append it to `issues`. What the later steps find is in the
+// state too: step 10 the ST_BOOL_VALUE warnings and (asked by `digestTensors`)
+// each tensor's SHA-256, which the dump prints; step 11 each extension's
+// checked document.
+//
+// PHASES names the steps by what they check, and reader.js chooses phases by
+// name (runPhases): `structure` (steps 1 to 6, a validator stops at their
+// first error, §14), `data` (7), `tensors` (8 and 9) — open() runs these three
+// (OPEN) — then `integrity` (10) and `extensions` (11), which the dump and
+// the validator run after them (DEFERRED). The twin of python/rlarchive/checks.py.
 
 import { fail, pointerJoin, RlarchiveError } from './errors.js';
 import { MAX_JSON_BYTES } from './limits.js';
@@ -28,14 +36,19 @@ import { checkParamTensors, POLICY_GROUP } from './param_tensors.js';
 const EMPTY = Object.freeze([]);
 const FIXED = ['mimetype', 'manifest.json', 'data.json'];
 const MIMETYPE_SIZE = 29;
-/** data.json's bytes, read for its digest at step 6 and parsed at step 7 (not read twice); by manifest record. */
-const dataBytesOf = new WeakMap();
 
 /**
  * A CheckState: the frozen record every step takes and returns. `fields`
  * gives any of: source (sources.js), end, members, manifest, document,
- * references, tensorHeaders, failedGroups, warnings, issues; the others take
- * their initial value (null, or an empty frozen array). Arrays are frozen.
+ * references, tensorHeaders, failedGroups, warnings, issues, dataJson (between
+ * steps 6 and 7, data.json's bytes when within MAX_JSON_BYTES: read once for
+ * step 6's digest and step 7's parse, which sets it back to null),
+ * digestTensors (asks step 10 for tensorDigests, the dump's), tensorDigests
+ * (after step 10: group -> Map(tensor name -> SHA-256 hex) for the members
+ * that passed), extensionDocuments (after step 11: extension name -> its
+ * checked raw value); the others take their initial value (null, false, an
+ * empty frozen array or a new empty Map). Arrays are frozen; a Map of the
+ * state is not changed once the state holds it (each step makes new ones).
  */
 export function checkState(fields) {
   const s = {
@@ -49,6 +62,10 @@ export function checkState(fields) {
     failedGroups: EMPTY,
     warnings: EMPTY,
     issues: EMPTY,
+    dataJson: null,
+    digestTensors: false,
+    tensorDigests: new Map(),
+    extensionDocuments: new Map(),
     ...fields,
   };
   for (const k of ['references', 'failedGroups', 'warnings', 'issues'])
@@ -207,12 +224,13 @@ export async function checkManifest(state) {
   const { entries, used } = checkManifestTree(tree, await getSchema('manifest-1.0.schema.json'));
   const warnings = manifestWarnings(tree, used);
   checkMemberEntries(state.members, entries, used);
-  const { sha, bytes } = await hashMember(state.source, state.members.get('data.json'), [], MAX_JSON_BYTES);
+  const { sha, bytes } = await hashMember(state.source, state.members.get('data.json'), [], {
+    wholeLimit: MAX_JSON_BYTES,
+  });
   if (sha !== entries.get('data.json').sha256)
     throw fail('MEMBER_DIGEST_MISMATCH', 'data.json does not match its SHA-256', { member: 'data.json' });
   const manifest = Object.freeze({ raw: tree, members: entries, extensionsUsed: Object.freeze([...used]) });
-  if (bytes) dataBytesOf.set(manifest, bytes);
-  return appended(next(state, { manifest }), 'warnings', warnings);
+  return appended(next(state, { manifest, dataJson: bytes ?? null }), 'warnings', warnings);
 }
 
 /**
@@ -221,12 +239,11 @@ export async function checkManifest(state) {
  * references met, in document order); warns of unknown properties.
  */
 export async function checkData(state) {
-  const bytes = dataBytesOf.get(state.manifest);
-  dataBytesOf.delete(state.manifest);
-  const doc = await readJsonMember(state.source, state.members.get('data.json'), bytes);
+  const doc = await readJsonMember(state.source, state.members.get('data.json'), state.dataJson ?? undefined);
   const checked = checkDataDocument(doc);
   const document = Object.freeze({ data: checked.data, optimizers: checked.optimizers });
-  return appended(next(state, { document, references: checked.references }), 'warnings', unknownProperties(doc));
+  const found = next(state, { document, references: checked.references, dataJson: null });
+  return appended(found, 'warnings', unknownProperties(doc));
 }
 
 /** DATA_UNKNOWN_PROPERTY for each top-level property of a data document other than data and optimizers. */
@@ -248,7 +265,7 @@ function unknownProperties(doc) {
  */
 export async function dataWarnings(state) {
   try {
-    const doc = await readJsonMember(state.source, state.members.get('data.json'));
+    const doc = await readJsonMember(state.source, state.members.get('data.json'), state.dataJson ?? undefined);
     checkDataStructure(doc);
     return unknownProperties(doc);
   } catch (e) {
@@ -314,37 +331,51 @@ function boolWarnings(m, names, infos) {
 /**
  * Step 10 (§11.1): the deferred checks, in ZIP order: the CRC-32 then the
  * digest of every member but manifest.json and data.json (checked at steps 6
- * and 7). Each failure adds its issue; a tensor member that passes warns of
- * its BOOL tensors holding a byte other than 0 or 1 (ST_BOOL_VALUE).
+ * and 7). Each failure adds its issue. The same read of a tensor member that
+ * passes warns of its BOOL tensors holding a byte other than 0 or 1
+ * (ST_BOOL_VALUE, appended to `warnings`) and, when the state asks
+ * (`digestTensors`), gives each tensor's SHA-256 (`tensorDigests`, the dump's).
  */
 export async function checkDigests(state) {
   const issues = [];
   const warnings = [];
+  const tensorDigests = new Map();
+  const digest = state.digestTensors;
   for (const m of state.members.values()) {
     if (m.name === 'manifest.json' || m.name === 'data.json') continue;
     const g = groupOf(m.name);
     const infos = g !== null && state.tensorHeaders?.has(g) ? [...state.tensorHeaders.get(g).values()] : [];
     const e = await caught(async () => {
-      const r = await verifyMember(state.source, m, state.manifest.members.get(m.name), infos);
+      const r = await verifyMember(state.source, m, state.manifest.members.get(m.name), infos, { digest });
       warnings.push(...boolWarnings(m, r.badBools, infos));
+      if (digest && g !== null && state.tensorHeaders?.has(g))
+        tensorDigests.set(g, new Map(infos.map((t, k) => [t.name, r.tensorShas[k]])));
     });
     if (e) issues.push(e);
   }
-  return next(state, { issues: [...state.issues, ...issues], warnings: [...state.warnings, ...warnings] });
+  return next(state, {
+    issues: [...state.issues, ...issues],
+    warnings: [...state.warnings, ...warnings],
+    tensorDigests,
+  });
 }
 
 /**
  * Step 11 for one extension: the checks of extension `name`'s member when
  * the archive uses it and this reader supports it (and, for an extension
  * reading data.json, when `document` is not null). Adds the first broken rule
- * to `issues`.
+ * to `issues`, or keeps the checked raw value in `extensionDocuments`.
  */
 export async function checkExtension(state, name) {
   const ext = SUPPORTED.get(name);
   if (!ext || !state.manifest.extensionsUsed.includes(name)) return next(state, {});
   if (state.document === null && ext.readsData) return next(state, {});
-  const e = await caught(() => readDocument(state, name, new Set(state.failedGroups)));
-  return appended(next(state, {}), 'issues', e ? [e] : []);
+  let value = null;
+  const e = await caught(async () => {
+    value = await readDocument(state, name, new Set(state.failedGroups));
+  });
+  if (e) return appended(next(state, {}), 'issues', [e]);
+  return next(state, { extensionDocuments: new Map([...state.extensionDocuments, [name, value]]) });
 }
 
 /** Step 11 (§5.4): checkExtension for every used extension, in the order of extensions_used. */
@@ -353,17 +384,38 @@ export async function checkExtensions(state) {
   return state;
 }
 
-/** The steps of §11.1 in order. */
-export const STEPS = Object.freeze([
-  identify,
-  readEndRecords,
-  readCentralDirectory,
-  readLocalHeaders,
-  checkLayout,
-  checkManifest,
-  checkData,
-  checkTensorMembers,
-  checkReferences,
-  checkDigests,
-  checkExtensions,
-]);
+/**
+ * The phases of §11.1 by name, each with its steps in order (python/rlarchive/checks.py's PHASES has the same
+ * names and steps): structure (1 to 6, a validator stops at their first error), data (7), tensors (8 and 9),
+ * integrity (10, the deferred checks), extensions (11).
+ */
+export const PHASES = Object.freeze({
+  structure: Object.freeze([
+    identify,
+    readEndRecords,
+    readCentralDirectory,
+    readLocalHeaders,
+    checkLayout,
+    checkManifest,
+  ]),
+  data: Object.freeze([checkData]),
+  tensors: Object.freeze([checkTensorMembers, checkReferences]),
+  integrity: Object.freeze([checkDigests]),
+  extensions: Object.freeze([checkExtensions]),
+});
+/** The phases open() runs; the ones the dump and the validator run after them. */
+export const OPEN = Object.freeze(['structure', 'data', 'tensors']);
+export const DEFERRED = Object.freeze(['integrity', 'extensions']);
+
+/** The steps of §11.1 in order: the phases' steps one after the other. */
+export const STEPS = Object.freeze(Object.values(PHASES).flat());
+
+/** Runs the steps of the named phases, in order, from `state` (a name not in PHASES is a TypeError). */
+export async function runPhases(state, ...names) {
+  for (const name of names) {
+    const steps = Object.hasOwn(PHASES, name) ? PHASES[name] : null;
+    if (!steps) throw new TypeError(`no phase ${JSON.stringify(name)}`);
+    for (const step of steps) state = await step(state);
+  }
+  return state;
+}

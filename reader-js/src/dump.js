@@ -1,5 +1,8 @@
-// The canonical dump of spec §13: canonical values (§13.2) and the RFC 8785
-// (JSON Canonicalization Scheme) serialization (§13.3).
+// The canonical dump of spec §13: canonical values (§13.2), the RFC 8785
+// (JSON Canonicalization Scheme) serialization (§13.3), and the dump of a
+// checked state (render).
+
+export const DUMP_VERSION = '1.0';
 
 /**
  * Serializes a JSON value as RFC 8785 text. Accepts null, booleans, strings,
@@ -68,4 +71,45 @@ export function canonicalValue(v) {
     return m;
   }
   return v;
+}
+
+/**
+ * The canonical dump (§13) of a CheckState that passed every step of §11.1,
+ * step 10 with `digestTensors` (the tensors' SHA-256 are the ones step 10
+ * computed: nothing is read here). The twin of python/rlarchive/dump.py's render;
+ * reader.js's Archive.dump runs the steps.
+ */
+export function render(state) {
+  const tensors = new Map();
+  for (const [g, infos] of state.tensorHeaders) {
+    const shas = state.tensorDigests.get(g);
+    if (!shas) throw new TypeError('the state has not passed step 10 (checkDigests) with digestTensors');
+    tensors.set(
+      g,
+      new Map(
+        [...infos.values()].map((t) => [
+          t.name,
+          new Map([
+            ['dtype', t.dtype],
+            ['shape', t.shape],
+            ['sha256', shas.get(t.name)],
+          ]),
+        ]),
+      ),
+    );
+  }
+  const { data, optimizers } = state.document;
+  const doc = new Map([
+    ['dump_version', DUMP_VERSION],
+    ['manifest', state.manifest.raw],
+    [
+      'data',
+      new Map([
+        ['data', canonicalValue(data)],
+        ['optimizers', canonicalValue(optimizers)],
+      ]),
+    ],
+    ['tensors', tensors],
+  ]);
+  return canonicalJson(doc);
 }

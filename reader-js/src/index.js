@@ -1,5 +1,6 @@
 // rlarchive-reader: the JavaScript reader of the rlarchive format. The check
-// pipeline of §11.1 (checks.js) is public: one function per step, in STEPS.
+// pipeline of §11.1 (checks.js) is public: one function per step, in STEPS,
+// grouped in the named PHASES.
 export { open, dump, validate, Archive, groupOf, DUMP_VERSION } from './reader.js';
 export { memberOf } from './tensors.js';
 export { VERSION } from './version.js';
@@ -19,6 +20,10 @@ export { Policy, act, ACTIVATIONS } from './extensions/policy/index.js';
 export * as observations from './extensions/policy/observations.js';
 export {
   STEPS,
+  PHASES,
+  OPEN,
+  DEFERRED,
+  runPhases,
   checkState,
   checkExtension,
   identify,

@@ -8,24 +8,19 @@ import { openSource } from './sources.js';
 import { readAt, verifyMember } from './zipprofile.js';
 import { sha256Hex } from './sha256.js';
 import { provenance, evaluations } from './metadata.js';
-import { entryPointer, findTensor, groupOf, memberOf, readTensor } from './tensors.js';
+import { findTensor, memberOf, readTensor } from './tensors.js';
 import { getSchema } from './schemas.js';
 import { validateSchema } from './schema.js';
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
 import { POLICY, REPLAY_BUFFER, VEC_NORMALIZE, readDocument } from './extensions/index.js';
-import { checkData, checkExtensions, checkState, dataWarnings, STEPS } from './checks.js';
+import { checkState, DEFERRED, dataWarnings, OPEN, runPhases } from './checks.js';
 import { VERSION } from './version.js';
 import { Policy } from './extensions/policy/evaluator.js';
-import { canonicalJson, canonicalValue } from './dump.js';
+import { render as renderDump } from './dump.js';
 
 export { groupOf } from './tensors.js';
 
-export const DUMP_VERSION = '1.0';
-/** Steps 1 to 6 of §11.1 (nothing after their first error can be trusted), 7, 8 and 9, 10 and 11. */
-const STRUCTURE = STEPS.slice(0, 6);
-const OPENING = STEPS.slice(0, 9);
-const CONTENT = STEPS.slice(7, 9);
-const DEFERRED = STEPS.slice(9);
+export { DUMP_VERSION } from './dump.js';
 
 /** A json.js tree as plain JavaScript (objects, arrays, numbers). */
 function toPlain(v) {
@@ -49,12 +44,6 @@ async function closeSource(src) {
   }
 }
 
-/** Runs `steps` in order from `state`. */
-async function runSteps(state, steps) {
-  for (const step of steps) state = await step(state);
-  return state;
-}
-
 /**
  * Opens and checks an archive (spec §11.1 steps 1 to 9); resolves to an
  * Archive. `input`: Uint8Array / ArrayBuffer, Blob or File, an http(s) URL
@@ -65,7 +54,7 @@ export async function open(input, options = {}) {
   const source = await openSource(input, options);
   let state;
   try {
-    state = await runSteps(checkState({ source }), OPENING);
+    state = await runPhases(checkState({ source }), ...OPEN);
     if (state.issues.length) throw state.issues[0];
   } catch (e) {
     await closeSource(source);
@@ -75,16 +64,16 @@ export async function open(input, options = {}) {
 }
 
 /**
- * The issues of the validation report, in its order: the error of steps 1 to
- * 6 alone; else the issues of steps 7 to 9 (step 7's error among them: then
- * `document` stays null), the warnings so far, the issues of steps 10 and 11,
- * the warnings of step 10.
+ * The issues of the validation report, in its order: the error of the
+ * structure phase (steps 1 to 6) alone; else the issues of steps 7 to 9 (step
+ * 7's error among them: then `document` stays null), the warnings so far, the
+ * issues of steps 10 and 11, the warnings of step 10 (ST_BOOL_VALUE).
  */
 async function validationIssues(input, options) {
   let state;
   try {
     state = checkState({ source: await openSource(input, options) });
-    state = await runSteps(state, STRUCTURE);
+    state = await runPhases(state, 'structure');
   } catch (e) {
     await closeSource(state?.source);
     if (!(e instanceof RlarchiveError)) throw e;
@@ -92,7 +81,7 @@ async function validationIssues(input, options) {
   }
   try {
     try {
-      state = await checkData(state);
+      state = await runPhases(state, 'data');
     } catch (e) {
       if (!(e instanceof RlarchiveError)) throw e;
       state = checkState({
@@ -101,8 +90,8 @@ async function validationIssues(input, options) {
         warnings: [...state.warnings, ...(await dataWarnings(state))],
       });
     }
-    const opened = await runSteps(state, CONTENT);
-    const done = await runSteps(opened, DEFERRED);
+    const opened = await runPhases(state, 'tensors');
+    const done = await runPhases(opened, ...DEFERRED);
     return [
       ...opened.issues,
       ...opened.warnings,
@@ -156,6 +145,7 @@ export async function dump(input, options = {}) {
 /** An open, checked archive, built from the CheckState of steps 1 to 9 (open()). */
 export class Archive {
   #state;
+  #documents; // extension name -> its checked raw value (§11.1 step 11), kept once checked
   #verified = new Set();
   #data = undefined;
   #optimizers = undefined;
@@ -167,6 +157,7 @@ export class Archive {
       throw new TypeError('an Archive is built from a CheckState that passed steps 1 to 9 without an issue');
     }
     this.#state = state;
+    this.#documents = new Map(state.extensionDocuments);
     /**
      * Warnings and infos as RlarchiveErrors: MANIFEST_UNKNOWN_PROPERTY, METADATA_INVALID,
      * DATA_UNKNOWN_PROPERTY, EXTENSION_UNKNOWN from open(), ST_BOOL_VALUE from dump().
@@ -191,15 +182,47 @@ export class Archive {
     return r;
   }
 
-  /** Step 10: the deferred checks (CRC-32 then digest of every other member, in ZIP order); rejects with the first failure. */
+  /**
+   * Step 10: the deferred checks (CRC-32 then digest of every other member, in ZIP order: the `integrity`
+   * phase, as Python's verify runs check_digests); rejects with the first failure.
+   */
   async verify() {
-    for (const m of this.#deferredMembers()) await this.#verifyMember(m);
+    const state = await runPhases(this.#state, 'integrity');
+    if (state.issues.length) throw state.issues[0];
+    for (const m of this.#deferredMembers()) this.#verified.add(m.name);
   }
 
   /** §11.1 step 11: checks the member of every used extension this reader supports; rejects with the first failure. */
   async checkExtensions() {
-    const s = await checkExtensions(this.#state);
-    if (s.issues.length) throw s.issues[0];
+    this.#keep(await runPhases(this.#withDocuments(), 'extensions'));
+  }
+
+  /** The state with the extension documents kept so far (step 11 checks the others). */
+  #withDocuments(fields = {}) {
+    return checkState({ ...this.#state, extensionDocuments: new Map(this.#documents), ...fields });
+  }
+
+  /** Keeps the extension documents a run of step 11 checked; rejects with its first issue. */
+  #keep(state) {
+    if (state.issues.length) throw state.issues[0];
+    for (const [name, value] of state.extensionDocuments) this.#documents.set(name, value);
+    return state;
+  }
+
+  /**
+   * The checked raw value (json.js tree) of the used, supported extension
+   * `name`'s member, or null when the archive does not use it. Checked the
+   * first time it is asked for (or by checkExtensions, dump); the archive
+   * keeps the value, and later calls give it without reading or checking
+   * again (Python: `extension_document`). Rejects with the first broken rule.
+   */
+  async extensionDocument(name) {
+    if (!this.#documents.has(name)) {
+      const value = await readDocument(this.#state, name);
+      if (value === null) return null;
+      this.#documents.set(name, value);
+    }
+    return this.#documents.get(name);
   }
 
   /**
@@ -208,7 +231,7 @@ export class Archive {
    * member is checked first (EXTENSION_INVALID and the codes of §6, §7).
    */
   async vecNormalize() {
-    const raw = await readDocument(this.#state, VEC_NORMALIZE);
+    const raw = await this.extensionDocument(VEC_NORMALIZE);
     return raw === null ? null : loadArrays(decodeValue(raw, this));
   }
 
@@ -220,7 +243,7 @@ export class Archive {
    * arrays are NDArray values not loaded yet (`await a.load()` reads one).
    */
   async replayBuffer() {
-    const raw = await readDocument(this.#state, REPLAY_BUFFER);
+    const raw = await this.extensionDocument(REPLAY_BUFFER);
     return raw === null ? null : decodeValue(raw, this);
   }
 
@@ -231,7 +254,7 @@ export class Archive {
    * weight is loaded.
    */
   async policy() {
-    const raw = await readDocument(this.#state, POLICY);
+    const raw = await this.extensionDocument(POLICY);
     if (raw === null) return null;
     const desc = await loadArrays(decodeValue(raw, this));
     return new Policy(desc, { vecNormalize: desc.vec_normalize ? await this.vecNormalize() : null });
@@ -242,55 +265,18 @@ export class Archive {
     return [...this.#state.manifest.extensionsUsed];
   }
 
-  /** The canonical dump (§13) as a string; performs every deferred check and the extensions' checks first. */
+  /**
+   * The canonical dump (§13) as a string; performs every deferred check and the extensions' checks first
+   * (§11.1 steps 10 and 11, each member's bytes read once: step 10 gives the tensors' digests the dump
+   * prints), and adds their warnings (ST_BOOL_VALUE) to `warnings`.
+   */
   async dump() {
-    const tensors = new Map();
-    const headers = this.#state.tensorHeaders;
-    for (const m of this.#deferredMembers()) {
-      const g = groupOf(m.name);
-      const infos = g === null ? [] : [...headers.get(g).values()];
-      const r = await this.#verifyMember(m, infos);
-      for (const name of r.badBools) {
-        this.warnings.push(
-          new RlarchiveError('ST_BOOL_VALUE', `BOOL tensor ${name} holds a byte other than 0 or 1`, {
-            member: m.name,
-            pointer: entryPointer(name),
-            offset: headers.get(g).get(name).offset,
-          }),
-        );
-      }
-      if (g !== null) {
-        tensors.set(
-          g,
-          new Map(
-            infos.map((t, k) => [
-              t.name,
-              new Map([
-                ['dtype', t.dtype],
-                ['shape', t.shape],
-                ['sha256', r.tensorShas[k]],
-              ]),
-            ]),
-          ),
-        );
-      }
-    }
-    await this.checkExtensions();
-    const { raw: tree } = this.#state.manifest;
-    const { data, optimizers } = this.#state.document;
-    const doc = new Map([
-      ['dump_version', DUMP_VERSION],
-      ['manifest', tree],
-      [
-        'data',
-        new Map([
-          ['data', canonicalValue(data)],
-          ['optimizers', canonicalValue(optimizers)],
-        ]),
-      ],
-      ['tensors', tensors],
-    ]);
-    return canonicalJson(doc);
+    const before = this.#state.warnings.length;
+    let state = this.#withDocuments({ digestTensors: true });
+    for (const phase of DEFERRED) state = this.#keep(await runPhases(state, phase)); // stops at the first failure
+    for (const m of this.#deferredMembers()) this.#verified.add(m.name);
+    this.warnings.push(...state.warnings.slice(before));
+    return renderDump(state);
   }
 
   /** The manifest as a plain object. */

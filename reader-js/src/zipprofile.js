@@ -93,24 +93,28 @@ const WHOLE_MEMBER_LIMIT = 256 * 1024 * 1024; // larger members are hashed in ch
 const CHUNK = 16 * 1024 * 1024;
 
 /**
- * CRC-32 and SHA-256 of a member, plus the SHA-256 of each of `tensors`
- * (TensorInfos of its safetensors header: their element bytes) and the names
- * of the BOOL tensors holding a byte other than 0 or 1. Reads the member whole
- * (then also returned as `bytes`) when it is at most `wholeLimit` bytes, else
- * in chunks. Resolves to {crc, sha, tensorShas, badBools, bytes?}.
+ * CRC-32 and SHA-256 of a member, plus (unless `digest` is false) the SHA-256
+ * of each of `tensors` (TensorInfos of its safetensors header: their element
+ * bytes) and the names of the BOOL tensors holding a byte other than 0 or 1,
+ * all from one read of its bytes. Reads the member whole (then also returned
+ * as `bytes`) when it is at most `wholeLimit` bytes, else in chunks. Resolves
+ * to {crc, sha, tensorShas ([] when not `digest`), badBools, bytes?}.
  */
-export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER_LIMIT) {
+export async function hashMember(src, m, tensors = [], { wholeLimit = WHOLE_MEMBER_LIMIT, digest = true } = {}) {
   if (m.size <= wholeLimit) {
     const bytes = await readMember(src, m);
     const base = m.dataOffset;
     const part = (t) => bytes.subarray(t.offset - base, t.offset - base + t.end - t.begin);
-    const [sha, ...shas] = await Promise.all([sha256Hex(bytes), ...tensors.map((t) => sha256Hex(part(t)))]);
+    const [sha, ...shas] = await Promise.all([
+      sha256Hex(bytes),
+      ...(digest ? tensors : []).map((t) => sha256Hex(part(t))),
+    ]);
     const badBools = tensors.filter((t) => t.dtype === 'BOOL' && part(t).some((b) => b > 1)).map((t) => t.name);
     return { crc: crc32(bytes), sha, tensorShas: shas, badBools, bytes };
   }
   let crc = 0;
   const whole = await createSha256();
-  const hs = await Promise.all(tensors.map(() => createSha256()));
+  const hs = digest ? await Promise.all(tensors.map(() => createSha256())) : null;
   const bad = new Set();
   for (let pos = 0; pos < m.size; pos += CHUNK) {
     const n = Math.min(CHUNK, m.size - pos);
@@ -123,7 +127,7 @@ export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER
       const a = Math.max(lo, t.offset),
         b = Math.min(hi, t.offset + t.end - t.begin);
       if (a < b) {
-        hs[k].update(chunk.subarray(a - lo, b - lo));
+        hs?.[k].update(chunk.subarray(a - lo, b - lo));
         if (t.dtype === 'BOOL' && chunk.subarray(a - lo, b - lo).some((x) => x > 1)) bad.add(t.name);
       }
     });
@@ -131,7 +135,7 @@ export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER
   return {
     crc,
     sha: whole.hex(),
-    tensorShas: hs.map((h) => h.hex()),
+    tensorShas: hs ? hs.map((h) => h.hex()) : [],
     badBools: tensors.filter((t) => bad.has(t.name)).map((t) => t.name),
   };
 }
@@ -139,10 +143,10 @@ export async function hashMember(src, m, tensors = [], wholeLimit = WHOLE_MEMBER
 /**
  * The deferred checks of one member (§11.1 step 10): CRC-32, then its digest
  * when `entry` (its manifest entry, {size, sha256}) is given. Resolves to
- * what hashMember gives; rejects with ZIP_CRC_MISMATCH or MEMBER_DIGEST_MISMATCH.
+ * what hashMember gives (the tensors' digests unless `digest` is false); rejects with ZIP_CRC_MISMATCH or MEMBER_DIGEST_MISMATCH.
  */
-export async function verifyMember(src, m, entry, tensors = []) {
-  const r = await hashMember(src, m, tensors);
+export async function verifyMember(src, m, entry, tensors = [], { digest = true } = {}) {
+  const r = await hashMember(src, m, tensors, { digest });
   if (r.crc !== m.crc32)
     throw fail('ZIP_CRC_MISMATCH', "CRC-32 does not match the member's data", { member: m.name, offset: m.dataOffset });
   if (entry && r.sha !== entry.sha256)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import rlarchive
-from rlarchive import RlarchiveError, writer
+from rlarchive import RlarchiveError, atomic
 from rlarchive.writer import atomic_file
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="permissions, locks and limits as POSIX has them")
@@ -251,8 +251,8 @@ def test_file_synced_before_the_rename_and_folder_after(tmp_path, monkeypatch):
         events.append(("replace", os.path.basename(dst), None))
         real_replace(src, dst)
 
-    monkeypatch.setattr(writer.os, "fsync", fsync)
-    monkeypatch.setattr(writer.os, "replace", replace)
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    monkeypatch.setattr(atomic.os, "replace", replace)
     dest = tmp_path / "a.rlarchive"
     rlarchive.save(dest, {"x": 1}, {"policy": {"w": BIG}})
     size = os.path.getsize(dest)
@@ -266,15 +266,15 @@ def test_without_folder_sync_or_locks_as_on_windows(tmp_path, monkeypatch):
     synced = []
     real_fsync = os.fsync
     monkeypatch.setattr(
-        writer.os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real_fsync(fd))
+        atomic.os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real_fsync(fd))
     )
-    monkeypatch.setattr(writer, "_WINDOWS", True)
-    monkeypatch.setattr(writer, "fcntl", None)
+    monkeypatch.setattr(atomic, "_WINDOWS", True)
+    monkeypatch.setattr(atomic, "fcntl", None)
     young = tmp_path / ".a.rlarchive.0123456789abcdef.rlarchive-tmp"
     old = tmp_path / ".a.rlarchive.fedcba9876543210.rlarchive-tmp"
     young.write_bytes(b"young")
     old.write_bytes(b"old")
-    past = time.time() - writer.STALE_TEMP_SECONDS - 60
+    past = time.time() - atomic.STALE_TEMP_SECONDS - 60
     os.utime(old, (past, past))
     rlarchive.save(tmp_path / "a.rlarchive", {"x": 1})
     assert synced == [False]  # the file only, never the folder

@@ -157,7 +157,14 @@ def _reader_members(path: str) -> dict:
     src = Source(path)
     try:
         state = checks.start(src)
-        for step in checks.STEPS[:5]:  # the ZIP directory and the layout
+        zip_steps = (
+            checks.identify,
+            checks.read_end_records,
+            checks.read_central_directory,
+            checks.read_local_headers,
+            checks.check_layout,
+        )
+        for step in zip_steps:  # the ZIP directory and the layout
             state = step(state)
         return {m.name: src.read(m.data_offset, m.size) for m in state.members.values()}
     finally:

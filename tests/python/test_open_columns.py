@@ -157,8 +157,7 @@ def tensor_members(path: str) -> list[tuple[Any, Any]]:
     src = open_source(path)
     state = checks.start(src)
     try:
-        for step in checks.STEPS[:6]:
-            state = step(state)
+        state = checks.run(state, "structure")
     except RlarchiveError:
         return []
     return [(src, m) for m in state.members.values() if checks.group_of(m.name) is not None]

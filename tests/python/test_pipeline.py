@@ -55,11 +55,9 @@ def _archive(tmp_path, **kw) -> bytes:
     return p.read_bytes()
 
 
-def _run(raw: bytes, upto: int = len(NAMES)) -> checks.CheckState:
-    state = checks.start(BytesSource(raw))
-    for step in checks.STEPS[:upto]:
-        state = step(state)
-    return state
+def _run(raw: bytes, *phases: str) -> checks.CheckState:
+    """The state after the named phases (all of them by default)."""
+    return checks.run(checks.start(BytesSource(raw)), *(phases or checks.PHASES))
 
 
 def test_each_step_returns_a_new_state_and_leaves_the_old_one(tmp_path):
@@ -82,7 +80,7 @@ def test_each_step_returns_a_new_state_and_leaves_the_old_one(tmp_path):
 
 def test_steps_8_to_11_collect_instead_of_raising(tmp_path):
     raw = bytearray(_archive(tmp_path))
-    state = _run(bytes(raw), 9)
+    state = _run(bytes(raw), *checks.OPEN)
     m = state.members["tensors/policy.safetensors"]
     raw[m.data_offset + m.size - 1] ^= 0xFF  # a tensor byte: found at step 10 only
     state = _run(bytes(raw))
@@ -93,7 +91,7 @@ def test_steps_8_to_11_collect_instead_of_raising(tmp_path):
 
 
 def test_check_extension_runs_step_11_for_one_extension(tmp_path):
-    state = _run(_archive(tmp_path), 9)
+    state = _run(_archive(tmp_path), *checks.OPEN)
     assert checks.check_extension(state, "RLA_policy") is state  # not used: nothing to check
     assert checks.check_extension(state, "ACME_unknown") is state
 
@@ -112,19 +110,19 @@ def test_an_archive_is_built_from_the_checked_state(tmp_path):
         with pytest.raises(RlarchiveError) as e:
             ar.member_chunks("nothing.json")
         assert e.value.code == "TENSOR_NOT_FOUND"
-    state = _run(raw, 9)
+    state = _run(raw, *checks.OPEN)
     with rlarchive.Archive.from_state(state, spaces="neutral") as ar:
         assert ar.data["gamma"] == 0.99 and ar.dump() == rlarchive.open(raw).dump()
     with pytest.raises(ValueError):
-        rlarchive.Archive.from_state(_run(raw, 6))
+        rlarchive.Archive.from_state(_run(raw, "structure"))
 
 
 def test_open_raises_the_first_issue_of_steps_8_and_9(tmp_path):
     raw = bytearray(_archive(tmp_path))
-    state = _run(bytes(raw), 9)
+    state = _run(bytes(raw), *checks.OPEN)
     m = state.members["tensors/policy.safetensors"]
     raw[m.data_offset : m.data_offset + 8] = (10**9).to_bytes(8, "little")  # the header's length: step 8
-    state = _run(bytes(raw), 9)
+    state = _run(bytes(raw), *checks.OPEN)
     assert state.failed_groups == {"policy"} and state.tensor_headers == {}
     with pytest.raises(RlarchiveError) as e:
         rlarchive.open(bytes(raw))

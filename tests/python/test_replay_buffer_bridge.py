@@ -669,7 +669,11 @@ def test_buffer_of_another_model_is_refused(sb3_files, tmp_path, capsys):
         != 0
     )
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "IMPORT_INVALID" in err[0] and "observation_space differs from the model's" in err[0], err
+    assert (
+        len(err) == 1
+        and "IMPORT_INVALID" in err[0]
+        and "observation_space differs from the data's observation_space" in err[0]
+    ), err
     assert not (tmp_path / "out.rlarchive").exists()
 
 

@@ -7,6 +7,7 @@ import io
 
 import numpy as np
 import pytest
+from cases import unchecked
 
 import rlarchive
 from rlarchive import spaces as sp
@@ -233,13 +234,17 @@ def test_the_accessor_reports_a_malformed_member(tmp_path):
     value["her"]["ep_start"] = np.where(np.arange(10).reshape(5, 2) == 3, 5, 0).astype(
         np.int64
     )  # buffer_size is 10 // 2
+    broken = ("EXTENSION_INVALID", MEMBER, "/replay_buffer/her/ep_start")
     p = tmp_path / "bad.rlarchive"
-    _save(p, value)  # the writer checks the structure; the indices' range is a content rule (spec §4 rule 9)
+    with pytest.raises(RlarchiveError) as refused:  # the writer runs the reader's rules, content rules included
+        _save(p, value)
+    cause = refused.value.__cause__
+    assert refused.value.code == "WRITE_INVALID" and isinstance(cause, RlarchiveError)
+    assert (cause.code, cause.member, cause.pointer) == broken
+    assert not p.exists()
+    data = {"observation_space": value["observation_space"], "action_space": value["action_space"]}
+    p.write_bytes(unchecked(data, {EXTENSION: value}))  # the same bytes without the writer's checks
     with rlarchive.open(p) as ar:
         with pytest.raises(RlarchiveError) as e:
             ar.replay_buffer()
-    assert (e.value.code, e.value.member, e.value.pointer) == (
-        "EXTENSION_INVALID",
-        MEMBER,
-        "/replay_buffer/her/ep_start",
-    )
+    assert (e.value.code, e.value.member, e.value.pointer) == broken

@@ -35,8 +35,6 @@ REPLAY_BUFFER_API = (
     "build_buffer",
     "write_pickle",
     "read_pickle",
-    "check_spaces",
-    "check_value",
     "copy_on_write_resolver",
     "infos_value",
     "transitions",

@@ -105,6 +105,26 @@ def saved(data, tensors=None, optimizers=None, **kw) -> bytes:
             return f.read()
 
 
+def unchecked(data, extension_values: dict, tensors=None, **kw) -> bytes:
+    """The archive ``saved(data, tensors, extension_values=...)`` writes, byte for byte, without the writer's checks
+    of the extension values: for an invalid case whose broken rule the writer would refuse."""
+    from rlarchive.extensions import SUPPORTED
+    from rlarchive.limits import INLINE_ARRAY_BYTES
+    from rlarchive.values import Encoder
+    from rlarchive.writer import json_member
+
+    groups = dict(tensors or {})
+    members = {}
+    for name, value in extension_values.items():
+        ext = SUPPORTED[name]
+        arrays: dict = {}
+        encoded = Encoder(ext.group, arrays, INLINE_ARRAY_BYTES).encode(value, "/" + ext.key)
+        if arrays:
+            groups[ext.group] = {n: t.array for n, t in arrays.items()}
+        members[ext.member] = json_member({ext.key: encoded}, ext.member)
+    return saved(data, groups, extensions_used=list(extension_values), extension_members=members, **kw)
+
+
 def st_group(tensors: dict) -> bytes:
     """A well-formed safetensors member for {name: array}."""
     prefix, order = group_layout({k: as_tensor(v) for k, v in tensors.items()})

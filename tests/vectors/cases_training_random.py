@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from cases import case, saved
+from cases import case, saved, unchecked
 from cases_training import _data, _edit, _json, _random, _raw, _set, _state, cuda_state, mt_words, torch_state
 from sites import doc
 
@@ -208,7 +208,7 @@ _invalid_random(
     at=doc(f"{R}/numpy/key", "value", TR_MEMBER),
 )
 def _():
-    return saved(_data(), extension_values={TR: _with(key=np.zeros(624, np.uint32))})
+    return unchecked(_data(), {TR: _with(key=np.zeros(624, np.uint32))})
 
 
 _invalid(

@@ -7,8 +7,11 @@ applies, in order: the JSON rules of §6 (their codes), the value rules of §7
 then the extension's own structure (``EXTENSION_INVALID``); every error names
 the extension member. Readers do this when the caller asks for the
 extension's content; the dump and the validator do it for every used
-extension (spec §11.1 step 11, :func:`rlarchive.checks.check_extensions`).
-The checks take the :class:`rlarchive.checks.CheckState` after step 8.
+extension (spec §11.1 step 11, :func:`rlarchive.checks.check_extensions`),
+and the writer for every extension value it writes (:func:`check_document`,
+over the member's parsed JSON and the tensors it is about to write).
+:func:`read_document` takes the :class:`rlarchive.checks.CheckState` after
+step 8; the rules that read element bytes take a :class:`Content`.
 
 Each extension has a folder of its own here (the same as in the JavaScript
 reader's ``src/extensions/``): :mod:`.policy`, :mod:`.vec_normalize`,
@@ -24,10 +27,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import RlarchiveError, members_pointer
-from ..tensors import check_reference
+from ..tensors import TensorInfo, check_reference
 from ..values import Checker
 from ..zipread import read_json_member
 
@@ -37,6 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Extension",
+    "Content",
+    "content_of",
+    "check_document",
     "NAMES",
     "POLICY",
     "VEC_NORMALIZE",
@@ -65,11 +71,28 @@ class Extension:
     key: str
     check: Callable[[Any, Mapping[str, Any] | None, Sequence[str]], object]
     group: str
-    #: The rules that read element bytes, after ``check`` (the check state after step 8, the value).
-    check_content: Callable[[CheckState, Any], object] | None = None
+    #: The rules that read element bytes, after ``check`` (what they read, the value).
+    check_content: Callable[[Content, Any], object] | None = None
     #: Its checks read ``data.json`` (its spaces): after ``data.json`` failed, a validator
     #: does not check the extension (spec §11.1 step 11). Every extension defined today does.
     reads_data: bool = True
+
+
+@dataclass(frozen=True)
+class Content:
+    """What an extension's rules that read element bytes (``check_content``) read: the raw ``data`` object of
+    ``data.json``, and a referenced tensor's element bytes (``tensor_bytes(group, name)``, little-endian, C
+    order) or the array over them (``tensor_array(group, name)``, :func:`rlarchive.tensors.view_numpy`).
+    A reader's come from the archive (:func:`content_of`), the writer's from the tensors it is about to write."""
+
+    data: Mapping[str, Any]
+    tensor_bytes: Callable[[str, str], bytes]
+    tensor_array: Callable[[str, str], Any]
+
+
+def content_of(state: CheckState) -> Content:
+    """The :class:`Content` of an archive: its check state after step 8 (the tensors read from its source)."""
+    return Content(data_of(state), state.tensor_bytes, state.tensor_array)
 
 
 def _policy() -> ModuleType:
@@ -153,20 +176,27 @@ def _state_of(holder: Any) -> CheckState:
 def read_document(state: CheckState | Archive, name: str) -> Any | None:
     """The checked raw value of a used, supported extension's member, or None when the archive does not use it.
 
-    ``state`` is the :class:`rlarchive.checks.CheckState` after step 8 (an
-    open :class:`rlarchive.Archive` is taken for its ``state``). The
-    references into a group in its ``failed_groups`` (a validator's) are not
-    checked, nor, when there is such a reference, the rules that read element
-    bytes (spec §11.1 step 11).
+    ``state`` is the :class:`rlarchive.checks.CheckState` after step 8: its
+    member is read and checked (:func:`check_document`), but when step 11
+    has already kept the value (``extension_documents``). An open
+    :class:`rlarchive.Archive` gives the value it keeps
+    (:meth:`rlarchive.Archive.extension_document`: checked once). The
+    references into a group in the state's ``failed_groups`` (a validator's)
+    are not checked, nor, when there is such a reference, the rules that
+    read element bytes (spec §11.1 step 11).
 
     Raises:
         RlarchiveError: the first broken rule, located in the extension member.
     """
-    state = _state_of(state)
+    if not hasattr(state, "checked_manifest"):  # an open Archive: the values it keeps, each checked once
+        return state.extension_document(name)
+    state = cast("CheckState", state)
     ext = SUPPORTED[name]
     manifest = state.checked_manifest
     if name not in manifest.extensions_used:
         return None
+    if name in state.extension_documents:
+        return state.extension_documents[name]
     for other in state.members:
         if other.startswith(f"extensions/{name}/") and other != ext.member:
             raise RlarchiveError(
@@ -178,6 +208,33 @@ def read_document(state: CheckState | Archive, name: str) -> Any | None:
             "EXTENSION_INVALID", f"{name} is used but its member {ext.member} is absent", member=ext.member
         )
     doc = read_json_member(state.source, m)
+    return check_document(
+        name, doc, state.tensor_headers, content_of(state), manifest.extensions_used, state.failed_groups
+    )
+
+
+def check_document(
+    name: str,
+    doc: Any,
+    headers: Mapping[str, Mapping[str, TensorInfo]],
+    content: Content,
+    used: Sequence[str],
+    failed: frozenset[str] = frozenset(),
+) -> Any:
+    """Spec §11.1 step 11's rules over the parsed JSON ``doc`` of extension ``name``'s member; its checked raw value.
+
+    In order: the member's one property, the value rules of §7, the
+    references of §7.6 against ``headers`` (group -> name -> tensor info;
+    none into a group of ``failed``), the extension's ``check`` (with
+    ``content.data`` and the extensions ``used``), then, unless a reference
+    goes into a failed group, its ``check_content`` (reading ``content``).
+    The reader runs them over an archive's member, the writer over the
+    member it is about to write.
+
+    Raises:
+        RlarchiveError: the first broken rule, located in the extension member.
+    """
+    ext = SUPPORTED[name]
     if not isinstance(doc, dict) or list(doc) != [ext.key]:
         raise RlarchiveError(
             "EXTENSION_INVALID",
@@ -186,17 +243,16 @@ def read_document(state: CheckState | Archive, name: str) -> Any | None:
             pointer=members_pointer(doc, "", [ext.key]),
         )
     checker = Checker()
-    failed = state.failed_groups
     try:
         checker.check(doc[ext.key], "/" + ext.key)
         for ref in checker.refs:
             if ref.group not in failed:
-                check_reference(state.tensor_headers, ref)
+                check_reference(headers, ref)
     except RlarchiveError as e:
         raise _relocated(e, ext.member) from None
-    ext.check(doc[ext.key], data_of(state), manifest.extensions_used)
+    ext.check(doc[ext.key], content.data, used)
     if ext.check_content is not None and not any(ref.group in failed for ref in checker.refs):
-        ext.check_content(state, doc[ext.key])
+        ext.check_content(content, doc[ext.key])
     return doc[ext.key]
 
 

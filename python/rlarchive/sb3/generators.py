@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import RlarchiveError
-from ..extensions import training as training_state
 from ..extensions.training import BIT_GENERATORS
 
 __all__ = ["Snapshot", "Plan", "space_state", "prepare", "install"]
@@ -211,16 +210,17 @@ def _prepare_cuda(cuda: list[Any], plan: Plan) -> None:
 
 
 def prepare(model: Any, r: Mapping[str, Any], keep_last_obs: bool) -> Plan:
-    """Check RANDOM (decoded) and make every generator state and object :func:`install` sets; nothing is set yet.
+    """Make every generator state and object :func:`install` sets from RANDOM (decoded); nothing is set yet.
+
+    RANDOM comes from a checked archive: the reader has applied the extension's
+    rules (§3.7) to it (:meth:`rlarchive.Archive.extension_document`).
 
     Raises:
-        RlarchiveError: EXTENSION_INVALID for a state that breaks the extension's
-            rules (§3.7), VALUE_UNSUPPORTED for one its generator refuses or that
-            does not fit the model's spaces.
+        RlarchiveError: VALUE_UNSUPPORTED for a state its generator refuses or
+            that does not fit the model's spaces.
     """
     import torch
 
-    training_state.check_generators(r)
     plan = Plan()
     _prepare_spaces(model, r, keep_last_obs, plan)
     n, p = r["numpy"], r["python"]

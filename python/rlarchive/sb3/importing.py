@@ -225,15 +225,29 @@ def import_archive(
             f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(buffer_value)}"
         )
     data, tensors, optimizers, metadata = _read_zip(in_zip, budget, report)
-    if buffer_value is not None:
-        _check_buffer(buffer_value, data)
     found = provenance.from_data(data)
     found.update(provenance.from_system_info(metadata.get(META_SYSTEM_INFO, "")))
     if stats is not None:
         found.update(provenance.vec_normalize_wrappers(stats))
     metadata = {**provenance.merged(found, given_metadata), **metadata}
-    return finish_import(
-        out_path, data, tensors, optimizers, metadata, report, algorithm, stats, extension_values=extension_values
+    try:
+        return finish_import(
+            out_path, data, tensors, optimizers, metadata, report, algorithm, stats, extension_values=extension_values
+        )
+    except RlarchiveError as e:
+        raise _buffer_refused(e) from None
+
+
+def _buffer_refused(e: RlarchiveError) -> RlarchiveError:
+    """IMPORT_INVALID for a replay buffer the writer refuses (a rule a reader checks: spaces that differ from the
+    model's, indices out of range), naming the rule's pointer; any other error as it is."""
+    from ..writer import refusal
+
+    found = refusal(e)
+    if found is e or found.member != replay_buffer_ext.MEMBER:
+        return e
+    return RlarchiveError(
+        "IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {found.message} (at {found.pointer})"
     )
 
 
@@ -283,21 +297,6 @@ def _read_zip(
             else:
                 report.skipped_members.append((name, "not part of the SB3 format"))
     return data, tensors, optimizers, metadata
-
-
-def _check_buffer(buffer_value: Any, data: Mapping[str, Any]) -> None:
-    """Every rule the reader applies to a replay buffer (spec RLA_replay_buffer §4), before anything is written."""
-    from . import replay_buffer as buffers
-
-    buffers.check_spaces(buffer_value, data)
-    try:
-        buffers.check_value(buffer_value, data)
-    except RlarchiveError as e:
-        if e.code != "EXTENSION_INVALID":
-            raise
-        raise RlarchiveError(
-            "IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {e.message} (at {e.pointer})"
-        ) from None
 
 
 def read_vec_normalize(source: Any, budget: ImportBudget) -> Statistics | None:
@@ -365,9 +364,10 @@ def prepare_import(
     model: Any = None,
     extension_values: Mapping[str, Any] | None = None,
 ) -> Callable[[], ImportReport]:
-    """:func:`finish_import` in two steps: all that reads ``model`` (the policy's description) now, and the
-    writing of the archive (from the values given here alone) when the returned function is called."""
-    from ..writer import save
+    """:func:`finish_import` in two steps: now, all that reads ``model`` (the policy's description) and every
+    check of the archive (:func:`rlarchive.writer.prepare`: nothing is written); the writing of the checked
+    archive when the returned function is called."""
+    from ..writer import Prepared, prepare, save
     from . import algorithms
 
     if algorithm is not None and algorithm not in algorithms.ALGORITHMS:
@@ -416,23 +416,26 @@ def prepare_import(
     if model is not None:  # each optimizer parameter named by its policy tensor (spec §7.9), from the model itself
         optimizers = optimizer_names.with_param_tensors(optimizers, model, tensors.get("policy", {}))
 
-    def write() -> ImportReport:
+    def checked() -> Prepared:
         if policy is not None:
             try:
-                save(
-                    out_path,
+                return prepare(
                     data,
                     tensors,
                     optimizers,
                     metadata=metadata,
                     extension_values={**values, policy_description.EXTENSION: policy},
                 )
-                return report
             except RlarchiveError as e:  # a description the checks refuse: the archive goes without it, and says why
                 if e.code != "WRITE_INVALID" or policy_description.EXTENSION not in e.message:
                     raise
                 report.policy = f"not written: {e.message}"
-        save(out_path, data, tensors, optimizers, metadata=metadata, extension_values=values)
+        return prepare(data, tensors, optimizers, metadata=metadata, extension_values=values)
+
+    prepared = checked()
+
+    def write() -> ImportReport:
+        prepared.write(out_path)
         return report
 
     return write

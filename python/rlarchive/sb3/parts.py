@@ -80,7 +80,7 @@ def save_replay_buffer(model: Any, path: Any) -> str:
         RlarchiveError: VALUE_UNSUPPORTED when the model has no buffer or one the
             extension cannot hold (spec RLA_replay_buffer); nothing is written.
     """
-    from ..writer import save
+    from ..writer import prepare, refusal
     from . import replay_buffer as buffers
 
     buffer = getattr(model, "replay_buffer", None)
@@ -88,16 +88,13 @@ def save_replay_buffer(model: Any, path: Any) -> str:
         raise RlarchiveError("VALUE_UNSUPPORTED", "The replay buffer is not defined")
     value = buffers.capture(buffer)
     data = {"observation_space": buffer.observation_space, "action_space": buffer.action_space}
-    buffers.check_value(value, data)
-    sb3_files.write(
-        path,
-        lambda target: save(
-            target,
-            data,
-            metadata=part_metadata("replay_buffer"),
-            extension_values={replay_buffer_ext.EXTENSION: value},
-        ),
-    )
+    try:  # every rule a reader checks, before anything is written
+        prepared = prepare(
+            data, metadata=part_metadata("replay_buffer"), extension_values={replay_buffer_ext.EXTENSION: value}
+        )
+    except RlarchiveError as e:
+        raise refusal(e) from None  # the reader's error: EXTENSION_INVALID where the buffer breaks a rule
+    sb3_files.write(path, prepared.write)
     return buffers.describe(value)
 
 

@@ -16,7 +16,7 @@ Three conversions meet the value of the extension (``spec/extensions/RLA_replay_
   the restricted unpickler (nothing in it runs), and :func:`write_pickle`
   writes one that ``load_replay_buffer`` accepts.
 
-The value's classes, HER's info dicts and the writer's checks are in
+The value's classes and HER's info dicts are in
 :mod:`~rlarchive.sb3.replay_buffer_value`, the reading of SB3's pickle in
 :mod:`~rlarchive.sb3.replay_buffer_import`; their public names are
 re-exported here.
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 from .replay_buffer_value import (
     ROW_KEYS,
     SB3_CLASSES,
-    check_spaces,
-    check_value,
     class_name,
     describe,
     infos_array,
@@ -62,8 +60,6 @@ __all__ = [
     "check_model_buffer",
     "write_pickle",
     "read_pickle",
-    "check_spaces",
-    "check_value",
     "copy_on_write_resolver",
     "infos_value",
     "transitions",

@@ -243,23 +243,23 @@ def read_pickle(path: Source, *, budget: int | ImportBudget | None = None) -> di
         if bounded.left:
             raise _fail(f"{bounded.left} bytes follow the pickle")
     value = _value_of(root, budget)
-    try:
-        _encoded(value, {})
-    except RlarchiveError as e:  # what the extension's rules refuse (a dtype the space does not store, ...)
-        raise _fail(e.message) from None
+    _check(value)
     return value
 
 
-def _encoded(value: Mapping[str, Any], tensors: dict[str, Any]) -> Any:
-    """``value`` as the archive's JSON would hold it, checked by the extension's rules (arrays referenced, not copied)."""
-    from ..extensions import replay_buffer as ext
-    from ..limits import INLINE_ARRAY_BYTES
-    from ..values import Checker, Encoder
+def _check(value: Mapping[str, Any]) -> None:
+    """Refuse a value the extension's rules refuse (a dtype the space does not store, indices out of range, ...):
+    the writer checks it as a reader would (:func:`rlarchive.writer.prepare`, nothing written; arrays referenced,
+    not copied)."""
+    from ..extensions.replay_buffer import EXTENSION
+    from ..writer import prepare, refusal
 
-    encoded = Encoder(ext.GROUP, tensors, INLINE_ARRAY_BYTES).encode(value, "/" + ext.KEY)
-    Checker().check(encoded, "/" + ext.KEY)
-    ext.check(encoded)
-    return encoded
+    spaces = {k: value[k] for k in ("observation_space", "action_space")}
+    try:
+        prepare(spaces, extension_values={EXTENSION: value})
+    except RlarchiveError as e:
+        found = refusal(e)
+        raise _fail(found.message + (f" (at {found.pointer})" if found is not e and found.pointer else "")) from None
 
 
 class _State:

@@ -1,12 +1,12 @@
-"""The value of the extension ``RLA_replay_buffer`` on the bridge's side: its classes, HER's info dicts, its checks.
+"""The value of the extension ``RLA_replay_buffer`` on the bridge's side: its classes, HER's info dicts.
 
 What :mod:`rlarchive.sb3.replay_buffer` (a live buffer, a model) and
 :mod:`rlarchive.sb3.replay_buffer_import` (the file SB3's
 ``save_replay_buffer`` writes) share: the buffer classes carried
-(:data:`SB3_CLASSES`), HER's info dicts as values of spec §7 counted against
-``MAX_JSON_BYTES`` as they come (:func:`infos_value`), and the checks a
-writer runs before anything is written (:func:`check_value`,
-:func:`check_spaces`).
+(:data:`SB3_CLASSES`) and HER's info dicts as values of spec §7 counted
+against ``MAX_JSON_BYTES`` as they come (:func:`infos_value`). The
+extension's rules are the reader's: the writer runs them before anything is
+written (:func:`rlarchive.writer.prepare`).
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..describe import counted
 from ..errors import RlarchiveError
-
-if TYPE_CHECKING:
-    from ..tensors import TensorData
 
 __all__ = [
     "SB3_CLASSES",
@@ -32,8 +29,6 @@ __all__ = [
     "info_error",
     "infos_value",
     "infos_array",
-    "check_value",
-    "check_spaces",
     "transitions",
     "describe",
 ]
@@ -229,85 +224,9 @@ def infos_array(rows: Sequence[Sequence[Any]]) -> np.ndarray:
     return out
 
 
-# ---------------------------------------------------------------- what a writer checks
-
-
-def check_value(value: Mapping[str, Any], data: Mapping[str, Any]) -> None:
-    """Check ``value`` as its reader will: every rule of spec RLA_replay_buffer §4, before anything is written.
-
-    ``value`` is a buffer value (:func:`capture`, :func:`read_pickle`) and
-    ``data`` the model's data as the archive will hold it (its spaces are
-    compared, rule 8). The value is encoded as the writer encodes it (arrays
-    referenced, not copied), then checked by the reader's own functions:
-    :func:`rlarchive.extensions.replay_buffer.check` (rules 1-7) and
-    :func:`rlarchive.extensions.replay_buffer.check_content_of` (rules 8-9, reading
-    only the spaces' arrays and HER's indices), so that no writer produces a
-    buffer its reader refuses. HER's info dicts count here by their rows'
-    lengths only: :func:`infos_value` has checked each of them, and the
-    writer checks the values it writes again.
-
-    Raises:
-        RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the first
-            broken rule (as a reader reports it); a value code (spec §7) for
-            a value the archive cannot hold.
-    """
-    from ..extensions import replay_buffer as ext
-    from ..limits import INLINE_ARRAY_BYTES
-    from ..values import Checker, Encoder
-    from ..writer import ARRAYS_GROUP
-
-    her = value.get("her")
-    if isinstance(her, Mapping) and isinstance(
-        her.get("infos"), list
-    ):  # each info is checked by infos_value; the rules see only their rows' lengths
-        value = dict(
-            value,
-            her=dict(her, infos=[[None] * len(row) if isinstance(row, (list, tuple)) else row for row in her["infos"]]),
-        )
-    tensors: dict[str, dict[str, TensorData]] = {ext.GROUP: {}, ARRAYS_GROUP: {}}
-    encoded = Encoder(ext.GROUP, tensors[ext.GROUP], INLINE_ARRAY_BYTES).encode(value, "/" + ext.KEY)
-    Checker().check(encoded, "/" + ext.KEY)
-    raw_data: dict[str, Any] = {}
-    for key in ("observation_space", "action_space"):  # as the writer encodes data.json
-        if key in data:
-            try:
-                raw_data[key] = Encoder(ARRAYS_GROUP, tensors[ARRAYS_GROUP], INLINE_ARRAY_BYTES).encode(
-                    data[key], f"/data/{key}"
-                )
-            except RlarchiveError:  # not a value the writer takes: it refuses the data itself
-                continue
-
-    def tensor(group: str, name: str) -> TensorData:
-        t = tensors.get(group, {}).get(name)
-        if t is None:
-            raise RlarchiveError("REF_NOT_FOUND", f"no tensor {name!r} in group {group!r}")
-        return t
-
-    def array_of(group: str, name: str) -> np.ndarray:
-        return tensor(group, name).array
-
-    def raw_of(group: str, name: str) -> bytes:
-        return tensor(group, name).data.tobytes()  # the element bytes as written (little-endian, C order)
-
-    ext.check(encoded, raw_data)
-    ext.check_content_of(encoded, raw_data, raw_of, array_of)
-
-
 def transitions(value: Mapping[str, Any]) -> int:
     """Transitions the buffer holds: rows in use (``buffer_size`` when full, else ``pos``) times ``n_envs``."""
     return (int(value["buffer_size"]) if value["full"] else int(value["pos"])) * int(value["n_envs"])
-
-
-def check_spaces(value: Mapping[str, Any], data: Mapping[str, Any]) -> None:
-    """Refuse a buffer whose spaces differ from the model's ``data`` (spec RLA_replay_buffer §4 rule 8), with IMPORT_INVALID."""
-    from ..values import Encoder
-
-    for key in ("observation_space", "action_space"):
-        if key not in data:
-            continue
-        mine, theirs = (Encoder("", {}, 1 << 62).encode(v, "/" + key) for v in (value[key], data[key]))
-        if mine != theirs:
-            raise RlarchiveError("IMPORT_INVALID", f"the replay buffer's {key} differs from the model's")
 
 
 def describe(value: Mapping[str, Any]) -> str:

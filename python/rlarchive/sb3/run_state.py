@@ -201,10 +201,11 @@ RANDOM_ITEMS = (
 def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) -> tuple[list[str], dict[str, str]]:
     """Put a decoded ``RLA_training`` value into ``model`` (built by :func:`rlarchive.sb3.load`), random state last.
 
-    Everything is checked and made before anything is set: the values against
-    the model built (its number of environments, observation and action
-    spaces, recurrent states, statistics window), the generators' states
-    against the extension's rules and against what each generator accepts
+    ``state`` is the value of a checked archive (the reader has applied the
+    extension's rules to it). Everything is checked and made before anything
+    is set: the values against the model built (its number of environments,
+    observation and action spaces, recurrent states, statistics window), the
+    generators' states against what each generator accepts
     (:func:`rlarchive.sb3.generators.prepare`). Then the model's
     attributes and the generators are set; a generator that refuses its state
     then leaves every process-wide generator as it was.
@@ -223,9 +224,8 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
         :data:`RANDOM_ITEMS` the archive records), and item -> why not for
         those the archive holds that were left as the model has them.
     Raises:
-        RlarchiveError: EXTENSION_INVALID for a generator state that breaks
-            the extension's rules, VALUE_UNSUPPORTED (naming the item) for a
-            value that does not fit the model or that its generator refuses.
+        RlarchiveError: VALUE_UNSUPPORTED (naming the item) for a value that
+            does not fit the model or that its generator refuses.
     """
     restored, not_restored = _items(state, keep_last_obs)
     attributes = _prepared_run(model, state, keep_last_obs)

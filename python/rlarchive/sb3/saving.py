@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import RlarchiveError
@@ -172,13 +173,12 @@ def save(
     known = algorithms.ALGORITHMS.get(cls.__name__)
     algorithm = cls.__name__ if known is not None and known.ref.name == f"{cls.__module__}.{cls.__qualname__}" else None
     stats = read_vec_normalize(vec_normalize, budget)
-    if training_state.EXTENSION in extra:  # the generators' rules (§3.7), before anything is written
-        training_state.check_generators(extra[training_state.EXTENSION]["random"])
     if not background:
-        _check_buffer(extra, decoded)
-        return prepare_import(
-            path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
-        )()
+        with _refusals():
+            write = prepare_import(
+                path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
+            )
+        return write()
     from . import buffer_snapshot
 
     tensors, optimizers, stats = _copied(tensors), _copied(optimizers), _copied(stats)
@@ -189,10 +189,10 @@ def save(
             extra[replay_buffer_ext.EXTENSION], held = buffer_snapshot.take(
                 model.replay_buffer, extra[replay_buffer_ext.EXTENSION]
             )
-        _check_buffer(extra, decoded)
-        write = prepare_import(
-            path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
-        )
+        with _refusals():
+            write = prepare_import(
+                path, decoded, tensors, optimizers, metadata, report, algorithm, stats, model, extension_values=extra
+            )
     except BaseException:
         if held is not None:
             held.close()
@@ -200,12 +200,19 @@ def save(
     return background_mod.start(path, write, held.close if held is not None else _nothing)
 
 
-def _check_buffer(extra: Mapping[str, Any], decoded: Mapping[str, Any]) -> None:
-    """The reader's every rule on the replay buffer value, if any, before anything is written."""
-    if replay_buffer_ext.EXTENSION in extra:
-        from . import replay_buffer as buffers
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """The writer's refusal of the replay buffer or the run state (checked before anything is written, as a
+    reader checks them) raised as the reader's error: EXTENSION_INVALID (or a value code) at its pointer."""
+    from ..writer import refusal
 
-        buffers.check_value(extra[replay_buffer_ext.EXTENSION], decoded)
+    try:
+        yield
+    except RlarchiveError as e:
+        found = refusal(e)
+        if found is not e and found.member in (replay_buffer_ext.MEMBER, training_state.MEMBER):
+            raise found from None
+        raise
 
 
 def _nothing() -> None:

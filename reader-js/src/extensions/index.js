@@ -71,15 +71,18 @@ export function contentOf(state) {
 /**
  * The checked raw value (json.js tree) of a used, supported extension's
  * member, or null when the archive does not use it. `state`: a CheckState
- * (checks.js) after step 8 (step 7 too when the extension reads data.json).
- * `failed` holds the tensor groups whose member failed at step 8 (a
- * validator's): the references into them are not checked, nor, when there is
- * such a reference, the rules that read element bytes (§11.1 step 11).
- * Rejects with the first broken rule, located in the member.
+ * (checks.js) after step 8 (step 7 too when the extension reads data.json);
+ * its member is read and checked (checkDocument), but when step 11 has
+ * already kept the value (`extensionDocuments`). `failed` holds the tensor
+ * groups whose member failed at step 8 (a validator's): the references into
+ * them are not checked, nor, when there is such a reference, the rules that
+ * read element bytes (§11.1 step 11). Rejects with the first broken rule,
+ * located in the member.
  */
 export async function readDocument(state, name, failed = new Set()) {
   const ext = SUPPORTED.get(name);
   if (!state.manifest.extensionsUsed.includes(name)) return null;
+  if (state.extensionDocuments?.has(name)) return state.extensionDocuments.get(name);
   for (const other of state.members.keys()) {
     if (other.startsWith(`extensions/${name}/`) && other !== ext.member) {
       throw fail('EXTENSION_INVALID', `${other} is not a member of ${name} (its one member is ${ext.member})`, {
@@ -91,6 +94,22 @@ export async function readDocument(state, name, failed = new Set()) {
   if (!m)
     throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
   const doc = await readJsonMember(state.source, m);
+  return checkDocument(name, doc, state.tensorHeaders, contentOf(state), state.manifest.extensionsUsed, failed);
+}
+
+/**
+ * §11.1 step 11's rules over the parsed JSON `doc` (json.js tree) of extension
+ * `name`'s member; resolves to its checked raw value. In order: the member's
+ * one property, the value rules of §7, the references of §7.6 against
+ * `headers` (group -> Map(name -> TensorInfo); none into a group of
+ * `failed`), the extension's `check` (with `content.data` and the extensions
+ * `used`), then, unless a reference goes into a failed group, its
+ * `checkContent` (reading `content`, contentOf). The twin of Python's
+ * check_document, which the writer runs too. Rejects with the first broken
+ * rule, located in the member.
+ */
+export async function checkDocument(name, doc, headers, content, used, failed = new Set()) {
+  const ext = SUPPORTED.get(name);
   if (!isMap(doc) || doc.size !== 1 || !doc.has(ext.key)) {
     throw fail(
       'EXTENSION_INVALID',
@@ -100,9 +119,9 @@ export async function readDocument(state, name, failed = new Set()) {
   }
   const ctx = { member: ext.member, references: [] };
   checkValue(doc.get(ext.key), '/' + ext.key, ctx);
-  for (const ref of ctx.references) if (!failed.has(ref.group)) checkReference(state.tensorHeaders, ref, ext.member);
-  ext.check(doc.get(ext.key), state.document?.data, state.manifest.extensionsUsed);
+  for (const ref of ctx.references) if (!failed.has(ref.group)) checkReference(headers, ref, ext.member);
+  ext.check(doc.get(ext.key), content.data ?? undefined, used);
   const intoFailed = ctx.references.some((ref) => failed.has(ref.group));
-  if (ext.checkContent && !intoFailed) await ext.checkContent(contentOf(state), doc.get(ext.key)); // the rules that read element bytes
+  if (ext.checkContent && !intoFailed) await ext.checkContent(content, doc.get(ext.key)); // the rules that read element bytes
   return doc.get(ext.key);
 }

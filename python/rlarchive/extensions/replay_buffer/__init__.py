@@ -27,7 +27,7 @@ from ...limits import MAX_REPLAY_N_STEPS
 from ...values import Decoder
 
 if TYPE_CHECKING:
-    from ...checks import CheckState
+    from .. import Content
 
 __all__ = [
     "EXTENSION",
@@ -41,7 +41,6 @@ __all__ = [
     "ReplayBufferData",
     "check",
     "check_content",
-    "check_content_of",
     "from_value",
 ]
 
@@ -420,33 +419,18 @@ def _comparable(raw_of: Callable[[str, str], bytes], v: Any) -> Any:
     return v
 
 
-def check_content(state: CheckState, value: Any) -> None:
+def check_content(content: Content, value: Any) -> None:
     """Spec §4 rules 8-9, after :func:`check`: the spaces equal the data's, the HER indices are in range.
 
-    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8. Reads the element
-    bytes of the spaces' arrays and of the HER indices only.
+    ``content`` (:class:`rlarchive.extensions.Content`) gives the raw ``data``
+    of the archive (its spaces are compared) and the referenced tensors: an
+    archive's, or those a writer is about to write. Reads the element bytes
+    of the spaces' arrays and of the HER indices only.
 
     Raises:
         RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
     """
-
-    data = {} if state.document is None else state.document["data"]
-    check_content_of(value, data, state.tensor_bytes, state.tensor_array)
-
-
-def check_content_of(
-    value: Any, data: Mapping[str, Any], raw_of: Callable[[str, str], bytes], array_of: Callable[[str, str], Any]
-) -> None:
-    """Spec §4 rules 8-9 wherever the arrays are: :func:`check_content` gives an archive's, a writer the tensors it is about to write.
-
-    ``value`` is the checked raw value, ``data`` the raw ``data`` of the
-    archive (its spaces are compared), ``raw_of(group, name)`` the element
-    bytes of a referenced tensor and ``array_of(group, name)`` that tensor
-    as an array (only the spaces' arrays and HER's indices are asked for).
-
-    Raises:
-        RlarchiveError: EXTENSION_INVALID with the JSON Pointer of the offending value.
-    """
+    data, raw_of, array_of = content.data, content.tensor_bytes, content.tensor_array
     base = "/" + KEY
     decode = Decoder(array_of, "neutral").decode
     for k in ("observation_space", "action_space"):

@@ -21,8 +21,8 @@ from ...errors import RlarchiveError, esc, members_pointer
 from . import generator_states
 
 if TYPE_CHECKING:
-    from ...checks import CheckState
     from ...reader import Archive
+    from .. import Content
 
 __all__ = ["EXTENSION", "MEMBER", "KEY", "GROUP", "KEYS", "check", "check_content", "check_generators", "read"]
 
@@ -318,17 +318,17 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
     _random(value["random"], f"{base}/random")
 
 
-def check_content(state: CheckState, value: Any) -> None:
+def check_content(content: Content, value: Any) -> None:
     """Spec §3.7, after :func:`check`: the generators' states accept what their generators accept (element bytes).
 
-    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8.
+    ``content`` (:class:`rlarchive.extensions.Content`) gives the referenced tensors.
 
     Raises:
         RlarchiveError: EXTENSION_INVALID at the array that breaks a rule (spec §5 step 6).
     """
     from ...values import Decoder
 
-    check_generators(Decoder(state.tensor_array, "neutral").decode(value["random"]))
+    check_generators(Decoder(content.tensor_array, "neutral").decode(value["random"]))
 
 
 def check_generators(random: Mapping[str, Any]) -> None:

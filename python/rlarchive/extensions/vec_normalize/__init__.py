@@ -22,7 +22,7 @@ import numpy as np
 from ...errors import RlarchiveError, esc, members_pointer
 
 if TYPE_CHECKING:
-    from ...checks import CheckState
+    from .. import Content
 
 __all__ = [
     "EXTENSION",
@@ -218,10 +218,10 @@ def check(value: Any, data: Mapping[str, Any] | None = None, used: Sequence[str]
             )
 
 
-def check_content(state: CheckState, value: Any) -> None:
+def check_content(content: Content, value: Any) -> None:
     """Spec §5 step 6, after :func:`check`: every element of ``returns`` is finite (element bytes).
 
-    ``state`` is the archive's :class:`rlarchive.checks.CheckState` after step 8.
+    ``content`` (:class:`rlarchive.extensions.Content`) gives the referenced tensors.
 
     Raises:
         RlarchiveError: EXTENSION_INVALID at ``/vec_normalize/returns``.
@@ -229,7 +229,7 @@ def check_content(state: CheckState, value: Any) -> None:
     from ...values import Decoder
 
     if "returns" in value:
-        check_returns(Decoder(state.tensor_array, "neutral").decode(value["returns"]))
+        check_returns(Decoder(content.tensor_array, "neutral").decode(value["returns"]))
 
 
 def check_returns(returns: np.ndarray) -> None:
