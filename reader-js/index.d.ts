@@ -647,4 +647,5 @@ export namespace limits {
   const SLICE_MAX_REQUESTS: number;
   const SLICE_REQUEST_BYTES: number;
   const SLICE_OVERREAD_BYTES: number;
+  const OPEN_READAHEAD_BYTES: number;
 }
