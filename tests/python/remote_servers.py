@@ -139,8 +139,8 @@ class _RangeHandler(BaseHTTPRequestHandler):
     suffix_ranges = True
     sent = 0
     requests = 0
-    heads = 0
     ranges: list[tuple[int, int]] = []
+    asked: list[str] = []
     lock = threading.Lock()
 
     def log_message(self, *args: object) -> None:
@@ -157,7 +157,7 @@ class _RangeHandler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         with self.lock:
             type(self).requests += 1
-            type(self).heads += 1
+            type(self).asked.append("HEAD")
         self._headers(200, len(self.body), {})
 
     def do_GET(self) -> None:
@@ -165,6 +165,7 @@ class _RangeHandler(BaseHTTPRequestHandler):
         rng = _range(self.headers.get("Range", ""), size, self.suffix_ranges) if self.honour_range else None
         with self.lock:
             type(self).requests += 1
+            type(self).asked.append(f"GET {self.headers.get('Range', '')}".strip())
         if rng and rng[0] >= size:
             self._headers(416, 0, {"Content-Range": f"bytes */{size}"})
             return
@@ -186,14 +187,14 @@ class _RangeHandler(BaseHTTPRequestHandler):
 def serve(body: bytes, *, suffix_ranges: bool = True) -> Iterator[tuple[str, type]]:
     """A well-behaved local HTTP server of ``body`` honouring one Range per GET (a suffix range ``bytes=-n``
     too, unless ``suffix_ranges`` is False: then it answers one with the whole file, as a server that does not
-    take them): (its URL, the handler class, which counts the requests answered, ``requests``, HEAD requests
-    among them, ``heads``, the body bytes sent, ``sent``, and lists the ranges sent, ``ranges``, as
-    ``(start, end)``; a client that stops reading a body is counted up to 64 KiB past what it took, plus what
-    the connection buffers)."""
+    take them): its URL, and the handler class, which counts the requests answered, ``requests``, and the body
+    bytes sent, ``sent`` (a client that stops reading a body is counted up to 64 KiB past what it took, plus
+    what the connection buffers), and lists each request's method and Range header, ``asked``
+    (``"GET bytes=-10"``, ``"HEAD"``), and the ranges sent, ``ranges``, as ``(start, end)``."""
     handler = type(
         "Handler",
         (_RangeHandler,),
-        {"body": body, "sent": 0, "requests": 0, "heads": 0, "ranges": [], "suffix_ranges": suffix_ranges},
+        {"body": body, "sent": 0, "requests": 0, "ranges": [], "asked": [], "suffix_ranges": suffix_ranges},
     )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

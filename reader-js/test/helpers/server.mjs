@@ -31,12 +31,15 @@ async function send(res, bytes, stats) {
  * files: {'/path': Uint8Array}. opts.ranges=false ignores Range headers;
  * opts.suffix=false ignores suffix ranges (`bytes=-n`) only, as a server that
  * does not take them (it answers with the whole file).
- * Returns {url(path), stats: {bytes, requests, ranges: []}, reset(), close()}.
+ * Returns {url(path), stats: {bytes, requests, ranges: [], asked: []}, reset(),
+ * close()}: `ranges` the ranges sent, [start, end); `asked` each request's
+ * method and Range header ('GET bytes=-10', 'HEAD').
  */
 export async function serve(files, { ranges = true, suffix = true, extra = {} } = {}) {
-  const stats = { bytes: 0, requests: 0, ranges: [] };
+  const stats = { bytes: 0, requests: 0, ranges: [], asked: [] };
   const server = createServer((req, res) => {
     stats.requests++;
+    stats.asked.push(`${req.method} ${req.headers.range ?? ''}`.trim());
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (extra[path]) return extra[path](req, res);
     const body = files[path];
@@ -87,6 +90,7 @@ export async function serve(files, { ranges = true, suffix = true, extra = {} } 
       stats.bytes = 0;
       stats.requests = 0;
       stats.ranges = [];
+      stats.asked = [];
     },
     close: () =>
       new Promise((resolve) => {

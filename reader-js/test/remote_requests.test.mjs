@@ -1,0 +1,132 @@
+// The requests a remote archive costs (spec §11.4), counted against a local
+// server: opening sends no HEAD request and starts with one suffix range
+// request (`bytes=-n`), whose answer gives the end of the file and its size;
+// what the checks read next is fetched in planned rounds, so that opening an
+// archive of one tensor member and reading one 1 KiB tensor takes three
+// requests: the end of the file, the start of the file (the identification,
+// the local headers, data.json and the safetensors header), and the tensor's
+// bytes. The twin of tests/python/test_remote_requests.py.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { open } from '../src/index.js';
+import { TAIL_BYTES } from '../src/sources.js';
+import { archive, bytesOf } from './helpers/build.mjs';
+import { serve } from './helpers/server.mjs';
+
+const ONE_KIB = Float32Array.from({ length: 256 }, (_, i) => i); // the tensor read: 1 KiB
+
+/** A float32 tensor of `n` pseudo-random values (a fixed sequence). */
+function noise(n, seed) {
+  const out = new Float32Array(n);
+  let x = seed;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out[i] = x / 2147483648 - 0.5;
+  }
+  return out;
+}
+
+const f32 = (a, shape) => ({ dtype: 'F32', shape, data: bytesOf(a) });
+
+const build = (tensors) => archive({ data: { data: { gamma: 0.99 } }, tensors });
+
+/**
+ * An archive of about 300 KB: one tensor member whose 1 KiB tensor lies
+ * between two large ones, so that neither the end of the file nor the start
+ * of the member holds it.
+ */
+const large = build({
+  policy: {
+    'a.weight': f32(noise(64 * 600, 1), [64, 600]),
+    'b.bias': f32(ONE_KIB, [256]),
+    'c.weight': f32(noise(64 * 600, 2), [64, 600]),
+  },
+});
+
+/** Opens the archive at `url` and reads its 1 KiB tensor: its info. */
+async function openAndRead(url) {
+  const ar = await open(url);
+  try {
+    assert.equal(ar.data.gamma, 0.99);
+    assert.deepEqual([...(await ar.tensor('policy', 'b.bias')).data], [...ONE_KIB]);
+    return ar.tensorInfo('policy').find((t) => t.name === 'b.bias');
+  } finally {
+    await ar.close();
+  }
+}
+
+const notGet = (asked) => asked.filter((a) => !a.startsWith('GET '));
+
+test('opening and one small tensor take three requests', async () => {
+  const srv = await serve({ '/a': large });
+  try {
+    const info = await openAndRead(srv.url('/a'));
+    const { asked, ranges, requests, bytes } = srv.stats;
+    assert.equal(asked[0], `GET bytes=-${TAIL_BYTES}`, 'a suffix range first, no HEAD request');
+    assert.deepEqual(notGet(asked), [], 'only GET requests');
+    assert.equal(requests, 3, `the end of the file, its start, the tensor: ${asked}`);
+    assert.deepEqual(ranges[0], [large.length - TAIL_BYTES, large.length]);
+    assert.deepEqual(ranges[2], [info.offset, info.offset + info.nbytes], "the tensor's bytes, exactly");
+    assert.ok(bytes < TAIL_BYTES + 3 * 8192, `${bytes} bytes sent of ${large.length}`);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a small archive takes one request', async () => {
+  const body = build({ policy: { 'b.bias': f32(ONE_KIB, [256]) } });
+  assert.ok(body.length < TAIL_BYTES);
+  const srv = await serve({ '/a': body });
+  try {
+    await openAndRead(srv.url('/a'));
+    assert.deepEqual(srv.stats.asked, [`GET bytes=-${TAIL_BYTES}`]);
+    assert.equal(srv.stats.bytes, body.length);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a server without suffix ranges costs one request more', async () => {
+  // It answers a suffix range with the whole file: the size is read from the
+  // headers, the body left unread, and the end of the file asked for by offset.
+  const srv = await serve({ '/a': large }, { suffix: false });
+  try {
+    await openAndRead(srv.url('/a'));
+    const { asked, requests } = srv.stats;
+    const n = large.length;
+    assert.deepEqual(asked.slice(0, 2), [`GET bytes=-${TAIL_BYTES}`, `GET bytes=${n - TAIL_BYTES}-${n - 1}`]);
+    assert.deepEqual(notGet(asked), [], 'only GET requests');
+    assert.equal(requests, 4, `${asked}`);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('opening fetches each member head once', async () => {
+  // Two tensor members far apart: the start of the file (data.json, the first
+  // member's header) and the second member's header are one request each,
+  // none read twice; the tensor is one more.
+  const big = () => f32(noise(64 * 600, 3), [64, 600]);
+  const body = build({
+    policy: { 'a.weight': big(), 'b.bias': f32(ONE_KIB, [256]), 'c.weight': big() },
+    'optimizer.adam': { m: big(), v: big() },
+  });
+  const srv = await serve({ '/a': body });
+  try {
+    const ar = await open(srv.url('/a'));
+    const opened = srv.stats.requests;
+    assert.deepEqual([...(await ar.tensor('policy', 'b.bias')).data], [...ONE_KIB]);
+    await ar.close();
+    const { asked, ranges, requests } = srv.stats;
+    assert.equal(asked[0], `GET bytes=-${TAIL_BYTES}`);
+    assert.equal(opened, 3, `${asked}`);
+    assert.equal(requests, 4, `${asked}`);
+    const spans = [...ranges].sort((x, y) => x[0] - y[0]);
+    assert.ok(
+      spans.every((s, i) => i === 0 || spans[i - 1][1] <= s[0]),
+      `no byte fetched twice: ${JSON.stringify(spans)}`,
+    );
+  } finally {
+    await srv.close();
+  }
+});
