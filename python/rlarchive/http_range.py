@@ -31,12 +31,14 @@ class RangeAnswerError(Exception):
 @dataclass(frozen=True)
 class Answer:
     """What one request brought: its ``status``; ``body``, the bytes from ``start`` (None: a whole file
-    larger than asked for, not read); ``total``, the file's size when the answer gives it."""
+    larger than asked for, not read); ``total``, the file's size when the answer gives it; ``etag``, the
+    version of the file the answer names (its ``ETag`` header), if any."""
 
     status: int
     start: int
     body: bytes | None
     total: int | None
+    etag: str | None = None
 
 
 def _content_length(headers: Mapping[str, str]) -> int | None:
@@ -77,11 +79,12 @@ async def get_range(
     """
     sent = {**headers, "Range": range_value, "Accept-Encoding": "identity"}
     async with session.get(url, headers=sent, timeout=timeout, **options) as r:
+        etag = r.headers.get("ETag")
         if r.status == 416:
             m = _UNSATISFIED.fullmatch(r.headers.get("Content-Range", "").strip())
             if m is None:
                 raise RangeAnswerError("HTTP status 416 without the file's size")
-            return Answer(416, 0, b"", int(m.group(1)))
+            return Answer(416, 0, b"", int(m.group(1)), etag)
         if r.status not in (200, 206):
             raise RangeAnswerError(f"HTTP status {r.status}")
         length = _content_length(r.headers)
@@ -95,8 +98,8 @@ async def get_range(
             n = last - first + 1
             if length is not None and length != n:
                 raise RangeAnswerError(f"the server announced {length} bytes for a range of {n}")
-            return Answer(206, first, await r.content.readexactly(n), total)
+            return Answer(206, first, await r.content.readexactly(n), total, etag)
         if length is not None:  # the whole file: read when it is no more than was asked for
-            return Answer(200, 0, await r.content.readexactly(length) if length <= asked else None, length)
+            return Answer(200, 0, await r.content.readexactly(length) if length <= asked else None, length, etag)
         body = await _up_to(r, asked)
-        return Answer(200, 0, body, None if body is None else len(body))
+        return Answer(200, 0, body, None if body is None else len(body), etag)

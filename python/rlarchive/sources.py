@@ -335,6 +335,8 @@ class FsspecSource(Source):
     announces the ranges it is about to read (:meth:`prefetch`), which are
     fetched by the plan of :func:`rlarchive.range_plan.read_ahead_plan` and
     kept; every other read is one request of exactly the bytes asked for.
+    An answer whose ``ETag`` differs from an earlier one's (the file was
+    replaced between two requests) is ``IO_ERROR``, as is a change of size.
     ``requests`` and ``bytes_fetched`` count the traffic.
 
     For an http(s) URL, ``timeout`` (seconds) and ``min_rate`` (bytes per
@@ -355,6 +357,7 @@ class FsspecSource(Source):
         self.url = url
         self.requests = 0
         self.bytes_fetched = 0
+        self._etag: str | None = None  # the version of the file the first answer that names one names
         self._lock = threading.Lock()
         self._http = url.split(":", 1)[0].lower() in ("http", "https")
         try:
@@ -429,6 +432,9 @@ class FsspecSource(Source):
         self.requests += 1
         answer: Answer = fsspec.asyn.sync(fs.loop, request)
         self.bytes_fetched += len(answer.body or b"")
+        if answer.etag is not None and self._etag is not None and answer.etag != self._etag:
+            raise _io_error(f"{self.url} changed while being read (an answer names another ETag)")
+        self._etag = self._etag or answer.etag
         return answer
 
     def _fetch(self, offset: int, length: int) -> bytes:

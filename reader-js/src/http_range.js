@@ -190,9 +190,9 @@ async function answerOf(res, asked, deadline, whole) {
  * One GET of `url` with `Range: rangeValue` (`asked`: the bytes it asks for,
  * at most), the caller's `headers`, through `fetchFn`, within the deadlines of
  * `timeout` (ms) and `minRate` (bytes per second). Resolves to {status, start,
- * body, total}: `body` the bytes from `start` (null: a whole file larger than
+ * body, total, etag}: `body` the bytes from `start` (null: a whole file larger than
  * asked for, not read unless `whole`), `total` the file's size when the answer
- * gives it.
+ * gives it, `etag` the version of the file it names (its ETag header) or null.
  */
 export async function getRange(fetchFn, url, headers, rangeValue, asked, { timeout, minRate, whole = false }) {
   const deadline = new Deadline(timeout, minRate, asked);
@@ -204,7 +204,7 @@ export async function getRange(fetchFn, url, headers, rangeValue, asked, { timeo
       }),
     );
     deadline.progress();
-    return await answerOf(res, asked, deadline, whole);
+    return { ...(await answerOf(res, asked, deadline, whole)), etag: res.headers.get('etag') ?? null };
   } catch (e) {
     if (deadline.expired) throw fail('IO_TIMEOUT', `cannot fetch ${url}: ${deadline.expired}`);
     if (e instanceof RlarchiveError) throw e;

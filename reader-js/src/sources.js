@@ -156,7 +156,9 @@ function suffixAllowed(url) {
  * then announces the ranges it is about to read (`prefetch`), which are
  * fetched by the plan of range_plan.js and kept; every other read is one
  * request of exactly the bytes asked for. A server that ignores Range sends
- * the whole file, which is kept. `bytesFetched` and `requests` count the
+ * the whole file, which is kept. An answer whose ETag differs from an earlier
+ * one's (the file was replaced between two requests) is IO_ERROR, as is a
+ * change of size. `bytesFetched` and `requests` count the
  * traffic; `bytesRead` the bytes returned by `read`, as every source of this
  * module does.
  */
@@ -184,6 +186,7 @@ export class HttpSource {
     this.bytesFetched = 0;
     this.bytesRead = 0;
     this.requests = 0;
+    this.etag = null; // the version of the file the first answer that names one names
   }
 
   /** One request (http_range.js); `whole`: read a whole-file answer, whatever its size. */
@@ -196,6 +199,9 @@ export class HttpSource {
       whole,
     });
     this.bytesFetched += r.body?.length ?? 0;
+    if (r.etag !== null && this.etag !== null && r.etag !== this.etag)
+      throw ioError(`${this.url} changed while being read (an answer names another ETag)`);
+    this.etag ??= r.etag;
     return r;
   }
 

@@ -8,7 +8,7 @@
 // bytes. The twin of tests/python/test_remote_requests.py.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { open } from '../src/index.js';
+import { open, RlarchiveError } from '../src/index.js';
 import { TAIL_BYTES } from '../src/sources.js';
 import { archive, bytesOf } from './helpers/build.mjs';
 import { serve } from './helpers/server.mjs';
@@ -126,6 +126,28 @@ test('opening fetches each member head once', async () => {
       spans.every((s, i) => i === 0 || spans[i - 1][1] <= s[0]),
       `no byte fetched twice: ${JSON.stringify(spans)}`,
     );
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a file replaced between requests is an IO_ERROR', async () => {
+  // Every answer names the file's version (its ETag): one that names another
+  // version than the first answer is IO_ERROR, not bytes of two files put together.
+  const srv = await serve({ '/a': large });
+  try {
+    srv.etag = '"v1"';
+    const ar = await open(srv.url('/a'));
+    srv.etag = '"v2"';
+    await assert.rejects(
+      ar.tensor('policy', 'b.bias'),
+      (e) => e instanceof RlarchiveError && e.code === 'IO_ERROR' && /changed/.test(e.message),
+    );
+    srv.etag = '"v1"';
+    assert.deepEqual([...(await ar.tensor('policy', 'b.bias')).data], [...ONE_KIB]);
+    await ar.close();
+    srv.etag = null; // a server that names no version: nothing to compare
+    await openAndRead(srv.url('/a'));
   } finally {
     await srv.close();
   }

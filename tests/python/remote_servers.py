@@ -141,6 +141,7 @@ class _RangeHandler(BaseHTTPRequestHandler):
     requests = 0
     ranges: list[tuple[int, int]] = []
     asked: list[str] = []
+    etag = ""
     lock = threading.Lock()
 
     def log_message(self, *args: object) -> None:
@@ -150,6 +151,8 @@ class _RangeHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes" if self.honour_range else "none")
+        if self.etag:
+            self.send_header("ETag", self.etag)
         for k, v in extra.items():
             self.send_header(k, v)
         self.end_headers()
@@ -190,7 +193,8 @@ def serve(body: bytes, *, suffix_ranges: bool = True) -> Iterator[tuple[str, typ
     take them): its URL, and the handler class, which counts the requests answered, ``requests``, and the body
     bytes sent, ``sent`` (a client that stops reading a body is counted up to 64 KiB past what it took, plus
     what the connection buffers), and lists each request's method and Range header, ``asked``
-    (``"GET bytes=-10"``, ``"HEAD"``), and the ranges sent, ``ranges``, as ``(start, end)``."""
+    (``"GET bytes=-10"``, ``"HEAD"``), and the ranges sent, ``ranges``, as ``(start, end)``. Setting its
+    ``etag`` makes every later answer name that version of the file."""
     handler = type(
         "Handler",
         (_RangeHandler,),

@@ -13,6 +13,7 @@ import pytest
 from remote_servers import serve
 
 import rlarchive
+from rlarchive.errors import RlarchiveError
 from rlarchive.sources import TAIL_BYTES
 
 pytest.importorskip("fsspec")
@@ -98,3 +99,20 @@ def test_opening_fetches_each_member_head_once(tmp_path):
     assert h.requests == 4, h.asked
     spans = sorted(h.ranges)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), f"no byte fetched twice: {spans}"
+
+
+def test_a_file_replaced_between_requests_is_an_io_error(large):
+    """Every answer names the file's version (its ETag): one that names another version than the first answer
+    is IO_ERROR, not bytes of two files put together."""
+    with serve(large) as (url, h):
+        h.etag = '"v1"'
+        with rlarchive.open(url, spaces="neutral") as ar:
+            h.etag = '"v2"'
+            with pytest.raises(RlarchiveError) as ei:
+                ar.tensor("policy", "b.bias")
+            assert ei.value.code == "IO_ERROR" and "changed" in ei.value.message
+            h.etag = '"v1"'
+            assert np.array_equal(ar.tensor("policy", "b.bias"), ONE_KIB)
+        h.etag = ""
+        with rlarchive.open(url, spaces="neutral") as ar:  # a server that names no version: nothing to compare
+            assert np.array_equal(ar.tensor("policy", "b.bias"), ONE_KIB)

@@ -33,10 +33,12 @@ async function send(res, bytes, stats) {
  * does not take them (it answers with the whole file).
  * Returns {url(path), stats: {bytes, requests, ranges: [], asked: []}, reset(),
  * close()}: `ranges` the ranges sent, [start, end); `asked` each request's
- * method and Range header ('GET bytes=-10', 'HEAD').
+ * method and Range header ('GET bytes=-10', 'HEAD'). Setting `etag` on the
+ * returned object makes every later answer name that version of the files.
  */
 export async function serve(files, { ranges = true, suffix = true, extra = {} } = {}) {
   const stats = { bytes: 0, requests: 0, ranges: [], asked: [] };
+  const api = { etag: null };
   const server = createServer((req, res) => {
     stats.requests++;
     stats.asked.push(`${req.method} ${req.headers.range ?? ''}`.trim());
@@ -53,9 +55,10 @@ export async function serve(files, { ranges = true, suffix = true, extra = {} } 
     const common = {
       'Accept-Ranges': 'bytes',
       'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': 'Content-Range',
+      'Access-Control-Expose-Headers': 'Content-Range, ETag',
       'Content-Type': 'application/vnd.rlarchive+zip',
       'Cache-Control': 'no-store',
+      ...(api.etag ? { ETag: api.etag } : {}),
     };
     if (!m) {
       res.writeHead(200, { ...common, 'Content-Length': size });
@@ -83,7 +86,7 @@ export async function serve(files, { ranges = true, suffix = true, extra = {} } 
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  return {
+  Object.assign(api, {
     url: (p) => `http://127.0.0.1:${port}${p}`,
     stats,
     reset() {
@@ -97,5 +100,6 @@ export async function serve(files, { ranges = true, suffix = true, extra = {} } 
         server.closeAllConnections?.();
         server.close(resolve);
       }),
-  };
+  });
+  return api;
 }
