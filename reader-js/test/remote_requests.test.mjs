@@ -134,7 +134,8 @@ test('opening fetches each member head once', async () => {
 test('a file replaced between requests is an IO_ERROR', async () => {
   // Every answer names the file's version (its ETag): one that names another
   // version than the first answer is IO_ERROR, not bytes of two files put together.
-  const srv = await serve({ '/a': large });
+  const files = { '/a': large };
+  const srv = await serve(files);
   try {
     srv.etag = '"v1"';
     const ar = await open(srv.url('/a'));
@@ -148,6 +149,14 @@ test('a file replaced between requests is an IO_ERROR', async () => {
     await ar.close();
     srv.etag = null; // a server that names no version: nothing to compare
     await openAndRead(srv.url('/a'));
+    const again = await open(srv.url('/a')); // nor one whose file grows: its answers give another size
+    files['/a'] = new Uint8Array(large.length + 100);
+    files['/a'].set(large);
+    await assert.rejects(
+      again.tensor('policy', 'b.bias'),
+      (e) => e instanceof RlarchiveError && e.code === 'IO_ERROR' && /changed size/.test(e.message),
+    );
+    await again.close();
   } finally {
     await srv.close();
   }

@@ -116,3 +116,8 @@ def test_a_file_replaced_between_requests_is_an_io_error(large):
         h.etag = ""
         with rlarchive.open(url, spaces="neutral") as ar:  # a server that names no version: nothing to compare
             assert np.array_equal(ar.tensor("policy", "b.bias"), ONE_KIB)
+        with rlarchive.open(url, spaces="neutral") as ar:  # nor one whose file grows: its answers give another size
+            h.body = large + b"\0" * 100
+            with pytest.raises(RlarchiveError) as ei:
+                ar.tensor("policy", "b.bias")
+            assert ei.value.code == "IO_ERROR" and "changed size" in ei.value.message
