@@ -16,7 +16,8 @@
 
 import { errorText, fail, RlarchiveError } from './errors.js';
 
-const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
+/** IO_ERROR with `msg`, followed by what `cause` says when there is one. */
+export const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
 
 const MAX_TIMER_MS = 2 ** 31 - 1; // the longest delay setTimeout takes
 

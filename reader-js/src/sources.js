@@ -15,13 +15,11 @@
 // default DEFAULT_MIN_RATE). A body that ends before, or runs past, the bytes
 // its headers announce is IO_ERROR at once.
 
-import { fail, errorText, RlarchiveError } from './errors.js';
-import { getRange } from './http_range.js';
+import { RlarchiveError } from './errors.js';
+import { getRange, ioError } from './http_range.js';
 import { RangeCache } from './range_cache.js';
 import { readAheadPlan } from './range_plan.js';
 import { importBuiltin } from './runtime.js';
-
-const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
 
 /** Milliseconds an HTTP request may wait for its response or its next bytes (spec §11.4). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
