@@ -655,4 +655,5 @@ export namespace limits {
   const SLICE_REQUEST_BYTES: number;
   const SLICE_OVERREAD_BYTES: number;
   const OPEN_READAHEAD_BYTES: number;
+  const OPEN_READAHEAD_TOTAL_BYTES: number;
 }

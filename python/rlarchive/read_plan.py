@@ -26,11 +26,13 @@ read is one request of exactly its bytes, as without a plan. The plan never
 decides anything about the file: every rule is the checks'.
 
 Bounds: round 1 asks for at most the directory's size, which step 2 bounds
-(``MAX_MEMBERS`` records of at most ``MAX_CD_RECORD`` bytes); round 2 for at
-most a local header and ``OPEN_READAHEAD_BYTES`` per member, and the two JSON
-members (each at most ``MAX_JSON_BYTES``); round 3 for at most
-``MAX_SAFETENSORS_HEADER_BYTES`` per tensor member, within its size. A source
-makes at most one request per range of a round, fewer where they lie close.
+(``MAX_MEMBERS`` records of at most ``MAX_CD_RECORD`` bytes). Rounds 2 and 3
+together ask for at most ``OPEN_READAHEAD_TOTAL_BYTES``, whatever the
+directory says (a member's local header, extent and name, a JSON member's
+size, a safetensors header's length): their ranges are taken in order, the
+local headers first, each while it fits in what is left, and the others are
+left to the checks' own reads. A source makes at most one request per range of
+a round, fewer where they lie close.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from __future__ import annotations
 import struct
 
 from .errors import RlarchiveError
-from .limits import MAX_JSON_BYTES, MAX_SAFETENSORS_HEADER_BYTES, OPEN_READAHEAD_BYTES
+from .limits import MAX_JSON_BYTES, MAX_SAFETENSORS_HEADER_BYTES, OPEN_READAHEAD_BYTES, OPEN_READAHEAD_TOTAL_BYTES
 from .sources import Source
 from .zipprofile import IDENT_END, LOCAL_HEADER, U16_MAX, Member
 from .zipread import (
@@ -77,9 +79,10 @@ class _Held(Source):
         return data
 
 
-def prefetch_opening(src: Source) -> None:
-    """Announces to ``src`` what spec §11.1 steps 1-8 read (see the module's description); nothing when
-    ``src`` holds no bytes it has not been asked for (a local source) or its end records are broken."""
+def prefetch_opening(src: Source, budget: int = OPEN_READAHEAD_TOTAL_BYTES) -> None:
+    """Announces to ``src`` what spec §11.1 steps 1-8 read (see the module's description), rounds 2 and 3 within
+    ``budget`` bytes; nothing when ``src`` holds no bytes it has not been asked for (a local source) or its end
+    records are broken."""
     held = _Held(src)
     try:
         eocd = find_end_record(held)
@@ -88,8 +91,20 @@ def prefetch_opening(src: Source) -> None:
         return
     src.prefetch([(end.cd_offset, end.cd_size)])
     members = _directory(held, end)
-    src.prefetch([(0, IDENT_END), *_heads(members, end.cd_offset)])
-    src.prefetch(_header_rests(held, members))
+    headers, data = _heads(members, end.cd_offset)
+    round2, budget = _within([(0, IDENT_END), *headers, *data], budget)
+    src.prefetch(round2)
+    src.prefetch(_within(_header_rests(held, members), budget)[0])
+
+
+def _within(ranges: list[tuple[int, int]], budget: int) -> tuple[list[tuple[int, int]], int]:
+    """The ranges, in order, each while it fits in what is left of ``budget`` bytes, and what is left."""
+    out = []
+    for offset, length in ranges:
+        if length <= budget:
+            out.append((offset, length))
+            budget -= length
+    return out, budget
 
 
 def _directory(held: _Held, end: EndRecords) -> list[Member]:
@@ -114,20 +129,23 @@ def _ahead(m: Member) -> int:
     return min(m.size, OPEN_READAHEAD_BYTES) if m.name.endswith(SAFETENSORS_SUFFIX) else 0
 
 
-def _heads(members: list[Member], cd_offset: int) -> list[tuple[int, int]]:
-    """Round 2: each member's local header and the bytes of its data that opening reads. A member's data
-    starts where its size before the next member (or the directory) says, in the layout of spec §2.1;
-    otherwise, the header's fixed part and name only (the checks read the rest)."""
+def _heads(members: list[Member], cd_offset: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Round 2: each member's local header, then the bytes of its data that opening reads (the ranges of both
+    lists touch, so a source fetches a member's two in one request). A member's data starts where its size
+    before the next member (or the directory) says, in the layout of spec §2.1; otherwise, the header's fixed
+    part and name only (the checks read the rest)."""
     ordered = sorted(members, key=lambda m: m.header_offset)
     nexts = [m.header_offset for m in ordered[1:]] + [cd_offset]
-    out = []
+    headers, data = [], []
     for m, nxt in zip(ordered, nexts):
         fixed = m.header_offset + LOCAL_HEADER.size + len(m.name)
-        data = nxt - m.size
-        if not fixed <= data <= fixed + U16_MAX:
-            data = fixed
-        out.append((m.header_offset, data - m.header_offset + _ahead(m)))
-    return out
+        start = nxt - m.size
+        if not fixed <= start <= fixed + U16_MAX:
+            start = fixed
+        headers.append((m.header_offset, start - m.header_offset))
+        if _ahead(m):
+            data.append((start, _ahead(m)))
+    return headers, data
 
 
 def _header_rests(held: _Held, members: list[Member]) -> list[tuple[int, int]]:

@@ -23,9 +23,17 @@
 // The checks then find what they read already held; where the file is not as
 // its directory says, a read is one request of exactly its bytes, as without a
 // plan. The plan never decides anything about the file: every rule is the
-// checks'. Its bounds are those the Python module states.
+// checks'. Rounds 2 and 3 together ask for at most OPEN_READAHEAD_TOTAL_BYTES,
+// whatever the directory says: their ranges are taken in order, the local
+// headers first, each while it fits in what is left, and the others are left
+// to the checks' own reads. Its other bounds are those the Python module states.
 
-import { MAX_JSON_BYTES, MAX_SAFETENSORS_HEADER_BYTES, OPEN_READAHEAD_BYTES } from './limits.js';
+import {
+  MAX_JSON_BYTES,
+  MAX_SAFETENSORS_HEADER_BYTES,
+  OPEN_READAHEAD_BYTES,
+  OPEN_READAHEAD_TOTAL_BYTES,
+} from './limits.js';
 import { IDENTIFICATION_BYTES, U16_MAX, u64 } from './zipprofile.js';
 import { checkEndRecords, findEndRecord, readCentralRecord, readLocalHeader, readZip64EndRecords } from './zipread.js';
 
@@ -57,11 +65,11 @@ async function attempt(f, fallback) {
 }
 
 /**
- * Announces to `src` what §11.1 steps 1 to 8 read (see above); nothing when
- * `src` cannot hold bytes ahead (no `peek`: a local source) or its end records
- * are broken.
+ * Announces to `src` what §11.1 steps 1 to 8 read (see above), rounds 2 and 3
+ * within `budget` bytes; nothing when `src` cannot hold bytes ahead (no
+ * `peek`: a local source) or its end records are broken.
  */
-export async function prefetchOpening(src) {
+export async function prefetchOpening(src, budget = OPEN_READAHEAD_TOTAL_BYTES) {
   if (typeof src?.peek !== 'function' || typeof src.prefetch !== 'function') return;
   const h = held(src);
   const end = await attempt(async () => {
@@ -71,8 +79,23 @@ export async function prefetchOpening(src) {
   if (end === null) return;
   await src.prefetch([[end.cdOffset, end.cdSize]]);
   const members = await directory(h, end);
-  await src.prefetch([[0, IDENTIFICATION_BYTES], ...heads(members, end.cdOffset)]);
-  await src.prefetch(await headerRests(h, members));
+  const { headers, data } = heads(members, end.cdOffset);
+  const round2 = within([[0, IDENTIFICATION_BYTES], ...headers, ...data], budget);
+  await src.prefetch(round2.ranges);
+  await src.prefetch(within(await headerRests(h, members), round2.left).ranges);
+}
+
+/** The ranges, in order, each while it fits in what is left of `budget` bytes, and what is left. */
+function within(ranges, budget) {
+  const out = [];
+  let left = budget;
+  for (const [offset, length] of ranges) {
+    if (length <= left) {
+      out.push([offset, length]);
+      left -= length;
+    }
+  }
+  return { ranges: out, left };
 }
 
 /** The members of the central directory's records, up to the first broken one. */
@@ -98,20 +121,25 @@ function ahead(m) {
 }
 
 /**
- * Round 2: each member's local header and the bytes of its data that opening
- * reads. A member's data starts where its size before the next member (or the
- * directory) says, in the layout of §2.1; otherwise, the header's fixed part
- * and name only (the checks read the rest).
+ * Round 2: each member's local header, then the bytes of its data that
+ * opening reads (the ranges of both lists touch, so a source fetches a
+ * member's two in one request). A member's data starts where its size before
+ * the next member (or the directory) says, in the layout of §2.1; otherwise,
+ * the header's fixed part and name only (the checks read the rest).
  */
 function heads(members, cdOffset) {
   const ordered = [...members].sort((a, b) => a.headerOffset - b.headerOffset);
-  return ordered.map((m, i) => {
+  const headers = [];
+  const data = [];
+  ordered.forEach((m, i) => {
     const next = i + 1 < ordered.length ? ordered[i + 1].headerOffset : cdOffset;
     const fixed = m.headerOffset + LOCAL_HEADER_SIZE + m.nameBytes.length;
-    let data = next - m.size;
-    if (!(fixed <= data && data <= fixed + U16_MAX)) data = fixed;
-    return [m.headerOffset, data - m.headerOffset + ahead(m)];
+    let start = next - m.size;
+    if (!(fixed <= start && start <= fixed + U16_MAX)) start = fixed;
+    headers.push([m.headerOffset, start - m.headerOffset]);
+    if (ahead(m) > 0) data.push([start, ahead(m)]);
   });
+  return { headers, data };
 }
 
 /**

@@ -9,7 +9,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { open, RlarchiveError } from '../src/index.js';
-import { TAIL_BYTES } from '../src/sources.js';
+import { OPEN_READAHEAD_TOTAL_BYTES } from '../src/limits.js';
+import { prefetchOpening } from '../src/read_plan.js';
+import { HttpSource, TAIL_BYTES } from '../src/sources.js';
 import { archive, bytesOf } from './helpers/build.mjs';
 import { serve } from './helpers/server.mjs';
 
@@ -157,6 +159,47 @@ test('a file replaced between requests is an IO_ERROR', async () => {
       (e) => e instanceof RlarchiveError && e.code === 'IO_ERROR' && /changed size/.test(e.message),
     );
     await again.close();
+  } finally {
+    await srv.close();
+  }
+});
+
+test('the read-ahead of opening is bounded', async () => {
+  // Past the directory, opening announces at most its budget of bytes,
+  // whatever the directory says (a member's extent, a JSON member's size, a
+  // safetensors header's length): the ranges that do not fit are left to the
+  // checks' own reads.
+  const tensors = {};
+  for (let i = 0; i < 12; i++)
+    tensors[`g${String(i).padStart(2, '0')}`] = { w: f32(new Float32Array(5000).fill(i), [5000]) };
+  const body = build(tensors);
+  assert.ok(body.length > TAIL_BYTES + 150_000);
+  const srv = await serve({ '/a': body });
+  try {
+    const wanted = [];
+    for (const budget of [30_000, OPEN_READAHEAD_TOTAL_BYTES]) {
+      const inner = await HttpSource.open(srv.url('/a'));
+      const announced = [];
+      const src = {
+        size: inner.size,
+        read: (o, n) => inner.read(o, n),
+        peek: (o, n) => inner.peek(o, n),
+        prefetch: async (ranges) => {
+          announced.push(ranges);
+          await inner.prefetch(ranges);
+        },
+      };
+      await prefetchOpening(src, budget);
+      const later = announced.slice(1).flatMap((ranges) => ranges.map(([, n]) => n));
+      const total = later.reduce((a, n) => a + n, 0);
+      assert.ok(later.length > 0 && total <= budget, JSON.stringify(announced));
+      wanted.push(total);
+      await inner.close();
+    }
+    assert.ok(wanted[0] < 30_000 && 30_000 < wanted[1], 'the small budget left ranges out');
+    const ar = await open(srv.url('/a'));
+    assert.equal((await ar.tensor('g07', 'w')).data[0], 7);
+    await ar.close();
   } finally {
     await srv.close();
   }

@@ -7,6 +7,7 @@ identification, the local headers, data.json and the safetensors header), and th
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Iterable
 
 import numpy as np
 import pytest
@@ -14,7 +15,9 @@ from remote_servers import serve
 
 import rlarchive
 from rlarchive.errors import RlarchiveError
-from rlarchive.sources import TAIL_BYTES
+from rlarchive.limits import OPEN_READAHEAD_TOTAL_BYTES
+from rlarchive.read_plan import prefetch_opening
+from rlarchive.sources import TAIL_BYTES, Source, open_source
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp", reason="http(s) URLs need aiohttp (the http extra)")
@@ -121,3 +124,43 @@ def test_a_file_replaced_between_requests_is_an_io_error(large):
             with pytest.raises(RlarchiveError) as ei:
                 ar.tensor("policy", "b.bias")
             assert ei.value.code == "IO_ERROR" and "changed size" in ei.value.message
+
+
+class _Recording(Source):
+    """A source that lists the ranges announced to it (``announced``: one list per call of ``prefetch``)
+    and passes everything on to ``inner``."""
+
+    def __init__(self, inner: Source) -> None:
+        super().__init__(inner.size)
+        self.inner = inner
+        self.announced: list[list[tuple[int, int]]] = []
+
+    def _read(self, offset: int, length: int) -> bytes:
+        return self.inner.read(offset, length)
+
+    def peek(self, offset: int, length: int) -> bytes | None:
+        return self.inner.peek(offset, length)
+
+    def prefetch(self, ranges: Iterable[tuple[int, int]]) -> None:
+        self.announced.append(list(ranges))
+        self.inner.prefetch(self.announced[-1])
+
+
+def test_the_read_ahead_of_opening_is_bounded(tmp_path):
+    """Past the directory, opening announces at most its budget of bytes, whatever the directory says (a
+    member's extent, a JSON member's size, a safetensors header's length): the ranges that do not fit are left
+    to the checks' own reads."""
+    body = _archive(tmp_path, {f"g{i:02}": {"w": np.full(5000, i, np.float32)} for i in range(12)})
+    assert len(body) > TAIL_BYTES + 150_000
+    with serve(body) as (url, h):
+        wanted = []
+        for budget in (30_000, OPEN_READAHEAD_TOTAL_BYTES):
+            with open_source(url) as inner:
+                src = _Recording(inner)
+                prefetch_opening(src, budget)
+                later = [n for ranges in src.announced[1:] for _, n in ranges]
+                assert later and sum(later) <= budget, src.announced
+                wanted.append(sum(later))
+        assert wanted[0] < 30_000 < wanted[1], "the small budget left ranges out"
+        with rlarchive.open(url, spaces="neutral") as ar:
+            assert ar.tensor("g07", "w")[0] == 7
