@@ -104,9 +104,9 @@ test-fast: setup setup-browser
 	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_FAST_STAGES)
 
 # pytest-xdist (the test extra) runs the Python tests in TEST_WORKERS processes (auto: one per core); the
-# tests that share a costly module fixture are kept in one process (xdist_group, --dist loadgroup)
+# tests of one file run in one process, in order (--dist loadfile): a module fixture is made once
 TEST_WORKERS ?= auto
-PYTEST = $(PY) -m pytest -q $(shell $(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadgroup")
+PYTEST = $(PY) -m pytest -q $(shell $(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile")
 junit = $(if $(REPORTS),--junitxml=$(REPORTS)/$(1).xml)
 
 # Node first: some Python tests run the JavaScript reader

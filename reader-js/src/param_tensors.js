@@ -92,7 +92,7 @@ function checkGroup(byId, g, ptr, seen, policy) {
  * @param {Map<string, any>} optimizers data.json's `optimizers` (a json.js tree, through step 7)
  * @param {Map<string, {shape: number[]}>|null} policy the tensors of the group `policy` (empty when there is
  *   none), or null when its member failed at step 8: then only the rules on the names themselves are checked
- * @returns {import('./errors.js').RlarchiveError|null}
+ * @returns {RlarchiveError|null}
  */
 export function checkParamTensors(optimizers, policy) {
   for (const [name, opt] of optimizers) {
