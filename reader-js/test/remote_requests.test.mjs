@@ -204,3 +204,23 @@ test('the read-ahead of opening is bounded', async () => {
     await srv.close();
   }
 });
+
+test('a page reading from another origin asks for the start of the file first', async () => {
+  // A suffix range is not a header a browser sends to another origin without
+  // asking the server first (a CORS preflight request): there the first
+  // request is for the start of the file, the second for its end.
+  const srv = await serve({ '/a': large });
+  const had = Object.getOwnPropertyDescriptor(globalThis, 'location');
+  globalThis.location = { origin: 'http://elsewhere.example', href: 'http://elsewhere.example/page' };
+  try {
+    await openAndRead(srv.url('/a'));
+    const { asked, requests } = srv.stats;
+    const n = large.length;
+    assert.deepEqual(asked.slice(0, 2), [`GET bytes=0-${TAIL_BYTES - 1}`, `GET bytes=${n - TAIL_BYTES}-${n - 1}`]);
+    assert.equal(requests, 3, `the start (the safetensors header with it), the end, the tensor: ${asked}`);
+  } finally {
+    if (had) Object.defineProperty(globalThis, 'location', had);
+    else delete globalThis.location;
+    await srv.close();
+  }
+});
