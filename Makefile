@@ -226,6 +226,7 @@ peers: peers-fetch
 bench: setup-python
 	$(PY) tests/bench/bench.py $(BENCH_ARGS)
 	$(PY) tests/bench/bench_replay_buffer.py $(BENCH_ARGS)
+	$(PY) tests/bench/bench_open.py $(BENCH_ARGS)
 	$(PY) tests/bench/bench_sb3_load.py
 	$(PY) tests/bench/bench_policy.py
 

@@ -137,6 +137,9 @@ export interface Source {
   readonly size: number;
   read(offset: number, length: number): Promise<Uint8Array>;
   close?(): Promise<void>;
+  /** A source that reads by request may hold bytes ahead: `peek` gives them (or null), `prefetch` fetches ranges about to be read; opening uses both when both are there. */
+  peek?(offset: number, length: number): Uint8Array | null;
+  prefetch?(ranges: Array<[number, number]>): Promise<void>;
 }
 
 /** What open() accepts: bytes, a Blob or File, an http(s) URL, a file path or file: URL (Node), or a Source. */
@@ -650,6 +653,10 @@ export class HttpSource implements Source {
   readonly timeout: number;
   readonly minRate: number;
   read(offset: number, length: number): Promise<Uint8Array>;
+  /** The bytes at `offset` when already fetched (the end of the file, what was fetched ahead), else null; never a request. */
+  peek(offset: number, length: number): Uint8Array | null;
+  /** Fetches ahead, in as few requests as the plan allows, the ranges `[offset, length]` about to be read. */
+  prefetch(ranges: Array<[number, number]>): Promise<void>;
 }
 
 export namespace limits {
@@ -667,4 +674,6 @@ export namespace limits {
   const SLICE_MAX_REQUESTS: number;
   const SLICE_REQUEST_BYTES: number;
   const SLICE_OVERREAD_BYTES: number;
+  const OPEN_READAHEAD_BYTES: number;
+  const OPEN_READAHEAD_TOTAL_BYTES: number;
 }

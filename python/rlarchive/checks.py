@@ -47,6 +47,7 @@ from .errors import RlarchiveError, esc
 from .extensions import SUPPORTED, read_document
 from .limits import MAX_JSON_BYTES
 from .manifest import Manifest
+from .read_plan import prefetch_opening
 from .sources import Source
 from .tensors import TensorInfo, TensorPass, check_reference, entry_pointer, read_group, view_numpy
 from .values import Checker, Ref
@@ -185,8 +186,10 @@ def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
 
 
 def identify(state: CheckState) -> CheckState:
-    """Step 1, identification (spec §3): the 45 bytes at offset 26, in a file of at least 67 bytes."""
+    """Step 1, identification (spec §3): the 45 bytes at offset 26, in a file of at least 67 bytes.
+    A remote source is first told what steps 1-8 will read (:func:`rlarchive.read_plan.prefetch_opening`)."""
     src = state.source
+    prefetch_opening(src)
     head = src.read(0, min(src.size, IDENT_END))
     if len(head) < IDENT_END or head[:4] != SIG_LOCAL or head[26:IDENT_END] != IDENTIFICATION:
         raise RlarchiveError(

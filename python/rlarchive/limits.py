@@ -17,6 +17,8 @@ __all__ = [
     "SLICE_MAX_REQUESTS",
     "SLICE_REQUEST_BYTES",
     "SLICE_OVERREAD_BYTES",
+    "OPEN_READAHEAD_BYTES",
+    "OPEN_READAHEAD_TOTAL_BYTES",
 ]
 
 from .tables import (  # noqa: F401  (re-exported)
@@ -32,6 +34,8 @@ from .tables import (  # noqa: F401  (re-exported)
     MAX_NDIM,
     MAX_REPLAY_N_STEPS,
     MAX_SAFETENSORS_HEADER_BYTES,
+    OPEN_READAHEAD_BYTES,
+    OPEN_READAHEAD_TOTAL_BYTES,
     SLICE_MAX_REQUESTS,
     SLICE_OVERREAD_BYTES,
     SLICE_REQUEST_BYTES,

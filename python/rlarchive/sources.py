@@ -13,9 +13,10 @@ bytes cannot be had. Implementations:
   without a copy (``in_memory``, ``view()``).
 - :class:`FileObjectSource`: a seekable binary file object.
 - :class:`FsspecSource`: a URL (``http(s)://``, ``s3://``, ``hf://``,
-  ``memory://``...) through fsspec, with range reads and no block cache;
-  needs the ``fsspec`` extra (``http`` for http(s) URLs, ``hf`` for the
-  Hugging Face Hub's ``hf://``).
+  ``memory://``...) through fsspec, with range reads: it fetches the end of
+  the file when opened, and ahead of its reads the ranges a reader announces
+  (:meth:`Source.prefetch`); needs the ``fsspec`` extra (``http`` for
+  http(s) URLs, ``hf`` for the Hugging Face Hub's ``hf://``).
 
 :func:`open_source` picks one for what the caller gives.
 
@@ -39,10 +40,14 @@ import stat
 import threading
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO, Union
 
 from .errors import RlarchiveError
+from .http_range import Answer, get_range
+from .range_cache import RangeCache
+from .range_plan import read_ahead_plan
+from .zipprofile import EOCD_SEARCH, ZIP64_EOCD_RECORD, ZIP64_LOCATOR
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -50,6 +55,11 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 DEFAULT_TIMEOUT = 30.0
 #: Bytes per second: a request for ``n`` bytes of an http(s) URL has ``timeout + n / DEFAULT_MIN_RATE`` seconds in all (spec §11.4).
 DEFAULT_MIN_RATE = 65536.0
+
+#: Bytes a remote source fetches from the end of the file when it is opened: the end records, with the
+#: longest comment they may have and the ZIP64 records before them (spec §2.1, §2.6), and with them the
+#: central directory and the last members of most archives (spec §12 puts ``manifest.json`` last).
+TAIL_BYTES = EOCD_SEARCH + ZIP64_LOCATOR.size + ZIP64_EOCD_RECORD.size
 
 #: what :func:`open_source` accepts (any other object with the buffer protocol is taken as bytes)
 SourceInput = Union["Source", str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
@@ -138,6 +148,15 @@ class Source:
 
     def _read(self, offset: int, length: int) -> bytes:
         raise NotImplementedError
+
+    def peek(self, offset: int, length: int) -> bytes | None:
+        """The ``length`` bytes at ``offset`` when the source holds them without reading (a remote
+        source's fetched ranges), else None; never a request, never counted as a read."""
+        return None
+
+    def prefetch(self, ranges: Iterable[tuple[int, int]]) -> None:
+        """Says that the ranges ``(offset, length)`` are about to be read: a source that reads by request
+        fetches them ahead, in as few requests as its plan allows, and keeps them; others do nothing."""
 
     def fileno(self) -> int:
         """The file descriptor to memory-map (only when ``mappable``)."""
@@ -307,9 +326,18 @@ _EXTRAS = {"http": "http", "https": "http", "hf": "hf"}
 class FsspecSource(Source):
     """A URL read through fsspec (``http(s)://``, ``s3://``, ``gs://``,
     ``hf://`` (the Hugging Face Hub, through ``huggingface_hub``),
-    ``memory://``...): each read is one range request of exactly the bytes
-    asked for (no block cache, no read-ahead). ``storage_options`` go to the
-    file system (credentials, headers).
+    ``memory://``...). ``storage_options`` go to the file system (credentials, headers).
+
+    Opening fetches the last :data:`TAIL_BYTES` of the file (the whole file
+    when it is no larger): for an http(s) URL in one request, a suffix range
+    whose answer also gives the file's size (no HEAD request; a server that
+    does not take suffix ranges costs one request more). A reader then
+    announces the ranges it is about to read (:meth:`prefetch`), which are
+    fetched by the plan of :func:`rlarchive.range_plan.read_ahead_plan` and
+    kept; every other read is one request of exactly the bytes asked for.
+    An answer whose ``ETag`` differs from an earlier one's (the file was
+    replaced between two requests) is ``IO_ERROR``, as is a change of size.
+    ``requests`` and ``bytes_fetched`` count the traffic.
 
     For an http(s) URL, ``timeout`` (seconds) and ``min_rate`` (bytes per
     second) bound every request as the module's description says (defaults
@@ -325,6 +353,13 @@ class FsspecSource(Source):
         min_rate: float | None = None,
     ) -> None:
         self.timeout, self.min_rate = _deadlines(timeout, min_rate)
+        super().__init__(0)
+        self.url = url
+        self.requests = 0
+        self.bytes_fetched = 0
+        self._etag: str | None = None  # the version of the file the first answer that names one names
+        self._lock = threading.Lock()
+        self._http = url.split(":", 1)[0].lower() in ("http", "https")
         try:
             import fsspec
             import fsspec.core
@@ -332,42 +367,45 @@ class FsspecSource(Source):
             raise _io_error(
                 f"cannot open {url}: reading URLs needs fsspec (pip install 'rlarchive[fsspec]', or 'rlarchive[http]' for http(s))"
             ) from None
-        self.url = url
-        options = dict(storage_options or {})
-        self._http = url.split(":", 1)[0].lower() in ("http", "https")
         try:
+            self._fs, self._path = fsspec.core.url_to_fs(url, **dict(storage_options or {}))
             if self._http:
-                options["timeout"] = self._client_timeout(0)
-            fs, path = fsspec.core.url_to_fs(url, **options)
-            if self._http:  # a HEAD request, then a GET when it tells no size: one deadline for both
-                import fsspec.asyn
-
-                info = fsspec.asyn.sync(fs.loop, fs._info, path, timeout=self.timeout)
+                tail = self._open_http()
             else:
-                info = fs.info(path)
-            if info.get("type", "file") != "file":
-                raise _io_error(f"cannot open {url}: not a file")
-            size = info.get("size")
-            if size is None:
-                size = fs.size(path)
-            if not isinstance(size, int) or size < 0:
-                raise _io_error(f"cannot open {url}: its size is unknown")
-            self._f = fs.open(
-                path, "rb", block_size=1 << 20, cache_type="none", **({"size": size} if self._http else {})
-            )
-        except RlarchiveError:
-            raise
-        except ImportError as e:
-            detail = f"the package {e.name} is missing" if getattr(e, "name", None) else _reason(e)
-            extra = _EXTRAS.get(url.split(":", 1)[0].lower())
-            hint = f"pip install 'rlarchive[{extra}]'" if extra else "for http(s) URLs: pip install 'rlarchive[http]'"
-            raise _io_error(f"cannot open {url}: {detail} ({hint})") from None
+                tail = self._open_file()
         except Exception as e:  # noqa: BLE001 - file systems raise their own types; all become IO_ERROR
-            if _timed_out(e):
-                raise self._timeout_error("cannot open") from None
-            raise _io_error(f"cannot open {url}: {_reason(e)}") from None
-        super().__init__(size)
-        self._lock = threading.Lock()
+            raise self._failure(e, "cannot open") from None
+        self._cache = RangeCache(self.size)
+        self._cache.add(*tail)
+
+    def _open_file(self) -> tuple[int, bytes]:
+        """The size from the file system's ``info``, the file opened, and its last bytes."""
+        info = self._fs.info(self._path)
+        if info.get("type", "file") != "file":
+            raise _io_error(f"cannot open {self.url}: not a file")
+        size = info.get("size")
+        if size is None:
+            size = self._fs.size(self._path)
+        if not isinstance(size, int) or size < 0:
+            raise _io_error(f"cannot open {self.url}: its size is unknown")
+        self.size = size
+        self._f = self._fs.open(self._path, "rb", block_size=1 << 20, cache_type="none")
+        start = max(0, size - TAIL_BYTES)
+        return start, self._fetch(start, size - start)
+
+    def _open_http(self) -> tuple[int, bytes]:
+        """The size and the last bytes of the file, from a suffix range request (spec §11.4)."""
+        answer = self._get(f"bytes=-{TAIL_BYTES}", TAIL_BYTES)
+        if answer.total is None:
+            raise _io_error(f"cannot open {self.url}: the server tells neither a range nor the file's size")
+        self.size = answer.total
+        if answer.body is not None and answer.start + len(answer.body) == answer.total:
+            return answer.start, answer.body  # the end of the file, or all of it
+        if answer.status == 206:
+            raise _io_error(f"cannot open {self.url}: the server sent a range other than the end of the file")
+        # 416 (a server that takes no suffix range, or an empty file) or a whole file larger than asked for
+        start = max(0, self.size - TAIL_BYTES)
+        return start, self._fetch(start, self.size - start)
 
     def _client_timeout(self, length: int) -> Any:
         """The aiohttp time-outs of a request for ``length`` bytes (spec §11.4)."""
@@ -377,33 +415,94 @@ class FsspecSource(Source):
             total=self.timeout + length / self.min_rate, sock_connect=self.timeout, sock_read=self.timeout
         )
 
-    def _timeout_error(self, what: str, length: int = 0) -> RlarchiveError:
-        """``IO_TIMEOUT`` for a request of ``length`` bytes (without a location, as spec §11.2 says)."""
-        return RlarchiveError(
-            "IO_TIMEOUT",
-            f"{what} {self.url}: no byte for {self.timeout:g} s, or the request took more than "
-            f"{self.timeout + length / self.min_rate:g} s (timeout {self.timeout:g} s, minimum rate {self.min_rate:g} bytes/s)",
-        )
+    def _get(self, range_value: str, asked: int) -> Answer:
+        """One request of an http(s) URL, through the aiohttp session of fsspec's file system."""
+        import fsspec.asyn
+
+        fs = self._fs
+
+        async def request() -> Answer:
+            session = await fs.set_session()
+            options = dict(fs.kwargs)
+            headers = dict(options.pop("headers", None) or {})
+            options.pop("timeout", None)
+            url = fs.encode_url(self._path) if hasattr(fs, "encode_url") else self._path
+            return await get_range(session, url, range_value, asked, self._client_timeout(asked), headers, options)
+
+        self.requests += 1
+        answer: Answer = fsspec.asyn.sync(fs.loop, request)
+        self.bytes_fetched += len(answer.body or b"")
+        if answer.etag is not None and self._etag is not None and answer.etag != self._etag:
+            raise _io_error(f"{self.url} changed while being read (an answer names another ETag)")
+        self._etag = self._etag or answer.etag
+        return answer
+
+    def _fetch(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` in one request."""
+        if not self._http:
+            self.requests += 1
+            self._f.seek(offset)
+            data = _read_exactly(self._f.read, length, offset)
+            self.bytes_fetched += len(data)
+            return data
+        answer = self._get(f"bytes={offset}-{offset + length - 1}", length)
+        if answer.status == 206 and answer.body is not None:
+            if answer.total != self.size:
+                raise _io_error(f"{self.url} changed size while being read", offset)
+            if answer.start == offset and len(answer.body) == length:
+                return answer.body
+        elif answer.status == 200 and answer.body is not None and len(answer.body) == self.size:
+            return answer.body[offset : offset + length]  # a small file from a server that ignores Range
+        elif answer.status == 200:
+            raise _io_error(f"{self.url}: the server does not honour Range requests (it sends the whole file)", offset)
+        raise _io_error(f"{self.url}: the server sent a range other than the one asked for", offset)
+
+    def _failure(self, e: BaseException, what: str, length: int = 0, offset: int | None = None) -> RlarchiveError:
+        """The error for ``e``, raised by a file system or a request (``IO_TIMEOUT`` without a location, as
+        spec §11.2 says; ``IO_ERROR`` otherwise)."""
+        if isinstance(e, RlarchiveError):
+            return e
+        if _timed_out(e):
+            return RlarchiveError(
+                "IO_TIMEOUT",
+                f"{what} {self.url}: no byte for {self.timeout:g} s, or the request took more than "
+                f"{self.timeout + length / self.min_rate:g} s (timeout {self.timeout:g} s, minimum rate {self.min_rate:g} bytes/s)",
+            )
+        if isinstance(e, ImportError):
+            detail = f"the package {e.name} is missing" if getattr(e, "name", None) else _reason(e)
+            extra = _EXTRAS.get(self.url.split(":", 1)[0].lower())
+            hint = f"pip install 'rlarchive[{extra}]'" if extra else "for http(s) URLs: pip install 'rlarchive[http]'"
+            return _io_error(f"{what} {self.url}: {detail} ({hint})")
+        return _io_error(f"{what} {self.url}: {_reason(e)}", offset)
+
+    def peek(self, offset: int, length: int) -> bytes | None:
+        with self._lock:
+            return self._cache.get(offset, length)
+
+    def prefetch(self, ranges: Iterable[tuple[int, int]]) -> None:
+        with self._lock:
+            for offset, length in read_ahead_plan(self._cache.missing(ranges)):
+                try:
+                    self._cache.add(offset, self._fetch(offset, length))
+                except Exception as e:  # noqa: BLE001 - as in __init__
+                    raise self._failure(e, "cannot read", length, offset) from None
 
     def _read(self, offset: int, length: int) -> bytes:
-        try:
-            with self._lock:
-                request = getattr(self._f, "kwargs", None)
-                if self._http and isinstance(request, dict):  # fsspec's HTTPFile passes these to each request
-                    request["timeout"] = self._client_timeout(length)
-                self._f.seek(offset)
-                return _read_exactly(self._f.read, length, offset)
-        except RlarchiveError:
-            raise
-        except Exception as e:  # noqa: BLE001 - as above
-            if _timed_out(e):
-                raise self._timeout_error("cannot read", length) from None
-            raise _io_error(f"cannot read {self.url}: {_reason(e)}", offset) from None
+        with self._lock:
+            held = self._cache.get(offset, length)
+            if held is not None:
+                return held
+            try:
+                return self._fetch(offset, length)
+            except Exception as e:  # noqa: BLE001 - as in __init__
+                raise self._failure(e, "cannot read", length, offset) from None
 
     def close(self) -> None:
         super().close()
+        self._cache = RangeCache(0)
         try:
-            self._f.close()
+            if not self._http:
+                self._f.close()
         except Exception:  # noqa: BLE001 - nothing left to release
             pass
 

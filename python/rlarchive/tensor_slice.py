@@ -1,8 +1,8 @@
 """The tensor API in safetensors' conventions: framework names (``"np"``/``"numpy"``, ``"pt"``/``"torch"``),
 a torch ``device``, and partial reads of one tensor (:class:`TensorSlice`, like safetensors' ``get_slice``).
 
-A slice reads only byte ranges of its tensor, planned by :func:`plan_ranges` as spec §11.4 says: the
-selected elements form runs of consecutive bytes; runs are joined across gaps of at most
+A slice reads only byte ranges of its tensor, planned by :func:`rlarchive.range_plan.plan_ranges` as
+spec §11.4 says: the selected elements form runs of consecutive bytes; runs are joined across gaps of at most
 ``SLICE_REQUEST_BYTES``, smallest gap first, as many as it takes to stay within
 ``max(SLICE_MAX_REQUESTS, ceil(selected / SLICE_REQUEST_BYTES))`` requests, then more while those
 further gaps total at most ``max(selected, SLICE_OVERREAD_BYTES)`` bytes. Both the number of requests
@@ -21,7 +21,8 @@ import numpy as np
 
 from .dtypes import DTYPES, numpy_view_dtype
 from .errors import RlarchiveError
-from .limits import SLICE_MAX_REQUESTS, SLICE_OVERREAD_BYTES, SLICE_REQUEST_BYTES
+from .limits import SLICE_OVERREAD_BYTES
+from .range_plan import plan_ranges, request_budget
 from .tensors import RawTensor, TensorInfo
 
 #: Accepted framework names, safetensors' short ones included, and what each means.
@@ -87,32 +88,6 @@ def _selection(key: Any, shape: tuple[Any, ...]) -> tuple[list[np.ndarray], list
         indices.append(np.array([i % n], dtype=np.int64))
         integer.append(True)
     return indices, integer
-
-
-def request_budget(selected: int) -> int:
-    """The requests a partial read of ``selected`` bytes may make (spec §11.4)."""
-    return max(SLICE_MAX_REQUESTS, -(-selected // SLICE_REQUEST_BYTES))
-
-
-def plan_ranges(
-    lo: np.ndarray, hi: np.ndarray, max_requests: int | None, overread: int, max_gap: int = SLICE_REQUEST_BYTES
-) -> tuple[np.ndarray, np.ndarray]:
-    """The byte ranges that read the runs ``[lo[i], hi[i])`` (sorted, disjoint, not touching): runs joined
-    across gaps of at most ``max_gap`` bytes, smallest gap first (the earlier of equal ones first): as many as
-    it takes for at most ``max_requests`` ranges (None: no bound) or until no such gap is left, then more
-    while the gaps joined beyond those total at most ``overread`` bytes (spec §11.4)."""
-    gaps = lo[1:] - hi[:-1]
-    order = np.argsort(gaps, kind="stable")
-    total = np.cumsum(gaps[order])
-    joinable = int(np.searchsorted(gaps[order], max_gap, side="right"))
-    needed = 0 if max_requests is None else min(max(0, len(lo) - max_requests), joinable)
-    forced = int(total[needed - 1]) if needed else 0  # the least a plan within the bounds reads beyond the runs
-    joined = max(needed, min(joinable, int(np.searchsorted(total, forced + overread, side="right"))))
-    join = np.zeros(len(gaps), dtype=bool)
-    join[order[:joined]] = True
-    first = np.flatnonzero(np.concatenate([[True], ~join]))
-    last = np.append(first[1:], len(lo)) - 1
-    return lo[first], hi[last]
 
 
 class TensorSlice:

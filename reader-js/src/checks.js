@@ -32,6 +32,7 @@ import { checkReference, entryPointer, groupOf, readSafetensorsHeader } from './
 import { getSchema } from './schemas.js';
 import { readDocument, SUPPORTED } from './extensions/index.js';
 import { checkParamTensors, POLICY_GROUP } from './param_tensors.js';
+import { prefetchOpening } from './read_plan.js';
 
 const EMPTY = Object.freeze([]);
 const FIXED = ['mimetype', 'manifest.json', 'data.json'];
@@ -89,8 +90,12 @@ async function caught(check) {
   }
 }
 
-/** Step 1 (§3): the 45 identification bytes of a file of at least 67 bytes. */
+/**
+ * Step 1 (§3): the 45 identification bytes of a file of at least 67 bytes. A
+ * remote source is first told what steps 1 to 8 will read (read_plan.js).
+ */
 export async function identify(state) {
+  await prefetchOpening(state.source);
   await checkIdentification(state.source);
   return next(state, {});
 }

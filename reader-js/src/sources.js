@@ -3,7 +3,10 @@
 //
 // A source has `size` (bytes), `inMemory` (true when `read` returns views of
 // bytes the caller already holds) and `async read(offset, length)` returning a
-// Uint8Array of exactly `length` bytes; `close()` releases it.
+// Uint8Array of exactly `length` bytes; `close()` releases it. A remote source
+// (HttpSource) also has `peek(offset, length)`, the bytes it holds without a
+// request (or null), and `async prefetch(ranges)`, which fetches ahead the
+// ranges a reader is about to read (read_plan.js).
 //
 // Deadlines (spec §11.4): every HTTP request fails with IO_TIMEOUT when its
 // response or its next bytes take more than `timeout` milliseconds (default
@@ -12,10 +15,11 @@
 // default DEFAULT_MIN_RATE). A body that ends before, or runs past, the bytes
 // its headers announce is IO_ERROR at once.
 
-import { fail, errorText, RlarchiveError } from './errors.js';
+import { RlarchiveError } from './errors.js';
+import { getRange, ioError } from './http_range.js';
+import { RangeCache } from './range_cache.js';
+import { readAheadPlan } from './range_plan.js';
 import { importBuiltin } from './runtime.js';
-
-const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
 
 /** Milliseconds an HTTP request may wait for its response or its next bytes (spec §11.4). */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -112,133 +116,49 @@ export class FileSource {
   }
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1; // the longest delay setTimeout takes
+/**
+ * Bytes a remote source fetches from the end of the file when it is opened:
+ * the end records, with the longest comment they may have and the ZIP64
+ * records before them (§2.1, §2.6), and with them the central directory and the
+ * last members of most archives (§12 puts manifest.json last).
+ */
+export const TAIL_BYTES = 65557 + 20 + 56;
 
 /**
- * The two deadlines of one request (spec §11.4): `idle` ms without progress,
- * and `idle` plus the bytes asked for at `minRate` in all. `signal` aborts the
- * fetch; `race(p)` settles with `p` or rejects when a deadline passes (even for
- * a fetch that ignores its signal); `expired` says which passed.
+ * Whether the first request may be a suffix range (`bytes=-n`): not from a web
+ * page or worker to another origin, where the browser would first ask the
+ * server whether it may send one (a CORS preflight request, which a server that
+ * allows plain range requests may refuse); there it asks for the start of the
+ * file instead.
  */
-class Deadline {
-  constructor(idle, minRate, bytes) {
-    this.idleMs = idle;
-    this.minRate = minRate;
-    this.start = Date.now();
-    this.bytes = 0;
-    this.totalTimer = null;
-    this.expired = null;
-    this.controller = new AbortController();
-    this.signal = this.controller.signal;
-    let reject;
-    this.passed = new Promise((_, r) => {
-      reject = r;
-    });
-    this.passed.catch(() => {});
-    const expire = (why) => {
-      if (this.expired) return;
-      this.expired = why;
-      reject(new Error(why));
-      this.controller.abort();
-    };
-    this.expire = expire;
-    this.idleTimer = null;
-    this.allow(bytes);
-    this.progress();
-  }
-  /** The request may bring `bytes` (more than asked for: a server that sends the whole file): its total deadline grows to match. */
-  allow(bytes) {
-    if (bytes <= this.bytes || this.expired) return;
-    this.bytes = bytes;
-    clearTimeout(this.totalTimer);
-    const total = this.idleMs + (bytes / this.minRate) * 1000;
-    const ms = Math.min(Math.max(0, total - (Date.now() - this.start)), MAX_TIMER_MS);
-    this.totalTimer = setTimeout(
-      () =>
-        this.expire(
-          `the request took more than ${Math.round(total)} ms (timeout ${this.idleMs} ms plus ${bytes} bytes at ${this.minRate} bytes/s)`,
-        ),
-      ms,
-    );
-  }
-  /** Bytes (or the response) came: the idle deadline starts again. */
-  progress() {
-    clearTimeout(this.idleTimer);
-    if (!this.expired)
-      this.idleTimer = setTimeout(
-        () => this.expire(`nothing came for ${this.idleMs} ms`),
-        Math.min(this.idleMs, MAX_TIMER_MS),
-      );
-  }
-  race(promise) {
-    return Promise.race([promise, this.passed]);
-  }
-  clear() {
-    clearTimeout(this.totalTimer);
-    clearTimeout(this.idleTimer);
-  }
-}
-
-/** The Content-Length header as a number, or null (absent, or compressed, or not a number). */
-function contentLength(headers) {
-  const text = headers.get('content-length');
-  const enc = headers.get('content-encoding');
-  if (text === null || (enc && enc.toLowerCase() !== 'identity') || !/^\d+$/.test(text.trim())) return null;
-  return Number(text.trim());
-}
-
-/**
- * The body of `res`: read chunk by chunk (each one restarts the idle deadline),
- * never more than `expected` bytes when that is known, and an error at once
- * when the body ends before them.
- */
-async function readBody(res, expected, deadline) {
-  const reader = typeof res.body?.getReader === 'function' ? res.body.getReader() : null;
-  if (!reader) {
-    const bytes = new Uint8Array(await deadline.race(res.arrayBuffer()));
-    if (expected !== null && bytes.length !== expected)
-      throw ioError(`the body has ${bytes.length} bytes, not the ${expected} announced`);
-    return bytes;
-  }
-  const chunks = [];
-  let got = 0;
+function suffixAllowed(url) {
+  let here;
   try {
-    for (;;) {
-      const { done, value } = await deadline.race(reader.read());
-      if (done) break;
-      if (!(value instanceof Uint8Array)) throw ioError('the response body is not bytes');
-      deadline.progress();
-      got += value.length;
-      deadline.allow(got); // a body of unknown length: at least the minimum rate
-      if (expected !== null && got > expected) throw ioError(`the body runs past the ${expected} bytes announced`);
-      chunks.push(value);
-    }
-  } finally {
-    if (deadline.expired || (expected !== null && got !== expected)) reader.cancel().catch(() => {});
+    here = globalThis.location?.origin;
+  } catch {
+    return true; // a runtime whose `location` is not set (Deno without --location)
   }
-  if (expected !== null && got !== expected)
-    throw ioError(`the body ended after ${got} of the ${expected} bytes announced`);
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(got);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
+  if (typeof here !== 'string' || here === 'null') return true;
+  try {
+    return new URL(url, globalThis.location.href).origin === here;
+  } catch {
+    return false;
   }
-  return out;
 }
 
-const HEAD_BYTES = 65536;
-const TAIL_BYTES = 65557 + 98; // the EOCD search region, plus the ZIP64 end records before it
-const READAHEAD = 16384;
-const CACHE_LIMIT = 1 << 20; // reads larger than this are not kept
-
 /**
- * An HTTP(S) resource read with Range requests. Opening fetches the first
- * 64 KiB and the last 64 KiB; later small reads fetch 16 KiB at least and are
- * cached, large reads (tensors) fetch exactly their range.
- * `bytesFetched` and `requests` count the traffic; `bytesRead` the bytes
- * returned by `read`, as every source of this module does.
+ * An HTTP(S) resource read with Range requests (http_range.js). Opening
+ * fetches the last TAIL_BYTES of the file in one request, a suffix range whose
+ * answer also gives the file's size (a server that does not take suffix ranges,
+ * or a page reading from another origin, costs one request more). A reader
+ * then announces the ranges it is about to read (`prefetch`), which are
+ * fetched by the plan of range_plan.js and kept; every other read is one
+ * request of exactly the bytes asked for. A server that ignores Range sends
+ * the whole file, which is kept. An answer whose ETag differs from an earlier
+ * one's (the file was replaced between two requests) is IO_ERROR, as is a
+ * change of size. `bytesFetched` and `requests` count the
+ * traffic; `bytesRead` the bytes returned by `read`, as every source of this
+ * module does.
  */
 export class HttpSource {
   /**
@@ -259,116 +179,79 @@ export class HttpSource {
     this.timeout = positive(timeout, DEFAULT_TIMEOUT_MS, 'timeout');
     this.minRate = positive(minRate, DEFAULT_MIN_RATE, 'minRate');
     this.inMemory = false;
-    this.segments = []; // [{start, bytes}]
-    this.full = null;
+    this.cache = null;
     this.size = 0;
     this.bytesFetched = 0;
     this.bytesRead = 0;
     this.requests = 0;
+    this.etag = null; // the version of the file the first answer that names one names
   }
 
-  async _get(start, end) {
-    // end is exclusive; returns {start, bytes, total}
-    const deadline = new Deadline(this.timeout, this.minRate, end - start);
-    let res,
-      body,
-      range = null;
-    try {
-      this.requests++;
-      const fetchFn = this.fetch; // called unbound: browsers reject fetch with a foreign `this`
-      res = await deadline.race(
-        fetchFn(this.url, {
-          headers: { ...this.headers, Range: `bytes=${start}-${end - 1}`, 'Accept-Encoding': 'identity' },
-          signal: deadline.signal,
-        }),
-      );
-      deadline.progress();
-      if (res.status === 416) {
-        const m = /^bytes \*\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
-        res.body?.cancel?.().catch(() => {});
-        if (m) return { start: 0, bytes: new Uint8Array(0), total: Number(m[1]) };
-        throw new Error('HTTP 416 without a Content-Range');
-      }
-      if (res.status !== 200 && res.status !== 206) throw new Error(`HTTP status ${res.status}`);
-      const announced = contentLength(res.headers);
-      if (res.status === 206) {
-        const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
-        if (!m) throw ioError('the server sent no usable Content-Range');
-        range = { s: Number(m[1]), e: Number(m[2]) + 1, total: Number(m[3]) };
-        if (range.e > range.total || range.s >= range.e)
-          throw ioError('the server sent a range that does not match its body');
-        if (announced !== null && announced !== range.e - range.s) {
-          throw ioError(`the server announced ${announced} bytes for a range of ${range.e - range.s}`);
-        }
-      }
-      if (!range && announced !== null) deadline.allow(announced); // the whole file, from a server without Range
-      body = await readBody(res, range ? range.e - range.s : announced, deadline);
-    } catch (e) {
-      if (deadline.expired) throw fail('IO_TIMEOUT', `cannot fetch ${this.url}: ${deadline.expired}`);
-      if (e instanceof RlarchiveError) throw e;
-      throw ioError(`cannot fetch ${this.url}`, e);
-    } finally {
-      deadline.clear();
-    }
-    this.bytesFetched += body.length;
-    if (res.status === 200) return { start: 0, bytes: body, total: body.length, full: true };
-    if (range.e - range.s !== body.length) throw ioError('the server sent a range that does not match its body');
-    return { start: range.s, bytes: body, total: range.total };
-  }
-
-  _keep(r) {
-    if (r.full) {
-      this.full = r.bytes;
-      this.segments = [];
-    } else if (r.bytes.length <= Math.max(CACHE_LIMIT, TAIL_BYTES)) {
-      this.segments.push({ start: r.start, bytes: r.bytes });
-    }
+  /** One request (http_range.js); `whole`: read a whole-file answer, whatever its size. */
+  async _get(rangeValue, asked, whole = false) {
+    this.requests++;
+    const fetchFn = this.fetch; // called unbound: browsers reject fetch with a foreign `this`
+    const r = await getRange(fetchFn, this.url, this.headers, rangeValue, asked, {
+      timeout: this.timeout,
+      minRate: this.minRate,
+      whole,
+    });
+    this.bytesFetched += r.body?.length ?? 0;
+    if (r.etag !== null && this.etag !== null && r.etag !== this.etag)
+      throw ioError(`${this.url} changed while being read (an answer names another ETag)`);
+    this.etag ??= r.etag;
+    return r;
   }
 
   async _init() {
-    const r = await this._get(0, HEAD_BYTES);
-    this.size = r.total;
-    this._keep(r);
-    if (this.full || this.size <= HEAD_BYTES) return;
-    const t = await this._get(Math.max(HEAD_BYTES, this.size - TAIL_BYTES), this.size);
-    if (t.total !== this.size) throw ioError('the resource changed size while being read');
-    this._keep(t);
+    const suffix = suffixAllowed(this.url);
+    const first = await this._get(suffix ? `bytes=-${TAIL_BYTES}` : `bytes=0-${TAIL_BYTES - 1}`, TAIL_BYTES);
+    if (first.total === null)
+      throw ioError(`cannot open ${this.url}: the server tells neither a range nor the file's size`);
+    this.size = first.total;
+    this.cache = new RangeCache(this.size);
+    if (first.body !== null) {
+      const end = first.start + first.body.length;
+      if (first.status === 206 && (suffix ? end !== first.total : first.start !== 0))
+        throw ioError(`cannot open ${this.url}: the server sent a range other than the one asked for`);
+      this.cache.add(first.start, first.body);
+    }
+    // the end of the file, when the first answer is not it (416, a whole file larger than asked for, the start)
+    const start = Math.max(0, this.size - TAIL_BYTES);
+    for (const [a, n] of this.cache.missing([[start, this.size - start]])) this.cache.add(a, await this._fetch(a, n));
   }
 
-  _cached(offset, length) {
-    if (this.full) return this.full.subarray(offset, offset + length);
-    for (const s of this.segments) {
-      if (offset >= s.start && offset + length <= s.start + s.bytes.length) {
-        return s.bytes.subarray(offset - s.start, offset - s.start + length);
-      }
+  /** `length` bytes at `offset` in one request; the whole file, kept, from a server that ignores Range. */
+  async _fetch(offset, length) {
+    const r = await this._get(`bytes=${offset}-${offset + length - 1}`, length, true);
+    if (r.status === 206 && r.total !== this.size) throw ioError('the resource changed size while being read');
+    if (r.status === 206 && r.start === offset && r.body.length === length) return r.body;
+    if (r.status === 200 && r.body !== null) {
+      if (r.body.length !== this.size) throw ioError('the resource changed size while being read');
+      this.cache.add(0, r.body);
+      return r.body.subarray(offset, offset + length);
     }
-    return null;
+    throw ioError('the server sent a different range than asked for');
+  }
+
+  /** The bytes at `offset` when fetched ahead (a view), else null; never a request. */
+  peek(offset, length) {
+    return this.cache?.get(offset, length) ?? null;
+  }
+
+  /** Fetches the ranges [offset, length] a reader is about to read, in as few requests as range_plan.js allows, and keeps them. */
+  async prefetch(ranges) {
+    if (!this.cache) return;
+    for (const [a, n] of readAheadPlan(this.cache.missing(ranges))) this.cache.add(a, await this._fetch(a, n));
   }
 
   async read(offset, length) {
-    const bytes = await this._read(offset, length);
+    const bytes = this.peek(offset, length) ?? (await this._fetch(offset, length));
     this.bytesRead += length;
     return bytes;
   }
-  async _read(offset, length) {
-    const hit = this._cached(offset, length);
-    if (hit) return hit;
-    const end = length >= READAHEAD ? offset + length : Math.min(this.size, offset + READAHEAD);
-    const r = await this._get(offset, end);
-    if (r.full) {
-      this._keep(r);
-      if (r.bytes.length !== this.size) throw ioError('the resource changed size while being read');
-      return this.full.subarray(offset, offset + length);
-    }
-    if (r.total !== this.size || r.start !== offset || r.bytes.length < length) {
-      throw ioError('the server sent a different range than asked for');
-    }
-    this._keep(r);
-    return r.bytes.subarray(0, length);
-  }
   async close() {
-    this.segments = [];
-    this.full = null;
+    this.cache = null;
   }
 }
 

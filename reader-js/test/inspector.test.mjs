@@ -417,9 +417,10 @@ function slowPolicyArchive(n, k) {
 function stallingRanges(bytes, stall) {
   const stalled = [];
   const handler = (req, res) => {
-    const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
-    const start = m ? Number(m[1]) : 0;
-    const end = m ? Math.min(Number(m[2]) + 1, bytes.length) : bytes.length;
+    const m = /^bytes=(\d*)-(\d+)$/.exec(req.headers.range ?? '');
+    const suffix = m && m[1] === '';
+    const start = suffix ? Math.max(0, bytes.length - Number(m[2])) : m ? Number(m[1]) : 0;
+    const end = m && !suffix ? Math.min(Number(m[2]) + 1, bytes.length) : bytes.length;
     if (end - start >= stall) return stalled.push(res);
     const headers = { 'Accept-Ranges': 'bytes', 'Content-Length': end - start, 'Cache-Control': 'no-store' };
     if (m) headers['Content-Range'] = `bytes ${start}-${end - 1}/${bytes.length}`;

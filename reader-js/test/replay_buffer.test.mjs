@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { open, validate, HttpSource, NDArray, Space } from '../src/index.js';
+import { OPEN_READAHEAD_BYTES } from '../src/limits.js';
+import { TAIL_BYTES } from '../src/sources.js';
 import { layOut } from './helpers/large_archive.mjs';
 import { serve } from './helpers/server.mjs';
 
@@ -195,8 +197,9 @@ test('a remote archive with a 113 MB buffer: opening, checking and describing it
   // member, the safetensors headers, and the spaces' bounds, whose bytes RLA_replay_buffer §4 rule 8 compares).
   const directory = bytes.length - stored.reduce((a, r) => a + r.nbytes, 0);
   const small = ['rewards', 'timeouts'].map((k) => at[`replay_buffer/${k}`]); // rewards lies in the first 64 KiB, timeouts runs past it
-  // Opening fetches the first and last 64 KiB of the file whatever they hold (README), then what it needs.
-  const bound = directory + 2 * 65536 + small.reduce((a, r) => a + r.nbytes, 0);
+  // Opening fetches the last TAIL_BYTES of the file whatever they hold (README), then what it needs, with the
+  // first OPEN_READAHEAD_BYTES of each of the two tensor members (their safetensors headers, and what follows).
+  const bound = directory + TAIL_BYTES + 2 * OPEN_READAHEAD_BYTES + small.reduce((a, r) => a + r.nbytes, 0);
   assert.ok(bound < 1_000_000, `the bound ${bound} is a small part of ${bytes.length} bytes`);
   const srv = await serve({ '/atari.rlarchive': bytes });
   try {
@@ -221,11 +224,11 @@ test('a remote archive with a 113 MB buffer: opening, checking and describing it
       `opening, checking, describing and two small tensors fetched ${opened} bytes (bound ${bound}) of ${bytes.length}`,
     );
     assert.equal(rb.observations.data, null, 'the observations were not loaded');
-    // Past the two opening reads (the file's first and last 64 KiB, which hold the end of the
-    // observations), no request reads a byte of the observations.
+    // Past the first request (the end of the file, which holds the end of the observations), no
+    // request reads a byte of the observations.
     const obs = at['replay_buffer/observations'];
-    const [head, tail, ...later] = srv.stats.ranges;
-    assert.deepEqual([head[0], tail[1]], [0, bytes.length], 'opening reads the start and the end of the file');
+    const [tail, ...later] = srv.stats.ranges;
+    assert.deepEqual(tail, [bytes.length - TAIL_BYTES, bytes.length], 'opening reads the end of the file first');
     assert.deepEqual(
       later.filter(([s, e]) => s < obs.offset + obs.nbytes && e > obs.offset),
       [],

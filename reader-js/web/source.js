@@ -26,6 +26,14 @@ export class SharedSource {
     if (length > 0) this.ranges = addRange(this.ranges, offset, Math.min(offset + length, this.size));
     return bytes;
   }
+  /** The bytes the underlying source holds without a request (a URL's fetched ranges), else null. */
+  peek(offset, length) {
+    return this.inner.peek?.(offset, length) ?? null;
+  }
+  /** Tells the underlying source which ranges are about to be read (a URL's read-ahead, src/read_plan.js). */
+  async prefetch(ranges) {
+    await this.inner.prefetch?.(ranges);
+  }
   /**
    * Bytes of the file read so far, each byte once: the page validates, opens
    * the archive again in its workers and reads some members twice, so the sum

@@ -16,7 +16,13 @@ same calls is printed too):
 - the JavaScript reader's ``open`` and ``tensorInfo`` (Node, the best of five
   in one process after five to warm its compiler), when ``node`` is on the PATH.
 
+Then opening over HTTP, from a local server, and reading one 1 KiB tensor, in
+both readers (spec §11.4): the requests, the bytes sent and the best wall time
+of ``--rounds``, for an archive of one tensor member (16 MiB, the 1 KiB tensor
+between two large ones) and for one with an optimizer's member too.
+
 Prints the times and their ratios in this run; asserts nothing about speed.
+``--quick``: 2,000 tensors, 3 rounds.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))  # remote_servers: the tests' local HTTP server
 
 JS = """
 import { open } from %s;
@@ -48,6 +55,21 @@ for (let i = 0; i < rounds + 5; i++) {  // five first to warm the compiler
 console.log(JSON.stringify([cpu, wall]));
 """
 
+REMOTE_JS = """
+import { open } from %s;
+const [url, rounds] = [process.argv[2], Number(process.argv[3])];
+let wall = Infinity;
+for (let i = 0; i < rounds; i++) {
+  const t = performance.now();
+  const ar = await open(url);
+  const x = await ar.tensor('policy', 'b.bias');
+  if (x.data.length !== 256) throw new Error('b.bias');
+  await ar.close();
+  wall = Math.min(wall, performance.now() - t);
+}
+console.log(JSON.stringify(wall));
+"""
+
 
 def timed(fn) -> tuple[float, float]:
     """(processor ms, wall ms) of one call of ``fn``."""
@@ -56,11 +78,53 @@ def timed(fn) -> tuple[float, float]:
     return (time.process_time() - c) * 1000, (time.perf_counter() - w) * 1000
 
 
+def remote(tmp: str, node: str | None, rounds: int) -> None:
+    """Opening over HTTP and reading one 1 KiB tensor, in both readers: requests, bytes sent, best wall time."""
+    import numpy as np
+    from remote_servers import serve
+
+    import rlarchive
+
+    big = np.zeros(1 << 21, np.float32)  # 8 MiB
+    policy = {"a.weight": big, "b.bias": np.arange(256, dtype=np.float32), "c.weight": big}
+    layouts = {
+        "one tensor member": {"policy": policy},
+        "policy and optimizer": {"policy": policy, "optimizer.adam": {"m": big}},
+    }
+    script = os.path.join(tmp, "remote.mjs")
+    with open(script, "w") as f:
+        f.write(REMOTE_JS % repr("file://" + os.path.join(ROOT, "reader-js", "src", "index.js")))
+    print(f"open over HTTP (a local server) and read one 1 KiB tensor, best of {rounds} rounds")
+    for label, tensors in layouts.items():
+        path = os.path.join(tmp, "remote.rlarchive")
+        rlarchive.save(path, {"gamma": 0.99}, tensors=tensors)
+        with open(path, "rb") as f:
+            body = f.read()
+        with serve(body) as (url, h):
+
+            def python_open() -> None:
+                with rlarchive.open(url, spaces="neutral") as ar:
+                    assert ar.tensor("policy", "b.bias").shape == (256,)
+
+            walls = [timed(python_open)[1] for _ in range(rounds)]
+            rows = {"rlarchive.open + tensor": (h.requests / rounds, h.sent / rounds, min(walls))}
+            if node:
+                h.requests = h.sent = 0
+                out = subprocess.run([node, script, url, str(rounds)], capture_output=True, text=True, check=True)
+                rows["reader-js open + tensor"] = (h.requests / rounds, h.sent / rounds, float(out.stdout))
+        print(f"  {label}, {len(body) / 2**20:.1f} MiB:")
+        for name, (requests, sent, wall) in rows.items():
+            print(f"    {name:26} {requests:4.0f} requests {sent / 1024:8.1f} KiB sent {wall:8.1f} ms wall")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tensors", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="2,000 tensors, 3 rounds")
     args = ap.parse_args()
+    if args.quick:
+        args.tensors, args.rounds = min(args.tensors, 2000), 3
     import numpy as np
     from safetensors import safe_open
     from safetensors.numpy import save_file
@@ -108,6 +172,7 @@ def main() -> None:
         )
         for name, (cpu, wall) in best.items():
             print(f"  {name:34} {cpu:8.1f} ms CPU ({wall:8.1f} ms wall)  {cpu / base:5.2f}x safetensors")
+        remote(tmp, node, args.rounds)
 
 
 if __name__ == "__main__":

@@ -21,16 +21,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LIFETIME = 120.0
 
 
+def _range(range_header: str, size: int, suffix: bool = True) -> tuple[int, int] | None:
+    """The first and last byte of the one range ``range_header`` asks for (``bytes=a-b``, ``bytes=a-``, and,
+    when ``suffix``, ``bytes=-n``), or None: no such header, or a range the server ignores."""
+    m = re.fullmatch(r"bytes=(\d*)-(\d*)", range_header.strip())
+    if m is None or m.group(1) == m.group(2) == "" or (m.group(1) == "" and not suffix):
+        return None
+    if m.group(1) == "":
+        return max(0, size - int(m.group(2))), size - 1
+    return int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)
+
+
 def _response(body: bytes, range_header: str, head: bool, declared_extra: int) -> bytes:
     """The bytes of a well-formed answer to a GET or HEAD of ``body``, honouring one Range; ``declared_extra``
-    bytes are added to the Content-Length (and the Content-Range end) without being sent."""
+    bytes are added to the Content-Length (and to the Content-Range, whose file grows as much) without being sent."""
     size = len(body)
-    m = re.fullmatch(r"bytes=(\d+)-(\d*)", range_header)
-    if m and int(m.group(1)) < size:
-        start, end = int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)
+    rng = _range(range_header, size)
+    if rng and rng[0] < size:
+        start, end = rng
         part = body[start : end + 1]
         status = "206 Partial Content"
-        extra = f"Content-Range: bytes {start}-{end}/{size}\r\n"
+        extra = f"Content-Range: bytes {start}-{end + declared_extra}/{size + declared_extra}\r\n"
     else:
         part, status, extra = body, "200 OK", ""
     head_lines = (
@@ -125,8 +136,12 @@ def misbehaving_server(
 class _RangeHandler(BaseHTTPRequestHandler):
     body = b""
     honour_range = True
+    suffix_ranges = True
     sent = 0
     requests = 0
+    ranges: list[tuple[int, int]] = []
+    asked: list[str] = []
+    etag = ""
     lock = threading.Lock()
 
     def log_message(self, *args: object) -> None:
@@ -136,36 +151,55 @@ class _RangeHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes" if self.honour_range else "none")
+        if self.etag:
+            self.send_header("ETag", self.etag)
         for k, v in extra.items():
             self.send_header(k, v)
         self.end_headers()
 
     def do_HEAD(self) -> None:
+        with self.lock:
+            type(self).requests += 1
+            type(self).asked.append("HEAD")
         self._headers(200, len(self.body), {})
 
     def do_GET(self) -> None:
         size = len(self.body)
-        m = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", "")) if self.honour_range else None
-        start, end = (int(m.group(1)), min(int(m.group(2) or size - 1), size - 1)) if m else (0, size - 1)
-        if m and start >= size:
+        rng = _range(self.headers.get("Range", ""), size, self.suffix_ranges) if self.honour_range else None
+        with self.lock:
+            type(self).requests += 1
+            type(self).asked.append(f"GET {self.headers.get('Range', '')}".strip())
+        if rng and rng[0] >= size:
             self._headers(416, 0, {"Content-Range": f"bytes */{size}"})
             return
+        start, end = rng or (0, size - 1)
         part = self.body[start : end + 1]
-        self._headers(206 if m else 200, len(part), {"Content-Range": f"bytes {start}-{end}/{size}"} if m else {})
-        with self.lock:  # counted before sending, so that the counts are complete when the client has the bytes
-            type(self).sent += len(part)
-            type(self).requests += 1
-        try:
-            self.wfile.write(part)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        self._headers(206 if rng else 200, len(part), {"Content-Range": f"bytes {start}-{end}/{size}"} if rng else {})
+        with self.lock:
+            type(self).ranges.append((start, end + 1))
+        for at in range(0, len(part), 1 << 16):  # a client that stops reading is sent no more than it took
+            with self.lock:  # counted before sending, so that the counts are complete when the client has the bytes
+                type(self).sent += min(1 << 16, len(part) - at)
+            try:
+                self.wfile.write(part[at : at + (1 << 16)])
+            except (BrokenPipeError, ConnectionResetError):
+                return
 
 
 @contextlib.contextmanager
-def serve(body: bytes) -> Iterator[tuple[str, type]]:
-    """A well-behaved local HTTP server of ``body`` honouring one Range per GET: (its URL, the handler class,
-    which counts the GET requests answered, ``requests``, and the body bytes sent, ``sent``)."""
-    handler = type("Handler", (_RangeHandler,), {"body": body, "sent": 0, "requests": 0})
+def serve(body: bytes, *, suffix_ranges: bool = True) -> Iterator[tuple[str, type]]:
+    """A well-behaved local HTTP server of ``body`` honouring one Range per GET (a suffix range ``bytes=-n``
+    too, unless ``suffix_ranges`` is False: then it answers one with the whole file, as a server that does not
+    take them): its URL, and the handler class, which counts the requests answered, ``requests``, and the body
+    bytes sent, ``sent`` (a client that stops reading a body is counted up to 64 KiB past what it took, plus
+    what the connection buffers), and lists each request's method and Range header, ``asked``
+    (``"GET bytes=-10"``, ``"HEAD"``), and the ranges sent, ``ranges``, as ``(start, end)``. Setting its
+    ``etag`` makes every later answer name that version of the file."""
+    handler = type(
+        "Handler",
+        (_RangeHandler,),
+        {"body": body, "sent": 0, "requests": 0, "ranges": [], "asked": [], "suffix_ranges": suffix_ranges},
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -5,16 +5,20 @@ import { createServer } from 'node:net';
 
 const LIFETIME_MS = 120_000;
 
-/** The bytes of an answer to a GET of `body` honouring one Range; the Content-Length claims `extra` bytes more. */
+/**
+ * The bytes of an answer to a GET of `body` honouring one Range (`bytes=a-b`,
+ * `bytes=a-`, `bytes=-n`); the Content-Length claims `extra` bytes more.
+ */
 function answer(body, request, extra, ranges) {
-  const range = ranges ? /^range:\s*bytes=(\d+)-(\d*)\s*$/im.exec(request) : null;
+  const range = ranges ? /^range:\s*bytes=(\d*)-(\d*)\s*$/im.exec(request) : null;
   const size = body.length;
   let status = '200 OK',
     part = body,
     more = '';
-  if (range && Number(range[1]) < size) {
-    const start = Number(range[1]);
-    const end = range[2] === '' ? size - 1 : Math.min(Number(range[2]), size - 1);
+  const suffix = range && range[1] === '' && range[2] !== '';
+  if (range && (suffix || (range[1] !== '' && Number(range[1]) < size))) {
+    const start = suffix ? Math.max(0, size - Number(range[2])) : Number(range[1]);
+    const end = suffix || range[2] === '' ? size - 1 : Math.min(Number(range[2]), size - 1);
     part = body.subarray(start, end + 1);
     status = '206 Partial Content';
     more = `Content-Range: bytes ${start}-${end}/${size}\r\n`;
