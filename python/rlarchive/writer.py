@@ -24,6 +24,7 @@ from .errors import RlarchiveError, esc
 from .limits import INLINE_ARRAY_BYTES, MAX_JSON_BYTES, MAX_MEMBERS
 from .tensors import TensorData, as_tensor, check_tensor_name, group_chunks, group_layout, group_progress
 from .values import Checker, Encoder
+from .version import NAME, VERSION
 from .zipprofile import MEDIA_TYPE, check_name
 from .zipwrite import ZipWriter
 
@@ -32,9 +33,7 @@ OPTIMIZER_PREFIX = "optimizer."
 
 
 def _producer() -> tuple[str, str]:
-    from . import __version__
-
-    return ("rlarchive-python", __version__)
+    return (NAME, VERSION)
 
 
 def _encode_document(
