@@ -1,5 +1,6 @@
 # rlarchive: every target sets itself up (virtual environment, pip, npm) on a fresh machine.
-#   make test          the whole suite: Python, JavaScript, conformance, vectors byte for byte
+#   make test          the whole suite: Python, JavaScript, conformance, vectors byte for byte (a banner per stage, one summary)
+#   make test-fast     the tests not marked slow, the linters and the golden vectors: a check before a commit, in minutes
 #   make conformance   every registered reader over every test vector and the generated cases (reader x case matrix; SEED=S repeats a run)
 #   make generate      every generated file from its source (tools/generate.py: tables, policy registry, Wasm kernel, vectors)
 #   make generate-check  fail when any generated file is stale (part of make test)
@@ -20,7 +21,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: peers peers-fetch lint format setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-python test-js test-property conformance generate generate-check tables dist vectors fuzz bench compat compat-python docs clean
+.PHONY: peers peers-fetch lint lint-fast format setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-fast test-python test-python-fast test-js test-js-fast test-property test-property-fast conformance conformance-golden generate generate-check tables dist vectors fuzz bench compat compat-python docs clean
 
 # the core package alone (numpy): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -89,19 +90,63 @@ setup-ziptools:
 
 setup: setup-python setup-js
 
-# Node first: some Python tests run the JavaScript reader
-test-python: setup-python setup-js setup-ziptools peers-fetch
-	$(PY) -m pytest -q tests/python
+# The stages of make test and make test-fast, run by tools/test_stages.py: one after the other, a banner each,
+# and one summary at the end (tests passed, failed and skipped per stage, and why they were skipped); a stage
+# that fails does not stop the others, and the run then exits non-zero. Stages joined by + run at the same
+# time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap.
+TEST_STAGES := lint test-python+test-js test-property conformance generate-check docs
+TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast conformance-golden
 
-test-js: setup-js setup-browser
-	cd reader-js && npm test
+# Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test
+# has made them first, once), REPORTS is where the test runners write JUnit XML for the summary.
+test: setup setup-browser setup-ziptools peers-fetch $(DOCS_STAMP)
+	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_STAGES)
+
+test-fast: setup setup-browser
+	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_FAST_STAGES)
+
+# pytest-xdist (the test extra) runs the Python tests in TEST_WORKERS processes (auto: one per core); the
+# tests that share a costly module fixture are kept in one process (xdist_group, --dist loadgroup)
+TEST_WORKERS ?= auto
+PYTEST = $(PY) -m pytest -q $(shell $(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadgroup")
+junit = $(if $(REPORTS),--junitxml=$(REPORTS)/$(1).xml)
+
+# Node first: some Python tests run the JavaScript reader
+test-python: $(if $(NO_SETUP),,setup-python setup-js setup-ziptools peers-fetch)
+	$(PYTEST) $(call junit,pytest) tests/python
+
+test-python-fast: $(if $(NO_SETUP),,setup-python setup-js)
+	$(PYTEST) -m "not slow" $(call junit,pytest) tests/python
+
+# node --test runs JS_WORKERS test files at a time; a file whose header has a line `// slow: WHY` is left out
+# of make test-fast
+JS_WORKERS ?= 2
+JS_TESTS = $(notdir $(wildcard reader-js/test/*.test.mjs))
+JS_SLOW_TESTS = $(notdir $(shell grep -l '^// slow: ' reader-js/test/*.test.mjs))
+node_test = cd reader-js && node --test --test-concurrency=$(JS_WORKERS) $(if $(REPORTS),--test-reporter=spec \
+	--test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination=$(REPORTS)/node.xml) \
+	$(addprefix test/,$(1))
+
+test-js: $(if $(NO_SETUP),,setup-js setup-browser)
+	$(call node_test,$(JS_TESTS))
+
+test-js-fast: $(if $(NO_SETUP),,setup-js)
+	$(call node_test,$(filter-out $(JS_SLOW_TESTS),$(JS_TESTS)))
 
 # property-based round trips (Python and Python -> JavaScript) and a fuzzing smoke test
-test-property: setup
-	$(PY) -m pytest -q tests/property
+test-property: $(if $(NO_SETUP),,setup)
+	$(PYTEST) $(call junit,pytest) tests/property
 
-conformance: setup-core setup-js
-	$(PY) tests/conformance/run $(if $(SEED),--seed $(SEED))
+test-property-fast: $(if $(NO_SETUP),,setup)
+	$(PYTEST) -m "not slow" $(call junit,pytest) tests/property
+
+# in a stage of make test, only the unexpected rows and the totals are printed (every case is in the JUnit report)
+conformance: $(if $(NO_SETUP),,setup-core setup-js)
+	$(PY) tests/conformance/run $(if $(SEED),--seed $(SEED)) $(if $(REPORTS),--quiet --junit $(REPORTS)/conformance.xml)
+
+# the golden vectors alone (no generated cases): both readers, every vector
+conformance-golden: $(if $(NO_SETUP),,setup-core setup-js)
+	$(PY) tests/conformance/run --generated 0 $(if $(REPORTS),--quiet --junit $(REPORTS)/conformance.xml)
 
 # the packages and the standalone conformance kit (vectors + harness), into dist/: the build backend and Node only
 # (npm pack runs the reader's prepack checks with Node; nothing of the test environment is needed)
@@ -117,10 +162,10 @@ dist: setup-build
 # tables (spec/tables.json), the portable-policy registry (spec/policy_ops.json), the Wasm kernel
 # (reader-js/scripts/build-wasm.mjs) and the vectors (tests/vectors/generate.py; kept once: the package build
 # copies them in, python/setup.py); generate-check compares instead of writing and names what is stale
-generate: setup-python
+generate: $(if $(NO_SETUP),,setup-python)
 	$(PY) tools/generate.py
 
-generate-check: setup-python
+generate-check: $(if $(NO_SETUP),,setup-python)
 	$(PY) tools/generate.py --check
 
 # the two tables alone (no environment needed), and the vectors alone
@@ -130,22 +175,26 @@ tables:
 vectors: setup-python
 	$(PY) tools/generate.py vectors
 
-test: lint test-python test-js test-property conformance generate-check docs
-
 # the API reference, a static site under docs/ (built, not committed: .gitignore), and its check for broken
 # references (every internal link and anchor resolves; nothing is fetched)
-docs: $(DOCS_STAMP)
+docs: $(if $(NO_SETUP),,$(DOCS_STAMP))
 	$(PY) tools/docs/build.py docs
 	$(PY) tools/docs/check_links.py docs
 
 # the formatters and linters, checking only (`make format` applies them): ruff (format and lint) over the
-# Python tree, mypy (--strict on the package, the default level on the bridges), Biome (format and lint)
+# Python tree, mypy (--strict on the whole package), Biome (format and lint)
 # over reader-js/, and tsc --strict on reader-js/index.d.ts against a file that uses the documented API
-lint: setup
+lint: $(if $(NO_SETUP),,setup)
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/ruff check --quiet .
 	$(PY) -m mypy
 	cd reader-js && npx --no-install biome ci --error-on-warnings . && npx --no-install tsc -p test/types
+
+# the formatters and the linters without the type checkers (mypy and tsc take most of make lint's time)
+lint-fast: $(if $(NO_SETUP),,setup)
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
+	cd reader-js && npx --no-install biome ci --error-on-warnings .
 
 format: setup
 	$(VENV)/bin/ruff format --quiet . && $(VENV)/bin/ruff check --quiet --fix .

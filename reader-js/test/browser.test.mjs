@@ -1,3 +1,4 @@
+// slow: a headless chromium (make test-fast leaves this file out)
 // A real headless browser (Debian's chromium, driven by playwright-core) opens
 // an archive from a local HTTP server through Range requests and checks a
 // tensor's values, then runs portable policies of the test vectors, with the

@@ -1,3 +1,4 @@
+// slow: a headless chromium and servers that drip (make test-fast leaves this file out)
 // In a real headless browser (Debian's chromium, driven by playwright-core),
 // the inspector's source (web/source.js, the reader's HttpSource) gives up on a
 // server that drips its body with IO_TIMEOUT, and on a body shorter than its

@@ -1,3 +1,4 @@
+// slow: servers that drip, and time limits that must pass (make test-fast leaves this file out)
 // URL sources have deadlines (spec §11.4): a server that trickles or stalls
 // fails with IO_TIMEOUT, a body that does not match its headers with IO_ERROR
 // at once, and honest servers, large reads included, still work. The

@@ -1,3 +1,4 @@
+// slow: every vector read twice (make test-fast leaves this file out)
 // CRC-32 and SHA-256: the runtime's built-ins (node:zlib, node:crypto) and the
 // package's JavaScript implementations give identical results, whole and in
 // chunks, and the reader gives the same outcome on every vector with either.

@@ -1,3 +1,4 @@
+// slow: thousands of mutated archives (make test-fast leaves this file out)
 // Random garbage, truncations and mutations: open() and dump() may only ever
 // reject with RlarchiveError, and always terminate.
 import { test } from 'node:test';

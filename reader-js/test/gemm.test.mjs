@@ -1,3 +1,4 @@
+// slow: large matrix kernels (make test-fast leaves this file out)
 // The sums of linear and conv2d (src/extensions/policy/gemm.js): the WebAssembly SIMD kernel and the pure JavaScript one (forced
 // with setWasmEnabled(false)) give, bit for bit, what a plain implementation here gives with the summation order
 // the evaluator keeps (RLA_policy §5: binary64 sums rounded once to float32), on random shapes.

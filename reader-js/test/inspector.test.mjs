@@ -1,3 +1,4 @@
+// slow: a headless chromium (make test-fast leaves this file out)
 // The web inspector (web/) in a real headless browser (Debian's chromium,
 // driven by playwright-core): it opens test vectors by `?url=` (Range
 // requests) and through the file picker, shows the validation report,

@@ -1,3 +1,4 @@
+// slow: a headless chromium (make test-fast leaves this file out)
 // The web inspector's overview and model card in a real headless browser
 // (Debian's chromium, driven by playwright-core, helpers/inspector.mjs): the
 // overview comes first and shows the environment, the algorithm, the mean

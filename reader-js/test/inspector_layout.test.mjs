@@ -1,3 +1,4 @@
+// slow: a headless chromium, and a PPO trained on CartPole (make test-fast leaves this file out)
 // The web inspector's layout in a real headless browser (Debian's chromium,
 // driven by playwright-core, helpers/inspector.mjs), on a Stable-Baselines3
 // PPO trained here on CartPole (saved as an rlarchive and as SB3's zip), a SAC

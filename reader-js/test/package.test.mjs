@@ -1,3 +1,4 @@
+// slow: the package packed and installed (make test-fast leaves this file out)
 // The npm package as users get it: `npm pack`, then installed from the tarball
 // into a fresh project (no registry needed: the package has no dependencies).
 // The tarball holds what package.json promises (and no JSON Schema: the reader

@@ -6,7 +6,9 @@ spec Annex A) serves the whole session (fixture ``js_reader`` in conftest.py).
 
 import os
 
-import mutators  # tests/fuzz: JSON trees written with any literal text
+import json_pools  # tests/fuzz: the numbers, tagged values and raw strings the fuzz mutators use
+import json_tree  # tests/fuzz: JSON trees written with any literal text
+import pytest
 from cases import archive as raw_archive  # tests/vectors: an archive around a given data.json
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,6 +40,7 @@ def first_difference(a: bytes, b: bytes) -> str:
     return f"at byte {i}: python {a[max(0, i - 60) : i + 60]!r}, javascript {b[max(0, i - 60) : i + 60]!r}"
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200))
 @given(archives())
 def test_javascript_dump_equals_python_dump(workdir, js_reader, a):
@@ -54,8 +57,8 @@ def test_javascript_dump_equals_python_dump(workdir, js_reader, a):
 
 NUMBER = st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
 NUMBER_EDGE = st.sampled_from(
-    mutators.INT_LITS
-    + mutators.FLOAT_LITS
+    json_pools.INT_LITS
+    + json_pools.FLOAT_LITS
     + [
         "1" + "0" * 400 + ".5",
         "0." + "0" * 300 + "1",
@@ -66,41 +69,42 @@ NUMBER_EDGE = st.sampled_from(
 )
 
 
-def _string_literal(s: str, ascii_: bool) -> mutators.Lit:
+def _string_literal(s: str, ascii_: bool) -> json_tree.Lit:
     import json
 
-    return mutators.Lit(json.dumps(s, ensure_ascii=ascii_))
+    return json_tree.Lit(json.dumps(s, ensure_ascii=ascii_))
 
 
 json_leaves = st.one_of(
     st.none(),
     st.booleans(),
-    st.one_of(NUMBER, NUMBER_EDGE).map(mutators.Lit),
+    st.one_of(NUMBER, NUMBER_EDGE).map(json_tree.Lit),
     st.builds(_string_literal, st.one_of(st.sampled_from(EDGE_STRINGS), st.text(max_size=8)), st.booleans()),
-    st.sampled_from(mutators.VALID_TAGGED).map(lambda t: mutators.parse_tree(t.encode())),
-    st.sampled_from(mutators.RAW_STRINGS).map(mutators.Lit),
+    st.sampled_from(json_pools.VALID_TAGGED).map(lambda t: json_tree.parse_tree(t.encode())),
+    st.sampled_from(json_pools.RAW_STRINGS).map(json_tree.Lit),
 )
 json_values = st.recursive(
     json_leaves,
     lambda c: st.one_of(
         st.lists(c, max_size=4),
-        st.lists(st.tuples(keys(), c), max_size=4).map(lambda kv: mutators.JObj([list(p) for p in kv])),
+        st.lists(st.tuples(keys(), c), max_size=4).map(lambda kv: json_tree.JObj([list(p) for p in kv])),
     ),
     max_leaves=16,
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150))
 @given(
     st.lists(st.tuples(keys(), json_values), max_size=6),
-    st.builds(mutators.Style, st.booleans(), st.sampled_from(["", " "]), st.booleans()),
+    st.builds(json_tree.Style, st.booleans(), st.sampled_from(["", " "]), st.booleans()),
 )
 def test_any_data_json_gets_the_same_answer(workdir, js_reader, pairs, style):
     """data.json texts with any number literals, escapes and white space: the same dump, or the same error."""
-    doc = mutators.JObj([["data", mutators.JObj([list(p) for p in pairs])]])
+    doc = json_tree.JObj([["data", json_tree.JObj([list(p) for p in pairs])]])
     p = os.path.join(workdir, "j.rlarchive")
     with open(p, "wb") as f:
-        f.write(raw_archive(mutators.tree_bytes(doc, style)))
+        f.write(raw_archive(json_tree.tree_bytes(doc, style)))
     want = python_outcome(p)
     got = js_outcome(js_reader, p)
     assert got[0] == want[0] and got[1] == want[1], (
@@ -114,16 +118,17 @@ def _issues(report: dict) -> list:
     return [(i["code"], i["severity"], i.get("member"), i.get("pointer"), i.get("offset")) for i in report["issues"]]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150))
 @given(
     st.lists(st.tuples(keys(), json_values), max_size=4),
-    st.builds(mutators.Style, st.booleans(), st.sampled_from(["", " "]), st.booleans()),
+    st.builds(json_tree.Style, st.booleans(), st.sampled_from(["", " "]), st.booleans()),
     st.data(),
 )
 def test_broken_data_json_is_located_alike(workdir, js_reader, pairs, style, data):
     """A data.json text cut short, or with a byte put in or changed: both validators report the same
     issues at the same locations (spec §11.2: code, severity, member, pointer and offset)."""
-    text = mutators.tree_bytes(mutators.JObj([["data", mutators.JObj([list(p) for p in pairs])]]), style)
+    text = json_tree.tree_bytes(json_tree.JObj([["data", json_tree.JObj([list(p) for p in pairs])]]), style)
     at = data.draw(st.integers(0, len(text)))
     how = data.draw(st.sampled_from(["cut", "insert", "replace"]))
     byte = bytes([data.draw(st.sampled_from(list(b'"\\{}[]:,-.0123456789eEtfnuNI \t\x00\x7f') + [0xC3, 0xED, 0xFF]))])

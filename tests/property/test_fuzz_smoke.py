@@ -15,6 +15,7 @@ from scale import examples
 SEED = int(os.environ.get("RLARCHIVE_FUZZ_SEED", "20261122"))
 
 
+@pytest.mark.slow
 def test_fuzz_smoke(capsys):
     if __import__("shutil").which("node") is None:
         pytest.skip("node is not installed")

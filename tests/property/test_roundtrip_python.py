@@ -9,6 +9,7 @@ refused with an RlarchiveError, never written as an invalid archive.
 
 import os
 
+import pytest
 from compare import assert_same
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -54,6 +55,7 @@ def save_and_read_back(path: str, a: ArchiveInput) -> bytes:
     return first
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150))
 @given(archives())
 def test_archive_round_trip(workdir, a):

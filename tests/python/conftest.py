@@ -6,6 +6,16 @@ import pytest
 from suite import ROOT
 
 
+def pytest_runtest_setup(item):
+    """A test marked ``stage(NAME)`` does what the stage NAME of ``make test`` does (the conformance run, the
+    vectors regenerated, the API reference built): it is skipped when that stage runs in the same ``make test``,
+    which names its stages in RLARCHIVE_STAGES (tools/test_stages.py), so that each runs once."""
+    stages = os.environ.get("RLARCHIVE_STAGES", "").split(",")
+    for mark in item.iter_markers("stage"):
+        if mark.args[0] in stages:
+            pytest.skip(f"make test runs it as its stage {mark.args[0]}")
+
+
 @pytest.fixture
 def root():
     return ROOT

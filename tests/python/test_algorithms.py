@@ -42,6 +42,7 @@ def archive_data(path: str, tmp_path) -> dict:
         return dict(ar.data)
 
 
+@pytest.mark.slow
 @needs_sb3
 @pytest.mark.parametrize("name", NAMES)
 def test_identify_every_zoo_model(name, sb3_zoo, tmp_path):

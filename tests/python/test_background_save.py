@@ -215,6 +215,7 @@ def test_a_write_that_fails_midway_leaves_no_file_and_frees_the_buffer(tmp_path,
     _train(model, 5, gradient_steps=False)  # training goes on as before
 
 
+@pytest.mark.slow
 def test_at_exit_the_save_in_flight_finishes_and_an_error_nobody_took_is_printed(tmp_path):
     script = textwrap.dedent(
         """
@@ -243,6 +244,7 @@ def test_at_exit_the_save_in_flight_finishes_and_an_error_nobody_took_is_printed
     assert "missing/a.rlarchive" not in out.stderr  # reported once, at the next save
 
 
+@pytest.mark.slow
 def test_at_exit_a_running_save_is_completed(tmp_path):
     script = textwrap.dedent(
         """

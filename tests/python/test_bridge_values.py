@@ -260,8 +260,15 @@ def test_a_dqn_optimizer_state_travels_between_sb3_before_and_after_2_4(tmp_path
         warnings.simplefilter("ignore")
         DQN.load(old, device="cpu")
     rsb3.import_archive(old, again)
-    loaded = rsb3.load(again)
+    with pytest.warns(
+        rsb3.LoadWarning, match=f"holds {2 * n} parameters.*kept the state of the first {n}"
+    ) as got_warnings:
+        loaded = rsb3.load(again)
+    assert [w.filename for w in got_warnings] == [__file__]  # it points at load's caller
     assert len(loaded.policy.optimizer.param_groups[0]["params"]) == n
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the state as the model keeps it loads without a word
+        rsb3.load(a)
     want = model.policy.optimizer.state_dict()["state"]
     got = loaded.policy.optimizer.state_dict()["state"]
     assert want.keys() == got.keys()

@@ -61,6 +61,7 @@ def _load_env(m, entry):
     return venv, normalizer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_import_export_and_reimport(name, sb3_zoo, imported, tmp_path):
     m, entry = sb3_zoo[name], sb_zoo.CATALOGUE[name]

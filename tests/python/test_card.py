@@ -200,6 +200,7 @@ def test_the_card_shows_the_licence_and_the_users_own_metadata(agent, tmp_path):
     assert f"| long | {'x' * 300} ... (400 characters) |" in card(p)
 
 
+@pytest.mark.slow
 def test_the_card_says_how_a_stable_baselines3_user_loads_the_agent(agent, tmp_path):
     from rlarchive.strip import strip
 

@@ -279,6 +279,7 @@ def _predict_case(model_id: str) -> tuple:
     )
 
 
+@pytest.mark.slow
 def test_predict_prints_the_actions_sb3_computes(tmp_path):
     from generate import judge_actions
 

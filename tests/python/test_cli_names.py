@@ -106,6 +106,7 @@ def test_the_escaped_form_is_one_line_and_tells_names_apart(a, b):
     assert ("file_base64" in fields) == (not is_utf8_text(a))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=40))
 def test_printable_text_is_one_line(text):
@@ -187,6 +188,7 @@ def test_an_unreadable_odd_name_in_a_report_message(tmp_path):
     assert len(err) == 1 and escape_name(fifo) in err[0], err
 
 
+@pytest.mark.slow
 def test_other_commands_escape_names(odd_tree, tmp_path):
     _, names = odd_tree
     for i, name in enumerate(names):

@@ -74,6 +74,7 @@ def _expected_status(line: str, folder) -> int:
     return 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", LINES)
 def test_the_readme_command_line_runs(line, folder):
     import rlarchive.diff  # noqa: F401
@@ -115,6 +116,7 @@ def test_the_readme_shows_the_sharing_commands():
         assert needle in text, needle
 
 
+@pytest.mark.slow
 def test_the_readme_sharing_lines_run_in_order(tmp_path):
     """From a Zoo run to a hub folder in one command, then an archive made inference-only, evaluated in the
     environment it records, recorded on video, licensed, packaged and shown as a card: every line exits 0."""

@@ -202,6 +202,7 @@ def _check_known_defect(r) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_every_command_on_every_vector(tmp_path):
     invalid, valid = _vectors(tmp_path, "invalid"), _vectors(tmp_path, "valid")
     assert len(invalid) >= 150 and len(valid) >= 20
@@ -360,6 +361,7 @@ def _write_cases(good_inputs, dest: str, **extra) -> list:
     return [{"argv": [command, src, dest], **extra} for command, src in good_inputs.items()]
 
 
+@pytest.mark.slow
 def test_writing_commands_into_broken_destinations(good_inputs, tmp_path):
     (tmp_path / "dir.rlarchive").mkdir()
     os.mkfifo(tmp_path / "fifo.rlarchive")
@@ -381,6 +383,7 @@ def test_writing_commands_into_broken_destinations(good_inputs, tmp_path):
     assert [r["status"] for r in ok] == [0, 0, 0], [r["stderr"] for r in ok]
 
 
+@pytest.mark.slow
 def test_writing_commands_into_a_read_only_folder(good_inputs, tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir()
@@ -402,6 +405,7 @@ sys.exit(status)
 """
 
 
+@pytest.mark.slow
 def test_import_onto_a_full_disk(good_inputs, tmp_path):
     folder = tmp_path / "small"
     folder.mkdir()
@@ -423,6 +427,7 @@ def test_import_onto_a_full_disk(good_inputs, tmp_path):
 # ---------------------------------------------------------------- real processes
 
 
+@pytest.mark.slow
 def test_every_command_as_a_process(broken_inputs, tmp_path):
     src = broken_inputs["random"][0]
     script = os.path.join(os.path.dirname(sys.executable), "rlarchive")
@@ -436,6 +441,7 @@ def test_every_command_as_a_process(broken_inputs, tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_closed_standard_output_ends_quietly():
     for argv in (["dump", PPO], ["validate", "--json", PPO, MINIMAL], ["inspect", PPO]):
         read_end, write_end = os.pipe()
@@ -448,6 +454,7 @@ def test_a_closed_standard_output_ends_quietly():
         assert p.returncode == 2 and p.stderr == ""
 
 
+@pytest.mark.slow
 def test_names_and_text_the_output_cannot_encode(tmp_path):
     """A file name that is not UTF-8, printed to a strict UTF-8 output; non-ASCII text to an ASCII output."""
     odd = os.path.join(os.fsencode(tmp_path), b"\xff.rlarchive")

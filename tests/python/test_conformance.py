@@ -7,10 +7,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from suite import ROOT
 
 RUN = os.path.join(ROOT, "tests", "conformance", "run")
 TESTEE = os.path.join(ROOT, "tests", "conformance", "testee_python.py")
+# a vector folder of a few cases (_small_vectors) where a test is about how the harness judges one case:
+# a dump, an error that a liar can break (json-bom), an optimizer state, an optional extension
+SOME = ["minimal", "json-bom", "optimizer-adam", "extension-optional"]
 
 
 def _harness(*args, timeout=300):
@@ -68,6 +72,8 @@ def _liar(tmp_path, body: str, extensions: tuple = (), setup: str = "", requests
     return f"{sys.executable} {p}"
 
 
+@pytest.mark.slow
+@pytest.mark.stage("conformance")
 def test_both_readers_pass_the_golden_and_the_generated_cases():
     r = _harness()
     assert r.returncode == 0, r.stdout[-3000:]
@@ -79,6 +85,7 @@ def test_both_readers_pass_the_golden_and_the_generated_cases():
             assert passed and int(passed.group(1)) > 0, line
 
 
+@pytest.mark.slow
 def test_wrong_error_code_fails_the_run(tmp_path):
     cmd = _liar(
         tmp_path,
@@ -87,11 +94,13 @@ def test_wrong_error_code_fails_the_run(tmp_path):
             reply["code"] = "ZIP_OVERLAP"
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    vectors = _small_vectors(tmp_path, ["minimal", "zip-gap-before-member", "json-bom"])
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--vectors", vectors)
     assert r.returncode == 1
     assert "zip-gap-before-member" in r.stdout and "expected ZIP_GAP, got ZIP_OVERLAP" in r.stdout
 
 
+@pytest.mark.slow
 def test_one_byte_off_dump_fails_the_run(tmp_path):
     cmd = _liar(
         tmp_path,
@@ -100,10 +109,12 @@ def test_one_byte_off_dump_fails_the_run(tmp_path):
             reply["dump"] = reply["dump"].replace("0.99", "0.98", 1)
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    vectors = _small_vectors(tmp_path, ["minimal", "data-unknown-property", "json-bom"])  # the second holds 0.99
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--vectors", vectors)
     assert r.returncode == 1 and "dump differs" in r.stdout
 
 
+@pytest.mark.slow
 def test_crashing_reader_fails_but_the_run_goes_on(tmp_path):
     cmd = _liar(
         tmp_path,
@@ -112,11 +123,12 @@ def test_crashing_reader_fails_but_the_run_goes_on(tmp_path):
             sys.exit(3)
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--vectors", _small_vectors(tmp_path, SOME))
     assert r.returncode == 1
     assert "CRASH" in r.stdout and "1 failed" in r.stdout  # only that case; the reader was restarted
 
 
+@pytest.mark.slow
 def test_hanging_reader_times_out(tmp_path):
     cmd = _liar(
         tmp_path,
@@ -125,14 +137,17 @@ def test_hanging_reader_times_out(tmp_path):
             import time; time.sleep(60)
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--timeout", "2")
+    vectors = _small_vectors(tmp_path, SOME)
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--timeout", "2", "--vectors", vectors)
     assert r.returncode == 1 and "TIMEOUT" in r.stdout
 
 
+@pytest.mark.slow
 def test_xfail_list_never_goes_stale(tmp_path):
     xf = tmp_path / "xfail.json"
     xf.write_text(json.dumps({"json-bom": "pretend we cannot read BOMs"}))
-    r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--xfail", str(xf))
+    vectors = _small_vectors(tmp_path, SOME)
+    r = _harness("--reader-cmd", f"{sys.executable} {TESTEE}", "--xfail", str(xf), "--vectors", vectors)
     assert r.returncode == 1 and "XPASS" in r.stdout
     cmd = _liar(
         tmp_path,
@@ -141,7 +156,7 @@ def test_xfail_list_never_goes_stale(tmp_path):
             reply = {"seq": req["seq"], "result": "error", "code": "JSON_SYNTAX"}
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--xfail", str(xf))
+    r = _harness("--reader-cmd", cmd, "--xfail", str(xf), "--vectors", vectors)
     assert r.returncode == 0, r.stdout[-2000:]
 
 
@@ -163,27 +178,41 @@ def _extension_cases() -> list:
         return [c for c in json.load(f)["cases"] if c.get("extensions")]
 
 
+def _one_case_per_extension() -> list:
+    """The first case of index.json that needs each extension (a case may stand for several)."""
+    picks: list = []
+    for e in sorted({e for c in _extension_cases() for e in c["extensions"]}):
+        first = next(c["id"] for c in _extension_cases() if e in c["extensions"])
+        if first not in picks:
+            picks.append(first)
+    return picks
+
+
+@pytest.mark.slow
 def test_extension_cases_run_only_for_readers_that_declare_the_extension(tmp_path):
-    n = len(_extension_cases())
-    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
-        total = len(json.load(f)["cases"])
-    assert n > 0
-    r = _harness("--reader-cmd", _liar(tmp_path, ""), "--reader-name", "plain")
+    picks = _one_case_per_extension()
+    ids = SOME + picks
+    n, total = len(picks), len(ids)
+    assert n > 0 and not {c["id"] for c in _extension_cases()} & set(SOME)
+    vectors = _small_vectors(tmp_path, ids)
+    r = _harness("--reader-cmd", _liar(tmp_path, ""), "--reader-name", "plain", "--vectors", vectors)
     assert r.returncode == 0, r.stdout[-2000:]
     assert f"coverage {total - n} of {total} cases ({n} need extensions the reader does not declare)" in r.stdout
 
 
+@pytest.mark.slow
 def test_a_reader_that_declares_an_extension_but_does_not_check_it_fails(tmp_path):
     ignore = "import rlarchive.checks as _c; _c.check_extension = lambda state, name: state"
     cmd = _liar(tmp_path, "", extensions=("RLA_vec_normalize",), setup=ignore)
-    r = _harness("--reader-cmd", cmd, "--reader-name", "lax")
+    needs = [c["id"] for c in _extension_cases() if "RLA_vec_normalize" in c["extensions"]]
+    ids = SOME + needs + [i for i in _one_case_per_extension() if i not in needs]
+    r = _harness("--reader-cmd", cmd, "--reader-name", "lax", "--vectors", _small_vectors(tmp_path, ids))
     assert r.returncode == 1
     failed = {line.split()[0] for line in r.stdout.splitlines() if "FAIL" in line.split()[1:]}
-    with open(os.path.join(ROOT, "test-vectors", "index.json"), encoding="utf-8") as f:
-        needs = {c["id"] for c in json.load(f)["cases"] if "RLA_vec_normalize" in c.get("extensions", [])}
-    assert failed and failed <= needs
+    assert failed and failed <= set(needs)
 
 
+@pytest.mark.slow
 def test_a_reader_that_skips_everything_fails(tmp_path):
     cmd = _liar(
         tmp_path,
@@ -191,10 +220,11 @@ def test_a_reader_that_skips_everything_fails(tmp_path):
         reply = {"seq": req["seq"], "result": "skipped", "reason": "not implemented"}
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "lazy")
+    r = _harness("--reader-cmd", cmd, "--reader-name", "lazy", "--vectors", _small_vectors(tmp_path, SOME))
     assert r.returncode == 1 and "SKIPPED" in r.stdout and "0 passed" in r.stdout
 
 
+@pytest.mark.slow
 def test_the_testees_stderr_is_shown_beside_a_failure(tmp_path):
     cmd = _liar(
         tmp_path,
@@ -204,7 +234,7 @@ def test_the_testees_stderr_is_shown_beside_a_failure(tmp_path):
             reply["code"] = "JSON_SYNTAX"
     """,
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "liar")
+    r = _harness("--reader-cmd", cmd, "--reader-name", "liar", "--vectors", _small_vectors(tmp_path, SOME))
     assert r.returncode == 1 and "stderr: my reader is confused about BOMs" in r.stdout
 
 
@@ -217,6 +247,7 @@ def test_a_refused_handshake_says_why(tmp_path):
     assert r.returncode == 1 and "handshake refused" in r.stdout and "protocol 0 only" in r.stdout
 
 
+@pytest.mark.slow
 def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp_path):
     import shutil
     import xml.etree.ElementTree as ET
@@ -245,6 +276,7 @@ def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp
     assert suite.get("failures") == "0" and int(suite.get("tests")) > 200
 
 
+@pytest.mark.slow
 def test_validate_reports_are_judged_issue_by_issue(tmp_path):
     honest = _harness("--reader-cmd", _liar(tmp_path, "", requests=("validate",)), "--reader-name", "validator")
     assert honest.returncode == 0, honest.stdout[-2000:]
@@ -339,6 +371,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_a_testee_that_looks_beside_its_file_passes_nothing(tmp_path):
     from rlarchive.manifest import SUPPORTED_EXTENSIONS
 
@@ -514,12 +547,13 @@ def _running(pid: int, start: str) -> bool:
     return fields[0] not in ("Z", "X") and fields[19] == start
 
 
+@pytest.mark.slow
 def test_no_process_a_testee_started_outlives_it(tmp_path):
     if not os.path.isdir("/proc"):
         import pytest
 
         pytest.skip("needs /proc to tell running processes")
-    vectors = _small_vectors(tmp_path, ["minimal", "json-bom", "optimizer-adam", "extension-optional"])
+    vectors = _small_vectors(tmp_path, SOME)
     pids = tmp_path / "pids"
     # every start of the testee starts two long sleeps in its group, one of which ignores SIGTERM;
     # it dies on one case (restart) and hangs on another (timeout, restart), and stops at the end

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from suite import ROOT
 from test_conformance import _harness, _liar, _small_vectors
 
@@ -83,6 +84,7 @@ for line in sys.stdin.buffer:
 """
 
 
+@pytest.mark.slow
 def test_a_testee_that_looks_up_the_golden_vectors_by_hash_fails_the_run(tmp_path):
     script = tmp_path / "lookup.py"
     script.write_text(HASH_LOOKUP)
@@ -106,6 +108,7 @@ def test_a_testee_that_looks_up_the_golden_vectors_by_hash_fails_the_run(tmp_pat
     ]
 
 
+@pytest.mark.slow
 def test_the_generated_cases_come_from_the_printed_seed(tmp_path):
     a, b, c = (tmp_path / x for x in "abc")
     for folder, seed in ((a, 41), (b, 41), (c, 42)):
@@ -155,6 +158,7 @@ def _requests_line(stdout: str, reader: str) -> str:
     return lines[at + 1]
 
 
+@pytest.mark.slow
 def test_the_harness_counts_the_answers_it_judged_per_kind_of_request(tmp_path):
     vectors = _small_vectors(tmp_path, ["minimal", "json-bom", "request-cmd-unknown"])
     plain = _harness(

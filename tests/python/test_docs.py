@@ -95,6 +95,8 @@ def test_every_public_module_and_package_gets_a_page():
     assert len(names) == len(set(names))
 
 
+@pytest.mark.slow
+@pytest.mark.stage("docs")
 def test_the_python_reference_builds_without_a_broken_reference(tmp_path):
     """The whole site, pdoc included (the docs extra); make docs runs the same."""
     pytest.importorskip("pdoc")

@@ -98,6 +98,7 @@ def test_pendulum(tmp_path):
     _check(p, model, "Pendulum-v1")
 
 
+@pytest.mark.slow
 def test_mountain_car_continuous(tmp_path):
     model = _model(PPO, "MountainCarContinuous-v0", n_steps=32, batch_size=32, n_epochs=1)
     p = tmp_path / "m.rlarchive"
@@ -150,6 +151,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.slow
 def test_cli_record_json_and_bad_environments(tmp_path):
     model = _model(PPO, "CartPole-v1", n_steps=32, batch_size=32, n_epochs=1)
     p = tmp_path / "m.rlarchive"
@@ -286,6 +288,7 @@ def test_the_recorded_id_is_used_when_registered_and_the_command_says_so(tmp_pat
     assert json.loads(r.stdout)["returns"] == evaluate(p, "CartPole-v1", 2, 4).returns
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recorded", HOSTILE_IDS)
 def test_a_recorded_id_that_is_not_a_registered_one_is_named_and_never_made(tmp_path, recorded):
     from rlarchive.edit import update_metadata
@@ -337,6 +340,7 @@ def test_a_registry_that_is_not_a_dictionary_is_not_asked(monkeypatch):
     assert env_ids.registered("CartPole-v1") == "CartPole-v1"  # the dictionary's own lookup, not the subclass's
 
 
+@pytest.mark.slow
 def test_evaluate_records_a_video(tmp_path):
     pytest.importorskip("moviepy")
     from test_package import _painted_env

@@ -86,6 +86,7 @@ def _zeros(n_mib: int):
     return write
 
 
+@pytest.mark.slow
 def test_json_that_parses_into_far_more_objects_than_bytes(tmp_path):
     """60 MB of ``{},`` (a 60 KB deflated member) would make 1.5 GB of dicts: refused before parsing."""
     text = '{"x": [' + "{}," * (20 << 20) + "{}]}"
@@ -154,6 +155,7 @@ def _pth_with_inflating_records(n_records: int, n_mib: int) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_a_pth_whose_own_records_are_deflated(tmp_path):
     """torch.load inflates a .pth's inner records: their uncompressed sizes are charged before it runs."""
     pth = _pth_with_inflating_records(4, 256)  # 1 GiB of storages in about 5 MB
@@ -166,6 +168,7 @@ def test_a_pth_whose_own_records_are_deflated(tmp_path):
     assert res["code"] == "LIMIT_EXCEEDED" and "torch.load" in res["message"]
 
 
+@pytest.mark.slow
 def test_an_npy_version_2_header_that_declares_gigabytes(tmp_path):
     """NumPy reads a version 2 header of any declared length before checking it: the length is checked first."""
 

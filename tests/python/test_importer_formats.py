@@ -15,6 +15,7 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_each_importer_refuses_the_other_format(tmp_path):
     from stable_baselines3 import PPO
 

@@ -57,6 +57,7 @@ def _peak(fn):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(heavy_texts()))
 def test_the_cost_counted_before_parsing_bounds_the_measured_peak(name):
     text = heavy_texts()[name]

@@ -155,6 +155,7 @@ def test_rewrite_refuses_a_damaged_member_and_leaves_the_file(tmp_path):
     assert a.read_bytes() == bytes(raw) and os.listdir(tmp_path) == ["a.rlarchive"]
 
 
+@pytest.mark.slow
 def test_cli_metadata(tmp_path):
     a = tmp_path / "a.rlarchive"
     _archive(a, {"k": "v"})
@@ -234,6 +235,7 @@ def test_sb3_save_records_provenance_and_the_callers_metadata(tmp_path):
     assert e.value.code == "WRITE_INVALID" and not (tmp_path / "x.rlarchive").exists()
 
 
+@pytest.mark.slow
 def test_import_sb3_records_provenance_from_the_zip(tmp_path):
     model = _ppo(n_envs=1, seed=5)
     z = tmp_path / "m.zip"

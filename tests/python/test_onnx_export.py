@@ -78,6 +78,7 @@ def _act(path, policy: Policy, observations, episode_starts=None, action_masks=N
 # -- (a) the SB3 / sb3-contrib zoo ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ZOO)
 def test_the_onnx_model_acts_like_sb3(name, sb3_zoo, tmp_path):
     from test_policy_zoo import same_action
@@ -264,6 +265,7 @@ def _run_everywhere(policy: Policy, x: np.ndarray, tmp_path) -> dict:
     return got
 
 
+@pytest.mark.slow
 def test_every_activation_and_normalisation_matches_the_numpy_policy(tmp_path):
     """Each activation (parameters off their defaults), prelu, layer_norm and batch_norm, as the NumPy evaluator computes them,
     at NaN, ±inf, values near the float32 limit and ordinary values, in onnxruntime (both precisions) and onnxruntime-web."""
@@ -317,6 +319,7 @@ TORCH_MODULES = {  # activation -> torch.nn module name and its parameters (spec
 }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_activations_at_nan_and_infinities_give_what_torch_gives(tmp_path):
     """NaN gives NaN in every activation; ±inf gives torch's CPU float32 result (NaN where its formula meets inf·0 or inf/inf)."""
     torch = pytest.importorskip("torch")
@@ -335,6 +338,7 @@ def test_activations_at_nan_and_infinities_give_what_torch_gives(tmp_path):
         assert ok.all(), (where, [nodes[i // 4]["out"] for i in sorted(set(np.nonzero(~ok)[1]))])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c, h, w, o, kernel, stride, padding, bias", [
     (3, 7, 9, 4, (3, 3), (1, 1), (0, 0), True),
     (2, 8, 8, 3, (4, 2), (2, 3), (1, 2), False),
@@ -357,6 +361,7 @@ def test_conv2d_sums_in_float64(c, h, w, o, kernel, stride, padding, bias, tmp_p
         assert got.shape == want.shape and _close(got, want).all(), where
 
 
+@pytest.mark.slow
 def test_sums_do_not_overflow_in_float32_partial_sums(tmp_path):
     """A conv2d and a linear whose exact sums are finite but whose float32 running sums overflow: the default model gives the
     float32 rounding of the exact sum (spec §5), in onnxruntime and onnxruntime-web; precision float32 gives infinity."""
@@ -390,6 +395,7 @@ def test_sums_do_not_overflow_in_float32_partial_sums(tmp_path):
     ).all()  # onnxruntime's float32 MatMul and Conv add the terms in order: the reason for the default
 
 
+@pytest.mark.slow
 def test_a_weight_read_by_many_nodes_is_written_once(tmp_path):
     """140 nodes reading one 1 MiB tensor: the model holds it once (about one copy's size), the float64 copy and the transpose are
     computed once, the export's memory stays a small multiple of the tensor, and the command succeeds (never INTERNAL_ERROR)."""
@@ -493,6 +499,7 @@ def test_a_graph_above_the_node_limit_is_refused(monkeypatch, tmp_path):
     assert export_onnx(path, out, precision="float32").nodes < 4000
 
 
+@pytest.mark.slow
 def test_multi_argmax_over_many_components(tmp_path):
     """A MultiDiscrete of 60,000 components takes one Reshape and ArgMax per run of equal sizes, not nodes per component;
     NaN logits pick their first NaN, in onnxruntime and onnxruntime-web."""
@@ -558,6 +565,7 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_model(tmp_path):
     src = os.path.join(VECTORS, "valid", "policy-ppo-dict-observation.rlarchive")
     out = tmp_path / "policy.onnx"
@@ -665,6 +673,7 @@ def _as_array(out: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(out["base64"]), dtype=dtype).reshape(out["dims"])
 
 
+@pytest.mark.slow
 def test_onnxruntime_web_runs_every_exported_vector(tmp_path):
     """The default opset runs in onnxruntime-web (WebAssembly, under Node, as in a browser) and gives the vectors' actions."""
     import shutil

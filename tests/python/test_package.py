@@ -175,6 +175,7 @@ def test_an_invalid_archive_writes_nothing(agents, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["bad.rlarchive"]
 
 
+@pytest.mark.slow
 def test_cli(agents, tmp_path):
     _, src = agents
     r = subprocess.run(
@@ -410,6 +411,7 @@ def zoo_run(tmp_path_factory):
     return zoo_run.train(tmp_path_factory.mktemp("zoo"))
 
 
+@pytest.mark.slow
 def test_a_real_rl_zoo_run_to_a_hub_folder_in_one_command(zoo_run, tmp_path):
     yaml = pytest.importorskip("yaml")
     hub = tmp_path / "hub"

@@ -92,6 +92,7 @@ def test_the_licence_files_are_the_same_apache_text():
     assert "END OF TERMS AND CONDITIONS" in text
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_conformance_kit(dists):
     with zipfile.ZipFile(dists["wheel"]) as z:
         names = set(z.namelist())
@@ -176,6 +177,7 @@ def test_readme_links_are_absolute():
             assert os.path.exists(os.path.join(ROOT, m.group(1))), link
 
 
+@pytest.mark.slow
 def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
@@ -256,6 +258,7 @@ def _listed_files(node) -> set:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["wheel", "wheel_from_sdist", "sdist"])
 def test_the_distributions_carry_the_test_vectors(dists, which):
     """test-vectors/ is kept once in the repository; the build copies it into the package: index.json and
@@ -342,6 +345,7 @@ def test_the_vectors_are_kept_once_in_the_repository():
     assert r.returncode == 0, "python/rlarchive/vectors/ is not ignored"
 
 
+@pytest.mark.slow
 def test_the_standalone_conformance_kit_runs_on_the_standard_library(tmp_path):
     """make dist's kit: run.py with Python's standard library alone (-S: no site-packages) judges a reader given by a relative path."""
     import kit

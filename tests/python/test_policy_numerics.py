@@ -324,6 +324,7 @@ print(int(action), hwm)
 """
 
 
+@pytest.mark.slow
 def test_a_conv2d_whose_im2col_is_2_to_the_32_runs_in_blocks(tmp_path):
     """conv2d 16x16 over [1, 4000, 4000]: the whole im2col would be 3985^2 * 256 ~ 2^32 floats (16 GiB); blocks keep it small."""
     import rlarchive

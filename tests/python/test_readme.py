@@ -12,6 +12,7 @@ with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as _f:
     BLOCKS = re.findall(r"```python\n(.*?)```", _f.read(), re.S)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index, tmp_path):
     code = BLOCKS[index]

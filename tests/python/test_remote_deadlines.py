@@ -47,6 +47,7 @@ def test_the_defaults_are_finite_and_positive():
     assert 0 < DEFAULT_TIMEOUT < math.inf and 0 < DEFAULT_MIN_RATE < math.inf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("drip", ["all", "body"])
 def test_a_server_dripping_one_byte_every_half_second_times_out(body, drip):
     """Without deadlines this server would take len(body) / 2 seconds (about an hour and a half)."""
@@ -91,6 +92,7 @@ def test_an_honest_server_still_works(body):
         assert rlarchive.validate(url, timeout=1)["valid"]
 
 
+@pytest.mark.slow
 def test_the_total_deadline_grows_with_the_bytes_asked_for():
     """A server sending 64 KiB every 0.2 s (320 KiB/s) serves a 1 MiB read in about 3 s: more than
     timeout=1, within timeout + size / min_rate at the default minimum rate; a minimum rate above

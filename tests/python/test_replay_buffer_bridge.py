@@ -625,6 +625,7 @@ _MEMORY_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
 def test_save_streams_and_load_maps(tmp_path):
     import json

@@ -37,6 +37,7 @@ from rlarchive import open as open_archive  # noqa: E402
 from rlarchive import sb3 as rsb3
 from rlarchive.errors import RlarchiveError  # noqa: E402
 from rlarchive.extensions import training as training_state
+from rlarchive.sb3 import files as sb3_files  # noqa: E402
 from rlarchive.sb3 import run_state  # noqa: E402
 
 
@@ -126,8 +127,8 @@ def differences(a, b):
     return [k for k in sorted(set(a) | set(b), key=str) if k not in a or k not in b or _bits(a[k]) != _bits(b[k])]
 
 
-def _cartpole():
-    return make_vec_env("CartPole-v1", n_envs=1, seed=0)
+def _cartpole(n_envs=1):
+    return make_vec_env("CartPole-v1", n_envs=n_envs, seed=0)
 
 
 def _pendulum():
@@ -139,12 +140,13 @@ def _normalized():
     return VecNormalize(make_vec_env("Pendulum-v1", n_envs=2, seed=0))
 
 
-def _masked():
-    return make_vec_env(lambda: InvalidActionEnvDiscrete(dim=4, n_invalid_actions=2), n_envs=1, seed=0)
+def _masked(n_envs=1):
+    return make_vec_env(lambda: InvalidActionEnvDiscrete(dim=4, n_invalid_actions=2), n_envs=n_envs, seed=0)
 
 
-def _bits_env(continuous):
-    return lambda: make_vec_env(lambda: BitFlippingEnv(n_bits=4, continuous=continuous, max_steps=4), n_envs=1, seed=0)
+def _bits_env(continuous, n_envs=1):
+    env = lambda: BitFlippingEnv(n_bits=4, continuous=continuous, max_steps=4)  # noqa: E731
+    return lambda: make_vec_env(env, n_envs=n_envs, seed=0)
 
 
 def _her(copy_info_dict=False, **kwargs):
@@ -152,8 +154,13 @@ def _her(copy_info_dict=False, **kwargs):
     return _off(replay_buffer_class=HerReplayBuffer, replay_buffer_kwargs=her, **kwargs)
 
 
-def _identity():
-    return make_vec_env(lambda: IdentityEnv(dim=3, ep_length=7), n_envs=1, seed=0)
+def _identity(n_envs=1):
+    return make_vec_env(lambda: IdentityEnv(dim=3, ep_length=7), n_envs=n_envs, seed=0)
+
+
+def _two(make_env):
+    """The environment factory with two environments side by side."""
+    return lambda: make_env(n_envs=2)
 
 
 def _off(**kwargs):
@@ -236,6 +243,31 @@ ON_POLICY = {
         32,
         32,
     ),
+    # two environments: per-environment episode state (RecurrentPPO's LSTM states, the masks, the rollout buffer)
+    "A2C-2envs": (
+        A2C,
+        "MlpPolicy",
+        _two(_cartpole),
+        lambda: dict(n_steps=5, policy_kwargs=dict(net_arch=[8])),
+        20,
+        30,
+    ),
+    "RecurrentPPO-2envs": (
+        RecurrentPPO,
+        "MlpLstmPolicy",
+        _two(_cartpole),
+        lambda: dict(n_steps=8, batch_size=8, n_epochs=2, policy_kwargs=dict(net_arch=[8], lstm_hidden_size=8)),
+        32,
+        32,
+    ),
+    "MaskablePPO-2envs": (
+        MaskablePPO,
+        "MlpPolicy",
+        _two(_masked),
+        lambda: dict(n_steps=8, batch_size=8, n_epochs=2, policy_kwargs=dict(net_arch=[8])),
+        32,
+        32,
+    ),
     "ARS": (
         ARS,
         "LinearPolicy",
@@ -276,6 +308,14 @@ OFF_POLICY = {
         20,
         40,
     ),
+    "DQN-2envs": (
+        DQN,
+        "MlpPolicy",
+        _two(_identity),
+        lambda: _off(learning_starts=20, exploration_fraction=0.5, target_update_interval=10),
+        20,
+        40,
+    ),
     "TD3": (TD3, "MlpPolicy", _pendulum, lambda: _off(learning_starts=20, action_noise=_noise("normal")), 40, 40),
     "DDPG": (DDPG, "MlpPolicy", _pendulum, lambda: _off(learning_starts=20, action_noise=_noise("ou")), 40, 40),
     "TQC": (
@@ -295,9 +335,20 @@ OFF_POLICY = {
         20,
         20,
     ),
+    "TQC-gSDE": (
+        TQC,
+        "MlpPolicy",
+        _pendulum,
+        lambda: _off(
+            learning_starts=10, use_sde=True, sde_sample_freq=3, policy_kwargs=dict(net_arch=[8], n_quantiles=5)
+        ),
+        20,
+        20,
+    ),
     "SAC-VecNormalize": (SAC, "MlpPolicy", _normalized, lambda: _off(learning_starts=10), 20, 20),
     "HER-DQN": (DQN, "MultiInputPolicy", _bits_env(False), lambda: _her(learning_starts=10), 20, 20),
     "HER-SAC": (SAC, "MultiInputPolicy", _bits_env(True), lambda: _her(learning_starts=10), 20, 20),
+    "HER-SAC-2envs": (SAC, "MultiInputPolicy", _bits_env(True, n_envs=2), lambda: _her(learning_starts=10), 20, 20),
     # the info dicts (terminal observations, Monitor's episode records) travel in the archive too
     "HER-SAC-infos": (
         SAC,
@@ -362,6 +413,27 @@ def test_off_policy_run_state_is_bitwise(name, tmp_path):
     """The run and random state alone: the replay buffer is carried over in memory (its archive form is not this test's)."""
     case = OFF_POLICY[name]
     assert differences(uninterrupted(case), resumed(case, tmp_path, carry_buffer=True)) == []
+
+
+@pytest.mark.parametrize("name", [*ON_POLICY, *OFF_POLICY])
+def test_resume_through_the_switch_is_bitwise(name, tmp_path):
+    """A script that saves with model.save (and save_replay_buffer) and goes on after Class.load(force_reset=False)
+    (and load_replay_buffer), unchanged but for rlarchive.sb3.use_archives(), trains on bit for bit as without the save."""
+    case = {**ON_POLICY, **OFF_POLICY}[name]
+    model, env = _build(case)
+    model.learn(case[4])
+    off_policy = getattr(model, "replay_buffer", None) is not None
+    with rsb3.use_archives(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", rsb3.LoadWarning)
+        model.save(tmp_path / "model")
+        if off_policy:
+            model.save_replay_buffer(tmp_path / "buffer")
+        again = type(model).load(tmp_path / "model", env=env, force_reset=False)
+        if off_policy:
+            again.load_replay_buffer(tmp_path / "buffer", truncate_last_traj=False)
+    assert sb3_files.is_archive(tmp_path / "model.zip")
+    again.learn(case[5], reset_num_timesteps=False)
+    assert differences(uninterrupted(case), snapshot(again)) == []
 
 
 @pytest.mark.parametrize("name", ["PPO", "ARS"])

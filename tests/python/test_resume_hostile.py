@@ -113,6 +113,7 @@ print("drew")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HANGS))
 def test_a_degenerate_generator_state_is_refused_before_it_can_hang(name, tmp_path, monkeypatch):
     """Old behaviour: the archive loads, and the first draw loops for ever in NumPy's or Python's C code."""

@@ -78,6 +78,7 @@ def test_a_header_declaring_2_to_the_40_elements_is_refused_before_allocating(tm
     assert not os.path.exists(out)
 
 
+@pytest.mark.slow
 def test_many_arrays_of_large_declared_size_share_one_budget(tmp_path):
     # 12 arrays of 32 MiB each, deflated to almost nothing: 384 MiB declared (above the 256 MiB default) in a file of a few KB
     src, out = str(tmp_path / "m.zip"), str(tmp_path / "m.rlarchive")

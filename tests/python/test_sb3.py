@@ -715,6 +715,7 @@ def test_report_text(tmp_path):
     json.dumps(d)
 
 
+@pytest.mark.slow
 def test_shared_references_and_huge_shapes_are_bounded():
     # 2**40 paths through shared lists: refused quickly instead of expanding
     x = [1.0]
@@ -754,6 +755,7 @@ def test_load_with_env(tmp_path):
         rsb3.load(arc, env=gym.make("Pendulum-v1"))
 
 
+@pytest.mark.slow
 def test_cli_two_command_migration(tmp_path):
     """The README's migration: import-sb3 then export-sb3, on the command line."""
     import json

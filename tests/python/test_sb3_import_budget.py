@@ -64,6 +64,7 @@ def test_a_deflate_bomb_pth_is_refused_before_it_is_inflated(tmp_path):
     assert not os.path.exists(out)
 
 
+@pytest.mark.slow
 def test_tensors_viewing_one_storage_are_charged_at_their_full_size(tmp_path):
     # 10,000 tensors of 2^16 elements each, all views with stride 0 of one 4-byte storage:
     # a .pth of a few hundred KB that would write 2.4 GiB of tensors
@@ -79,6 +80,7 @@ def test_tensors_viewing_one_storage_are_charged_at_their_full_size(tmp_path):
     assert not os.path.exists(out)
 
 
+@pytest.mark.slow
 def test_an_ordinary_small_model_fits_the_default_budget(tmp_path):
     state = {"w": torch.arange(12, dtype=torch.float32).reshape(3, 4), "b": torch.zeros(3)}
     buf = io.BytesIO()

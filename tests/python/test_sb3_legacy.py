@@ -303,6 +303,7 @@ def test_shared_layers_the_net_arch_does_not_describe(tmp_path):
     assert e.value.code == "VALUE_UNSUPPORTED"
 
 
+@pytest.mark.slow
 def test_cli_import_and_export_of_a_shared_layer_model(tmp_path):
     src = str(tmp_path / "old.zip")
     L.write_ppo_1x(src, [32, {"pi": [16], "vf": [16]}])
@@ -443,6 +444,7 @@ print(json.dumps({"policy": report.policy,
 """
 
 
+@pytest.mark.slow
 def test_what_the_import_imports(tmp_path):
     """Decoding imports nothing; the portable policy needs SB3 and gymnasium; a module the file names is never imported."""
     model = _a2c_rmsprop_tf_like()

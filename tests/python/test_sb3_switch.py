@@ -31,6 +31,7 @@ def _part(path):
         return keys.part_of(ar.metadata)
 
 
+@pytest.mark.slow
 def test_switch_is_opt_in_and_undone():
     """Importing rlarchive changes nothing; the switch replaces the methods until undone, as a call or a with block."""
     code = "import rlarchive.sb3, rlarchive.sb3.switch; from stable_baselines3.common.base_class import BaseAlgorithm as B; print(B.save.__module__)"
@@ -177,28 +178,6 @@ def test_eval_callback_writes_the_best_model_as_an_archive(tmp_path):
     assert rsb3.load(tmp_path / "best" / "best_model.rlarchive").n_steps == 16
 
 
-@pytest.mark.parametrize("name", ["SAC", "HER-SAC", "PPO-VecNormalize"])
-def test_resume_through_the_switch_is_bitwise(name, tmp_path):
-    """A script that saves with model.save and save_replay_buffer and goes on after Class.load(force_reset=False)
-    and load_replay_buffer, unchanged but for the switch, trains on bit for bit as without the save."""
-    from test_resume import OFF_POLICY, ON_POLICY, _build, differences, snapshot, uninterrupted
-
-    case = {**ON_POLICY, **OFF_POLICY}[name]
-    model, env = _build(case)
-    model.learn(case[4])
-    with rsb3.use_archives(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", rsb3.LoadWarning)
-        model.save(tmp_path / "model")
-        off_policy = getattr(model, "replay_buffer", None) is not None
-        if off_policy:
-            model.save_replay_buffer(tmp_path / "buffer")
-        again = type(model).load(tmp_path / "model", env=env, force_reset=False)
-        if off_policy:
-            again.load_replay_buffer(tmp_path / "buffer", truncate_last_traj=False)
-    again.learn(case[5], reset_num_timesteps=False)
-    assert differences(uninterrupted(case), snapshot(again)) == []
-
-
 def test_importing_a_file_the_switch_wrote_says_it_is_an_archive_already(tmp_path):
     """A Zoo run through the switch leaves archives under SB3's names: import-sb3 of one says so."""
     with rsb3.use_archives():
@@ -206,3 +185,106 @@ def test_importing_a_file_the_switch_wrote_says_it_is_an_archive_already(tmp_pat
     with pytest.raises(RlarchiveError, match="already an rlarchive") as e:
         rsb3.import_archive(tmp_path / "CartPole-v1.zip", tmp_path / "out.rlarchive")
     assert e.value.code == "IMPORT_INVALID" and not (tmp_path / "out.rlarchive").exists()
+
+
+def test_a_dqn_optimizer_over_the_target_network_too_loads_with_a_warning_as_in_sb3(tmp_path):
+    """A DQN whose optimizer also holds the target network's parameters (as SB3 < 2.4 built it) saves through the
+    switch; DQN.load keeps the online network's state and warns, as SB3's own load does; the usual form loads silently."""
+    model = DQN("MlpPolicy", "CartPole-v1", buffer_size=100, learning_starts=4, policy_kwargs=dict(net_arch=[8]))
+    n = len(model.policy.optimizer.param_groups[0]["params"])
+    with rsb3.use_archives():
+        model.save(tmp_path / "usual")
+        model.policy.optimizer = torch.optim.Adam(model.policy.parameters(), lr=0.001)
+        model.learn(8)
+        model.save(tmp_path / "old_form")
+        with pytest.warns(UserWarning, match=f"holds {2 * n} parameters"):
+            again = DQN.load(tmp_path / "old_form.zip", env=model.get_env())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            DQN.load(tmp_path / "usual.zip")
+    kept = again.policy.optimizer.state_dict()
+    assert len(kept["param_groups"][0]["params"]) == n
+    want = model.policy.optimizer.state_dict()["state"]
+    assert sorted(kept["state"]) == list(range(n))
+    for k in range(n):
+        assert torch.equal(kept["state"][k]["exp_avg"], want[k]["exp_avg"])
+    again.learn(8)
+
+
+def test_action_noise_the_run_state_gives_back_is_not_warned_about(tmp_path):
+    """model.save keeps SB3's noise object as an opaque pickle in data; with the run state (the default) the load
+    gives it back from there, so only a switch with training=False warns that loads leave it out."""
+    from stable_baselines3 import TD3
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    noise = NormalActionNoise(np.zeros(1), 0.1 * np.ones(1))
+    model = TD3("MlpPolicy", "Pendulum-v1", action_noise=noise, buffer_size=100, policy_kwargs=dict(net_arch=[8]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rsb3.SaveWarning)
+        with rsb3.use_archives():
+            model.save(tmp_path / "with_run_state")
+            again = TD3.load(tmp_path / "with_run_state", env=model.get_env())
+    assert isinstance(again.action_noise, NormalActionNoise)
+    with rsb3.use_archives(training=False), pytest.warns(rsb3.SaveWarning, match="action_noise"):
+        model.save(tmp_path / "without")
+
+
+def _launch(monkeypatch, argv):
+    """run_with_archives.main(argv) in this process (sys.argv and sys.path put back); its exit status, or None."""
+    from rlarchive.sb3 import run_with_archives
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        run_with_archives.main(argv)
+    except SystemExit as e:
+        return e.code
+    return None
+
+
+def test_the_launcher_runs_a_module_as_main_with_the_switch_on(tmp_path, monkeypatch):
+    """python -m rlarchive.sb3.run_with_archives -m MODULE ARGS: MODULE runs as __main__ with its own arguments, the
+    switch on (with the launcher's options) while it runs and off after it."""
+    (tmp_path / "zoo_like.py").write_text(
+        "import sys, json\n"
+        "from stable_baselines3.common.base_class import BaseAlgorithm\n"
+        "from rlarchive.sb3 import switch\n"
+        "if __name__ == '__main__':\n"
+        "    on = BaseAlgorithm.save.__module__ == switch.__name__\n"
+        "    json.dump({'argv': sys.argv[1:], 'on': on, 'legacy': switch._STACK[-1].legacy},"
+        " open(sys.argv[1], 'w'))\n"
+        "    raise SystemExit(3)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "seen.json"
+    original = BaseAlgorithm.__dict__["save"]
+    assert _launch(monkeypatch, ["--legacy", "error", "-m", "zoo_like", str(out), "--algo", "ppo", "-m", "x"]) == 3
+    import json
+
+    assert json.loads(out.read_text()) == {
+        "argv": [str(out), "--algo", "ppo", "-m", "x"],
+        "on": True,
+        "legacy": "error",
+    }
+    assert BaseAlgorithm.__dict__["save"] is original
+
+
+def test_the_launcher_runs_a_script_whose_saves_are_archives(tmp_path, monkeypatch):
+    """python -m rlarchive.sb3.run_with_archives SCRIPT ARGS: an unchanged SB3 script writes archives."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\n"
+        "from stable_baselines3 import PPO\n"
+        "PPO('MlpPolicy', 'CartPole-v1', n_steps=16, batch_size=16, policy_kwargs=dict(net_arch=[8])).save(sys.argv[1])\n"
+    )
+    assert _launch(monkeypatch, [str(script), str(tmp_path / "ppo")]) is None
+    assert sb3_files.is_archive(tmp_path / "ppo.zip") and _part(tmp_path / "ppo.zip") == "model"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["--legacy"], ["-m"], ["--legacy", "never", "-m", "x"], ["--opaque", "run", "x.py"], ["--fast", "-m", "x"]],
+)
+def test_the_launcher_refuses_a_command_line_without_a_program_or_with_a_wrong_option(argv, monkeypatch, capsys):
+    assert _launch(monkeypatch, argv) == 2
+    assert "usage: python -m rlarchive.sb3.run_with_archives" in capsys.readouterr().err

@@ -125,6 +125,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_work_is_linear_in_the_number_of_tensors(case, pairs, tmp_path, monkeypatch, capsysbinary):
     counter = [0]
@@ -139,6 +140,7 @@ def test_work_is_linear_in_the_number_of_tensors(case, pairs, tmp_path, monkeypa
     assert counts[4 * N] <= LINEAR * counts[N], counts
 
 
+@pytest.mark.slow
 def test_20000_tensors_in_a_subprocess(tmp_path):
     """diff and inspect --all of archives with 20,000 tensors (and 20,000 referenced arrays) finish."""
     script = f"""

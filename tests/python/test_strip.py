@@ -85,6 +85,7 @@ def test_strip_drops_every_training_only_part_and_nothing_else(trained, tmp_path
     assert any("kept opaque" in n for n in result.notes)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:left out action_noise")
 def test_the_inference_only_archive_acts_and_loads_into_sb3_as_the_trained_model(trained, tmp_path):
     src, model = trained
@@ -178,6 +179,7 @@ def test_a_damaged_part_that_is_dropped_is_not_read(trained, tmp_path):
     assert rlarchive.validate(a)["valid"]
 
 
+@pytest.mark.slow
 def test_cli(trained, tmp_path):
     src, _ = trained
     a = _copy(src, tmp_path)

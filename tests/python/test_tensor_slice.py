@@ -258,6 +258,7 @@ def http_archive(tmp_path_factory):
             yield ar, handler, group
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "key"), HTTP_CASES)
 def test_a_slice_over_http_makes_few_requests_and_reads_little_more_than_it_selects(http_archive, name, key):
     """Spec §11.4: at most max(SLICE_MAX_REQUESTS, ceil(S / SLICE_REQUEST_BYTES)) requests, and outside the

@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FUZZ = os.path.join(ROOT, "tests", "fuzz")
 
@@ -21,6 +23,7 @@ SEED = int(os.environ.get("RLARCHIVE_FUZZ_SEED", "20261122"))
 CASES = 1000
 
 
+@pytest.mark.slow
 def test_unpickle_fuzz_smoke(capsys):
     s = unpickle_fuzz.run(CASES, SEED, progress=False)
     with capsys.disabled():

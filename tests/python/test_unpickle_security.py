@@ -176,6 +176,20 @@ def test_build_is_refused_on_every_allow_listed_global():
         unpickle.restricted_loads(cell + slot_state(s("value"), s("x")) + b"b.")
 
 
+def test_filling_a_closure_sets_cells_only():
+    """cloudpickle's old ``_fill_function`` fills the cells of a closure; a closure built by ``_make_function`` holds
+    whatever the stream put in it, and filling it must not rewrite a stand-in that is not a cell (here the shared
+    TrainFrequencyUnit, whose value would become a raw stand-in, returned as it is)."""
+    cp = "cloudpickle.cloudpickle"
+    unit = g("stable_baselines3.common.type_aliases", "TrainFrequencyUnit") + s("step") + b"\x85R\x94" + b"0"
+    code = g(cp, "_builtin_type") + s("CodeType") + b"\x85R" + b"(" + b"K\x00" * 12 + s("x") + b"\x85)tR"
+    func = g(cp, "_make_function") + b"(" + code + b"NNN" + b"h\x00\x85" + b"tR"  # closure: (the unit,)
+    fill = g(cp, "_fill_function") + func + b"}" + s("closure_values") + g("os", "system") + b"\x85s\x86R0"
+    with pytest.raises(unpickle.NotNeutral, match="malformed function closure"):
+        unpickle.decode(P4 + unit + fill + b"h\x00.")
+    assert unpickle.decode(P4 + unit + b"h\x00.") == "step"
+
+
 def test_stand_ins_are_immutable():
     with pytest.raises(TypeError):
         unpickle.CONSTRUCTORS[("os", "system")] = unpickle.GlobalName("os", "system")  # type: ignore[index]
@@ -402,6 +416,22 @@ def test_spaces_the_writer_would_refuse_are_not_neutral():
     for data in bad_streams:
         with pytest.raises(unpickle.NotNeutral, match="spec §8"):
             unpickle.decode(data)
+
+
+def test_a_multibinary_size_that_is_not_an_integer_is_not_neutral():
+    """``n`` of 2.5 would be written as 2: refused, like a Discrete's float ``n`` (and a whole float, as gym stores
+    an int); a NumPy integer is taken as an int."""
+    gym = {c.__module__: {c.__qualname__: c} for c in F.GYM_CLASSES.values()}
+    streams = {}
+    for n in (2.5, 2.0, (2, 2.5), np.int64(3)):
+        sp = F.gym_multi_binary(2)
+        sp.__dict__["n"] = n
+        with F.fake_modules(gym):
+            streams[repr(n)] = pickle.dumps(sp, protocol=4)
+    for n in ("2.5", "2.0", "(2, 2.5)"):
+        with pytest.raises(unpickle.NotNeutral, match="integer|spec §8"):
+            unpickle.decode(streams[n])
+    assert unpickle.decode(streams[repr(np.int64(3))]) == spaces.MultiBinary(3)
 
 
 # ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rlarchive", *args], capture_output=True, text=True, cwd=ROOT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_import_stores_the_statistics_and_export_gives_them_back(name, sb3_zoo, tmp_path):
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
@@ -296,6 +297,7 @@ def test_save_stores_the_live_wrappers_running_return(sb3_zoo, tmp_path):
     assert back.returns.tobytes() == live.returns.tobytes()
 
 
+@pytest.mark.slow
 def test_inspect_says_whether_the_running_return_is_stored(tmp_path):
     for returns, text, count in (
         (np.array([1.0, -2.0]), "running return of 2 environments", 2),

@@ -131,6 +131,8 @@ def test_every_normative_section_is_cited():
     assert missing == []
 
 
+@pytest.mark.slow
+@pytest.mark.stage("generate-check")
 def test_vectors_are_reproducible_byte_for_byte():
     r = subprocess.run(
         [sys.executable, os.path.join(ROOT, "tests", "vectors", "generate.py"), "--check", VECTORS],

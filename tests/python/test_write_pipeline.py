@@ -220,6 +220,7 @@ def test_a_strided_array_is_converted_a_piece_at_a_time():
     assert b"".join(bytes(c) for c in t.chunks(1 << 20)) == np.ascontiguousarray(a).tobytes()
 
 
+@pytest.mark.slow
 def test_saving_a_large_strided_array_keeps_memory_bounded(tmp_path):
     """Peak memory of a save stays far below the size of the archive: no whole-member or whole-tensor copies."""
     import subprocess

@@ -103,6 +103,7 @@ def test_a_linked_parameter_folder_outside_is_not_entered(zoo_run, tmp_path):
     assert any(n.startswith("skipped CartPole-v1:") and "leads out" in n for n in files.notes)
 
 
+@pytest.mark.slow
 def test_devices_fifos_and_links_to_them_are_skipped_without_blocking(zoo_run, tmp_path):
     run = _run(zoo_run, tmp_path)
     os.mkfifo(run / "fifo.yml")
@@ -176,6 +177,7 @@ def _clean(text: str) -> bool:
 HOSTILE_ZIP = "model \x1b[2J\x1b]0;owned\x07\nnote: forged line \u202eevil.zip"
 
 
+@pytest.mark.slow
 def test_import_zoo_prints_names_from_the_folder_escaped(zoo_run, tmp_path):
     run = _run(zoo_run, tmp_path, "evil_1")
     shutil.rmtree(run / "CartPole-v1")  # the flat layout: the one zip is the model, whatever its name
@@ -209,6 +211,7 @@ def test_import_zoo_error_names_candidates_escaped(zoo_run, tmp_path):
     assert _clean(err) and escape_name(HOSTILE_ZIP) in err
 
 
+@pytest.mark.slow
 def test_import_sb3_prints_member_names_from_the_zip_escaped(zoo_run, tmp_path):
     """The same class in import-sb3: a member name of the zip, a library version read from it."""
     src = tmp_path / "model.zip"

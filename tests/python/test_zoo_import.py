@@ -189,6 +189,7 @@ def test_off_policy_run_with_replay_buffer_and_best_model(tmp_path):
     assert "best_model.zip" in report.notes[0] and "replay_buffer.pkl" not in report.notes[0]
 
 
+@pytest.mark.slow
 def test_cli(ppo_run, tmp_path):
     run, _, _ = ppo_run
     out = tmp_path / "c.rlarchive"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from cases import archive, case, doc, saved
+from cases import archive, case, saved
 from cases_extensions import VN, _box, _stats, _vn
 from cases_replay_buffer import RB, _buffer
+from sites import doc
 
 from rlarchive import spaces as sp
 from rlarchive.values import ClassRef

@@ -204,6 +204,24 @@ def doc(pointer: str, by: str, member: str = "data.json") -> Site:
     return Site(member, pointer, by, None)
 
 
+def issue(check: str, **where: object) -> list:
+    """The issues of a case whose report holds one: ``[(check, site(**where))]``."""
+    return [(check, site(**where))]
+
+
+def in_doc(check: str, member: str, pointer: str, by: str) -> list:
+    """The issues of a case whose report holds one, at ``pointer`` of the JSON document ``member``."""
+    return issue(check, member=member, pointer=pointer, by=by)
+
+
+# the members most sites name
+POLICY = "extensions/RLA_policy/policy.json"
+REPLAY_BUFFER = "extensions/RLA_replay_buffer/replay_buffer.json"
+TRAINING = "extensions/RLA_training/training.json"
+VEC_NORMALIZE = "extensions/RLA_vec_normalize/vec_normalize.json"
+POLICY_TENSORS = "tensors/policy.safetensors"
+
+
 def _printable(name: str) -> bool:
     return all(" " <= ch <= "~" for ch in name)
 

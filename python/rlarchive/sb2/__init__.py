@@ -93,8 +93,8 @@ def infer_algorithm(data: Mapping[str, Any]) -> str | None:
 
 
 def import_archive(
-    in_zip: str | os.PathLike,
-    out_path: str | os.PathLike,
+    in_zip: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
     *,
     algorithm: str | None = None,
     budget: int | ImportBudget | None = None,
@@ -126,7 +126,7 @@ def import_archive(
     budget = budget_for(in_zip, budget)
     report = ImportReport(source="stable-baselines", output=os.fspath(out_path))
     metadata: dict[str, str] = {META_SOURCE: "stable-baselines"}
-    tensors: dict[str, dict] = {}
+    tensors: dict[str, dict[str, np.ndarray]] = {}
     try:
         is_zip = zipfile.is_zipfile(os.fspath(in_zip))
     except (zipfile.BadZipFile, ValueError):  # a ZIP whose end records name other disks, ...
@@ -152,8 +152,12 @@ def import_archive(
 
 
 def _read_zip_model(
-    in_zip: str | os.PathLike, report: ImportReport, budget: ImportBudget, tensors: dict, metadata: dict
-) -> dict:
+    in_zip: str | os.PathLike[str],
+    report: ImportReport,
+    budget: ImportBudget,
+    tensors: dict[str, dict[str, np.ndarray]],
+    metadata: dict[str, str],
+) -> dict[str, Any]:
     """The decoded data of an SB2 ``.zip``; its variables are added to ``tensors`` and their order to ``metadata``."""
     with open_zip(in_zip) as zf:
         names = zf.namelist()
@@ -188,8 +192,8 @@ def _read_zip_model(
 
 
 def _read_pickle_model(
-    path: str | os.PathLike, report: ImportReport, budget: ImportBudget
-) -> tuple[dict, dict, list | None]:
+    path: str | os.PathLike[str], report: ImportReport, budget: ImportBudget
+) -> tuple[dict[str, Any], dict[str, np.ndarray], list[str] | None]:
     """The decoded data, the variables by name and their order, from the single pickle of stable-baselines < 2.7.
 
     The whole stream is read once by the restricted unpickler (the file's size
@@ -214,8 +218,8 @@ def _read_pickle_model(
     doc, stored = top
     if not all(type(k) is str for k in doc):
         raise RlarchiveError("IMPORT_INVALID", "the model's data dict has keys that are not strings")
-    data: dict = {}
-    value_pickles: dict | None = None
+    data: dict[str, Any] = {}
+    value_pickles: dict[str, tuple[int, int]] | None = None
     for key, item in doc.items():
         try:
             data[key] = note_leaves(unpickle.to_neutral(item, budget=budget), "/" + escape_pointer(key), report)
@@ -234,7 +238,7 @@ def _read_pickle_model(
     return data, params, plist
 
 
-def _read_file(path: str | os.PathLike, budget: ImportBudget) -> bytes:
+def _read_file(path: str | os.PathLike[str], budget: ImportBudget) -> bytes:
     try:
         with open(os.fspath(path), "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -246,7 +250,7 @@ def _read_file(path: str | os.PathLike, budget: ImportBudget) -> bytes:
         raise RlarchiveError("IO_ERROR", f"cannot read {os.fspath(path)}: {e.strerror or e}") from None
 
 
-def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, list | None]:
+def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict[str, np.ndarray], list[str] | None]:
     """The variables of a pickled model (a list of arrays, or an ``OrderedDict`` name -> array) and their names in order."""
     from .. import unpickle
     from ..dtypes import code_of_numpy
@@ -262,7 +266,7 @@ def _pickled_params(stored: Any, budget: ImportBudget) -> tuple[dict, list | Non
             "IMPORT_INVALID",
             f"the model's parameters are {_describe(stored)}, not a list of arrays or a dict of named arrays",
         )
-    params: dict = {}
+    params: dict[str, np.ndarray] = {}
     for name, item in items:
         if not isinstance(item, (unpickle.Array, unpickle.Scalar)):  # TensorFlow gives a 0-d variable as a NumPy scalar
             raise RlarchiveError("VALUE_UNSUPPORTED", f"parameter {name!r} is {_describe(item)}, not a numeric array")
@@ -313,7 +317,7 @@ _KEEPS_TARGET = {"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS", "BUILD"
 _STRINGS = {"UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8", "STRING", "BINSTRING", "SHORT_BINSTRING"}
 
 
-def _value_pickles(raw: bytes) -> dict:
+def _value_pickles(raw: bytes) -> dict[str, tuple[int, int]]:
     """For each key of the data dict of ``raw`` (the pickle of ``(data, params)``): where its value ends.
 
     Returns ``{key: (end offset, size of the pickle that makes the value)}``
@@ -326,15 +330,17 @@ def _value_pickles(raw: bytes) -> dict:
     import pickletools
 
     ids = itertools.count()
-    stack: list = []  # (object id, offset of its first opcode)
-    marks: list = []  # (stack length, offset of the MARK)
-    memo: dict = {}
-    strings: dict = {}  # object id -> the str it is
-    items: dict = {}  # dict id -> [(key id, end offset of the value)]
-    parts: dict = {}  # tuple id -> its item ids
-    frames: list = []  # offsets of the FRAME opcodes
+    stack: list[tuple[int, int]] = []  # (object id, offset of its first opcode)
+    marks: list[tuple[int, int]] = []  # (stack length, offset of the MARK)
+    memo: dict[object, tuple[int, int]] = {}
+    strings: dict[int, str] = {}  # object id -> the str it is
+    items: dict[int, list[tuple[int, int]]] = {}  # dict id -> [(key id, end offset of the value)]
+    parts: dict[int, list[int]] = {}  # tuple id -> its item ids
+    frames: list[int] = []  # offsets of the FRAME opcodes
     try:
         for op, arg, pos in pickletools.genops(raw):
+            if pos is None:  # (never: genops gives the offset of every opcode of a byte string)
+                return {}
             name = op.name
             if name == "FRAME":
                 frames.append(pos)
@@ -357,7 +363,7 @@ def _value_pickles(raw: bytes) -> dict:
                 stack.append((stack[-1][0], pos))
                 continue
             before = op.stack_before
-            sliced: list = []
+            sliced: list[tuple[int, int]] = []
             start = pos
             if pickletools.markobject in before:
                 n = before.index(pickletools.markobject)
@@ -390,8 +396,8 @@ def _value_pickles(raw: bytes) -> dict:
     except (ValueError, IndexError, KeyError):  # a stream the model cannot follow: no value is located
         return {}
     data = parts.get(top, [None])[0]
-    ends: dict = {}
-    for key_id, end in items.get(data, []):
+    ends: dict[str, int] = {}
+    for key_id, end in items.get(data, []) if data is not None else []:
         if key_id in strings:
             ends[strings[key_id]] = end
     return {k: (end, end + 1 - 9 * sum(1 for f in frames if f < end)) for k, end in ends.items()}
@@ -415,7 +421,7 @@ def _value_pickle(raw: bytes, end: int, size: int) -> bytes:
     return bytes(out)
 
 
-def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list]:
+def _read_npz(raw: bytes, plist: list[str], budget: ImportBudget) -> tuple[dict[str, np.ndarray], list[str]]:
     """The arrays ``plist`` names from an ``.npz``, each header checked and its size charged before reading.
 
     Returns the arrays by name and the sorted names of arrays not in ``plist``.
@@ -423,7 +429,7 @@ def _read_npz(raw: bytes, plist: list, budget: ImportBudget) -> tuple[dict, list
     return read_npz(raw, plist, budget, container="'parameters'", item="parameter", member="parameters")
 
 
-def _parse_json_list(raw: bytes, budget: ImportBudget) -> list:
+def _parse_json_list(raw: bytes, budget: ImportBudget) -> list[str]:
     budget.charge(json_cost(raw), "the objects parsed from the parameter_list member", member="parameter_list")
     try:
         v = json.loads(raw.decode("utf-8"))

@@ -122,7 +122,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def import_zoo(run_folder: str | os.PathLike, out_path: str | os.PathLike, **kwargs: Any) -> ImportReport:
+def import_zoo(run_folder: str | os.PathLike[str], out_path: str | os.PathLike[str], **kwargs: Any) -> ImportReport:
     """Convert an RL Zoo run folder into an rlarchive (Annex B.12): :func:`rlarchive.zoo.import_zoo`."""
     from ..zoo import import_zoo as run
 

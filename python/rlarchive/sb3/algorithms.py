@@ -70,7 +70,7 @@ _TD3_KEYS = frozenset({"policy_delay", "target_policy_noise", "target_noise_clip
 HER_REPLAY_BUFFER = ClassRef("stable_baselines3.her.her_replay_buffer", "HerReplayBuffer")
 
 
-def _policies(module: str, *names: str) -> tuple:
+def _policies(module: str, *names: str) -> tuple[str, ...]:
     return tuple(f"{module}.{n}" for n in names)
 
 
@@ -97,11 +97,11 @@ class Algorithm:
     package: str
     module: str
     class_name: str
-    policies: tuple
-    keys: frozenset
-    absent: frozenset = frozenset()
-    fixed: tuple = ()
-    buffers: tuple = ()
+    policies: tuple[str, ...]
+    keys: frozenset[str]
+    absent: frozenset[str] = frozenset()
+    fixed: tuple[tuple[str, Any], ...] = ()
+    buffers: tuple[str, ...] = ()
 
     @property
     def ref(self) -> ClassRef:
@@ -306,4 +306,5 @@ def algorithm_class(name: str) -> type:
     algo = ALGORITHMS.get(name) if isinstance(name, str) else None
     if algo is None:
         raise RlarchiveError("IMPORT_NOT_ALLOWED", f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
-    return algo.ref.resolve((algo.ref.name,))
+    cls: type = algo.ref.resolve((algo.ref.name,))
+    return cls

@@ -38,7 +38,7 @@ __all__ = ["BackgroundSave", "settle", "start"]
 class BackgroundSave:
     """A save running on its own thread: :meth:`done`, :meth:`wait`, :meth:`result`, :meth:`exception`."""
 
-    def __init__(self, path: str | os.PathLike, work: Callable[[], Any], cleanup: Callable[[], None]) -> None:
+    def __init__(self, path: str | os.PathLike[str], work: Callable[[], Any], cleanup: Callable[[], None]) -> None:
         self.path = os.fspath(path)
         self._work = work
         self._cleanup = cleanup
@@ -135,7 +135,7 @@ def settle() -> None:
         raise error
 
 
-def start(path: str | os.PathLike, work: Callable[[], Any], cleanup: Callable[[], None]) -> BackgroundSave:
+def start(path: str | os.PathLike[str], work: Callable[[], Any], cleanup: Callable[[], None]) -> BackgroundSave:
     """Run ``work`` (then ``cleanup``, always) on a thread of its own, as the save in flight.
 
     The caller has settled the previous one (:func:`settle`).

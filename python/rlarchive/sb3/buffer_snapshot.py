@@ -26,6 +26,7 @@ meanwhile (as Stable-Baselines3's training loop does); pickling the buffer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,9 @@ HER_ARRAYS = ("ep_start", "ep_length", "current_ep_start")
 class BufferSnapshot:
     """The row guard of one snapshot and the wrapped ``add`` of its buffer, until :meth:`close`."""
 
-    def __init__(self, buffer: Any, guard: RowGuard, rows: list[tuple[RowSnapshot, bool]], value: dict) -> None:
+    def __init__(
+        self, buffer: Any, guard: RowGuard, rows: list[tuple[RowSnapshot, bool]], value: Mapping[str, Any]
+    ) -> None:
         self.buffer = buffer
         self.guard = guard
         self.rows = rows  # (snapshot, whether add also writes its row pos + 1)
@@ -74,7 +77,7 @@ class BufferSnapshot:
             del self.buffer.__dict__["add"]
 
 
-def take(buffer: Any, value: dict, copy_limit: int | None = None) -> tuple[dict, BufferSnapshot]:
+def take(buffer: Any, value: Mapping[str, Any], copy_limit: int | None = None) -> tuple[dict[str, Any], BufferSnapshot]:
     """The buffer ``value`` (:func:`~rlarchive.sb3.replay_buffer.capture` of ``buffer``) held as it is now.
 
     Returns the value to write (its large row arrays as row snapshots, its

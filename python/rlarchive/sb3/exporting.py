@@ -43,7 +43,7 @@ _OLDEST_SB3 = (2, 0)
 _TARGET_IN_OPTIMIZER = {"DQN": "q_net.", "QRDQN": "quantile_net."}
 
 
-def _dqn_optimizer_for_old_sb3(params: dict, prefix: str = "q_net.") -> dict:
+def _dqn_optimizer_for_old_sb3(params: dict[str, Any], prefix: str = "q_net.") -> dict[str, Any]:
     """For an export to SB3 < 2.4: a DQN or QR-DQN optimizer state over the network and its target, as those versions hold it."""
     opt = params.get("policy.optimizer")
     policy = params.get("policy", {})
@@ -75,7 +75,8 @@ def _pickle_value(obj: Any) -> bytes:
     if _has_function(obj):
         import cloudpickle
 
-        return cloudpickle.dumps(obj)
+        data: bytes = cloudpickle.dumps(obj)
+        return data
     try:
         return pickler.dumps(obj)
     except (pickle.PicklingError, TypeError, AttributeError) as e:
@@ -87,7 +88,7 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
 
     ``items`` maps keys to rebuilt Python objects or to :class:`Opaque` values.
     """
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, obj in items.items():
         if isinstance(obj, Opaque):
             entry = {
@@ -109,7 +110,7 @@ def _sb3_data_json(items: Mapping[str, Any]) -> str:
     return json.dumps(out, indent=4)
 
 
-def _target_version(requested: str | None, metadata: Mapping[str, str]) -> tuple[str, tuple]:
+def _target_version(requested: str | None, metadata: Mapping[str, str]) -> tuple[str, tuple[int, int]]:
     """(the version string to write, (major, minor)) of the SB3 an export is for.
 
     ``requested`` (``"2.4"``) wins; else the version recorded at import; else the installed SB3's.
@@ -183,14 +184,14 @@ def _write_sb3_zip(
 
 
 def export_archive(
-    in_path: str | os.PathLike,
-    out_zip: str | os.PathLike,
+    in_path: str | os.PathLike[str],
+    out_zip: str | os.PathLike[str],
     *,
     allow_classes: Iterable[str] = (),
     sb3_version: str | None = None,
-    vec_normalize_out: str | os.PathLike | None = None,
-    replay_buffer_out: str | os.PathLike | None = None,
-) -> list:
+    vec_normalize_out: str | os.PathLike[str] | None = None,
+    replay_buffer_out: str | os.PathLike[str] | None = None,
+) -> list[str]:
     """Write a Stable-Baselines3 model ``.zip`` from an rlarchive.
 
     Spaces become gymnasium spaces, schedules SB3 schedule objects (the
@@ -251,7 +252,7 @@ def export_archive(
                     f"{os.fspath(in_path)} holds no replay buffer (extension {replay_buffer_ext.EXTENSION})",
                 )
     version, target = _target_version(sb3_version, metadata)
-    notes: list = []
+    notes: list[str] = []
     recorded = metadata.get(META_VERSION)
     if sb3_version is None and recorded is not None and version != recorded.strip():
         notes.append(
@@ -289,7 +290,7 @@ class ExportWarning(UserWarning):
     """:func:`export_archive` wrote the file differently from how the archive records the model (the message says how)."""
 
 
-def _shared_extractor_names(data: Mapping[str, Any], params: dict) -> tuple[dict, str | None]:
+def _shared_extractor_names(data: Mapping[str, Any], params: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """For SB3 >= 1.7: an actor-critic policy state holding one shared features extractor (SB3 < 1.7) with the
     extractor's weights under its other names too (:mod:`rlarchive.sb3.shared_extractor`), so that SB3 loads
     it with its exact match. A policy that does not share its extractor is left as it is."""
@@ -307,7 +308,9 @@ def _shared_extractor_names(data: Mapping[str, Any], params: dict) -> tuple[dict
     return dict(params, policy=completed), note.replace("built as", "exported as")
 
 
-def _separate_shared_layers(data: dict, params: dict, in_path: str | os.PathLike) -> tuple[dict, dict, str | None]:
+def _separate_shared_layers(
+    data: dict[str, Any], params: dict[str, Any], in_path: str | os.PathLike[str]
+) -> tuple[dict[str, Any], dict[str, Any], str | None]:
     """For SB3 >= 1.8: a policy with layers shared by actor and critic (SB3 < 1.8) as the equivalent separate networks.
 
     The shared layers are copied at the head of both networks
@@ -340,7 +343,7 @@ def _separate_shared_layers(data: dict, params: dict, in_path: str | os.PathLike
     return data, params, note
 
 
-def _remap_optimizer(opt: Any, order: list | None, n_params: int) -> Any:
+def _remap_optimizer(opt: Any, order: list[tuple[str, str]] | None, n_params: int) -> Any:
     """An optimizer state over the parameters ``order`` lists (new name, old name), from the state over the old ones."""
     import torch
 

@@ -44,7 +44,7 @@ class Snapshot:
     numpy: Any
     python: Any
     torch: Any
-    cuda: list | None
+    cuda: list[Any] | None
 
     @classmethod
     def take(cls) -> Snapshot:
@@ -80,7 +80,7 @@ class Snapshot:
 # ---------------------------------------------------------------- the spaces' generators
 
 
-def subspaces(space: Any) -> list:
+def subspaces(space: Any) -> list[Any]:
     """A gymnasium space's subspaces: a Dict's in key order, a Tuple's in order, none for others."""
     from gymnasium import spaces
 
@@ -91,7 +91,7 @@ def subspaces(space: Any) -> list:
     return []
 
 
-def space_state(space: Any) -> dict | None:
+def space_state(space: Any) -> dict[str, Any] | None:
     """The generators of a gymnasium space and of its subspaces (SPACE_RANDOM), or None for no space.
 
     Raises:
@@ -115,7 +115,9 @@ def space_state(space: Any) -> dict | None:
     return {"generator": g, "spaces": [space_state(s) for s in subspaces(space)]}
 
 
-def _space_generators(space: Any, v: Mapping[str, Any], where: str, out: list) -> None:
+def _space_generators(
+    space: Any, v: Mapping[str, Any], where: str, out: list[tuple[Any, np.random.Generator | None]]
+) -> None:
     """Append (space, its new generator or None) for ``space`` and its subspaces, each generator made now."""
     subs = subspaces(space)
     if len(subs) != len(v["spaces"]):
@@ -147,14 +149,16 @@ def _space_generators(space: Any, v: Mapping[str, Any], where: str, out: list) -
 class Plan:
     """What :func:`install` sets: every object made and checked by :func:`prepare`."""
 
-    env_spaces: dict = field(default_factory=dict)  # model attribute -> the environment's space object
-    space_generators: list = field(default_factory=list)  # (space, generator or None)
+    env_spaces: dict[str, Any] = field(default_factory=dict)  # model attribute -> the environment's space object
+    space_generators: list[tuple[Any, np.random.Generator | None]] = field(
+        default_factory=list
+    )  # (space, generator or None)
     numpy: Any = None
     python: Any = None
     torch: Any = None
-    cuda: list | None = None
-    restored: list = field(default_factory=list)
-    not_restored: dict = field(default_factory=dict)
+    cuda: list[Any] | None = None
+    restored: list[str] = field(default_factory=list)
+    not_restored: dict[str, str] = field(default_factory=dict)
     cuda_warning: str | None = None
 
 
@@ -187,7 +191,7 @@ def _set_private_cuda(device: int, state: Any) -> None:
     torch.Generator(device=f"cuda:{device}").set_state(state)
 
 
-def _prepare_cuda(cuda: list, plan: Plan) -> None:
+def _prepare_cuda(cuda: list[Any], plan: Plan) -> None:
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0

@@ -94,7 +94,7 @@ def _is_optimizer_state(obj: Any) -> bool:
     return isinstance(obj, Mapping) and set(obj.keys()) == {"state", "param_groups"}
 
 
-def _tensor_dict(obj: Any, member: str) -> dict:
+def _tensor_dict(obj: Any, member: str) -> dict[str, Any]:
     import torch
 
     if not isinstance(obj, Mapping):
@@ -159,11 +159,11 @@ def charge_tensors(obj: Any, budget: ImportBudget, member: str) -> None:
 
 def import_archive(
     in_zip: Source,
-    out_path: str | os.PathLike,
+    out_path: str | os.PathLike[str],
     *,
     algorithm: str | None = None,
     budget: int | ImportBudget | None = None,
-    vec_normalize: str | os.PathLike | bytes | Statistics | None = None,
+    vec_normalize: str | os.PathLike[str] | bytes | Statistics | None = None,
     replay_buffer: Source | None = None,
     metadata: Mapping[str, str] | None = None,
 ) -> ImportReport:
@@ -218,7 +218,7 @@ def import_archive(
     budget = budget_for(in_zip, budget)
     stats = read_vec_normalize(vec_normalize, budget)
     report = ImportReport(source="stable-baselines3", output=os.fspath(out_path))
-    extension_values: dict = {}
+    extension_values: dict[str, Any] = {}
     if buffer_value is not None:
         extension_values[replay_buffer_ext.EXTENSION] = buffer_value
         report.notes.append(
@@ -237,9 +237,11 @@ def import_archive(
     )
 
 
-def _read_zip(in_zip: Source, budget: ImportBudget, report: ImportReport) -> tuple[dict, dict, dict, dict]:
+def _read_zip(
+    in_zip: Source, budget: ImportBudget, report: ImportReport
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], dict[str, str]]:
     """(decoded data, tensor groups, optimizer states, the bridge's metadata) of an SB3 zip, every member charged to ``budget``."""
-    tensors: dict[str, dict] = {}
+    tensors: dict[str, dict[str, Any]] = {}
     optimizers: dict[str, Any] = {}
     metadata = {META_SOURCE: "stable-baselines3"}
     with open_zip(in_zip) as zf:
@@ -311,7 +313,7 @@ def read_vec_normalize(source: Any, budget: ImportBudget) -> Statistics | None:
     return vecnormalize.from_wrapper(source)
 
 
-def add_variables(obj: Any, member: str, tensors: dict, report: ImportReport) -> None:
+def add_variables(obj: Any, member: str, tensors: dict[str, dict[str, Any]], report: ImportReport) -> None:
     """SB3's pytorch variables (``log_ent_coef``, ...) as the tensor group ``variables``; None entries dropped."""
     if not isinstance(obj, Mapping):
         raise unsupported(f"{member} is not a dict of tensors", member)
@@ -323,7 +325,7 @@ def add_variables(obj: Any, member: str, tensors: dict, report: ImportReport) ->
         tensors["variables"] = variables
 
 
-def add_state(stem: str, obj: Any, member: str, tensors: dict, optimizers: dict) -> None:
+def add_state(stem: str, obj: Any, member: str, tensors: dict[str, dict[str, Any]], optimizers: dict[str, Any]) -> None:
     """One state dict SB3 saves (``policy``, ``policy.optimizer``, ...): an optimizer state, or a tensor group."""
     if _is_optimizer_state(obj):
         optimizers[stem] = obj
@@ -334,11 +336,11 @@ def add_state(stem: str, obj: Any, member: str, tensors: dict, optimizers: dict)
 
 
 def finish_import(
-    out_path: str | os.PathLike,
-    data: dict,
-    tensors: dict,
-    optimizers: dict,
-    metadata: dict,
+    out_path: str | os.PathLike[str],
+    data: dict[str, Any],
+    tensors: dict[str, dict[str, Any]],
+    optimizers: dict[str, Any],
+    metadata: dict[str, str],
     report: ImportReport,
     algorithm: str | None,
     vec_normalize: Statistics | None = None,
@@ -352,11 +354,11 @@ def finish_import(
 
 
 def prepare_import(
-    out_path: str | os.PathLike,
-    data: dict,
-    tensors: dict,
-    optimizers: dict,
-    metadata: dict,
+    out_path: str | os.PathLike[str],
+    data: dict[str, Any],
+    tensors: dict[str, dict[str, Any]],
+    optimizers: dict[str, Any],
+    metadata: dict[str, str],
     report: ImportReport,
     algorithm: str | None,
     vec_normalize: Statistics | None = None,
@@ -438,7 +440,7 @@ def prepare_import(
 
 def _policy_value(
     build: Callable[[Any], Any], stats: Statistics | None, data: Mapping[str, Any]
-) -> tuple[dict | None, str, Any]:
+) -> tuple[dict[str, Any] | None, str, Any]:
     """(the RLA_policy value of the model ``build(env)`` gives, or None; what the report says about it; the model,
     or None when it cannot be built).
 

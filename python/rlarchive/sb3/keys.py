@@ -276,7 +276,7 @@ class Rebuilds(Protocol):
 
     unpickle: bool
     optimizer_left_out: str | None
-    not_restored: dict
+    not_restored: dict[str, str]
 
     def top(self, key: str, value: Any) -> Any:
         """The SB3 object for the data key ``key``'s value."""
@@ -312,7 +312,7 @@ def shadowed(cls: type, key: str) -> str | None:
     return None
 
 
-def load_items(data: Mapping[str, Any], cls: type, rb: Rebuilds, verbose: Any) -> tuple[dict, list]:
+def load_items(data: Mapping[str, Any], cls: type, rb: Rebuilds, verbose: Any) -> tuple[dict[str, Any], list[str]]:
     """The archive's data keys as :func:`~rlarchive.sb3.load` hands them to SB3, following :data:`LOAD_KEYS`.
 
     A key the table does not list (a subclass's own attribute) is passed as
@@ -324,8 +324,8 @@ def load_items(data: Mapping[str, Any], cls: type, rb: Rebuilds, verbose: Any) -
         (the items, the keys left out because they are or hold opaque
         values that ``rb`` does not unpickle).
     """
-    out: dict = {}
-    left_out: list = []
+    out: dict[str, Any] = {}
+    left_out: list[str] = []
     for key, value in data.items():
         extra = key not in LOAD_KEYS
         rule = LOAD_KEYS.get(key, "data")
@@ -383,7 +383,7 @@ def _policy_class(key: str, value: Any, cls: type, rb: Rebuilds) -> type:
 
     if isinstance(value, str):  # a policy alias ("MlpPolicy"), looked up in the algorithm's own table
         aliases = getattr(cls, "policy_aliases", {})
-        found = aliases.get(value) if isinstance(aliases, Mapping) else None
+        found: type | None = aliases.get(value) if isinstance(aliases, Mapping) else None
         if found is None:
             raise RlarchiveError(
                 "IMPORT_NOT_ALLOWED", f"data key {key!r}: {value!r} is not a policy alias of {cls.__name__}"
@@ -406,7 +406,7 @@ def _buffer_class(key: str, value: Any, rb: Rebuilds) -> type | None:
     return obj
 
 
-def _kwargs(key: str, value: Any, rb: Rebuilds) -> dict:
+def _kwargs(key: str, value: Any, rb: Rebuilds) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):

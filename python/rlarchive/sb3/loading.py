@@ -106,11 +106,11 @@ class RestoreReport:
             class and transitions, the run state's counters and generators).
     """
 
-    restored: list = field(default_factory=list)
-    not_restored: dict = field(default_factory=dict)
-    details: dict = field(default_factory=dict)
+    restored: list[str] = field(default_factory=list)
+    not_restored: dict[str, str] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
         return asdict(self)
 
@@ -158,12 +158,12 @@ def _keep(tensor: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _build_model(
     cls: Any,
-    data: dict,
+    data: dict[str, Any],
     params: Mapping[str, Any],
     variables: Mapping[str, Any],
     env: Any,
     device: Any,
-    kwargs: dict,
+    kwargs: dict[str, Any],
     skip_init: bool,
     fresh_optimizers: bool = False,
 ) -> Any:
@@ -213,7 +213,7 @@ def _build_model(
     return model
 
 
-def _model_data(data: dict, kwargs: Mapping[str, Any]) -> dict:
+def _model_data(data: dict[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the archive's data as SB3's ``load`` passes it on: ``policy_kwargs`` without ``device`` (and
     ``net_arch`` of SB3 < 1.8 unwrapped), the spaces converted to gymnasium's."""
     from stable_baselines3.common.vec_env.patch_gym import _convert_space
@@ -236,7 +236,7 @@ def _model_data(data: dict, kwargs: Mapping[str, Any]) -> dict:
 
 
 def load(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     env: Any = None,
     device: str = "cpu",
     *,
@@ -419,7 +419,7 @@ def load(
         raise
 
 
-def _refuse_opaque(left_out: list, opaque: str) -> None:
+def _refuse_opaque(left_out: list[str], opaque: str) -> None:
     """PICKLE_NOT_ALLOWED when a key :func:`load` cannot leave out (an architecture key; with ``opaque="error"``, any) is opaque."""
     blocking = [k for k in left_out if k in ARCHITECTURE_KEYS or opaque == "error"]
     if blocking:
@@ -438,13 +438,13 @@ def _refuse_opaque(left_out: list, opaque: str) -> None:
 
 
 def _left_out(
-    left_out: list,
+    left_out: list[str],
     opaque: str,
     run: Mapping[str, Any] | None,
     rb: Rebuilder,
     custom: Mapping[str, Any],
     data: Mapping[str, Any],
-) -> list:
+) -> list[str]:
     """The data keys :func:`load` leaves out (the action noise the run state gives back is not), each warned about.
 
     A key SB3 computes again from another one the model does get (``lr_schedule``
@@ -502,12 +502,12 @@ def _buffer_value(ar: Any, replay_buffer: bool, done: RestoreReport) -> Any:
 
 def _built(
     cls: Any,
-    items: dict,
+    items: dict[str, Any],
     params: Mapping[str, Any],
     variables: Mapping[str, Any],
     env: Any,
     device: Any,
-    kwargs: dict,
+    kwargs: dict[str, Any],
     fresh: bool,
 ) -> Any:
     """:func:`_build_model` without initialising weights, its memory and size failures as RlarchiveError."""

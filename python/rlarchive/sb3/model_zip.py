@@ -95,21 +95,21 @@ class ImportReport:
     output: str
     algorithm: str | None = None
     library_version: str | None = None
-    converted: list = field(default_factory=list)
-    opaque: list = field(default_factory=list)
-    tensor_groups: dict = field(default_factory=dict)
-    optimizers: list = field(default_factory=list)
-    skipped_members: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    torch_values: list = field(default_factory=list)
+    converted: list[str] = field(default_factory=list)
+    opaque: list[OpaqueValue] = field(default_factory=list)
+    tensor_groups: dict[str, int] = field(default_factory=dict)
+    optimizers: list[str] = field(default_factory=list)
+    skipped_members: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    torch_values: list[str] = field(default_factory=list)
     policy: str | None = None
 
     @property
-    def opaque_keys(self) -> list:
+    def opaque_keys(self) -> list[str]:
         """The data keys kept opaque."""
         return [o.key for o in self.opaque]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready dict."""
         return asdict(self)
 
@@ -122,8 +122,8 @@ class ImportReport:
         lines.append(f"  decoded from pickles: {', '.join(self.converted) or '(none)'}")
         for g, n in self.tensor_groups.items():
             lines.append(f"  tensor group {g}: {counted(n, 'tensor')}")
-        for o in self.optimizers:
-            lines.append(f"  optimizer: {o}")
+        for optimizer in self.optimizers:
+            lines.append(f"  optimizer: {optimizer}")
         if self.opaque:
             lines.append("  kept opaque (never unpickled):")
             for o in self.opaque:
@@ -134,8 +134,8 @@ class ImportReport:
             lines.append(f"  skipped member {m}: {why}")
         if self.policy is not None:
             lines.append(f"  portable policy: {self.policy}")
-        for n in self.notes:
-            lines.append(f"  note: {n}")
+        for note in self.notes:
+            lines.append(f"  note: {note}")
         return "\n".join(printable(line) for line in lines)  # names and keys from the input: one line each
 
 
@@ -175,7 +175,7 @@ def read_member(zf: zipfile.ZipFile, name: str, limit: int, budget: ImportBudget
         raise RlarchiveError("IMPORT_INVALID", f"cannot read member {name}: {e}", member=name) from None
 
 
-def parse_data_json(raw: bytes, member: str = "data", budget: ImportBudget | None = None) -> dict:
+def parse_data_json(raw: bytes, member: str = "data", budget: ImportBudget | None = None) -> dict[str, Any]:
     """The SB ``data`` member: JSON as Python's json module writes it (NaN/Infinity allowed).
 
     With a ``budget``, what parsing may allocate (:func:`json_cost`) is charged first.
@@ -199,9 +199,9 @@ def _type_name(sb_type: Any) -> str | None:
     return m.group(1) if m else sb_type
 
 
-def decode_data(doc: Mapping[str, Any], report: ImportReport, budget: ImportBudget | None = None) -> dict:
+def decode_data(doc: Mapping[str, Any], report: ImportReport, budget: ImportBudget | None = None) -> dict[str, Any]:
     """Decode an SB/SB3 data object: plain JSON stays, ``:serialized:`` values go through the restricted unpickler."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, item in doc.items():
         if isinstance(item, dict) and ":serialized:" in item:
             tname = _type_name(item.get(":type:"))

@@ -79,7 +79,7 @@ def check_form(name: str, sd: Any) -> None:
     groups, state = sd["param_groups"], sd["state"]
     if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
         raise _refuse(name, "param_groups is not a list of maps")
-    ids: set = set()
+    ids: set[int] = set()
     for i, g in enumerate(groups):
         params = g.get("params")
         if not (isinstance(params, list) and all(_is_int(p) for p in params)) or not all(isinstance(k, str) for k in g):
@@ -144,8 +144,9 @@ def _class_name(optimizer: Any) -> str | None:
     import torch
 
     cls = type(optimizer)
-    if getattr(torch.optim, cls.__name__, None) is cls:
-        return cls.__name__
+    name: str = cls.__name__
+    if getattr(torch.optim, name, None) is cls:
+        return name
     return _SB3_CLASSES.get(f"{cls.__module__}.{cls.__qualname__}")
 
 

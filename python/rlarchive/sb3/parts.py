@@ -21,7 +21,7 @@ Both read the part from a model archive too (saved with
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import metadata as metadata_keys
 from ..errors import RlarchiveError
@@ -30,6 +30,9 @@ from ..extensions import vec_normalize as vec_normalize_ext
 from ..extensions.vec_normalize import Statistics
 from . import files as sb3_files
 from .keys import META_SOURCE, META_VERSION, LoadWarning
+
+if TYPE_CHECKING:
+    from ..reader import Archive
 
 __all__ = [
     "part_metadata",
@@ -49,7 +52,7 @@ def part_metadata(part: str) -> dict[str, str]:
     return {metadata_keys.PART: part, META_SOURCE: "stable-baselines3", META_VERSION: stable_baselines3.__version__}
 
 
-def expect_part(ar: Any, path: Any, parts: tuple[str, ...]) -> str:
+def expect_part(ar: Archive, path: Any, parts: tuple[str, ...]) -> str:
     """The archive's part (metadata ``part``), which must be one of ``parts``; else VALUE_UNSUPPORTED saying what it holds."""
     part = metadata_keys.part_of(ar.metadata)
     if part not in parts:
@@ -157,7 +160,7 @@ def save_vec_normalize(wrapper: Any, path: Any) -> None:
     )
 
 
-def vec_normalize_of(ar: Any, path: Any) -> Statistics:
+def vec_normalize_of(ar: Archive, path: Any) -> Statistics:
     """The VecNormalize statistics an open archive holds; VALUE_UNSUPPORTED when it holds none."""
     stats = ar.vec_normalize()
     if stats is None:

@@ -35,7 +35,7 @@ _CLASS = "policy_class"
 _SCHEDULE = "lr_schedule"
 
 
-def _extractor_value(module: Any, observation_space: Any) -> dict:
+def _extractor_value(module: Any, observation_space: Any) -> dict[str, Any]:
     """The ``{"class", "kwargs"}`` map of one of SB3's features extractors (VALUE_UNSUPPORTED for another module)."""
     from stable_baselines3.common.preprocessing import is_image_space
     from stable_baselines3.common.torch_layers import CombinedExtractor, FlattenExtractor, NatureCNN
@@ -83,7 +83,7 @@ def save_policy(policy: Any, path: Any) -> ImportReport:
         {k: v for k, v in params.items() if not _plain(v)}, report, ImportBudget(DEFAULT_IMPORT_BUDGET)
     )
     data = {k: (data[k] if k in data else params[k]) for k in params}
-    tensors: dict = {}
+    tensors: dict[str, dict[str, Any]] = {}
     add_state("policy", policy.state_dict(), "policy", tensors, {})
     report.tensor_groups = {g: len(t) for g, t in tensors.items()}
     sb3_files.write(path, lambda target: save(target, data, tensors, metadata=part_metadata("policy")))

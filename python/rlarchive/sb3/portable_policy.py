@@ -69,7 +69,7 @@ class _Walker:
     def __init__(self, policy: Any, group: str = "policy") -> None:
         self.group = group
         self.names = {id(m): n for n, m in policy.named_modules()}
-        self.nodes: list = []
+        self.nodes: list[dict[str, Any]] = []
         self.count = 0
 
     def weight(self, module: Any, attr: str) -> Any:
@@ -83,7 +83,7 @@ class _Walker:
         self.count += 1
         return f"v{self.count}"
 
-    def add(self, op: str, ins: list, **attrs: Any) -> str:
+    def add(self, op: str, ins: list[str], **attrs: Any) -> str:
         out = self.fresh()
         self.nodes.append({"op": op, "in": ins, "out": out, **attrs})
         return out
@@ -166,12 +166,12 @@ def _space(space: Any) -> Any:
     return spaces.from_gymnasium(space)
 
 
-def _box_head(action_space: Any, x: str, squash: str) -> dict:
+def _box_head(action_space: Any, x: str, squash: str) -> dict[str, Any]:
     """A box head: the action space's bounds and dtype are those of the description's ``action_space``."""
     return {"op": "box", "in": x, "squash": squash}
 
 
-def _distribution_head(action_space: Any, x: str, squash_output: bool, distribution: Any = None) -> dict:
+def _distribution_head(action_space: Any, x: str, squash_output: bool, distribution: Any = None) -> dict[str, Any]:
     from gymnasium import spaces
 
     if isinstance(action_space, spaces.MultiBinary) and type(distribution).__name__ == "MaskableBernoulliDistribution":
@@ -188,7 +188,7 @@ def _distribution_head(action_space: Any, x: str, squash_output: bool, distribut
     raise Unsupported(f"no portable head for a {type(action_space).__name__} action space")
 
 
-def _lstm(w: _Walker, lstm: Any, x: str, desc: dict) -> str:
+def _lstm(w: _Walker, lstm: Any, x: str, desc: dict[str, Any]) -> str:
     """RecurrentPPO's actor LSTM: one step per observation, its state carried by ``predict``."""
     if lstm.batch_first or lstm.bidirectional or getattr(lstm, "proj_size", 0) or not lstm.bias:
         raise Unsupported("an LSTM that is batch-first, bidirectional, projected or without biases")
@@ -216,7 +216,7 @@ def _lstm(w: _Walker, lstm: Any, x: str, desc: dict) -> str:
     return out
 
 
-def describe(model: Any) -> dict:
+def describe(model: Any) -> dict[str, Any]:
     """The portable policy of a built SB3 or sb3-contrib model (weights as :class:`Weight`).
 
     Raises:
@@ -226,7 +226,7 @@ def describe(model: Any) -> dict:
     w = _Walker(policy)
     family = type(policy).__name__
     action_space = model.action_space
-    desc: dict = {
+    desc: dict[str, Any] = {
         "observation_space": _space(model.observation_space),
         "action_space": _space(action_space),
         "normalize_images": bool(getattr(policy, "normalize_images", True)),

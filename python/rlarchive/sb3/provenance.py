@@ -29,7 +29,7 @@ _SYSTEM_INFO_NAMES = {
 }
 
 
-def _put(out: dict, key: str, value: Any) -> None:
+def _put(out: dict[str, str], key: str, value: Any) -> None:
     """Record ``value`` under ``key`` when it fits the key's format (else leave it out)."""
     if value is None or isinstance(value, bool):
         return
@@ -77,7 +77,7 @@ def _installed_versions(model: Any) -> dict[str, str]:
     return out
 
 
-def _frame_stack(w: Any) -> dict | None:
+def _frame_stack(w: Any) -> dict[str, Any] | None:
     stacked = getattr(w, "stacked_obs", None)
     n = getattr(stacked, "n_stack", None)
     if not isinstance(n, int):
@@ -90,19 +90,19 @@ def _frame_stack(w: Any) -> dict | None:
     return {"name": "VecFrameStack", "n_stack": n, "channels_order": order}
 
 
-def wrappers_of(venv: Any) -> list[dict]:
+def wrappers_of(venv: Any) -> list[dict[str, Any]]:
     """The acting-relevant wrappers of a ``VecEnv`` chain (frame stacking, image transposition,
     normalisation), nearest the environment first (spec/metadata.md §2)."""
     try:
         from stable_baselines3.common.vec_env import VecEnvWrapper, VecFrameStack, VecNormalize, VecTransposeImage
     except ImportError:
         return []
-    chain: list = []
+    chain: list[Any] = []
     env = venv
     while isinstance(env, VecEnvWrapper) and len(chain) < keys.MAX_WRAPPERS:
         chain.append(env)
         env = env.venv
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for w in reversed(chain):
         if isinstance(w, VecFrameStack):
             entry = _frame_stack(w)
@@ -154,8 +154,8 @@ def from_model(model: Any, vec_normalize: Any = None) -> dict[str, str]:
     return out
 
 
-def _vec_normalize_entry(stats: Any) -> dict:
-    entry: dict = {"name": "VecNormalize"}
+def _vec_normalize_entry(stats: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": "VecNormalize"}
     for k in ("norm_obs", "norm_reward"):
         if isinstance(getattr(stats, k, None), bool):
             entry[k] = getattr(stats, k)

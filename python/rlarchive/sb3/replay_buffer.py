@@ -28,7 +28,7 @@ import mmap
 import os
 import pickle
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from ..errors import RlarchiveError
 from ..extensions.replay_buffer import EXTENSION, STRATEGIES
 from ..limits import MAX_REPLAY_N_STEPS
 from .replay_buffer_import import read_pickle
+
+if TYPE_CHECKING:
+    from ..reader import Archive
 from .replay_buffer_value import (
     ROW_KEYS,
     SB3_CLASSES,
@@ -70,7 +73,7 @@ __all__ = [
 # ---------------------------------------------------------------- live buffer -> value
 
 
-def capture(buffer: Any) -> dict:
+def capture(buffer: Any) -> dict[str, Any]:
     """The extension's value for a live SB3 buffer; its arrays are the buffer's own (no copy).
 
     A ``HerReplayBuffer`` with ``copy_info_dict=True`` gives its info dicts as
@@ -85,7 +88,7 @@ def capture(buffer: Any) -> dict:
     """
     name = class_name(buffer)
     omu = bool(buffer.optimize_memory_usage)
-    value: dict = {
+    value: dict[str, Any] = {
         "class": name,
         "buffer_size": int(buffer.buffer_size),
         "n_envs": int(buffer.n_envs),
@@ -130,7 +133,7 @@ def capture(buffer: Any) -> dict:
 # ---------------------------------------------------------------- archive -> model
 
 
-def copy_on_write_resolver(ar: Any) -> Callable[[str, str], np.ndarray]:
+def copy_on_write_resolver(ar: Archive) -> Callable[[str, str], np.ndarray]:
     """``(group, name) -> array``: writable copy-on-write views of the tensors of the open archive ``ar`` (a local file).
 
     The file the archive verified (its open descriptor) is mapped privately
@@ -140,7 +143,7 @@ def copy_on_write_resolver(ar: Any) -> Callable[[str, str], np.ndarray]:
     """
     from ..dtypes import DTYPES, numpy_view_dtype
 
-    cache: dict = {}
+    cache: dict[str, mmap.mmap] = {}
 
     def resolve(group: str, name: str) -> np.ndarray:
         info = ar.tensor_info(group).get(name)
@@ -153,14 +156,15 @@ def copy_on_write_resolver(ar: Any) -> Callable[[str, str], np.ndarray]:
             return np.zeros(info.shape, dtype=numpy_view_dtype(info.dtype))
         if "map" not in cache:
             cache["map"] = mmap.mmap(ar.source.fileno(), 0, access=mmap.ACCESS_COPY)
-        return np.frombuffer(cache["map"], dtype=numpy_view_dtype(info.dtype), count=count, offset=info.offset).reshape(
-            info.shape
-        )
+        view: np.ndarray = np.frombuffer(
+            cache["map"], dtype=numpy_view_dtype(info.dtype), count=count, offset=info.offset
+        ).reshape(info.shape)
+        return view
 
     return resolve
 
 
-def read_value(ar: Any) -> dict | None:
+def read_value(ar: Archive) -> dict[str, Any] | None:
     """The open archive's buffer value decoded, or None without one.
 
     Referenced arrays are writable copy-on-write views of the file
@@ -173,10 +177,11 @@ def read_value(ar: Any) -> dict | None:
     if raw is None:
         return None
     resolve = copy_on_write_resolver(ar) if ar.source.mappable else (lambda g, n: np.array(ar.tensor(g, n)))
-    return Decoder(resolve, "neutral").decode(raw)
+    value: dict[str, Any] = Decoder(resolve, "neutral").decode(raw)  # a map: the extension's rules checked it
+    return value
 
 
-def _array_attrs(value: Mapping[str, Any]) -> dict:
+def _array_attrs(value: Mapping[str, Any]) -> dict[str, Any]:
     """Buffer attribute -> array of the value (Dict observations as their maps)."""
     out = {k: value[k] for k in ("observations", "actions") + ROW_KEYS}
     if value["next_observations"] is not None:
@@ -277,10 +282,10 @@ def _differs(buf: Any, value: Mapping[str, Any]) -> str | None:
     """
     from stable_baselines3.her.goal_selection_strategy import KEY_TO_GOAL_STRATEGY
 
-    mine: dict = {
+    mine: dict[str, Any] = {
         k: getattr(buf, k) for k in ("n_envs", "buffer_size", "optimize_memory_usage", "handle_timeout_termination")
     }
-    theirs: dict = {k: value[k] for k in mine}
+    theirs: dict[str, Any] = {k: value[k] for k in mine}
     her, n_step = value.get("her"), value.get("n_step")
     if her is not None:
         mine.update(n_sampled_goal=buf.n_sampled_goal, goal_selection_strategy=buf.goal_selection_strategy,
@@ -321,7 +326,7 @@ def build_buffer(value: Mapping[str, Any], device: str = "cpu") -> Any:
         spaces.to_gymnasium(value[k]) if not spaces.is_gymnasium_space(value[k]) else value[k]
         for k in ("observation_space", "action_space")
     )
-    state: dict = {
+    state: dict[str, Any] = {
         "buffer_size": int(value["buffer_size"]),
         "observation_space": obs_space,
         "action_space": act_space,

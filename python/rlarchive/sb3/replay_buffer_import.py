@@ -19,7 +19,7 @@ import pickle
 import struct
 from collections.abc import Mapping
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,10 +37,20 @@ __all__ = ["read_pickle", "ObjectArray", "BufferUnpickler"]
 _STRATEGY = GlobalName("stable_baselines3.her.goal_selection_strategy", "GoalSelectionStrategy")
 
 
+class _File(Protocol):
+    """The buffer file, open for reading in binary."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+    def readinto(self, b: bytearray, /) -> int: ...
+
+    def readline(self, limit: int, /) -> bytes: ...
+
+
 class _BoundedFile:
     """A file read by the unpickler: no read may ask for more than the bytes left (so a declared size allocates nothing)."""
 
-    def __init__(self, f: Any, size: int):
+    def __init__(self, f: _File, size: int):
         self._f = f
         self.left = size
 
@@ -55,7 +65,7 @@ class _BoundedFile:
         self._take(n)
         return self._f.read(n)
 
-    def readinto(self, b: Any) -> int:
+    def readinto(self, b: bytearray) -> int:
         self._take(len(b))
         return self._f.readinto(b)
 
@@ -72,17 +82,17 @@ class ObjectArray(Array, Buildable):
     """Stand-in for an object array (``_reconstruct`` + BUILD with a list): the shape and the items, as stand-ins."""
 
     __slots__ = ("_ctx", "shape", "items")
-    _ctx: Any
-    shape: Any
-    items: Any
+    _ctx: Context
+    shape: tuple[object, ...] | None
+    items: list[object] | None
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: Context):
         super().__init__(None)
         set_slot(self, "_ctx", ctx)
         set_slot(self, "shape", None)
         set_slot(self, "items", None)
 
-    def __setstate__(self, state: Any) -> None:
+    def __setstate__(self, state: object) -> None:
         if not isinstance(state, tuple) or len(state) not in (4, 5):
             raise NotNeutral("malformed numpy array state")
         shape, dtype, raw = state[-4], state[-3], state[-1]
@@ -101,13 +111,15 @@ class ObjectArray(Array, Buildable):
         set_slot(self, "array", inner.array)
 
 
-def _reconstruct(ctx: Context, subtype: Any, shape: Any, typecode: Any) -> ObjectArray:
+def _reconstruct(ctx: Context, subtype: object, shape: object, typecode: object) -> ObjectArray:
     if not (isinstance(subtype, GlobalName) and subtype == NDARRAY):
         raise NotNeutral("only plain numpy.ndarray objects are supported")
     return ObjectArray(ctx)
 
 
-def _frombuffer(ctx: Context, buf: Any, dtype: Any, shape: Any, order: Any = "C", axis_order: Any = None) -> Any:
+def _frombuffer(
+    ctx: Context, buf: object, dtype: object, shape: object, order: object = "C", axis_order: object = None
+) -> Array:
     """Protocol-5 arrays: a C-ordered array of native byte order views its byte array (no second copy)."""
     dt = np_dtype(dtype)
     if (
@@ -140,6 +152,8 @@ class BufferUnpickler(RestrictedUnpickler):
 
     ``bounded`` is the file being read (its bytes left bound every read).
     """
+
+    _unframer: Any  # pickle._Unpickler's reader of frames (private, not in its type stub)
 
     def __init__(self, bounded: _BoundedFile, *, budget: ImportBudget | None = None):
         super().__init__(bounded, budget=budget)
@@ -191,7 +205,7 @@ def _fail(msg: str) -> RlarchiveError:
     return RlarchiveError("IMPORT_INVALID", f"not a Stable-Baselines3 replay buffer file: {msg}")
 
 
-def read_pickle(path: Source, *, budget: int | ImportBudget | None = None) -> dict:
+def read_pickle(path: Source, *, budget: int | ImportBudget | None = None) -> dict[str, Any]:
     """The extension's value for the file ``save_replay_buffer`` wrote, read with the restricted unpickler.
 
     Nothing in the file is imported or called: the buffer arrives as a
@@ -236,7 +250,7 @@ def read_pickle(path: Source, *, budget: int | ImportBudget | None = None) -> di
     return value
 
 
-def _encoded(value: Mapping[str, Any], tensors: dict) -> Any:
+def _encoded(value: Mapping[str, Any], tensors: dict[str, Any]) -> Any:
     """``value`` as the archive's JSON would hold it, checked by the extension's rules (arrays referenced, not copied)."""
     from ..extensions import replay_buffer as ext
     from ..limits import INLINE_ARRAY_BYTES
@@ -251,11 +265,11 @@ def _encoded(value: Mapping[str, Any], tensors: dict) -> Any:
 class _State:
     """The recorded state of the buffer object: its members read as the value's fields, each checked."""
 
-    def __init__(self, name: str, state: dict, budget: ImportBudget):
+    def __init__(self, name: str, state: dict[object, object], budget: ImportBudget):
         self.name, self.st, self.budget = name, state, budget
         self.size = self.n_envs = 0
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> object:
         if key not in self.st:
             raise _fail(f"the {self.name} has no {key}")
         return self.st[key]
@@ -278,7 +292,7 @@ class _State:
         v = self.get(key)
         if isinstance(v, Scalar):
             v = v.value.item()
-        if type(v) not in (int, float) or not math.isfinite(v):
+        if type(v) is not int and type(v) is not float or not math.isfinite(v):
             raise _fail(f"{key} is not a number")
         return float(v)
 
@@ -291,7 +305,7 @@ class _State:
                 raise err from None
             raise _fail(f"{key}: {getattr(err, 'reason', err)}") from None
 
-    def array(self, x: Any, key: str, dtype: str | None = None, shape: tuple | None = None) -> np.ndarray:
+    def array(self, x: object, key: str, dtype: str | None = None, shape: tuple[int, ...] | None = None) -> np.ndarray:
         if not (isinstance(x, Array) and isinstance(x.array, np.ndarray)):
             raise _fail(f"{key} is not an array")
         a = x.array
@@ -316,12 +330,12 @@ class _State:
         return self.array(x, key)
 
 
-def _state_of(root: Any, budget: ImportBudget) -> _State:
+def _state_of(root: object, budget: ImportBudget) -> _State:
     """The recorded buffer object's state, once its class is one of :data:`SB3_CLASSES`."""
     name = None
     if isinstance(root, Unknown) and isinstance(root.func, GlobalName) and root.new:
         name = next((n for n, ref in SB3_CLASSES.items() if ref == (root.func.module, root.func.qualname)), None)
-    if name is None:
+    if name is None or not isinstance(root, Unknown):
         what = root.func.label() if isinstance(root, Unknown) else describe(root)
         raise _fail(f"it holds {what}, not one of {', '.join(SB3_CLASSES)}")
     if not (root.has_state and type(root.state) is dict):
@@ -329,11 +343,11 @@ def _state_of(root: Any, budget: ImportBudget) -> _State:
     return _State(name, root.state, budget)
 
 
-def _value_of(root: Any, budget: ImportBudget) -> dict:
+def _value_of(root: object, budget: ImportBudget) -> dict[str, Any]:
     """The extension's value for the recorded buffer object ``root``."""
     s = _state_of(root, budget)
     s.n_envs, s.size = s.integer("n_envs", 1), s.integer("buffer_size", 1)
-    value: dict = {
+    value: dict[str, Any] = {
         "class": s.name,
         "buffer_size": s.size,
         "n_envs": s.n_envs,
@@ -369,7 +383,7 @@ def _value_of(root: Any, budget: ImportBudget) -> dict:
     return value
 
 
-def _her_value(s: _State) -> dict:
+def _her_value(s: _State) -> dict[str, Any]:
     """The value's ``her`` member for a ``HerReplayBuffer``'s state, its ``infos`` still null."""
     copy_info = s.flag("copy_info_dict")
     strategy = s.get("goal_selection_strategy")
@@ -399,7 +413,7 @@ def _her_value(s: _State) -> dict:
     }
 
 
-def _pickled_infos(x: Any, value: Mapping[str, Any], budget: ImportBudget) -> list:
+def _pickled_infos(x: object, value: Mapping[str, Any], budget: ImportBudget) -> list[list[Any]]:
     """HER's info dicts from the pickle's object array (stand-ins), converted to values one by one (:func:`infos_value`)."""
     size, n_envs = int(value["buffer_size"]), int(value["n_envs"])
     if not (isinstance(x, ObjectArray) and x.items is not None and x.shape == (size, n_envs)):

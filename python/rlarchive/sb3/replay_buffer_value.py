@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..describe import counted
 from ..errors import RlarchiveError
+
+if TYPE_CHECKING:
+    from ..tensors import TensorData
 
 __all__ = [
     "SB3_CLASSES",
@@ -166,7 +169,7 @@ def _json_room(value: Mapping[str, Any]) -> int:
 
 def infos_value(
     rows: Iterable[Sequence[Any]], value: Mapping[str, Any], convert: Callable[[Any, int, int], Any] | None = None
-) -> list:
+) -> list[list[Any]]:
     """HER's info dicts as the value's ``infos``: ``buffer_size`` lists of ``n_envs`` values (spec RLA_replay_buffer §3).
 
     ``rows`` gives each row's infos, ``value`` is the buffer's value (its
@@ -194,7 +197,7 @@ def infos_value(
             "LIMIT_EXCEEDED",
             f"the info dicts of {size} rows of {n_envs} environments need at least {used} bytes of JSON, beyond what the member holds ({MAX_JSON_BYTES} bytes, MAX_JSON_BYTES)",
         )
-    out: list = []
+    out: list[list[Any]] = []
     for i, row in enumerate(rows):
         items = list(row)
         if i >= size or len(items) != n_envs:
@@ -261,10 +264,10 @@ def check_value(value: Mapping[str, Any], data: Mapping[str, Any]) -> None:
             value,
             her=dict(her, infos=[[None] * len(row) if isinstance(row, (list, tuple)) else row for row in her["infos"]]),
         )
-    tensors: dict = {ext.GROUP: {}, ARRAYS_GROUP: {}}
+    tensors: dict[str, dict[str, TensorData]] = {ext.GROUP: {}, ARRAYS_GROUP: {}}
     encoded = Encoder(ext.GROUP, tensors[ext.GROUP], INLINE_ARRAY_BYTES).encode(value, "/" + ext.KEY)
     Checker().check(encoded, "/" + ext.KEY)
-    raw_data: dict = {}
+    raw_data: dict[str, Any] = {}
     for key in ("observation_space", "action_space"):  # as the writer encodes data.json
         if key in data:
             try:
@@ -274,7 +277,7 @@ def check_value(value: Mapping[str, Any], data: Mapping[str, Any]) -> None:
             except RlarchiveError:  # not a value the writer takes: it refuses the data itself
                 continue
 
-    def tensor(group: str, name: str) -> Any:
+    def tensor(group: str, name: str) -> TensorData:
         t = tensors.get(group, {}).get(name)
         if t is None:
             raise RlarchiveError("REF_NOT_FOUND", f"no tensor {name!r} in group {group!r}")

@@ -42,7 +42,7 @@ def _observation(obs: Any) -> Any:
     return _array(obs)
 
 
-def _deque(d: Any, item: Any) -> dict:
+def _deque(d: Any, item: Any) -> dict[str, Any]:
     if d is None:
         return {"maxlen": None, "items": []}
     maxlen = getattr(d, "maxlen", None)
@@ -56,7 +56,7 @@ def _make_deque(v: Mapping[str, Any]) -> Any:
     return list(v["items"]) if v["items"] else None
 
 
-def _info(x: Mapping[str, Any]) -> dict:
+def _info(x: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k): (v.item() if isinstance(v, np.generic) else v) for k, v in x.items()}
 
 
@@ -69,7 +69,7 @@ def _dtype_code(dtype: Any) -> str:
     return code
 
 
-def _noise(n: Any) -> dict | None:
+def _noise(n: Any) -> dict[str, Any] | None:
     from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise, VectorizedActionNoise
 
     if n is None:
@@ -118,7 +118,7 @@ def _make_noise(v: Mapping[str, Any] | None) -> Any:
     return out
 
 
-def _random_state(model: Any) -> dict:
+def _random_state(model: Any) -> dict[str, Any]:
     import torch
 
     key_name, key, pos, has_gauss, cached = np.random.get_state()
@@ -141,7 +141,7 @@ def _random_state(model: Any) -> dict:
     }
 
 
-def capture(model: Any) -> dict:
+def capture(model: Any) -> dict[str, Any]:
     """The value of the extension ``RLA_training`` for ``model`` as it is now (spec RLA_training §3).
 
     Raises:
@@ -198,7 +198,7 @@ RANDOM_ITEMS = (
 )  # fmt: skip
 
 
-def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) -> tuple[list, dict]:
+def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) -> tuple[list[str], dict[str, str]]:
     """Put a decoded ``RLA_training`` value into ``model`` (built by :func:`rlarchive.sb3.load`), random state last.
 
     Everything is checked and made before anything is set: the values against
@@ -242,10 +242,10 @@ def restore(model: Any, state: Mapping[str, Any], keep_last_obs: bool = True) ->
     return restored, not_restored
 
 
-def _items(state: Mapping[str, Any], keep_last_obs: bool) -> tuple[list, dict]:
+def _items(state: Mapping[str, Any], keep_last_obs: bool) -> tuple[list[str], dict[str, str]]:
     """The items of the run (not its generators) that :func:`restore` restores, and those it leaves, with why."""
-    restored: list = ["run_state"]
-    not_restored: dict = {}
+    restored: list[str] = ["run_state"]
+    not_restored: dict[str, str] = {}
     for item in ("last_obs", "lstm_states"):
         if state[item] is not None:
             if keep_last_obs:
@@ -270,10 +270,10 @@ def _number(v: Any, what: str) -> float:
         raise _misfit(f"{what} is not a number binary64 holds") from None
 
 
-def _prepared_run(model: Any, state: Mapping[str, Any], keep_last_obs: bool) -> dict:
+def _prepared_run(model: Any, state: Mapping[str, Any], keep_last_obs: bool) -> dict[str, Any]:
     """Model attribute -> value for the counters, observations, episode windows, action noise and LSTM states, each checked against the model."""
     c = state["counters"]
-    out: dict = {
+    out: dict[str, Any] = {
         "num_timesteps": int(c["num_timesteps"]),
         "_total_timesteps": int(c["total_timesteps"]),
         "_num_timesteps_at_start": int(c["num_timesteps_at_start"]),
@@ -374,7 +374,7 @@ def _check_noise(model: Any, v: Mapping[str, Any]) -> None:
             raise _misfit(f"its action noise has shape {list(mean)}, the action space {list(shape)}")
 
 
-def pending_seeds(env: Any) -> tuple | None:
+def pending_seeds(env: Any) -> tuple[Any, list[Any]] | None:
     """The seeds a VecEnv will pass to its next reset (SB3 keeps them in ``_seeds``), to be put back by :func:`put_pending_seeds`.
 
     Building a model seeds its environment (SB3's ``set_random_seed``); a
@@ -390,7 +390,7 @@ def pending_seeds(env: Any) -> tuple | None:
     return env, list(env._seeds)
 
 
-def put_pending_seeds(saved: tuple | None) -> None:
+def put_pending_seeds(saved: tuple[Any, list[Any]] | None) -> None:
     """Undo what building a model did to its environment's pending reset seeds (see :func:`pending_seeds`)."""
     if saved is not None:
         env, seeds = saved

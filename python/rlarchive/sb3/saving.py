@@ -29,7 +29,7 @@ __all__ = ["save", "decode_attributes"]
 
 def save(
     model: Any,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     vec_normalize: Any = None,
     budget: int | ImportBudget | None = None,
@@ -156,7 +156,7 @@ def save(
     report = ImportReport(source="stable-baselines3", output=os.fspath(path))
     report.notes.extend(notes)
     decoded = decode_attributes(data, report, budget)
-    tensors: dict[str, dict] = {}
+    tensors: dict[str, dict[str, Any]] = {}
     optimizers: dict[str, Any] = {}
     for name, state in params.items():
         charge_tensors(state, budget, name)
@@ -233,14 +233,14 @@ def _copied(obj: Any) -> Any:
     return obj
 
 
-def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple[dict, list]:
+def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple[dict[str, Any], list[str]]:
     """(the run state and replay buffer values to store, as :func:`save` is asked; the report's notes on them).
 
     The run state is taken first, before anything else is read from the model.
     """
     from . import run_state
 
-    extra: dict = {}
+    extra: dict[str, Any] = {}
     notes = []
     if training or (training is None and replay_buffer):
         extra[training_state.EXTENSION] = run_state.capture(model)
@@ -270,7 +270,7 @@ def _extensions(model: Any, training: bool | None, replay_buffer: bool) -> tuple
 
 def _attributes(
     model: Any, exclude: Iterable[str] | None = None, include: Iterable[str] | None = None
-) -> tuple[dict, list]:
+) -> tuple[dict[str, Any], list[str]]:
     """(the model's attributes SB3's ``save`` puts in ``data``, with its exclusions, ``exclude`` and ``include``
     applied as SB3 applies them; the names of its pytorch variables)."""
     if isinstance(exclude, str) or isinstance(include, str):
@@ -286,11 +286,11 @@ def _attributes(
     return data, list(torch_variable_names)
 
 
-def decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict:
+def decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: ImportBudget) -> dict[str, Any]:
     """The attributes as the import decodes SB3's ``data``: JSON values as SB3 writes them, others through the restricted unpickler."""
-    import cloudpickle  # type: ignore[import-untyped]
+    import cloudpickle
 
-    decoded: dict = {}
+    decoded: dict[str, Any] = {}
     for key, value in data.items():
         if is_json_serializable(value):
             decoded[key] = json.loads(json.dumps(value))  # as SB3's data member holds it
@@ -301,8 +301,8 @@ def decode_attributes(data: Mapping[str, Any], report: ImportReport, budget: Imp
     return decoded
 
 
-def _tensors_in(obj: Any) -> list:
+def _tensors_in(obj: Any) -> list[Any]:
     """The tensors inside ``obj`` (a state dict, an optimizer state)."""
-    out: list = []
+    out: list[Any] = []
     map_leaves(obj, lambda x: out.append(x) if hasattr(x, "element_size") else None)
     return out

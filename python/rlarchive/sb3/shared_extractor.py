@@ -38,7 +38,7 @@ def missing_aliases(state: Mapping[str, Any]) -> list[str]:
     return [a + rest for a in ALIASES for rest in base if a + rest not in state]
 
 
-def complete(state: Mapping[str, Any]) -> tuple[dict, str | None]:
+def complete(state: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """``state`` with the alias entries of a shared extractor filled from ``features_extractor.*``, and a note.
 
     An alias entry already present must hold the same tensor as its

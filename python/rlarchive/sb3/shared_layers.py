@@ -37,16 +37,16 @@ _ENTRY = re.compile(r"^mlp_extractor\.(shared_net|policy_net|value_net)\.(\d+)\.
 class Layout:
     """Layer sizes: ``shared`` by both networks, then ``pi`` (actor only) and ``vf`` (critic only)."""
 
-    shared: tuple
-    pi: tuple
-    vf: tuple
+    shared: tuple[int, ...]
+    pi: tuple[int, ...]
+    vf: tuple[int, ...]
 
-    def net_arch(self) -> dict:
+    def net_arch(self) -> dict[str, list[int]]:
         """The equivalent ``net_arch`` of SB3 >= 1.8: each network starts with copies of the shared layers."""
         return {"pi": list(self.shared + self.pi), "vf": list(self.shared + self.vf)}
 
 
-def _sizes(v: Any) -> tuple | None:
+def _sizes(v: Any) -> tuple[int, ...] | None:
     if isinstance(v, (list, tuple)) and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in v):
         return tuple(v)
     return None
@@ -56,9 +56,9 @@ def _parse(net_arch: Any) -> Layout | None:
     """A ``net_arch`` of SB3 < 1.8 (leading ints shared, then an optional dict of ``pi`` / ``vf``), or None."""
     if not isinstance(net_arch, (list, tuple)):
         return None
-    shared: list = []
-    pi: tuple = ()
-    vf: tuple = ()
+    shared: list[int] = []
+    pi: tuple[int, ...] = ()
+    vf: tuple[int, ...] = ()
     for _i, item in enumerate(net_arch):
         if isinstance(item, int) and not isinstance(item, bool) and item > 0:
             shared.append(item)
@@ -117,9 +117,9 @@ def _extractor_class() -> type:
 
         def __init__(self, feature_dim: int, shape: Layout, activation_fn: type, device: Any = "cpu") -> None:
             super().__init__()
-            shared: list = []
-            policy: list = []
-            value: list = []
+            shared: list[nn.Module] = []
+            policy: list[nn.Module] = []
+            value: list[nn.Module] = []
             last = feature_dim
             for n in shape.shared:
                 shared += [nn.Linear(last, n), activation_fn()]
@@ -138,7 +138,7 @@ def _extractor_class() -> type:
             self.policy_net = nn.Sequential(*policy).to(device)
             self.value_net = nn.Sequential(*value).to(device)
 
-        def forward(self, features: Any) -> tuple:
+        def forward(self, features: Any) -> tuple[Any, Any]:
             latent = self.shared_net(features)
             return self.policy_net(latent), self.value_net(latent)
 
@@ -178,7 +178,7 @@ def policy_class(base: type, shape: Layout) -> type:
     return type(base.__name__, (base,), {"_build_mlp_extractor": _build_mlp_extractor, "__module__": __name__})
 
 
-def to_separate(state: Mapping[str, Any], shape: Layout) -> dict:
+def to_separate(state: Mapping[str, Any], shape: Layout) -> dict[str, str]:
     """How SB3 >= 1.8 names the entries of a shared-layout policy state dict, for :meth:`Layout.net_arch`.
 
     ``shared_net.N.*`` becomes both ``policy_net.N.*`` and ``value_net.N.*``
@@ -186,7 +186,7 @@ def to_separate(state: Mapping[str, Any], shape: Layout) -> dict:
     of shared modules. Returns new name -> old name.
     """
     shift = 2 * len(shape.shared)
-    out: dict = {}
+    out: dict[str, str] = {}
     for k in state:
         m = _ENTRY.match(k) if isinstance(k, str) else None
         if m is None:
@@ -199,7 +199,7 @@ def to_separate(state: Mapping[str, Any], shape: Layout) -> dict:
     return out
 
 
-def separate_order(old_names: list, shape: Layout) -> list | None:
+def separate_order(old_names: list[str], shape: Layout) -> list[tuple[str, str]] | None:
     """(new name, old name) for each parameter of the policy SB3 >= 1.8 builds, in its registration order.
 
     ``old_names`` are the shared-layout policy's parameter names in

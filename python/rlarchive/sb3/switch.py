@@ -185,9 +185,14 @@ def _subclasses(cls: type) -> list[type]:
     return out
 
 
-def _warn_opaque(report: Any, what: str) -> None:
-    if report.opaque:
-        names = ", ".join(f"{o.key} ({o.type or 'a value'}: {o.reason})" for o in report.opaque)
+#: Data keys kept as opaque pickles whose value the run state (``training=True``) gives back: not warned about then.
+_IN_RUN_STATE = ("action_noise",)
+
+
+def _warn_opaque(report: Any, what: str, carried: tuple[str, ...] = ()) -> None:
+    opaque = [o for o in report.opaque if o.key not in carried]
+    if opaque:
+        names = ", ".join(f"{o.key} ({o.type or 'a value'}: {o.reason})" for o in opaque)
         warnings.warn(
             f"{what}: kept as opaque pickles, which an archive load leaves out unless trusted: {names}",
             SaveWarning,
@@ -205,7 +210,7 @@ def _model_save(switch: ArchiveSwitch) -> Callable[..., None]:
         report = save_model(
             self, sb3_files.sb3_target(path, "zip"), exclude=exclude, include=include, training=switch.training
         )
-        _warn_opaque(report, f"{type(self).__name__}.save")
+        _warn_opaque(report, f"{type(self).__name__}.save", _IN_RUN_STATE if switch.training else ())
 
     return save
 
@@ -286,12 +291,12 @@ def _set_parameters(switch: ArchiveSwitch, original: Callable[..., Any]) -> Call
     def set_parameters(self: Any, load_path_or_dict: Any, exact_match: bool = True, device: Any = "auto") -> None:
         if not isinstance(load_path_or_dict, dict):
             load_path_or_dict = _parameters(switch, load_path_or_dict)
-        return original(self, load_path_or_dict, exact_match=exact_match, device=device)
+        original(self, load_path_or_dict, exact_match=exact_match, device=device)
 
     return set_parameters
 
 
-def _parameters(switch: ArchiveSwitch, path: Any) -> dict:
+def _parameters(switch: ArchiveSwitch, path: Any) -> dict[str, Any]:
     """The state dicts and optimizer states an archive holds, by name (what ``set_parameters`` loads)."""
     from ..reader import open_archive
     from .values import archive_parts

@@ -13,7 +13,7 @@ import json
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ..values import ClassRef, Opaque
 from .keys import META_TORCH_VALUES
 from .model_zip import escape_pointer, unsupported
 from .optimizer_names import without_param_tensors
+
+if TYPE_CHECKING:
+    from ..reader import Archive
 
 __all__ = ["Rebuilder", "is_json_serializable", "archive_parts", "buffer_members", "map_leaves"]
 
@@ -47,7 +50,12 @@ class Rebuilder:
     """
 
     def __init__(
-        self, mode: str, allow: Iterable[str], data: Mapping[str, Any], target: tuple = (99, 0), unpickle: bool = False
+        self,
+        mode: str,
+        allow: Iterable[str],
+        data: Mapping[str, Any],
+        target: tuple[int, int] = (99, 0),
+        unpickle: bool = False,
     ):
         self.mode = mode
         self.unpickle = unpickle  # load: unpickle opaque values (the caller trusts the archive)
@@ -175,14 +183,16 @@ def is_json_serializable(obj: Any) -> bool:
     return True
 
 
-def buffer_members(ar: Any) -> tuple:
+def buffer_members(ar: Archive) -> tuple[str, ...]:
     """The tensor members of the archive's replay buffer (extension RLA_replay_buffer), if any."""
     from ..reader import member_of
 
     return (member_of(replay_buffer_ext.GROUP),) if replay_buffer_ext.GROUP in ar.groups else ()
 
 
-def archive_parts(ar: Any, copy: bool, unverified: Iterable[str] = ()):
+def archive_parts(
+    ar: Archive, copy: bool, unverified: Iterable[str] = ()
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(data, metadata, params, variables) of an open, verified archive.
 
     With ``copy=False`` tensors view the archive's mapped file: use them before it closes.
@@ -258,11 +268,11 @@ def _clone_tensors(v: Any) -> Any:
     return map_leaves(v, leaf)
 
 
-def _torch_values(data: dict, pointers: Iterable[str]) -> dict:
+def _torch_values(data: dict[str, Any], pointers: Iterable[str]) -> dict[str, Any]:
     """``data`` with the arrays at ``pointers`` (metadata ``sb3.torch_values``) turned into torch tensors."""
     import torch
 
-    def at(v: Any, parts: list) -> Any:
+    def at(v: Any, parts: list[str]) -> Any:
         if not parts:
             return torch.from_numpy(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v
         head, rest = parts[0], parts[1:]

@@ -57,7 +57,8 @@ def _number(x: Any, what: str) -> float:
 
 def _array(x: Any, what: str) -> np.ndarray:
     if isinstance(x, Array) and x.array is not None:
-        return np.asarray(x.array, dtype=np.float64).copy()
+        out: np.ndarray = np.asarray(x.array, dtype=np.float64).copy()
+        return out
     if isinstance(x, Scalar):
         return np.asarray(x.value, dtype=np.float64)
     if isinstance(x, (int, float)) and not isinstance(x, bool):
@@ -121,7 +122,7 @@ def read(source: Source | bytes, *, budget: int | ImportBudget | None = None) ->
         raise _fail("norm_obs, norm_reward and training must be booleans")
     keys = st.get("norm_obs_keys")
     obs_rms = st.get("obs_rms")
-    obs: Stats | dict | None
+    obs: Stats | dict[str, Stats] | None
     if isinstance(obs_rms, dict):
         if not all(isinstance(k, str) for k in obs_rms):
             raise _fail("obs_rms has a key that is not a string")
@@ -156,7 +157,7 @@ def from_wrapper(vn: Any) -> Statistics:
 
     obs_rms = getattr(vn, "obs_rms", None) if vn.norm_obs else None
     keys = getattr(vn, "norm_obs_keys", None)
-    obs: Stats | dict | None
+    obs: Stats | dict[str, Stats] | None
     if isinstance(obs_rms, Mapping):
         keys = list(keys) if keys is not None else list(obs_rms)
         obs = {k: stats(obs_rms[k]) for k in keys}
@@ -231,7 +232,7 @@ def returns_note(stats: Statistics, num_envs: int) -> str | None:
 
 def write(
     stats: Statistics,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     venv: Any = None,
     observation_space: Any = None,

@@ -9,11 +9,13 @@ is refused before the first training step could crash on it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import RlarchiveError
 from . import optimizer_states
+from .keys import LoadWarning
 
 __all__ = ["set_weights"]
 
@@ -21,12 +23,15 @@ __all__ = ["set_weights"]
 _LOAD_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, RuntimeError, OverflowError)
 
 
-def _optimizer_params_for(model: Any, params: dict) -> dict:
+def _optimizer_params_for(model: Any, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with a DQN or QR-DQN optimizer state of SB3 < 2.4 fitted to the model (as SB3's own ``load`` does).
 
     Before 2.4 their optimizer also held the target network's parameters
     (twice as many, the second half never stepped); later versions hold only
-    the Q-network's. The state of the first half is kept.
+    the Q-network's. As SB3's ``load`` does when the policy optimizer's only
+    parameter group holds twice the parameters of the model's, the state of
+    the first half is kept, with a :class:`~rlarchive.sb3.keys.LoadWarning`
+    (saving the model again writes the fitted state).
     """
     opt = params.get("policy.optimizer")
     optimizer = getattr(getattr(model, "policy", None), "optimizer", None)
@@ -38,10 +43,17 @@ def _optimizer_params_for(model: Any, params: dict) -> dict:
         group = dict(opt["param_groups"][0], params=list(saved[:n]))
         state = {k: v for k, v in opt.get("state", {}).items() if k in set(saved[:n])}
         params = dict(params, **{"policy.optimizer": dict(opt, param_groups=[group], state=state)})
+        warnings.warn(
+            f"the archive's policy optimizer state holds {len(saved)} parameters, the model's optimizer {n} (a DQN "
+            "of SB3 < 2.4 kept its target network's parameters there too): kept the state of the first "
+            f"{n}, the online network's; save the model again to store the state in the current form",
+            LoadWarning,
+            stacklevel=6,
+        )
     return params
 
 
-def _optimizers(model: Any, params: Mapping[str, Any]) -> dict:
+def _optimizers(model: Any, params: Mapping[str, Any]) -> dict[str, Any]:
     """Group name -> the model's optimizer it names, once the names are exactly the state dicts the model saves.
 
     Raises:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import collections
 import types
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar
 
 from .functions import CLOUDPICKLE_CONSTRUCTORS, EMPTY_CELL_VALUE
 from .numpy_values import NDARRAY, dtype_ctor, frombuffer, reconstruct, rng_ctor, scalar
@@ -28,6 +28,7 @@ from .standins import (
     NotNeutral,
     Schedule,
     Space,
+    StandInFunction,
     StandInType,
     TrainFreq,
     TrainFrequencyUnit,
@@ -35,13 +36,13 @@ from .standins import (
     standin_type,
 )
 
-__all__ = ["CONSTRUCTORS", "PY2_MODULES"]
+__all__ = ["CONSTRUCTORS", "Allowed", "PY2_MODULES"]
 
 
 # ---- python builtins ---------------------------------------------------------
 
 
-def _codecs_encode(ctx: Context, obj, encoding="utf-8", errors="strict") -> bytes:
+def _codecs_encode(ctx: Context, obj: object, encoding: object = "utf-8", errors: object = "strict") -> bytes:
     """Stand-in for ``_codecs.encode``, used by protocol 2 for bytes."""
     if not isinstance(obj, str) or type(encoding) is not str or encoding not in ("latin1", "latin-1", "iso-8859-1"):
         raise NotNeutral("unsupported _codecs.encode call")
@@ -49,7 +50,7 @@ def _codecs_encode(ctx: Context, obj, encoding="utf-8", errors="strict") -> byte
     return obj.encode("latin-1")
 
 
-def _safe_getattr(ctx: Context, obj, name, *default):
+def _safe_getattr(ctx: Context, obj: object, name: object, *default: object) -> TrainFrequencyUnit:
     """Stand-in for ``builtins.getattr``: only the members of ``TrainFrequencyUnit``."""
     if obj is TrainFrequencyUnit and type(name) is str and name in ("STEP", "EPISODE"):
         return TrainFrequencyUnit(name.lower())
@@ -62,7 +63,7 @@ _BUILTIN_TYPE_NAMES = ("bool", "bytes", "complex", "dict", "float", "int", "list
 PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}
 
 
-def _bytearray(ctx: Context, *args) -> bytearray:
+def _bytearray(ctx: Context, *args: object) -> bytearray:
     """Stand-in for ``builtins.bytearray``: only from bytes (or a latin-1 string), never ``bytearray(n)``."""
     if not args:
         return bytearray()
@@ -75,7 +76,10 @@ def _bytearray(ctx: Context, *args) -> bytearray:
     raise NotNeutral("unsupported bytearray call")
 
 
-def _set_of(ctx: Context, kind: type, items: Any) -> Any:
+_SetT = TypeVar("_SetT", set[object], frozenset[object])
+
+
+def _set_of(ctx: Context, kind: type[_SetT], items: object) -> _SetT:
     if not isinstance(items, (list, tuple)):
         raise NotNeutral(f"unsupported {kind.__name__} call")
     ctx.charge(NODE_COST * (1 + len(items)), f"a {kind.__name__}")
@@ -84,22 +88,22 @@ def _set_of(ctx: Context, kind: type, items: Any) -> Any:
     return kind(items)
 
 
-def _set_ctor(ctx: Context, items=()) -> set:
+def _set_ctor(ctx: Context, items: object = ()) -> set[object]:
     """Stand-in for ``builtins.set`` (from a list or a tuple; gymnasium's Text keeps its charset in one)."""
     return _set_of(ctx, set, items)
 
 
-def _frozenset_ctor(ctx: Context, items=()) -> frozenset:
+def _frozenset_ctor(ctx: Context, items: object = ()) -> frozenset[object]:
     """Stand-in for ``builtins.frozenset`` (from a list or a tuple)."""
     return _set_of(ctx, frozenset, items)
 
 
-def _ordered_dict(ctx: Context, items=()) -> dict:
+def _ordered_dict(ctx: Context, items: object = ()) -> dict[object, object]:
     """Stand-in for ``collections.OrderedDict``: a plain dict (dicts keep their order)."""
     if not isinstance(items, (list, tuple)):
         raise NotNeutral("unsupported OrderedDict call")
     ctx.charge(NODE_COST * len(items), "an OrderedDict")
-    out: dict = {}
+    out: dict[object, object] = {}
     for pair in items:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise NotNeutral("unsupported OrderedDict call")
@@ -108,7 +112,7 @@ def _ordered_dict(ctx: Context, items=()) -> dict:
     return out
 
 
-def _deque(ctx: Context, iterable=(), maxlen=None) -> collections.deque:
+def _deque(ctx: Context, iterable: object = (), maxlen: object = None) -> collections.deque[object]:
     """Stand-in for ``collections.deque`` (from a list or a tuple only)."""
     if not isinstance(iterable, (list, tuple)) or not (maxlen is None or (type(maxlen) is int and 0 <= maxlen < 2**62)):
         raise NotNeutral("unsupported deque call")
@@ -116,7 +120,7 @@ def _deque(ctx: Context, iterable=(), maxlen=None) -> collections.deque:
     return collections.deque(iterable, maxlen)
 
 
-def _copyreg_reconstructor(ctx: Context, cls, base, state):
+def _copyreg_reconstructor(ctx: Context, cls: object, base: object, state: object) -> StandInType:
     """Stand-in for ``copyreg._reconstructor`` (protocol 0/1 objects) on stand-in types only."""
     if not (isinstance(base, GlobalName) and base == GlobalName("builtins", "object")):
         raise NotNeutral("copyreg._reconstructor with a base that is not object")
@@ -133,10 +137,15 @@ def _copyreg_reconstructor(ctx: Context, cls, base, state):
 # ---------------------------------------------------------------------------
 
 
-def _build_constructors() -> dict:
-    c: dict = {}
+#: What the allow-list gives for a global: a stand-in class (instantiated or called by the pickle), a
+#: :class:`GlobalName` that may only be referred to, or an unbound :class:`Ctor`.
+Allowed = FrozenMeta | GlobalName | Ctor
 
-    def ctor(module: str, name: str, fn: Callable[..., Any]) -> None:
+
+def _build_constructors() -> dict[tuple[str, str], Allowed]:
+    c: dict[tuple[str, str], Allowed] = {}
+
+    def ctor(module: str, name: str, fn: StandInFunction) -> None:
         c[(module, name)] = Ctor(module, name, fn)
 
     # numpy, both the 1.x (numpy.core) and 2.x (numpy._core) module names
@@ -196,4 +205,4 @@ def _build_constructors() -> dict:
 #: (Annex B.5). Read-only; every value is immutable: a stand-in class, a
 #: :class:`GlobalName`, or an unbound callable that ``find_class`` binds to
 #: the unpickler asking for it.
-CONSTRUCTORS: Mapping[tuple[str, str], Any] = types.MappingProxyType(_build_constructors())
+CONSTRUCTORS: Mapping[tuple[str, str], Allowed] = types.MappingProxyType(_build_constructors())

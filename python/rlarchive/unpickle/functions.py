@@ -9,11 +9,10 @@ known schedule; no code object or function is ever made.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
 
-from .standins import NODE_COST, Context, Ctor, Frozen, GlobalName, NotNeutral, describe, set_slot
+from .standins import NODE_COST, Context, Ctor, Frozen, GlobalName, NotNeutral, StandInFunction, describe, set_slot
 
 __all__ = ["Function", "EMPTY_CELL_VALUE", "CLOUDPICKLE_CONSTRUCTORS"]
 
@@ -25,10 +24,10 @@ class _Code(Frozen):
     """Stand-in for ``types.CodeType(...)``: records the names it needs, builds nothing."""
 
     __slots__ = ("freevars", "name")
-    freevars: Any
-    name: Any
+    freevars: tuple[str, ...]
+    name: str | None
 
-    def __init__(self, args: tuple):
+    def __init__(self, args: tuple[object, ...]):
         if not 14 <= len(args) <= 24:
             raise NotNeutral("malformed code object")
         # In every CPython layout cloudpickle writes (3.8 to 3.13), the last two
@@ -42,7 +41,7 @@ class _Code(Frozen):
         set_slot(self, "name", names[1] if len(names) >= 2 else None)
 
 
-def _code(ctx: Context, *args) -> _Code:
+def _code(ctx: Context, *args: object) -> _Code:
     return _Code(args)
 
 
@@ -53,16 +52,16 @@ class _Cell(Frozen):
     """Stand-in for a closure cell."""
 
     __slots__ = ("value",)
-    value: Any
+    value: object
 
-    def __init__(self, value: Any = _EMPTY):
+    def __init__(self, value: object = _EMPTY):
         set_slot(self, "value", value)
 
 
 EMPTY_CELL_VALUE = GlobalName("cloudpickle.cloudpickle", "_empty_cell_value")
 
 
-def _cell(ctx: Context, *args) -> _Cell:
+def _cell(ctx: Context, *args: object) -> _Cell:
     """``types.CellType()`` or ``types.CellType(value)``."""
     if len(args) > 1:
         raise NotNeutral("malformed cell")
@@ -73,11 +72,11 @@ def _make_empty_cell(ctx: Context) -> _Cell:
     return _Cell()
 
 
-def _make_cell(ctx: Context, value=EMPTY_CELL_VALUE) -> _Cell:
+def _make_cell(ctx: Context, value: object = EMPTY_CELL_VALUE) -> _Cell:
     return _Cell() if isinstance(value, GlobalName) and value == EMPTY_CELL_VALUE else _Cell(value)
 
 
-def _cell_set(ctx: Context, cell, value) -> None:
+def _cell_set(ctx: Context, cell: object, value: object) -> None:
     if not isinstance(cell, _Cell):
         raise NotNeutral("cell_set on something that is not a cell")
     set_slot(cell, "value", value)
@@ -87,13 +86,13 @@ class _ModuleRef(Frozen):
     """Stand-in for ``cloudpickle.subimport(name)``: the name only, nothing is imported."""
 
     __slots__ = ("name",)
-    name: Any
+    name: object
 
-    def __init__(self, name):
+    def __init__(self, name: object):
         set_slot(self, "name", name)
 
 
-def _subimport(ctx: Context, name) -> _ModuleRef:
+def _subimport(ctx: Context, name: object) -> _ModuleRef:
     return _ModuleRef(name)
 
 
@@ -101,22 +100,22 @@ class Function(Frozen):
     """Stand-in for a function pickled by value; its code is never built or run."""
 
     __slots__ = ("code", "closure", "attrs")
-    code: Any
-    closure: Any
-    attrs: Any
+    code: _Code
+    closure: list[object] | None
+    attrs: dict[str, object]
 
-    def __init__(self, code: _Code, closure: list | None):
+    def __init__(self, code: _Code, closure: list[object] | None):
         set_slot(self, "code", code)
         set_slot(self, "closure", closure)
         set_slot(self, "attrs", {})
 
-    def closure_values(self) -> dict:
+    def closure_values(self) -> dict[str, object]:
         """Free variable name -> cell content (never runs anything)."""
         if self.closure is None:
             return {}
         if len(self.closure) != len(self.code.freevars):
             raise NotNeutral("closure does not match the code's free variables")
-        out = {}
+        out: dict[str, object] = {}
         for name, cell in zip(self.code.freevars, self.closure):
             if not isinstance(cell, _Cell) or cell.value is _EMPTY:
                 raise NotNeutral("empty closure cell")
@@ -124,15 +123,22 @@ class Function(Frozen):
         return out
 
     @property
-    def module(self):
+    def module(self) -> object:
         return self.attrs.get("__module__")
 
     @property
-    def qualname(self):
+    def qualname(self) -> object:
         return self.attrs.get("__qualname__") or self.attrs.get("qualname")
 
 
-def _make_function(ctx: Context, code, globals_=None, name=None, argdefs=None, closure=None) -> Function:
+def _make_function(
+    ctx: Context,
+    code: object,
+    globals_: object = None,
+    name: object = None,
+    argdefs: object = None,
+    closure: object = None,
+) -> Function:
     """Stand-in for ``types.FunctionType(code, globals, name, argdefs, closure)``."""
     if not isinstance(code, _Code):
         raise NotNeutral("function without a code object")
@@ -144,7 +150,7 @@ def _make_function(ctx: Context, code, globals_=None, name=None, argdefs=None, c
     return Function(code, closure)
 
 
-def _function_setstate(ctx: Context, obj, state) -> None:
+def _function_setstate(ctx: Context, obj: object, state: object) -> None:
     """Stand-in for cloudpickle's ``_function_setstate``: records __module__, __qualname__, closure."""
     if not isinstance(obj, Function) or not isinstance(state, tuple) or len(state) != 2:
         raise NotNeutral("malformed function state")
@@ -163,7 +169,7 @@ def _function_setstate(ctx: Context, obj, state) -> None:
             obj.attrs[k] = slotstate[k]
 
 
-def _make_skel_func(ctx: Context, code, cell_count, base_globals=None) -> Function:
+def _make_skel_func(ctx: Context, code: object, cell_count: object, base_globals: object = None) -> Function:
     """Stand-in for cloudpickle < 1.5 ``_make_skel_func``."""
     if not isinstance(code, _Code) or type(cell_count) is not int or cell_count > 4096:
         raise NotNeutral("malformed function skeleton")
@@ -173,7 +179,7 @@ def _make_skel_func(ctx: Context, code, cell_count, base_globals=None) -> Functi
     return Function(code, [_Cell() for _ in range(cell_count)])
 
 
-def _fill_function(ctx: Context, *args) -> Function:
+def _fill_function(ctx: Context, *args: object) -> Function:
     """Stand-in for cloudpickle < 1.5 ``_fill_function`` (both argument layouts)."""
     if not args or not isinstance(args[0], Function):
         raise NotNeutral("malformed function")
@@ -193,11 +199,13 @@ def _fill_function(ctx: Context, *args) -> Function:
         if func.closure is None or not isinstance(values, (tuple, list)) or len(values) != len(func.closure):
             raise NotNeutral("malformed function closure")
         for cell, v in zip(func.closure, values):
+            if not isinstance(cell, _Cell):  # a closure of _make_function holds what the stream gave
+                raise NotNeutral("malformed function closure")
             set_slot(cell, "value", v)
     return func
 
 
-_BUILTIN_TYPES = {
+_BUILTIN_TYPES: Mapping[str, StandInFunction] = {
     "CodeType": _code,
     "FunctionType": _make_function,  # cloudpickle 1.x builds functions with types.FunctionType
     "LambdaType": _make_function,
@@ -205,17 +213,16 @@ _BUILTIN_TYPES = {
 }
 
 
-def _builtin_type(ctx: Context, name) -> Ctor:
+def _builtin_type(ctx: Context, name: object) -> Ctor:
     """Stand-in for cloudpickle's ``_builtin_type``: code, function and cell types, as recorders."""
-    fn = _BUILTIN_TYPES.get(name) if type(name) is str else None
-    if fn is None:
+    if type(name) is not str or name not in _BUILTIN_TYPES:
         raise NotNeutral(f"the pickle asks for types.{describe(name)}, which is not allowed")
-    return Ctor("types", name, fn, ctx)  # type: ignore[arg-type]
+    return Ctor("types", name, _BUILTIN_TYPES[name], ctx)
 
 
 #: cloudpickle's helper name -> the stand-in called in its place (in both
 #: ``cloudpickle.cloudpickle`` and ``cloudpickle.cloudpickle_fast``).
-CLOUDPICKLE_CONSTRUCTORS: Mapping[str, Callable[..., Any]] = MappingProxyType(
+CLOUDPICKLE_CONSTRUCTORS: Mapping[str, StandInFunction] = MappingProxyType(
     {
         "_builtin_type": _builtin_type,
         "_make_function": _make_function,

@@ -19,7 +19,7 @@ import pickle
 import struct
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeGuard, TypeVar
 
 from ..errors import RlarchiveError
 from .allowlist import CONSTRUCTORS, PY2_MODULES
@@ -42,27 +42,49 @@ from .standins import (
     describe,
 )
 
-__all__ = ["RestrictedUnpickler", "metered", "contain", "restricted_loads", "describe_globals", "pickled_type_name"]
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = [
+    "RestrictedUnpickler",
+    "Readable",
+    "metered",
+    "contain",
+    "restricted_loads",
+    "describe_globals",
+    "pickled_type_name",
+]
 
 
 _INSTANTIABLE = (StandInType, TrainFreq, TrainFrequencyUnit)
 
 
-def _instantiable(x: Any) -> bool:
+def _instantiable(x: object) -> TypeGuard[type[Frozen]]:
     return isinstance(x, FrozenMeta) and issubclass(x, _INSTANTIABLE)
 
 
-_Base: Any = pickle._Unpickler  # type: ignore[attr-defined]  # the pure-Python implementation: its memo is a dict, its reads never pre-allocate
+#: An opcode handler of the dispatch table.
+Handler = Callable[["RestrictedUnpickler"], None]
+_U = TypeVar("_U", bound="RestrictedUnpickler")
 
 
-def _refuse(reason: str) -> Callable[[Any], None]:
-    def load_refused(self):
+class Readable(Protocol):
+    """What the unpickler reads a stream from: a binary file's ``read(n)`` and ``readline()``."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+    def readline(self) -> bytes: ...
+
+
+def _refuse(reason: str) -> Handler:
+    def load_refused(self: RestrictedUnpickler) -> None:
         raise NotNeutral(reason)
 
     return load_refused
 
 
-class RestrictedUnpickler(_Base):
+# the pure-Python implementation: its memo is a dict, its reads never pre-allocate
+class RestrictedUnpickler(pickle._Unpickler):
     """An unpickler that resolves globals only through :data:`CONSTRUCTORS`.
 
     ``find_class`` never imports a module. A global that is neither a
@@ -74,13 +96,22 @@ class RestrictedUnpickler(_Base):
     :class:`~rlarchive.unpickle.budget.ImportBudget` when not given).
     """
 
-    def __init__(self, file, *, budget: ImportBudget | None = None):
+    #: opcode -> handler, read-only (the stub's type, a dict of handlers of the C Unpickler, is not this one's)
+    dispatch: ClassVar[Mapping[int, Callable[[Self], None]]]  # type: ignore[assignment]
+    # what pickle._Unpickler's opcode loop gives the handlers (its type stub does not declare them)
+    stack: list[object]
+    memo: dict[int, object]
+    append: Callable[[object], None]
+    read: Callable[[int], bytes]
+    pop_mark: Callable[[], list[object]]
+
+    def __init__(self, file: Readable, *, budget: ImportBudget | None = None):
         super().__init__(file, fix_imports=False, encoding="latin-1", errors="strict")
         self.budget = budget if budget is not None else ImportBudget(DEFAULT_IMPORT_BUDGET)
         self._ctx = Context(self.budget)
         self.globals_seen: list[tuple[str, str]] = []
 
-    def find_class(self, module: str, name: str):  # noqa: D401 - pickle API
+    def find_class(self, module: str, name: str) -> object:  # noqa: D401 - pickle API
         if type(module) is not str or type(name) is not str:
             raise NotNeutral("malformed global")
         self.globals_seen.append((module, name))
@@ -94,12 +125,12 @@ class RestrictedUnpickler(_Base):
             return GlobalName(module, name)
         raise NotNeutral(f"the pickle needs the global {module[:100]}.{name[:100]}, which is not on the allow-list")
 
-    def persistent_load(self, pid):
+    def persistent_load(self, pid: object) -> object:
         raise NotNeutral("persistent ids are not allowed")
 
     # -- opcodes that call, build or fill objects: stand-ins and plain containers only
 
-    def _call(self, func: Any, args: Any, kwargs: dict | None = None) -> Any:
+    def _call(self, func: object, args: object, kwargs: object = None) -> object:
         if not (isinstance(func, (Ctor, GlobalName)) or _instantiable(func)):
             raise NotNeutral(f"the pickle calls {describe(func)}, which is not an allowed constructor")
         if type(args) is not tuple or not (kwargs is None or type(kwargs) is dict):
@@ -107,7 +138,7 @@ class RestrictedUnpickler(_Base):
         self.budget.charge(NODE_COST, "an object of the pickle")
         return func(*args, **(kwargs or {}))
 
-    def _new(self, cls: Any, args: Any, kwargs: Any) -> Any:
+    def _new(self, cls: object, args: object, kwargs: object) -> object:
         if type(cls) is GlobalName and type(args) is tuple and type(kwargs) is dict:
             self.budget.charge(NODE_COST, "an object of the pickle")
             return Unknown(cls, args, kwargs or None, new=True)
@@ -118,28 +149,28 @@ class RestrictedUnpickler(_Base):
         self.budget.charge(NODE_COST, "an object of the pickle")
         return cls.__new__(cls, *args, **kwargs)
 
-    def _instantiate(self, klass, args):
+    def _instantiate(self, klass: object, args: list[object]) -> None:
         if _instantiable(klass) and not args:
             self.append(self._new(klass, (), {}))
         else:
             self.append(self._call(klass, tuple(args)))
 
-    def _load_reduce(self):
+    def _load_reduce(self) -> None:
         args = self.stack.pop()
         self.stack[-1] = self._call(self.stack[-1], args)
 
-    def _load_newobj(self):
+    def _load_newobj(self) -> None:
         args = self.stack.pop()
         cls = self.stack.pop()
         self.append(self._new(cls, args, {}))
 
-    def _load_newobj_ex(self):
+    def _load_newobj_ex(self) -> None:
         kwargs = self.stack.pop()
         args = self.stack.pop()
         cls = self.stack.pop()
         self.append(self._new(cls, args, kwargs))
 
-    def _load_build(self):
+    def _load_build(self) -> None:
         state = self.stack.pop()
         inst = self.stack[-1]
         if not isinstance(inst, Buildable):
@@ -147,51 +178,51 @@ class RestrictedUnpickler(_Base):
             raise NotNeutral(f"the pickle sets the state of {label}, which takes none")
         inst.__setstate__(state)
 
-    def _sequence(self) -> Any:
+    def _sequence(self) -> list[object] | collections.deque[object]:
         target = self.stack[-1]
-        if type(target) not in (list, collections.deque):
-            raise NotNeutral(f"the pickle appends to {describe(target)}")
-        return target
+        if type(target) is list or type(target) is collections.deque:
+            return target
+        raise NotNeutral(f"the pickle appends to {describe(target)}")
 
-    def _load_append(self):
+    def _load_append(self) -> None:
         value = self.stack.pop()
         self._sequence().append(value)
 
-    def _load_appends(self):
+    def _load_appends(self) -> None:
         items = self.pop_mark()
         self._sequence().extend(items)
 
-    def _mapping(self) -> dict:
+    def _mapping(self) -> dict[object, object]:
         target = self.stack[-1]
         if type(target) is not dict:
             raise NotNeutral(f"the pickle sets items of {describe(target)}")
         return target
 
-    def _load_setitem(self):
+    def _load_setitem(self) -> None:
         value = self.stack.pop()
         key = self.stack.pop()
         check_key(key)
         self._mapping()[key] = value
 
-    def _load_setitems(self):
+    def _load_setitems(self) -> None:
         items = self.pop_mark()
         target = self._mapping()
         for i in range(0, len(items) - 1, 2):
             check_key(items[i])
             target[items[i]] = items[i + 1]
 
-    def _load_dict(self):
+    def _load_dict(self) -> None:
         items = self.pop_mark()
-        out: dict = {}
+        out: dict[object, object] = {}
         for i in range(0, len(items) - 1, 2):
             check_key(items[i])
             out[items[i]] = items[i + 1]
         self.append(out)
 
-    def _load_empty_set(self):
+    def _load_empty_set(self) -> None:
         self.append(set())
 
-    def _load_additems(self):
+    def _load_additems(self) -> None:
         items = self.pop_mark()
         target = self.stack[-1]
         if type(target) is not set:
@@ -200,13 +231,14 @@ class RestrictedUnpickler(_Base):
             check_key(x)
         target.update(items)
 
-    def _load_frozenset(self):
+    def _load_frozenset(self) -> None:
         items = self.pop_mark()
         for x in items:
             check_key(x)
         self.append(frozenset(items))
 
-    def _load_bytearray8(self):
+    def _load_bytearray8(self) -> None:
+        size: int
         (size,) = struct.unpack("<Q", self.read(8))
         data = self.read(size)  # at most what the stream holds: nothing is allocated from the declared size
         if len(data) != size:
@@ -231,18 +263,19 @@ class RestrictedUnpickler(_Base):
     }
 
 
-def metered(step: Callable[[Any], None]) -> Callable[[Any], None]:
+def metered(step: Callable[[_U], None]) -> Callable[[_U], None]:
     """An opcode handler that charges the budget before the opcode runs."""
 
-    def metered(self):
+    def metered(self: _U) -> None:
         self.budget.charge(NODE_COST, "an opcode of the pickle")
         step(self)
 
     return metered
 
 
-def _dispatch_table() -> Mapping[int, Callable[[Any], None]]:
-    table = dict(_Base.dispatch)
+def _dispatch_table() -> Mapping[int, Handler]:
+    # the stub types the pure-Python handlers as taking the C Unpickler; they take the pure-Python one
+    table: dict[int, Handler] = dict(pickle._Unpickler.dispatch)  # type: ignore[arg-type]
     for opcode, method in RestrictedUnpickler._OVERRIDES.items():
         table[opcode[0]] = getattr(RestrictedUnpickler, method)
     refused = {
@@ -285,7 +318,7 @@ def contain(e: Exception, doing: str) -> BaseException:
     return NotNeutral(f"{doing}: {_reason(e)}")
 
 
-def restricted_loads(data: bytes, *, budget: ImportBudget | None = None) -> Any:
+def restricted_loads(data: bytes, *, budget: ImportBudget | None = None) -> object:
     """Unpickle ``data`` into a stand-in graph, running no code from it.
 
     Raises :class:`NotNeutral` for any disallowed global or malformed stream,
@@ -306,8 +339,8 @@ def describe_globals(data: bytes) -> list[tuple[str, str]]:
     import pickletools
 
     out: list[tuple[str, str]] = []
-    memo: dict = {}
-    last: list = []  # the last two values pushed, when they are strings (else None)
+    memo: dict[object, str | None] = {}
+    last: list[str | None] = []  # the last two values pushed, when they are strings (else None)
     try:
         for op, arg, _pos in pickletools.genops(data):
             name = op.name

@@ -14,10 +14,11 @@ from __future__ import annotations
 import collections
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 import numpy as np
 
+from .. import schedules, spaces, values
 from ..errors import RlarchiveError
 from ..limits import MAX_INLINE_ARRAY_BYTES, MAX_JSON_DEPTH, MAX_NDIM
 from . import recorded
@@ -65,7 +66,7 @@ _ZOO_FREE = (("initial_value",), ("initial_value_",))
 _SPACE_LEVELS = {"box": 3, "multi_discrete": 3, "multi_binary": 2, "dict": 3, "tuple": 2, "discrete": 1, "text": 1}
 
 
-def _number(x, what: str):
+def _number(x: object, what: str) -> int | float:
     if isinstance(x, bool):
         raise NotNeutral(f"{what} is not a number")
     if isinstance(x, Scalar):
@@ -83,7 +84,15 @@ def _number(x, what: str):
     return x
 
 
-def _levels(obj: Any) -> int:
+def _integer(x: object, what: str) -> int:
+    """``x`` as an int (a NumPy integer taken as one); a float, even a whole one, is refused."""
+    n = _number(x, what)
+    if type(n) is not int:
+        raise NotNeutral(f"{what} is not an integer")
+    return n
+
+
+def _levels(obj: object) -> int:
     """JSON nesting levels the value of ``obj`` takes when written (an upper bound)."""
     if obj is None or isinstance(obj, (bool, str, TrainFrequencyUnit)):
         return 0
@@ -114,7 +123,7 @@ def _space_dtype(sp: Space, default: str | None = None) -> np.dtype:
     raise NotNeutral("space without a dtype")
 
 
-def _space_shape(sp: Space) -> tuple:
+def _space_shape(sp: Space) -> tuple[int, ...]:
     """The space's shape (NumPy integers in it taken as ints)."""
     s = sp.get("_shape", sp.get("shape"))
     if not isinstance(s, tuple):
@@ -128,13 +137,6 @@ class _Neutralizer:
     """Converts one stand-in graph, charging ``budget`` for what the output holds and what it copies."""
 
     def __init__(self, budget: ImportBudget, nested: int = 0):
-        from .. import schedules as _schedules
-        from .. import spaces as _spaces
-        from .. import values as _values
-
-        self.spaces = _spaces
-        self.schedules = _schedules
-        self.values = _values
         self.budget = budget
         self.nested = nested  # pickles this one is nested in (pickle.loads of bytes)
         self.level = 0  # JSON levels of the value being converted
@@ -142,8 +144,8 @@ class _Neutralizer:
         self.nodes = 0
         self.referenced = 0  # bytes charged for the output so far
         # id -> (the object, kept alive; its value; bytes and parts per reference; JSON levels)
-        self.memo: dict[int, tuple[Any, Any, int, int, int]] = {}
-        self.arrays: dict[tuple, np.ndarray] = {}  # copies made from a source array, by (id, ...)
+        self.memo: dict[int, tuple[object, object, int, int, int]] = {}
+        self.arrays: dict[tuple[object, ...], np.ndarray] = {}  # copies made from a source array, by (id, ...)
 
     # -- accounting ---------------------------------------------------------
     def refer(self, nbytes: int, what: str) -> None:
@@ -161,7 +163,7 @@ class _Neutralizer:
             raise NotNeutral(f"value has more than {_MAX_NODES} parts")
 
     # -- generic ----------------------------------------------------------
-    def convert(self, obj):
+    def convert(self, obj: object) -> object:
         key = id(obj) if isinstance(obj, (tuple, Frozen)) else None
         if key is not None:
             hit = self.memo.get(key)
@@ -190,7 +192,7 @@ class _Neutralizer:
             self.memo[key] = (obj, value, self.referenced - ref0, self.nodes - nodes0, height)
         return value
 
-    def _convert(self, obj):
+    def _convert(self, obj: object) -> object:
         if obj is None or isinstance(obj, bool):
             return obj
         if isinstance(obj, str):
@@ -220,7 +222,7 @@ class _Neutralizer:
         if isinstance(obj, tuple):
             return tuple(self.convert(v) for v in obj)
         if isinstance(obj, dict):
-            out = {}
+            out: dict[object, object] = {}
             for k, v in obj.items():
                 nk = self.convert(k)
                 if isinstance(nk, (np.generic, np.ndarray)):
@@ -250,27 +252,27 @@ class _Neutralizer:
             return recorded.convert(obj, self.budget.charge, self.nested, self._decode_nested)
         raise NotNeutral(f"no neutral form for {describe(obj)}")
 
-    def _decode_nested(self, data: bytes) -> Any:
+    def _decode_nested(self, data: bytes) -> object:
         """A pickle inside this value (``pickle.loads(data)``), converted with the same budget."""
         inner = _Neutralizer(self.budget, self.nested + 1)
         return inner.top(restricted_loads(data, budget=self.budget))
 
-    def top(self, obj: Any) -> Any:
+    def top(self, obj: object) -> object:
         """The neutral value of a whole pickle; one that is only an opaque leaf raises NotNeutral (the original bytes are kept)."""
         value = self.convert(obj)
-        if isinstance(value, self.values.Opaque):
+        if isinstance(value, values.Opaque):
             raise NotNeutral(value.note or "no neutral form")
         return value
 
-    def _classref(self, module, qualname):
+    def _classref(self, module: object, qualname: object) -> values.ClassRef:
         if not (
             type(module) is str and type(qualname) is str and IDENT.fullmatch(module) and IDENT.fullmatch(qualname)
         ):
             raise NotNeutral("a class name that is not a plain identifier path")
-        return self.values.ClassRef(module, qualname)
+        return values.ClassRef(module, qualname)
 
     # -- arrays -----------------------------------------------------------
-    def _dtype_code(self, dtype) -> str:
+    def _dtype_code(self, dtype: np.dtype) -> str:
         from ..dtypes import code_of_numpy
 
         code = code_of_numpy(dtype)
@@ -278,14 +280,14 @@ class _Neutralizer:
             raise NotNeutral(f"numpy dtype {dtype} has no rlarchive dtype code")
         return code
 
-    def _once(self, key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+    def _once(self, key: tuple[object, ...], make: Callable[[], np.ndarray]) -> np.ndarray:
         """The array made by ``make`` for ``key``, made only the first time."""
         arr = self.arrays.get(key)
         if arr is None:
             arr = self.arrays[key] = make()
         return arr
 
-    def _source(self, x: Any, what: str) -> np.ndarray:
+    def _source(self, x: object, what: str) -> np.ndarray:
         """A little-endian array for an array stand-in or a number (byte-swapped once per stand-in)."""
         if isinstance(x, Array):
             arr = x.array
@@ -311,7 +313,7 @@ class _Neutralizer:
                 return a
         raise NotNeutral(f"{what} is not an array")
 
-    def _cast(self, x: Any, dtype: np.dtype, what: str) -> np.ndarray:
+    def _cast(self, x: object, dtype: np.dtype, what: str) -> np.ndarray:
         """``x`` as an array of ``dtype``, refused if a value would change (cast once per stand-in)."""
         a = self._source(x, what)
         if a.dtype == dtype:
@@ -328,7 +330,7 @@ class _Neutralizer:
 
         return self._once((id(x), dtype.str), cast) if isinstance(x, Array) else cast()
 
-    def _bound(self, x: Any, dtype: np.dtype, shape: tuple, what: str) -> np.ndarray:
+    def _bound(self, x: object, dtype: np.dtype, shape: tuple[int, ...], what: str) -> np.ndarray:
         """A Box bound of ``shape``, broadcast from a smaller one if need be (once per stand-in)."""
         a = self._cast(x, dtype, what)
         if a.shape == shape:
@@ -344,23 +346,23 @@ class _Neutralizer:
         return self._once((id(x), dtype.str, shape), broadcast) if isinstance(x, Array) else broadcast()
 
     # -- spaces -----------------------------------------------------------
-    def _space(self, sp: Space):
+    def _space(self, sp: Space) -> spaces.Space:
         space = self._build_space(sp)
         self._check_space(space)
         return space
 
-    def _check_space(self, space: Any) -> None:
+    def _check_space(self, space: spaces.Space) -> None:
         """Refuse a space that breaks a rule of spec §8 (the writer would refuse it)."""
-        if isinstance(space, self.spaces.MultiDiscrete) and space.nvec.nbytes > MAX_INLINE_ARRAY_BYTES:
+        if isinstance(space, spaces.MultiDiscrete) and space.nvec.nbytes > MAX_INLINE_ARRAY_BYTES:
             raise NotNeutral("MultiDiscrete.nvec is too large to be written inline")
         try:
-            node = self.spaces.to_json(space, self.values.Encoder("arrays", {}, -1).encode, "")
-            self.values.Checker().check(node, "")
+            node = spaces.to_json(space, values.Encoder("arrays", {}, -1).encode, "")
+            values.Checker().check(node, "")
         except RlarchiveError as e:
             raise NotNeutral(f"the space breaks a rule of spec §8: {e}") from None
 
-    def _build_space(self, sp: Space):
-        build = {
+    def _build_space(self, sp: Space) -> spaces.Space:
+        builders: dict[str, Callable[[Space], spaces.Space]] = {
             "box": self._box,
             "discrete": self._discrete,
             "multi_discrete": self._multi_discrete,
@@ -368,12 +370,13 @@ class _Neutralizer:
             "dict": self._dict_space,
             "tuple": self._tuple_space,
             "text": self._text,
-        }.get(type(sp).kind)
+        }
+        build = builders.get(type(sp).kind)
         if build is None:
             raise NotNeutral(f"unsupported space {type(sp).__name__}")
         return build(sp)
 
-    def _box(self, sp: Space):
+    def _box(self, sp: Space) -> spaces.Box:
         dt = _space_dtype(sp)
         code = self._dtype_code(dt)
         shp = _space_shape(sp)
@@ -383,17 +386,17 @@ class _Neutralizer:
         low = self._bound(low, dt, shp, "Box.low")
         high = self._bound(high, dt, shp, "Box.high")
         self.refer(low.nbytes + high.nbytes, "Box bounds")
-        return self.spaces.Box(low, high, shp, code)
+        return spaces.Box(low, high, shp, code)
 
-    def _discrete(self, sp: Space):
+    def _discrete(self, sp: Space) -> spaces.Discrete:
         dt = _space_dtype(sp, "int64")
         n = _number(sp.get("n"), "Discrete.n")
         start = _number(sp.get("start", 0), "Discrete.start")
         if type(n) is not int or type(start) is not int:
             raise NotNeutral("Discrete with non-integer bounds")
-        return self.spaces.Discrete(n, start, self._dtype_code(dt))
+        return spaces.Discrete(n, start, self._dtype_code(dt))
 
-    def _multi_discrete(self, sp: Space):
+    def _multi_discrete(self, sp: Space) -> spaces.MultiDiscrete:
         dt = _space_dtype(sp, "int64")
         code = self._dtype_code(dt)
         nvec = self._cast(sp.get("nvec"), dt, "MultiDiscrete.nvec")
@@ -406,9 +409,9 @@ class _Neutralizer:
         if start.shape != nvec.shape:
             raise NotNeutral("MultiDiscrete.start and nvec differ in shape")
         self.refer(nvec.nbytes + start.nbytes, "MultiDiscrete")
-        return self.spaces.MultiDiscrete(nvec, start, code)
+        return spaces.MultiDiscrete(nvec, start, code)
 
-    def _multi_binary(self, sp: Space):
+    def _multi_binary(self, sp: Space) -> spaces.MultiBinary:
         n = sp.get("n")
         if isinstance(n, Array):
             a = self._source(n, "MultiBinary.n")
@@ -418,32 +421,36 @@ class _Neutralizer:
         elif isinstance(n, (tuple, list)):
             if len(n) > MAX_NDIM:
                 raise NotNeutral("MultiBinary has too many dimensions")
-            n = tuple(_number(x, "MultiBinary.n") for x in n)
+            n = tuple(_integer(x, "MultiBinary.n") for x in n)
         else:
-            n = _number(n, "MultiBinary.n")
-        return self.spaces.MultiBinary(n)
+            n = _integer(n, "MultiBinary.n")
+        return spaces.MultiBinary(n)
 
-    def _dict_space(self, sp: Space):
-        spaces = sp.get("spaces")
-        if type(spaces) is not dict:
+    def _dict_space(self, sp: Space) -> spaces.Dict:
+        subspaces = sp.get("spaces")
+        if type(subspaces) is not dict:
             raise NotNeutral("Dict space without sub-spaces")
-        pairs = []
-        for k, v in spaces.items():
+        pairs: list[tuple[str, spaces.Space]] = []
+        for k, v in subspaces.items():
             if type(k) is not str:
                 raise NotNeutral("Dict space with a key that is not a string")
             if not isinstance(v, Space):
                 raise NotNeutral("Dict space holds something that is not a space")
             self.refer(len(k), "a Dict space key")
-            pairs.append((k, self.convert(v)))
-        return self.spaces.Dict(tuple(pairs))
+            pairs.append((k, self._subspace(v)))
+        return spaces.Dict(tuple(pairs))
 
-    def _tuple_space(self, sp: Space):
-        spaces = sp.get("spaces")
-        if not isinstance(spaces, (tuple, list)) or not all(isinstance(v, Space) for v in spaces):
+    def _tuple_space(self, sp: Space) -> spaces.Tuple:
+        subspaces = sp.get("spaces")
+        if not isinstance(subspaces, (tuple, list)) or not all(isinstance(v, Space) for v in subspaces):
             raise NotNeutral("Tuple space without sub-spaces")
-        return self.spaces.Tuple(tuple(self.convert(v) for v in spaces))
+        return spaces.Tuple(tuple(self._subspace(v) for v in subspaces))
 
-    def _text(self, sp: Space):
+    def _subspace(self, v: Space) -> spaces.Space:
+        """A sub-space, converted (memoised) like any value: what :meth:`_space` built for it."""
+        return cast("spaces.Space", self.convert(v))
+
+    def _text(self, sp: Space) -> spaces.Text:
         chars = sp.get("_char_str")
         if chars is None:
             cl = sp.get("_char_list") or sp.get("_char_set")
@@ -455,28 +462,27 @@ class _Neutralizer:
             raise NotNeutral("Text space with a malformed charset")
         charset = "".join(sorted(set(chars)))
         self.refer(4 * len(charset), "a Text charset")
-        return self.spaces.Text(
-            _number(sp.get("max_length"), "Text.max_length"),
-            _number(sp.get("min_length", 1), "Text.min_length"),
+        return spaces.Text(
+            _integer(sp.get("max_length"), "Text.max_length"),
+            _integer(sp.get("min_length", 1), "Text.min_length"),
             charset,
         )
 
     # -- schedules ---------------------------------------------------------
-    def _schedule(self, obj, depth: int = 0):
+    def _schedule(self, obj: Schedule | Function | Unknown, depth: int = 0) -> schedules.Schedule:
         if depth > 8:
             raise NotNeutral("schedules nest too deeply")
-        Sch = self.schedules
         if isinstance(obj, Schedule):
             name = type(obj)._pickle_name
             if name == "FloatSchedule":
                 inner = obj.get("value_schedule")
                 if type(inner) in (int, float):
-                    return Sch.Constant(float(_number(inner, "FloatSchedule.value_schedule")))
+                    return schedules.Constant(float(_number(inner, "FloatSchedule.value_schedule")))
                 if not isinstance(inner, (Schedule, Function, Unknown)):
                     raise NotNeutral("FloatSchedule wraps something that is not a known schedule")
                 return self._schedule(inner, depth + 1)
             if name == "ConstantSchedule":
-                return Sch.Constant(_number(obj.get("val"), "ConstantSchedule.val"))
+                return schedules.Constant(_number(obj.get("val"), "ConstantSchedule.val"))
             if name == "LinearSchedule":
                 return self._linear(obj.get("start"), obj.get("end"), obj.get("end_fraction"))
             raise NotNeutral(f"unknown schedule {name}")
@@ -488,13 +494,13 @@ class _Neutralizer:
             cells = obj.closure_values()
             free = tuple(sorted(cells))
             if qual == "constant_fn.<locals>.func" and free == ("val",):
-                return Sch.Constant(_number(cells["val"], "constant_fn value"))
+                return schedules.Constant(_number(cells["val"], "constant_fn value"))
             if qual == "get_linear_fn.<locals>.func" and free == ("end", "end_fraction", "start"):
                 return self._linear(cells["start"], cells["end"], cells["end_fraction"])
             if qual == "get_schedule_fn.<locals>.<lambda>" and free == ("value_schedule",):
                 inner = cells["value_schedule"]
                 if type(inner) in (int, float):
-                    return Sch.Constant(float(_number(inner, "get_schedule_fn value")))
+                    return schedules.Constant(float(_number(inner, "get_schedule_fn value")))
                 if isinstance(inner, (Schedule, Function, Unknown)):
                     return self._schedule(inner, depth + 1)
         if type(mod) is str and type(qual) is str and mod in _ZOO_MODULES and qual == _ZOO_CLOSURE:
@@ -506,7 +512,7 @@ class _Neutralizer:
             f"the function {describe(mod)} {describe(qual)} is not a known schedule (its code is never run)"
         )
 
-    def _zoo_class(self, obj: Unknown):
+    def _zoo_class(self, obj: Unknown) -> schedules.Linear:
         """The RL Zoo's ``SimpleLinearSchedule(x)`` (value ``p * x``) as ``linear`` from x to 0 over the whole run."""
         if obj.func != _ZOO_SCHEDULE_CLASS or obj.args or obj.kwargs or not obj.has_state:
             raise NotNeutral(f"{obj.label()} is not a known schedule (nothing of it is run)")
@@ -515,16 +521,16 @@ class _Neutralizer:
             raise NotNeutral("SimpleLinearSchedule without exactly its initial_value")
         return self._linear(state["initial_value"], 0.0, 1.0)
 
-    def _linear(self, start, end, end_fraction):
+    def _linear(self, start: object, end: object, end_fraction: object) -> schedules.Linear:
         start = _number(start, "LinearSchedule.start")
         end = _number(end, "LinearSchedule.end")
         ef = _number(end_fraction, "LinearSchedule.end_fraction")
         if not (0 < ef <= 1):
             raise NotNeutral("LinearSchedule.end_fraction is outside (0, 1]")
-        return self.schedules.Linear(start, end, ef)
+        return schedules.Linear(start, end, ef)
 
 
-def to_neutral(obj: Any, *, budget: ImportBudget | None = None) -> Any:
+def to_neutral(obj: object, *, budget: ImportBudget | None = None) -> object:
     """Convert a stand-in graph from :func:`restricted_loads` to neutral rlarchive values.
 
     ``budget`` (a fresh default :class:`~rlarchive.unpickle.budget.ImportBudget`
@@ -544,7 +550,7 @@ def to_neutral(obj: Any, *, budget: ImportBudget | None = None) -> Any:
         raise contain(e, "the value cannot be converted") from None
 
 
-def decode(data: bytes, *, budget: ImportBudget | None = None) -> Any:
+def decode(data: bytes, *, budget: ImportBudget | None = None) -> object:
     """Unpickle ``data`` with :class:`RestrictedUnpickler` and return its neutral value.
 
     ``budget`` (a fresh default :class:`~rlarchive.unpickle.budget.ImportBudget`

@@ -12,6 +12,7 @@ import io
 import math
 import struct
 import zipfile
+from typing import IO
 
 import numpy as np
 
@@ -23,7 +24,7 @@ __all__ = ["read_npz", "MAX_NPY_HEADER"]
 MAX_NPY_HEADER = 65535  # bytes: a version 1 header's largest; NumPy itself refuses more than 10,000
 
 
-def _header(f, name: str, item: str, member: str | None) -> tuple:
+def _header(f: IO[bytes], name: str, item: str, member: str | None) -> tuple[tuple[int, ...], bool, np.dtype]:
     version = np.lib.format.read_magic(f)
     if version == (1, 0):
         return np.lib.format.read_array_header_1_0(f)
@@ -37,7 +38,9 @@ def _header(f, name: str, item: str, member: str | None) -> tuple:
     raise ValueError(f"unsupported .npy format version {version}")
 
 
-def _array(inner: zipfile.ZipFile, info, name: str, budget: ImportBudget, item: str, member: str | None):
+def _array(
+    inner: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, budget: ImportBudget, item: str, member: str | None
+) -> np.ndarray:
     from ..dtypes import code_of_numpy
 
     try:
@@ -64,8 +67,8 @@ def _array(inner: zipfile.ZipFile, info, name: str, budget: ImportBudget, item: 
 
 
 def read_npz(
-    raw: bytes, names: list, budget: ImportBudget, *, container: str, item: str, member: str | None = None
-) -> tuple[dict, list]:
+    raw: bytes, names: list[str], budget: ImportBudget, *, container: str, item: str, member: str | None = None
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """The arrays ``names`` lists from the ``.npz`` bytes ``raw``; returns them by name and the sorted names of the
     other arrays the file holds.
 
@@ -80,7 +83,7 @@ def read_npz(
         members = {i.filename[: -len(".npy")]: i for i in inner.infolist() if i.filename.endswith(".npy")}
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
         raise RlarchiveError("IMPORT_INVALID", f"{container} is not a NumPy .npz archive: {e}", member=member) from None
-    params: dict = {}
+    params: dict[str, np.ndarray] = {}
     with inner:
         for name in names:
             info = members.get(name)

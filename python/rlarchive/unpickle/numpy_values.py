@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 import numpy as np
 
@@ -44,16 +43,16 @@ class DType(Buildable):
     """Stand-in for ``numpy.dtype(obj, align, copy)`` (+ BUILD with its state tuple)."""
 
     __slots__ = ("code", "dtype")
-    code: Any
-    dtype: Any
+    code: str
+    dtype: np.dtype
 
-    def __init__(self, obj: Any):
+    def __init__(self, obj: object):
         if not isinstance(obj, str) or not _DTYPE_STR.fullmatch(obj):
             raise NotNeutral(f"unsupported numpy dtype {describe(obj)}")
         set_slot(self, "code", obj)
         set_slot(self, "dtype", np.dtype(obj))
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: object) -> None:
         if not isinstance(state, tuple) or len(state) < 2:
             raise NotNeutral("malformed numpy dtype state")
         order = state[1]
@@ -61,24 +60,24 @@ class DType(Buildable):
         if len(state) >= 5 and (state[3] is not None or state[4] is not None):
             raise NotNeutral("structured numpy dtypes are not supported")
         if type(order) is str and order in ("<", ">"):
-            set_slot(self, "dtype", self.dtype.newbyteorder(order))
+            set_slot(self, "dtype", self.dtype.newbyteorder("<" if order == "<" else ">"))
         elif not (order is None or (type(order) is str and order in ("|", "="))):
             raise NotNeutral(f"unsupported numpy byte order {describe(order)}")
 
 
-def dtype_ctor(ctx: Context, obj: Any, align: Any = False, copy: Any = False) -> DType:
+def dtype_ctor(ctx: Context, obj: object, align: object = False, copy: object = False) -> DType:
     """Stand-in for ``numpy.dtype(obj, align, copy)``."""
     return DType(obj)
 
 
-def np_dtype(x: Any) -> np.dtype:
+def np_dtype(x: object) -> np.dtype:
     """The NumPy dtype a :class:`DType` stand-in holds (anything else is refused)."""
     if isinstance(x, DType):
         return x.dtype
     raise NotNeutral("expected a numpy dtype")
 
 
-def check_shape(shape: Any) -> tuple:
+def check_shape(shape: object) -> tuple[int, ...]:
     """``shape`` if it is a tuple of at most MAX_NDIM non-negative ints (else NotNeutral)."""
     if not isinstance(shape, tuple) or not all(type(d) is int and d >= 0 for d in shape):
         raise NotNeutral("malformed array shape")
@@ -87,7 +86,7 @@ def check_shape(shape: Any) -> tuple:
     return shape
 
 
-def _array_from_bytes(ctx: Context, buf, dtype: np.dtype, shape: tuple, fortran: bool) -> np.ndarray:
+def _array_from_bytes(ctx: Context, buf: object, dtype: np.dtype, shape: tuple[int, ...], fortran: bool) -> np.ndarray:
     if dtype.hasobject or dtype.itemsize == 0:
         raise NotNeutral(f"numpy arrays of dtype {dtype} are not supported")
     if isinstance(buf, str):  # protocol 2 from Python 2 / latin-1 strings
@@ -100,14 +99,15 @@ def _array_from_bytes(ctx: Context, buf, dtype: np.dtype, shape: tuple, fortran:
         raise NotNeutral("numpy array data does not match its shape")
     ctx.charge(len(buf), "a numpy array")
     arr = np.frombuffer(buf, dtype=dtype, count=count)
-    return arr.reshape(shape, order="F" if fortran else "C").copy(order="C")
+    out: np.ndarray = arr.reshape(shape, order="F" if fortran else "C").copy(order="C")
+    return out
 
 
 class Array(Frozen):
     """A NumPy array rebuilt from the stream (the array itself never sits on the unpickler's stack)."""
 
     __slots__ = ("array",)
-    array: Any
+    array: np.ndarray | None
 
     def __init__(self, array: np.ndarray | None):
         set_slot(self, "array", array)
@@ -117,13 +117,13 @@ class Reconstructed(Array, Buildable):
     """Stand-in for ``numpy.core.multiarray._reconstruct(ndarray, shape, b'b')`` + BUILD."""
 
     __slots__ = ("_ctx",)
-    _ctx: Any
+    _ctx: Context
 
     def __init__(self, ctx: Context):
         super().__init__(None)
         set_slot(self, "_ctx", ctx)
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: object) -> None:
         if not isinstance(state, tuple) or len(state) not in (4, 5):
             raise NotNeutral("malformed numpy array state")
         if len(state) == 5:
@@ -138,14 +138,16 @@ class Reconstructed(Array, Buildable):
         set_slot(self, "array", arr)
 
 
-def reconstruct(ctx: Context, subtype: Any, shape: Any, typecode: Any) -> Reconstructed:
+def reconstruct(ctx: Context, subtype: object, shape: object, typecode: object) -> Reconstructed:
     """Stand-in for ``numpy.core.multiarray._reconstruct``: an empty array that BUILD fills."""
     if not (isinstance(subtype, GlobalName) and subtype == NDARRAY):
         raise NotNeutral("only plain numpy.ndarray objects are supported")
     return Reconstructed(ctx)
 
 
-def frombuffer(ctx: Context, buf: Any, dtype: Any, shape: Any, order: Any = "C", axis_order: Any = None) -> Array:
+def frombuffer(
+    ctx: Context, buf: object, dtype: object, shape: object, order: object = "C", axis_order: object = None
+) -> Array:
     """Stand-in for ``numpy._core.numeric._frombuffer`` (protocol 5 arrays).
 
     NumPy 2 writes an array that is neither C- nor Fortran-contiguous (a
@@ -175,13 +177,13 @@ class Scalar(Frozen):
     """A NumPy scalar rebuilt from the stream."""
 
     __slots__ = ("value",)
-    value: Any
+    value: np.generic
 
     def __init__(self, value: np.generic):
         set_slot(self, "value", value)
 
 
-def scalar(ctx: Context, dtype: Any, data: Any = None) -> Scalar:
+def scalar(ctx: Context, dtype: object, data: object = None) -> Scalar:
     """Stand-in for ``numpy.core.multiarray.scalar(dtype, bytes)``."""
     dt = np_dtype(dtype)
     if dt.hasobject:
@@ -206,10 +208,10 @@ class RNG(Buildable):
 
     __slots__ = ()
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: object) -> None:
         pass
 
 
-def rng_ctor(ctx: Context, *args: Any, **kwargs: Any) -> RNG:
+def rng_ctor(ctx: Context, *args: object, **kwargs: object) -> RNG:
     """Stand-in for the NumPy random generators' pickle constructors (their state is dropped)."""
     return RNG()

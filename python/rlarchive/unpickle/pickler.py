@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import io
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -48,9 +49,9 @@ class Call:
     """``func(*args, **kwargs)`` (or ``func.__new__`` with ``new=True``), then ``__setstate__(state)`` if ``state`` is given."""
 
     func: Name
-    args: tuple = ()
-    kwargs: dict | None = None
-    state: Any = None
+    args: tuple[object, ...] = ()
+    kwargs: dict[object, object] | None = None
+    state: object = None
     has_state: bool = False
     new: bool = False
 
@@ -61,34 +62,37 @@ _NDARRAY = Name("numpy", "ndarray")
 _DTYPE = Name("numpy", "dtype")
 
 
-_PythonPickler: Any = pickle._Pickler  # type: ignore[attr-defined]  # the Python implementation: its save() can be extended per object
+# the Python implementation: its save() can be extended per object
+class _Pickler(pickle._Pickler):
+    # what pickle._Pickler gives its subclasses (its type stub does not declare them)
+    memo: dict[int, tuple[int, object]]
+    write: Callable[[bytes], None]
+    get: Callable[[int], bytes]
+    memoize: Callable[[object], None]
 
-
-class _Pickler(_PythonPickler):
-    def __init__(self, file: Any, protocol: int) -> None:
+    def __init__(self, file: IO[bytes], protocol: int) -> None:
         super().__init__(file, protocol=protocol)
         # id of an array or dtype -> (its memo index, the object, kept alive while writing)
-        self._written: dict[int, tuple[int, Any]] = {}
+        self._written: dict[int, tuple[int, object]] = {}
 
-    def save(self, obj: Any, save_persistent_id: bool = True) -> None:  # noqa: D401 - pickle API
+    def save(self, obj: object, save_persistent_id: bool = True) -> None:  # noqa: D401 - pickle API
         if isinstance(obj, (Name, Call, np.ndarray, np.dtype)):
             hit = self.memo.get(id(obj)) or self._written.get(id(obj))
             if hit is not None:
                 self.write(self.get(hit[0]))
                 return
-        t = type(obj)
-        if t is Name:
+        if type(obj) is Name:
             self._save_name(obj)
-        elif t is Call:
+        elif type(obj) is Call:
             self._save_call(obj)
-        elif t is np.ndarray:
+        elif type(obj) is np.ndarray:
             self._save_array(obj)
         elif isinstance(obj, np.dtype):
             self._save_dtype(obj)
         elif isinstance(obj, np.generic):
             self._save_call(Call(_SCALAR, (obj.dtype, obj.tobytes())))
         else:
-            super().save(obj, save_persistent_id)
+            super().save(obj, save_persistent_id)  # type: ignore[misc]  # (the stub does not declare save)
 
     def _save_name(self, name: Name) -> None:
         self.save(name.module)
@@ -96,7 +100,7 @@ class _Pickler(_PythonPickler):
         self.write(pickle.STACK_GLOBAL)
         self.memoize(name)
 
-    def _save_call(self, call: Call, same: Any = None) -> None:
+    def _save_call(self, call: Call, same: object = None) -> None:
         """Write ``call``; ``same`` is the object it stands for (referenced again through the memo)."""
         if call.new:
             self.save(call.func)
@@ -135,7 +139,7 @@ class _Pickler(_PythonPickler):
         self._save_call(Call(_RECONSTRUCT, (_NDARRAY, (0,), b"b"), state=state, has_state=True), arr)
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     """``obj`` as a protocol 4 pickle that NumPy 1.x and 2.x read alike (see the module docstring).
 
     Raises:

@@ -74,7 +74,7 @@ def _name(u: Unknown) -> tuple[str, str]:
     return (u.func.module, u.func.qualname)
 
 
-def convert(u: Unknown, charge: Callable[[int, str], None], nested: int, decode: Callable[[bytes], Any]) -> Any:
+def convert(u: Unknown, charge: Callable[[int, str], None], nested: int, decode: Callable[[bytes], object]) -> object:
     """The neutral value for the record ``u``: a known call's value, else an opaque leaf.
 
     ``charge(nbytes, what)`` is called before anything is allocated;
@@ -102,7 +102,7 @@ def opaque_leaf(u: Unknown, charge: Callable[[int, str], None], reason: str) -> 
     return Opaque(data, f"{u.func.module}.{u.func.qualname}", reason)
 
 
-def _nested(data: bytes, nested: int, decode: Callable[[bytes], Any]) -> Any:
+def _nested(data: bytes, nested: int, decode: Callable[[bytes], object]) -> object:
     if nested >= _MAX_NESTED_PICKLES:
         raise NotNeutral("pickles nest too deeply")
     try:
@@ -119,7 +119,7 @@ def emit(u: Unknown, charge: Callable[[int, str], None]) -> bytes:
     memo: dict[int, Any] = {}
     count = [0]
 
-    def walk(x: Any, depth: int) -> Any:
+    def walk(x: object, depth: int) -> Any:  # what the pickler writes: a graph of Names, Calls, arrays, ...
         if depth > _MAX_EMIT_DEPTH:
             raise NotNeutral("the value nests too deeply")
         count[0] += 1
@@ -213,7 +213,7 @@ def _tensor(u: Unknown, charge: Callable[[int, str], None]) -> TorchArray:
 class _StorageUnpickler(RestrictedUnpickler):
     """Reads the pickles of a legacy ``torch.save`` file: a storage is a persistent id naming its type and size."""
 
-    def persistent_load(self, pid):
+    def persistent_load(self, pid: object) -> tuple[str, np.dtype, str, int]:
         # ("storage", type, key, location, numel[, view metadata: None])
         if not (
             type(pid) is tuple
@@ -259,6 +259,7 @@ def _storage(raw: bytes, charge: Callable[[int, str], None]) -> np.ndarray:
         if len(raw) - f.tell() != nbytes:
             raise NotNeutral("torch storage size does not match its data")
         charge(nbytes, "a tensor's storage")
-        return np.frombuffer(raw, dtype=dtype, count=numel, offset=f.tell()).copy()
+        data: np.ndarray = np.frombuffer(raw, dtype=dtype, count=numel, offset=f.tell()).copy()
+        return data
     except Exception as e:
         raise contain(e, "the tensor's storage cannot be read") from None

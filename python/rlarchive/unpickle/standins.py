@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import ClassVar, Concatenate, NoReturn, TypeAlias
 
 from ..limits import MAX_INT_DIGITS
 from .budget import ImportBudget
@@ -38,6 +38,7 @@ __all__ = [
     "GlobalName",
     "BuiltinName",
     "Ctor",
+    "StandInFunction",
     "Buildable",
     "Unknown",
     "StandInType",
@@ -67,7 +68,7 @@ _MAX_INT_BITS = (10**MAX_INT_DIGITS - 1).bit_length()
 _INT_LIMIT = 10**MAX_INT_DIGITS
 
 
-def describe(x: Any) -> str:
+def describe(x: object) -> str:
     """A short description of a value from the stream, never its full repr (which may be huge)."""
     if isinstance(x, str):
         return repr(x[:60]) + ("..." if len(x) > 60 else "")
@@ -91,7 +92,7 @@ class Context:
     """What one unpickler's stand-ins share: the import budget."""
 
     __slots__ = ("budget",)
-    budget: Any
+    budget: ImportBudget
 
     def __init__(self, budget: ImportBudget):
         self.budget = budget
@@ -101,17 +102,22 @@ class Context:
         self.budget.charge(nbytes, what)
 
 
+#: An allow-listed function behind a :class:`Ctor`: called with the unpickler's context, then the pickle's arguments.
+#: (A string: ``Concatenate`` ending in ``...`` is valid at run time from Python 3.11 only.)
+StandInFunction: TypeAlias = "Callable[Concatenate[Context, ...], object]"
+
+
 class FrozenMeta(type):
     """Metaclass of every stand-in class: once created, a class cannot be changed."""
 
-    def __setattr__(cls, name, value):
+    def __setattr__(cls, name: str, value: object) -> NoReturn:
         raise AttributeError(f"stand-in class {cls.__name__} is immutable")
 
-    def __delattr__(cls, name):
+    def __delattr__(cls, name: str) -> NoReturn:
         raise AttributeError(f"stand-in class {cls.__name__} is immutable")
 
 
-def set_slot(obj: Any, name: str, value: Any) -> None:
+def set_slot(obj: Frozen, name: str, value: object) -> None:
     """Set a slot of a stand-in (only the unpickler's own modules do that; a pickle never can)."""
     object.__setattr__(obj, name, value)
 
@@ -121,16 +127,16 @@ class Frozen(metaclass=FrozenMeta):
 
     __slots__ = ()
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"stand-in {type(self).__name__} is immutable")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"stand-in {type(self).__name__} is immutable")
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: object) -> None:
         raise NotNeutral(f"the pickle sets the state of {self.label()}, which takes none")
 
-    def __reduce_ex__(self, protocol):  # never pickled back: a stand-in is not the real object
+    def __reduce_ex__(self, protocol: object) -> NoReturn:  # never pickled back: a stand-in is not the real object
         raise TypeError("stand-ins cannot be pickled")
 
     def label(self) -> str:
@@ -147,26 +153,28 @@ class GlobalName(Frozen):
     """
 
     __slots__ = ("module", "qualname")
-    module: Any
-    qualname: Any
+    module: str
+    qualname: str
 
     def __init__(self, module: str, qualname: str):
         set_slot(self, "module", module)
         set_slot(self, "qualname", qualname)
 
-    def __call__(self, *args, **kwargs):
-        return Unknown(self, args, kwargs or None)
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        """The record of the call (an :class:`Unknown`), never the call."""
+        recorded: dict[object, object] = {k: v for k, v in kwargs.items()}  # a record's keys may be of any type
+        return Unknown(self, args, recorded or None)
 
     def label(self) -> str:
         return f"{self.module}.{self.qualname}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"GlobalName({self.module!r}, {self.qualname!r})"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, GlobalName) and (self.module, self.qualname) == (other.module, other.qualname)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.module, self.qualname))
 
 
@@ -179,7 +187,7 @@ class BuiltinName(GlobalName):
 
     __slots__ = ()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> object:
         if self.qualname == "bytes" and not args and not kwargs:
             return b""
         return super().__call__(*args, **kwargs)
@@ -194,12 +202,12 @@ class Ctor(Frozen):
     """
 
     __slots__ = ("module", "name", "_fn", "_ctx")
-    module: Any
-    name: Any
-    _fn: Any
-    _ctx: Any
+    module: str
+    name: str
+    _fn: StandInFunction
+    _ctx: Context | None
 
-    def __init__(self, module: str, name: str, fn: Callable[..., Any], ctx: Context | None = None):
+    def __init__(self, module: str, name: str, fn: StandInFunction, ctx: Context | None = None):
         set_slot(self, "module", module)
         set_slot(self, "name", name)
         set_slot(self, "_fn", fn)
@@ -209,7 +217,7 @@ class Ctor(Frozen):
         """This constructor, bound to one unpickler's context."""
         return Ctor(self.module, self.name, self._fn, ctx)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> object:
         if self._ctx is None:
             raise NotNeutral(f"{self.label()} is called outside RestrictedUnpickler")
         return self._fn(self._ctx, *args, **kwargs)
@@ -217,7 +225,7 @@ class Ctor(Frozen):
     def label(self) -> str:
         return f"{self.module}.{self.name}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<allowed constructor {self.label()}>"
 
 
@@ -239,14 +247,16 @@ class Unknown(Buildable):
     """
 
     __slots__ = ("func", "args", "kwargs", "new", "state", "has_state")
-    func: Any
-    args: Any
-    kwargs: Any
-    new: Any
-    state: Any
-    has_state: Any
+    func: GlobalName
+    args: tuple[object, ...]
+    kwargs: dict[object, object] | None
+    new: bool
+    state: object
+    has_state: bool
 
-    def __init__(self, func: GlobalName, args: tuple, kwargs: dict | None, new: bool = False):
+    def __init__(
+        self, func: GlobalName, args: tuple[object, ...], kwargs: dict[object, object] | None, new: bool = False
+    ):
         set_slot(self, "func", func)
         set_slot(self, "args", args)
         set_slot(self, "kwargs", kwargs)
@@ -254,7 +264,7 @@ class Unknown(Buildable):
         set_slot(self, "state", None)
         set_slot(self, "has_state", False)
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: object) -> None:
         if self.has_state:
             raise NotNeutral(f"the pickle sets the state of {self.label()} twice")
         set_slot(self, "state", state)
@@ -269,9 +279,9 @@ _MAX_KEY_PARTS = 1024
 _MAX_KEY_DEPTH = 16
 
 
-def check_key(key: Any) -> None:
+def check_key(key: object) -> None:
     """Refuse a map key whose hash would be costly or recursive (a deep or widely shared tuple)."""
-    todo = [(key, 0)]
+    todo: list[tuple[object, int]] = [(key, 0)]
     parts = 0
     while todo:
         k, depth = todo.pop()
@@ -299,12 +309,12 @@ class StandInType(Buildable):
     """
 
     __slots__ = ("_dict_state", "_slot_state")
-    _dict_state: Any
-    _slot_state: Any
-    _pickle_module: str = ""
-    _pickle_name: str = ""
+    _dict_state: dict[object, object] | None
+    _slot_state: dict[object, object] | None
+    _pickle_module: ClassVar[str] = ""
+    _pickle_name: ClassVar[str] = ""
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: object) -> None:
         slotstate = None
         if isinstance(state, tuple) and len(state) == 2 and (state[1] is None or type(state[1]) is dict):
             state, slotstate = state
@@ -316,7 +326,7 @@ class StandInType(Buildable):
     def label(self) -> str:
         return f"{self._pickle_module}.{self._pickle_name}"
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> object:
         """The state value named ``key`` (slot state first, as pickle's BUILD applies it last)."""
         for d in (getattr(self, "_slot_state", None), getattr(self, "_dict_state", None)):
             if d and key in d:
@@ -324,7 +334,7 @@ class StandInType(Buildable):
         return default
 
 
-def standin_type(base: type, module: str, name: str, **attrs: Any) -> type:
+def standin_type(base: type[StandInType], module: str, name: str, **attrs: object) -> FrozenMeta:
     """One stand-in subclass of ``base`` per pickled (module, name), immutable once made."""
     ns = {"__slots__": (), "_pickle_module": module, "_pickle_name": name, "__module__": __name__, **attrs}
     return FrozenMeta(name, (base,), ns)
@@ -334,7 +344,7 @@ class Space(StandInType):
     """Stand-in for gymnasium / gym space classes (NEWOBJ, then BUILD with __dict__)."""
 
     __slots__ = ()
-    kind = ""
+    kind: ClassVar[str] = ""
 
 
 SPACE_KINDS = {
@@ -354,14 +364,14 @@ class Schedule(StandInType):
     __slots__ = ()
 
 
-class TrainFreq(Frozen, tuple):
+class TrainFreq(Frozen, tuple[object, ...]):
     """Stand-in for SB3's ``TrainFreq`` namedtuple (frequency, unit)."""
 
     __slots__ = ()
-    _pickle_module = "stable_baselines3.common.type_aliases"
-    _pickle_name = "TrainFreq"
+    _pickle_module: ClassVar[str] = "stable_baselines3.common.type_aliases"
+    _pickle_name: ClassVar[str] = "TrainFreq"
 
-    def __new__(cls, *args):
+    def __new__(cls, *args: object) -> TrainFreq:
         if len(args) != 2:
             raise NotNeutral("malformed TrainFreq")
         return tuple.__new__(cls, args)
@@ -371,11 +381,11 @@ class TrainFrequencyUnit(Frozen):
     """Stand-in for SB3's ``TrainFrequencyUnit`` enum (values "step", "episode")."""
 
     __slots__ = ("value",)
-    value: Any
-    _pickle_module = "stable_baselines3.common.type_aliases"
-    _pickle_name = "TrainFrequencyUnit"
+    value: str
+    _pickle_module: ClassVar[str] = "stable_baselines3.common.type_aliases"
+    _pickle_name: ClassVar[str] = "TrainFrequencyUnit"
 
-    def __init__(self, value):
+    def __init__(self, value: object):
         if type(value) is not str or value not in ("step", "episode"):
             raise NotNeutral(f"unknown TrainFrequencyUnit {describe(value)}")
         set_slot(self, "value", value)

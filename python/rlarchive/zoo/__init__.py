@@ -63,7 +63,7 @@ class RunFiles:
     folder_env: str | None = None
     #: The best model ``EvalCallback`` saved (``best_model.zip``), or None.
     best_model: str | None = None
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def open(self, path: str) -> BinaryIO:
         """One of the run's files, opened without following links (:func:`rlarchive.zoo.run_folder.open_file`)."""
@@ -81,7 +81,7 @@ def _skip_notes(notes: list[str]) -> list[str]:
     return notes[:_MAX_SKIP_NOTES] + [f"and {len(notes) - _MAX_SKIP_NOTES} more entries skipped"]
 
 
-def _top(folder: str | os.PathLike) -> str:
+def _top(folder: str | os.PathLike[str]) -> str:
     top = os.fspath(folder)
     try:
         if not stat.S_ISDIR(os.stat(top).st_mode):
@@ -112,7 +112,7 @@ def _params(top: str, listed: Mapping[str, Entry], skipped: list[str]) -> tuple[
     return (found[0][0], found[0][2]) if found else (None, {})
 
 
-def find_run(folder: str | os.PathLike, best: bool = False) -> RunFiles:
+def find_run(folder: str | os.PathLike[str], best: bool = False) -> RunFiles:
     """The files of the run in ``folder`` (both the training layout and a hub repository's flat one).
 
     Args:
@@ -176,7 +176,7 @@ def _model(top: str, listed: Mapping[str, Entry], params_name: str | None, best:
     raise RlarchiveError("IMPORT_INVALID", f"{escape_name(top)}: not an RL Zoo run folder: {what}")
 
 
-def _object(value: Any, what: str) -> dict | None:
+def _object(value: Any, what: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -192,16 +192,16 @@ def _json_text(value: Any, what: str) -> str:
     return text
 
 
-def _wrapper_entries(config: Mapping[str, Any], stats: Any) -> list[dict]:
+def _wrapper_entries(config: Mapping[str, Any], stats: Any) -> list[dict[str, Any]]:
     """The ``wrappers`` of spec/metadata.md §2, in the zoo's order: env_wrapper, VecNormalize, VecFrameStack."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     env_wrapper = config.get("env_wrapper")
     for w in env_wrapper if isinstance(env_wrapper, list) else [env_wrapper] if env_wrapper is not None else []:
         if isinstance(w, str):
             out.append({"name": w})
         elif isinstance(w, dict) and len(w) == 1:
             ((name, kwargs),) = w.items()
-            entry: dict = {"name": name}
+            entry: dict[str, Any] = {"name": name}
             if isinstance(kwargs, dict):
                 entry.update({k: v for k, v in kwargs.items() if k != "name"})
             out.append(entry)
@@ -261,8 +261,8 @@ def zoo_metadata(files: RunFiles, stats: Any = None) -> tuple[dict[str, str], li
 
 
 def import_zoo(
-    run_folder: str | os.PathLike,
-    out_path: str | os.PathLike,
+    run_folder: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
     *,
     best: bool = False,
     replay_buffer: bool = True,

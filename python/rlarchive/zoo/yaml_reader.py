@@ -167,9 +167,9 @@ class _Walk:
             return {"!!int": node.value}
         return v
 
-    def _pairs(self, pairs: list, depth: int, node: Any) -> dict:
+    def _pairs(self, pairs: list[tuple[Any, Any]], depth: int, node: Any) -> dict[str, Any]:
         y = self.yaml
-        out: dict = {}
+        out: dict[str, Any] = {}
         for k, v in pairs:
             if not isinstance(k, y.ScalarNode):
                 raise self._bad("a mapping key that is not a scalar", k)
@@ -242,7 +242,7 @@ def loads(raw: bytes | str, where: str = "YAML") -> Any:
     return _Walk(yaml, where).value(node, 0)
 
 
-def load(path: str | os.PathLike, where: str = "") -> Any:
+def load(path: str | os.PathLike[str], where: str = "") -> Any:
     """Read the YAML file at ``path`` (a regular file of at most MAX_YAML_BYTES) into plain values.
 
     Raises:
