@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from manifest_corpus import corpus, schema_issue
+from manifest_corpus import corpus, schema_issue, vector_manifests
 from suite import ROOT
 
 from rlarchive import RlarchiveError, jsonstrict, manifest
@@ -97,6 +97,17 @@ def _disagreement(text: bytes, got: list[Any] | None) -> str | None:
     if want is None:
         return None if got is None or got[0] in AFTER_STRUCTURE else f"the schema passes it, the check says {got}"
     return None if got == list(want) else f"the schema says {list(want)}, the check says {got}"
+
+
+def test_every_golden_vectors_manifest_gets_the_schemas_verdict():
+    """The manifest of every vector (each one Python's zipfile reads): the Python check says what the schema says,
+    and a manifest of a valid vector passes both."""
+    texts = vector_manifests()
+    assert len(texts) > 300
+    wrong = [f"{t[:300]!r}: {why}" for t in texts if (why := _disagreement(t, _python(t))) is not None]
+    assert not wrong, f"{len(wrong)} manifests:\n" + "\n".join(wrong[:10])
+    passed = [t for t in texts if _python(t) is None]
+    assert passed and all(schema_issue(json.loads(t)) is None for t in passed)
 
 
 def test_the_corpus_reaches_every_rule():

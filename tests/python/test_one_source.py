@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 from typing import Any
@@ -114,6 +115,39 @@ def test_the_integer_dtypes_come_from_the_dtype_table_in_both_readers():
     assert js == table_order
 
 
+#: A literal holding this many integer dtype codes restates the dtype table.
+_RESTATED = 4
+_JS_LIST = re.compile(r"[\[{(][^\[\]{}()]*[\]})]")
+_JS_CODE = re.compile(r"'([A-Z][A-Z0-9_]*)'")
+
+
+def test_no_literal_restates_the_integer_dtypes():
+    """The integer dtypes are read from the generated dtype table (tables.py, tables.js), never listed again: no
+    list, set, tuple or object literal of the package, the JavaScript reader or its inspector holds four or more."""
+    found = []
+    for path, tree in _sources().items():
+        if path == "tables.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.List, ast.Set, ast.Tuple)):
+                codes = {e.value for e in node.elts if isinstance(e, ast.Constant)} & INTEGER_CODES
+                if len(codes) >= _RESTATED:
+                    found.append(f"python/rlarchive/{path}:{node.lineno}")
+    js = os.path.join(ROOT, "reader-js")
+    for folder in ("src", "web", "bin"):
+        for d, _, files in os.walk(os.path.join(js, folder)):
+            for f in files:
+                path = os.path.join(d, f)
+                if not f.endswith((".js", ".mjs")) or os.path.relpath(path, js) == os.path.join("src", "tables.js"):
+                    continue
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+                for m in _JS_LIST.finditer(text):
+                    if len(set(_JS_CODE.findall(m.group(0))) & INTEGER_CODES) >= _RESTATED:
+                        found.append(f"{os.path.relpath(path, ROOT)}:{text.count(chr(10), 0, m.start()) + 1}")
+    assert found == []
+
+
 def test_no_isinstance_restates_the_space_classes():
     """``isinstance(x, spaces.Space)``, not a tuple of the classes ``spaces.Space`` already unites."""
     classes = {c.__name__ for c in (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Text)}
@@ -128,15 +162,17 @@ def test_no_isinstance_restates_the_space_classes():
     assert found == []
 
 
-def test_the_extensions_checks_hold_no_assert():
-    """``python -O`` removes assert statements: a check must be an ``if`` that raises."""
+def test_the_readers_checks_hold_no_assert():
+    """``python -O`` removes assert statements: a check of the format's core (the modules at the package's root) or
+    of an extension must be an ``if`` that raises."""
+    core = {p: t for p, t in _sources().items() if os.sep not in p}
     found = [
         f"{path}:{node.lineno}"
-        for path, tree in _sources(os.path.join(PACKAGE, "extensions")).items()
+        for path, tree in [*core.items(), *_sources(os.path.join(PACKAGE, "extensions")).items()]
         for node in ast.walk(tree)
         if isinstance(node, ast.Assert)
     ]
-    assert found == []
+    assert len(core) > 30 and found == []
 
 
 def _pairs() -> list[tuple[Any, Any, Any]]:
