@@ -12,7 +12,7 @@ import { entryPointer, findTensor, groupOf, memberOf, readTensor } from './tenso
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
 import { POLICY, REPLAY_BUFFER, VEC_NORMALIZE, readDocument } from './extensions/index.js';
 import { checkData, checkExtensions, checkState, dataWarnings, STEPS } from './checks.js';
-import { VERSION } from './version.js';
+import { NAME, VERSION } from './version.js';
 import { Policy } from './extensions/policy/evaluator.js';
 import { canonicalJson, canonicalValue } from './dump.js';
 
@@ -133,7 +133,7 @@ export async function validate(input, options = {}) {
   const issues = await validationIssues(input, options);
   const count = (sev) => issues.filter((i) => i.severity === sev).length;
   return {
-    validator: { name: 'rlarchive-reader', version: VERSION },
+    validator: { name: NAME, version: VERSION },
     file: typeof input === 'string' ? input : `<${input?.constructor?.name ?? typeof input}>`,
     valid: count('error') === 0,
     summary: { errors: count('error'), warnings: count('warning'), infos: count('info') },

@@ -101,3 +101,13 @@ def test_make_generate_check_names_each_stale_file_and_make_generate_refreshes_i
         assert run().returncode == 0
         assert stale.read_bytes() == good, g.name
     assert run("--check").returncode == 0
+
+
+def test_make_test_runs_the_staleness_check_of_every_generator():
+    """make test's stages hold generate-check, which runs tools/generate.py --check (every generator, none named)."""
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        text = f.read()
+    stages = next(line for line in text.splitlines() if line.startswith("TEST_STAGES :="))
+    assert "generate-check" in stages.split(":=", 1)[1].replace("+", " ").split()
+    recipe = text.split("\ngenerate-check:", 1)[1].split("\n\n", 1)[0]
+    assert recipe.strip().splitlines()[-1].strip() == "$(PY) tools/generate.py --check"

@@ -89,6 +89,21 @@ def test_the_implementations_name_is_written_once_and_used_by_the_writer_validat
     assert record["evaluator"] == {"name": NAME, "version": VERSION}
 
 
+def test_the_javascript_readers_name_is_written_once():
+    src = os.path.join(ROOT, "reader-js", "src")
+    found = []
+    for d, _, files in os.walk(src):
+        for f in files:
+            with open(os.path.join(d, f), encoding="utf-8") as fh:
+                if "'rlarchive-reader'" in fh.read():
+                    found.append(os.path.relpath(os.path.join(d, f), src))
+    assert found == ["version.js"]
+    js = _node_json(f"import * as m from {_js_module('version.js')}; console.log(JSON.stringify([m.NAME, m.VERSION]))")
+    with open(os.path.join(ROOT, "reader-js", "package.json"), encoding="utf-8") as f:
+        package = json.load(f)
+    assert js == [package["name"], package["version"]]
+
+
 def test_the_manifests_properties_come_from_the_order_of_its_table_in_both_readers():
     assert manifest.KNOWN_PROPERTIES == frozenset(manifest.PROPERTIES)
     assert manifest.REQUIRED == manifest.PROPERTIES[: len(manifest.REQUIRED)]
