@@ -12,8 +12,17 @@ import sys
 import pytest
 from suite import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import generate  # noqa: E402
+
+def _tool():
+    """tools/generate.py under a name of its own (tests/vectors/generate.py is the module ``generate`` of the suite)."""
+    spec = importlib.util.spec_from_file_location("tools_generate", os.path.join(ROOT, "tools", "generate.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+generate = _tool()
 
 #: The generators' own sources (they hold their headers' text and the markers they look for).
 SCRIPTS = {os.path.join(*g.command[1].split("/")) for g in generate.GENERATORS}
@@ -42,7 +51,10 @@ def _covered(path: str) -> bool:
 
 def test_every_generated_file_has_a_generator():
     tracked = _tracked()
-    generated = [p for p in tracked if not p.startswith("test-vectors/") and p not in SCRIPTS and _says_generated(p)]
+    this = os.path.relpath(os.path.abspath(__file__), ROOT).replace(os.sep, "/")  # it names the markers it looks for
+    generated = [
+        p for p in tracked if not p.startswith("test-vectors/") and p not in SCRIPTS | {this} and _says_generated(p)
+    ]
     assert len(generated) >= 9, generated
     assert [p for p in generated if not _covered(p)] == []
     assert all(_covered(p) for p in tracked if p.startswith("test-vectors/"))
