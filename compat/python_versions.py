@@ -39,6 +39,8 @@ CORE_TESTS = [
     "tests/python/test_json_locations.py",
     "tests/python/test_zip_locations.py",
     "tests/python/test_manifest_order.py",
+    "tests/python/test_manifest_schema.py",
+    "tests/python/test_run_time_dependencies.py",
     "tests/python/test_write_pipeline.py",
     "tests/python/test_atomic_writes.py",
     "tests/python/test_archive_provenance.py",
