@@ -2,7 +2,9 @@
 #   make test          the whole suite: Python, JavaScript, conformance, vectors byte for byte (a banner per stage, one summary)
 #   make test-fast     the tests not marked slow, the linters and the golden vectors: a check before a commit, in minutes
 #   make conformance   every registered reader over every test vector and the generated cases (reader x case matrix; SEED=S repeats a run)
-#   make vectors       regenerate test-vectors/ with the reference writer
+#   make generate      every generated file from its source (tools/generate.py: tables, policy registry, Wasm kernel, vectors)
+#   make generate-check  fail when any generated file is stale (part of make test)
+#   make vectors       regenerate test-vectors/ with the reference writer (make generate's vectors alone)
 #   make bench         speed, as ratios against the alternatives in the same run (BENCH_ARGS=--quick: small sizes)
 #   make docs          the API reference (Python from its docstrings, JavaScript from index.d.ts) into docs/, links checked
 #   make compat-python the core tests and the Python conformance run under every Python version the classifiers claim
@@ -19,9 +21,9 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: peers peers-fetch lint lint-fast format setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-fast test-python test-python-fast test-js test-js-fast test-property test-property-fast conformance conformance-golden schemas tables dist vectors vectors-check fuzz bench compat compat-python docs clean
+.PHONY: peers peers-fetch lint lint-fast format setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-fast test-python test-python-fast test-js test-js-fast test-property test-property-fast conformance conformance-golden generate generate-check tables dist vectors fuzz bench compat compat-python docs clean
 
-# the core package alone (numpy, jsonschema): what the Python reader, and so conformance, needs
+# the core package alone (numpy): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -92,7 +94,7 @@ setup: setup-python setup-js
 # and one summary at the end (tests passed, failed and skipped per stage, and why they were skipped); a stage
 # that fails does not stop the others, and the run then exits non-zero. Stages joined by + run at the same
 # time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap.
-TEST_STAGES := lint test-python+test-js test-property conformance vectors-check docs
+TEST_STAGES := lint test-python+test-js test-property conformance generate-check docs
 TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast conformance-golden
 
 # Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test
@@ -146,10 +148,6 @@ conformance: $(if $(NO_SETUP),,setup-core setup-js)
 conformance-golden: $(if $(NO_SETUP),,setup-core setup-js)
 	$(PY) tests/conformance/run --generated 0 $(if $(REPORTS),--quiet --junit $(REPORTS)/conformance.xml)
 
-# the JSON Schemas inside the Python package: copies of schemas/ (a test checks they are the same)
-schemas:
-	cp schemas/*.json python/rlarchive/schemas/
-
 # the packages and the standalone conformance kit (vectors + harness), into dist/: the build backend and Node only
 # (npm pack runs the reader's prepack checks with Node; nothing of the test environment is needed)
 dist: setup-build
@@ -160,17 +158,22 @@ dist: setup-build
 	cd reader-js && npm pack --pack-destination ../dist --loglevel=error
 	$(PY) tests/vectors/kit.py dist
 
-# the shared tables (error codes, dtypes, limits): spec/tables.json into the spec, Python, JavaScript and index.d.ts;
-# the portable-policy registry: spec/policy_ops.json into RLA_policy.md, extensions/policy/ops.py and ops.js
+# every generated file from its one source, each generator's own logic called by tools/generate.py: the shared
+# tables (spec/tables.json), the portable-policy registry (spec/policy_ops.json), the Wasm kernel
+# (reader-js/scripts/build-wasm.mjs) and the vectors (tests/vectors/generate.py; kept once: the package build
+# copies them in, python/setup.py); generate-check compares instead of writing and names what is stale
+generate: $(if $(NO_SETUP),,setup-python)
+	$(PY) tools/generate.py
+
+generate-check: $(if $(NO_SETUP),,setup-python)
+	$(PY) tools/generate.py --check
+
+# the two tables alone (no environment needed), and the vectors alone
 tables:
-	$(PYTHON) spec/tables.py
-	$(PYTHON) spec/policy_ops.py
+	$(PYTHON) tools/generate.py tables policy-ops
 
 vectors: setup-python
-	$(PY) tests/vectors/generate.py test-vectors  # kept once: the package build copies them in (python/setup.py)
-
-vectors-check: $(if $(NO_SETUP),,setup-python)
-	$(PY) tests/vectors/generate.py --check test-vectors
+	$(PY) tools/generate.py vectors
 
 # the API reference, a static site under docs/ (built, not committed: .gitignore), and its check for broken
 # references (every internal link and anchor resolves; nothing is fetched)

@@ -7,7 +7,7 @@ PATH (Debian's packages), pyenv's versions, and last ``uv python install`` (when
 download). A version with no interpreter is skipped with a line saying so, and does not fail the run.
 
 For each interpreter found: a virtual environment under .compat/python-3.X with the package's
-dependencies (numpy, jsonschema) and pytest and hypothesis, and then, on this checkout's source
+dependency (numpy) and pytest, hypothesis and jsonschema, and then, on this checkout's source
 (PYTHONPATH=python, nothing installed from it):
 
 1. the core tests (the reader, the writer, the sources, the checks, the vectors; none needs torch,
@@ -39,6 +39,8 @@ CORE_TESTS = [
     "tests/python/test_json_locations.py",
     "tests/python/test_zip_locations.py",
     "tests/python/test_manifest_order.py",
+    "tests/python/test_manifest_schema.py",
+    "tests/python/test_run_time_dependencies.py",
     "tests/python/test_write_pipeline.py",
     "tests/python/test_atomic_writes.py",
     "tests/python/test_archive_provenance.py",
@@ -51,7 +53,7 @@ CORE_TESTS = [
 ]
 #: Left out: regenerating the vectors needs torch and Stable-Baselines3 (make test checks them on the CI's Python).
 DESELECTED = ["tests/python/test_vectors.py::test_vectors_are_reproducible_byte_for_byte"]
-TEST_REQUIREMENTS = ["pytest>=8", "hypothesis>=6.100"]
+TEST_REQUIREMENTS = ["pytest>=8", "hypothesis>=6.100", "jsonschema>=4.18"]
 
 
 def claimed_versions(pyproject: str) -> list[str]:

@@ -438,8 +438,6 @@ export class Archive {
   verify(): Promise<void>;
   /** The canonical dump (spec §13), after every check. */
   dump(): Promise<string>;
-  /** Manifest and data document checked against the project's JSON Schemas; [] when they agree. */
-  schemaIssues(): Promise<{ member: string; schema: string; pointer: string; message: string }[]>;
   close(): Promise<void>;
 }
 
@@ -615,10 +613,6 @@ export function parseJson(bytes: Uint8Array, options?: { member?: string; offset
 export function canonicalJson(value: unknown): string;
 /** The canonical form of a parsed value (spec §13.2). */
 export function canonicalValue(value: unknown): unknown;
-/** JSON Schema (2020-12 subset) validation: null when valid, else the first problem. */
-export function validateSchema(schema: object | boolean, instance: unknown): null | { pointer: string; message: string };
-export function loadSchemas(): Promise<Record<string, object>>;
-export function getSchema(fileName: string): Promise<object | null>;
 
 export function openSource(input: Input, options?: OpenOptions): Promise<Source>;
 export class MemorySource implements Source {

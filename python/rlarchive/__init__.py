@@ -8,16 +8,17 @@
 """
 
 from .errors import RlarchiveError
+from .manifest import FORMAT_VERSION
 from .reader import Archive
 from .reader import open_archive as open
 from .schedules import Constant, Linear, Piecewise
 from .tensors import RawTensor
 from .validate import validate
 from .values import ClassRef, Opaque
+from .version import VERSION
 from .writer import save
 
-__version__ = "0.1.0"
-FORMAT_VERSION = "1.0"
+__version__ = VERSION
 
 __all__ = [
     "Archive",

@@ -46,7 +46,8 @@ _FRAMEWORKS: dict[str, tuple[str | None, str, str | None]] = {
     "F8_E8M0": (None, "u1", "float8_e8m0fnu"),
     "C64": ("<c8", "<u8", "complex64"),
 }
-assert list(_FRAMEWORKS) == list(DTYPE_TABLE), "spec/tables.json and this module list different dtypes"
+if list(_FRAMEWORKS) != list(DTYPE_TABLE):
+    raise ImportError("spec/tables.json and rlarchive.dtypes list different dtypes")
 
 _TABLE = [
     DType(code, size, alignment, *_FRAMEWORKS[code], kind) for code, (size, alignment, kind) in DTYPE_TABLE.items()

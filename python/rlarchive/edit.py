@@ -75,7 +75,7 @@ def rewrite(
         The new manifest.
     Raises:
         RlarchiveError: the archive's first broken rule (its code), WRITE_INVALID
-            for metadata that breaks spec/metadata.md or the manifest schema,
+            for metadata that breaks spec/metadata.md or the manifest's rules (spec §5.1),
             IO_ERROR when the destination cannot be written. The destination is
             then untouched.
     """

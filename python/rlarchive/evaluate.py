@@ -29,10 +29,11 @@ import numpy as np
 from . import metadata as keys
 from .errors import RlarchiveError
 from .extensions.policy.observations import dict_keys, is_image, kind, subspace
+from .version import NAME, VERSION
 
 __all__ = ["Evaluation", "evaluate", "record", "EVALUATOR_NAME"]
 
-EVALUATOR_NAME = "rlarchive-python"
+EVALUATOR_NAME = NAME
 #: The largest episode seed: a JSON integer every reader keeps exactly (2^53 - 1).
 _MAX_SEED = (1 << 53) - 1
 
@@ -62,8 +63,6 @@ class Evaluation:
 
     def to_record(self) -> dict[str, Any]:
         """The evaluation object of spec/metadata.md §3."""
-        from . import __version__
-
         return {
             "env_id": self.env_id,
             "episodes": self.episodes,
@@ -73,7 +72,7 @@ class Evaluation:
             "std": self.std,
             "returns": [float(r) for r in self.returns],
             "lengths": [int(n) for n in self.lengths],
-            "evaluator": {"name": EVALUATOR_NAME, "version": __version__},
+            "evaluator": {"name": EVALUATOR_NAME, "version": VERSION},
             "date": self.date,
         }
 

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from . import metadata as metadata_keys
-from .errors import RlarchiveError, esc
+from .errors import RlarchiveError, esc, members_pointer
 from .extensions import NAMES
-from .limits import MAX_MEMBERS
+from .limits import MAX_MEMBERS, MAX_NAME_BYTES
 
 FORMAT = "rlarchive"
+#: The format version this implementation reads and writes (spec §5.2).
 FORMAT_VERSION = "1.0"
-MAJOR, MINOR = 1, 0
+MAJOR, MINOR = map(int, FORMAT_VERSION.split("."))
 #: Extensions this implementation supports (spec §5.4 and spec/extensions/).
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(NAMES)
-KNOWN_PROPERTIES = {
+#: The manifest's properties in the order of the table of spec §5.1, the order they are checked in (spec §11.2).
+PROPERTIES = (
     "format",
     "format_version",
     "producer",
@@ -29,41 +28,20 @@ KNOWN_PROPERTIES = {
     "extensions_required",
     "extensions",
     "metadata",
-}
+)
+REQUIRED = ("format", "format_version", "producer", "members")
+KNOWN_PROPERTIES = frozenset(PROPERTIES)
+#: The members of ``producer`` (spec §5.1) and of a member entry (spec §5.3), in the order of their tables.
+PRODUCER_PROPERTIES = ("name", "version")
+ENTRY_PROPERTIES = ("name", "size", "sha256")
+#: The longest producer name and version, in characters (spec §5.1).
+MAX_PRODUCER_CHARS = 256
+#: Names no member entry may have: the two members the manifest does not list (spec §5.3).
+UNLISTED = ("mimetype", "manifest.json")
 _VERSION = re.compile(r"(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})")
-
-
-@cache
-def schema(name: str) -> dict[str, Any]:
-    """A JSON Schema of the project by file name (e.g. ``manifest-1.0.schema.json``)."""
-    result: dict[str, Any] = json.loads(
-        resources.files("rlarchive").joinpath("schemas").joinpath(name).read_text(encoding="utf-8")
-    )
-    return result
-
-
-_DOLLAR = re.compile(r"(?<!\\)\$")
-
-
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    """``pattern`` with ECMA-262 semantics: ``$`` matches only at the very end.
-
-    (Python's ``$`` also matches before a final newline, which would let
-    ``"...\n"`` through where every ECMA-262 engine refuses it.)
-    """
-    import jsonschema
-
-    if isinstance(instance, str) and not re.search(_DOLLAR.sub(r"\\Z", pattern), instance):
-        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-@cache
-def validator(name: str) -> Any:
-    """A draft 2020-12 validator for one of the project's schemas (ECMA-262 patterns)."""
-    import jsonschema
-
-    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
-    return cls(schema(name))
+_EXTENSION_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
+_MEMBER_NAME = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass
@@ -97,104 +75,145 @@ def _fail(code: str, msg: str, ptr: str | None = None) -> RlarchiveError:
     return RlarchiveError(code, msg, member="manifest.json", pointer=ptr)
 
 
-#: The members of the objects §5 defines, in the order of their tables (spec §5.1, §5.3): the order
-#: their members are checked in (spec §11.2). Other objects (``extensions``, ``metadata``) are free maps.
-TABLE_ORDER = {
-    (): (
-        "format",
-        "format_version",
-        "producer",
-        "members",
-        "extensions_used",
-        "extensions_required",
-        "extensions",
-        "metadata",
-    ),
-    ("producer",): ("name", "version"),
-    ("members", "*"): ("name", "size", "sha256"),
+#: An issue of the manifest's structure: (JSON Pointer, message, code).
+Issue = tuple[str, str, str]
+
+
+def _invalid(pointer: str, message: str) -> Issue:
+    return (pointer, message, "MANIFEST_INVALID")
+
+
+def _is_size(x: Any) -> bool:
+    """An integer >= 0 as JSON Schema 2020-12 counts them: a number whose value is integral (spec §5.3)."""
+    if isinstance(x, bool):
+        return False
+    return (isinstance(x, int) or (isinstance(x, float) and x.is_integer())) and x >= 0
+
+
+def _producer_issue(producer: Any, ptr: str) -> Issue | None:
+    """``producer``: an object with exactly ``name`` and ``version`` (a missing member at the object, one
+    not allowed at it), then ``name`` (1 to 256 characters), ``version`` (at most 256)."""
+    if not isinstance(producer, dict) or set(producer) != set(PRODUCER_PROPERTIES):
+        where = members_pointer(producer, ptr, PRODUCER_PROPERTIES)
+        return _invalid(where, "producer must be an object with exactly the members name and version")
+    name, version = producer["name"], producer["version"]
+    if not (isinstance(name, str) and 1 <= len(name) <= MAX_PRODUCER_CHARS):
+        return _invalid(f"{ptr}/name", f"producer name must be a string of 1 to {MAX_PRODUCER_CHARS} characters")
+    if not (isinstance(version, str) and len(version) <= MAX_PRODUCER_CHARS):
+        return _invalid(
+            f"{ptr}/version", f"producer version must be a string of at most {MAX_PRODUCER_CHARS} characters"
+        )
+    return None
+
+
+def _entry_issue(entry: Any, at: str, seen: set[str]) -> Issue | None:
+    """One member entry (spec §5.3): an object with exactly its three members, then ``name`` (its pattern,
+    then its distinctness from the names in ``seen``), ``size``, ``sha256``."""
+    if not isinstance(entry, dict) or set(entry) != set(ENTRY_PROPERTIES):
+        where = members_pointer(entry, at, ENTRY_PROPERTIES)
+        return _invalid(where, "a member entry must be an object with exactly the members name, size and sha256")
+    name = entry["name"]
+    if not (
+        isinstance(name, str) and len(name) <= MAX_NAME_BYTES and name not in UNLISTED and _MEMBER_NAME.fullmatch(name)
+    ):
+        return _invalid(f"{at}/name", "invalid member name")
+    if name in seen:
+        return _invalid(f"{at}/name", f"member {name!r} is listed twice")
+    seen.add(name)
+    if not _is_size(entry["size"]):
+        return _invalid(f"{at}/size", "size must be an integer >= 0")
+    sha = entry["sha256"]
+    if not (isinstance(sha, str) and _SHA256.fullmatch(sha)):
+        return _invalid(f"{at}/sha256", "sha256 must be 64 lower-case hex digits")
+    return None
+
+
+def _members_issue(entries: Any, ptr: str) -> Issue | None:
+    """``members``: an array, then entry by entry; more than MAX_MEMBERS entries is LIMIT_EXCEEDED at the
+    first entry beyond, in its turn (spec §5.3)."""
+    if not isinstance(entries, list):
+        return _invalid(ptr, "members must be an array")
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        at = f"{ptr}/{i}"
+        if i == MAX_MEMBERS:
+            return (at, f"more than {MAX_MEMBERS} member entries", "LIMIT_EXCEEDED")
+        issue = _entry_issue(entry, at, seen)
+        if issue is not None:
+            return issue
+    return None
+
+
+def _extension_list_issue(names: Any, ptr: str) -> Issue | None:
+    """``extensions_used``, ``extensions_required``: an array, each element a well-formed extension name
+    unequal to the ones before it (both at the element)."""
+    if not isinstance(names, list):
+        return _invalid(ptr, f"{ptr[1:]} must be an array")
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if not (isinstance(name, str) and _EXTENSION_NAME.fullmatch(name)):
+            return _invalid(f"{ptr}/{i}", "invalid extension name")
+        if name in seen:
+            return _invalid(f"{ptr}/{i}", "extension names must be unique")
+        seen.add(name)
+    return None
+
+
+def _extensions_issue(extensions: Any, ptr: str) -> Issue | None:
+    """``extensions``: an object whose keys, in document order, are well-formed extension names."""
+    if not isinstance(extensions, dict):
+        return _invalid(ptr, "extensions must be an object")
+    bad = next((k for k in extensions if not _EXTENSION_NAME.fullmatch(k)), None)
+    return None if bad is None else _invalid(f"{ptr}/{esc(bad)}", "invalid extension name")
+
+
+def _metadata_issue(metadata: Any, ptr: str) -> Issue | None:
+    """``metadata``: an object whose values, in document order, are strings."""
+    if not isinstance(metadata, dict):
+        return _invalid(ptr, "metadata must be an object")
+    bad = next((k for k, v in metadata.items() if not isinstance(v, str)), None)
+    return None if bad is None else _invalid(f"{ptr}/{esc(bad)}", "metadata values must be strings")
+
+
+#: The rules of each property after ``format`` and ``format_version`` (spec §5.1), by name.
+_PROPERTY_RULES: dict[str, Callable[[Any, str], Issue | None]] = {
+    "producer": _producer_issue,
+    "members": _members_issue,
+    "extensions_used": _extension_list_issue,
+    "extensions_required": _extension_list_issue,
+    "extensions": _extensions_issue,
+    "metadata": _metadata_issue,
 }
-#: At most this many member entries (spec §15); the first entry beyond is LIMIT_EXCEEDED (spec §11.2).
-MAX_ENTRIES = MAX_MEMBERS
 
 
-def _schema_error_path(e: Any) -> list[Any]:
-    """Where a JSON Schema error is located (spec §11.2): a property that is not allowed, a
-    property name that breaks its pattern, or the later of two equal items, rather than the
-    object or array holding it."""
-    path = list(e.absolute_path)
-    if e.validator == "additionalProperties" and e.validator_value is False and isinstance(e.instance, dict):
-        known = e.schema.get("properties", {})
-        patterns = [re.compile(p) for p in e.schema.get("patternProperties", {})]
-        extra = next((k for k in e.instance if k not in known and not any(p.search(k) for p in patterns)), None)
-        if extra is not None:
-            path.append(extra)
-    elif "propertyNames" in e.relative_schema_path and isinstance(e.instance, str):
-        path.append(e.instance)  # the name itself is the value at fault
-    elif e.validator == "uniqueItems" and isinstance(e.instance, list):
-        seen: set[Any] = set()
-        for i, item in enumerate(e.instance):
-            text = json.dumps(item, sort_keys=True)
-            if text in seen:
-                path.append(i)
-                break
-            seen.add(text)
-    return path
-
-
-def _order_key(obj: Any, path: list[Any]) -> list[Any]:
-    """The place of a location in the order a reader checks the manifest (spec §11.2): depth first;
-    inside an object §5 defines, members not allowed there (in document order) before the members
-    of its table, in table order; inside an array or a free map, document order."""
-    key: list[Any] = []
-    node: Any = obj
-    where: tuple[Any, ...] = ()
-    for p in path:
-        if isinstance(node, dict):
-            table = TABLE_ORDER.get(where)
-            key.append((1, table.index(p)) if table is not None and p in table else (0, list(node).index(p)))
-            where = where + (p,)
-        else:
-            key.append((0, p))
-            where = where + ("*",)
-        node = node[p]
-    return key
-
-
-def _structure_errors(obj: dict[str, Any]) -> list[Any]:
-    """Every break of the manifest's schema (spec §5.1, §5.3), with the duplicate member names and
-    the count limit, as (path, code, message)."""
-    out = []
-    for e in validator("manifest-1.0.schema.json").iter_errors(obj):
-        if e.validator == "maxItems" and list(e.absolute_path) == ["members"]:
-            continue  # the count limit, below
-        out.append((_schema_error_path(e), "MANIFEST_INVALID", e.message))
-    entries = obj.get("members")
-    if isinstance(entries, list):
-        if len(entries) > MAX_ENTRIES:
-            out.append((["members", MAX_ENTRIES], "LIMIT_EXCEEDED", f"more than {MAX_ENTRIES} member entries"))
-        seen: set[Any] = set()
-        for i, entry in enumerate(entries[:MAX_ENTRIES]):
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if isinstance(name, str):
-                if name in seen:
-                    out.append((["members", i, "name"], "MANIFEST_INVALID", f"member {name!r} is listed twice"))
-                seen.add(name)
-    return out
+def structure_issue(obj: dict[str, Any]) -> Issue | None:
+    """The first break of the rules of spec §5.1 and §5.3 in the order of §11.2, or None: a missing
+    REQUIRED property (at the manifest), then each property in the order of §5.1's table, depth first.
+    ``format`` and ``format_version`` are checked before (spec §5.2); schemas/manifest-1.0.schema.json
+    states the same rules (tests hold the two against each other)."""
+    missing = next((k for k in REQUIRED if k not in obj), None)
+    if missing is not None:
+        return _invalid("", f"the manifest needs the member {missing!r}")
+    for key in PROPERTIES:
+        rule = _PROPERTY_RULES.get(key)
+        issue = rule(obj[key], f"/{key}") if rule is not None and key in obj else None
+        if issue is not None:
+            return issue
+    return None
 
 
 def check(obj: Any, supported: frozenset[Any] = SUPPORTED_EXTENSIONS) -> Manifest:
     """Check a parsed manifest: version first, then its structure, then extensions (spec §5, §11.1 step 6).
 
     The structure's first issue is the one a reader meets first checking in the order of spec
-    §11.2 (depth first, each object's members in the order of its table), whatever order the
-    schema validator finds them in.
+    §11.2 (depth first, each object's members in the order of its table).
     """
     if not isinstance(obj, dict):
         raise _fail("MANIFEST_INVALID", "the manifest is not a JSON object", "")
     if "format" not in obj:
         raise _fail("MANIFEST_INVALID", "the manifest needs the member 'format'", "")
     if obj["format"] != FORMAT:
-        raise _fail("MANIFEST_INVALID", "format must be 'rlarchive'", "/format")
+        raise _fail("MANIFEST_INVALID", f"format must be {FORMAT!r}", "/format")
     if "format_version" not in obj:
         raise _fail("MANIFEST_INVALID", "the manifest needs the member 'format_version'", "")
     ver = obj["format_version"]
@@ -207,10 +226,10 @@ def check(obj: Any, supported: frozenset[Any] = SUPPORTED_EXTENSIONS) -> Manifes
             f"format version {ver} is not supported (this reader reads {MAJOR}.x)",
             "/format_version",
         )
-    errors = _structure_errors(obj)
-    if errors:
-        path, code, message = min(errors, key=lambda e: _order_key(obj, e[0]))
-        raise _fail(code, message[:300], "".join(f"/{esc(str(p))}" for p in path))
+    issue = structure_issue(obj)
+    if issue is not None:
+        pointer, message, code = issue
+        raise _fail(code, message, pointer)
     members: dict[str, dict[str, Any]] = {entry["name"]: entry for entry in obj["members"]}
     used = obj.get("extensions_used", [])
     for i, ext in enumerate(obj.get("extensions_required", [])):

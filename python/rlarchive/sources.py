@@ -266,7 +266,8 @@ class BytesSource(Source):
         super().__init__(self._view.nbytes)
 
     def _read(self, offset: int, length: int) -> bytes:
-        assert self._view is not None
+        if self._view is None:  # Source.read refuses a closed source first; the view goes when it closes
+            raise _io_error("the source is closed", offset)
         return bytes(self._view[offset : offset + length])
 
     def view(self, offset: int = 0, length: int | None = None) -> memoryview:

@@ -18,6 +18,12 @@ def _arrays_equal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+def _array_key(a: np.ndarray) -> tuple[Any, ...]:
+    """A hashable key that two arrays equal by ``_arrays_equal`` share (a space's hash agrees with its ``==``;
+    a space's arrays are not to be changed while it is a key of a dict or in a set)."""
+    return (a.shape, a.tobytes())
+
+
 @dataclass(eq=False)
 class Box:
     """A box in R^n (or Z^n): elementwise ``low`` and ``high`` bounds, which may be infinite."""
@@ -34,6 +40,9 @@ class Box:
             and _arrays_equal(self.low, other.low)
             and _arrays_equal(self.high, other.high)
         )
+
+    def __hash__(self) -> int:
+        return hash((Box, self.shape, self.dtype, _array_key(self.low), _array_key(self.high)))
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,9 @@ class MultiDiscrete:
             and _arrays_equal(self.nvec, other.nvec)
             and _arrays_equal(self.start, other.start)
         )
+
+    def __hash__(self) -> int:
+        return hash((MultiDiscrete, self.dtype, _array_key(self.nvec), _array_key(self.start)))
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,9 @@ class RawTensor:
             and self.raw.tobytes() == other.raw.tobytes()
         )
 
+    def __hash__(self) -> int:
+        return hash((RawTensor, self.dtype, self.shape, self.scalar, self.raw.tobytes()))
+
     def to_torch(self) -> Any:
         """The tensor as a torch tensor of its real dtype."""
         import torch

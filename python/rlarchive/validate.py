@@ -10,8 +10,9 @@ from . import checks
 from .errors import RlarchiveError
 from .filenames import report_fields, without_surrogates
 from .sources import open_source
+from .version import NAME, VERSION
 
-VALIDATOR_NAME = "rlarchive-python"
+VALIDATOR_NAME = NAME
 
 
 def _issues(path: Any, timeout: float | None, min_rate: float | None) -> list[RlarchiveError]:
@@ -55,12 +56,10 @@ def validate(path: Any, *, timeout: float | None = None, min_rate: float | None 
     :func:`rlarchive.open`. Never raises for a bad file: problems are issues in
     the report (``IO_TIMEOUT`` among them).
     """
-    from . import __version__
-
     issues = _issues(path, timeout, min_rate)
     counts = {s: sum(1 for i in issues if i.severity == s) for s in ("error", "warning", "info")}
     return {
-        "validator": {"name": VALIDATOR_NAME, "version": __version__},
+        "validator": {"name": VALIDATOR_NAME, "version": VERSION},
         **(report_fields(path) if isinstance(path, (str, os.PathLike)) else {"file": f"<{type(path).__name__}>"}),
         "valid": counts["error"] == 0,
         "summary": {"errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"]},

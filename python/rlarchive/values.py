@@ -343,18 +343,7 @@ class Encoder:
             return self._scalar(obj, ptr)  # type: ignore[arg-type]  # _scalar takes a RawTensor scalar too
         if is_tensor(obj):
             return self._array(obj, ptr, inline)
-        if isinstance(
-            obj,
-            (
-                spaces.Box,
-                spaces.Discrete,
-                spaces.MultiDiscrete,
-                spaces.MultiBinary,
-                spaces.Dict,
-                spaces.Tuple,
-                spaces.Text,
-            ),
-        ):
+        if isinstance(obj, spaces.Space):
             return spaces.to_json(obj, self.encode, ptr)
         if spaces.is_gymnasium_space(obj):
             try:

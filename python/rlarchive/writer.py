@@ -38,6 +38,7 @@ from .tensors import (
     view_numpy,
 )
 from .values import Encoder, Ref
+from .version import NAME, VERSION
 from .zipprofile import MEDIA_TYPE, check_name
 from .zipwrite import ZipWriter
 
@@ -61,9 +62,7 @@ OPTIMIZER_PREFIX = "optimizer."
 
 
 def _producer() -> tuple[str, str]:
-    from . import __version__
-
-    return ("rlarchive-python", __version__)
+    return (NAME, VERSION)
 
 
 Groups = dict[str, dict[str, TensorData]]

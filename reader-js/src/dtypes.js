@@ -39,8 +39,10 @@ export const DTYPES = Object.freeze(
   ),
 );
 
-/** Integer dtype codes (signed and unsigned). */
-export const INTEGER_CODES = Object.freeze(['I8', 'I16', 'I32', 'I64', 'U8', 'U16', 'U32', 'U64']);
+/** Integer dtype codes (signed and unsigned), in the order of the dtype table. */
+export const INTEGER_CODES = Object.freeze(
+  Object.keys(DTYPE_TABLE).filter((code) => ['int', 'uint'].includes(DTYPE_TABLE[code][2])),
+);
 
 export function isDtype(code) {
   return typeof code === 'string' && Object.hasOwn(DTYPES, code);

@@ -11,8 +11,6 @@ export { toFloat32, f16ToNumber, bf16ToNumber, fp8ToNumber } from './convert.js'
 export { DTYPES } from './dtypes.js';
 export { parseJson } from './json.js';
 export { canonicalJson, canonicalValue } from './dump.js';
-export { validateSchema } from './schema.js';
-export { loadSchemas, getSchema } from './schemas.js';
 export { openSource, MemorySource, BlobSource, FileSource, HttpSource } from './sources.js';
 export * as limits from './limits.js';
 export { SUPPORTED_EXTENSIONS } from './manifest.js';

@@ -1,16 +1,17 @@
 // The manifest (§5): checks of step 6 of §11.1 up to the extensions.
 
-import { fail, pointerJoin } from './errors.js';
-import { validateSchema } from './schema.js';
+import { fail, membersPointer, pointerJoin } from './errors.js';
 import { NAMES } from './extensions/index.js';
-import { MAX_MEMBERS } from './limits.js';
+import { MAX_MEMBERS, MAX_NAME_BYTES } from './limits.js';
 
 export const FORMAT = 'rlarchive';
-export const MAJOR = 1;
-export const MINOR = 0;
+/** The format version this reader reads (spec §5.2). */
+export const FORMAT_VERSION = '1.0';
+export const [MAJOR, MINOR] = FORMAT_VERSION.split('.').map(Number);
 /** Extensions this reader supports (spec §5.4 and spec/extensions/). */
 export const SUPPORTED_EXTENSIONS = NAMES;
-export const KNOWN_PROPERTIES = Object.freeze([
+/** The manifest's properties in the order of the table of spec §5.1, the order they are checked in (§11.2). */
+export const PROPERTIES = Object.freeze([
   'format',
   'format_version',
   'producer',
@@ -20,20 +21,32 @@ export const KNOWN_PROPERTIES = Object.freeze([
   'extensions',
   'metadata',
 ]);
+export const REQUIRED = Object.freeze(['format', 'format_version', 'producer', 'members']);
+export const KNOWN_PROPERTIES = PROPERTIES;
+/** The members of `producer` (spec §5.1) and of a member entry (spec §5.3), in the order of their tables. */
+export const PRODUCER_PROPERTIES = Object.freeze(['name', 'version']);
+export const ENTRY_PROPERTIES = Object.freeze(['name', 'size', 'sha256']);
+/** The longest producer name and version, in characters (spec §5.1). */
+export const MAX_PRODUCER_CHARS = 256;
+/** Names no member entry may have: the two members the manifest does not list (spec §5.3). */
+export const UNLISTED = Object.freeze(['mimetype', 'manifest.json']);
 const VERSION = /^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$/;
+const EXTENSION_NAME = /^[A-Za-z0-9_]{1,64}$/;
+const MEMBER_NAME = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+const SHA256 = /^[0-9a-f]{64}$/;
 
 const bad = (code, msg, pointer) => fail(code, msg, { member: 'manifest.json', pointer });
 
 /**
  * Checks a parsed manifest (json.js tree): object, format and version first,
- * then its structure (the rules of §5.1 and §5.3 in the order of §11.2, then the
- * schema as well), then extensions (undeclared, then unsupported).
+ * then its structure (the rules of §5.1 and §5.3 in the order of §11.2), then
+ * extensions (undeclared, then unsupported).
  * Returns {entries: Map(name -> {name, size, sha256}), used: string[]}.
  */
-export function checkManifest(m, schema) {
+export function checkManifest(m) {
   if (!(m instanceof Map)) throw bad('MANIFEST_INVALID', 'the manifest is not a JSON object', '');
   if (!m.has('format')) throw bad('MANIFEST_INVALID', 'the manifest needs the member "format"', '');
-  if (m.get('format') !== FORMAT) throw bad('MANIFEST_INVALID', 'format must be "rlarchive"', '/format');
+  if (m.get('format') !== FORMAT) throw bad('MANIFEST_INVALID', `format must be "${FORMAT}"`, '/format');
   if (!m.has('format_version')) throw bad('MANIFEST_INVALID', 'the manifest needs the member "format_version"', '');
   const ver = m.get('format_version');
   const vm = typeof ver === 'string' ? VERSION.exec(ver) : null;
@@ -45,12 +58,7 @@ export function checkManifest(m, schema) {
       '/format_version',
     );
   const r = checkManifestRules(m);
-  if (r) throw bad(r.code ?? 'MANIFEST_INVALID', r.message, r.pointer);
-  if (schema) {
-    // the same rules; a break here that the rules above missed is still reported
-    const e = validateSchema(schema, m);
-    if (e) throw bad('MANIFEST_INVALID', e.message, e.pointer);
-  }
+  if (r) throw bad(r.code, r.message, r.pointer);
   const entries = new Map();
   for (const e of m.get('members')) {
     const name = e.get('name');
@@ -84,78 +92,125 @@ export function checkManifest(m, schema) {
 
 const isStr = (x) => typeof x === 'string';
 const isMap = (x) => x instanceof Map;
-const EXT = /^[A-Za-z0-9_]{1,64}$/;
-const NAME = /^(?!(mimetype|manifest\.json)$)[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
 const cps = (s) => [...s].length;
+const invalid = (pointer, message) => ({ pointer, message, code: 'MANIFEST_INVALID' });
+
+/** An integer >= 0 as JSON Schema 2020-12 counts them: a number whose value is integral (spec §5.3). */
+const isSize = (x) => (typeof x === 'bigint' && x >= 0n) || (typeof x === 'number' && Number.isInteger(x) && x >= 0);
 
 /**
- * The rules of §5.1 and §5.3 written out (the same as the manifest schema), in the
- * order of §11.2: depth first; inside an object, a missing member (at the object),
- * then a member not allowed (at it), then the members in the order of §5's tables;
- * an array's elements and a free map's entries in document order. A repeated member
- * name is at the later entry's `name`, after that name's own rules; more than
- * MAX_MEMBERS entries is LIMIT_EXCEEDED at the first entry beyond. Returns null or
- * {pointer, message, code?}.
+ * `producer`: an object with exactly `name` and `version` (a missing member at the object, one not
+ * allowed at it), then `name` (1 to 256 characters), `version` (at most 256).
+ */
+function producerIssue(p, ptr) {
+  if (!isMap(p) || p.size !== PRODUCER_PROPERTIES.length || !PRODUCER_PROPERTIES.every((k) => p.has(k)))
+    return invalid(
+      membersPointer(p, ptr, PRODUCER_PROPERTIES),
+      'producer must be an object with exactly the members name and version',
+    );
+  const name = p.get('name');
+  const version = p.get('version');
+  if (!isStr(name) || cps(name) < 1 || cps(name) > MAX_PRODUCER_CHARS)
+    return invalid(`${ptr}/name`, `producer name must be a string of 1 to ${MAX_PRODUCER_CHARS} characters`);
+  if (!isStr(version) || cps(version) > MAX_PRODUCER_CHARS)
+    return invalid(`${ptr}/version`, `producer version must be a string of at most ${MAX_PRODUCER_CHARS} characters`);
+  return null;
+}
+
+/**
+ * One member entry (spec §5.3): an object with exactly its three members, then `name` (its pattern,
+ * then its distinctness from the names in `seen`), `size`, `sha256`.
+ */
+function entryIssue(e, at, seen) {
+  if (!isMap(e) || e.size !== ENTRY_PROPERTIES.length || !ENTRY_PROPERTIES.every((k) => e.has(k)))
+    return invalid(
+      membersPointer(e, at, ENTRY_PROPERTIES),
+      'a member entry must be an object with exactly the members name, size and sha256',
+    );
+  const name = e.get('name');
+  if (!isStr(name) || name.length > MAX_NAME_BYTES || UNLISTED.includes(name) || !MEMBER_NAME.test(name))
+    return invalid(`${at}/name`, 'invalid member name');
+  if (seen.has(name)) return invalid(`${at}/name`, `member ${JSON.stringify(name)} is listed twice`);
+  seen.add(name);
+  if (!isSize(e.get('size'))) return invalid(`${at}/size`, 'size must be an integer >= 0');
+  const sha = e.get('sha256');
+  if (!isStr(sha) || !SHA256.test(sha)) return invalid(`${at}/sha256`, 'sha256 must be 64 lower-case hex digits');
+  return null;
+}
+
+/**
+ * `members`: an array, then entry by entry; more than MAX_MEMBERS entries is LIMIT_EXCEEDED at the
+ * first entry beyond, in its turn (spec §5.3).
+ */
+function membersIssue(entries, ptr) {
+  if (!Array.isArray(entries)) return invalid(ptr, 'members must be an array');
+  const seen = new Set();
+  for (let i = 0; i < entries.length; i++) {
+    const at = `${ptr}/${i}`;
+    if (i === MAX_MEMBERS)
+      return { pointer: at, message: `more than ${MAX_MEMBERS} member entries`, code: 'LIMIT_EXCEEDED' };
+    const issue = entryIssue(entries[i], at, seen);
+    if (issue) return issue;
+  }
+  return null;
+}
+
+/**
+ * `extensions_used`, `extensions_required`: an array, each element a well-formed extension name
+ * unequal to the ones before it (both at the element).
+ */
+function extensionListIssue(names, ptr) {
+  if (!Array.isArray(names)) return invalid(ptr, `${ptr.slice(1)} must be an array`);
+  const seen = new Set();
+  for (let i = 0; i < names.length; i++) {
+    if (!isStr(names[i]) || !EXTENSION_NAME.test(names[i])) return invalid(`${ptr}/${i}`, 'invalid extension name');
+    if (seen.has(names[i])) return invalid(`${ptr}/${i}`, 'extension names must be unique');
+    seen.add(names[i]);
+  }
+  return null;
+}
+
+/** `extensions`: an object whose keys, in document order, are well-formed extension names. */
+function extensionsIssue(x, ptr) {
+  if (!isMap(x)) return invalid(ptr, 'extensions must be an object');
+  const bad = [...x.keys()].find((k) => !EXTENSION_NAME.test(k));
+  return bad === undefined ? null : invalid(pointerJoin(ptr, bad), 'invalid extension name');
+}
+
+/** `metadata`: an object whose values, in document order, are strings. */
+function metadataIssue(x, ptr) {
+  if (!isMap(x)) return invalid(ptr, 'metadata must be an object');
+  const bad = [...x].find(([, v]) => !isStr(v));
+  return bad === undefined ? null : invalid(pointerJoin(ptr, bad[0]), 'metadata values must be strings');
+}
+
+/** The rules of each property after `format` and `format_version` (spec §5.1), by name. */
+const PROPERTY_RULES = {
+  producer: producerIssue,
+  members: membersIssue,
+  extensions_used: extensionListIssue,
+  extensions_required: extensionListIssue,
+  extensions: extensionsIssue,
+  metadata: metadataIssue,
+};
+
+/**
+ * The first break of the rules of §5.1 and §5.3 in the order of §11.2, or null: a missing REQUIRED
+ * property (at the manifest), then each property in the order of §5.1's table, depth first; inside
+ * an object, a missing member (at the object), then a member not allowed (at it), then its members
+ * in table order; an array's elements and a free map's entries in document order. A repeated member
+ * name is at the later entry's `name`, after that name's own rules; more than MAX_MEMBERS entries is
+ * LIMIT_EXCEEDED at the first entry beyond. `format` and `format_version` are checked before (§5.2);
+ * schemas/manifest-1.0.schema.json states the same rules (tests hold the two against each other).
+ * Returns null or {pointer, message, code}.
  */
 export function checkManifestRules(m) {
-  const err = (pointer, message, code) => ({ pointer, message, code });
-  for (const k of ['format', 'format_version', 'producer', 'members'])
-    if (!m.has(k)) return err('', `missing property ${k}`);
-  const p = m.get('producer');
-  if (!isMap(p)) return err('/producer', 'producer must be an object');
-  for (const k of ['name', 'version']) if (!p.has(k)) return err('/producer', `producer needs the member ${k}`);
-  for (const k of p.keys())
-    if (k !== 'name' && k !== 'version') return err(pointerJoin('/producer', k), `unexpected producer property ${k}`);
-  if (!isStr(p.get('name')) || cps(p.get('name')) < 1 || cps(p.get('name')) > 256)
-    return err('/producer/name', 'producer name must be a string of 1 to 256 characters');
-  if (!isStr(p.get('version')) || cps(p.get('version')) > 256)
-    return err('/producer/version', 'producer version must be a string of at most 256 characters');
-  const members = m.get('members');
-  if (!Array.isArray(members)) return err('/members', 'members must be an array');
-  const seen = new Set();
-  for (let i = 0; i < members.length; i++) {
-    const at = `/members/${i}`;
-    if (i === MAX_MEMBERS) return err(at, `more than ${MAX_MEMBERS} member entries`, 'LIMIT_EXCEEDED');
-    const e = members[i];
-    if (!isMap(e)) return err(at, 'member entry must be an object');
-    for (const k of ['name', 'size', 'sha256']) if (!e.has(k)) return err(at, `member entry needs the member ${k}`);
-    for (const k of e.keys())
-      if (!['name', 'size', 'sha256'].includes(k))
-        return err(pointerJoin(at, k), `unexpected member entry property ${k}`);
-    const name = e.get('name'),
-      size = e.get('size'),
-      sha = e.get('sha256');
-    if (!isStr(name) || cps(name) > 255 || !NAME.test(name)) return err(`${at}/name`, 'invalid member name');
-    if (seen.has(name)) return err(`${at}/name`, `member ${JSON.stringify(name)} is listed twice`);
-    seen.add(name);
-    if (
-      !((typeof size === 'bigint' && size >= 0n) || (typeof size === 'number' && Number.isInteger(size) && size >= 0))
-    ) {
-      return err(`${at}/size`, 'size must be an integer >= 0');
-    }
-    if (!isStr(sha) || !/^[0-9a-f]{64}$/.test(sha))
-      return err(`${at}/sha256`, 'sha256 must be 64 lower-case hex digits');
-  }
-  for (const k of ['extensions_used', 'extensions_required']) {
-    if (!m.has(k)) continue;
-    const a = m.get(k);
-    if (!Array.isArray(a)) return err(`/${k}`, `${k} must be an array`);
-    const seen = new Set();
-    for (let i = 0; i < a.length; i++) {
-      if (!isStr(a[i]) || !EXT.test(a[i])) return err(`/${k}/${i}`, 'invalid extension name');
-      if (seen.has(a[i])) return err(`/${k}/${i}`, 'extension names must be unique');
-      seen.add(a[i]);
-    }
-  }
-  if (m.has('extensions')) {
-    const x = m.get('extensions');
-    if (!isMap(x)) return err('/extensions', 'extensions must be an object');
-    for (const k of x.keys()) if (!EXT.test(k)) return err(pointerJoin('/extensions', k), 'invalid extension name');
-  }
-  if (m.has('metadata')) {
-    const x = m.get('metadata');
-    if (!isMap(x)) return err('/metadata', 'metadata must be an object');
-    for (const [k, v] of x) if (!isStr(v)) return err(pointerJoin('/metadata', k), 'metadata values must be strings');
+  const missing = REQUIRED.find((k) => !m.has(k));
+  if (missing !== undefined) return invalid('', `the manifest needs the member "${missing}"`);
+  for (const key of PROPERTIES) {
+    const rule = Object.hasOwn(PROPERTY_RULES, key) ? PROPERTY_RULES[key] : null;
+    const issue = rule && m.has(key) ? rule(m.get(key), `/${key}`) : null;
+    if (issue) return issue;
   }
   return null;
 }

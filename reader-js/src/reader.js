@@ -9,12 +9,10 @@ import { readAt, verifyMember } from './zipprofile.js';
 import { sha256Hex } from './sha256.js';
 import { provenance, evaluations } from './metadata.js';
 import { findTensor, memberOf, readTensor } from './tensors.js';
-import { getSchema } from './schemas.js';
-import { validateSchema } from './schema.js';
 import { decodeMap, decodeValue, loadArrays } from './decode.js';
 import { POLICY, REPLAY_BUFFER, VEC_NORMALIZE, readDocument } from './extensions/index.js';
 import { checkState, DEFERRED, dataWarnings, OPEN, runPhases } from './checks.js';
-import { VERSION } from './version.js';
+import { NAME, VERSION } from './version.js';
 import { Policy } from './extensions/policy/evaluator.js';
 import { render as renderDump } from './dump.js';
 
@@ -124,7 +122,7 @@ export async function validate(input, options = {}) {
   const issues = await validationIssues(input, options);
   const count = (sev) => issues.filter((i) => i.severity === sev).length;
   return {
-    validator: { name: 'rlarchive-reader', version: VERSION },
+    validator: { name: NAME, version: VERSION },
     file: typeof input === 'string' ? input : `<${input?.constructor?.name ?? typeof input}>`,
     valid: count('error') === 0,
     summary: { errors: count('error'), warnings: count('warning'), infos: count('info') },
@@ -391,32 +389,6 @@ export class Archive {
     const t = this.#state.tensorHeaders.get(group)?.get(name);
     if (!t) throw fail('TENSOR_NOT_FOUND', `no tensor ${JSON.stringify(name)} in group ${JSON.stringify(group)}`);
     return sha256Hex(await readAt(this.#state.source, t.offset, t.end - t.begin));
-  }
-
-  /**
-   * Validates the manifest and the data document against the project's JSON
-   * Schemas (manifest-1.0, data-1.0). Resolves to [] for any archive open()
-   * accepted; a non-empty list would mean a schema and the reader disagree.
-   */
-  async schemaIssues() {
-    const issues = [];
-    const docs = [
-      ['manifest-1.0.schema.json', 'manifest.json', this.#state.manifest.raw],
-      [
-        'data-1.0.schema.json',
-        'data.json',
-        new Map([
-          ['data', this.#state.document.data],
-          ['optimizers', this.#state.document.optimizers],
-        ]),
-      ],
-    ];
-    for (const [schemaName, member, tree] of docs) {
-      const schema = await getSchema(schemaName);
-      const r = schema ? validateSchema(schema, tree) : null;
-      if (r) issues.push({ member, schema: schemaName, ...r });
-    }
-    return issues;
   }
 
   /** Bytes returned by the source's reads so far (undefined for a source object of the caller's that does not count them). */

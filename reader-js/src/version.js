@@ -1,2 +1,3 @@
-// The package's version (package.json), for reports; a test keeps the two equal.
+// The package's name and version (package.json), for the reports it writes; a test keeps them equal.
+export const NAME = 'rlarchive-reader';
 export const VERSION = '0.1.0';

@@ -47,10 +47,12 @@ test('the error catalogue equals spec/errors.md', (t) => {
   assert.deepEqual([...api.API_CODES].sort(), apiCodes.sort());
 });
 
-test('VERSION is the package version', async () => {
-  const { VERSION } = await import('../src/index.js');
+test('VERSION is the package version, and the validation report names the package', async () => {
+  const { VERSION, validate } = await import('../src/index.js');
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   assert.equal(VERSION, pkg.version);
+  const report = await validate(new Uint8Array([1, 2, 3]));
+  assert.deepEqual(report.validator, { name: pkg.name, version: pkg.version });
 });
 
 test('validate reports every problem as the report of spec §14 and never rejects for a bad file', async () => {

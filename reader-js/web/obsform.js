@@ -4,6 +4,7 @@
 // order) with a preview. Each form reads back an observation as the
 // reader's Policy#predict takes it.
 
+import { DTYPES } from '../src/index.js';
 import { h } from './dom.js';
 import { formatShape, formatNumber, formatShort, elementCount } from './format.js';
 
@@ -11,7 +12,7 @@ import { formatShape, formatNumber, formatShort, elementCount } from './format.j
 export const SMALL_BOX = 32;
 const MAX_OPTIONS = 1000;
 const MAX_CHECKBOXES = 256;
-const INTEGER = new Set(['U8', 'I8', 'U16', 'I16', 'U32', 'I32', 'U64', 'I64']);
+const INTEGER = new Set(Object.values(DTYPES).flatMap((d) => (d.kind === 'int' || d.kind === 'uint' ? [d.code] : [])));
 const TYPED = { F32: Float32Array, F64: Float64Array, BOOL: Uint8Array };
 
 const num = (x) => Number(x);

@@ -1,10 +1,12 @@
 // Statistics of tensor elements: min, max, mean and a histogram (computed in
 // the inspector's worker, worker.js).
 
-import { toFloat32 } from '../src/index.js';
+import { DTYPES, toFloat32 } from '../src/index.js';
 
 const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F8_E8M0']);
-const INTEGER = new Set(['BOOL', 'U8', 'I8', 'U16', 'I16', 'U32', 'I32', 'U64', 'I64']);
+const INTEGER = new Set(
+  Object.values(DTYPES).flatMap((d) => (['bool', 'int', 'uint'].includes(d.kind) ? [d.code] : [])),
+);
 
 /**
  * The elements of a tensor as numbers: F16, BF16 and FP8 decoded from their bits,

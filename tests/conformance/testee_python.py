@@ -20,6 +20,7 @@ from rlarchive import jsonbounds, jsonstrict
 from rlarchive.conformance.protocol import bounded_lines
 from rlarchive.limits import MAX_INPUT_JSON_MEMORY, MAX_JSON_BYTES
 from rlarchive.manifest import SUPPORTED_EXTENSIONS
+from rlarchive.version import NAME, VERSION
 
 #: The requests this testee answers about a file (the handshake lists the ones besides ``dump``).
 FILE_REQUESTS = ("dump", "predict", "validate")
@@ -117,7 +118,7 @@ def handshake(req: dict[str, Any]) -> dict[str, Any]:
     return {
         "ok": True,
         "protocol": 1,
-        "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"},
+        "reader": {"name": NAME, "version": VERSION, "language": "python"},
         "extensions": sorted(SUPPORTED_EXTENSIONS),
         "requests": ["predict", "validate"],
     }

@@ -14,6 +14,7 @@ import sys
 import traceback
 
 import rlarchive
+from rlarchive.version import NAME, VERSION
 
 PHASE = ["open"]
 
@@ -79,7 +80,7 @@ def main() -> int:
             reply = {
                 "ok": req.get("protocol") == 1,
                 "protocol": 1,
-                "reader": {"name": "rlarchive-python", "version": rlarchive.__version__, "language": "python"},
+                "reader": {"name": NAME, "version": VERSION, "language": "python"},
             }
         elif cmd == "dump":
             reply = answer(req)

@@ -84,7 +84,7 @@ def test_stages_joined_by_plus_run_together_and_each_output_is_shown(tmp_path):
 @pytest.mark.slow
 def test_a_test_that_does_what_a_stage_does_is_skipped_when_that_stage_runs():
     node = "tests/python/test_vectors.py::test_vectors_are_reproducible_byte_for_byte"
-    env = dict(os.environ, RLARCHIVE_STAGES="lint,vectors-check,docs")
+    env = dict(os.environ, RLARCHIVE_STAGES="lint,generate-check,docs")
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rs", node],
         capture_output=True,
@@ -94,4 +94,4 @@ def test_a_test_that_does_what_a_stage_does_is_skipped_when_that_stage_runs():
         timeout=300,
     )
     assert r.returncode == 0 and "1 skipped" in r.stdout, r.stdout[-2000:]
-    assert "make test runs it as its stage vectors-check" in r.stdout
+    assert "make test runs it as its stage generate-check" in r.stdout

@@ -1,6 +1,6 @@
 """The Python package as users get it: the wheel and the sdist carry the
-licence, the type marker and the schemas, their metadata declare what the
-package needs, and the wheel works in a fresh environment without torch."""
+licence and the type marker, their metadata declare what the package needs
+(NumPy alone), and the wheel works in a fresh environment without torch."""
 
 from __future__ import annotations
 
@@ -113,13 +113,13 @@ def test_wheel_and_sdist_contain_the_licence_and_py_typed(dists):
     for f in (
         "rlarchive/py.typed",
         "rlarchive/sources.py",
-        "rlarchive/schemas/manifest-1.0.schema.json",
         "rlarchive/sb3/__init__.py",
     ):
         assert f in names, f
+    assert not [n for n in names if "schema" in n], "the package reads no JSON Schema: schemas/ is the one copy"
     with tarfile.open(dists["sdist"]) as t:
         snames = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
-    for f in ("LICENSE", "README.md", "pyproject.toml", "rlarchive/py.typed", "rlarchive/schemas/data-1.0.schema.json"):
+    for f in ("LICENSE", "README.md", "pyproject.toml", "rlarchive/py.typed"):
         assert f in snames, f
 
 
@@ -135,7 +135,7 @@ def test_wheel_metadata(dists):
     assert md.get_all("Project-URL")
     requires = md.get_all("Requires-Dist") or []
     plain = [r for r in requires if "extra ==" not in r]
-    assert sorted(re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in plain) == ["jsonschema", "numpy"], plain
+    assert sorted(re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in plain) == ["numpy"], plain
     extras = set(md.get_all("Provides-Extra") or [])
     assert {"torch", "sb3", "fsspec", "http", "test"} <= extras
 
@@ -209,13 +209,16 @@ def test_wheel_works_in_a_fresh_environment_without_torch(dists, tmp_path):
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     probe = (
-        "import importlib.util, rlarchive, rlarchive.sources; "
+        "import importlib.metadata, importlib.util, rlarchive, rlarchive.sources; "
         "assert importlib.util.find_spec('torch') is None, 'torch is installed'; "
-        "print(rlarchive.__version__, rlarchive.__file__)"
+        "print(rlarchive.__version__, rlarchive.__file__); "
+        "print(*sorted(d.metadata['Name'].lower() for d in importlib.metadata.distributions()))"
     )
     r = subprocess.run([py, "-c", probe], cwd=empty, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    version, location = r.stdout.split()
+    first, installed = r.stdout.splitlines()
+    assert installed.split() == ["numpy", "rlarchive"], f"installing the wheel installed {installed}"
+    version, location = first.split()
     assert location.startswith(str(env_dir)), f"rlarchive came from {location}, not the fresh environment"
     cli = str(env_dir / ("Scripts" if os.name == "nt" else "bin") / "rlarchive")
     r = subprocess.run([cli, "validate", VALID], cwd=empty, env=env, capture_output=True, text=True)
@@ -340,17 +343,6 @@ def test_the_vectors_are_kept_once_in_the_repository():
     assert r.stdout.split() == ["test-vectors/index.json"]
     r = subprocess.run(["git", "check-ignore", "-q", "python/rlarchive/vectors/index.json"], cwd=ROOT)
     assert r.returncode == 0, "python/rlarchive/vectors/ is not ignored"
-
-
-def test_the_packaged_schemas_are_the_specs_schemas():
-    """python/rlarchive/schemas holds real files (no symlink: Windows checkouts break them), equal to schemas/ (`make schemas`)."""
-    here = os.path.join(ROOT, "python", "rlarchive", "schemas")
-    assert not os.path.islink(here)
-    spec = sorted(f for f in os.listdir(os.path.join(ROOT, "schemas")) if f.endswith(".json"))
-    assert sorted(f for f in os.listdir(here) if f.endswith(".json")) == spec
-    for f in spec:
-        with open(os.path.join(ROOT, "schemas", f), "rb") as a, open(os.path.join(here, f), "rb") as b:
-            assert a.read() == b.read(), f"{f} is stale: run make schemas"
 
 
 @pytest.mark.slow

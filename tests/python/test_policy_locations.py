@@ -175,3 +175,46 @@ def test_bernoulli_is_sb3s_mode_for_every_float32_logit_near_the_threshold():
         assert np.array_equal(got, want), hex(start)
     assert float(BERNOULLI_THRESHOLD) == 3 * 2.0**-25
     assert _HEADS["bernoulli"]({}, np.array([[np.nan]], F32), None)[0, 0] == 0.0  # NaN gives 0.0 (RLA_policy §6)
+
+
+#: Descriptions whose checks once leaned on ``assert`` (an lstm without ``recurrent``, a weight that is null).
+WITHOUT_ASSERT = [
+    describe([LSTM], action={"op": "argmax", "in": "y"}),
+    describe([dict(LIN, weight=None)]),
+    describe([{"op": "prelu", "in": ["obs"], "out": "h", "weight": None}]),
+    describe(
+        [{"op": "conv2d", "in": ["obs"], "out": "h", "weight": None, "bias": None, "stride": 1, "padding": 0}],
+        observation_space=box((1, 4, 4)),
+    ),
+]
+
+_UNDER_O = """
+import json, sys
+from rlarchive.errors import RlarchiveError
+from rlarchive.extensions.policy.description import check
+assert False, "python -O keeps assert statements"
+out = []
+for desc in json.load(sys.stdin):
+    try:
+        check(desc)
+        out.append(None)
+    except RlarchiveError as e:
+        out.append([e.code, e.pointer])
+print(json.dumps(out))
+"""
+
+
+def test_python_O_rejects_each_bad_description_where_python_does():
+    """``python -O`` drops assert statements: each check is an ``if`` that raises, so the answers are the same."""
+    import json
+    import subprocess
+    import sys
+
+    descs = [d for d, _ in PLACES] + WITHOUT_ASSERT
+    want = [list(pointer(d)) for d in descs]
+    assert all(code == "EXTENSION_INVALID" for code, _ in want[len(PLACES) :])
+    r = subprocess.run(
+        [sys.executable, "-O", "-c", _UNDER_O], input=json.dumps(descs), capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout) == want

@@ -62,6 +62,45 @@ def test_index_validates_against_its_schema():
     schema_validator("test-vectors-index-1.schema.json").validate(_index())
 
 
+def _with_case(index, **changes):
+    """The index with its first case changed (a value None: the member removed)."""
+    case = {k: v for k, v in {**index["cases"][0], **changes}.items() if v is not None}
+    return {**index, "cases": [case, *index["cases"][1:]]}
+
+
+def test_the_harness_exits_clearly_on_an_index_it_cannot_run_which_the_schema_refuses_too(tmp_path):
+    """The harness checks what it runs of index.json itself (no schema at run time): each index it refuses
+    breaks the index schema as well, and load_cases says why instead of a traceback."""
+    from rlarchive.conformance import _index_issue, load_cases
+
+    index = _index()
+    assert _index_issue(index) is None
+    validator = schema_validator("test-vectors-index-1.schema.json")
+    broken = [
+        [],
+        {**index, "format": "rlarchive"},
+        {**index, "version": 2},
+        {**index, "cases": []},
+        {**index, "cases": [1]},
+        _with_case(index, id=None),
+        _with_case(index, file=None),
+        _with_case(index, file="../../outside.rlarchive"),
+        _with_case(index, file="valid/x.zip"),
+        _with_case(index, request_file="/tmp/x.request"),
+        _with_case(index, expect=None),
+        _with_case(index, expect={"result": "dump"}),
+        _with_case(index, expect={"result": "maybe", "code": "X"}),
+        _with_case(index, expect={"result": ["dump"], "dump_file": "x"}),
+        _with_case(index, expect={"result": "error", "code": 1}),
+    ]
+    for b in broken:
+        assert _index_issue(b) is not None, b if not isinstance(b, dict) else b["cases"][:1]
+        assert not validator.is_valid(b)
+    (tmp_path / "index.json").write_text(json.dumps(_with_case(index, file="../../outside.rlarchive")))
+    with pytest.raises(SystemExit, match=r"index.json: case .*: file must match"):
+        load_cases(str(tmp_path))
+
+
 def test_every_error_code_has_an_invalid_vector():
     codes = {
         c["expect"]["code"] for c in _index()["cases"] if c["expect"]["result"] == "error" and "request_file" not in c
@@ -93,7 +132,7 @@ def test_every_normative_section_is_cited():
 
 
 @pytest.mark.slow
-@pytest.mark.stage("vectors-check")
+@pytest.mark.stage("generate-check")
 def test_vectors_are_reproducible_byte_for_byte():
     r = subprocess.run(
         [sys.executable, os.path.join(ROOT, "tests", "vectors", "generate.py"), "--check", VECTORS],

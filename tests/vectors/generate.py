@@ -2,7 +2,7 @@
 """Write the golden test vectors: ``generate.py OUT`` (``make vectors``), or check them.
 
 ``generate.py --check DIR`` regenerates into a temporary folder and fails if any
-byte differs from DIR (``make vectors-check``, part of ``make test``).
+byte differs from DIR (``make generate-check``, part of ``make test``).
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 def _format_version() -> str:
     """The package's FORMAT_VERSION, read from its source (no import: make dist runs this with the build tools alone)."""
-    with open(os.path.join(ROOT, "python", "rlarchive", "__init__.py"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "python", "rlarchive", "manifest.py"), encoding="utf-8") as f:
         found = re.search(r'^FORMAT_VERSION = "([0-9]+\.[0-9]+)"$', f.read(), re.M)
     if found is None:
-        raise SystemExit("python/rlarchive/__init__.py defines no FORMAT_VERSION")
+        raise SystemExit("python/rlarchive/manifest.py defines no FORMAT_VERSION")
     return found.group(1)
 
 

@@ -33,7 +33,7 @@ section{border-top:1px solid #ddd;padding-top:.4rem}nav ul{columns:3;list-style:
 
 def python_modules() -> list[str]:
     """The public modules and packages of the package, subpackages included (no ``_private`` module, no
-    ``__main__``; not vectors/ nor schemas/, which hold data)."""
+    ``__main__``; not vectors/, which holds data)."""
     names = []
     for folder, dirs, files in os.walk(PACKAGE):
         dirs[:] = sorted(d for d in dirs if os.path.isfile(os.path.join(folder, d, "__init__.py")))

@@ -22,6 +22,7 @@ import base64
 import gzip
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -118,15 +119,54 @@ def read_json(path: str) -> Any:
         raise SystemExit(f"rlarchive conformance: {path}: not a JSON file the harness can read ({e})") from None
 
 
+#: A case's files (schemas/test-vectors-index-1.schema.json): inside the folder of index.json.
+_CASE_FILES = {
+    "file": re.compile(r"(valid|invalid)/[a-z0-9-]+\.rlarchive(\.gz)?"),
+    "request_file": re.compile(r"requests/[a-z0-9-]+\.request(\.gz)?"),
+}
+#: What each expected result names beside it.
+_EXPECT = {"dump": "dump_file", "actions": "predict_file", "error": "code"}
+
+
+def _case_issue(case: dict[str, Any]) -> str | None:
+    """What the harness cannot run in one case of the index: its files, then its expected result."""
+    for key, pattern in _CASE_FILES.items():
+        value = case.get(key)
+        if (key in case or key == "file") and not (isinstance(value, str) and pattern.fullmatch(value)):
+            return f"{key} must match {pattern.pattern}"
+    expect = case.get("expect")
+    result = expect.get("result") if isinstance(expect, dict) else None
+    named = _EXPECT.get(result) if isinstance(result, str) else None
+    if named is None or not isinstance(case["expect"].get(named), str):
+        return "expect must be a result (dump, actions or error) with its file or code"
+    return None
+
+
+def _index_issue(index: Any) -> str | None:
+    """What the harness cannot run in an index: its format and version, then each case's id, files and
+    expected result (schemas/test-vectors-index-1.schema.json says more; the vectors' tests hold the index
+    against it)."""
+    if not isinstance(index, dict) or (index.get("format"), index.get("version")) != ("rlarchive-test-vectors", 1):
+        return "not an index of rlarchive test vectors, version 1"
+    cases = index.get("cases")
+    if not (isinstance(cases, list) and cases):
+        return "cases must be a list of one or more cases"
+    for i, case in enumerate(cases):
+        if not (isinstance(case, dict) and isinstance(case.get("id"), str)):
+            return f"case {i} must be an object with an id"
+        issue = _case_issue(case)
+        if issue is not None:
+            return f"case {case['id'][:80]!r}: {issue}"
+    return None
+
+
 def load_cases(vectors: str) -> list[Any]:
-    """The cases of ``vectors/index.json``, checked against the index schema (when the package is at hand)."""
-    index = read_json(os.path.join(vectors, "index.json"))
-    try:
-        from ..manifest import validator
-    except ImportError:  # run as a file of the standalone kit (make dist): no package, no schema check
-        pass
-    else:
-        validator("test-vectors-index-1.schema.json").validate(index)
+    """The cases of ``vectors/index.json``; an index the harness cannot run is a clear exit."""
+    path = os.path.join(vectors, "index.json")
+    index = read_json(path)
+    issue = _index_issue(index)
+    if issue is not None:
+        raise SystemExit(f"rlarchive conformance: {path}: {issue}")
     cases: list[Any] = index["cases"]
     return cases
 

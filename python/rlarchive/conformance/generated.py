@@ -40,13 +40,11 @@ from ..errors import RlarchiveError
 from ..reader import Archive
 from ..validate import validate
 from ..writer import save
-from .policies import random_policy_case
+from .policies import PRODUCER, random_policy_case
 
 #: Archives of random content (each gives six cases) and random portable policies (each a predict case)
 #: generated per run by default.
 DEFAULT_COUNT = 4
-#: The writer the generated archives name in their manifest.
-PRODUCER = ("rlarchive-conformance-generated", "1")
 
 _DTYPES = (
     "float32",

@@ -27,6 +27,8 @@ from ..reader import Archive
 from ..values import dump_value, load_value
 from ..writer import save
 
+#: The writer the generated archives (these and generated.py's) name in their manifest.
+PRODUCER = ("rlarchive-conformance-generated", "1")
 #: Observations in a generated predict request.
 OBSERVATIONS = 4
 _F32 = np.float32
@@ -153,7 +155,7 @@ def random_policy_case(rng: random.Random, case_id: str, out: str) -> dict[str, 
             os.path.join(tmp, name),
             {"observation_space": obs_space, "action_space": action_space},
             extension_values={"RLA_policy": desc},
-            producer=("rlarchive-conformance-generated", "1"),
+            producer=PRODUCER,
         )
         os.replace(os.path.join(tmp, name), path)
     request: dict[str, Any] = {"observations": [dump_value(_sample(obs_space, net.np)) for _ in range(OBSERVATIONS)]}

@@ -147,18 +147,7 @@ class Rebuilder:
             return {self.value(k, key): self.value(x, key) for k, x in v.items()}
         if isinstance(v, ClassRef):
             return self.classref(v, key)
-        if isinstance(
-            v,
-            (
-                spaces.Box,
-                spaces.Discrete,
-                spaces.MultiDiscrete,
-                spaces.MultiBinary,
-                spaces.Dict,
-                spaces.Tuple,
-                spaces.Text,
-            ),
-        ):
+        if isinstance(v, spaces.Space):
             try:
                 return spaces.to_gymnasium(v)
             except (

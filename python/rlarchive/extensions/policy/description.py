@@ -147,6 +147,8 @@ class _Shapes:
     def __init__(self, known: dict[str, Any], recurrent: Mapping[str, Any] | None) -> None:
         self.known = known  # name -> shape, or ("state", layers, hidden) for a recurrent state
         self.recurrent = recurrent
+        # the lstm node's state names and size (node() checks that recurrent is given before it reads an lstm)
+        self.state: Mapping[str, Any] = recurrent if recurrent is not None else {}
         self.lstm_seen = False
         self.cost = 0  # operations per observation so far
         self.defined = {
@@ -157,14 +159,12 @@ class _Shapes:
         self.pointers: list[Any] = []  # JSON Pointer of each node, then of the head
 
     # -- parameters
-    def weight(
-        self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, optional: bool = False
-    ) -> list[Any] | None:
+    def weight(self, node: Mapping[str, Any], key: str, ptr: str, ndim: int, nullable: bool = False) -> list[Any]:
+        """The shape of an F32 ndarray parameter of ``ndim`` dimensions (``nullable``: one that may also be null,
+        which the caller has handled; the message says so)."""
         v = node.get(key)
-        if v is None and optional:
-            return None
         if not (isinstance(v, dict) and v.get("$type") == "ndarray"):
-            raise fail(f"{key} must be an ndarray" + (" or null" if optional else ""), f"{ptr}/{key}")
+            raise fail(f"{key} must be an ndarray" + (" or null" if nullable else ""), f"{ptr}/{key}")
         if v["dtype"] != "F32":
             raise fail(f"{key} must have dtype F32, not {v['dtype']}", f"{ptr}/{key}")
         if len(v["shape"]) != ndim:
@@ -172,9 +172,9 @@ class _Shapes:
         return list(v["shape"])
 
     def vector(self, node: Mapping[str, Any], key: str, ptr: str, n: int | None, optional: bool = False) -> int | None:
-        shape = self.weight(node, key, ptr, 1, optional)
-        if shape is None:
+        if optional and node.get(key) is None:
             return n
+        shape = self.weight(node, key, ptr, 1, nullable=optional)
         if n is not None and shape[0] != n:
             raise fail(f"{key} has {shape[0]} elements where {n} are needed", f"{ptr}/{key}")
         result: int | None = shape[0]
@@ -266,8 +266,7 @@ class _Shapes:
                 raise fail(f"{n!r} is not computed before this node", where)
             shape = self.known[n]
             if op == "lstm" and i > 0:
-                assert self.recurrent is not None
-                state = self.recurrent["hidden_in" if i == 1 else "cell_in"]
+                state = self.state["hidden_in" if i == 1 else "cell_in"]
                 if n != state:
                     raise fail(f"in[{i}] of the lstm is the state {state!r} of 'recurrent'", where)
             elif isinstance(shape, tuple):
@@ -292,8 +291,7 @@ class _Shapes:
             if name in self.known or names.index(name) != i:
                 raise fail(f"{name!r} is computed twice", where)
             if op == "lstm" and i > 0:
-                assert self.recurrent is not None
-                state = self.recurrent["hidden_out" if i == 1 else "cell_out"]
+                state = self.state["hidden_out" if i == 1 else "cell_out"]
                 if name != state:
                     raise fail(f"out[{i}] of the lstm is the state {state!r} of 'recurrent'", where)
         return names, want > 1
@@ -301,7 +299,6 @@ class _Shapes:
     def _linear(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 2)
-        assert w is not None
         if x[-1] != w[1]:
             raise fail(f"linear of width {w[1]} applied to a value of shape {x}", f"{ptr}/weight")
         self.vector(node, "bias", ptr, w[0], optional=True)
@@ -310,7 +307,6 @@ class _Shapes:
     def _conv2d(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 4)
-        assert w is not None
         if x[0] != w[1]:
             raise fail(
                 f"conv2d over {w[1]} channels applied to a value of shape {x} (channels, height, width)",
@@ -366,7 +362,6 @@ class _Shapes:
     def _prelu(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
         (x,) = xs
         w = self.weight(node, "weight", ptr, 1)
-        assert w is not None
         if w[0] not in (1, x[0]):
             raise fail(
                 f"weight must have shape [1] or [{x[0]}] (the channels of a value of shape {x}), not {w}",
@@ -395,8 +390,7 @@ class _Shapes:
         return [x]
 
     def _lstm(self, node: Mapping[str, Any], ptr: str, xs: list[Any], q: dict[str, Any]) -> list[Any]:
-        rec = self.recurrent
-        assert rec is not None  # node() checked it, the state names and the input's rank
+        rec = self.state  # node() checked that recurrent is given, the state names and the input's rank
         x, h, c = xs
         layers = node["layers"]
         hidden = rec["hidden_size"]

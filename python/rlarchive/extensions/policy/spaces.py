@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...dtypes import numpy_view_dtype
+from ...dtypes import INTEGER_CODES, numpy_view_dtype
 from ...errors import RlarchiveError
 from .ops import HEADS, MAX_POLICY_VALUE_ELEMENTS, implementations
 
@@ -68,7 +68,7 @@ def inline_ints(nd: Mapping[str, Any]) -> list[Any]:
 
 
 #: Box dtypes the portable policy takes observations of, and acts in (float actions only).
-OBSERVATION_DTYPES = frozenset({"BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F32", "F64"})
+OBSERVATION_DTYPES = frozenset({"BOOL", "F32", "F64"}) | INTEGER_CODES
 ACTION_DTYPES = frozenset({"F32", "F64"})
 
 

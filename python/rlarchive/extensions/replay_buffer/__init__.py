@@ -87,7 +87,6 @@ _NSTEP_KEYS = ("n_steps", "gamma")
 _FLAGS = ("full", "optimize_memory_usage", "handle_timeout_termination")
 _ROWS = ("rewards", "dones", "timeouts")  # F32 [buffer_size, n_envs]
 _DICT_CLASSES = ("DictReplayBuffer", "HerReplayBuffer")
-_INT_DTYPES = ("I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64")
 _GOAL_KEYS = ("achieved_goal", "desired_goal")
 
 

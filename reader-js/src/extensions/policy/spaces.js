@@ -9,7 +9,7 @@
 
 import { fail } from '../../errors.js';
 import { decodeBase64 } from '../../base64.js';
-import { viewElements } from '../../dtypes.js';
+import { INTEGER_CODES, viewElements } from '../../dtypes.js';
 import { isMap, isTagged } from '../../values.js';
 import { HEADS, MAX_POLICY_VALUE_ELEMENTS, implementations } from './ops.js';
 
@@ -39,19 +39,7 @@ export function inlineInts(nd) {
 }
 
 /** Box dtypes the portable policy takes observations of, and acts in (float actions only). */
-export const OBSERVATION_DTYPES = Object.freeze([
-  'BOOL',
-  'U8',
-  'I8',
-  'U16',
-  'I16',
-  'U32',
-  'I32',
-  'U64',
-  'I64',
-  'F32',
-  'F64',
-]);
+export const OBSERVATION_DTYPES = Object.freeze(['BOOL', ...INTEGER_CODES, 'F32', 'F64']);
 export const ACTION_DTYPES = Object.freeze(['F32', 'F64']);
 
 /** The member of a space that gives the size of its preprocessed observation (RLA_policy §4), where a limit on it is located. */

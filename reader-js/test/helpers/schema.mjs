@@ -1,6 +1,10 @@
 // A validator for the subset of JSON Schema (draft 2020-12) the project's
 // schemas use, working on the json.js tree (bigint = integer literal,
-// number = float literal, Map = object).
+// number = float literal, Map = object), and the schemas of ../../schemas/:
+// the tests hold what the reader checks and produces against them (the
+// reader itself reads no schema).
+
+import { readdirSync, readFileSync } from 'node:fs';
 
 const SUPPORTED = new Set([
   '$schema',
@@ -291,3 +295,17 @@ function validateApplicators(s, instance, root, ptr, err) {
 
 /** Type (typeOf) -> the validator of its keywords. */
 const BY_TYPE = { number: validateNumber, string: validateString, array: validateArray, object: validateObject };
+
+const SCHEMAS = new URL('../../../schemas/', import.meta.url);
+
+/** Every schema of the repository's schemas/, file name -> schema object, each known by its `$id`. */
+export function loadSchemas() {
+  const out = {};
+  for (const f of readdirSync(SCHEMAS)
+    .filter((n) => n.endsWith('.schema.json'))
+    .sort()) {
+    out[f] = JSON.parse(readFileSync(new URL(f, SCHEMAS), 'utf8'));
+    addSchema(out[f]);
+  }
+  return out;
+}
