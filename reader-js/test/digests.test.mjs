@@ -178,7 +178,9 @@ test('browser bundles stay free of Node: no static node: import, built-ins reach
     assert.doesNotMatch(text, /^\s*import\s[^;]*from\s*['"]node:/m, `${f} imports a node: module statically`);
     assert.doesNotMatch(text, /^\s*import\s*['"]node:/m, `${f} imports a node: module statically`);
     if (f !== 'runtime.js') {
-      assert.doesNotMatch(text, /\bimport\s*\(/, `${f} imports dynamically: go through runtime.js`);
+      // a JSDoc type may name another module's type (import('./x.js').T): comments are not code
+      const code = text.replace(/\/\*[\s\S]*?\*\//g, '');
+      assert.doesNotMatch(code, /\bimport\s*\(/, `${f} imports dynamically: go through runtime.js`);
       assert.doesNotMatch(text, /getBuiltinModule\s*\(/, `${f} looks up built-ins: go through runtime.js`);
     }
   }
