@@ -43,6 +43,7 @@ from typing import Any, Union
 from . import jsonstrict, param_tensors
 from .errors import RlarchiveError
 from .filenames import report_fields
+from .report import FileName
 from .values import canonical
 
 __all__ = ["diff", "compare_archives", "selects", "check_patterns", "DIFF_VERSION", "SECTIONS"]
@@ -235,7 +236,7 @@ def compare(x: Any, y: Any) -> list[Any]:
     return out + _tensors(x, y)
 
 
-def _side(path: Any) -> dict[str, Any]:
+def _side(path: Any) -> FileName:
     return report_fields(path) if isinstance(path, (str, bytes, os.PathLike)) else {"file": f"<{type(path).__name__}>"}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .report import Issue, Severity
 from .tables import API_CODES as _API_CODES
 from .tables import CATALOGUE
 
@@ -71,9 +72,10 @@ class RlarchiveError(Exception):
         return self.message
 
     @property
-    def severity(self) -> str:
+    def severity(self) -> Severity:
         """``error``, ``warning`` or ``info`` (API errors are ``error``)."""
-        return CATALOGUE.get(self.code, "error")
+        severity = CATALOGUE.get(self.code)
+        return "warning" if severity == "warning" else "info" if severity == "info" else "error"
 
     def location(self) -> str:
         """The location as readable text, e.g. ``data.json#/data/gamma @ 120``."""
@@ -90,9 +92,9 @@ class RlarchiveError(Exception):
         loc = self.location()
         return f"{self.code}: {self.message}" + (f" [{loc}]" if loc else "")
 
-    def as_issue(self) -> dict[str, Any]:
+    def as_issue(self) -> Issue:
         """This error as a validation-report issue (spec §14)."""
-        issue: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        issue: Issue = {"code": self.code, "severity": self.severity, "message": self.message}
         if self.member is not None:
             issue["member"] = self.member
         if self.pointer is not None:

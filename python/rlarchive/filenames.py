@@ -30,7 +30,10 @@ import base64
 import json
 import os
 import unicodedata
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:  # a type only: the standalone conformance kit ships this module without report.py
+    from .report import FileName
 
 NameInput = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
@@ -114,7 +117,7 @@ def without_surrogates(text: str) -> str:
     )
 
 
-def report_fields(name: NameInput) -> dict[str, Any]:
+def report_fields(name: NameInput) -> FileName:
     """The ``file`` (and, for a name that is not UTF-8, ``file_base64``) members of a report (spec §14)."""
     raw = name_bytes(name)
     try:

@@ -9,6 +9,7 @@ from typing import Any
 from . import checks
 from .errors import RlarchiveError
 from .filenames import report_fields, without_surrogates
+from .report import FileName, Report
 from .sources import open_source
 from .version import NAME, VERSION
 
@@ -47,7 +48,7 @@ def _issues(path: Any, timeout: float | None, min_rate: float | None) -> list[Rl
         src.close()
 
 
-def validate(path: Any, *, timeout: float | None = None, min_rate: float | None = None) -> dict[str, Any]:
+def validate(path: Any, *, timeout: float | None = None, min_rate: float | None = None) -> Report:
     """Check a file against every rule of the spec and return the report (spec §14).
 
     ``path`` is anything :func:`rlarchive.open` takes: a path, bytes, a
@@ -58,9 +59,12 @@ def validate(path: Any, *, timeout: float | None = None, min_rate: float | None 
     """
     issues = _issues(path, timeout, min_rate)
     counts = {s: sum(1 for i in issues if i.severity == s) for s in ("error", "warning", "info")}
+    names: FileName = (
+        report_fields(path) if isinstance(path, (str, os.PathLike)) else {"file": f"<{type(path).__name__}>"}
+    )
     return {
         "validator": {"name": VALIDATOR_NAME, "version": VERSION},
-        **(report_fields(path) if isinstance(path, (str, os.PathLike)) else {"file": f"<{type(path).__name__}>"}),
+        **names,
         "valid": counts["error"] == 0,
         "summary": {"errors": counts["error"], "warnings": counts["warning"], "infos": counts["info"]},
         "issues": [{**i.as_issue(), "message": without_surrogates(i.message)} for i in issues],

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import os
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ class Selection:
     severity: dict[str, Any] = field(default_factory=dict)
     max_issues: int | None = None
 
-    def apply(self, report: dict[str, Any]) -> dict[str, Any]:
+    def apply(self, report: Mapping[str, Any]) -> dict[str, Any]:
         """``report`` with its issues selected and their severities overridden, its summary and ``valid`` recounted
         (every selected issue kept: :meth:`clip` keeps the first ``max_issues``)."""
         issues = [
@@ -61,7 +62,7 @@ class Selection:
         return report if self.max_issues is None else dict(report, issues=report["issues"][: self.max_issues])
 
 
-def file_name(report: dict[str, Any]) -> bytes:
+def file_name(report: Mapping[str, Any]) -> bytes:
     """The bytes of a report's file name (spec §14: ``file_base64`` when it is not UTF-8)."""
     if "file_base64" in report:
         return base64.b64decode(report["file_base64"])

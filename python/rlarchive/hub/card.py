@@ -34,6 +34,7 @@ import numpy as np
 from .. import metadata as keys
 from ..errors import RlarchiveError
 from ..filenames import printable
+from ..report import Report
 from . import card_sections as sections
 from .quoting import js_string, markdown_text, python_string, shell_word, yaml_string
 
@@ -372,7 +373,7 @@ def _how_to_load(file_name: str, env_id: Any, sb3_meta: dict[str, Any] | None, h
     return out
 
 
-def _validation(report: dict[str, Any], fmt: str) -> list[str]:
+def _validation(report: Report, fmt: str) -> list[str]:
     """The card's Validation section: the validator's verdict and its warnings."""
     out: list[str] = []
     warnings = [i for i in report["issues"] if i["severity"] == "warning"]
