@@ -17,6 +17,7 @@ import { batch, flatValues, observationShape, preprocess } from './observations.
 import { dot, Matmul } from './gemm.js';
 
 /** @typedef {import('./observations.js').PolicySpace} PolicySpace */
+/** @typedef {import('../../../index.js').Space} Space */
 /** @typedef {import('./observations.js').Tensor} Tensor */
 /** @typedef {import('./observations.js').Batch} Batch */
 /** @typedef {import('../../../index.js').VecNormalizeStatistics} VecNormalizeStatistics */
@@ -52,7 +53,7 @@ import { dot, Matmul } from './gemm.js';
  */
 /**
  * The checked description, decoded (RLA_policy §3).
- * @typedef {{observation_space: PolicySpace, action_space: PolicySpace, normalize_images?: boolean,
+ * @typedef {{observation_space: Space, action_space: Space, normalize_images?: boolean,
  *   vec_normalize?: boolean, nodes: Node[], action: Head, recurrent?: Recurrent | null}} Description
  */
 /**
@@ -61,7 +62,7 @@ import { dot, Matmul } from './gemm.js';
  */
 /**
  * A head: the actions for the values it reads (`masks`: the action masks, or null).
- * @typedef {(head: Head, x: Tensor, masks: Uint8Array | null, space: PolicySpace) => Action} HeadFunction
+ * @typedef {(head: Head, x: Tensor, masks: Uint8Array | null, space: Space) => Action} HeadFunction
  */
 
 const f32 = Math.fround;
@@ -213,7 +214,7 @@ export class Policy {
       const out = {};
       const keys = vn?.norm_obs && vn.obs !== null ? (vn.obs_keys ?? []) : [];
       const perKey = /** @type {Record<string, VecNormalizeStats>} */ (vn?.obs);
-      for (const [key, sub] of sp.spaces) {
+      for (const [key, sub] of /** @type {PolicySpace} */ (sp).spaces) {
         const stats = keys.includes(key) ? perKey[key] : null;
         out[`obs.${key}`] = preprocess(
           normalise(/** @type {Record<string, Batch>} */ (obs)[key], stats),
@@ -685,10 +686,11 @@ const FLOAT_ARRAYS = { F32: Float32Array, F64: Float64Array };
 
 /** @type {HeadFunction} */
 function box(head, x, masks, space) {
-  const low = /** @type {Float32Array | Float64Array} */ (space.low.data); // an F32 or F64 box (RLA_policy §6)
-  const high = /** @type {Float32Array | Float64Array} */ (space.high.data);
+  const sp = /** @type {PolicySpace} */ (space);
+  const low = /** @type {Float32Array | Float64Array} */ (sp.low.data); // an F32 or F64 box (RLA_policy §6)
+  const high = /** @type {Float32Array | Float64Array} */ (sp.high.data);
   const N = low.length;
-  const dtype = /** @type {string} */ (space.dtype);
+  const dtype = /** @type {string} */ (sp.dtype);
   const Out = FLOAT_ARRAYS[dtype] ?? Float32Array;
   const data = new Out(x.data.length);
   for (let i = 0; i < x.data.length; i++) {

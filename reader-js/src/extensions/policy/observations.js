@@ -8,6 +8,7 @@
 // Observations that do not fit are errors of the caller: TypeError.
 
 /** @typedef {import('../../../index.js').Observation} Observation */
+/** @typedef {import('../../../index.js').Space} Space */
 /** @typedef {import('../../../index.js').ElementArray} ElementArray */
 /** @typedef {import('../../../index.js').observations.Batch} Batch */
 /**
@@ -15,10 +16,10 @@
  * @typedef {{dtype: string, shape: number[], data: ElementArray}} SpaceArray
  */
 /**
- * A decoded space as the policy reads it (a Space of index.d.ts): the members of its kind are present, its arrays
- * loaded, a Dict's spaces [key, space] pairs (the description was checked, RLA_policy §4).
+ * A decoded Space as the policy reads it: the members of its kind are present, its arrays loaded, a Dict's spaces
+ * [key, space] pairs (the description was checked, RLA_policy §4).
  * @typedef {{kind: string, dtype?: string, shape: number[], low: SpaceArray, high: SpaceArray,
- *   n: number | bigint | ArrayLike<number | bigint>, nvec: SpaceArray, spaces: [string, PolicySpace][]}} PolicySpace
+ *   n: number | bigint | ArrayLike<number | bigint>, nvec: SpaceArray, spaces: [string, Space][]}} PolicySpace
  */
 /**
  * A value of the network: the batch first, the elements in C order.
@@ -30,60 +31,62 @@ const f32 = Math.fround;
 const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
 
 /** The kind of a space: 'box', 'discrete', 'multi_discrete', 'multi_binary', 'dict', ... */
-export const kind = (/** @type {PolicySpace} */ space) => space.kind;
+export const kind = (/** @type {Space} */ space) => space.kind;
 
 /** The keys of a Dict space, in its order. */
-export const dictKeys = (/** @type {PolicySpace} */ space) => space.spaces.map(([key]) => key);
+export const dictKeys = (/** @type {Space} */ space) => /** @type {PolicySpace} */ (space).spaces.map(([key]) => key);
 
 /**
  * The space of `key` in a Dict space.
- * @param {PolicySpace} space
+ * @param {Space} space
  * @param {string} key
- * @returns {PolicySpace}
+ * @returns {Space}
  */
 export function subspace(space, key) {
-  const found = space.spaces.find(([k]) => k === key);
+  const found = /** @type {PolicySpace} */ (space).spaces.find(([k]) => k === key);
   if (!found) throw new TypeError(`the Dict space has no key ${JSON.stringify(key)}`);
   return found[1];
 }
 
-/** @type {WeakMap<PolicySpace, boolean>} */
+/** @type {WeakMap<Space, boolean>} */
 const IMAGES = new WeakMap();
 
 /**
  * SB3's is_image_space without the channel check: a U8 Box of rank 3 with bounds 0 and 255 (remembered per space).
- * @param {PolicySpace} space
+ * @param {Space} space
  * @returns {boolean}
  */
 export function isImage(space) {
-  if (space.kind !== 'box' || space.shape.length !== 3 || space.low.dtype !== 'U8') return false;
+  const sp = /** @type {PolicySpace} */ (space);
+  if (sp.kind !== 'box' || sp.shape.length !== 3 || sp.low.dtype !== 'U8') return false;
   if (!IMAGES.has(space))
     // a U8 box: low and high are Uint8Array
     IMAGES.set(
       space,
-      /** @type {Uint8Array} */ (space.low.data).every((x) => x === 0) &&
-        /** @type {Uint8Array} */ (space.high.data).every((x) => x === 255),
+      /** @type {Uint8Array} */ (sp.low.data).every((x) => x === 0) &&
+        /** @type {Uint8Array} */ (sp.high.data).every((x) => x === 255),
     );
   return /** @type {boolean} */ (IMAGES.get(space));
 }
 
 /**
  * The shape of one observation of a Box, Discrete ([]), MultiDiscrete or MultiBinary space.
- * @param {PolicySpace} space
+ * @param {Space} space
  * @returns {number[]}
  */
 export function observationShape(space) {
-  switch (space.kind) {
+  const sp = /** @type {PolicySpace} */ (space);
+  switch (sp.kind) {
     case 'box':
-      return space.shape.map(num);
+      return sp.shape.map(num);
     case 'discrete':
       return [];
     case 'multi_discrete':
-      return space.nvec.shape.map(num);
+      return sp.nvec.shape.map(num);
     case 'multi_binary':
-      return Array.isArray(space.n)
-        ? space.n.map(num)
-        : ArrayBuffer.isView(space.n)
+      return Array.isArray(sp.n)
+        ? sp.n.map(num)
+        : ArrayBuffer.isView(sp.n)
           ? Array.from(/** @type {ArrayLike<number | bigint>} */ (space.n), num)
           : [num(/** @type {number | bigint} */ (space.n))];
     default:
@@ -141,7 +144,7 @@ const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i
  * images as SB3 does. Single when the shape is the space's observation shape, a batch of n when it is
  * [n, ...shape]; anything else is a TypeError.
  * @param {unknown} obs
- * @param {PolicySpace} space
+ * @param {Space} space
  * @returns {Batch}
  */
 export function asBatch(obs, space) {
@@ -181,7 +184,7 @@ export function asBatch(obs, space) {
  * A Dict observation (an object or a Map) is single when every key is single, a batch of n when every key
  * is a batch of the same n (RLA_policy §4); keys that disagree are a TypeError.
  * @param {unknown} observation
- * @param {PolicySpace} space
+ * @param {Space} space
  * @returns {{obs: Batch | Record<string, Batch>, single: boolean, n: number}}
  */
 export function batch(observation, space) {
@@ -209,7 +212,7 @@ export function batch(observation, space) {
   let single = null;
   /** @type {number | null} */
   let n = null;
-  for (const [key, sub] of space.spaces) {
+  for (const [key, sub] of /** @type {PolicySpace} */ (space).spaces) {
     if (get(key) === undefined) throw new TypeError(`the observation lacks the key ${JSON.stringify(key)}`);
     const b = asBatch(get(key), sub);
     if (single === null) {
@@ -265,26 +268,27 @@ function toFloat32(values) {
 /**
  * A batch of observations of `space` ({values, n}, the values already normalised when they had to be) as the float32 input: {shape, data}.
  * @param {{values: ArrayLike<number | bigint | boolean>, n: number}} b
- * @param {PolicySpace} space
+ * @param {Space} space
  * @param {boolean} normalizeImages
  * @returns {Tensor}
  */
 export function preprocess(b, space, normalizeImages) {
+  const sp = /** @type {PolicySpace} */ (space);
   const values = b.values;
   const n = b.n;
-  switch (space.kind) {
+  switch (sp.kind) {
     case 'box': {
       const data = toFloat32(values);
       if (normalizeImages && isImage(space)) for (let i = 0; i < data.length; i++) data[i] = f32(data[i] / 255);
       return { shape: [n, ...observationShape(space)], data };
     }
     case 'discrete':
-      return oneHot(values, [num(/** @type {number | bigint} */ (space.n))], n);
+      return oneHot(values, [num(/** @type {number | bigint} */ (sp.n))], n);
     case 'multi_discrete':
-      return oneHot(values, Array.from(/** @type {ArrayLike<number | bigint>} */ (space.nvec.data), num), n);
+      return oneHot(values, Array.from(/** @type {ArrayLike<number | bigint>} */ (sp.nvec.data), num), n);
     case 'multi_binary':
       return { shape: [n, ...observationShape(space)], data: toFloat32(values) };
     default:
-      throw new TypeError(`no preprocessing for a ${space.kind} space`);
+      throw new TypeError(`no preprocessing for a ${sp.kind} space`);
   }
 }
