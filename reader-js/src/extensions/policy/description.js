@@ -53,7 +53,10 @@ import {
 /** @typedef {import('./spaces.js').ValueShape} ValueShape */
 /** @typedef {import('./ops.js').Term} Term */
 /** @typedef {import('./ops.js').Parameter} Parameter */
-/** The quantities a node's cost and workspace formulas name (RLA_policy §5.11), by name. @typedef {Record<string, number>} Quantities */
+/**
+ * The quantities a node's cost and workspace formulas name (RLA_policy §5.11), by name.
+ * @typedef {Record<string, number>} Quantities
+ */
 /**
  * What one observation's evaluation costs (RLA_policy §5.11).
  * @typedef {{operations: number, memoryBytes: number, peakAt: string, memory: number[]}} Cost
