@@ -9,7 +9,20 @@ import { ACTIVATION_DEFAULTS, ACTIVATIONS as REGISTRY, implementations } from '.
 
 const f32 = Math.fround;
 
-/** erf(x) to about 1e-15 relative: Taylor series near 0, a continued fraction for erfc beyond. */
+/**
+ * The parameters of an activation node by name: numbers, and the strings of the enum ones (gelu's approximate).
+ * @typedef {Readonly<Record<string, number | string>>} Parameters
+ */
+/**
+ * An activation function in binary64: of x and the node's parameters (each function reads its own).
+ * @typedef {(x: number, p: Parameters) => number} ActivationFunction
+ */
+
+/**
+ * erf(x) to about 1e-15 relative: Taylor series near 0, a continued fraction for erfc beyond.
+ * @param {number} x
+ * @returns {number}
+ */
 export function erf(x) {
   const ax = Math.abs(x);
   if (ax < 2.5) {
@@ -33,6 +46,7 @@ export function erf(x) {
   return Math.sign(x) * (1 - erfc);
 }
 
+/** @param {number} x */
 export const sigmoid = (x) => 1 / (1 + Math.exp(-x));
 
 // tanh rounded to float32 without a call to Math.tanh for most arguments: tanh(x) = E / (E + 2), E = e^2x - 1, with
@@ -78,9 +92,14 @@ export function tanh(x) {
   return f32(y * (1 + TANH_MARGIN)) === f32(y * (1 - TANH_MARGIN)) ? y : Math.tanh(x); // else near a rounding boundary
 }
 
-const SELU = REGISTRY.selu.constants; // a and s of the registry's formula
-const SOFTPLUS = ACTIVATION_DEFAULTS.softplus; // mish's softplus: beta 1, threshold 20
-/** softplus in binary64 (RLA_policy §5.5): x itself where beta·x > threshold. */
+const SELU = /** @type {Record<string, number>} */ (REGISTRY.selu.constants); // a and s of the registry's formula
+const SOFTPLUS = /** @type {Record<string, number>} */ (ACTIVATION_DEFAULTS.softplus); // mish's softplus: beta 1, threshold 20
+/**
+ * softplus in binary64 (RLA_policy §5.5): x itself where beta·x > threshold.
+ * @param {number} x
+ * @param {number} beta
+ * @param {number} threshold
+ */
 const softplus = (x, beta, threshold) => {
   const z = x * beta;
   return z > threshold ? x : (Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z)))) / beta;
@@ -88,36 +107,40 @@ const softplus = (x, beta, threshold) => {
 
 const FUNCTIONS = implementations(
   REGISTRY,
-  {
+  /** @type {Record<string, ActivationFunction>} */ ({
     identity: (x) => x,
     relu: (x) => (x > 0 || Number.isNaN(x) ? x : 0), // NaN stays NaN
     tanh,
     sigmoid,
-    elu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x)),
-    leaky_relu: (x, p) => (x >= 0 ? x : x * f32(p.negative_slope)),
+    elu: (x, p) => (x > 0 ? x : /** @type {number} */ (p.alpha) * Math.expm1(x)),
+    leaky_relu: (x, p) => (x >= 0 ? x : x * f32(/** @type {number} */ (p.negative_slope))),
     silu: (x) => x * sigmoid(x),
     gelu: (x, p) =>
       p.approximate === 'tanh'
         ? 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x)))
         : 0.5 * x * (1 + erf(x / Math.SQRT2)),
-    softplus: (x, p) => softplus(x, p.beta, p.threshold),
-    hardtanh: (x, p) => Math.min(Math.max(x, f32(p.min_val)), f32(p.max_val)), // Math.max and Math.min keep NaN
+    softplus: (x, p) => softplus(x, /** @type {number} */ (p.beta), /** @type {number} */ (p.threshold)),
+    hardtanh: (x, p) =>
+      Math.min(Math.max(x, f32(/** @type {number} */ (p.min_val))), f32(/** @type {number} */ (p.max_val))), // Math.max and Math.min keep NaN
     selu: (x) => SELU.s * (x > 0 ? x : SELU.a * Math.expm1(x)),
-    celu: (x, p) => (x > 0 ? x : p.alpha * Math.expm1(x / p.alpha)),
+    celu: (x, p) => (x > 0 ? x : /** @type {number} */ (p.alpha) * Math.expm1(x / /** @type {number} */ (p.alpha))),
     mish: (x) => x * Math.tanh(softplus(x, SOFTPLUS.beta, SOFTPLUS.threshold)),
     hardswish: (x) => (x * Math.min(Math.max(x + 3, 0), 6)) / 6,
     hardsigmoid: (x) => Math.min(Math.max(x + 3, 0), 6) / 6,
     softsign: (x) => x / (1 + Math.abs(x)),
-  },
+  }),
   'activations of the JavaScript evaluator',
 );
 
-/** name -> [function of (x, parameters) in binary64, defaults (the registry's)]; results are rounded to float32 by the caller. */
+/**
+ * name -> [function of (x, parameters) in binary64, defaults (the registry's)]; results are rounded to float32 by the caller.
+ * @type {Readonly<Record<string, readonly [ActivationFunction, Parameters]>>}
+ */
 export const ACTIVATIONS = Object.freeze(
   Object.fromEntries(
     Object.entries(ACTIVATION_DEFAULTS).map(([name, defaults]) => [
       name,
-      Object.freeze([FUNCTIONS[name], { ...defaults }]),
+      Object.freeze(/** @type {[ActivationFunction, Parameters]} */ ([FUNCTIONS[name], { ...defaults }])),
     ]),
   ),
 );

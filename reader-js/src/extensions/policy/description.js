@@ -49,6 +49,24 @@ import {
   show,
 } from './spaces.js';
 
+/** @typedef {import('./spaces.js').JsonMap} JsonMap */
+/** @typedef {import('./spaces.js').ValueShape} ValueShape */
+/** @typedef {import('./ops.js').Term} Term */
+/** @typedef {import('./ops.js').Parameter} Parameter */
+/**
+ * The quantities a node's cost and workspace formulas name (RLA_policy §5.11), by name.
+ * @typedef {Record<string, number>} Quantities
+ */
+/**
+ * What one observation's evaluation costs (RLA_policy §5.11).
+ * @typedef {{operations: number, memoryBytes: number, peakAt: string, memory: number[]}} Cost
+ */
+/**
+ * The check of one operation (a method of Shapes named after it): the shapes of its outputs, the quantities of its
+ * cost set in `q`.
+ * @typedef {(node: JsonMap, ptr: string, xs: ValueShape[], q: Quantities) => ValueShape[]} OpCheck
+ */
+
 export { HEADS, MAX_POLICY_MEMORY_BYTES, MAX_POLICY_OPERATIONS, MAX_POLICY_VALUE_ELEMENTS, OPERATIONS };
 
 export const EXTENSION = 'RLA_policy';
@@ -73,24 +91,49 @@ const TOP_OPTIONAL = ['vec_normalize', 'recurrent'];
 const RECURRENT = ['hidden_in', 'cell_in', 'hidden_out', 'cell_out', 'layers', 'hidden_size'];
 const LAYER = ['weight_ih', 'weight_hh', 'bias_ih', 'bias_hh'];
 
+/** @param {number | bigint} v */
 const num = (v) => Number(v);
+/** @param {number[]} shape */
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);
+/**
+ * @param {unknown[]} a
+ * @param {unknown[]} b
+ */
 const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-/** A value of the document in a message (JSON, integers included: json.js gives them as bigint). */
-const quote = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? x.toString() : x));
+/**
+ * A value of the document in a message (JSON, integers included: json.js gives them as bigint).
+ * @param {unknown} v
+ */
+const quote = (v) => JSON.stringify(v, (k, /** @type {unknown} */ x) => (typeof x === 'bigint' ? x.toString() : x));
 
-/** A cost or workspace formula of the registry: the sum of its terms, each k times the product of the named quantities. */
+/**
+ * A cost or workspace formula of the registry: the sum of its terms, each k times the product of the named quantities.
+ * @param {Term[]} terms
+ * @param {Quantities} q
+ * @param {number} [coefficient] what k 'activation' stands for
+ * @returns {number}
+ */
 function formula(terms, q, coefficient = 0) {
   return terms.reduce(
-    (sum, t) => sum + (t.k === 'activation' ? coefficient : t.k) * t.of.reduce((a, name) => a * q[name], 1),
+    (/** @type {number} */ sum, t) =>
+      sum + (t.k === 'activation' ? coefficient : t.k) * t.of.reduce((a, name) => a * q[name], 1),
     0,
   );
 }
 
-/** Elements of a value per observation (a recurrent state: layers x hidden_size). */
+/**
+ * Elements of a value per observation (a recurrent state: layers x hidden_size).
+ * @param {ValueShape} shape
+ */
 const elements = (shape) => (isState(shape) ? shape.state[0] * shape.state[1] : prod(shape));
 
-/** A numeric parameter (RLA_policy §5): a finite number no larger in magnitude than the largest float32. */
+/**
+ * A numeric parameter (RLA_policy §5): a finite number no larger in magnitude than the largest float32.
+ * @param {JsonMap} node
+ * @param {string} key
+ * @param {string} ptr
+ * @returns {number}
+ */
 function floatParameter(node, key, ptr) {
   const v = node.get(key);
   if (!(typeof v === 'bigint' || typeof v === 'number'))
@@ -101,7 +144,11 @@ function floatParameter(node, key, ptr) {
   return Number(v);
 }
 
-/** The ndarray parameters of a node (an lstm's: those of every layer). */
+/**
+ * The ndarray parameters of a node (an lstm's: those of every layer).
+ * @param {JsonMap} node
+ * @returns {JsonMap[]}
+ */
 function ndarrays(node) {
   const out = [...node.values()].filter((v) => isTagged(v, 'ndarray'));
   if (node.get('op') === 'lstm' && Array.isArray(node.get('layers'))) {
@@ -110,30 +157,67 @@ function ndarrays(node) {
   return out;
 }
 
-/** A parameter of a head, of the type the registry gives it: an integer of at least `least`, a list of integers, one of `values`. */
+/**
+ * A parameter of a head, of the type the registry gives it: an integer of at least `least`, a list of integers, one of `values`.
+ * @param {JsonMap} head
+ * @param {Parameter} p
+ * @param {string} ptr
+ */
 function headParameter(head, p, ptr) {
   const v = head.get(p.name);
-  if (p.type === 'int' && !(isInt(v) && v >= BigInt(p.least) && v <= MAX_SAFE))
+  if (p.type === 'int' && !(isInt(v) && v >= BigInt(/** @type {number} */ (p.least)) && v <= MAX_SAFE))
     throw bad(`${p.name} must be an integer >= ${p.least}`, `${ptr}/${p.name}`);
   if (p.type === 'int_list' && !(Array.isArray(v) && v.every(isInt)))
     throw bad(`${p.name} must be a list of integers`, `${ptr}/${p.name}`);
-  if (p.type === 'enum' && !p.values.includes(v))
+  if (p.type === 'enum' && !(/** @type {string[]} */ (p.values).includes(v)))
     throw bad(`${p.name} must be one of ${quote(p.values)}`, `${ptr}/${p.name}`);
 }
 
 /** Walks the nodes, inferring the shape (without batch) of every named value, and what each node costs. */
 class Shapes {
+  /**
+   * @param {Map<string, ValueShape>} known the inputs' shapes
+   * @param {JsonMap | null} recurrent the checked 'recurrent' member, or null
+   */
   constructor(known, recurrent) {
     this.known = known; // name -> shape array, or {state: [layers, hidden]}
     this.recurrent = recurrent;
     this.lstmSeen = false;
     this.cost = 0; // operations per observation so far
     this.defined = new Map([...known.keys()].map((name) => [name, 0])); // name -> index of the node that computes it (inputs: 0)
+    /** @type {Map<string, number>} */
     this.last = new Map(); // name -> index of its last reader (the head: the number of nodes)
+    /** @type {number[]} */
     this.workspace = []; // bytes of workspace of each node, then of the head
+    /** @type {string[]} */
     this.pointers = []; // JSON Pointer of each node, then of the head
   }
 
+  /**
+   * The shape of an F32 ndarray parameter of `ndim` dimensions (null for an optional one given as null).
+   * @overload
+   * @param {JsonMap} node
+   * @param {string} key
+   * @param {string} ptr
+   * @param {number} ndim
+   * @returns {number[]}
+   */
+  /**
+   * @overload
+   * @param {JsonMap} node
+   * @param {string} key
+   * @param {string} ptr
+   * @param {number} ndim
+   * @param {boolean} optional
+   * @returns {number[] | null}
+   */
+  /**
+   * @param {JsonMap} node
+   * @param {string} key
+   * @param {string} ptr
+   * @param {number} ndim
+   * @returns {number[] | null}
+   */
   weight(node, key, ptr, ndim, optional = false) {
     const v = node.get(key);
     if (v === null && optional) return null;
@@ -145,6 +229,14 @@ class Shapes {
     return v.get('shape').map(num);
   }
 
+  /**
+   * The length of a vector parameter, which must be `n` unless `n` is null.
+   * @param {JsonMap} node
+   * @param {string} key
+   * @param {string} ptr
+   * @param {number | null} n
+   * @returns {number | null}
+   */
   vector(node, key, ptr, n, optional = false) {
     const shape = this.weight(node, key, ptr, 1, optional);
     if (shape === null) return n;
@@ -153,15 +245,22 @@ class Shapes {
     return shape[0];
   }
 
+  /**
+   * @param {string} name
+   * @param {string} ptr
+   * @returns {number[]}
+   */
   shapeOf(name, ptr) {
     const shape = this.known.get(name);
     if (isState(shape)) throw bad(`${quote(name)} is a recurrent state, which only an lstm node reads`, ptr);
-    return shape;
+    return /** @type {number[]} */ (shape);
   }
 
   /**
    * One node, in the order of RLA_policy §8: op (and an activation's fn), the members missing, the members not
    * allowed, the operation, in, out, the parameters, the outputs' size, the cost.
+   * @param {JsonMap} node
+   * @param {string} ptr
    */
   node(node, ptr) {
     const [op, fn] = this.membersOf(node, ptr);
@@ -176,8 +275,9 @@ class Shapes {
     const ins = node.get('in');
     const xs = this.inputsOf(op, ins, ptr);
     const [outs, outAt] = this.outputsOf(op, node.get('out'), ptr);
+    /** @type {Quantities} */
     const q = {};
-    const shapes = this[op](node, ptr, xs, q);
+    const shapes = /** @type {Record<string, OpCheck>} */ (/** @type {unknown} */ (this))[op](node, ptr, xs, q);
     outs.forEach((name, i) => {
       bounded(shapes[i], outAt(i));
       this.known.set(name, shapes[i]);
@@ -186,10 +286,11 @@ class Shapes {
     const index = this.pointers.length;
     Object.assign(q, {
       out: elements(shapes[0]),
-      outs: shapes.reduce((a, s) => a + elements(s), 0),
+      outs: shapes.reduce((/** @type {number} */ a, s) => a + elements(s), 0),
       in: xs.reduce((a, x) => a + elements(x), 0),
     });
-    if (!('width' in q)) q.width = !isState(xs[0]) && xs[0].length > 0 ? xs[0][xs[0].length - 1] : 0;
+    const x0 = xs[0];
+    if (!('width' in q)) q.width = !isState(x0) && x0.length > 0 ? x0[x0.length - 1] : 0;
     q.weights = ndarrays(node).reduce((a, v) => a + prod(v.get('shape').map(num)), 0);
     const act = fn !== null ? ACTIVATIONS[fn] : null;
     this.cost += POLICY_NODE_COST + formula(spec.cost, q, act ? act.cost : 0);
@@ -201,7 +302,12 @@ class Shapes {
     for (const name of outs) this.defined.set(name, index);
   }
 
-  /** [op, fn or null] of a node: op (and an activation's fn), then the members missing, then those not allowed. */
+  /**
+   * [op, fn or null] of a node: op (and an activation's fn), then the members missing, then those not allowed.
+   * @param {unknown} node
+   * @param {string} ptr
+   * @returns {[string, string | null]}
+   */
   membersOf(node, ptr) {
     if (!isPlainMap(node)) throw bad('a node must be a map', ptr);
     if (!node.has('op')) throw bad("a node lacks 'op'", ptr);
@@ -227,25 +333,31 @@ class Shapes {
     return [op, fn];
   }
 
-  /** The shapes of a node's inputs: each computed before it, of the rank the operation reads (an lstm: its state after its input). */
+  /**
+   * The shapes of a node's inputs: each computed before it, of the rank the operation reads (an lstm: its state after its input).
+   * @param {string} op
+   * @param {unknown} ins
+   * @param {string} ptr
+   * @returns {ValueShape[]}
+   */
   inputsOf(op, ins, ptr) {
     const spec = OPERATIONS[op];
     const wantIns = typeof spec.inputs === 'number' ? spec.inputs : null; // concat: "1 or more"
     if (!(Array.isArray(ins) && ins.length > 0 && (wantIns === null || ins.length === wantIns))) {
       throw bad(`'in' of ${op} must be a list of ${wantIns ?? 'one or more'} name(s)`, `${ptr}/in`);
     }
-    return ins.map((n, i) => {
+    return ins.map((/** @type {unknown} */ n, /** @type {number} */ i) => {
       const where = `${ptr}/in/${i}`;
       if (!isName(n)) throw bad('an input is a non-empty string', where);
       if (!this.known.has(n)) throw bad(`${quote(n)} is not computed before this node`, where);
-      const shape = this.known.get(n);
+      const shape = /** @type {ValueShape} */ (this.known.get(n));
       if (op === 'lstm' && i > 0) {
-        const state = this.recurrent.get(i === 1 ? 'hidden_in' : 'cell_in');
+        const state = /** @type {JsonMap} */ (this.recurrent).get(i === 1 ? 'hidden_in' : 'cell_in');
         if (n !== state) throw bad(`in[${i}] of the lstm is the state ${quote(state)} of 'recurrent'`, where);
       } else if (isState(shape)) {
         throw bad(`${quote(n)} is a recurrent state, which only the lstm node reads`, where);
       } else {
-        const [least, most] = spec.input_rank;
+        const [least, most] = /** @type {[number, number | null]} */ (spec.input_rank);
         if (shape.length < least || (most !== null && shape.length > most)) {
           throw bad(
             `${op} reads a value of rank ${least === most ? least : `at least ${least}`}, not ${show(shape)}`,
@@ -257,24 +369,36 @@ class Shapes {
     });
   }
 
-  /** [the names a node computes, i -> the pointer of the i-th]: each new (an lstm's states: those of recurrent). */
+  /**
+   * [the names a node computes, i -> the pointer of the i-th]: each new (an lstm's states: those of recurrent).
+   * @param {string} op
+   * @param {unknown} out
+   * @param {string} ptr
+   * @returns {[string[], (i: number) => string]}
+   */
   outputsOf(op, out, ptr) {
     const wantOuts = OPERATIONS[op].outputs;
-    const outs = wantOuts > 1 ? out : [out];
+    const outs = /** @type {unknown[]} */ (wantOuts > 1 ? out : [out]);
     if (wantOuts > 1 && !(Array.isArray(outs) && outs.length === wantOuts))
       throw bad(`'out' of ${op} must be a list of ${wantOuts} names`, `${ptr}/out`);
-    const outAt = (i) => `${ptr}/out${wantOuts > 1 ? `/${i}` : ''}`;
-    outs.forEach((name, i) => {
+    const outAt = (/** @type {number} */ i) => `${ptr}/out${wantOuts > 1 ? `/${i}` : ''}`;
+    outs.forEach((/** @type {unknown} */ name, /** @type {number} */ i) => {
       if (!isName(name)) throw bad('an output is a non-empty string', outAt(i));
       if (this.known.has(name) || outs.indexOf(name) !== i) throw bad(`${quote(name)} is computed twice`, outAt(i));
       if (op === 'lstm' && i > 0) {
-        const state = this.recurrent.get(i === 1 ? 'hidden_out' : 'cell_out');
+        const state = /** @type {JsonMap} */ (this.recurrent).get(i === 1 ? 'hidden_out' : 'cell_out');
         if (name !== state) throw bad(`out[${i}] of the lstm is the state ${quote(state)} of 'recurrent'`, outAt(i));
       }
     });
-    return [outs, outAt];
+    return [/** @type {string[]} */ (outs), outAt];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   linear(node, ptr, [x]) {
     const w = this.weight(node, 'weight', ptr, 2);
     if (x[x.length - 1] !== w[1])
@@ -283,6 +407,13 @@ class Shapes {
     return [[...x.slice(0, -1), w[0]]];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @param {Quantities} q
+   * @returns {ValueShape[]}
+   */
   conv2d(node, ptr, [x], q) {
     const w = this.weight(node, 'weight', ptr, 4);
     if (x[0] !== w[1])
@@ -291,11 +422,12 @@ class Shapes {
         `${ptr}/weight`,
       );
     this.vector(node, 'bias', ptr, w[0], true);
+    /** @type {Record<string, bigint[]>} */
     const pairs = {};
     for (const p of OPERATIONS.conv2d.parameters) {
       if (p.type !== 'int_pair') continue;
       const v = node.get(p.name);
-      const least = BigInt(p.least);
+      const least = BigInt(/** @type {number} */ (p.least));
       if (!(Array.isArray(v) && v.length === 2 && v.every((n) => isInt(n) && n >= least && n <= MAX_SAFE)))
         throw bad(`${p.name} must be two integers >= ${p.least}`, `${ptr}/${p.name}`);
       pairs[p.name] = v;
@@ -320,16 +452,23 @@ class Shapes {
     return [[w[0], h, wd]];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   activation(node, ptr, [x]) {
     const fn = node.get('fn'); // node() checked fn and the parameters allowed
     const params = Object.fromEntries(ACTIVATIONS[fn].parameters.map((p) => [p.name, p]));
+    /** @type {Record<string, number>} */
     const values = {};
     for (const [k, p] of Object.entries(params)) {
       // in the order of the table of activations
       if (!node.has(k)) continue;
       const v = node.get(k);
       if (p.type === 'enum') {
-        if (!(typeof v === 'string' && p.values.includes(v)))
+        if (!(typeof v === 'string' && /** @type {string[]} */ (p.values).includes(v)))
           throw bad(`${k} must be one of ${quote(p.values)}`, pointerJoin(ptr, k));
       } else {
         values[k] = floatParameter(node, k, ptr);
@@ -339,7 +478,7 @@ class Shapes {
     const ordered = ACTIVATIONS[fn].ordered;
     if (ordered) {
       // e.g. hardtanh: min_val <= max_val, either given or by default; at the later one given
-      const [lo, hi] = ordered.map((k) => (k in values ? values[k] : params[k].default));
+      const [lo, hi] = ordered.map((k) => (k in values ? values[k] : /** @type {number} */ (params[k].default)));
       if (lo > hi)
         throw bad(
           `${ordered[0]} must not be greater than ${ordered[1]}`,
@@ -349,6 +488,12 @@ class Shapes {
     return [x];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   prelu(node, ptr, [x]) {
     const w = this.weight(node, 'weight', ptr, 1);
     if (w[0] !== 1 && w[0] !== x[0])
@@ -359,40 +504,71 @@ class Shapes {
     return [x];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   flatten(node, ptr, [x]) {
     return [[prod(x)]];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   concat(node, ptr, xs) {
     return [[xs.reduce((a, x) => a + prod(x), 0)]];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   layer_norm(node, ptr, [x]) {
     for (const key of ['weight', 'bias']) this.vector(node, key, ptr, x[x.length - 1], true);
     floatParameter(node, 'eps', ptr);
     return [x];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {number[][]} xs
+   * @returns {ValueShape[]}
+   */
   batch_norm(node, ptr, [x]) {
-    for (const [key, optional] of [
+    for (const [key, optional] of /** @type {[string, boolean][]} */ ([
       ['running_mean', false],
       ['running_var', false],
       ['weight', true],
       ['bias', true],
-    ])
+    ]))
       this.vector(node, key, ptr, x[0], optional);
     floatParameter(node, 'eps', ptr);
     return [x];
   }
 
+  /**
+   * @param {JsonMap} node
+   * @param {string} ptr
+   * @param {[number[], ValueShape, ValueShape]} xs
+   * @param {Quantities} q
+   * @returns {ValueShape[]}
+   */
   lstm(node, ptr, [x, h, c], q) {
-    const rec = this.recurrent; // node() checked it, the state names and the input's rank
+    const rec = /** @type {JsonMap} */ (this.recurrent); // node() checked it, the state names and the input's rank
     const layers = node.get('layers');
     const hidden = num(rec.get('hidden_size'));
     if (!(Array.isArray(layers) && layers.length === num(rec.get('layers'))))
       throw bad(`layers must be a list of ${rec.get('layers')} layers, as 'recurrent' says`, `${ptr}/layers`);
     let width = x[0];
-    layers.forEach((layer, i) => {
+    layers.forEach((/** @type {unknown} */ layer, /** @type {number} */ i) => {
       const lp = `${ptr}/layers/${i}`;
       if (!(isPlainMap(layer) && layer.size === LAYER.length && LAYER.every((k) => layer.has(k)))) {
         throw bad(
@@ -400,10 +576,10 @@ class Shapes {
           membersPointer(layer, lp, LAYER),
         );
       }
-      for (const [key, want] of [
+      for (const [key, want] of /** @type {[string, number[]][]} */ ([
         ['weight_ih', [4 * hidden, width]],
         ['weight_hh', [4 * hidden, hidden]],
-      ]) {
+      ])) {
         if (!sameList(this.weight(layer, key, lp, 2), want))
           throw bad(`${key} must have shape ${show(want)}`, `${lp}/${key}`);
       }
@@ -417,6 +593,9 @@ class Shapes {
   /**
    * The head, in the order of RLA_policy §8: op, the members missing, the members not allowed, in, the
    * parameters, the action space (at the head), sizes against it, the width of in, the cost.
+   * @param {unknown} head
+   * @param {JsonMap} actionSpace
+   * @param {string} ptr
    */
   head(head, actionSpace, ptr) {
     if (!isPlainMap(head)) throw bad('the action head must be a map', ptr);
@@ -464,7 +643,7 @@ class Shapes {
     const delta = new Array(end + 1).fill(0);
     for (const [name, first] of this.defined) {
       const last = keep.includes(name) ? end - 1 : Math.max(first, this.last.get(name) ?? first);
-      const size = 4 * elements(this.known.get(name));
+      const size = 4 * elements(/** @type {ValueShape} */ (this.known.get(name)));
       delta[Math.min(first, end - 1)] += size;
       delta[Math.min(last, end - 1) + 1] -= size;
     }
@@ -487,6 +666,13 @@ class Shapes {
   }
 }
 
+/**
+ * The checked 'recurrent' member, or null when there is none.
+ * @param {unknown} rec
+ * @param {Map<string, ValueShape>} known the inputs' shapes
+ * @param {string} ptr
+ * @returns {JsonMap | null}
+ */
 function recurrentOf(rec, known, ptr) {
   if (rec === undefined || rec === null) return null;
   if (!(isPlainMap(rec) && rec.size === RECURRENT.length && RECURRENT.every((k) => rec.has(k)))) {
@@ -495,6 +681,7 @@ function recurrentOf(rec, known, ptr) {
       membersPointer(rec, ptr, RECURRENT),
     );
   }
+  /** @type {string[]} */
   const names = [];
   for (const k of ['hidden_in', 'cell_in', 'hidden_out', 'cell_out']) {
     // in the order of the table of §5.9
@@ -522,6 +709,10 @@ function recurrentOf(rec, known, ptr) {
  * {operations, memoryBytes, peakAt, memory} (memory: the bytes at each node,
  * then at the head). Throws EXTENSION_INVALID (or
  * LIMIT_EXCEEDED) located in the member.
+ * @param {unknown} value
+ * @param {JsonMap | null | undefined} data the archive's data.json (its observation_space), when there is one
+ * @param {string[]} [used]
+ * @returns {Cost}
  */
 export function check(value, data, used = []) {
   const base = '/' + KEY;

@@ -16,32 +16,87 @@ import { ACTIVATIONS, sigmoid } from './activations.js';
 import { batch, flatValues, observationShape, preprocess } from './observations.js';
 import { dot, Matmul } from './gemm.js';
 
+/** @typedef {import('./observations.js').PolicySpace} PolicySpace */
+/** @typedef {import('../../../index.js').Space} Space */
+/** @typedef {import('./observations.js').Tensor} Tensor */
+/** @typedef {import('./observations.js').Batch} Batch */
+/** @typedef {import('../../../index.js').VecNormalizeStatistics} VecNormalizeStatistics */
+/** @typedef {import('../../../index.js').VecNormalizeStats} VecNormalizeStats */
+/**
+ * A loaded F32 ndarray parameter of a node (an NDArray whose data is loaded).
+ * @typedef {{dtype: string, shape: (number | bigint)[], data: Float32Array}} Weights
+ */
+/**
+ * A node of the checked description (RLA_policy §5): op, the names it reads and computes, its parameters.
+ * @typedef {{op: string, in: string[], out: string | string[]}} Node
+ */
+/** @typedef {Node & {weight: Weights, bias: Weights | null}} LinearNode */
+/** @typedef {LinearNode & {stride: (number | bigint)[], padding: (number | bigint)[]}} Conv2dNode */
+/** @typedef {Node & {fn: string, [parameter: string]: unknown}} ActivationNode */
+/** @typedef {Node & {weight: Weights}} PreluNode */
+/** @typedef {Node & {weight: Weights | null, bias: Weights | null, eps: number | bigint}} LayerNormNode */
+/** @typedef {LayerNormNode & {running_mean: Weights, running_var: Weights}} BatchNormNode */
+/** @typedef {{weight_ih: Weights, weight_hh: Weights, bias_ih: Weights, bias_hh: Weights}} LstmLayer */
+/** @typedef {Node & {layers: LstmLayer[]}} LstmNode */
+/**
+ * A node prepared once per Policy: its outputs from its inputs (an lstm: three of each).
+ * @typedef {(xs: Tensor[]) => Tensor | Tensor[]} Step
+ */
+/**
+ * The action head of the checked description (RLA_policy §6): op, the name it reads, its parameters.
+ * @typedef {{op: string, in: string, sizes?: (number | bigint)[], n_quantiles?: number | bigint, squash?: string}} Head
+ */
+/**
+ * The 'recurrent' member of the checked description (RLA_policy §5.9).
+ * @typedef {{hidden_in: string, cell_in: string, hidden_out: string, cell_out: string, layers: number | bigint,
+ *   hidden_size: number | bigint}} Recurrent
+ */
+/**
+ * The checked description, decoded (RLA_policy §3).
+ * @typedef {{observation_space: Space, action_space: Space, normalize_images?: boolean,
+ *   vec_normalize?: boolean, nodes: Node[], action: Head, recurrent?: Recurrent | null}} Description
+ */
+/**
+ * An action (or a recurrent state) as predict gives it.
+ * @typedef {{dtype: string, shape: number[], data: Float32Array | Float64Array | BigInt64Array}} Action
+ */
+/**
+ * A head: the actions for the values it reads (`masks`: the action masks, or null).
+ * @typedef {(head: Head, x: Tensor, masks: Uint8Array | null, space: Space) => Action} HeadFunction
+ */
+
 const f32 = Math.fround;
 
 export { ACTIVATIONS };
 
 // -- the policy ---------------------------------------------------------------------------
 
+/**
+ * @param {number | bigint} v
+ * @returns {number}
+ */
 const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+/** @param {number[]} shape */
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);
 
 /** A policy description, ready to act (open it with `await archive.policy()`). */
 export class Policy {
   /**
    * @param {object} desc the decoded description (the value under `policy`), checked, every NDArray loaded
-   * @param {{vecNormalize?: object|null}} [options] the archive's RLA_vec_normalize statistics (decoded), needed when `desc.vec_normalize`
+   * @param {{vecNormalize?: VecNormalizeStatistics|null}} [options] the archive's RLA_vec_normalize statistics (decoded), needed when `desc.vec_normalize`
    */
   constructor(desc, { vecNormalize = null } = {}) {
+    const d = /** @type {Description} */ (desc);
     this.desc = desc;
-    this.observationSpace = desc.observation_space;
-    this.actionSpace = desc.action_space;
-    this.normalizeImages = desc.normalize_images !== false;
-    if (desc.vec_normalize && !vecNormalize)
+    this.observationSpace = d.observation_space;
+    this.actionSpace = d.action_space;
+    this.normalizeImages = d.normalize_images !== false;
+    if (d.vec_normalize && !vecNormalize)
       throw new TypeError("the policy takes normalised observations: give the archive's RLA_vec_normalize statistics");
-    this.vecNormalize = desc.vec_normalize ? vecNormalize : null;
-    this.nodes = desc.nodes;
-    this.action = desc.action;
-    this.recurrent = desc.recurrent ?? null;
+    this.vecNormalize = d.vec_normalize ? /** @type {VecNormalizeStatistics} */ (vecNormalize) : null;
+    this.nodes = d.nodes;
+    this.action = d.action;
+    this.recurrent = d.recurrent ?? null;
     this._steps = this.nodes.map((node) => PREPARE[node.op](node));
     // values are dropped after their last reader (the head's input and the recurrent outputs are kept)
     this._keep = new Set([this.action.in]);
@@ -49,6 +104,7 @@ export class Policy {
       this._keep.add(this.recurrent.hidden_out);
       this._keep.add(this.recurrent.cell_out);
     }
+    /** @type {Map<string, number>} */
     this._last = new Map();
     this.nodes.forEach((node, i) => node.in.forEach((name) => this._last.set(name, i)));
     for (const name of this._keep) this._last.set(name, this.nodes.length);
@@ -61,7 +117,11 @@ export class Policy {
    */
   get maskWidth() {
     if (this.action.op === 'argmax') return Number(this.actionSpace.n);
-    if (this.action.op === 'multi_argmax') return this.action.sizes.reduce((a, n) => a + Number(n), 0);
+    if (this.action.op === 'multi_argmax')
+      return /** @type {(number | bigint)[]} */ (this.action.sizes).reduce(
+        (/** @type {number} */ a, n) => a + Number(n),
+        0,
+      );
     return null;
   }
 
@@ -70,13 +130,16 @@ export class Policy {
    * Shaped like Stable-Baselines3's `predict`. An observation is an NDArray-like `{dtype, shape, data}`, a number (Discrete),
    * or nested arrays of numbers; a Dict observation an object (or Map) of those. Observations, states and masks that do not
    * fit are a TypeError.
-   * @returns {{action: {dtype: string, shape: number[], data: ArrayLike<number|bigint>}, state: {hidden: object, cell: object}|null}}
+   * @param {unknown} observation
+   * @param {{state?: {hidden: unknown, cell: unknown} | null, episodeStart?: unknown, actionMasks?: unknown}} [options]
+   * @returns {{action: Action, state: {hidden: Action, cell: Action}|null}}
    */
   predict(observation, { state = null, episodeStart = null, actionMasks = null } = {}) {
     const { obs, single, n } = batch(observation, this.observationSpace);
     const values = new Map(Object.entries(this._preprocess(obs, n)));
     if (this.recurrent !== null)
       for (const [k, v] of Object.entries(this._stateIn(this.recurrent, state, episodeStart, n))) values.set(k, v);
+    /** @type {Uint8Array | null} */
     let masks = null;
     if (actionMasks !== null && actionMasks !== undefined) {
       masks = Uint8Array.from(flatValues(actionMasks), (m) => (m ? 1 : 0));
@@ -88,21 +151,26 @@ export class Policy {
     const last = this._last;
     for (const name of [...values.keys()]) if ((last.get(name) ?? -1) < 0) values.delete(name); // an input nothing reads
     this.nodes.forEach((node, i) => {
-      const out = this._steps[i](node.in.map((name) => values.get(name)));
+      const out = this._steps[i](node.in.map((name) => /** @type {Tensor} */ (values.get(name))));
       for (const name of node.in) if (last.get(name) === i && !this._keep.has(name)) values.delete(name);
       const names = Array.isArray(node.out) ? node.out : [node.out];
-      const outs = Array.isArray(node.out) ? out : [out];
+      const outs = /** @type {Tensor[]} */ (Array.isArray(node.out) ? out : [out]);
       names.forEach((name, k) => {
         if ((last.get(name) ?? -1) > i) values.set(name, outs[k]);
       });
     });
-    const action = HEADS[this.action.op](this.action, values.get(this.action.in), masks, this.actionSpace);
+    const action = HEADS[this.action.op](
+      this.action,
+      /** @type {Tensor} */ (values.get(this.action.in)),
+      masks,
+      this.actionSpace,
+    );
     action.shape = [n, ...observationShape(this.actionSpace)]; // SB3 gives actions the action space's shape
     if (single) action.shape = action.shape.slice(1);
     let next = null;
     if (this.recurrent !== null) {
-      const h = values.get(this.recurrent.hidden_out);
-      const c = values.get(this.recurrent.cell_out);
+      const h = /** @type {Tensor} */ (values.get(this.recurrent.hidden_out));
+      const c = /** @type {Tensor} */ (values.get(this.recurrent.cell_out));
       next = {
         hidden: { dtype: 'F32', shape: h.shape, data: h.data },
         cell: { dtype: 'F32', shape: c.shape, data: c.data },
@@ -111,31 +179,63 @@ export class Policy {
     return { action, state: next };
   }
 
-  /** The observation as a batch ({obs, single, n}; for a Dict space `obs` maps each key to its batch). */
+  /**
+   * The observation as a batch ({obs, single, n}; for a Dict space `obs` maps each key to its batch).
+   * @param {unknown} observation
+   */
   _batch(observation) {
     return batch(observation, this.observationSpace);
   }
 
+  /**
+   * The network's inputs by name (RLA_policy §4), normalised first where the description says so.
+   * @param {Batch | Record<string, Batch>} obs
+   * @param {number} n
+   * @returns {Record<string, Tensor>}
+   */
   _preprocess(obs, n) {
     const sp = this.observationSpace;
     const vn = this.vecNormalize;
+    /** @type {(b: Batch, stats: VecNormalizeStats | null) => {values: ArrayLike<number | bigint | boolean>, n: number}} */
     const normalise = (b, stats) =>
       stats
-        ? { values: normalizeArray(Array.from(b.values, num), stats, num(vn.epsilon), num(vn.clip_obs)), n: b.n }
+        ? {
+            values: normalizeArray(
+              Array.from(/** @type {ArrayLike<number | bigint>} */ (b.values), num),
+              stats,
+              num(/** @type {VecNormalizeStatistics} */ (vn).epsilon),
+              num(/** @type {VecNormalizeStatistics} */ (vn).clip_obs),
+            ),
+            n: b.n,
+          }
         : b;
     if (sp.kind === 'dict') {
+      /** @type {Record<string, Tensor>} */
       const out = {};
       const keys = vn?.norm_obs && vn.obs !== null ? (vn.obs_keys ?? []) : [];
-      for (const [key, sub] of sp.spaces) {
-        const stats = keys.includes(key) ? vn.obs[key] : null;
-        out[`obs.${key}`] = preprocess(normalise(obs[key], stats), sub, this.normalizeImages);
+      const perKey = /** @type {Record<string, VecNormalizeStats>} */ (vn?.obs);
+      for (const [key, sub] of /** @type {PolicySpace} */ (sp).spaces) {
+        const stats = keys.includes(key) ? perKey[key] : null;
+        out[`obs.${key}`] = preprocess(
+          normalise(/** @type {Record<string, Batch>} */ (obs)[key], stats),
+          sub,
+          this.normalizeImages,
+        );
       }
       return out;
     }
-    const stats = vn?.norm_obs && vn.obs !== null ? vn.obs : null;
-    return { obs: preprocess(normalise(obs, stats), sp, this.normalizeImages) };
+    const stats = vn?.norm_obs && vn.obs !== null ? /** @type {VecNormalizeStats} */ (vn.obs) : null;
+    return { obs: preprocess(normalise(/** @type {Batch} */ (obs), stats), sp, this.normalizeImages) };
   }
 
+  /**
+   * The recurrent state the lstm reads, by name: the one given (zeros where there is none), reset where an episode starts.
+   * @param {Recurrent} rec
+   * @param {{hidden: unknown, cell: unknown} | null | undefined} state
+   * @param {unknown} episodeStart
+   * @param {number} n
+   * @returns {Record<string, Tensor>}
+   */
   _stateIn(rec, state, episodeStart, n) {
     const L = num(rec.layers);
     const H = num(rec.hidden_size);
@@ -143,8 +243,10 @@ export class Policy {
     const h = new Float32Array(size);
     const c = new Float32Array(size);
     if (state) {
-      const hs = flatValues(state.hidden?.data ?? state.hidden);
-      const cs = flatValues(state.cell?.data ?? state.cell);
+      const hidden = /** @type {{data?: unknown} | null | undefined} */ (state.hidden);
+      const cell = /** @type {{data?: unknown} | null | undefined} */ (state.cell);
+      const hs = /** @type {ArrayLike<number | bigint>} */ (flatValues(hidden?.data ?? hidden));
+      const cs = /** @type {ArrayLike<number | bigint>} */ (flatValues(cell?.data ?? cell));
       if (hs.length !== size || cs.length !== size)
         throw new TypeError(`a state of ${hs.length} values for ${L} layers, ${n} observations and ${H} units`);
       h.set(Array.from(hs, num));
@@ -171,8 +273,13 @@ export class Policy {
  * conformance `predict` request): a recurrent policy carries its state and resets it where
  * `episodeStarts[i]` is true. An observation, episode start or mask that does not fit the policy
  * (RLA_policy §4) is the RlarchiveError INPUT_INVALID, naming its index.
+ * @param {Policy} policy
+ * @param {unknown[]} observations
+ * @param {{episodeStarts?: ArrayLike<unknown> | null, actionMasks?: ArrayLike<unknown> | null}} [options]
+ * @returns {Action[]}
  */
 export function act(policy, observations, { episodeStarts = null, actionMasks = null } = {}) {
+  /** @type {{hidden: Action, cell: Action} | null} */
   let state = null;
   return observations.map((obs, i) => {
     let r;
@@ -198,8 +305,12 @@ export function act(policy, observations, { episodeStarts = null, actionMasks = 
 // A sum (linear, conv2d, the LSTM gates) is accumulated in binary64, where the product of two float32
 // values is exact, and rounded once to float32 (RLA_policy §5); so are the normalisations.
 
-const weights = (nd) => nd.data;
+const weights = (/** @type {Weights} */ nd) => nd.data;
 
+/**
+ * @param {LinearNode} node
+ * @returns {Step}
+ */
 function linear(node) {
   const [O, I] = node.weight.shape.map(num);
   const mm = new Matmul(weights(node.weight), O, I, node.bias ? weights(node.bias) : null);
@@ -217,6 +328,24 @@ function linear(node) {
 /**
  * A convolution with fewer than four output channels, without im2col (a patch serves too few
  * products for the blocked GEMM to pay): each sum in binary64 from the bias, rounded once.
+ * @param {Float32Array} xd
+ * @param {number} n
+ * @param {number} C
+ * @param {number} H
+ * @param {number} W
+ * @param {Float32Array} w
+ * @param {number} O
+ * @param {number} KH
+ * @param {number} KW
+ * @param {number} sh
+ * @param {number} sw
+ * @param {number} ph
+ * @param {number} pw
+ * @param {number} OH
+ * @param {number} OW
+ * @param {Float32Array | null} bias
+ * @param {Float32Array} out
+ * @returns {Float32Array}
  */
 function directConv(xd, n, C, H, W, w, O, KH, KW, sh, sw, ph, pw, OH, OW, bias, out) {
   for (let b = 0; b < n; b++) {
@@ -244,6 +373,10 @@ function directConv(xd, n, C, H, W, w, O, KH, KW, sh, sw, ph, pw, OH, OW, bias, 
   return out;
 }
 
+/**
+ * @param {Conv2dNode} node
+ * @returns {Step}
+ */
 function conv2d(node) {
   const w = weights(node.weight);
   const [O, C, KH, KW] = node.weight.shape.map(num);
@@ -276,11 +409,21 @@ function conv2d(node) {
   };
 }
 
+/**
+ * @param {ActivationNode} node
+ * @returns {Step}
+ */
 function activation(node) {
   const [fn, defaults] = ACTIVATIONS[node.fn];
+  /** @type {Record<string, number | string>} */
   const p = {};
   for (const [k, d] of Object.entries(defaults))
-    p[k] = node[k] === undefined ? d : typeof d === 'string' ? node[k] : num(node[k]);
+    p[k] =
+      node[k] === undefined
+        ? d
+        : typeof d === 'string'
+          ? /** @type {string} */ (node[k])
+          : num(/** @type {number | bigint} */ (node[k]));
   if (node.fn === 'relu') {
     // relu written out, the most common function: on the float32 bits, without a branch on the sign (which the
     // processor would mispredict for every other value): a negative number (the sign bit set, the magnitude's bits
@@ -305,6 +448,10 @@ function activation(node) {
   };
 }
 
+/**
+ * @param {PreluNode} node
+ * @returns {Step}
+ */
 function prelu(node) {
   const slopes = weights(node.weight);
   return ([x]) => {
@@ -319,10 +466,12 @@ function prelu(node) {
   };
 }
 
+/** @returns {Step} */
 function flattenOp() {
   return ([x]) => ({ shape: [x.shape[0], prod(x.shape.slice(1))], data: x.data });
 }
 
+/** @returns {Step} */
 function concat() {
   return (xs) => {
     const n = xs[0].shape[0];
@@ -340,6 +489,10 @@ function concat() {
   };
 }
 
+/**
+ * @param {LayerNormNode} node
+ * @returns {Step}
+ */
 function layerNorm(node) {
   const w = node.weight ? weights(node.weight) : null;
   const bias = node.bias ? weights(node.bias) : null;
@@ -366,6 +519,10 @@ function layerNorm(node) {
   };
 }
 
+/**
+ * @param {BatchNormNode} node
+ * @returns {Step}
+ */
 function batchNorm(node) {
   const mean = weights(node.running_mean);
   const variance = weights(node.running_var);
@@ -387,7 +544,11 @@ function batchNorm(node) {
   };
 }
 
-/** One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell]. */
+/**
+ * One step of a (multi-layer) LSTM: in = [x, hidden, cell], out = [output, hidden, cell].
+ * @param {LstmNode} node
+ * @returns {Step}
+ */
 function lstm(node) {
   return ([x, h, c]) => {
     const [L, n, H] = h.shape;
@@ -427,17 +588,19 @@ function lstm(node) {
 
 const PREPARE = implementations(
   OPERATIONS,
-  {
-    linear,
-    conv2d,
-    activation,
-    prelu,
-    flatten: flattenOp,
-    concat,
-    layer_norm: layerNorm,
-    batch_norm: batchNorm,
-    lstm,
-  },
+  /** @type {Record<string, (node: Node) => Step>} */ (
+    /** @type {unknown} */ ({
+      linear,
+      conv2d,
+      activation,
+      prelu,
+      flatten: flattenOp,
+      concat,
+      layer_norm: layerNorm,
+      batch_norm: batchNorm,
+      lstm,
+    })
+  ),
   'operations of the JavaScript evaluator',
 );
 
@@ -446,6 +609,11 @@ const PREPARE = implementations(
 /**
  * The index of the largest of `width` values from `start` (the first on ties), masked-out entries
  * counting as -1e8; a NaN is larger than every number, so the first NaN wins (RLA_policy §6).
+ * @param {Float32Array} data
+ * @param {number} start
+ * @param {number} width
+ * @param {Uint8Array | null} masks
+ * @returns {number}
  */
 function argmaxRow(data, start, width, masks) {
   let best = 0;
@@ -461,10 +629,20 @@ function argmaxRow(data, start, width, masks) {
   return best;
 }
 
+/**
+ * @param {Uint8Array | null} masks
+ * @param {number} length
+ */
 function checkMasks(masks, length) {
   if (masks && masks.length !== length) throw new TypeError(`action masks of ${masks.length} values for ${length}`);
 }
 
+/**
+ * @param {Head} head
+ * @param {Tensor} x
+ * @param {Uint8Array | null} masks
+ * @returns {Action}
+ */
 function argmax(head, x, masks) {
   const n = x.shape[0];
   const width = prod(x.shape.slice(1));
@@ -474,10 +652,11 @@ function argmax(head, x, masks) {
   return { dtype: 'I64', shape: [n], data };
 }
 
+/** @type {HeadFunction} */
 function multiArgmax(head, x, masks) {
   const n = x.shape[0];
   const width = prod(x.shape.slice(1));
-  const sizes = head.sizes.map(num);
+  const sizes = /** @type {(number | bigint)[]} */ (head.sizes).map(num);
   checkMasks(masks, x.data.length);
   const data = new BigInt64Array(n * sizes.length);
   for (let b = 0; b < n; b++) {
@@ -497,17 +676,22 @@ function multiArgmax(head, x, masks) {
  */
 export { BERNOULLI_THRESHOLD };
 
+/** @type {HeadFunction} */
 function bernoulli(head, x) {
   return { dtype: 'F32', shape: x.shape, data: x.data.map((v) => (v > BERNOULLI_THRESHOLD ? 1 : 0)) }; // NaN gives 0
 }
 
+/** @type {Record<string, Float32ArrayConstructor | Float64ArrayConstructor>} */
 const FLOAT_ARRAYS = { F32: Float32Array, F64: Float64Array };
 
+/** @type {HeadFunction} */
 function box(head, x, masks, space) {
-  const low = space.low.data;
-  const high = space.high.data;
+  const sp = /** @type {PolicySpace} */ (space);
+  const low = /** @type {Float32Array | Float64Array} */ (sp.low.data); // an F32 or F64 box (RLA_policy §6)
+  const high = /** @type {Float32Array | Float64Array} */ (sp.high.data);
   const N = low.length;
-  const Out = FLOAT_ARRAYS[space.dtype] ?? Float32Array;
+  const dtype = /** @type {string} */ (sp.dtype);
+  const Out = FLOAT_ARRAYS[dtype] ?? Float32Array;
   const data = new Out(x.data.length);
   for (let i = 0; i < x.data.length; i++) {
     let a = x.data[i];
@@ -519,12 +703,13 @@ function box(head, x, masks, space) {
     else a = Math.min(Math.max(a, lo), hi); // NaN stays NaN
     data[i] = a;
   }
-  return { dtype: FLOAT_ARRAYS[space.dtype] ? space.dtype : 'F32', shape: x.shape, data };
+  return { dtype: FLOAT_ARRAYS[dtype] ? dtype : 'F32', shape: x.shape, data };
 }
 
+/** @type {HeadFunction} */
 function quantileArgmax(head, x) {
   const n = x.shape[0];
-  const nq = num(head.n_quantiles);
+  const nq = num(/** @type {number | bigint} */ (head.n_quantiles));
   const width = prod(x.shape.slice(1)) / nq;
   const means = new Float32Array(n * width);
   for (let b = 0; b < n; b++) {
@@ -539,12 +724,12 @@ function quantileArgmax(head, x) {
 
 const HEADS = implementations(
   HEAD_TABLE,
-  {
+  /** @type {Record<string, HeadFunction>} */ ({
     argmax,
     multi_argmax: multiArgmax,
     bernoulli,
     box,
     quantile_argmax: quantileArgmax,
-  },
+  }),
   'heads of the JavaScript evaluator',
 );

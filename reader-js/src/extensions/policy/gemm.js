@@ -11,6 +11,17 @@ import { decodeBase64 } from '../../base64.js';
 import { GEMM_WASM_BASE64, GEMM_WASM_RELAXED_BASE64 } from './gemm-wasm.js';
 
 /**
+ * A function of the WebAssembly kernel: its arguments are integers (offsets in its memory, counts), it returns nothing.
+ * @typedef {(...args: number[]) => void} KernelFunction
+ */
+/**
+ * The exports of the WebAssembly kernel (scripts/build-wasm.mjs): the products in binary64 (mm) or from float32
+ * weights (mm32), the packing of rows, conv2d's patches, and the rounding with the bias.
+ * @typedef {{mm: KernelFunction, mm32: KernelFunction, pack: KernelFunction, im2col: KernelFunction,
+ *   finish: KernelFunction}} Kernel
+ */
+
+/**
  * The sum over j < n of a[ai + j·as] · b[bi + j] in binary64, with four partial sums (j mod 4), added as
  * (s0 + s1) + (s2 + s3); §5 lets a sum associate in any order. `as` (default 1) is the step between a's terms.
  * @param {ArrayLike<number>} a
@@ -60,7 +71,17 @@ export function gemm(a, R, b, O, K, out, bias) {
   for (; r < R; r++) gemmRow(a, r, b, O, K, out, c);
 }
 
-/** Rows r .. r + 3 by columns o .. o + 3 of gemm's out: sixteen sums, each loaded value serving four products. */
+/**
+ * Rows r .. r + 3 by columns o .. o + 3 of gemm's out: sixteen sums, each loaded value serving four products.
+ * @param {Float32Array} a
+ * @param {number} r
+ * @param {Float32Array} b
+ * @param {number} o
+ * @param {number} K
+ * @param {number} O
+ * @param {Float32Array} c the bias
+ * @param {Float32Array} out
+ */
 function block4x4(a, r, b, o, K, O, c, out) {
   const a0 = r * K,
     a1 = a0 + K,
@@ -135,7 +156,16 @@ function block4x4(a, r, b, o, K, O, c, out) {
   out[row + 3 * O + 3] = s33 + c3;
 }
 
-/** Row r of gemm's out: four columns at a time, then the rest one by one (dot). */
+/**
+ * Row r of gemm's out: four columns at a time, then the rest one by one (dot).
+ * @param {Float32Array} a
+ * @param {number} r
+ * @param {Float32Array} b
+ * @param {number} O
+ * @param {number} K
+ * @param {Float32Array} out
+ * @param {Float32Array} c the bias
+ */
 function gemmRow(a, r, b, O, K, out, c) {
   let o = 0;
   for (; o + 3 < O; o += 4) {
@@ -163,7 +193,24 @@ function gemmRow(a, r, b, O, K, out, c) {
   for (; o < O; o++) out[r * O + o] = dot(a, r * K, b, o * K, K) + c[o];
 }
 
-/** conv2d's patches of output positions p0 .. p0 + pb - 1 of observation b, one row of C·KH·KW values each (zero outside the image). */
+/**
+ * conv2d's patches of output positions p0 .. p0 + pb - 1 of observation b, one row of C·KH·KW values each (zero outside the image).
+ * @param {Float32Array} xd
+ * @param {number} b
+ * @param {number} C
+ * @param {number} H
+ * @param {number} W
+ * @param {number} KH
+ * @param {number} KW
+ * @param {number} sh
+ * @param {number} sw
+ * @param {number} ph
+ * @param {number} pw
+ * @param {number} OW
+ * @param {number} p0
+ * @param {number} pb
+ * @param {Float32Array} cols
+ */
 function im2col(xd, b, C, H, W, KH, KW, sh, sw, ph, pw, OW, p0, pb, cols) {
   const K = C * KH * KW;
   for (let p = p0, k0 = 0; p < p0 + pb; p++, k0 += K) {
@@ -192,17 +239,19 @@ function im2col(xd, b, C, H, W, KH, KW, sh, sw, ph, pw, OW, p0, pb, cols) {
 
 // -- the WebAssembly SIMD kernel -------------------------------------------------------------------
 
+/** @type {{module: WebAssembly.Module, relaxed: boolean} | null | undefined} */
 let simd; // {module, relaxed}: the compiled module; null where the runtime has no WebAssembly SIMD (or forbids compiling)
 let simdEnabled = true;
 
+/** @returns {{module: WebAssembly.Module, relaxed: boolean} | null} */
 function simdModule() {
   if (simd === undefined) {
     simd = null;
     if (typeof WebAssembly === 'object') {
-      for (const [bytes, relaxed] of [
+      for (const [bytes, relaxed] of /** @type {[string, boolean][]} */ ([
         [GEMM_WASM_RELAXED_BASE64, true],
         [GEMM_WASM_BASE64, false],
-      ]) {
+      ])) {
         try {
           simd = { module: new WebAssembly.Module(decodeBase64(bytes)), relaxed };
           break;
@@ -246,7 +295,7 @@ export function setWasmEnabled(enabled) {
 
 const SCRATCH_BYTES = 1 << 22; // the left operand and the binary64 sums of one block of rows
 const PAGE = 65536;
-const align16 = (n) => Math.ceil(n / 16) * 16;
+const align16 = (/** @type {number} */ n) => Math.ceil(n / 16) * 16;
 
 /**
  * The product by one weight matrix (a linear or conv2d node's), prepared once: out = a · wᵀ + bias, a block of
@@ -270,12 +319,33 @@ export class Matmul {
     this.blockRows = Math.max(1, Math.floor(SCRATCH_BYTES / Math.max(1, 12 * K + 8 * O)));
     this._rows = 0; // rows of scratch held
     this._imageSize = 0; // float32 values of image held (conv2d's patches)
+    /** @type {Float32Array | null} */
     this._imageOf = null; // the array and observation whose image the scratch holds
     this._imageB = -1;
+    /** @type {Kernel | null} */
     this._exports = null;
     this._pending = simdEnabled && this.O4 > 0 && simdModule() !== null; // the WebAssembly kernel, from the first call
+    /** @type {Float32Array | Float64Array | null} */
     this._a = null;
+    /** @type {Float32Array | null} */
     this._out = null;
+    // the WebAssembly kernel's, set by _initWasm and _scratch: its product, memory, the offsets and views in it
+    /** @type {KernelFunction | null} */
+    this._mm = null;
+    /** @type {WebAssembly.Memory | null} */
+    this._memory = null;
+    this._biasOffset = 0;
+    this._aOffset = 0;
+    this._rowsOffset = 0;
+    this._outOffset = 0;
+    this._resultOffset = 0;
+    this._imageOffset = 0;
+    /** @type {Float32Array | null} */
+    this._f32 = null;
+    /** @type {Float32Array | null} */
+    this._result = null;
+    /** @type {Float32Array | null} */
+    this._image = null;
   }
 
   /** 'wasm' or 'js': the kernel this product runs. */
@@ -288,6 +358,7 @@ export class Matmul {
    * the precision that call favours: float32 for fewer than four rows (a product of one row reads every weight once:
    * half the bytes read), binary64 for more (no conversion in the sums). Where there is no memory for it, the
    * JavaScript kernel.
+   * @param {number} n
    */
   _start(n) {
     this._pending = false;
@@ -298,13 +369,17 @@ export class Matmul {
     }
   }
 
+  /** @param {4 | 8} size the bytes of a packed weight */
   _initWasm(size) {
     const { O4, K } = this;
     const P = O4 / 4;
     this._biasOffset = align16(P * K * 4 * size);
     this._aOffset = align16(this._biasOffset + O4 * 8);
     this._memory = new WebAssembly.Memory({ initial: Math.ceil((this._aOffset + 16) / PAGE) });
-    this._exports = new WebAssembly.Instance(simdModule().module, { env: { memory: this._memory } }).exports;
+    const { module } = /** @type {{module: WebAssembly.Module}} */ (simdModule());
+    this._exports = /** @type {Kernel} */ (
+      /** @type {unknown} */ (new WebAssembly.Instance(module, { env: { memory: this._memory } }).exports)
+    );
     this._mm = size === 8 ? this._exports.mm : this._exports.mm32;
     new Float64Array(this._memory.buffer, this._biasOffset, O4).set(this.bias.subarray(0, O4));
     // panel q holds, for each k, the four weights w[4q + j][k]
@@ -322,6 +397,7 @@ export class Matmul {
    * Scratch for n rows (and, for the WebAssembly kernel, an image of `image` float32 values): the wasm memory grown
    * and the views made again, or the JavaScript buffers. Where the memory cannot grow, the product goes on with the
    * JavaScript kernel.
+   * @param {number} n
    */
   _scratch(n, image = 0) {
     if (n <= this._rows && (image <= this._imageSize || !this._exports)) return;
@@ -329,21 +405,22 @@ export class Matmul {
     const rows = n > this._rows ? Math.min(this.blockRows, Math.max(n, 2 * this._rows)) : this._rows;
     this._imageOf = null;
     if (this._exports) {
+      const memory = /** @type {WebAssembly.Memory} */ (this._memory);
       const imageSize = Math.max(image, this._imageSize);
       const rowsOffset = align16(this._aOffset + Math.ceil(rows / 4) * K * 32); // the float32 rows pack reads
       const outOffset = align16(rowsOffset + rows * K * 4);
       const resultOffset = align16(outOffset + rows * O4 * 8); // the float32 results finish writes
       const imageOffset = align16(resultOffset + rows * O * 4);
-      const pages = Math.ceil((imageOffset + imageSize * 4) / PAGE) - this._memory.buffer.byteLength / PAGE;
+      const pages = Math.ceil((imageOffset + imageSize * 4) / PAGE) - memory.buffer.byteLength / PAGE;
       try {
-        if (pages > 0) this._memory.grow(pages);
+        if (pages > 0) memory.grow(pages);
         [this._rows, this._imageSize] = [rows, imageSize];
         [this._rowsOffset, this._outOffset, this._resultOffset] = [rowsOffset, outOffset, resultOffset];
         this._imageOffset = imageOffset;
-        this._a = new Float64Array(this._memory.buffer, this._aOffset, Math.ceil(rows / 4) * K * 4);
-        this._f32 = new Float32Array(this._memory.buffer, rowsOffset, rows * K);
-        this._result = new Float32Array(this._memory.buffer, resultOffset, rows * O);
-        this._image = new Float32Array(this._memory.buffer, imageOffset, imageSize);
+        this._a = new Float64Array(memory.buffer, this._aOffset, Math.ceil(rows / 4) * K * 4);
+        this._f32 = new Float32Array(memory.buffer, rowsOffset, rows * K);
+        this._result = new Float32Array(memory.buffer, resultOffset, rows * O);
+        this._image = new Float32Array(memory.buffer, imageOffset, imageSize);
         return;
       } catch (e) {
         if (!(e instanceof RangeError)) throw e;
@@ -372,8 +449,8 @@ export class Matmul {
     if (this._pending) this._start(n);
     this._scratch(n);
     if (this._exports) {
-      this._f32.set(a.subarray(0, n * K));
-      this._exports.pack(this._rowsOffset, n, K, this._aOffset);
+      /** @type {Float32Array} */ (this._f32).set(a.subarray(0, n * K));
+      /** @type {Kernel} */ (this._exports).pack(this._rowsOffset, n, K, this._aOffset);
       this._finish(n, out, offset, rowStride, colStride, (r, o) => dot(a, r * K, this.w, o * K, K));
       return;
     }
@@ -403,36 +480,43 @@ export class Matmul {
     this._scratch(pb, size);
     if (this._exports) {
       if (p0 === 0 || this._imageOf !== xd || this._imageB !== b) {
-        this._image.set(xd.subarray(b * size, (b + 1) * size));
+        /** @type {Float32Array} */ (this._image).set(xd.subarray(b * size, (b + 1) * size));
         this._imageOf = xd;
         this._imageB = b;
       }
-      this._exports.im2col(this._imageOffset, ...dims, p0, pb, this._aOffset);
+      /** @type {Kernel} */ (this._exports).im2col(this._imageOffset, ...dims, p0, pb, this._aOffset);
       // the patches' values, row r in lane r mod 4 of group r >> 2: from ((r >> 2)·K)·4 + (r & 3), four apart
-      const a = this._a;
+      const a = /** @type {Float64Array} */ (this._a);
       this._finish(pb, out, offset, rowStride, colStride, (r, o) =>
         dot(a, (r >> 2) * K * 4 + (r & 3), this.w, o * K, K, 4),
       );
       return;
     }
-    im2col(xd, b, ...dims, p0, pb, this._a);
-    this._js(this._a, pb, out, offset, rowStride, colStride);
+    const cols = /** @type {Float32Array} */ (this._a); // the JavaScript kernel's
+    im2col(xd, b, C, H, W, dims[3], dims[4], dims[5], dims[6], dims[7], dims[8], dims[9], p0, pb, cols);
+    this._js(cols, pb, out, offset, rowStride, colStride);
   }
 
   /**
    * The WebAssembly kernel's products of the n rows packed, each plus the bias, rounded to float32 into out;
    * `tail(r, o)` gives the sum of a last column (o ≥ O4). The results are written in the wasm memory in out's
    * order (by rows, or by columns where out's rows are one apart, as conv2d's) and copied a run at a time.
+   * @param {number} n
+   * @param {Float32Array} out
+   * @param {number} offset
+   * @param {number} rowStride
+   * @param {number} colStride
+   * @param {(r: number, o: number) => number} tail
    */
   _finish(n, out, offset, rowStride, colStride, tail) {
     const { K, O, O4 } = this;
     const c = this.bias;
-    const ex = this._exports;
-    this._mm(this._aOffset, 0, this._outOffset, n, K, O4 / 4);
+    const ex = /** @type {Kernel} */ (this._exports);
+    /** @type {KernelFunction} */ (this._mm)(this._aOffset, 0, this._outOffset, n, K, O4 / 4);
     const byColumns = rowStride === 1 && colStride !== 1;
     const [rs, cs] = byColumns ? [1, n] : [O, 1];
     ex.finish(this._outOffset, n, O4, this._biasOffset, this._resultOffset, rs, cs);
-    const res = this._result;
+    const res = /** @type {Float32Array} */ (this._result);
     for (let r = 0; r < n; r++) for (let o = O4; o < O; o++) res[r * rs + o * cs] = tail(r, o) + c[o];
     if (byColumns) {
       for (let o = 0; o < O; o++) out.set(res.subarray(o * n, (o + 1) * n), offset + o * colStride);
@@ -444,10 +528,18 @@ export class Matmul {
     }
   }
 
-  /** The JavaScript kernel over n rows of a (row-major float32). */
+  /**
+   * The JavaScript kernel over n rows of a (row-major float32).
+   * @param {Float32Array} a
+   * @param {number} n
+   * @param {Float32Array} out
+   * @param {number} offset
+   * @param {number} rowStride
+   * @param {number} colStride
+   */
   _js(a, n, out, offset, rowStride, colStride) {
     const { K, O, w } = this;
-    const s = this._out;
+    const s = /** @type {Float32Array} */ (this._out);
     gemm(a, n, w, O, K, s, this.bias);
     for (let r = 0; r < n; r++) {
       const base = offset + r * rowStride;

@@ -1,5 +1,36 @@
 // The operation registry of the portable policy, extension RLA_policy (generated from spec/policy_ops.json by spec/policy_ops.py (make tables): do not edit).
 
+/**
+ * A term of a cost or workspace formula: k (for an activation node, 'activation': the activation's own cost or
+ * workspace per element) times the product of the quantities named in `of`.
+ * @typedef {{k: number | 'activation', of: string[]}} Term
+ */
+/**
+ * A parameter of an operation, an activation function or a head.
+ * @typedef {{name: string, type: string, shape?: string, required?: boolean, nullable?: boolean, least?: number,
+ *   values?: string[], default?: number | string, nonzero?: boolean}} Parameter
+ */
+/**
+ * An operation: its input ranks (least, most or null), its inputs (a number, or '1 or more'), its outputs,
+ * parameters, cost and workspace.
+ * @typedef {{input_rank: (number | null)[], inputs: number | string, outputs: number, parameters: Parameter[],
+ *   input: string, output: string, cost: Term[], workspace: Term[], workspace_means: string}} Operation
+ */
+/**
+ * An activation function: its parameters, formula, cost and workspace per element, values at NaN and infinities.
+ * @typedef {{parameters: Parameter[], formula: string, constants?: Record<string, number>, ordered?: string[],
+ *   cost: number, workspace: number, nan: string, pos_inf: string, neg_inf: string}} Activation
+ */
+/**
+ * A head: its parameters, the action space kinds it acts in, its width, cost and workspace.
+ * @typedef {{parameters: Parameter[], spaces: string[], width: string, cost: Term[], workspace: Term[]}} Head
+ */
+
+/**
+ * @template T
+ * @param {T} v
+ * @returns {T}
+ */
 const deepFreeze = (v) => {
   if (v !== null && typeof v === 'object') {
     Object.values(v).forEach(deepFreeze);
@@ -21,10 +52,16 @@ export const MASKED_LOGIT = -100000000.0;
 /** 3·2^−25: the bernoulli head gives 1.0 where the float32 logit is above it (SB3's float32 round(sigmoid(x)), §6) */
 export const BERNOULLI_THRESHOLD = 8.940696716308594e-08;
 
-/** Quantities the cost and workspace formulas name (RLA_policy §5.11). */
+/**
+ * Quantities the cost and workspace formulas name (RLA_policy §5.11).
+ * @type {readonly string[]}
+ */
 export const QUANTITIES = deepFreeze(["out", "outs", "in", "width", "weights", "kernel", "padded", "block", "gates", "state"]);
 
-/** Operations (RLA_policy §5): parameters, inputs, outputs, cost and workspace formulas. */
+/**
+ * Operations (RLA_policy §5): parameters, inputs, outputs, cost and workspace formulas.
+ * @type {Readonly<Record<string, Operation>>}
+ */
 export const OPERATIONS = deepFreeze({
   "linear": {
     "input_rank": [
@@ -463,7 +500,10 @@ export const OPERATIONS = deepFreeze({
   }
 });
 
-/** Activation functions (RLA_policy §5.5): parameters, formula, cost and workspace per element, values at NaN and infinities. */
+/**
+ * Activation functions (RLA_policy §5.5): parameters, formula, cost and workspace per element, values at NaN and infinities.
+ * @type {Readonly<Record<string, Activation>>}
+ */
 export const ACTIVATIONS = deepFreeze({
   "identity": {
     "parameters": [],
@@ -671,7 +711,10 @@ export const ACTIVATIONS = deepFreeze({
   }
 });
 
-/** Activation function -> {parameter: default}. */
+/**
+ * Activation function -> {parameter: default}.
+ * @type {Readonly<Record<string, Readonly<Record<string, number | string>>>>}
+ */
 export const ACTIVATION_DEFAULTS = deepFreeze({
   "identity": {},
   "relu": {},
@@ -705,7 +748,10 @@ export const ACTIVATION_DEFAULTS = deepFreeze({
   "softsign": {}
 });
 
-/** Heads (RLA_policy §6): parameters, action space kinds, cost and workspace formulas. */
+/**
+ * Heads (RLA_policy §6): parameters, action space kinds, cost and workspace formulas.
+ * @type {Readonly<Record<string, Head>>}
+ */
 export const HEADS = deepFreeze({
   "argmax": {
     "parameters": [],
