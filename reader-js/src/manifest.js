@@ -94,7 +94,8 @@ export function checkManifest(m) {
         `/extensions_required/${i}`,
       );
   });
-  for (const x of /** @type {JsonObject | undefined} */ ((m.get('extensions')) ?? new Map()).keys()) {
+  const extensions = /** @type {JsonObject | undefined} */ (m.get('extensions')) ?? new Map();
+  for (const x of extensions.keys()) {
     if (!usedSet.has(x))
       throw bad(
         'EXTENSION_UNDECLARED',

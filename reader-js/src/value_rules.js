@@ -12,6 +12,11 @@ import { MAX_NDIM } from './limits.js';
  * @typedef {Map<string, unknown>} JsonObject
  */
 /**
+ * A tagged value (§7.2): an object of the json.js tree whose `$type` is a string. (A narrower type
+ * than JsonObject, so that a map isTagged() refuses is still a JsonObject to the checker.)
+ * @typedef {JsonObject & {get(key: '$type'): string}} TaggedValue
+ */
+/**
  * Where values are being checked: the member holding them, and the references met so far
  * (in document order; values.js appends each ndarray reference).
  * @typedef {{member: string, references: import('./values.js').Reference[]}} ValueContext
@@ -25,7 +30,7 @@ export const isMap = (v) => v instanceof Map;
 /**
  * @param {unknown} v
  * @param {string} tag
- * @returns {v is JsonObject}
+ * @returns {v is TaggedValue}
  */
 export const isTagged = (v, tag) => v instanceof Map && v.get('$type') === tag;
 
