@@ -35,7 +35,7 @@ export class NDArray {
    * @param {number[]} shape
    * @param {ElementArray | null} data
    * @param {{group: string, name: string} | null} ref
-   * @param {TensorReader} archive
+   * @param {TensorReader | null} archive what a reference loads from (null: a value without references)
    */
   constructor(dtype, shape, data, ref, archive) {
     this.dtype = dtype;
@@ -139,7 +139,7 @@ const num = (x) => (typeof x === 'bigint' ? Number(x) : x);
  * property value is a value, the map itself is not, so a property named
  * `$type` is a name like any other.
  * @param {JsonObject} tree
- * @param {TensorReader} archive
+ * @param {TensorReader | null} archive
  * @returns {{[key: string]: Value}}
  */
 export function decodeMap(tree, archive) {
@@ -152,7 +152,7 @@ export function decodeMap(tree, archive) {
 /**
  * Decodes a checked value tree (json.js form) into JavaScript types.
  * @param {unknown} v
- * @param {TensorReader} archive
+ * @param {TensorReader | null} archive what the references load from (null: a value without references)
  * @returns {Value}
  */
 export function decodeValue(v, archive) {
