@@ -393,6 +393,7 @@ export function checkDataStructure(doc, member = 'data.json') {
  * @returns {{data: JsonObject, optimizers: JsonObject, references: Reference[]}}
  */
 export function checkDataDocument(doc, member = 'data.json') {
+  /** @type {ValueContext} */
   const ctx = { member, references: [] };
   checkDataStructure(doc, member);
   for (const k of ['data', 'optimizers']) {
