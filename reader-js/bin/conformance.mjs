@@ -12,6 +12,12 @@ import { decodeValue, inlineArray } from '../src/decode.js';
 import { jsonCost } from '../src/jsonbounds.js';
 import { MAX_INPUT_JSON_MEMORY, MAX_JSON_BYTES } from '../src/limits.js';
 
+/** @typedef {import('../src/value_rules.js').JsonObject} JsonObject */
+/**
+ * An answer line (annex A.2): its members by name.
+ * @typedef {{[member: string]: unknown}} Answer
+ */
+
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
 /** The requests this testee answers about a file (the handshake lists the ones besides dump). */
@@ -19,13 +25,20 @@ const FILE_REQUESTS = ['dump', 'predict', 'validate'];
 
 /** A line that is not a request of annex A.2; `seq` is the request's when it could be read. */
 class Malformed extends Error {
+  /**
+   * @param {string} message
+   * @param {number | null} [seq]
+   */
   constructor(message, seq = null) {
     super(message);
     this.seq = seq;
   }
 }
 
-/** One JSON line, ASCII only, so that no line-splitting convention can cut it. */
+/**
+ * One JSON line, ASCII only, so that no line-splitting convention can cut it.
+ * @param {Answer} obj
+ */
 function send(obj) {
   const line = JSON.stringify(obj).replace(
     /[\u0080-\uffff]/g,
@@ -41,8 +54,12 @@ function finish() {
 /**
  * The lines of a stream of Buffers, without their `\n` (a last line without one counts); a line longer
  * than `limit` bytes is never held: it comes as null, and the rest of it is read and thrown away.
+ * @param {AsyncIterable<Buffer>} stream
+ * @param {number} limit
+ * @returns {AsyncGenerator<Buffer | null, void, undefined>}
  */
 async function* boundedLines(stream, limit) {
+  /** @type {Buffer[]} */
   let parts = [];
   let size = 0;
   let tooLong = false;
@@ -70,7 +87,11 @@ async function* boundedLines(stream, limit) {
   else if (size > 0) yield Buffer.concat(parts, size);
 }
 
-/** The members of a file request, by their JSON types (annex A.5); throws Malformed. */
+/**
+ * The members of a file request, by their JSON types (annex A.5); throws Malformed.
+ * @param {JsonObject} req
+ * @param {number} seq
+ */
 function checkForm(req, seq) {
   const file = req.get('file');
   if (typeof file !== 'string' || file.includes('\0') || !isAbsolute(file))
@@ -86,7 +107,11 @@ function checkForm(req, seq) {
     throw new Malformed("'action_masks' must be an array, one mask per observation", seq);
 }
 
-/** A request line as a request of annex A.2 (a json.js tree), its form checked in the order of annex A.5. */
+/**
+ * A request line as a request of annex A.2 (a json.js tree), its form checked in the order of annex A.5.
+ * @param {Buffer} line
+ * @returns {JsonObject}
+ */
 function parseRequest(line) {
   // parsed only within the bound of a caller's JSON (spec §15)
   if (jsonCost(line) > MAX_INPUT_JSON_MEMORY) {
@@ -103,7 +128,7 @@ function parseRequest(line) {
   const cmd = req.get('cmd');
   if (cmd === 'start' || cmd === 'stop') return req;
   const seq = typeof req.get('seq') === 'bigint' ? Number(req.get('seq')) : null;
-  if (!FILE_REQUESTS.includes(cmd))
+  if (!FILE_REQUESTS.includes(/** @type {string} */ (cmd)))
     throw new Malformed(
       req.has('cmd') ? `unknown request ${JSON.stringify(String(cmd).slice(0, 40))}` : "the request has no 'cmd'",
       seq,
@@ -113,8 +138,13 @@ function parseRequest(line) {
   return req;
 }
 
-/** A value of the request (spec §7, inline arrays), checked and decoded. */
+/**
+ * A value of the request (spec §7, inline arrays), checked and decoded.
+ * @param {unknown} tree
+ * @param {string} pointer
+ */
 function requestValue(tree, pointer) {
+  /** @type {import('../src/value_rules.js').ValueContext} */
   const ctx = { member: 'request', references: [] };
   checkValue(tree, pointer, ctx);
   if (ctx.references.length > 0)
@@ -122,9 +152,13 @@ function requestValue(tree, pointer) {
   return decodeValue(tree, null);
 }
 
-/** Annex A predict: the archive's portable policy over the request's observations. */
+/**
+ * Annex A predict: the archive's portable policy over the request's observations.
+ * @param {JsonObject} req a request whose form checkForm accepted
+ * @returns {Promise<Answer>}
+ */
 async function predict(req) {
-  const ar = await open(req.get('file'));
+  const ar = await open(/** @type {string} */ (req.get('file')));
   try {
     await ar.checkExtensions();
     const policy = await ar.policy();
@@ -132,21 +166,32 @@ async function predict(req) {
     if (policy === null) throw new RlarchiveError('INPUT_INVALID', 'the archive has no portable policy (RLA_policy)');
     let observations, actionMasks;
     try {
-      observations = req.get('observations').map((v, i) => requestValue(v, `/observations/${i}`));
-      const masks = req.get('action_masks');
+      observations = /** @type {unknown[]} */ (req.get('observations')).map((v, i) =>
+        requestValue(v, `/observations/${i}`),
+      );
+      const masks = /** @type {unknown[] | undefined} */ (req.get('action_masks'));
       actionMasks = masks ? masks.map((v, i) => requestValue(v, `/action_masks/${i}`)) : null;
     } catch (e) {
       if (!(e instanceof RlarchiveError)) throw e;
       throw new RlarchiveError('INPUT_INVALID', `the request holds a value that is not one of spec §7: ${e.message}`);
     }
-    const actions = act(policy, observations, { episodeStarts: req.get('episode_starts') ?? null, actionMasks });
+    // the options act() takes (evaluator.js); episode_starts checked by checkForm
+    const options = /** @type {Parameters<typeof act>[2]} */ ({
+      episodeStarts: req.get('episode_starts') ?? null,
+      actionMasks,
+    });
+    const actions = act(policy, observations, options);
     return { result: 'actions', actions: actions.map(inlineArray) };
   } finally {
     await ar.close();
   }
 }
 
-/** The answer to a well-formed file request (dump, predict, validate). */
+/**
+ * The answer to a well-formed file request (dump, predict, validate).
+ * @param {JsonObject} req
+ * @returns {Promise<Answer>}
+ */
 async function answer(req) {
   const seq = Number(req.get('seq'));
   const file = req.get('file');
@@ -160,6 +205,10 @@ async function answer(req) {
   }
 }
 
+/**
+ * @param {JsonObject} req
+ * @returns {Answer}
+ */
 function handshake(req) {
   if (req.get('protocol') !== 1n) return { ok: false };
   return {
@@ -171,7 +220,11 @@ function handshake(req) {
   };
 }
 
-/** The answer to one request line (null: a line longer than the limit); null answers stop. */
+/**
+ * The answer to one request line (null: a line longer than the limit); null answers stop.
+ * @param {Buffer | null} line
+ * @returns {Promise<Answer | null>}
+ */
 async function replyTo(line) {
   let seq = null;
   try {
@@ -184,8 +237,9 @@ async function replyTo(line) {
   } catch (e) {
     if (e instanceof Malformed) return { seq: e.seq, result: 'error', code: 'INPUT_INVALID', message: e.message };
     // never expected: reported as a failure, not a dead process
-    process.stderr.write(`internal error: ${e?.stack ?? e}\n`);
-    return { seq, result: 'error', code: 'INTERNAL_ERROR', message: String(e?.message ?? e) };
+    const thrown = /** @type {{stack?: unknown, message?: unknown} | null | undefined} */ (e); // anything may be thrown
+    process.stderr.write(`internal error: ${thrown?.stack ?? e}\n`);
+    return { seq, result: 'error', code: 'INTERNAL_ERROR', message: String(thrown?.message ?? e) };
   }
 }
 

@@ -3,7 +3,11 @@
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
-/** IEEE 754 binary16 bits to a number. */
+/**
+ * IEEE 754 binary16 bits to a number.
+ * @param {number} h
+ * @returns {number}
+ */
 export function f16ToNumber(h) {
   const s = h & 0x8000 ? -1 : 1;
   const e = (h >> 10) & 0x1f;
@@ -13,13 +17,22 @@ export function f16ToNumber(h) {
   return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
-/** bfloat16 bits (the upper half of a binary32) to a number. */
+/**
+ * bfloat16 bits (the upper half of a binary32) to a number.
+ * @param {number} h
+ * @returns {number}
+ */
 export function bf16ToNumber(h) {
   u32[0] = h << 16;
   return f32[0];
 }
 
-/** One FP8 byte of the given dtype code to a number (OCP FP8 formats and their FNUZ variants). */
+/**
+ * One FP8 byte of the given dtype code to a number (OCP FP8 formats and their FNUZ variants).
+ * @param {string} code
+ * @param {number} b
+ * @returns {number}
+ */
 export function fp8ToNumber(code, b) {
   const neg = (b & 0x80) !== 0;
   const sign = neg ? -1 : 1;
@@ -59,12 +72,17 @@ export function fp8ToNumber(code, b) {
  * Converts elements of `dtype` (as returned by Archive#tensor: Uint16Array for
  * F16/BF16, Uint8Array for FP8) to a new Float32Array. Other float and
  * integer dtypes are converted with Float32Array.from.
+ * @param {string} dtype
+ * @param {import('./dtypes.js').ElementArray} data
+ * @returns {Float32Array}
  */
 export function toFloat32(dtype, data) {
   const out = new Float32Array(data.length);
-  if (dtype === 'F16') for (let i = 0; i < data.length; i++) out[i] = f16ToNumber(data[i]);
-  else if (dtype === 'BF16') for (let i = 0; i < data.length; i++) out[i] = bf16ToNumber(data[i]);
-  else if (dtype.startsWith('F8_')) for (let i = 0; i < data.length; i++) out[i] = fp8ToNumber(dtype, data[i]);
+  // F16 and BF16 come as Uint16Array, FP8 as Uint8Array: their elements are numbers.
+  const bits = /** @type {Uint8Array | Uint16Array} */ (data);
+  if (dtype === 'F16') for (let i = 0; i < bits.length; i++) out[i] = f16ToNumber(bits[i]);
+  else if (dtype === 'BF16') for (let i = 0; i < bits.length; i++) out[i] = bf16ToNumber(bits[i]);
+  else if (dtype.startsWith('F8_')) for (let i = 0; i < bits.length; i++) out[i] = fp8ToNumber(dtype, bits[i]);
   else for (let i = 0; i < data.length; i++) out[i] = Number(data[i]);
   return out;
 }

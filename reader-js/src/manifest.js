@@ -35,6 +35,21 @@ const EXTENSION_NAME = /^[A-Za-z0-9_]{1,64}$/;
 const MEMBER_NAME = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 
+/**
+ * A member entry of the manifest (spec §5.3), checked.
+ * @typedef {{name: string, size: number, sha256: string}} ManifestEntry
+ */
+/**
+ * A broken rule of the manifest: where (a JSON Pointer), what, and its code.
+ * @typedef {{pointer: string, message: string, code: string}} ManifestIssue
+ */
+/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+
+/**
+ * @param {string} code
+ * @param {string} msg
+ * @param {string} pointer
+ */
 const bad = (code, msg, pointer) => fail(code, msg, { member: 'manifest.json', pointer });
 
 /**
@@ -42,6 +57,8 @@ const bad = (code, msg, pointer) => fail(code, msg, { member: 'manifest.json', p
  * then its structure (the rules of §5.1 and §5.3 in the order of §11.2), then
  * extensions (undeclared, then unsupported).
  * Returns {entries: Map(name -> {name, size, sha256}), used: string[]}.
+ * @param {unknown} m
+ * @returns {{entries: Map<string, ManifestEntry>, used: string[]}}
  */
 export function checkManifest(m) {
   if (!(m instanceof Map)) throw bad('MANIFEST_INVALID', 'the manifest is not a JSON object', '');
@@ -59,14 +76,16 @@ export function checkManifest(m) {
     );
   const r = checkManifestRules(m);
   if (r) throw bad(r.code, r.message, r.pointer);
+  // checkManifestRules found every rule of §5.1 and §5.3 kept: the types below hold
+  /** @type {Map<string, ManifestEntry>} */
   const entries = new Map();
-  for (const e of m.get('members')) {
-    const name = e.get('name');
-    entries.set(name, { name, size: Number(e.get('size')), sha256: e.get('sha256') });
+  for (const e of /** @type {Map<string, string | bigint | number>[]} */ (m.get('members'))) {
+    const name = /** @type {string} */ (e.get('name'));
+    entries.set(name, { name, size: Number(e.get('size')), sha256: /** @type {string} */ (e.get('sha256')) });
   }
-  const used = m.get('extensions_used') ?? [];
+  const used = /** @type {string[] | undefined} */ (m.get('extensions_used')) ?? [];
   const usedSet = new Set(used);
-  const required = m.get('extensions_required') ?? [];
+  const required = /** @type {string[] | undefined} */ (m.get('extensions_required')) ?? [];
   required.forEach((x, i) => {
     if (!usedSet.has(x))
       throw bad(
@@ -75,7 +94,8 @@ export function checkManifest(m) {
         `/extensions_required/${i}`,
       );
   });
-  for (const x of (m.get('extensions') ?? new Map()).keys()) {
+  const extensions = /** @type {JsonObject | undefined} */ (m.get('extensions')) ?? new Map();
+  for (const x of extensions.keys()) {
     if (!usedSet.has(x))
       throw bad(
         'EXTENSION_UNDECLARED',
@@ -90,17 +110,38 @@ export function checkManifest(m) {
   return { entries, used };
 }
 
+/**
+ * @param {unknown} x
+ * @returns {x is string}
+ */
 const isStr = (x) => typeof x === 'string';
+/**
+ * @param {unknown} x
+ * @returns {x is JsonObject}
+ */
 const isMap = (x) => x instanceof Map;
+/** @param {string} s */
 const cps = (s) => [...s].length;
+/**
+ * @param {string} pointer
+ * @param {string} message
+ * @returns {ManifestIssue}
+ */
 const invalid = (pointer, message) => ({ pointer, message, code: 'MANIFEST_INVALID' });
 
-/** An integer >= 0 as JSON Schema 2020-12 counts them: a number whose value is integral (spec §5.3). */
+/**
+ * An integer >= 0 as JSON Schema 2020-12 counts them: a number whose value is integral (spec §5.3).
+ * @param {unknown} x
+ * @returns {boolean}
+ */
 const isSize = (x) => (typeof x === 'bigint' && x >= 0n) || (typeof x === 'number' && Number.isInteger(x) && x >= 0);
 
 /**
  * `producer`: an object with exactly `name` and `version` (a missing member at the object, one not
  * allowed at it), then `name` (1 to 256 characters), `version` (at most 256).
+ * @param {unknown} p
+ * @param {string} ptr
+ * @returns {ManifestIssue | null}
  */
 function producerIssue(p, ptr) {
   if (!isMap(p) || p.size !== PRODUCER_PROPERTIES.length || !PRODUCER_PROPERTIES.every((k) => p.has(k)))
@@ -120,6 +161,10 @@ function producerIssue(p, ptr) {
 /**
  * One member entry (spec §5.3): an object with exactly its three members, then `name` (its pattern,
  * then its distinctness from the names in `seen`), `size`, `sha256`.
+ * @param {unknown} e
+ * @param {string} at
+ * @param {Set<string>} seen
+ * @returns {ManifestIssue | null}
  */
 function entryIssue(e, at, seen) {
   if (!isMap(e) || e.size !== ENTRY_PROPERTIES.length || !ENTRY_PROPERTIES.every((k) => e.has(k)))
@@ -141,9 +186,13 @@ function entryIssue(e, at, seen) {
 /**
  * `members`: an array, then entry by entry; more than MAX_MEMBERS entries is LIMIT_EXCEEDED at the
  * first entry beyond, in its turn (spec §5.3).
+ * @param {unknown} entries
+ * @param {string} ptr
+ * @returns {ManifestIssue | null}
  */
 function membersIssue(entries, ptr) {
   if (!Array.isArray(entries)) return invalid(ptr, 'members must be an array');
+  /** @type {Set<string>} */
   const seen = new Set();
   for (let i = 0; i < entries.length; i++) {
     const at = `${ptr}/${i}`;
@@ -158,6 +207,9 @@ function membersIssue(entries, ptr) {
 /**
  * `extensions_used`, `extensions_required`: an array, each element a well-formed extension name
  * unequal to the ones before it (both at the element).
+ * @param {unknown} names
+ * @param {string} ptr
+ * @returns {ManifestIssue | null}
  */
 function extensionListIssue(names, ptr) {
   if (!Array.isArray(names)) return invalid(ptr, `${ptr.slice(1)} must be an array`);
@@ -170,21 +222,34 @@ function extensionListIssue(names, ptr) {
   return null;
 }
 
-/** `extensions`: an object whose keys, in document order, are well-formed extension names. */
+/**
+ * `extensions`: an object whose keys, in document order, are well-formed extension names.
+ * @param {unknown} x
+ * @param {string} ptr
+ * @returns {ManifestIssue | null}
+ */
 function extensionsIssue(x, ptr) {
   if (!isMap(x)) return invalid(ptr, 'extensions must be an object');
   const bad = [...x.keys()].find((k) => !EXTENSION_NAME.test(k));
   return bad === undefined ? null : invalid(pointerJoin(ptr, bad), 'invalid extension name');
 }
 
-/** `metadata`: an object whose values, in document order, are strings. */
+/**
+ * `metadata`: an object whose values, in document order, are strings.
+ * @param {unknown} x
+ * @param {string} ptr
+ * @returns {ManifestIssue | null}
+ */
 function metadataIssue(x, ptr) {
   if (!isMap(x)) return invalid(ptr, 'metadata must be an object');
   const bad = [...x].find(([, v]) => !isStr(v));
   return bad === undefined ? null : invalid(pointerJoin(ptr, bad[0]), 'metadata values must be strings');
 }
 
-/** The rules of each property after `format` and `format_version` (spec §5.1), by name. */
+/**
+ * The rules of each property after `format` and `format_version` (spec §5.1), by name.
+ * @type {Record<string, (x: unknown, ptr: string) => ManifestIssue | null>}
+ */
 const PROPERTY_RULES = {
   producer: producerIssue,
   members: membersIssue,
@@ -203,6 +268,8 @@ const PROPERTY_RULES = {
  * LIMIT_EXCEEDED at the first entry beyond. `format` and `format_version` are checked before (§5.2);
  * schemas/manifest-1.0.schema.json states the same rules (tests hold the two against each other).
  * Returns null or {pointer, message, code}.
+ * @param {JsonObject} m
+ * @returns {ManifestIssue | null}
  */
 export function checkManifestRules(m) {
   const missing = REQUIRED.find((k) => !m.has(k));

@@ -25,8 +25,27 @@ const LICENSE = /^[A-Za-z0-9][A-Za-z0-9.+-]{0,63}$/;
 /** The parts an inference-only rewrite can drop (spec/metadata.md §7), in the order `dropped` lists them. */
 const DROPPABLE_PARTS = ['training', 'replay_buffer', 'optimizers', 'opaque'];
 
+/**
+ * A manifest's metadata: its `metadata` object (a Map, as json.js parses it, or a plain object) of strings.
+ * @typedef {Map<string, string> | Readonly<Record<string, string>> | null | undefined} Metadata
+ */
+/**
+ * The provenance of spec/metadata.md §1 (see provenance()).
+ * @typedef {{envId: string | null, nEnvs: number | bigint | null, numTimesteps: number | bigint | null, seed: number | bigint | null, versions: Record<string, string>, wrappers: Record<string, unknown>[] | null}} Provenance
+ */
+/**
+ * One evaluation of spec/metadata.md §3, as plain JavaScript (see evaluations()).
+ * @typedef {{env_id: string, [member: string]: unknown}} Evaluation
+ */
+/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+
 class Bad extends Error {}
 
+/**
+ * @param {unknown} v
+ * @param {string} what
+ * @returns {string}
+ */
 function text(v, what, most = 256) {
   if (typeof v !== 'string' || CONTROL.test(v))
     throw new Bad(`${what} must be 1 to ${most} characters without control characters`);
@@ -35,6 +54,13 @@ function text(v, what, most = 256) {
   return v;
 }
 
+/**
+ * @param {string} v
+ * @param {RegExp} pattern
+ * @param {number | null} least
+ * @param {string} what
+ * @returns {bigint}
+ */
 function decimal(v, pattern, least, what) {
   if (!pattern.test(v))
     throw new Bad(
@@ -46,10 +72,28 @@ function decimal(v, pattern, least, what) {
   return n;
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is bigint}
+ */
 const isInt = (v) => typeof v === 'bigint';
+/**
+ * @param {unknown} v
+ * @returns {v is bigint | number}
+ */
 const isNumber = (v) => typeof v === 'bigint' || typeof v === 'number';
+/**
+ * @param {unknown} v
+ * @returns {v is JsonObject}
+ */
 const isObject = (v) => v instanceof Map;
 
+/**
+ * The json.js tree of a JSON text inside a metadata value.
+ * @param {string} v
+ * @param {string} what
+ * @returns {unknown}
+ */
 function json(v, what) {
   try {
     return parseJson(new TextEncoder().encode(v));
@@ -59,6 +103,11 @@ function json(v, what) {
   }
 }
 
+/**
+ * @param {unknown} w
+ * @param {number} i
+ * @returns {JsonObject}
+ */
 function wrapper(w, i) {
   const at = `wrapper ${i}`;
   if (!isObject(w)) throw new Bad(`${at} must be an object`);
@@ -68,7 +117,9 @@ function wrapper(w, i) {
     if (!isInt(n) || n < 1n || n > 65536n)
       throw new Bad(`${at} (VecFrameStack) needs n_stack, an integer from 1 to 65536`);
     const order = w.get('channels_order');
-    const ok = CHANNELS.includes(order) || (isObject(order) && [...order.values()].every((o) => CHANNELS.includes(o)));
+    /** @param {unknown} o */
+    const isChannels = (o) => CHANNELS.includes(/** @type {string} */ (o));
+    const ok = isChannels(order) || (isObject(order) && [...order.values()].every(isChannels));
     if (!ok)
       throw new Bad(
         `${at} (VecFrameStack) needs channels_order, "first", "last", or an object of them by observation key`,
@@ -81,6 +132,7 @@ function wrapper(w, i) {
   return w;
 }
 
+/** @param {string} v */
 function wrapperList(v) {
   const doc = json(v, 'wrappers');
   if (!Array.isArray(doc) || doc.length > MAX_WRAPPERS)
@@ -88,6 +140,11 @@ function wrapperList(v) {
   return doc.map(wrapper);
 }
 
+/**
+ * @param {unknown} e
+ * @param {number} i
+ * @returns {JsonObject}
+ */
 function evaluation(e, i) {
   const at = `evaluation ${i}`;
   if (!isObject(e)) throw new Bad(`${at} must be an object`);
@@ -101,7 +158,8 @@ function evaluation(e, i) {
     throw new Bad(`${at}: seeds must be null or an array of ${count} integers`);
   if (typeof e.get('deterministic') !== 'boolean') throw new Bad(`${at}: deterministic must be a boolean`);
   if (!isNumber(e.get('mean'))) throw new Bad(`${at}: mean must be a number`);
-  if (!isNumber(e.get('std')) || e.get('std') < 0) throw new Bad(`${at}: std must be a number of at least 0`);
+  const std = e.get('std');
+  if (!isNumber(std) || std < 0) throw new Bad(`${at}: std must be a number of at least 0`);
   const returns = e.get('returns'),
     lengths = e.get('lengths');
   if (!(Array.isArray(returns) && returns.length === count && returns.every(isNumber)))
@@ -112,11 +170,13 @@ function evaluation(e, i) {
   if (!isObject(ev)) throw new Bad(`${at}: evaluator must be an object with name and version`);
   text(ev.get('name'), `the evaluator name of ${at}`);
   text(ev.get('version'), `the evaluator version of ${at}`);
-  if (typeof e.get('date') !== 'string' || !DATE.test(e.get('date')))
+  const date = e.get('date');
+  if (typeof date !== 'string' || !DATE.test(date))
     throw new Bad(`${at}: date must be a UTC time YYYY-MM-DDTHH:MM:SSZ`);
   return e;
 }
 
+/** @param {string} v */
 function evaluationList(v) {
   const doc = json(v, 'evaluations');
   if (!Array.isArray(doc) || doc.length > MAX_EVALUATIONS)
@@ -124,6 +184,11 @@ function evaluationList(v) {
   return doc.map(evaluation);
 }
 
+/**
+ * @param {string} v
+ * @param {string} what
+ * @returns {JsonObject}
+ */
 function jsonObject(v, what) {
   const doc = json(v, what);
   if (!isObject(doc)) throw new Bad(`${what} must be a JSON object`);
@@ -133,12 +198,14 @@ function jsonObject(v, what) {
 /** The values of `part`: what of an agent the archive holds (spec/metadata.md §8). */
 export const PARTS = ['model', 'replay_buffer', 'vec_normalize', 'policy'];
 
+/** @param {string} v */
 function part(v) {
   if (!PARTS.includes(v))
     throw new Bad(`part must be one of ${PARTS.join(', ')}, not ${JSON.stringify(v.slice(0, 40))}`);
   return v;
 }
 
+/** @param {string} v */
 function license(v) {
   if (!LICENSE.test(v))
     throw new Bad(
@@ -147,6 +214,7 @@ function license(v) {
   return v;
 }
 
+/** @param {string} v */
 function dropped(v) {
   const doc = json(v, 'dropped');
   const ordered = Array.isArray(doc) ? DROPPABLE_PARTS.filter((p) => doc.includes(p)) : [];
@@ -157,6 +225,10 @@ function dropped(v) {
   return doc;
 }
 
+/**
+ * The format of each key spec/metadata.md defines (but `versions.NAME`): parses a value, throws Bad when it breaks it.
+ * @type {Record<string, (v: string) => unknown>}
+ */
 const FORMATS = {
   env_id: (v) => text(v, 'env_id'),
   n_envs: (v) => decimal(v, NON_NEGATIVE, 1, 'n_envs'),
@@ -171,11 +243,20 @@ const FORMATS = {
   dropped,
 };
 
-/** Whether spec/metadata.md defines `key`. */
+/**
+ * Whether spec/metadata.md defines `key`.
+ * @param {string} key
+ * @returns {boolean}
+ */
 export function isDefined(key) {
   return Object.hasOwn(FORMATS, key) || key.startsWith('versions.');
 }
 
+/**
+ * @param {string} key
+ * @param {string} value
+ * @returns {unknown}
+ */
 function parse(key, value) {
   if (key.startsWith('versions.')) {
     const name = key.slice('versions.'.length);
@@ -192,7 +273,12 @@ function parse(key, value) {
   return FORMATS[key](value);
 }
 
-/** The METADATA_INVALID warning for one entry, or null (also for keys the spec does not define). */
+/**
+ * The METADATA_INVALID warning for one entry, or null (also for keys the spec does not define).
+ * @param {string} key
+ * @param {string} value
+ * @returns {RlarchiveError | null}
+ */
 export function checkMetadataValue(key, value) {
   if (!isDefined(key)) return null;
   try {
@@ -207,17 +293,26 @@ export function checkMetadataValue(key, value) {
   }
 }
 
-/** One METADATA_INVALID warning per defined key whose value breaks its format, in the metadata's order. `metadata`: a Map or an object of strings. */
+/**
+ * One METADATA_INVALID warning per defined key whose value breaks its format, in the metadata's order. `metadata`: a Map or an object of strings.
+ * @param {Metadata} metadata
+ * @returns {RlarchiveError[]}
+ */
 export function checkMetadata(metadata) {
   const entries = metadata instanceof Map ? [...metadata] : Object.entries(metadata ?? {});
   return entries.map(([k, v]) => checkMetadataValue(k, v)).filter((w) => w !== null);
 }
 
-/** A json.js tree inside a JSON text of spec/metadata.md as plain JavaScript (integer literals there are within ±(2^53−1), so Number is exact). */
+/**
+ * A json.js tree inside a JSON text of spec/metadata.md as plain JavaScript (integer literals there are within ±(2^53−1), so Number is exact).
+ * @param {unknown} v
+ * @returns {unknown}
+ */
 function plain(v) {
   if (typeof v === 'bigint') return Number(v);
   if (Array.isArray(v)) return v.map(plain);
   if (v instanceof Map) {
+    /** @type {Record<string, unknown>} */
     const o = {};
     for (const [k, x] of v)
       Object.defineProperty(o, k, { value: plain(x), enumerable: true, writable: true, configurable: true });
@@ -226,16 +321,29 @@ function plain(v) {
   return v;
 }
 
-/** A count or integer as a number when it is a safe integer, else a bigint (up to 2^63 − 1 in magnitude). */
+/**
+ * A count or integer as a number when it is a safe integer, else a bigint (up to 2^63 − 1 in magnitude).
+ * @param {bigint} n
+ * @returns {number | bigint}
+ */
 function integer(n) {
   return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
 }
 
+/**
+ * @param {Metadata} metadata
+ * @returns {[string, string][]}
+ */
 function entriesOf(metadata) {
   return metadata instanceof Map ? [...metadata] : Object.entries(metadata ?? {});
 }
 
-/** The well-formed value of defined `key` (parsed), or null when absent or malformed. */
+/**
+ * The well-formed value of defined `key` (parsed), or null when absent or malformed.
+ * @param {Metadata} metadata
+ * @param {string} key
+ * @returns {unknown}
+ */
 function wellFormed(metadata, key) {
   const found = entriesOf(metadata).find(([k]) => k === key);
   if (!found) return null;
@@ -254,12 +362,16 @@ function wellFormed(metadata, key) {
  * METADATA_INVALID warning) is null; `versions` holds the well-formed
  * `versions.NAME` entries by NAME ({} when none). Counts and the seed are
  * numbers, or bigints beyond ±(2^53 − 1). `envId` is a hint: nothing resolves it.
+ * @param {Metadata} metadata
+ * @returns {Provenance}
  */
 export function provenance(metadata) {
+  /** @param {string} key a key whose format gives a bigint */
   const count = (key) => {
-    const n = wellFormed(metadata, key);
+    const n = /** @type {bigint | null} */ (wellFormed(metadata, key));
     return n === null ? null : integer(n);
   };
+  /** @type {Record<string, string>} */
   const versions = {};
   for (const [k, v] of entriesOf(metadata)) {
     if (k.startsWith('versions.') && checkMetadataValue(k, v) === null) {
@@ -273,12 +385,12 @@ export function provenance(metadata) {
   }
   const wrappersValue = wellFormed(metadata, 'wrappers');
   return {
-    envId: wellFormed(metadata, 'env_id'),
+    envId: /** @type {string | null} */ (wellFormed(metadata, 'env_id')),
     nEnvs: count('n_envs'),
     numTimesteps: count('num_timesteps'),
     seed: count('seed'),
     versions,
-    wrappers: wrappersValue === null ? null : plain(wrappersValue),
+    wrappers: wrappersValue === null ? null : /** @type {Record<string, unknown>[]} */ (plain(wrappersValue)),
   };
 }
 
@@ -286,6 +398,8 @@ export function provenance(metadata) {
  * What of an agent an archive holds: its metadata `part` (spec/metadata.md §8),
  * `'model'` when absent. Throws the METADATA_INVALID error for a value that is
  * not one of PARTS (as Python's `metadata.part_of`).
+ * @param {Metadata} metadata
+ * @returns {string}
  */
 export function partOf(metadata) {
   const value = entriesOf(metadata).find(([k]) => k === 'part')?.[1];
@@ -300,14 +414,22 @@ export function partOf(metadata) {
  * the spec's member names (`env_id`, `episodes`, `seeds`, `deterministic`,
  * `mean`, `std`, `returns`, `lengths`, `evaluator`, `date`, and any other
  * member the object has); [] when the key is absent or malformed.
+ * @param {Metadata} metadata
+ * @returns {Evaluation[]}
  */
 export function evaluations(metadata) {
   const v = wellFormed(metadata, 'evaluations');
-  return v === null ? [] : plain(v);
+  return v === null ? [] : /** @type {Evaluation[]} */ (plain(v));
 }
 
-/** The latest evaluation of each environment, in the order the environments first appear (as a model card's results). */
+/**
+ * The latest evaluation of each environment, in the order the environments first appear (as a model card's results).
+ * @template {{env_id: string}} E
+ * @param {Iterable<E>} evals
+ * @returns {E[]}
+ */
 export function latestByEnvironment(evals) {
+  /** @type {Map<string, E>} */
   const latest = new Map();
   for (const e of evals) latest.set(e.env_id, e); // a Map keeps the order keys were first set
   return [...latest.values()];

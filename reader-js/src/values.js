@@ -15,9 +15,24 @@ import { checkSpace } from './spaces.js';
 import { checkSchedule } from './schedules.js';
 import { checkShape, elementCount, exactMembers, isMap, isTagged, valueError } from './value_rules.js';
 
+/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('./value_rules.js').ValueContext} ValueContext */
+/**
+ * A reference of data.json (spec §7.6): the JSON Pointer of its ndarray value, the tensor it names, the dtype and shape it declares.
+ * @typedef {Readonly<{pointer: string, group: string, name: string, dtype: string, shape: readonly bigint[]}>} Reference
+ */
+/**
+ * What checkValue tells of a checked ndarray: its dtype and shape, the tensor it names (null when inline) and the value itself.
+ * @typedef {{dtype: string, shape: bigint[], ref: {group: string, name: string} | null, node: JsonObject}} NdarrayInfo
+ */
+
 export { checkShape, elementCount, exactMembers, isIntLiteral, isMap, isTagged, valueError } from './value_rules.js';
 
-/** Whether `s` has more than `n` Unicode code points (spec §7.6 counts code points, not UTF-16 units). */
+/**
+ * Whether `s` has more than `n` Unicode code points (spec §7.6 counts code points, not UTF-16 units).
+ * @param {string} s
+ * @param {number} n
+ */
 function codePointsOver(s, n) {
   if (s.length <= n) return false; // code points <= UTF-16 units
   let count = 0;
@@ -46,6 +61,12 @@ export const TAGS = [
   'opaque',
 ];
 
+/**
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {undefined}
+ */
 function checkFloatTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'float');
   const s = v.get('value');
@@ -53,6 +74,12 @@ function checkFloatTag(v, ptr, ctx) {
     throw valueError(ctx, 'VALUE_INVALID', 'a tagged float must be "nan", "inf" or "-inf"', pointerJoin(ptr, 'value'));
 }
 
+/**
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {undefined}
+ */
 function checkIntTag(v, ptr, ctx) {
   exactMembers(v, ['value'], [], ptr, ctx, 'int');
   const s = v.get('value');
@@ -71,38 +98,63 @@ function checkIntTag(v, ptr, ctx) {
     throw valueError(ctx, 'VALUE_INVALID', 'a tagged int must lie outside ±(2^53-1)', pointerJoin(ptr, 'value'));
 }
 
+/**
+ * @param {JsonObject} v
+ * @param {string} key
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @param {string} what
+ * @returns {string}
+ */
 function checkBase64Member(v, key, ptr, ctx, what) {
   const s = v.get(key);
   if (!isCanonicalBase64(s))
     throw valueError(ctx, 'VALUE_INVALID', `${what}: ${key} is not canonical base64`, pointerJoin(ptr, key));
-  return s;
+  return /** @type {string} */ (s);
 }
 
-/** Whether a (checked) value may be a dict key (§7.5). */
+/**
+ * Whether a (checked) value may be a dict key (§7.5).
+ * @param {unknown} v
+ * @returns {boolean}
+ */
 function isHashable(v) {
   if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint' || typeof v === 'number')
     return true;
   if (isTagged(v, 'int') || isTagged(v, 'bytes')) return true;
   if (isTagged(v, 'float')) return v.get('value') !== 'nan';
-  if (isTagged(v, 'tuple')) return v.get('items').every(isHashable);
+  if (isTagged(v, 'tuple')) return /** @type {unknown[]} */ (v.get('items')).every(isHashable);
   return false;
 }
 
-/** A string identifying a hashable value up to the key equality of §7.5. */
+/**
+ * A string identifying a hashable value up to the key equality of §7.5.
+ * @param {unknown} v a value isHashable accepted
+ * @returns {string}
+ */
 function keyIdentity(v) {
+  /** @param {unknown} x */
   const num = (x) => 'n:' + x;
   if (v === null) return 'z';
   if (typeof v === 'boolean') return num(v ? '1' : '0');
   if (typeof v === 'bigint') return num(v.toString());
   if (typeof v === 'number') return num(Number.isInteger(v) ? BigInt(v).toString() : String(v));
   if (typeof v === 'string') return 's:' + v;
-  const t = v.get('$type');
-  if (t === 'int') return num(BigInt(v.get('value')).toString());
-  if (t === 'float') return num(v.get('value'));
-  if (t === 'bytes') return 'b:' + v.get('base64');
-  return 't:' + JSON.stringify(v.get('items').map(keyIdentity));
+  // a tagged int, float, bytes or tuple (checked)
+  const o = /** @type {JsonObject} */ (v);
+  const t = o.get('$type');
+  if (t === 'int') return num(BigInt(/** @type {string} */ (o.get('value'))).toString());
+  if (t === 'float') return num(o.get('value'));
+  if (t === 'bytes') return 'b:' + o.get('base64');
+  return 't:' + JSON.stringify(/** @type {unknown[]} */ (o.get('items')).map(keyIdentity));
 }
 
+/**
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {undefined}
+ */
 function checkDictTag(v, ptr, ctx) {
   exactMembers(v, ['entries'], [], ptr, ctx, 'dict');
   const entries = v.get('entries');
@@ -135,6 +187,10 @@ function checkDictTag(v, ptr, ctx) {
 /**
  * Checks an ndarray tagged value; returns {dtype, shape (bigint[]), ref}.
  * Inline data is checked here; a reference is queued in ctx.references.
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {NdarrayInfo}
  */
 function checkNdarrayTag(v, ptr, ctx) {
   exactMembers(v, ['dtype', 'shape'], ['base64', 'ref'], ptr, ctx, 'ndarray');
@@ -184,7 +240,9 @@ function checkNdarrayTag(v, ptr, ctx) {
     if (typeof ref.get(k) !== 'string')
       throw valueError(ctx, 'VALUE_INVALID', `ndarray ref member ${k} is not a string`, pointerJoin(rptr, k));
   }
-  const info = { dtype, shape, ref: { group: ref.get('group'), name: ref.get('name') }, node: v };
+  const group = /** @type {string} */ (ref.get('group'));
+  const name = /** @type {string} */ (ref.get('name'));
+  const info = { dtype, shape, ref: { group, name }, node: v };
   ctx.references.push(
     Object.freeze({
       pointer: ptr,
@@ -197,6 +255,12 @@ function checkNdarrayTag(v, ptr, ctx) {
   return info;
 }
 
+/**
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {undefined}
+ */
 function checkScalarTag(v, ptr, ctx) {
   exactMembers(v, ['dtype', 'base64'], [], ptr, ctx, 'scalar');
   const dtype = v.get('dtype');
@@ -214,6 +278,12 @@ function checkScalarTag(v, ptr, ctx) {
 
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
+/**
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {undefined}
+ */
 function checkClassTag(v, ptr, ctx) {
   exactMembers(v, ['module', 'qualname'], [], ptr, ctx, 'class');
   for (const k of ['module', 'qualname']) {
@@ -223,6 +293,12 @@ function checkClassTag(v, ptr, ctx) {
   }
 }
 
+/**
+ * @param {JsonObject} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {undefined}
+ */
 function checkOpaqueTag(v, ptr, ctx) {
   exactMembers(v, ['format', 'base64'], ['type', 'note'], ptr, ctx, 'opaque');
   if (v.get('format') !== 'pickle')
@@ -234,58 +310,70 @@ function checkOpaqueTag(v, ptr, ctx) {
   }
 }
 
-/** Checks one value (§7.2) and everything inside it. Returns ndarray info for ndarrays. */
+/**
+ * Checks one value (§7.2) and everything inside it. Returns ndarray info for ndarrays.
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {ValueContext} ctx
+ * @returns {NdarrayInfo | undefined}
+ */
 export function checkValue(v, ptr, ctx) {
   if (v === null || typeof v !== 'object') return undefined; // null, boolean, string, bigint, number
   if (Array.isArray(v)) {
     v.forEach((x, i) => checkValue(x, pointerJoin(ptr, i), ctx));
     return undefined;
   }
-  if (!v.has('$type')) {
-    for (const [k, x] of v) checkValue(x, pointerJoin(ptr, k), ctx);
+  const o = /** @type {JsonObject} */ (v); // an object of the json.js tree
+  if (!o.has('$type')) {
+    for (const [k, x] of o) checkValue(x, pointerJoin(ptr, k), ctx);
     return undefined;
   }
-  const t = v.get('$type');
+  const t = o.get('$type');
   if (typeof t !== 'string' || !TAGS.includes(t)) {
     // the discriminator is the value at fault (§11.2)
     throw valueError(ctx, 'VALUE_UNKNOWN_TYPE', `unknown $type ${show(t)}`, pointerJoin(ptr, '$type'));
   }
   switch (t) {
     case 'float':
-      return checkFloatTag(v, ptr, ctx);
+      return checkFloatTag(o, ptr, ctx);
     case 'int':
-      return checkIntTag(v, ptr, ctx);
+      return checkIntTag(o, ptr, ctx);
     case 'bytes':
-      exactMembers(v, ['base64'], [], ptr, ctx, 'bytes');
-      checkBase64Member(v, 'base64', ptr, ctx, 'bytes');
+      exactMembers(o, ['base64'], [], ptr, ctx, 'bytes');
+      checkBase64Member(o, 'base64', ptr, ctx, 'bytes');
       return undefined;
     case 'tuple': {
-      exactMembers(v, ['items'], [], ptr, ctx, 'tuple');
-      const items = v.get('items');
+      exactMembers(o, ['items'], [], ptr, ctx, 'tuple');
+      const items = o.get('items');
       if (!Array.isArray(items))
         throw valueError(ctx, 'VALUE_INVALID', 'tuple items is not an array', pointerJoin(ptr, 'items'));
       items.forEach((x, i) => checkValue(x, pointerJoin(pointerJoin(ptr, 'items'), i), ctx));
       return undefined;
     }
     case 'dict':
-      return checkDictTag(v, ptr, ctx);
+      return checkDictTag(o, ptr, ctx);
     case 'ndarray':
-      return checkNdarrayTag(v, ptr, ctx);
+      return checkNdarrayTag(o, ptr, ctx);
     case 'scalar':
-      return checkScalarTag(v, ptr, ctx);
+      return checkScalarTag(o, ptr, ctx);
     case 'space':
-      return checkSpace(v, ptr, ctx, checkValue);
+      return checkSpace(o, ptr, ctx, checkValue);
     case 'schedule':
-      return checkSchedule(v, ptr, ctx);
+      return checkSchedule(o, ptr, ctx);
     case 'class':
-      return checkClassTag(v, ptr, ctx);
+      return checkClassTag(o, ptr, ctx);
     case 'opaque':
-      return checkOpaqueTag(v, ptr, ctx);
+      return checkOpaqueTag(o, ptr, ctx);
   }
   return undefined;
 }
 
-/** §7.1: the data document's structure (DATA_INVALID): an object with a `data` object and an optional `optimizers` object. */
+/**
+ * §7.1: the data document's structure (DATA_INVALID): an object with a `data` object and an optional `optimizers` object.
+ * @param {unknown} doc
+ * @param {string} [member]
+ * @returns {asserts doc is JsonObject}
+ */
 export function checkDataStructure(doc, member = 'data.json') {
   if (!isMap(doc)) throw fail('DATA_INVALID', 'the data document is not an object', { member, pointer: '' });
   if (!doc.has('data')) throw fail('DATA_INVALID', 'the data document lacks "data"', { member, pointer: '' });
@@ -300,12 +388,19 @@ export function checkDataStructure(doc, member = 'data.json') {
  * order, `data` before `optimizers` (§11.1 step 7). Returns {data, optimizers,
  * references}: the references ({pointer, group, name, dtype, shape}, frozen)
  * in document order.
+ * @param {unknown} doc
+ * @param {string} [member]
+ * @returns {{data: JsonObject, optimizers: JsonObject, references: Reference[]}}
  */
 export function checkDataDocument(doc, member = 'data.json') {
+  /** @type {ValueContext} */
   const ctx = { member, references: [] };
   checkDataStructure(doc, member);
   for (const k of ['data', 'optimizers']) {
-    for (const [name, v] of doc.get(k) ?? []) checkValue(v, pointerJoin('/' + k, name), ctx);
+    for (const [name, v] of /** @type {JsonObject | undefined} */ (doc.get(k)) ?? [])
+      checkValue(v, pointerJoin('/' + k, name), ctx);
   }
-  return { data: doc.get('data'), optimizers: doc.get('optimizers') ?? new Map(), references: ctx.references };
+  const data = /** @type {JsonObject} */ (doc.get('data'));
+  const optimizers = /** @type {JsonObject | undefined} */ (doc.get('optimizers')) ?? new Map();
+  return { data, optimizers, references: ctx.references };
 }

@@ -20,6 +20,52 @@ import * as vecNormalize from './vec_normalize/index.js';
 import * as trainingState from './training/index.js';
 import * as replayBuffer from './replay_buffer/index.js';
 
+/** @typedef {import('../value_rules.js').JsonObject} JsonObject */
+/**
+ * A byte source (sources.js), as far as reading an extension's member needs it.
+ * @typedef {{readonly size: number, read(offset: number, length: number): Promise<Uint8Array>}} Source
+ */
+/**
+ * A tensor of a safetensors header (tensors.js): its name, dtype, shape and where its bytes are.
+ * @typedef {{name: string, dtype: string, shape: readonly number[], offset: number, nbytes: number}} TensorInfo
+ */
+/**
+ * A tensor read (tensors.js readTensor): `data` a typed array (dtypes.js).
+ * @typedef {{name: string, dtype: string, shape: number[], data: import('../dtypes.js').ElementArray}} Tensor
+ */
+/** @typedef {Map<string, Map<string, TensorInfo>>} TensorHeaders group -> (tensor name -> TensorInfo) */
+/**
+ * What an extension's content rules read (contentOf): data.json's raw `data` object (null when step 7
+ * failed) and the archive's tensors.
+ * @typedef {{data: JsonObject | null, tensor: (group: string, name: string) => Promise<Tensor>}} Content
+ */
+/**
+ * The fields of a CheckState (checks.js) an extension's member is read with, after step 8.
+ * @typedef {object} ExtensionState
+ * @property {Source} source
+ * @property {{extensionsUsed: readonly string[]} | null} manifest
+ * @property {Map<string, object> | null} members
+ * @property {TensorHeaders | null} tensorHeaders
+ * @property {{data: JsonObject} | null} document
+ * @property {ReadonlyMap<string, unknown>} [extensionDocuments]
+ */
+/**
+ * What the module of an extension exports: its name, member, property and tensor group, its
+ * structure rules (`check`, given data.json's raw `data` and the extensions used) and the rules
+ * that read element bytes (`checkContent`).
+ * @typedef {object} ExtensionModule
+ * @property {string} EXTENSION
+ * @property {string} MEMBER
+ * @property {string} KEY
+ * @property {string} [GROUP]
+ * @property {(value: unknown, data: JsonObject | undefined, used: string[]) => unknown} check
+ * @property {(content: Content, value: unknown) => Promise<void>} [checkContent]
+ */
+/**
+ * A supported extension (SUPPORTED).
+ * @typedef {{name: string, member: string, key: string, check: ExtensionModule['check'], group: string | undefined, checkContent: ExtensionModule['checkContent'], readsData: boolean}} Extension
+ */
+
 export const POLICY = 'RLA_policy';
 export const VEC_NORMALIZE = 'RLA_vec_normalize';
 export const TRAINING = 'RLA_training';
@@ -27,6 +73,7 @@ export const REPLAY_BUFFER = 'RLA_replay_buffer';
 /** The supported extensions, in the order the dump checks them. */
 export const NAMES = Object.freeze([POLICY, VEC_NORMALIZE, TRAINING, REPLAY_BUFFER]);
 
+/** @type {Record<string, ExtensionModule>} */
 const MODULES = {
   [POLICY]: policyDescription,
   [VEC_NORMALIZE]: vecNormalize,
@@ -34,7 +81,10 @@ const MODULES = {
   [REPLAY_BUFFER]: replayBuffer,
 };
 
-/** Supported extensions by name, in the order the dump checks them. */
+/**
+ * Supported extensions by name, in the order the dump checks them.
+ * @type {Map<string, Extension>}
+ */
 export const SUPPORTED = new Map(
   // readsData: its checks read data.json (its spaces), so a validator does not check it after
   // data.json failed (§11.1 step 11); every extension defined today does.
@@ -60,10 +110,17 @@ export const SUPPORTED = new Map(
  * What an extension's content rules (`checkContent`) read: the data
  * document's raw `data` object and the archive's tensors, from a CheckState
  * (checks.js) after step 8.
+ * @param {ExtensionState} state
+ * @returns {Readonly<Content>}
  */
 export function contentOf(state) {
   return Object.freeze({
     data: state.document?.data ?? null,
+    /**
+     * @param {string} group
+     * @param {string} name
+     * @returns {Promise<Tensor>}
+     */
     tensor: (group, name) => readTensor(state.source, findTensor(state.tensorHeaders, group, name)),
   });
 }
@@ -78,23 +135,37 @@ export function contentOf(state) {
  * them are not checked, nor, when there is such a reference, the rules that
  * read element bytes (§11.1 step 11). Rejects with the first broken rule,
  * located in the member.
+ * @param {ExtensionState} state
+ * @param {string} name a supported extension
+ * @param {ReadonlySet<string>} [failed]
+ * @returns {Promise<unknown>}
  */
 export async function readDocument(state, name, failed = new Set()) {
-  const ext = SUPPORTED.get(name);
-  if (!state.manifest.extensionsUsed.includes(name)) return null;
+  const ext = /** @type {Extension} */ (SUPPORTED.get(name));
+  // after step 6 (manifest) and step 4 (members)
+  const manifest = /** @type {{extensionsUsed: readonly string[]}} */ (state.manifest);
+  const members = /** @type {Map<string, object>} */ (state.members);
+  if (!manifest.extensionsUsed.includes(name)) return null;
   if (state.extensionDocuments?.has(name)) return state.extensionDocuments.get(name);
-  for (const other of state.members.keys()) {
+  for (const other of members.keys()) {
     if (other.startsWith(`extensions/${name}/`) && other !== ext.member) {
       throw fail('EXTENSION_INVALID', `${other} is not a member of ${name} (its one member is ${ext.member})`, {
         member: other,
       });
     }
   }
-  const m = state.members.get(ext.member);
+  const m = members.get(ext.member);
   if (!m)
     throw fail('EXTENSION_INVALID', `${name} is used but its member ${ext.member} is absent`, { member: ext.member });
   const doc = await readJsonMember(state.source, m);
-  return checkDocument(name, doc, state.tensorHeaders, contentOf(state), state.manifest.extensionsUsed, failed);
+  return checkDocument(
+    name,
+    doc,
+    /** @type {TensorHeaders} */ (state.tensorHeaders), // after step 8
+    contentOf(state),
+    manifest.extensionsUsed,
+    failed,
+  );
 }
 
 /**
@@ -107,9 +178,16 @@ export async function readDocument(state, name, failed = new Set()) {
  * `checkContent` (reading `content`, contentOf). The twin of Python's
  * check_document, which the writer runs too. Rejects with the first broken
  * rule, located in the member.
+ * @param {string} name a supported extension
+ * @param {unknown} doc
+ * @param {TensorHeaders} headers
+ * @param {Content} content
+ * @param {readonly string[]} used
+ * @param {ReadonlySet<string>} [failed]
+ * @returns {Promise<unknown>}
  */
 export async function checkDocument(name, doc, headers, content, used, failed = new Set()) {
-  const ext = SUPPORTED.get(name);
+  const ext = /** @type {Extension} */ (SUPPORTED.get(name));
   if (!isMap(doc) || doc.size !== 1 || !doc.has(ext.key)) {
     throw fail(
       'EXTENSION_INVALID',
@@ -117,10 +195,11 @@ export async function checkDocument(name, doc, headers, content, used, failed = 
       { member: ext.member, pointer: membersPointer(doc, '', [ext.key]) },
     );
   }
+  /** @type {import('../value_rules.js').ValueContext} */
   const ctx = { member: ext.member, references: [] };
   checkValue(doc.get(ext.key), '/' + ext.key, ctx);
   for (const ref of ctx.references) if (!failed.has(ref.group)) checkReference(headers, ref, ext.member);
-  ext.check(doc.get(ext.key), content.data ?? undefined, used);
+  ext.check(doc.get(ext.key), content.data ?? undefined, /** @type {string[]} */ (used)); // read, never changed
   const intoFailed = ctx.references.some((ref) => failed.has(ref.group));
   if (ext.checkContent && !intoFailed) await ext.checkContent(content, doc.get(ext.key)); // the rules that read element bytes
   return doc.get(ext.key);

@@ -55,17 +55,72 @@ const DICT_CLASSES = ['DictReplayBuffer', 'HerReplayBuffer'];
 const GOAL_KEYS = ['achieved_goal', 'desired_goal'];
 const HER_INDICES = ['ep_start', 'ep_length', 'current_ep_start'];
 
-const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
-const isPlainMap = (v) => isMap(v) && !v.has('$type');
-// an integer literal (§7.2): not a float literal, not a tagged int
-const isInt = (v) => typeof v === 'bigint';
-const isFloat = (v) => typeof v === 'number' || typeof v === 'bigint' || isTagged(v, 'float');
-const isNd = (v) => isTagged(v, 'ndarray');
-const isSpace = (v) => isTagged(v, 'space');
-const showShape = (s) => `[${s.map(String).join(', ')}]`;
-const sameShape = (a, b) => a.length === b.length && a.every((d, i) => BigInt(d) === BigInt(b[i]));
+/** @typedef {import('../../value_rules.js').JsonObject} JsonObject */
+/**
+ * A space value the value rules checked (§8): its members have the types §8 gives its kind, and
+ * are read as such (`any`: which member has which type depends on `kind`).
+ * @typedef {Map<string, any>} CheckedSpace
+ */
+/** @typedef {readonly (number | bigint)[]} Shape */
+/**
+ * The shape of one observation and the dtype the buffer stores it in (§5).
+ * @typedef {[Shape, string]} Layout
+ */
 
-/** A plain map with exactly `keys`: the object first (a missing key), then its first unknown key. */
+/**
+ * @param {string} msg
+ * @param {string} pointer
+ */
+const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
+/**
+ * @param {unknown} v
+ * @returns {v is JsonObject}
+ */
+const isPlainMap = (v) => isMap(v) && !v.has('$type');
+/**
+ * An integer literal (§7.2): not a float literal, not a tagged int.
+ * @param {unknown} v
+ * @returns {v is bigint}
+ */
+const isInt = (v) => typeof v === 'bigint';
+/**
+ * @param {unknown} v
+ * @returns {boolean}
+ */
+const isFloat = (v) => typeof v === 'number' || typeof v === 'bigint' || isTagged(v, 'float');
+/**
+ * Whether `v` is an ndarray value (a boolean, not a type guard: a map that is not one is still a map).
+ * @param {unknown} v
+ * @returns {boolean}
+ */
+const isNd = (v) => isTagged(v, 'ndarray');
+/**
+ * @param {unknown} v
+ * @returns {v is CheckedSpace}
+ */
+const isSpace = (v) => isTagged(v, 'space');
+/** @param {Shape} s */
+const showShape = (s) => `[${s.map(String).join(', ')}]`;
+/**
+ * @param {Shape} a
+ * @param {Shape} b
+ */
+const sameShape = (a, b) => a.length === b.length && a.every((d, i) => BigInt(d) === BigInt(b[i]));
+/**
+ * The shape of a checked ndarray value.
+ * @param {JsonObject} a
+ * @returns {bigint[]}
+ */
+const shapeOf = (a) => /** @type {bigint[]} */ (a.get('shape'));
+
+/**
+ * A plain map with exactly `keys`: the object first (a missing key), then its first unknown key.
+ * @param {unknown} v
+ * @param {string[]} keys
+ * @param {string} ptr
+ * @param {string} what
+ * @returns {asserts v is JsonObject}
+ */
 function exactKeys(v, keys, ptr, what) {
   if (!isPlainMap(v)) throw bad(`${what} must be a map`, ptr);
   for (const k of keys) if (!v.has(k)) throw bad(`${what} lacks the key ${JSON.stringify(k)}`, ptr);
@@ -73,11 +128,24 @@ function exactKeys(v, keys, ptr, what) {
     if (!keys.includes(k)) throw bad(`${what} has the unknown key ${JSON.stringify(k)}`, pointerJoin(ptr, k));
 }
 
+/**
+ * @param {unknown} v
+ * @param {number} low
+ * @param {string} ptr
+ * @param {string} name
+ * @returns {bigint}
+ */
 function intAtLeast(v, low, ptr, name) {
   if (!isInt(v) || v < BigInt(low)) throw bad(`${name} must be an integer >= ${low}`, ptr);
   return v;
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {string} name
+ * @returns {asserts v is JsonObject}
+ */
 function obsForm(v, ptr, name) {
   if (isNd(v)) return;
   if (!isPlainMap(v)) throw bad(`${name} must be an ndarray or a map of key to ndarray`, ptr);
@@ -85,16 +153,30 @@ function obsForm(v, ptr, name) {
     if (!isNd(a)) throw bad(`${name}[${JSON.stringify(k)}] must be an ndarray`, pointerJoin(ptr, k));
 }
 
+/**
+ * @param {CheckedSpace} space
+ * @returns {[string, CheckedSpace][] | null}
+ */
 const subSpaces = (space) => (space.get('kind') === 'dict' ? space.get('spaces') : null);
 
+/**
+ * @param {CheckedSpace} space
+ * @param {string} ptr
+ * @returns {bigint}
+ */
 function nvecLength(space, ptr) {
-  const shape = space.get('nvec').get('shape');
+  const shape = shapeOf(space.get('nvec'));
   if (shape.length !== 1)
     throw bad(`a multi_discrete space's nvec must be 1-dimensional, not of shape ${showShape(shape)}`, `${ptr}/nvec`);
   return shape[0];
 }
 
-/** §5: the shape of one observation and its dtype. */
+/**
+ * §5: the shape of one observation and its dtype.
+ * @param {CheckedSpace} space
+ * @param {string} ptr
+ * @returns {Layout}
+ */
 function obsLayout(space, ptr) {
   const kind = space.get('kind');
   if (kind === 'box') return [space.get('shape'), space.get('dtype')];
@@ -107,12 +189,19 @@ function obsLayout(space, ptr) {
   throw bad(`a replay buffer does not store observations of a ${kind} space`, `${ptr}/kind`);
 }
 
-/** §5: action_dim and the actions' dtype (F64 stored as F32). */
+/**
+ * §5: action_dim and the actions' dtype (F64 stored as F32).
+ * @param {CheckedSpace} space
+ * @param {string} ptr
+ * @returns {[bigint, string]}
+ */
 function actionLayout(space, ptr) {
   const kind = space.get('kind');
   if (kind === 'box') {
     const dtype = space.get('dtype');
-    return [space.get('shape').reduce((a, d) => a * BigInt(d), 1n), dtype === 'F64' ? 'F32' : dtype];
+    /** @type {bigint[]} */
+    const shape = space.get('shape');
+    return [shape.reduce((a, d) => a * BigInt(d), 1n), dtype === 'F64' ? 'F32' : dtype];
   }
   if (kind === 'discrete') return [1n, space.get('dtype')];
   if (kind === 'multi_discrete') return [nvecLength(space, ptr), space.get('dtype')];
@@ -124,20 +213,35 @@ function actionLayout(space, ptr) {
   throw bad(`a replay buffer does not store actions of a ${kind} space`, `${ptr}/kind`);
 }
 
+/**
+ * @param {unknown} a a checked ndarray value
+ * @param {Shape} shape
+ * @param {string} ptr
+ * @param {string} name
+ */
 function shapeIs(a, shape, ptr, name) {
-  if (!sameShape(a.get('shape'), shape))
-    throw bad(`${name} has shape ${showShape(a.get('shape'))}, expected ${showShape(shape)}`, ptr);
+  const nd = /** @type {JsonObject} */ (a);
+  if (!sameShape(shapeOf(nd), shape))
+    throw bad(`${name} has shape ${showShape(shapeOf(nd))}, expected ${showShape(shape)}`, ptr);
 }
 
-/** `observations` or `next_observations` (not null): its form, its form against the class, its keys, then each array's shape and dtype. */
+/**
+ * `observations` or `next_observations` (not null): its form, its form against the class, its keys, then each array's shape and dtype.
+ * @param {JsonObject} value
+ * @param {string} key
+ * @param {string} base
+ * @param {Layout | Map<string, Layout>} layout
+ * @param {boolean} isDict
+ */
 function checkObservations(value, key, base, layout, isDict) {
   const v = value.get(key);
   const ptr = `${base}/${key}`;
   obsForm(v, ptr, key);
   if (isPlainMap(v) !== isDict)
     throw bad(`the ${key} of a ${value.get('class')} are ${isDict ? 'a map of key to ndarray' : 'one ndarray'}`, ptr);
-  const b = value.get('buffer_size');
-  const n = value.get('n_envs');
+  const b = /** @type {bigint} */ (value.get('buffer_size')); // checked before
+  const n = /** @type {bigint} */ (value.get('n_envs'));
+  /** @type {[JsonObject, string, string, Layout][]} */
   let arrays;
   if (layout instanceof Map) {
     const keys = [...layout.keys()];
@@ -148,7 +252,12 @@ function checkObservations(value, key, base, layout, isDict) {
         membersPointer(v, ptr, keys),
       );
     }
-    arrays = [...v].map(([k, a]) => [a, pointerJoin(ptr, k), `${key}[${JSON.stringify(k)}]`, layout.get(k)]);
+    arrays = [...v].map(([k, a]) => [
+      /** @type {JsonObject} */ (a),
+      pointerJoin(ptr, k),
+      `${key}[${JSON.stringify(k)}]`,
+      /** @type {Layout} */ (layout.get(k)),
+    ]);
   } else {
     arrays = [[v, ptr, key, layout]];
   }
@@ -159,19 +268,24 @@ function checkObservations(value, key, base, layout, isDict) {
   }
 }
 
-/** `her`: its own rules (keys, then its members in the order of its table), then against the buffer. */
+/**
+ * `her`: its own rules (keys, then its members in the order of its table), then against the buffer.
+ * @param {JsonObject} value
+ * @param {string} base
+ */
 function checkHer(value, base) {
   const her = value.get('her');
   const p = `${base}/her`;
   if (her !== null) {
     exactKeys(her, HER_KEYS, p, 'her');
     intAtLeast(her.get('n_sampled_goal'), 0, `${p}/n_sampled_goal`, 'n_sampled_goal');
-    if (!STRATEGIES.includes(her.get('goal_selection_strategy')))
+    if (!STRATEGIES.includes(/** @type {string} */ (her.get('goal_selection_strategy'))))
       throw bad(`goal_selection_strategy must be one of ${STRATEGIES.join(', ')}`, `${p}/goal_selection_strategy`);
     if (typeof her.get('copy_info_dict') !== 'boolean')
       throw bad('copy_info_dict must be a boolean', `${p}/copy_info_dict`);
     for (const k of HER_INDICES)
-      if (!isNd(her.get(k)) || her.get(k).get('dtype') !== 'I64') throw bad(`${k} must be an I64 ndarray`, `${p}/${k}`);
+      if (!isNd(her.get(k)) || /** @type {JsonObject} */ (her.get(k)).get('dtype') !== 'I64')
+        throw bad(`${k} must be an I64 ndarray`, `${p}/${k}`);
     const infos = her.get('infos');
     if (infos !== null) {
       if (!Array.isArray(infos)) throw bad('infos must be null or a list of lists', `${p}/infos`);
@@ -185,12 +299,13 @@ function checkHer(value, base) {
   if ((her !== null) !== (value.get('class') === 'HerReplayBuffer'))
     throw bad('her is given exactly for a HerReplayBuffer', p);
   if (her === null) return;
-  const b = value.get('buffer_size');
-  const n = value.get('n_envs');
-  shapeIs(her.get('ep_start'), [b, n], `${p}/ep_start`, 'ep_start');
-  shapeIs(her.get('ep_length'), [b, n], `${p}/ep_length`, 'ep_length');
-  shapeIs(her.get('current_ep_start'), [n], `${p}/current_ep_start`, 'current_ep_start');
-  const infos = her.get('infos');
+  const h = /** @type {JsonObject} */ (her); // checked above
+  const b = /** @type {bigint} */ (value.get('buffer_size')); // checked before
+  const n = /** @type {bigint} */ (value.get('n_envs'));
+  shapeIs(h.get('ep_start'), [b, n], `${p}/ep_start`, 'ep_start');
+  shapeIs(h.get('ep_length'), [b, n], `${p}/ep_length`, 'ep_length');
+  shapeIs(h.get('current_ep_start'), [n], `${p}/current_ep_start`, 'current_ep_start');
+  const infos = /** @type {unknown[][] | null} */ (h.get('infos')); // checked above
   if (infos !== null) {
     if (BigInt(infos.length) !== b)
       throw bad(`infos has ${infos.length} rows, expected buffer_size ${b}`, `${p}/infos`);
@@ -207,12 +322,14 @@ function checkHer(value, base) {
  * in the order of §3's table, each by its own rules, then against the members
  * before it (§11.2). Throws EXTENSION_INVALID with the JSON Pointer of the
  * offending value.
+ * @param {unknown} value
  */
 export function check(value) {
   const base = '/' + KEY;
   exactKeys(value, KEYS, base, 'the replay buffer');
   const cls = value.get('class');
-  if (!CLASSES.includes(cls)) throw bad(`class must be one of ${CLASSES.join(', ')}`, `${base}/class`);
+  if (typeof cls !== 'string' || !CLASSES.includes(cls))
+    throw bad(`class must be one of ${CLASSES.join(', ')}`, `${base}/class`);
   const b = intAtLeast(value.get('buffer_size'), 1, `${base}/buffer_size`, 'buffer_size');
   const n = intAtLeast(value.get('n_envs'), 1, `${base}/n_envs`, 'n_envs');
   if (intAtLeast(value.get('pos'), 0, `${base}/pos`, 'pos') >= b)
@@ -236,11 +353,14 @@ export function check(value) {
     throw bad(`a ${cls} ${isDict ? 'needs' : 'does not take'} a Dict observation space`, ptr);
   if (cls === 'HerReplayBuffer') {
     for (const k of GOAL_KEYS)
-      if (!obsLayouts.has(k))
+      if (!(/** @type {Map<string, Layout>} */ (obsLayouts).has(k)))
         throw bad(`the observation space of a HerReplayBuffer has the key ${JSON.stringify(k)}`, ptr);
   }
   if (!isSpace(value.get('action_space'))) throw bad('action_space must be a space', `${base}/action_space`);
-  const [actionDim, actionDtype] = actionLayout(value.get('action_space'), `${base}/action_space`);
+  const [actionDim, actionDtype] = actionLayout(
+    /** @type {CheckedSpace} */ (value.get('action_space')),
+    `${base}/action_space`,
+  );
   checkObservations(value, 'observations', base, obsLayouts, isDict);
   const next = value.get('next_observations');
   if (next !== null) obsForm(next, `${base}/next_observations`, 'next_observations');
@@ -250,10 +370,11 @@ export function check(value) {
   const actions = value.get('actions');
   if (!isNd(actions)) throw bad('actions must be an ndarray', `${base}/actions`);
   shapeIs(actions, [b, n, actionDim], `${base}/actions`, 'actions');
-  if (actions.get('dtype') !== actionDtype)
-    throw bad(`actions have dtype ${actions.get('dtype')}, the action space stores ${actionDtype}`, `${base}/actions`);
+  const actionsDtype = /** @type {JsonObject} */ (actions).get('dtype');
+  if (actionsDtype !== actionDtype)
+    throw bad(`actions have dtype ${actionsDtype}, the action space stores ${actionDtype}`, `${base}/actions`);
   for (const k of ROWS) {
-    if (!isNd(value.get(k)) || value.get(k).get('dtype') !== 'F32')
+    if (!isNd(value.get(k)) || /** @type {JsonObject} */ (value.get(k)).get('dtype') !== 'F32')
       throw bad(`${k} must be an F32 ndarray`, `${base}/${k}`);
     shapeIs(value.get(k), [b, n], `${base}/${k}`, k);
   }
@@ -277,15 +398,29 @@ export function check(value) {
     throw bad('n_step is given exactly for an NStepReplayBuffer', p);
 }
 
-/** The element bytes of an ndarray value, inline or referenced. */
+/**
+ * The element bytes of an ndarray value, inline or referenced.
+ * @param {import('../index.js').Content} content
+ * @param {JsonObject} nd a checked ndarray value
+ * @returns {Promise<Uint8Array>}
+ */
 async function elementBytes(content, nd) {
-  if (nd.has('base64')) return decodeBase64(nd.get('base64'));
-  const ref = nd.get('ref');
-  const { data } = await content.tensor(ref.get('group'), ref.get('name'));
+  if (nd.has('base64')) return decodeBase64(/** @type {string} */ (nd.get('base64')));
+  const ref = /** @type {Map<string, string>} */ (nd.get('ref'));
+  const { data } = await content.tensor(
+    /** @type {string} */ (ref.get('group')),
+    /** @type {string} */ (ref.get('name')),
+  );
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/** Whether two checked space trees are equal, arrays compared by dtype, shape and element bytes (maps whatever their members' order). */
+/**
+ * Whether two checked space trees are equal, arrays compared by dtype, shape and element bytes (maps whatever their members' order).
+ * @param {import('../index.js').Content} content
+ * @param {unknown} a
+ * @param {unknown} b
+ * @returns {Promise<boolean>}
+ */
 async function sameSpace(content, a, b) {
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
@@ -295,8 +430,7 @@ async function sameSpace(content, a, b) {
   if (isMap(a) || isMap(b)) {
     if (!isMap(a) || !isMap(b)) return false;
     if (isNd(a) || isNd(b)) {
-      if (!isNd(a) || !isNd(b) || a.get('dtype') !== b.get('dtype') || !sameShape(a.get('shape'), b.get('shape')))
-        return false;
+      if (!isNd(a) || !isNd(b) || a.get('dtype') !== b.get('dtype') || !sameShape(shapeOf(a), shapeOf(b))) return false;
       const [x, y] = [await elementBytes(content, a), await elementBytes(content, b)];
       return x.length === y.length && x.every((byte, i) => byte === y[i]);
     }
@@ -313,24 +447,28 @@ async function sameSpace(content, a, b) {
  * indices only; throws EXTENSION_INVALID with the offending value's pointer.
  * `content`: {data, tensor(group, name)} (extensions/index.js contentOf): the raw
  * `data` object of data.json and the archive's tensors.
+ * @param {import('../index.js').Content} content
+ * @param {unknown} value the value `check` accepted
  */
 export async function checkContent(content, value) {
+  const v = /** @type {JsonObject} */ (value);
   const base = '/' + KEY;
   const { data } = content;
   for (const k of ['observation_space', 'action_space']) {
     const theirs = data?.get(k);
-    if (isSpace(theirs) && !(await sameSpace(content, theirs, value.get(k))))
+    if (isSpace(theirs) && !(await sameSpace(content, theirs, v.get(k))))
       throw bad(`${k} differs from the data's ${k}`, `${base}/${k}`);
   }
-  const her = value.get('her');
+  const her = /** @type {JsonObject | null} */ (v.get('her'));
   if (her === null) return;
-  const b = value.get('buffer_size');
-  for (const [k, high] of [
+  const b = /** @type {bigint} */ (v.get('buffer_size'));
+  for (const [k, high] of /** @type {[string, bigint][]} */ ([
     ['ep_start', b - 1n],
     ['ep_length', b],
     ['current_ep_start', b - 1n],
-  ]) {
-    const a = await decodeValue(her.get(k), content).load();
+  ])) {
+    const nd = /** @type {import('../../decode.js').NDArray} */ (decodeValue(her.get(k), content)); // an I64 ndarray
+    const a = /** @type {BigInt64Array} */ (await nd.load());
     const i = a.findIndex((x) => x < 0n || x > high);
     if (i >= 0) throw bad(`${k} element ${i} = ${a[i]} is outside [0, ${high}]`, `${base}/her/${k}`);
   }

@@ -27,16 +27,30 @@ export const TORCH_LAYOUT = Object.freeze({
   is_next_float_normal_sample_valid: 5052,
 });
 
+/**
+ * @param {string} msg
+ * @param {string} pointer
+ * @param {string} member
+ */
 const bad = (msg, pointer, member) => fail('EXTENSION_INVALID', msg, { member, pointer });
 
-/** True for MT19937 words whose recurrence makes only zeros: the first word's top bit and the 623 others all 0. */
+/**
+ * True for MT19937 words whose recurrence makes only zeros: the first word's top bit and the 623 others all 0.
+ * @param {ArrayLike<number | bigint>} words
+ * @returns {boolean}
+ */
 export function mtDegenerate(words) {
   if ((Number(words[0]) & TOP_BIT) !== 0) return false;
   for (let i = 1; i < words.length; i++) if (words[i] !== 0 && words[i] !== 0n) return false;
   return true;
 }
 
-/** PyTorch's CPU generator state (5056 bytes), its fields in the order of §5 step 6. */
+/**
+ * PyTorch's CPU generator state (5056 bytes), its fields in the order of §5 step 6.
+ * @param {Uint8Array} raw
+ * @param {string} ptr
+ * @param {string} member
+ */
 export function checkTorch(raw, ptr, member) {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const L = TORCH_LAYOUT;
@@ -52,6 +66,7 @@ export function checkTorch(raw, ptr, member) {
       ptr,
       member,
     );
+  /** @type {number[]} */
   const words = [];
   for (let i = 0; i < MT_WORDS; i++) {
     const w = view.getBigUint64(L.state + 8 * i, true);
@@ -60,6 +75,7 @@ export function checkTorch(raw, ptr, member) {
   }
   if (mtDegenerate(words))
     throw bad("PyTorch's generator state is degenerate (its MT19937 words make only zeros)", ptr, member);
+  /** @type {[string, number, string, number][]} */
   const samples = [
     ['normal_is_valid', view.getInt32(L.normal_is_valid, true), 'normal_y', view.getFloat64(L.normal_y, true)],
     [
@@ -77,7 +93,12 @@ export function checkTorch(raw, ptr, member) {
   }
 }
 
-/** A CUDA generator's state (16 bytes): its Philox offset a non-negative multiple of 4. */
+/**
+ * A CUDA generator's state (16 bytes): its Philox offset a non-negative multiple of 4.
+ * @param {Uint8Array} raw
+ * @param {string} ptr
+ * @param {string} member
+ */
 export function checkCuda(raw, ptr, member) {
   const offset = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getBigInt64(8, true);
   if (offset < 0n || offset % 4n !== 0n)
@@ -89,6 +110,9 @@ export function checkCuda(raw, ptr, member) {
  * `torchCuda` (Uint8Array), `numpyKey` and `pythonState` (Uint32Array).
  * Throws EXTENSION_INVALID (located at `member`, RANDOM being at `ptr`) at
  * the array that breaks a rule, in the order of §5 step 6.
+ * @param {{torch: Uint8Array, torchCuda: Uint8Array[], numpyKey: Uint32Array, pythonState: Uint32Array}} arrays
+ * @param {string} ptr
+ * @param {string} member
  */
 export function checkRandom({ torch, torchCuda, numpyKey, pythonState }, ptr, member) {
   checkTorch(torch, `${ptr}/torch`, member);

@@ -33,6 +33,7 @@ const NUMPY_KEYS = ['key', 'pos', 'has_gauss', 'cached_gaussian'];
 const PYTHON_KEYS = ['version', 'state', 'gauss_next'];
 const GENERATOR_KEYS = ['bit_generator', 'state', 'inc', 'has_uint32', 'uinteger'];
 const BIT_GENERATORS = ['PCG64', 'PCG64DXSM'];
+/** @type {Record<string, string[]>} */
 const NOISE_KEYS = {
   normal: ['kind', 'mean', 'sigma', 'dtype'],
   ornstein_uhlenbeck: ['kind', 'mean', 'sigma', 'theta', 'dt', 'initial_noise', 'noise_prev', 'dtype'],
@@ -45,19 +46,59 @@ const COUNTER_LIMIT = 1n << 63n;
 const TORCH_STATE_BYTES = BigInt(TORCH_BYTES);
 const CUDA_STATE_BYTES = BigInt(CUDA_BYTES);
 
+/** @typedef {import('../../value_rules.js').JsonObject} JsonObject */
+
+/**
+ * @param {string} msg
+ * @param {string} pointer
+ */
 const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
+/**
+ * @param {unknown} v
+ * @returns {v is JsonObject}
+ */
 const isPlainMap = (v) => isMap(v) && !v.has('$type');
-// an integer: an integer literal (bigint) or a tagged int
+/**
+ * An integer: an integer literal (bigint) or a tagged int.
+ * @param {unknown} v
+ * @returns {v is bigint | JsonObject}
+ */
 const isInt = (v) => typeof v === 'bigint' || isTagged(v, 'int');
-const intValue = (v) => (typeof v === 'bigint' ? v : BigInt(v.get('value')));
-// a float: a number literal, an integer literal, a tagged float or a tagged int
+/**
+ * The value of an integer (isInt).
+ * @param {unknown} v
+ * @returns {bigint}
+ */
+const intValue = (v) =>
+  typeof v === 'bigint' ? v : BigInt(/** @type {string} */ (/** @type {JsonObject} */ (v).get('value')));
+/**
+ * A float: a number literal, an integer literal, a tagged float or a tagged int.
+ * @param {unknown} v
+ * @returns {boolean}
+ */
 const isFloat = (v) => typeof v === 'number' || isInt(v) || isTagged(v, 'float');
-// a float or integer literal (a parsed literal is finite; a tagged value is not one)
+/**
+ * A float or integer literal (a parsed literal is finite; a tagged value is not one).
+ * @param {unknown} v
+ * @returns {boolean}
+ */
 const isFiniteLiteral = (v) => typeof v === 'number' || typeof v === 'bigint';
+/** @param {readonly bigint[]} s */
 const showShape = (s) => `[${s.map(String).join(', ')}]`;
+/**
+ * @param {readonly bigint[]} a
+ * @param {readonly bigint[]} b
+ */
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
-/** A map with exactly `keys` (§11.2: a missing key locates the map, an extra one itself). */
+/**
+ * A map with exactly `keys` (§11.2: a missing key locates the map, an extra one itself).
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {string[]} keys
+ * @param {string} what
+ * @returns {asserts v is JsonObject}
+ */
 function exact(v, ptr, keys, what) {
   if (!isPlainMap(v)) throw bad(`${what} must be a map`, ptr);
   if (v.size !== keys.length || !keys.every((k) => v.has(k))) {
@@ -65,40 +106,71 @@ function exact(v, ptr, keys, what) {
   }
 }
 
-/** Checks an ndarray value (of one of `dtypes`, of `ndim` dimensions) and returns its shape as bigints. */
+/**
+ * Checks an ndarray value (of one of `dtypes`, of `ndim` dimensions) and returns its shape as bigints.
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {string} what
+ * @param {string[] | null} [dtypes]
+ * @param {number | null} [ndim]
+ * @returns {bigint[]}
+ */
 function array(v, ptr, what, dtypes = null, ndim = null) {
   if (!isTagged(v, 'ndarray')) throw bad(`${what} must be an ndarray`, ptr);
-  if (dtypes !== null && !dtypes.includes(v.get('dtype'))) {
+  if (dtypes !== null && !dtypes.includes(/** @type {string} */ (v.get('dtype')))) {
     throw bad(`${what} must be an ndarray of dtype ${dtypes.join(' or ')}, not ${v.get('dtype')}`, ptr);
   }
-  const shape = v.get('shape').map((d) => BigInt(d));
+  const shape = /** @type {bigint[]} */ (v.get('shape')).map((d) => BigInt(d));
   if (ndim !== null && shape.length !== ndim)
     throw bad(`${what} must have ${ndim} dimension(s), not ${shape.length}`, ptr);
   return shape;
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {string} what
+ */
 function counter(v, ptr, what) {
   if (!isInt(v) || intValue(v) < 0n || intValue(v) >= COUNTER_LIMIT)
     throw bad(`${what} must be an integer in [0, 2^63)`, ptr);
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ */
 function observationArray(v, ptr) {
   if (array(v, ptr, 'an observation').length === 0)
     throw bad('an observation must have a first dimension (the environments)', ptr);
 }
 
-/** The first dimension of every array of a checked OBS, in document order. */
+/**
+ * The first dimension of every array of a checked OBS, in document order.
+ * @param {unknown} v
+ * @returns {bigint[]}
+ */
 function firstDims(v) {
   if (v === null) return [];
-  return (isPlainMap(v) ? [...v.values()] : [v]).map((a) => BigInt(a.get('shape')[0]));
+  return (isPlainMap(v) ? [...v.values()] : [v]).map((a) =>
+    BigInt(/** @type {bigint[]} */ (/** @type {JsonObject} */ (a).get('shape'))[0]),
+  );
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {JsonObject | null} space
+ */
 function observation(v, ptr, space) {
   if (v === null) return;
   const kind = space ? space.get('kind') : null;
   if (isPlainMap(v)) {
     if (kind !== null && kind !== 'dict') throw bad(`a map of observations for a ${kind} observation space`, ptr);
-    const keys = kind === 'dict' ? space.get('spaces').map((e) => e[0]) : [...v.keys()];
+    const keys =
+      kind === 'dict'
+        ? /** @type {[string, unknown][]} */ (/** @type {JsonObject} */ (space).get('spaces')).map((e) => e[0])
+        : [...v.keys()];
     const have = [...v.keys()];
     if (have.length !== keys.length || !have.every((k, i) => k === keys[i])) {
       throw bad(
@@ -113,6 +185,12 @@ function observation(v, ptr, space) {
   observationArray(v, ptr);
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ * @param {string} what
+ * @param {boolean} itemIsMap
+ */
 function deque(v, ptr, what, itemIsMap) {
   exact(v, ptr, ['maxlen', 'items'], what);
   const maxlen = v.get('maxlen');
@@ -130,6 +208,10 @@ function deque(v, ptr, what, itemIsMap) {
   }
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ */
 function noise(v, ptr, nested = false) {
   if (v === null && !nested) return;
   const kind = isPlainMap(v) ? v.get('kind') : undefined;
@@ -149,13 +231,14 @@ function noise(v, ptr, nested = false) {
     noises.forEach((n, i) => noise(n, `${ptr}/noises/${i}`, true));
     return;
   }
+  /** @type {bigint[] | null} */
   let shape = null;
   for (const k of NOISE_KEYS[kind].slice(1)) {
     // the members in the order of the table of §3.4
     if (k === 'theta' || k === 'dt') {
       if (!isFloat(v.get(k))) throw bad(`${k} must be a float`, `${ptr}/${k}`);
     } else if (k === 'dtype') {
-      if (!NOISE_DTYPES.includes(v.get(k)))
+      if (!NOISE_DTYPES.includes(/** @type {string} */ (v.get(k))))
         throw bad(`an action noise's dtype must be one of ${NOISE_DTYPES.join(', ')}`, `${ptr}/dtype`);
     } else if (!(k === 'initial_noise' && v.get(k) === null)) {
       const s = array(v.get(k), `${ptr}/${k}`, k, ['F32', 'F64']);
@@ -165,9 +248,14 @@ function noise(v, ptr, nested = false) {
   }
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ */
 function lstm(v, ptr) {
   if (v === null) return;
   exact(v, ptr, ['pi', 'vf'], 'the recurrent states');
+  /** @type {bigint[] | null} */
   let shape = null;
   for (const k of ['pi', 'vf']) {
     const pair = v.get(k);
@@ -182,10 +270,14 @@ function lstm(v, ptr) {
   }
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ */
 function generator(v, ptr) {
   if (v === null) return;
   exact(v, ptr, GENERATOR_KEYS, 'a generator state');
-  if (!BIT_GENERATORS.includes(v.get('bit_generator')))
+  if (!BIT_GENERATORS.includes(/** @type {string} */ (v.get('bit_generator'))))
     throw bad(`the bit generator must be one of ${BIT_GENERATORS.join(', ')}`, `${ptr}/bit_generator`);
   for (const k of ['state', 'inc']) {
     const x = v.get(k);
@@ -202,6 +294,10 @@ function generator(v, ptr) {
     throw bad('uinteger must be an integer in [0, 2^32)', `${ptr}/uinteger`);
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ */
 function spaceRandom(v, ptr) {
   if (v === null) return;
   exact(v, ptr, ['generator', 'spaces'], "a space's generators");
@@ -214,6 +310,10 @@ function spaceRandom(v, ptr) {
   });
 }
 
+/**
+ * @param {unknown} v
+ * @param {string} ptr
+ */
 function random(v, ptr) {
   exact(v, ptr, RANDOM_KEYS, 'random');
   if (!sameShape(array(v.get('torch'), `${ptr}/torch`, 'torch', ['U8'], 1), [TORCH_STATE_BYTES]))
@@ -250,6 +350,8 @@ function random(v, ptr) {
 /**
  * Checks the value under `training` (§3) against the archive's raw `data`
  * object; throws EXTENSION_INVALID with the JSON Pointer of the offending value.
+ * @param {unknown} value
+ * @param {JsonObject | undefined} data
  */
 export function check(value, data) {
   const base = '/' + KEY;
@@ -287,19 +389,23 @@ export function check(value, data) {
  * §3.7, after `check`: the generators' states accept what their generators
  * accept, reading their element bytes (`content`: extensions/index.js contentOf).
  * Throws EXTENSION_INVALID at the array that breaks a rule (§5 step 6).
+ * @param {import('../index.js').Content} content
+ * @param {unknown} value the value `check` accepted
  */
 export async function checkContent(content, value) {
-  const r = value.get('random');
-  const bytes = (v) => decodeValue(v, content).load();
-  const n = r.get('numpy');
-  const p = r.get('python');
-  const cuda = r.get('torch_cuda') ?? [];
+  const r = /** @type {JsonObject} */ (/** @type {JsonObject} */ (value).get('random'));
+  /** @param {unknown} v a checked ndarray */
+  const bytes = (v) => /** @type {import('../../decode.js').NDArray} */ (decodeValue(v, content)).load();
+  const n = /** @type {JsonObject} */ (r.get('numpy'));
+  const p = /** @type {JsonObject} */ (r.get('python'));
+  const cuda = /** @type {unknown[] | null} */ (r.get('torch_cuda')) ?? [];
   checkRandom(
     {
-      torch: await bytes(r.get('torch')),
-      torchCuda: await Promise.all(cuda.map(bytes)),
-      numpyKey: await bytes(n.get('key')),
-      pythonState: await bytes(p.get('state')),
+      // the dtypes check() accepted: U8 (torch, torch_cuda) and U32
+      torch: /** @type {Uint8Array} */ (await bytes(r.get('torch'))),
+      torchCuda: /** @type {Uint8Array[]} */ (await Promise.all(cuda.map(bytes))),
+      numpyKey: /** @type {Uint32Array} */ (await bytes(n.get('key'))),
+      pythonState: /** @type {Uint32Array} */ (await bytes(p.get('state'))),
     },
     `/${KEY}/random`,
     MEMBER,

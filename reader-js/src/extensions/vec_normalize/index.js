@@ -32,14 +32,38 @@ const KEYS = [
 ];
 const REQUIRED = KEYS.slice(0, -1);
 
+/** @typedef {import('../../value_rules.js').JsonObject} JsonObject */
+
+/**
+ * @param {string} msg
+ * @param {string} pointer
+ */
 const bad = (msg, pointer) => fail('EXTENSION_INVALID', msg, { member: MEMBER, pointer });
-// a float: a number literal, an integer literal (bigint) or a tagged float
+/**
+ * A float: a number literal, an integer literal (bigint) or a tagged float.
+ * @param {unknown} v
+ * @returns {boolean}
+ */
 const isFloat = (v) => typeof v === 'number' || typeof v === 'bigint' || isTagged(v, 'float');
+/**
+ * @param {unknown} v
+ * @returns {v is JsonObject}
+ */
 const isPlainMap = (v) => isMap(v) && !v.has('$type');
+/**
+ * @param {readonly (number | bigint)[]} a
+ * @param {readonly (number | bigint)[]} b
+ */
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => BigInt(d) === BigInt(b[i]));
+/** @param {readonly (number | bigint)[]} s */
 const showShape = (s) => `[${s.map(String).join(', ')}]`;
 
-/** Checks STATS ({mean, var, count}) and returns the arrays' shape. */
+/**
+ * Checks STATS ({mean, var, count}) and returns the arrays' shape.
+ * @param {unknown} v
+ * @param {string} ptr
+ * @returns {bigint[]}
+ */
 function statsShape(v, ptr) {
   if (!isPlainMap(v) || v.size !== 3 || !['mean', 'var', 'count'].every((k) => v.has(k))) {
     throw bad(
@@ -47,12 +71,13 @@ function statsShape(v, ptr) {
       membersPointer(v, ptr, ['mean', 'var', 'count']),
     );
   }
+  /** @type {bigint[][]} */
   const shapes = [];
   for (const k of ['mean', 'var']) {
     const a = v.get(k);
     if (!(isTagged(a, 'ndarray') && a.get('dtype') === 'F64'))
       throw bad(`${k} must be an F64 ndarray`, pointerJoin(ptr, k));
-    shapes.push(a.get('shape'));
+    shapes.push(/** @type {bigint[]} */ (a.get('shape'))); // checked at step 11's value rules
   }
   if (!sameShape(shapes[0], shapes[1]))
     throw bad(`mean has shape ${showShape(shapes[0])} and var ${showShape(shapes[1])}`, pointerJoin(ptr, 'var'));
@@ -60,6 +85,10 @@ function statsShape(v, ptr) {
   return shapes[0];
 }
 
+/**
+ * @param {JsonObject | undefined} data
+ * @returns {JsonObject | null}
+ */
 function observationSpace(data) {
   const sp = data?.get('observation_space');
   return isTagged(sp, 'space') ? sp : null;
@@ -69,6 +98,8 @@ function observationSpace(data) {
  * Checks the value under `vec_normalize` (§3, in the order of §5) against the
  * archive's raw `data` object; throws EXTENSION_INVALID with the JSON Pointer
  * of the offending value.
+ * @param {unknown} value
+ * @param {JsonObject | undefined} data
  */
 export function check(value, data) {
   const base = '/' + KEY;
@@ -104,7 +135,7 @@ export function check(value, data) {
     const r = value.get('returns');
     if (!(isTagged(r, 'ndarray') && r.get('dtype') === 'F64'))
       throw bad('returns must be an F64 ndarray', `${base}/returns`);
-    const shape = r.get('shape');
+    const shape = /** @type {bigint[]} */ (r.get('shape'));
     if (shape.length !== 1 || BigInt(shape[0]) < 1n) {
       throw bad(
         `returns must have one element per environment (shape [N], N >= 1), not shape ${showShape(shape)}`,
@@ -117,24 +148,36 @@ export function check(value, data) {
 /**
  * §5 step 6, after `check`: every element of `returns` is finite (element
  * bytes). `content` is extensions/index.js's contentOf(state).
+ * @param {import('../index.js').Content} content
+ * @param {unknown} value the value `check` accepted
  */
 export async function checkContent(content, value) {
-  if (!value.has('returns')) return;
-  const returns = await decodeValue(value.get('returns'), content).load();
+  const v = /** @type {JsonObject} */ (value);
+  if (!v.has('returns')) return;
+  const nd = /** @type {import('../../decode.js').NDArray} */ (decodeValue(v.get('returns'), content)); // an F64 ndarray
+  const returns = /** @type {Float64Array} */ (await nd.load());
   const i = returns.findIndex((x) => !Number.isFinite(x));
   if (i >= 0) throw bad(`the running return of environment ${i} is ${returns[i]}, not finite`, `/${KEY}/returns`);
 }
 
-/** `obs` in the form `obs_keys` gives it, then both against the data's observation space (§3 rules 3-4). */
+/**
+ * `obs` in the form `obs_keys` gives it, then both against the data's observation space (§3 rules 3-4).
+ * @param {JsonObject} obs
+ * @param {string[] | null} keys
+ * @param {JsonObject | null} space
+ * @param {string} base
+ */
 function checkObs(obs, keys, space, base) {
   const kind = space ? space.get('kind') : null;
   if (keys === null) {
     // one observation's statistics; a map of them comes with obs_keys
     const shape = statsShape(obs, `${base}/obs`);
     if (kind === 'dict') throw bad('a Dict observation space needs statistics per key (obs_keys)', `${base}/obs_keys`);
-    if (kind === 'box' && !sameShape(space.get('shape'), shape)) {
+    // a box space (kind is null without a space) has a checked shape
+    const boxShape = () => /** @type {bigint[]} */ (/** @type {JsonObject} */ (space).get('shape'));
+    if (kind === 'box' && !sameShape(boxShape(), shape)) {
       throw bad(
-        `the statistics have shape ${showShape(shape)}, the observation space ${showShape(space.get('shape'))}`,
+        `the statistics have shape ${showShape(shape)}, the observation space ${showShape(boxShape())}`,
         `${base}/obs/mean`,
       );
     }
@@ -150,13 +193,14 @@ function checkObs(obs, keys, space, base) {
   const shapes = keys.map((k) => statsShape(obs.get(k), pointerJoin(`${base}/obs`, k)));
   if (space === null) return;
   if (kind !== 'dict') throw bad(`obs_keys given for a ${kind} observation space`, `${base}/obs_keys`);
-  const sub = new Map(space.get('spaces'));
+  const sub = new Map(/** @type {[string, JsonObject][]} */ (space.get('spaces'))); // a checked dict space
   keys.forEach((k, i) => {
     if (!sub.has(k)) throw bad(`${JSON.stringify(k)} is not a key of the observation space`, `${base}/obs_keys/${i}`);
-    const s = sub.get(k);
-    if (s.get('kind') === 'box' && !sameShape(s.get('shape'), shapes[i])) {
+    const s = /** @type {JsonObject} */ (sub.get(k));
+    const boxShape = () => /** @type {bigint[]} */ (s.get('shape')); // a box space's, checked
+    if (s.get('kind') === 'box' && !sameShape(boxShape(), shapes[i])) {
       throw bad(
-        `the statistics of ${JSON.stringify(k)} have shape ${showShape(shapes[i])}, the space ${showShape(s.get('shape'))}`,
+        `the statistics of ${JSON.stringify(k)} have shape ${showShape(shapes[i])}, the space ${showShape(boxShape())}`,
         pointerJoin(pointerJoin(`${base}/obs`, k), 'mean'),
       );
     }
@@ -167,6 +211,11 @@ function checkObs(obs, keys, space, base) {
  * §4: normalises one observation's values (`data`, a typed array or array of
  * numbers) with statistics {mean, var} (NDArray F64, loaded) in float64,
  * clipped, rounded to float32; returns a Float32Array.
+ * @param {ArrayLike<number | bigint>} data
+ * @param {{mean: {data: ArrayLike<number>}, var: {data: ArrayLike<number>}}} stats
+ * @param {number} epsilon
+ * @param {number} clipObs
+ * @returns {Float32Array}
  */
 export function normalizeArray(data, stats, epsilon, clipObs) {
   const mean = stats.mean.data;
