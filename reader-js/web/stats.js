@@ -121,7 +121,9 @@ export function isIntegerDtype(dtype) {
  * What the page shows of a tensor: its dtype and shape, the statistics of its
  * elements and its first elements (not the whole tensor, which stays here).
  * @param {{name: string, dtype: string, shape: number[], data: ArrayLike<number|bigint>}} t what `Archive#tensor` gives
- * @returns {{name: string, dtype: string, shape: number[], stats: ReturnType<typeof summarize>, first: ArrayLike<number|bigint>}}
+ * @returns {TensorStatistics}
+ *
+ * @typedef {{name: string, dtype: string, shape: number[], stats: ReturnType<typeof summarize>, first: ArrayLike<number|bigint>}} TensorStatistics
  */
 export function tensorStatistics(t) {
   const stats = summarize(numericElements(t.dtype, t.data), { integer: isIntegerDtype(t.dtype) });
