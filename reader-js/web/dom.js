@@ -89,6 +89,20 @@ export function fill(el, ...children) {
 }
 
 /**
+ * The page's element with id `id`, checked to be a `type` (HTMLElement, HTMLInputElement, ...); a TypeError
+ * when the page has none (its markup has every one asked for).
+ * @template {HTMLElement} E
+ * @param {string} id
+ * @param {{new (): E, prototype: E}} type
+ * @returns {E}
+ */
+export function byId(id, type) {
+  const el = document.getElementById(id);
+  if (!(el instanceof type)) throw new TypeError(`the page has no ${type.name} #${id}`);
+  return el;
+}
+
+/**
  * A two-column table of label/value rows (values may be nodes).
  * @param {Array<[string, Child]>} rows
  * @param {string} [cls] class of the table

@@ -204,8 +204,11 @@ export function renderVerdict(el, { report = null, openError = null, running = f
  * Shows why an archive could not be opened: the error code, its message and
  * location, and the advice to convert it when it is a Stable-Baselines model.
  * @param {HTMLElement} el
- * @param {Error & {code?: string, detail?: string, member?: string, pointer?: string, offset?: number}} error
+ * @param {OpenError} error
  * @param {string} [hint] the command line's advice (conversion.js), or ''
+ *
+ * @typedef {Error & {code?: string, detail?: string, member?: string, pointer?: string, offset?: number}} OpenError
+ *   why an archive could not be opened: the reader's RlarchiveError, or another error of its source
  */
 export function renderOpenError(el, error, hint = '') {
   const code = error?.code ?? 'ERROR';
