@@ -124,7 +124,7 @@ function refreshStatus() {
 /**
  * The verdict the page leads with (views/report.js renderVerdict); an invalid or unopened file's validation
  * section comes first too, before what the file holds.
- * @param {Parameters<typeof renderVerdict>[1]} state
+ * @param {NonNullable<Parameters<typeof renderVerdict>[1]>} state
  */
 function verdict(state) {
   renderVerdict($('verdict'), state);
