@@ -114,8 +114,8 @@ async function call({ id, op, args }) {
     if (!archive) throw new Error('no archive is open');
     if (!Object.hasOwn(OPS, op)) throw new Error(`unknown operation ${op}`);
     // the arguments come from the page, structured-cloned, as the operation takes them
-    const run = /** @type {(args: object) => Promise<unknown>} */ (OPS[/** @type {keyof typeof OPS} */ (op)]);
-    const value = await run(args ?? {});
+    const ops = /** @type {Record<string, (args: object) => Promise<unknown>>} */ (/** @type {unknown} */ (OPS));
+    const value = await ops[op](args ?? {});
     scope.rlarchiveWorker.done[op]++;
     postMessage(/** @type {FromWorker} */ ({ type: 'result', id, value }));
   } catch (e) {
