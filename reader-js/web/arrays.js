@@ -8,16 +8,17 @@ const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8
 /**
  * Element values of a loaded NDArray as numbers (bigint kept), F16/BF16/FP8 decoded.
  * @param {{dtype: string, data: ArrayLike<number|bigint>}} nd
- * @returns {Array<number|bigint|boolean>}
+ * @returns {Array<number|bigint|boolean|string>} C64 elements as text (`1+2j`)
  */
 export function arrayValues(nd) {
   if (DECODED.has(nd.dtype)) return Array.from(toFloat32(nd.dtype, nd.data));
   if (nd.dtype === 'BOOL') return Array.from(nd.data, (b) => b !== 0);
   if (nd.dtype === 'C64') {
+    const data = /** @type {ArrayLike<number>} */ (nd.data); // C64 is a Float32Array
     const out = [];
-    for (let i = 0; i < nd.data.length; i += 2)
+    for (let i = 0; i < data.length; i += 2)
       out.push(
-        `${formatNumber(nd.data[i], 'F32')}${nd.data[i + 1] < 0 || Object.is(nd.data[i + 1], -0) ? '-' : '+'}${formatNumber(Math.abs(nd.data[i + 1]), 'F32')}j`,
+        `${formatNumber(data[i], 'F32')}${data[i + 1] < 0 || Object.is(data[i + 1], -0) ? '-' : '+'}${formatNumber(Math.abs(data[i + 1]), 'F32')}j`,
       );
     return out;
   }
@@ -33,8 +34,10 @@ export function arrayValues(nd) {
  */
 export function summarizeArray(nd, few = 8) {
   const vals = arrayValues(nd);
+  /** @param {number|bigint|boolean|string} v */
   const exact = (v) => (typeof v === 'string' ? v : formatNumber(v, nd.dtype));
   if (vals.length <= few) return `[${vals.map(exact).join(', ')}]`;
+  /** @param {number|bigint|boolean|string} v */
   const f = (v) => (typeof v === 'number' && !Number.isInteger(v) ? formatShort(v) : exact(v));
   const first = vals[0];
   if (vals.every((v) => Object.is(v, first) || v === first)) return `all ${f(first)} (${vals.length} values)`;

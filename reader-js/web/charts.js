@@ -7,11 +7,23 @@ const W = 480;
 const H = 220;
 const M = { left: 64, right: 30, top: 12, bottom: 40 };
 
+/**
+ * The linear map from the domain [d0, d1] onto the range [r0, r1].
+ * @param {number} d0
+ * @param {number} d1
+ * @param {number} r0
+ * @param {number} r1
+ * @returns {(v: number) => number}
+ */
 function scale(d0, d1, r0, r1) {
   const k = d1 === d0 ? 0 : (r1 - r0) / (d1 - d0);
   return (v) => r0 + (v - d0) * k;
 }
 
+/**
+ * @param {SVGGElement} g
+ * @param {{xTicks: number[], yTicks: number[], x: (v: number) => number, y: (v: number) => number, xLabel?: string, yLabel?: string}} axis
+ */
 function axes(g, { xTicks, yTicks, x, y, xLabel, yLabel }) {
   const x0 = M.left,
     x1 = W - M.right,
@@ -47,6 +59,11 @@ function axes(g, { xTicks, yTicks, x, y, xLabel, yLabel }) {
     );
 }
 
+/**
+ * @param {number} lo
+ * @param {number} hi
+ * @returns {[number, number]}
+ */
 function yRange(lo, hi) {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0, 1];
   if (lo === hi) {

@@ -6,18 +6,47 @@
 
 import { observations } from '../src/index.js';
 
+/**
+ * What this module reads of the RLA_policy description, decoded (integers may be bigints): a
+ * narrow view of `Policy#desc`, which the public declarations type as `object`.
+ * @typedef {{shape: Array<number|bigint>}} Shaped an ndarray parameter (its shape is all that is read)
+ * @typedef {{op: 'linear', in: string[], out: string, weight: Shaped, bias: Shaped|null}} LinearNode
+ * @typedef {{op: 'conv2d', in: string[], out: string, weight: Shaped, stride: Array<number|bigint>, padding: Array<number|bigint>}} Conv2dNode
+ * @typedef {{op: 'activation', in: string[], out: string, fn: string}} ActivationNode
+ * @typedef {{op: 'lstm', in: string[], out: string[], layers: Array<{weight_hh: Shaped}>}} LstmNode
+ * @typedef {{op: 'flatten'|'concat'|'prelu'|'layer_norm'|'batch_norm', in: string[], out: string}} OtherNode
+ * @typedef {LinearNode|Conv2dNode|ActivationNode|LstmNode|OtherNode} DescriptionNode
+ * @typedef {object} PolicyDescription
+ * @property {DescriptionNode[]} nodes
+ * @property {boolean} [normalize_images]
+ * @property {boolean} [vec_normalize]
+ * @property {{[name: string]: unknown, layers: number|bigint, hidden_size: number|bigint}} [recurrent]
+ */
+
+/** @typedef {import('../index.js').Space} Space */
+
+/** @param {unknown} v */
 const num = (v) => Number(v);
+/** @type {Record<string, string>} */
 const KINDS = { box: 'Box', discrete: 'Discrete', multi_discrete: 'MultiDiscrete', multi_binary: 'MultiBinary' };
+/** @param {number[]} shape */
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);
 
-/** One input of the network: its name, the space it comes from, its preprocessing and shape. */
+/**
+ * One input of the network: its name, the space it comes from, its preprocessing and shape.
+ * @param {string} name
+ * @param {Space} space
+ * @param {boolean} normalizeImages
+ * @param {boolean} vecNormalize
+ * @returns {{name: string, space: string, preprocessing: string, shape: number[]}}
+ */
 function input(name, space, normalizeImages, vecNormalize) {
   const steps = [];
   if (vecNormalize) steps.push('VecNormalize');
   let shape;
   switch (space.kind) {
     case 'box':
-      shape = space.shape.map(num);
+      shape = /** @type {number[]} */ (space.shape).map(num);
       steps.push(normalizeImages && observations.isImage(space) ? 'float32, ÷ 255 (image)' : 'float32');
       break;
     case 'discrete':
@@ -25,7 +54,7 @@ function input(name, space, normalizeImages, vecNormalize) {
       steps.push(`one-hot of ${num(space.n)}`);
       break;
     case 'multi_discrete': {
-      const nvec = Array.from(space.nvec.data, num);
+      const nvec = Array.from(/** @type {ArrayLike<number|bigint>} */ (space.nvec?.data), num);
       shape = [nvec.reduce((a, b) => a + b, 0)];
       steps.push(`one-hot of [${nvec.join(', ')}], concatenated`);
       break;
@@ -40,10 +69,15 @@ function input(name, space, normalizeImages, vecNormalize) {
   return { name, space: KINDS[space.kind] ?? space.kind, preprocessing: steps.join(', then '), shape };
 }
 
-/** The output shape of one node from its inputs' shapes (RLA_policy §5.11), or null when unknown. */
+/**
+ * The output shape of one node from its inputs' shapes (RLA_policy §5.11), or null when unknown.
+ * @param {DescriptionNode} node
+ * @param {Array<number[]|null>} ins
+ * @returns {number[]|null}
+ */
 function outputShape(node, ins) {
+  if (!ins.every((s) => s !== null)) return null;
   const [x] = ins;
-  if (ins.some((s) => s === null)) return null;
   switch (node.op) {
     case 'linear':
       return [...x.slice(0, -1), num(node.weight.shape[0])];
@@ -64,7 +98,12 @@ function outputShape(node, ins) {
   }
 }
 
-/** A node's parameters in a few words: `6 → 8`, `32 3×3 stride 2`, `silu`. */
+/**
+ * A node's parameters in a few words: `6 → 8`, `32 3×3 stride 2`, `silu`.
+ * @param {DescriptionNode} node
+ * @param {Array<number[]|null>} ins
+ * @returns {string}
+ */
 function nodeDetail(node, ins) {
   switch (node.op) {
     case 'linear': {
@@ -86,10 +125,14 @@ function nodeDetail(node, ins) {
   }
 }
 
-/** The head in a few words. */
+/**
+ * The head in a few words.
+ * @param {import('../index.js').Policy['action']} action
+ * @returns {string}
+ */
 function headDetail(action) {
   if (action.op === 'box') return `squash ${action.squash}`;
-  if (action.op === 'multi_argmax') return `sizes [${action.sizes.map(num).join(', ')}]`;
+  if (action.op === 'multi_argmax') return `sizes [${/** @type {unknown[]} */ (action.sizes).map(num).join(', ')}]`;
   if (action.op === 'quantile_argmax') return `${num(action.n_quantiles)} quantiles`;
   return '';
 }
@@ -105,17 +148,19 @@ function headDetail(action) {
  * @property {{op: string, in: string, detail: string}} head
  */
 export function policyGraph(policy) {
-  const d = policy.desc;
+  const d = /** @type {PolicyDescription} */ (policy.desc);
   const obs = policy.observationSpace;
   const normalize = d.normalize_images !== false;
   const inputs =
     obs.kind === 'dict'
-      ? obs.spaces.map(([key, sub]) => input(`obs.${key}`, sub, normalize, d.vec_normalize === true))
+      ? /** @type {Array<[string, Space]>} */ (obs.spaces).map(([key, sub]) =>
+          input(`obs.${key}`, sub, normalize, d.vec_normalize === true),
+        )
       : [input('obs', obs, normalize, d.vec_normalize === true)];
+  /** @type {Map<unknown, number[]|null>} */
   const shapes = new Map(inputs.map((i) => [i.name, i.shape]));
-  if (d.recurrent)
-    for (const k of ['hidden_in', 'cell_in'])
-      shapes.set(d.recurrent[k], [num(d.recurrent.layers), num(d.recurrent.hidden_size)]);
+  const rec = d.recurrent;
+  if (rec) for (const k of ['hidden_in', 'cell_in']) shapes.set(rec[k], [num(rec.layers), num(rec.hidden_size)]);
   const nodes = d.nodes.map((node) => {
     const ins = node.in.map((n) => shapes.get(n) ?? null);
     const shape = outputShape(node, ins);
@@ -123,15 +168,20 @@ export function policyGraph(policy) {
     shapes.set(outs[0], shape);
     return { op: node.op, detail: nodeDetail(node, ins), in: [...node.in], out: outs[0], shape };
   });
-  return { inputs, nodes, head: { op: policy.action.op, in: policy.action.in, detail: headDetail(policy.action) } };
+  return {
+    inputs,
+    nodes,
+    head: { op: policy.action.op, in: /** @type {string} */ (policy.action.in), detail: headDetail(policy.action) },
+  };
 }
 
 /**
  * Whether an observation space is, or holds (a Dict's key), an image (RLA_policy §4).
- * @param {object} space
+ * @param {Space} space
  * @returns {boolean}
  */
 export function hasImage(space) {
-  if (space.kind === 'dict') return space.spaces.some(([, sub]) => hasImage(sub));
+  if (space.kind === 'dict')
+    return /** @type {Array<[string, Space]>} */ (space.spaces).some(([, sub]) => hasImage(sub));
   return observations.isImage(space);
 }

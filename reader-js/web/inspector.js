@@ -16,7 +16,7 @@
 // `window.rlarchiveInspector` exposes the page's state for scripts and tests.
 
 import { open, validate, VERSION } from '../src/index.js';
-import { h, fill, errorParts } from './dom.js';
+import { h, fill, errorParts, byId } from './dom.js';
 import { formatBytes } from './format.js';
 import { openShared, resolveUrl } from './source.js';
 import { WorkerClient, isCancelled } from './worker-client.js';
@@ -51,8 +51,24 @@ const SECTIONS = [
   'tensors',
 ];
 
-const $ = (id) => document.getElementById(id);
-const body = (id) => $(id).querySelector('.body');
+/**
+ * @typedef {import('../index.js').Archive} Archive
+ * @typedef {import('../index.js').Report} Report
+ * @typedef {import('./views/report.js').OpenError} OpenError
+ * @typedef {import('./source.js').SharedSource} SharedSource
+ * @typedef {{policy: WorkerClient, tensors: WorkerClient}} Workers
+ */
+
+/**
+ * The page's element with this id (index.html has each one asked for here).
+ * @param {string} id
+ */
+const $ = (id) => byId(id, HTMLElement);
+/**
+ * The body of the section with this id.
+ * @param {string} id
+ */
+const body = (id) => /** @type {HTMLElement} */ ($(id).querySelector('.body')); // each section has one
 
 const params = new URLSearchParams(location.search);
 const autoread =
@@ -60,7 +76,12 @@ const autoread =
     ? Number(params.get('autoread'))
     : DEFAULT_AUTOREAD;
 
-/** What is shown now; `workers` compute for it (`policy` and `tensors`: WorkerClient). */
+/**
+ * What is shown now; `workers` compute for it (`policy` and `tensors`: WorkerClient).
+ * @type {{generation: number, label: string|null, source: SharedSource|null, archive: Archive|null,
+ *   openError: OpenError|null, report: Report|null, policy: import('./tasks.js').PolicySummary|null,
+ *   workers: Workers|null, ready: Promise<void>}}
+ */
 const current = {
   generation: 0,
   label: null,
@@ -73,13 +94,18 @@ const current = {
   ready: Promise.resolve(),
 };
 
-const refreshToc = tableOfContents($('toc'), document.querySelector('main'));
+const refreshToc = tableOfContents($('toc'), /** @type {HTMLElement} */ (document.querySelector('main')));
 
+/**
+ * @param {string} id
+ * @param {boolean} [visible]
+ */
 function show(id, visible = true) {
   $(id).hidden = !visible;
   refreshToc();
 }
 
+/** @param {string} state */
 function setState(state) {
   document.body.dataset.state = state;
 }
@@ -98,6 +124,7 @@ function refreshStatus() {
 /**
  * The verdict the page leads with (views/report.js renderVerdict); an invalid or unopened file's validation
  * section comes first too, before what the file holds.
+ * @param {NonNullable<Parameters<typeof renderVerdict>[1]>} state
  */
 function verdict(state) {
   renderVerdict($('verdict'), state);
@@ -107,6 +134,7 @@ function verdict(state) {
   refreshToc();
 }
 
+/** @param {number} gen */
 async function runValidation(gen) {
   const el = $('report');
   $('validation').dataset.status = 'running';
@@ -114,7 +142,7 @@ async function runValidation(gen) {
   verdict({ running: true, openError: current.openError });
   let report;
   try {
-    report = await validate(current.source);
+    report = await validate(/** @type {SharedSource} */ (current.source));
   } catch (e) {
     if (gen !== current.generation) return;
     $('validation').dataset.status = 'failed';
@@ -127,7 +155,7 @@ async function runValidation(gen) {
   renderReport(el, report, { shown: current.openError });
   $('validation').dataset.status = report.valid ? 'valid' : 'invalid';
   verdict({ report, openError: current.openError });
-  const line = $('overview-validation');
+  const line = document.getElementById('overview-validation');
   if (line) {
     const { errors, warnings } = report.summary;
     fill(
@@ -137,6 +165,7 @@ async function runValidation(gen) {
         {
           href: '#validation',
           class: report.valid ? 'ok' : 'error',
+          /** @param {Event} ev */
           onclick: (ev) => {
             ev.preventDefault();
             $('validation').scrollIntoView();
@@ -150,16 +179,19 @@ async function runValidation(gen) {
   refreshStatus();
 }
 
+/** @param {number} gen */
 async function loadPolicy(gen) {
   const el = body('policy');
-  const worker = current.workers.policy;
+  const worker = /** @type {Workers} */ (current.workers).policy; // started with the archive
   renderPolicyLoading(el, () => worker.cancel());
   $('policy').dataset.status = 'loading';
   try {
     const policy = await worker.call('policy');
     if (gen !== current.generation) return;
     current.policy = policy;
-    const masks = MASKED_ALGORITHMS.includes(algorithmOf(current.archive.metadata));
+    const masks = MASKED_ALGORITHMS.includes(
+      /** @type {string} */ (algorithmOf(/** @type {Archive} */ (current.archive).metadata)),
+    );
     renderPolicy(
       el,
       policy,
@@ -168,9 +200,10 @@ async function loadPolicy(gen) {
     );
     $('policy').dataset.status = 'ready';
     const ops = policy.layers;
-    if ($('overview-policy'))
+    const line = document.getElementById('overview-policy');
+    if (line)
       fill(
-        $('overview-policy'),
+        line,
         `${ops.length} layers: ${ops.slice(0, 12).join(' → ')}${ops.length > 12 ? ' → …' : ''} → ${policy.action.op}`,
       );
   } catch (e) {
@@ -186,18 +219,23 @@ async function loadPolicy(gen) {
   refreshStatus();
 }
 
+/**
+ * @param {Archive} archive
+ * @param {number} gen
+ */
 function renderArchive(archive, gen) {
   renderAgent(body('agent'), archive);
   show('agent');
-  renderCard(body('card'), archive, { label: current.label });
+  const label = /** @type {string} */ (current.label); // set by load()
+  renderCard(body('card'), archive, { label });
   show('card');
-  renderOverview(body('overview'), archive, { label: current.label, size: current.source.size });
+  renderOverview(body('overview'), archive, { label, size: /** @type {SharedSource} */ (current.source).size });
   renderHyperparameters(body('hyperparameters'), archive.data, archive.optimizers);
   show('overview');
   show('hyperparameters');
   show('spaces', renderSpaces(body('spaces'), archive.data) > 0);
   show('schedules', renderSchedules(body('schedules'), archive.data) > 0);
-  const worker = current.workers.tensors;
+  const worker = /** @type {Workers} */ (current.workers).tensors;
   show(
     'tensors',
     renderTensors(body('tensors'), archive, {
@@ -244,11 +282,11 @@ async function load(input, label) {
     src = await openShared(input);
   } catch (e) {
     if (gen !== current.generation) return;
-    current.openError = e;
+    current.openError = /** @type {OpenError} */ (e);
     fill($('status'), label);
-    renderOpenError($('open-error'), e);
+    renderOpenError($('open-error'), /** @type {OpenError} */ (e));
     show('validation');
-    verdict({ openError: e });
+    verdict({ openError: /** @type {OpenError} */ (e) });
     setState('error');
     return;
   }
@@ -261,11 +299,15 @@ async function load(input, label) {
   };
   current.workers = workers;
   // a referenced array of the data is read and summarised by the tensors' worker too
-  setArraySummarizer((nd) => workers.tensors.call('array', { group: nd.ref.group, name: nd.ref.name }));
+  setArraySummarizer((nd) => {
+    const ref = /** @type {{group: string, name: string}} */ (nd.ref); // only a reference is summarised so
+    return workers.tensors.call('array', { group: ref.group, name: ref.name });
+  });
   try {
-    current.archive = await open(src);
+    // the reader's Archive, as index.d.ts declares it
+    current.archive = /** @type {Archive} */ (/** @type {unknown} */ (await open(src)));
   } catch (e) {
-    current.openError = e;
+    current.openError = /** @type {OpenError} */ (e);
   }
   if (gen !== current.generation) return;
   show('validation');
@@ -274,7 +316,7 @@ async function load(input, label) {
       current.openError.code === 'ARCHIVE_NOT_RLARCHIVE' ? await zipMemberNames(src).catch(() => null) : null;
     if (gen !== current.generation) return;
     renderOpenError($('open-error'), current.openError, conversionHint(names, label));
-  } else renderArchive(current.archive, gen);
+  } else renderArchive(/** @type {Archive} */ (current.archive), gen);
   refreshStatus();
 
   const tasks = [];
@@ -293,23 +335,33 @@ async function load(input, label) {
   setState(current.openError ? 'error' : 'ready');
 }
 
+/**
+ * @param {Blob|string} input
+ * @param {string} label
+ * @returns {Promise<void>}
+ */
 function start(input, label) {
   current.ready = load(input, label).catch((e) => {
     setState('error');
-    fill($('status'), h('span', { class: 'error' }, `Unexpected failure: ${e?.message ?? e}`));
+    fill(
+      $('status'),
+      h('span', { class: 'error' }, `Unexpected failure: ${/** @type {Error|null|undefined} */ (e)?.message ?? e}`),
+    );
   });
   return current.ready;
 }
 
+/** @param {File|null|undefined} file */
 function openFile(file) {
   if (!file) return;
   const q = new URLSearchParams(location.search);
   q.delete('url');
   history.replaceState(null, '', q.size ? `${location.pathname}?${q}` : location.pathname);
-  $('url-input').value = '';
+  byId('url-input', HTMLInputElement).value = '';
   start(file, file.name);
 }
 
+/** @param {string} value */
 function openUrl(value) {
   let url;
   try {
@@ -323,12 +375,13 @@ function openUrl(value) {
 
 function wire() {
   $('file-input').addEventListener('change', (ev) => {
-    openFile(ev.target.files[0]);
-    ev.target.value = '';
+    const input = /** @type {HTMLInputElement} */ (ev.target); // the file input itself
+    openFile(/** @type {FileList} */ (input.files)[0]);
+    input.value = '';
   });
   $('url-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const value = $('url-input').value.trim();
+    const value = byId('url-input', HTMLInputElement).value.trim();
     if (!value) return;
     const q = new URLSearchParams(location.search);
     q.set('url', value);
@@ -337,6 +390,7 @@ function wire() {
   });
   let depth = 0;
   const overlay = $('drop-overlay');
+  /** @param {DragEvent} ev */
   const hasFiles = (ev) => Array.from(ev.dataTransfer?.types ?? []).includes('Files');
   document.addEventListener('dragenter', (ev) => {
     if (!hasFiles(ev)) return;
@@ -373,9 +427,13 @@ function wire() {
  * `openError` and `source` are what is shown, and `policy` the policy's
  * summary from the worker (tasks.js policySummary).
  */
-window.rlarchiveInspector = Object.freeze({
+/** @type {Window & {rlarchiveInspector?: object}} */ (window).rlarchiveInspector = Object.freeze({
   version: VERSION,
-  open: (input, label = String(input?.name ?? input)) =>
+  /**
+   * @param {Blob|string} input
+   * @param {string} [label]
+   */
+  open: (input, label = String(/** @type {{name?: string}|null} */ (input)?.name ?? input)) =>
     start(typeof input === 'string' ? resolveUrl(input) : input, label),
   get ready() {
     return current.ready;

@@ -12,12 +12,41 @@ import { formatShape, formatNumber, formatShort, elementCount } from './format.j
 export const SMALL_BOX = 32;
 const MAX_OPTIONS = 1000;
 const MAX_CHECKBOXES = 256;
-const INTEGER = new Set(Object.values(DTYPES).flatMap((d) => (d.kind === 'int' || d.kind === 'uint' ? [d.code] : [])));
+/** @type {Set<string>} */
+const INTEGER = new Set(
+  Object.values(/** @type {typeof import('../index.js').DTYPES} */ (DTYPES)).flatMap((d) =>
+    d.kind === 'int' || d.kind === 'uint' ? [d.code] : [],
+  ),
+);
+/** @type {Record<string, {from(values: number[]): ArrayLike<number>}>} */
 const TYPED = { F32: Float32Array, F64: Float64Array, BOOL: Uint8Array };
 
+/**
+ * @typedef {import('../index.js').Space} Space
+ * @typedef {import('../index.js').NDArray} NDArray
+ * @typedef {(values: number[]) => void} SetValues
+ */
+
+/**
+ * The inputs of one space's values: what they show, how to set and read them, and for a text field `sample`
+ * (fills it with a random observation).
+ * @typedef {{el: HTMLElement, set: SetValues, values: () => number[], sample?: () => void}} Field
+ */
+
+/**
+ * An observation form: its element, how to read the observation, and how to fill it with a random or the default one.
+ * @typedef {{el: HTMLElement, read: () => unknown, randomize: (rng?: () => number) => void, reset: () => void}} ObservationForm
+ */
+
+/** @param {unknown} x */
 const num = (x) => Number(x);
 
-/** The multi-index label of element `i` of `shape`, e.g. `[0, 2]`. */
+/**
+ * The multi-index label of element `i` of `shape`, e.g. `[0, 2]`.
+ * @param {number} i
+ * @param {number[]} shape
+ * @returns {string}
+ */
 function indexLabel(i, shape) {
   if (shape.length <= 1) return `[${i}]`;
   const idx = [];
@@ -28,14 +57,23 @@ function indexLabel(i, shape) {
   return `[${idx.join(', ')}]`;
 }
 
+/**
+ * @param {Space} sp a Box
+ * @param {number} n its element count
+ * @returns {{lo: number[], hi: number[]}}
+ */
 function bounds(sp, n) {
+  /** @param {NDArray|undefined} nd */
   const get = (nd) => (nd?.data ? Array.from(nd.data, num) : new Array(n).fill(NaN));
   const lo = get(sp.low),
     hi = get(sp.high);
   return { lo: lo.map((v) => (Number.isNaN(v) ? -Infinity : v)), hi: hi.map((v) => (Number.isNaN(v) ? Infinity : v)) };
 }
 
-/** One bound as shown: `-inf`, `inf`, or about 4 significant digits. */
+/**
+ * One bound as shown: `-inf`, `inf`, or about 4 significant digits.
+ * @param {number} v
+ */
 const boundText = (v) => (Number.isFinite(v) ? formatShort(v) : v > 0 ? 'inf' : '-inf');
 
 /**
@@ -48,13 +86,19 @@ const boundText = (v) => (Number.isFinite(v) ? formatShort(v) : v > 0 ? 'inf' : 
  * @returns {string}
  */
 export function boundsText(lo, hi, each = false) {
+  /** @param {number[]} xs */
   const same = (xs) => xs.every((x) => Object.is(x, xs[0]));
   if (lo.length && same(lo) && same(hi)) return `bounds ${boundText(lo[0])} … ${boundText(hi[0])}`;
   if (each) return 'bounds under each value';
+  /** @param {number[]} xs */
   const range = (xs) => `${boundText(Math.min(...xs))} to ${boundText(Math.max(...xs))}`;
   return `bounds: low from ${range(lo)}, high from ${range(hi)}`;
 }
 
+/**
+ * @param {() => number} rng
+ * @returns {number}
+ */
 function gaussian(rng) {
   const u = 1 - rng(),
     v = rng();
@@ -88,7 +132,13 @@ export function sampleElement(dtype, lo, hi, rng = Math.random) {
   return dtype === 'F32' ? Math.fround(x) : x;
 }
 
-/** The default of one Box element: 0 moved into its bounds. */
+/**
+ * The default of one Box element: 0 moved into its bounds.
+ * @param {string} dtype
+ * @param {number} lo
+ * @param {number} hi
+ * @returns {number}
+ */
 function defaultElement(dtype, lo, hi) {
   let x = Math.min(Math.max(0, lo), hi);
   if (INTEGER.has(dtype) || dtype === 'BOOL') x = Math.min(Math.ceil(x), Math.floor(hi));
@@ -108,18 +158,29 @@ export function parseNumber(text) {
   return t === '' ? NaN : Number(t);
 }
 
+/** @param {string} text */
 const isNumberText = (text) => !Number.isNaN(parseNumber(text)) || text.trim().toLowerCase() === 'nan';
 
+/**
+ * @param {string} dtype
+ * @param {number[]} values
+ * @returns {ArrayLike<number>}
+ */
 function typedFor(dtype, values) {
   const T = TYPED[dtype] ?? Float64Array;
   return T.from(values);
 }
 
+/** @param {Space} sp */
 function isImageBox(sp) {
-  return sp.kind === 'box' && sp.dtype === 'U8' && sp.shape.length === 3;
+  return sp.kind === 'box' && sp.dtype === 'U8' && /** @type {number[]} */ (sp.shape).length === 3;
 }
 
-/** [height, width, channels, channelFirst] of an image-like shape, or null. */
+/**
+ * [height, width, channels, channelFirst] of an image-like shape, or null.
+ * @param {number[]} shape
+ * @returns {[number, number, number, boolean]|null}
+ */
 function imageLayout(shape) {
   const [a, b, c] = shape.map(num);
   if ([1, 3, 4].includes(a) && b > 4 && c > 4) return [b, c, a, true];
@@ -127,6 +188,11 @@ function imageLayout(shape) {
   return null;
 }
 
+/**
+ * @param {HTMLCanvasElement} canvas
+ * @param {number[]} shape
+ * @param {number[]} values
+ */
 function drawImage(canvas, shape, values) {
   const layout = imageLayout(shape);
   if (!layout || !canvas.getContext) return;
@@ -138,6 +204,7 @@ function drawImage(canvas, shape, values) {
   const img = ctx.createImageData(W, H);
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
+      /** @param {number} c */
       const at = (c) => values[first ? (c * H + y) * W + x : (y * W + x) * C + c] ?? 0;
       const o = (y * W + x) * 4;
       img.data[o] = at(0);
@@ -149,7 +216,16 @@ function drawImage(canvas, shape, values) {
   ctx.putImageData(img, 0, 0);
 }
 
-/** A field for many numbers: a text area (C order) with a count, and for images a preview. */
+/**
+ * A field for many numbers: a text area (C order) with a count, and for images a preview.
+ * @param {string} path
+ * @param {string} dtype
+ * @param {number[]} shape
+ * @param {number} n
+ * @param {() => number[]} sample
+ * @param {number[]} initial
+ * @returns {Field}
+ */
 function compactField(path, dtype, shape, n, sample, initial) {
   const area = h('textarea', {
     class: 'compact',
@@ -179,6 +255,7 @@ function compactField(path, dtype, shape, n, sample, initial) {
     if (canvas) drawImage(canvas, shape, vals);
   };
   area.addEventListener('input', refresh);
+  /** @type {SetValues} */
   const set = (values) => {
     area.value = values.map((v) => formatNumber(v, dtype)).join(' ');
     refresh();
@@ -206,6 +283,15 @@ function compactField(path, dtype, shape, n, sample, initial) {
   };
 }
 
+/**
+ * @param {string} path
+ * @param {string} dtype
+ * @param {number[]} shape
+ * @param {number[]} lo
+ * @param {number[]} hi
+ * @param {number[]} initial
+ * @returns {Field}
+ */
 function numberInputs(path, dtype, shape, lo, hi, initial) {
   const integer = INTEGER.has(dtype);
   // text, not type=number: a float Box may hold inf, -inf and NaN, which number inputs refuse
@@ -248,6 +334,12 @@ function numberInputs(path, dtype, shape, lo, hi, initial) {
   };
 }
 
+/**
+ * @param {string} path
+ * @param {number[]} shape
+ * @param {number[]} initial
+ * @returns {Field}
+ */
 function checkboxes(path, shape, initial) {
   const boxes = initial.map((v, i) =>
     h('input', {
@@ -269,6 +361,12 @@ function checkboxes(path, shape, initial) {
   };
 }
 
+/**
+ * @param {string} path
+ * @param {Array<[number, number]>} ranges each select's first value and count
+ * @param {number[]|null} shape
+ * @returns {Field}
+ */
 function selects(path, ranges, shape) {
   const sel = ranges.map(([start, count], i) =>
     h(
@@ -295,9 +393,14 @@ function selects(path, ranges, shape) {
  * Builds the form of one space.
  * @param {import('../index.js').Space} sp the observation space (arrays loaded)
  * @param {string} [path] the name shown in messages and set as `data-obs-path`
- * @returns {{el: HTMLElement, read: () => unknown, randomize: (rng?: () => number) => void, reset: () => void}}
+ * @returns {ObservationForm}
  */
 export function buildObservationForm(sp, path = 'obs') {
+  /**
+   * @param {{el: HTMLElement}} form
+   * @param {string} kind
+   * @param {string} field
+   */
   const wrap = (form, kind, field) => {
     const el = h(
       'div',
@@ -309,25 +412,29 @@ export function buildObservationForm(sp, path = 'obs') {
   };
   switch (sp.kind) {
     case 'box': {
-      const shape = sp.shape.map(num);
+      const dtype = /** @type {import('../index.js').DtypeCode} */ (sp.dtype); // a Box has its dtype and shape
+      const shape = /** @type {number[]} */ (sp.shape).map(num);
       const n = elementCount(shape);
       const { lo, hi } = bounds(sp, n);
-      const defaults = () => lo.map((l, i) => defaultElement(sp.dtype, l, hi[i]));
-      const sample = (rng) => lo.map((l, i) => sampleElement(sp.dtype, l, hi[i], rng));
-      let form, kind;
+      const defaults = () => lo.map((l, i) => defaultElement(dtype, l, hi[i]));
+      /** @param {() => number} [rng] */
+      const sample = (rng) => lo.map((l, i) => sampleElement(dtype, l, hi[i], rng));
+      /** @type {Field} */
+      let form;
+      let kind;
       if (n > SMALL_BOX || isImageBox(sp)) {
-        form = compactField(path, sp.dtype, shape, n, sample, defaults());
+        form = compactField(path, dtype, shape, n, sample, defaults());
         kind = 'text';
-      } else if (sp.dtype === 'BOOL') {
+      } else if (dtype === 'BOOL') {
         form = checkboxes(path, shape, defaults());
         kind = 'checkboxes';
       } else {
-        form = numberInputs(path, sp.dtype, shape, lo, hi, defaults());
+        form = numberInputs(path, dtype, shape, lo, hi, defaults());
         kind = 'inputs';
       }
       return {
-        el: wrap(form, kind, `Box(${sp.dtype}, ${formatShape(shape)}), ${boundsText(lo, hi, kind === 'inputs')}`),
-        read: () => ({ dtype: sp.dtype, shape, data: typedFor(sp.dtype, form.values()) }),
+        el: wrap(form, kind, `Box(${dtype}, ${formatShape(shape)}), ${boundsText(lo, hi, kind === 'inputs')}`),
+        read: () => ({ dtype, shape, data: typedFor(dtype, form.values()) }),
         randomize: (rng) => form.set(sample(rng)),
         reset: () => form.set(defaults()),
       };
@@ -353,15 +460,18 @@ export function buildObservationForm(sp, path = 'obs') {
       };
     }
     case 'multi_discrete': {
-      const nvec = Array.from(sp.nvec.data, num);
-      const starts = sp.start?.data ? Array.from(sp.start.data, num) : nvec.map(() => 0);
-      const shape = sp.nvec.shape.map(num);
+      const nvecArray = /** @type {NDArray} */ (sp.nvec); // loaded, as the form's space is
+      const startArray = /** @type {NDArray|undefined} */ (sp.start); // an array, or absent
+      const nvec = Array.from(/** @type {ArrayLike<number|bigint>} */ (nvecArray.data), num);
+      const starts = startArray?.data ? Array.from(startArray.data, num) : nvec.map(() => 0);
+      const shape = nvecArray.shape.map(num);
       const sample = (rng = Math.random) => nvec.map((c, i) => starts[i] + Math.floor(rng() * c));
+      /** @type {Field} */
       const form =
         nvec.length <= SMALL_BOX && nvec.every((c) => c <= MAX_OPTIONS)
           ? selects(
               path,
-              nvec.map((c, i) => [starts[i], c]),
+              nvec.map((c, i) => /** @type {[number, number]} */ ([starts[i], c])),
               shape,
             )
           : compactField(path, 'I64', shape, nvec.length, sample, starts);
@@ -377,6 +487,7 @@ export function buildObservationForm(sp, path = 'obs') {
       const n = elementCount(shape);
       const zeros = () => new Array(n).fill(0);
       const sample = (rng = Math.random) => Array.from({ length: n }, () => (rng() < 0.5 ? 0 : 1));
+      /** @type {Field} */
       const form =
         n <= MAX_CHECKBOXES ? checkboxes(path, shape, zeros()) : compactField(path, 'I8', shape, n, sample, zeros());
       return {
@@ -388,10 +499,14 @@ export function buildObservationForm(sp, path = 'obs') {
     }
     case 'dict':
     case 'tuple': {
+      /** @type {Array<[string|number, ObservationForm]>} */
       const parts =
         sp.kind === 'dict'
-          ? sp.spaces.map(([k, sub]) => [k, buildObservationForm(sub, `${path}/${k}`)])
-          : sp.spaces.map((sub, i) => [i, buildObservationForm(sub, `${path}/${i}`)]);
+          ? /** @type {Array<[string, Space]>} */ (sp.spaces).map(([k, sub]) => [
+              k,
+              buildObservationForm(sub, `${path}/${k}`),
+            ])
+          : /** @type {Space[]} */ (sp.spaces).map((sub, i) => [i, buildObservationForm(sub, `${path}/${i}`)]);
       const el = h(
         'div',
         { class: `obs-${sp.kind}`, dataset: { obsPath: path, form: sp.kind } },

@@ -17,9 +17,23 @@
 import { NDArray } from '../src/index.js';
 import { findAll } from './walk.js';
 
+/**
+ * A parameter of the module an optimizer belongs to: its tensor group, name and shape.
+ * @typedef {{group: string, name: string, shape: number[]}} Parameter
+ * @typedef {import('../index.js').Archive} Archive
+ * @typedef {{params?: unknown, param_tensors?: unknown}|null|undefined} ParamGroup a `param_groups` entry as decoded (members checked where read)
+ * @typedef {{position: number, key: string, parameter: Parameter|null, recorded: boolean, certain: boolean, alternatives: string[], sameShape: number, tensors: string[]}} Position
+ */
+
+/** @type {Record<string, number>} */
 const LAST = { weight: 0, bias: 1 };
 
-/** PyTorch's usual order of parameter names: component by component, numbers as numbers, `weight` before `bias`. */
+/**
+ * PyTorch's usual order of parameter names: component by component, numbers as numbers, `weight` before `bias`.
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
 export function compareParameterNames(a, b) {
   const pa = a.split('.'),
     pb = b.split('.');
@@ -41,12 +55,22 @@ export function compareParameterNames(a, b) {
  * @returns {string[]}
  */
 export function orderGroups(groups) {
+  /** @param {string} g */
   const rank = (g) => (g === 'policy' ? 0 : g.startsWith('optimizer.') ? 2 : 1);
   return [0, 1, 2].flatMap((r) => groups.filter((g) => rank(g) === r));
 }
 
-/** The parameters an optimizer may optimize: [{group, name, shape}] in PyTorch's usual order. */
+/**
+ * The parameters an optimizer may optimize: [{group, name, shape}] in PyTorch's usual order.
+ * @param {Archive} archive
+ * @param {string} optimizer
+ * @returns {Parameter[]}
+ */
 function moduleParameters(archive, optimizer) {
+  /**
+   * @param {string} g
+   * @returns {Parameter[]}
+   */
   const infos = (g) =>
     archive.groups.includes(g)
       ? archive.tensorInfo(g).map((t) => ({ group: g, name: t.name, shape: t.shape.map(Number) }))
@@ -62,16 +86,24 @@ function moduleParameters(archive, optimizer) {
 /** How many names of other parameters of the same shape a guessed position lists (`alternatives`); `sameShape` counts them all. */
 export const ALTERNATIVES_SHOWN = 8;
 
-/** State key (the parameter's id, as a string) -> the policy tensor its group's `param_tensors` names it by. */
+/**
+ * State key (the parameter's id, as a string) -> the policy tensor its group's `param_tensors` names it by.
+ * @param {Archive} archive
+ * @param {ParamGroup[]} groups
+ * @returns {Map<string, Parameter>}
+ */
 function recordedNames(archive, groups) {
   const policy = archive.groups.includes('policy') ? archive.tensorInfo('policy') : [];
   const shapes = new Map(policy.map((t) => [t.name, t.shape.map(Number)]));
+  /** @type {Map<string, Parameter>} */
   const out = new Map();
   for (const g of groups) {
     const names = g?.param_tensors;
-    if (!Array.isArray(names) || !Array.isArray(g.params) || names.length !== g.params.length) continue;
-    g.params.forEach((id, i) => {
-      if (shapes.has(names[i])) out.set(String(id), { group: 'policy', name: names[i], shape: shapes.get(names[i]) });
+    const ids = g?.params;
+    if (!Array.isArray(names) || !Array.isArray(ids) || names.length !== ids.length) continue;
+    ids.forEach((id, i) => {
+      if (shapes.has(names[i]))
+        out.set(String(id), { group: 'policy', name: names[i], shape: /** @type {number[]} */ (shapes.get(names[i])) });
     });
   }
   return out;
@@ -81,24 +113,26 @@ function recordedNames(archive, groups) {
  * The state tensors of optimizer `name` by the parameter they belong to.
  * @param {import('../index.js').Archive} archive
  * @param {string} name the optimizer's name (its tensors are in group `optimizer.NAME`)
- * @returns {{params: Array<{position: number, key: string, parameter: {group: string, name: string, shape: number[]}|null, recorded: boolean, certain: boolean, alternatives: string[], sameShape: number, tensors: string[]}>, other: string[]}}
+ * @returns {{params: Position[], other: string[]}}
  *   each position of the optimizer's parameter list that has state, in order, with its tensor names (`recorded`:
  *   named by the archive's `param_tensors`, else guessed by shape, with the number of other parameters of its shape,
  *   `sameShape`, and the first ALTERNATIVES_SHOWN of their names); `other`: tensors of the group found under no position
  */
 export function optimizerLayout(archive, name) {
   const group = `optimizer.${name}`;
-  const value = archive.optimizers[name];
+  const value = /** @type {{state?: unknown, param_groups?: unknown}|undefined} */ (archive.optimizers[name]);
   const all = archive.groups.includes(group) ? archive.tensorInfo(group).map((t) => t.name) : [];
-  const byKey = new Map(); // state key -> tensor names
+  /** @type {Map<string, import('../index.js').NDArray[]>} */
+  const byKey = new Map(); // state key -> the state's arrays in the optimizer's group
   const state = value?.state;
   const entries = state instanceof Map ? [...state] : state && typeof state === 'object' ? Object.entries(state) : [];
   for (const [key, v] of entries) {
     const refs = findAll(v, NDArray)
-      .map(([, nd]) => nd)
+      .map(([, nd]) => /** @type {import('../index.js').NDArray} */ (nd))
       .filter((nd) => nd.ref?.group === group);
     byKey.set(String(key), refs);
   }
+  /** @type {ParamGroup[]} */
   const groups = Array.isArray(value?.param_groups) ? value.param_groups : [];
   const positions = groups.flatMap((g) => (Array.isArray(g?.params) ? g.params.map(String) : []));
   const inGroups = new Set(positions);
@@ -106,18 +140,21 @@ export function optimizerLayout(archive, name) {
   const named = recordedNames(archive, groups);
   const recorded = new Set([...named.values()].map((p) => p.name));
   // the module's parameters of each shape, in order; a guess takes the next of its shape no recorded name holds
+  /** @type {Map<string, Parameter[]>} */
   const byShape = new Map();
   for (const c of moduleParameters(archive, name)) {
     const k = c.shape.join(',');
     if (!byShape.has(k)) byShape.set(k, []);
-    byShape.get(k).push(c);
+    /** @type {Parameter[]} */ (byShape.get(k)).push(c);
   }
+  /** @type {Map<string|null, number>} */
   const taken = new Map();
+  /** @type {Position[]} */
   const params = [];
   positions.forEach((key, position) => {
     const refs = byKey.get(key);
     if (!refs?.length) return;
-    const tensors = refs.map((nd) => nd.ref.name);
+    const tensors = refs.map((nd) => /** @type {{name: string}} */ (nd.ref).name); // filtered on their ref above
     const own = named.get(key);
     if (own) {
       params.push({
@@ -134,6 +171,7 @@ export function optimizerLayout(archive, name) {
     }
     const shaped = refs.find((nd) => nd.shape.length > 0);
     const shapeKey = shaped ? shaped.shape.map(Number).join(',') : null;
+    /** @type {Parameter[]} */
     const fits = shapeKey === null ? [] : (byShape.get(shapeKey) ?? []);
     let i = taken.get(shapeKey) ?? 0;
     while (i < fits.length && fits[i].group === 'policy' && recorded.has(fits[i].name)) i++;

@@ -8,17 +8,25 @@ import { openSource } from '../src/index.js';
 /** A source shared by open() and validate(): counts reads; close() is left to the page. */
 export class SharedSource {
   /**
-   * @param {{size: number, read(offset: number, length: number): Promise<Uint8Array>, bytesFetched?: number}} inner
+   * @param {import('../index.js').Source & {bytesFetched?: number}} inner
    */
   constructor(inner) {
     this.inner = inner;
     this.size = inner.size;
     this.bytesRead = 0;
     this.reads = 0;
-    /** The distinct ranges read so far, [start, end) sorted and disjoint. */
+    /**
+     * The distinct ranges read so far, [start, end) sorted and disjoint.
+     * @type {Array<[number, number]>}
+     */
     this.ranges = [];
   }
-  /** Positional read, delegated. */
+  /**
+   * Positional read, delegated.
+   * @param {number} offset
+   * @param {number} length
+   * @returns {Promise<Uint8Array>}
+   */
   async read(offset, length) {
     const bytes = await this.inner.read(offset, length);
     this.bytesRead += length;
@@ -26,11 +34,19 @@ export class SharedSource {
     if (length > 0) this.ranges = addRange(this.ranges, offset, Math.min(offset + length, this.size));
     return bytes;
   }
-  /** The bytes the underlying source holds without a request (a URL's fetched ranges), else null. */
+  /**
+   * The bytes the underlying source holds without a request (a URL's fetched ranges), else null.
+   * @param {number} offset
+   * @param {number} length
+   * @returns {Uint8Array|null}
+   */
   peek(offset, length) {
     return this.inner.peek?.(offset, length) ?? null;
   }
-  /** Tells the underlying source which ranges are about to be read (a URL's read-ahead, src/read_plan.js). */
+  /**
+   * Tells the underlying source which ranges are about to be read (a URL's read-ahead, src/read_plan.js).
+   * @param {Array<[number, number]>} ranges
+   */
   async prefetch(ranges) {
     await this.inner.prefetch?.(ranges);
   }
@@ -58,6 +74,7 @@ export class SharedSource {
  * @returns {Array<[number, number]>}
  */
 export function addRange(ranges, start, end) {
+  /** @type {Array<[number, number]>} */
   const out = [];
   let s = start,
     e = end;

@@ -4,8 +4,11 @@
 import { DTYPES, toFloat32 } from '../src/index.js';
 
 const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F8_E8M0']);
+/** @type {Set<string>} */
 const INTEGER = new Set(
-  Object.values(DTYPES).flatMap((d) => (['bool', 'int', 'uint'].includes(d.kind) ? [d.code] : [])),
+  Object.values(/** @type {typeof import('../index.js').DTYPES} */ (DTYPES)).flatMap((d) =>
+    ['bool', 'int', 'uint'].includes(d.kind) ? [d.code] : [],
+  ),
 );
 
 /**
@@ -19,11 +22,12 @@ export function numericElements(dtype, data) {
   if (DECODED.has(dtype)) return toFloat32(dtype, data);
   if (dtype === 'I64' || dtype === 'U64') return Float64Array.from(data, Number);
   if (dtype === 'C64') {
-    const out = new Float64Array(data.length / 2);
-    for (let i = 0; i < out.length; i++) out[i] = Math.hypot(data[2 * i], data[2 * i + 1]);
+    const c64 = /** @type {ArrayLike<number>} */ (data); // a Float32Array, re and im interleaved
+    const out = new Float64Array(c64.length / 2);
+    for (let i = 0; i < out.length; i++) out[i] = Math.hypot(c64[2 * i], c64[2 * i + 1]);
     return out;
   }
-  return data;
+  return /** @type {ArrayLike<number>} */ (data); // the 64-bit integer dtypes were converted above
 }
 
 /**
@@ -117,11 +121,15 @@ export function isIntegerDtype(dtype) {
  * What the page shows of a tensor: its dtype and shape, the statistics of its
  * elements and its first elements (not the whole tensor, which stays here).
  * @param {{name: string, dtype: string, shape: number[], data: ArrayLike<number|bigint>}} t what `Archive#tensor` gives
- * @returns {{name: string, dtype: string, shape: number[], stats: ReturnType<typeof summarize>, first: ArrayLike<number|bigint>}}
+ * @returns {TensorStatistics}
+ *
+ * @typedef {{name: string, dtype: string, shape: number[], stats: ReturnType<typeof summarize>, first: ArrayLike<number|bigint>}} TensorStatistics
  */
 export function tensorStatistics(t) {
   const stats = summarize(numericElements(t.dtype, t.data), { integer: isIntegerDtype(t.dtype) });
   const k = t.dtype === 'C64' ? 16 : 8;
-  const first = ArrayBuffer.isView(t.data) ? t.data.slice(0, k) : Array.from(t.data).slice(0, k);
+  const first = ArrayBuffer.isView(t.data)
+    ? /** @type {import('../index.js').ElementArray} */ (t.data).slice(0, k)
+    : Array.from(t.data).slice(0, k);
   return { name: t.name, dtype: t.dtype, shape: t.shape, stats, first };
 }

@@ -16,6 +16,8 @@ const READING_LINE = 96;
  */
 export function tableOfContents(nav, main) {
   const list = nav.querySelector('ol');
+  if (list === null) throw new TypeError('the table of contents has no <ol>');
+  /** @type {HTMLElement[]} */
   let sections = [];
   const mark = () => {
     let current = sections[0];
@@ -29,8 +31,11 @@ export function tableOfContents(nav, main) {
     }
   };
   const refresh = () => {
-    sections = Array.from(main.querySelectorAll(':scope > section')).filter((s) => !s.hidden);
+    sections = Array.from(main.querySelectorAll(':scope > section')).filter(
+      /** @returns {s is HTMLElement} */ (s) => s instanceof HTMLElement && !s.hidden,
+    );
     // scrolled to without changing the address (a new history entry would reopen the archive on Back)
+    /** @param {HTMLElement} s @returns {(ev: Event) => void} */
     const go = (s) => (ev) => {
       ev.preventDefault();
       s.scrollIntoView({ block: 'start' });

@@ -2,6 +2,10 @@
 
 import { NDArray, Space, Schedule, Tuple } from '../src/index.js';
 
+/**
+ * @param {unknown} v
+ * @returns {v is Record<string, unknown>}
+ */
 function isPlainObject(v) {
   return v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
 }
@@ -13,10 +17,16 @@ function isPlainObject(v) {
  * @param {unknown} value
  * @param {Function} cls e.g. Space or Schedule
  * @param {string} [path]
- * @returns {Array<[string, any]>}
+ * @returns {Array<[string, any]>} any: the values are instances of `cls`, whatever class the caller names
  */
 export function findAll(value, cls, path = '') {
+  /** @type {Array<[string, any]>} */
   const out = [];
+  /**
+   * @param {unknown} v
+   * @param {string} p
+   * @param {number} depth
+   */
   const visit = (v, p, depth) => {
     if (depth > 64) return;
     if (v instanceof cls) {

@@ -27,14 +27,16 @@ export const isCancelled = (e) => e instanceof Cancelled;
 /** One worker, restarted after cancel(), that reads the archive through the page's source. */
 export class WorkerClient {
   /**
-   * @param {{size: number, read(offset: number, length: number): Promise<Uint8Array>}} source the page's source of the archive
+   * @param {import('../index.js').Source} source the page's source of the archive
    * @param {{name?: string, onRead?: () => void}} [options] `name` names the worker (in developer tools); `onRead` is called after each read the page answers
    */
   constructor(source, { name = 'rlarchive', onRead = () => {} } = {}) {
     this.source = source;
     this.name = name;
     this.onRead = onRead;
+    /** @type {Worker|null} */
     this.worker = null;
+    /** @type {Map<number, {resolve: (value: any) => void, reject: (e: unknown) => void}>} any: each operation has its own result */
     this.calls = new Map();
     this.nextId = 0;
     this.started = 0;
@@ -78,6 +80,7 @@ export class WorkerClient {
     this._stop(new Cancelled());
   }
 
+  /** @param {Error} error */
   _stop(error) {
     this.worker?.terminate();
     this.worker = null;
@@ -103,9 +106,14 @@ export class WorkerClient {
     return w;
   }
 
+  /**
+   * @param {Worker} w
+   * @param {import('./tasks.js').FromWorker} msg
+   */
   async _message(w, msg) {
     if (w !== this.worker) return;
     if (msg?.type === 'read') {
+      /** @type {[import('./tasks.js').ToWorker, Transferable[]]} */
       let reply;
       try {
         // a copy: the source may keep the bytes it returns (a read-ahead buffer), and the copy's buffer is moved to the worker

@@ -11,10 +11,26 @@ import { h, fill, keyValueTable, errorParts } from '../dom.js';
 import { formatShort } from '../format.js';
 import { spaceLabel } from './value.js';
 
+/**
+ * @typedef {import('../../index.js').Archive} Archive
+ * @typedef {import('../../index.js').Provenance} Provenance
+ * @typedef {import('../../index.js').Evaluation} Evaluation
+ * @typedef {import('../dom.js').Child} Child
+ */
+
+/**
+ * @param {number|bigint} n
+ * @param {string} word
+ */
 const plural = (n, word) => `${n} ${word}${Number(n) === 1 ? '' : 's'}`;
+/** @param {number[]} xs */
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
-/** `MEAN ± STD` with two decimals, as the model card's `model-index` writes it. */
+/**
+ * `MEAN ± STD` with two decimals, as the model card's `model-index` writes it.
+ * @param {{mean: number, std: number}} e
+ * @returns {string}
+ */
 export function meanStd(e) {
   return `${Number(e.mean).toFixed(2)} ± ${Number(e.std).toFixed(2)}`;
 }
@@ -26,6 +42,7 @@ export function meanStd(e) {
  * @returns {string}
  */
 export function replayBufferText(rb) {
+  /** @param {number|bigint} x */
   const n = (x) => Number(x).toLocaleString('en-US');
   const rows = Number(rb.full ? rb.buffer_size : rb.pos);
   const envs = Number(rb.n_envs) === 1 ? 'the environment' : `each of ${n(rb.n_envs)} environments`;
@@ -52,11 +69,19 @@ export function showReplayBuffer(el, archive) {
     });
 }
 
-/** The algorithm the metadata names (Annex B: `sb3.algorithm`, or `sb2.algorithm`), or null. */
+/**
+ * The algorithm the metadata names (Annex B: `sb3.algorithm`, or `sb2.algorithm`), or null.
+ * @param {Record<string, string>} metadata
+ * @returns {string|null}
+ */
 export function algorithmOf(metadata) {
   return metadata['sb3.algorithm'] || metadata['sb2.algorithm'] || null;
 }
 
+/**
+ * @param {import('../../index.js').Wrapper} w
+ * @returns {string}
+ */
 function wrapperText(w) {
   const params = Object.entries(w)
     .filter(([k]) => k !== 'name')
@@ -64,6 +89,10 @@ function wrapperText(w) {
   return params.length ? `${w.name}(${params.join(', ')})` : w.name;
 }
 
+/**
+ * @param {Evaluation} e
+ * @returns {string}
+ */
 function seedsText(e) {
   return e.seeds === null
     ? 'unseeded'
@@ -72,9 +101,16 @@ function seedsText(e) {
       : `${e.seeds[0]}..${e.seeds[e.seeds.length - 1]}`;
 }
 
+/**
+ * @param {Archive} archive
+ * @param {Provenance} p
+ * @param {Evaluation[]} evaluations
+ * @param {string|null} algorithm
+ * @returns {Array<[string, Child]>}
+ */
 function summaryRows(archive, p, evaluations, algorithm) {
   const notRecorded = () => h('span', { class: 'muted' }, 'not recorded');
-  const rewards = latestByEnvironment(evaluations).map((e) =>
+  const rewards = /** @type {Evaluation[]} */ (latestByEnvironment(evaluations)).map((e) =>
     h(
       'div',
       { class: 'reward', dataset: { env: e.env_id } },
@@ -132,7 +168,13 @@ function summaryRows(archive, p, evaluations, algorithm) {
   ];
 }
 
+/**
+ * @param {Archive} archive
+ * @param {Provenance} p
+ * @returns {Array<[string, Child]>}
+ */
 function provenanceRows(archive, p) {
+  /** @type {Array<[string, Child]>} */
   const rows = [];
   if (p.envId !== null) rows.push(['environment', p.envId]);
   if (p.nEnvs !== null) rows.push(['environments in parallel', String(p.nEnvs)]);
@@ -144,12 +186,21 @@ function provenanceRows(archive, p) {
   return rows;
 }
 
-/** A number of the evaluations table: about 6 significant digits, the exact value in its title and data-value. */
+/**
+ * A number of the evaluations table: about 6 significant digits, the exact value in its title and data-value.
+ * @param {number} x
+ * @param {string} cls
+ * @returns {HTMLTableCellElement}
+ */
 function evalNumber(x, cls) {
   const v = Number(x);
   return h('td', { class: `num ${cls}`, title: String(v), dataset: { value: String(v) } }, formatShort(v, 6));
 }
 
+/**
+ * @param {Evaluation[]} evaluations
+ * @returns {HTMLTableElement}
+ */
 function evaluationsTable(evaluations) {
   const head = [
     'environment',
@@ -196,8 +247,20 @@ function evaluationsTable(evaluations) {
   );
 }
 
+/**
+ * @param {string} label
+ * @param {string|null} envId
+ * @param {boolean} sb3
+ * @param {boolean} hasPolicy
+ * @param {boolean} normalized
+ * @returns {HTMLDivElement}
+ */
 function howToLoad(label, envId, sb3, hasPolicy, normalized) {
   const q = JSON.stringify(label);
+  /**
+   * @param {string} title
+   * @param {string} code
+   */
   const block = (title, code) => [h('h4', null, title), h('pre', { class: 'snippet' }, h('code', null, code))];
   const raw = normalized ? '  # raw observations: the policy applies the VecNormalize statistics itself' : '';
   return h(
@@ -251,12 +314,20 @@ export function renderAgent(el, archive) {
   const spaces = Object.entries(archive.data).filter(
     ([k, v]) => v instanceof Space && /^(observation|action)_space$/.test(k),
   );
+  /** @type {Array<[string, Child]>} */
   const rows = [
     ...summaryRows(archive, p, archive.evaluations, algorithm),
-    ...spaces.map(([k, v]) => [
-      k.replace('_', ' '),
-      h('span', { class: 'space-summary', dataset: { space: k } }, spaceLabel(v)),
-    ]),
+    ...spaces.map(
+      ([k, v]) =>
+        /** @type {[string, Child]} */ ([
+          k.replace('_', ' '),
+          h(
+            'span',
+            { class: 'space-summary', dataset: { space: k } },
+            spaceLabel(/** @type {import('./value.js').SpaceValue} */ (v)),
+          ),
+        ]),
+    ),
     ['validation', h('span', { id: 'overview-validation' }, h('span', { class: 'muted' }, 'not run yet'))],
   ];
   if (archive.extensionsUsed.includes('RLA_policy'))

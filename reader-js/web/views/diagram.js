@@ -8,6 +8,14 @@
 import { h } from '../dom.js';
 import { formatShape } from '../format.js';
 
+/**
+ * @param {string} kind
+ * @param {string} title
+ * @param {string} detail
+ * @param {string|null} shape
+ * @param {import('../dom.js').Props} [extra]
+ * @returns {HTMLDivElement}
+ */
 function box(kind, title, detail, shape, extra = {}) {
   return h(
     'div',
@@ -25,6 +33,10 @@ function box(kind, title, detail, shape, extra = {}) {
  * @returns {HTMLElement} `#policy-diagram`: an ordered list of steps, each `li.net-step` with `data-step` (input, node, head, action)
  */
 export function renderDiagram(graph, actionLabel) {
+  /**
+   * @param {string} kind
+   * @param {...import('../dom.js').Child} boxes
+   */
   const step = (kind, ...boxes) => h('li', { class: 'net-step', dataset: { step: kind } }, boxes);
   let previous = graph.inputs.length === 1 ? graph.inputs[0].name : null;
   const nodes = [];
@@ -44,7 +56,7 @@ export function renderDiagram(graph, actionLabel) {
         );
       last.box.dataset.activation = n.detail;
       last.box.dataset.out = n.out;
-      last.box.querySelector('.net-shape').textContent = `${n.out} ${shape}`;
+      /** @type {Element} */ (last.box.querySelector('.net-shape')).textContent = `${n.out} ${shape}`;
       continue;
     }
     const detail = [n.detail, follows ? '' : `from ${n.in.join(', ')}`].filter(Boolean).join(' — ');

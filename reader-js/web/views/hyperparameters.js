@@ -13,6 +13,10 @@ export function renderHyperparameters(el, data, optimizers) {
   const entries = Object.entries(data);
   const scalars = entries.filter(([, v]) => isScalarValue(v));
   const nested = entries.filter(([, v]) => !isScalarValue(v));
+  /**
+   * @param {Array<[string, unknown]>} rows
+   * @param {string} id
+   */
   const table = (rows, id) =>
     h(
       'table',

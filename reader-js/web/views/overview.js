@@ -13,6 +13,7 @@ import { formatBytes } from '../format.js';
 export function renderOverview(el, archive, file) {
   const { producer, metadata } = archive;
   const ext = archive.extensionsUsed;
+  /** @type {Array<[string, import('../dom.js').Child]>} */
   const rows = [
     ['file', file.label],
     ['size', `${formatBytes(file.size)} (${file.size} bytes)`],

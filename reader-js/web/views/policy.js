@@ -17,7 +17,7 @@ export const MAX_MASK_BOXES = 1024;
 
 /**
  * The labels of the action-mask entries a policy's head takes, or null when it takes none.
- * @param {{action: {op: string, sizes?: Array<number|bigint>}, actionSpace: object, maskWidth: number|null}} policy
+ * @param {{action: {op: string, sizes?: Array<number|bigint>}, actionSpace: import('../../index.js').Space, maskWidth: number|null}} policy
  * @returns {string[]|null}
  */
 export function maskLabels(policy) {
@@ -28,8 +28,9 @@ export function maskLabels(policy) {
       start = Number(policy.actionSpace.start ?? 0);
     return Array.from({ length: n }, (_, k) => String(start + k));
   }
+  /** @type {string[]} */
   const labels = [];
-  head.sizes.map(Number).forEach((size, i) => {
+  /** @type {Array<number|bigint>} */ (head.sizes).map(Number).forEach((size, i) => {
     for (let k = 0; k < size; k++) labels.push(`${i}: ${k}`);
   });
   return labels;
@@ -66,6 +67,7 @@ export const MASKED_ALGORITHMS = Object.freeze(['MaskablePPO']);
  */
 export function summaryRows(policy) {
   const ops = policy.layers;
+  /** @type {Array<[string, string]>} */
   const rows = [
     ['observation space', spaceLabel(policy.observationSpace)],
     ['action space', spaceLabel(policy.actionSpace)],
@@ -125,6 +127,7 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
           `The head takes ${maskWidth} action-mask entries, too many to show: every action is allowed.`,
         )
       : null;
+  /** @type {object|null} */
   let state = null;
   let step = 0;
   let count = 0;
@@ -143,6 +146,7 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
   const resetButton = policy.recurrent
     ? h('button', { type: 'button', id: 'reset-state' }, 'Reset state (new episode)')
     : null;
+  /** @param {string} status */
   const finish = (status) => {
     computing = false;
     output.dataset.status = status;
@@ -160,7 +164,7 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
       if (labels) actionMasks = Uint8Array.from(maskBoxes, (b) => (b.checked ? 1 : 0));
     } catch (e) {
       output.classList.add('error');
-      fill(output, `Cannot act on this observation: ${e.message}`);
+      fill(output, `Cannot act on this observation: ${/** @type {Error} */ (e).message}`);
       finish('error');
       return;
     }
@@ -208,7 +212,7 @@ export function renderPolicy(el, policy, run, { masks: offerMasks = false } = {}
       ),
     );
     history.prepend(h('li', null, `step ${step}: ${t.values}`));
-    while (history.children.length > 10) history.lastChild.remove();
+    while (history.children.length > 10) /** @type {ChildNode} */ (history.lastChild).remove();
     finish('done');
   };
   const resetState = () => {

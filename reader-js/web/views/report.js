@@ -4,18 +4,25 @@
 import { h, fill } from '../dom.js';
 import { formatBytes } from '../format.js';
 
+/**
+ * @typedef {import('../../index.js').Report} Report
+ * @typedef {import('../../index.js').Issue} Issue
+ */
+
+/** @type {Array<'member'|'pointer'|'offset'>} */
 const LOCATION = ['member', 'pointer', 'offset'];
 
 /**
  * Shows a report: a banner (valid, or invalid with its error codes) and every
  * issue with its code, severity, message and location fields.
  * @param {HTMLElement} el the section's body
- * @param {{valid: boolean, summary: {errors: number, warnings: number, infos: number}, issues: object[], validator: {name: string, version: string}}} report
+ * @param {Pick<Report, 'valid'|'summary'|'issues'|'validator'>} report
  * @param {{shown?: {code?: string, member?: string, pointer?: string, offset?: number}|null}} [options] `shown`: the error of opening, shown
  *   above already: when the report has no other issue, only a line saying so; else the others
  */
 export function renderReport(el, report, { shown = null } = {}) {
   if (shown) {
+    /** @param {Issue} i */
     const same = (i) => i.code === shown.code && LOCATION.every((f) => (i[f] ?? null) === (shown[f] ?? null));
     const others = report.issues.filter((i) => !same(i));
     if (others.length === report.issues.length - 1) {
@@ -101,9 +108,17 @@ export function renderReport(el, report, { shown = null } = {}) {
   );
 }
 
+/**
+ * @param {number} n
+ * @param {string} word
+ */
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** The location of an issue or error as `member#pointer @offset` (what is known of it). */
+/**
+ * The location of an issue or error as `member#pointer @offset` (what is known of it).
+ * @param {{member?: string|null, pointer?: string|null, offset?: number|null}} i
+ * @returns {string}
+ */
 function where(i) {
   const at = `${i.member ?? ''}${i.pointer !== undefined && i.pointer !== null ? `#${i.pointer}` : ''}`;
   const offset = i.offset !== undefined && i.offset !== null ? `@${i.offset}` : '';
@@ -115,11 +130,12 @@ function where(i) {
  * opened, or not (yet) validated in full. `el.dataset.verdict` is `valid`, `invalid`, `unopened`, `running` or
  * `pending`.
  * @param {HTMLElement} el
- * @param {{report?: object, openError?: object, running?: boolean}} state `report`: the validation's;
+ * @param {{report?: Pick<Report, 'valid'|'summary'|'issues'>|null, openError?: {code?: string}|null, running?: boolean}} state `report`: the validation's;
  *   `openError`: why opening failed; `running`: the validation runs now; none of them: not validated yet
  */
 export function renderVerdict(el, { report = null, openError = null, running = false } = {}) {
   // scrolled to without a new history entry (going Back to one would reopen the archive)
+  /** @param {Event} ev */
   const go = (ev) => {
     ev.preventDefault();
     document.getElementById('validation')?.scrollIntoView({ block: 'start' });
@@ -136,7 +152,7 @@ export function renderVerdict(el, { report = null, openError = null, running = f
     );
   } else if (report) {
     verdict = 'invalid';
-    const first = report.issues.find((i) => i.severity === 'error');
+    const first = /** @type {Issue} */ (report.issues.find((i) => i.severity === 'error')); // an invalid report has an error
     const text = first.message.startsWith(`${first.code}: `)
       ? first.message.slice(first.code.length + 2)
       : first.message;
@@ -188,8 +204,11 @@ export function renderVerdict(el, { report = null, openError = null, running = f
  * Shows why an archive could not be opened: the error code, its message and
  * location, and the advice to convert it when it is a Stable-Baselines model.
  * @param {HTMLElement} el
- * @param {Error & {code?: string, detail?: string, member?: string, pointer?: string, offset?: number}} error
+ * @param {OpenError} error
  * @param {string} [hint] the command line's advice (conversion.js), or ''
+ *
+ * @typedef {Error & {code?: string, detail?: string, member?: string, pointer?: string, offset?: number}} OpenError
+ *   why an archive could not be opened: the reader's RlarchiveError, or another error of its source
  */
 export function renderOpenError(el, error, hint = '') {
   const code = error?.code ?? 'ERROR';

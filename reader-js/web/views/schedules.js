@@ -11,15 +11,17 @@ const SAMPLES = 200;
 /**
  * The points to plot: a regular grid of progress remaining plus each point where
  * the schedule bends or steps (evaluated on both sides), from 1 down to 0.
- * @param {Schedule} sc
+ * @param {import('./value.js').ScheduleValue} sc
  * @returns {Array<[number, number]>}
  */
 export function schedulePoints(sc) {
+  /** @type {Set<number>} */
   const ps = new Set();
   for (let i = 0; i <= SAMPLES; i++) ps.add(1 - i / SAMPLES);
   const breaks = [];
   if (sc.kind === 'linear') breaks.push(1 - Number(sc.end_fraction));
-  if (sc.kind === 'piecewise') for (const [e] of sc.points) breaks.push(1 - Number(e));
+  if (sc.kind === 'piecewise')
+    for (const [e] of /** @type {Array<[number, number]>} */ (sc.points)) breaks.push(1 - Number(e));
   for (const b of breaks) {
     for (const p of [b - 1e-9, b, b + 1e-9]) if (p >= 0 && p <= 1) ps.add(p);
   }

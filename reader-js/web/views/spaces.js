@@ -7,6 +7,16 @@ import { formatShape } from '../format.js';
 import { findAll } from '../walk.js';
 import { renderArray, spaceLabel } from './value.js';
 
+/**
+ * @typedef {import('./value.js').SpaceValue} SpaceValue
+ * @typedef {import('./value.js').NDArrayValue} NDArrayValue
+ */
+
+/**
+ * The members of a space, by its kind (each kind has its members: spec §8).
+ * @param {SpaceValue} sp
+ * @returns {HTMLUListElement|null}
+ */
 function details(sp) {
   switch (sp.kind) {
     case 'box':
@@ -14,9 +24,19 @@ function details(sp) {
         'ul',
         { class: 'props' },
         h('li', null, h('span', { class: 'prop' }, 'dtype '), sp.dtype),
-        h('li', null, h('span', { class: 'prop' }, 'shape '), formatShape(sp.shape)),
-        h('li', { class: 'bound' }, h('span', { class: 'prop' }, 'low '), renderArray(sp.low)),
-        h('li', { class: 'bound' }, h('span', { class: 'prop' }, 'high '), renderArray(sp.high)),
+        h('li', null, h('span', { class: 'prop' }, 'shape '), formatShape(/** @type {number[]} */ (sp.shape))),
+        h(
+          'li',
+          { class: 'bound' },
+          h('span', { class: 'prop' }, 'low '),
+          renderArray(/** @type {NDArrayValue} */ (sp.low)),
+        ),
+        h(
+          'li',
+          { class: 'bound' },
+          h('span', { class: 'prop' }, 'high '),
+          renderArray(/** @type {NDArrayValue} */ (sp.high)),
+        ),
       );
     case 'discrete':
       return h(
@@ -29,8 +49,8 @@ function details(sp) {
       return h(
         'ul',
         { class: 'props' },
-        h('li', null, h('span', { class: 'prop' }, 'nvec '), renderArray(sp.nvec)),
-        h('li', null, h('span', { class: 'prop' }, 'start '), renderArray(sp.start)),
+        h('li', null, h('span', { class: 'prop' }, 'nvec '), renderArray(/** @type {NDArrayValue} */ (sp.nvec))),
+        h('li', null, h('span', { class: 'prop' }, 'start '), renderArray(/** @type {NDArrayValue} */ (sp.start))),
         h('li', null, `dtype ${sp.dtype}`),
       );
     case 'multi_binary':
@@ -40,7 +60,7 @@ function details(sp) {
         h('li', null, `shape ${Array.isArray(sp.n) ? formatShape(sp.n) : `[${sp.n}]`}`),
       );
     case 'text': {
-      const chars = Array.from(sp.charset);
+      const chars = Array.from(/** @type {string} */ (sp.charset));
       return h(
         'ul',
         { class: 'props' },
@@ -57,13 +77,17 @@ function details(sp) {
       return h(
         'ul',
         { class: 'tree' },
-        sp.spaces.map(([key, sub]) => h('li', null, h('span', { class: 'key' }, key), ': ', renderSpace(sub))),
+        /** @type {Array<[string, SpaceValue]>} */ (sp.spaces).map(([key, sub]) =>
+          h('li', null, h('span', { class: 'key' }, key), ': ', renderSpace(sub)),
+        ),
       );
     case 'tuple':
       return h(
         'ul',
         { class: 'tree' },
-        sp.spaces.map((sub, i) => h('li', null, h('span', { class: 'key' }, String(i)), ': ', renderSpace(sub))),
+        /** @type {SpaceValue[]} */ (sp.spaces).map((sub, i) =>
+          h('li', null, h('span', { class: 'key' }, String(i)), ': ', renderSpace(sub)),
+        ),
       );
     default:
       return null;
@@ -72,7 +96,7 @@ function details(sp) {
 
 /**
  * One space as a tree: its label, then its members (sub-spaces nested).
- * @param {Space} sp
+ * @param {SpaceValue} sp
  * @returns {HTMLElement}
  */
 export function renderSpace(sp) {

@@ -16,17 +16,19 @@ const REPLAY_BUFFER_GROUP = 'RLA_replay_buffer';
 
 /**
  * Statistics and histogram of one tensor, as the worker computed them.
- * @param {ReturnType<import('../stats.js').tensorStatistics>} t
+ * @param {import('../stats.js').TensorStatistics} t
  * @param {string} group
  * @param {number} nbytes
  * @returns {HTMLElement}
  */
 export function renderTensorDetail(t, group, nbytes) {
   const st = t.stats;
+  /** @param {number} x */
   const f = (x) =>
     Number.isFinite(x)
       ? formatNumber(x, t.dtype === 'F64' || t.dtype.endsWith('64') ? undefined : t.dtype)
       : formatNumber(x);
+  /** @type {Array<[string, import('../dom.js').Child]>} */
   const rows = [
     ['elements', String(st.count)],
     ['min', h('span', { class: 'stat-min' }, st.finite ? f(st.min) : '—')],
@@ -58,7 +60,19 @@ export function renderTensorDetail(t, group, nbytes) {
   );
 }
 
-/** A row of one tensor: its button (choosing it reads it), dtype, shape and size. */
+/**
+ * @typedef {import('../../index.js').TensorInfo} TensorInfo
+ * @typedef {(group: string, info: TensorInfo, button: HTMLButtonElement, row: HTMLTableRowElement) => void} Choose
+ */
+
+/**
+ * A row of one tensor: its button (choosing it reads it), dtype, shape and size.
+ * @param {string} group
+ * @param {TensorInfo} info
+ * @param {string|undefined} label
+ * @param {Choose} choose
+ * @returns {HTMLTableRowElement}
+ */
 function tensorRow(group, info, label, choose) {
   const button = h(
     'button',
@@ -82,10 +96,20 @@ function tensorRow(group, info, label, choose) {
   return row;
 }
 
-/** The rows of an optimizer's group: each parameter's name, then its state tensors (exp_avg, ...). */
+/**
+ * The rows of an optimizer's group: each parameter's name, then its state tensors (exp_avg, ...).
+ * @param {import('../../index.js').Archive} archive
+ * @param {string} group
+ * @param {readonly TensorInfo[]} infos the group's tensors
+ * @param {Choose} choose
+ * @returns {{rows: HTMLTableRowElement[], note: string}}
+ */
 function optimizerRows(archive, group, infos, choose) {
   const layout = optimizerLayout(archive, group.slice('optimizer.'.length));
   const byName = new Map(infos.map((t) => [t.name, t]));
+  /** @param {string} t a tensor of the group */
+  const info = (t) => /** @type {TensorInfo} */ (byName.get(t));
+  /** @type {HTMLTableRowElement[]} */
   const rows = [];
   for (const p of layout.params) {
     const name = p.parameter ? `${p.parameter.name}${p.recorded ? '' : '?'}` : `parameter ${p.key}`;
@@ -125,7 +149,7 @@ function optimizerRows(archive, group, infos, choose) {
         ),
       ),
     );
-    for (const t of names) rows.push(tensorRow(group, byName.get(t), t.split('/').pop(), choose));
+    for (const t of names) rows.push(tensorRow(group, info(t), t.split('/').pop(), choose));
   }
   if (layout.other.length && layout.params.length)
     rows.push(
@@ -135,7 +159,7 @@ function optimizerRows(archive, group, infos, choose) {
         h('td', { colspan: 4 }, h('span', { class: 'param-name' }, 'other state')),
       ),
     );
-  for (const t of layout.other) rows.push(tensorRow(group, byName.get(t), t, choose));
+  for (const t of layout.other) rows.push(tensorRow(group, info(t), t, choose));
   const guessed = layout.params.some((p) => !p.recorded);
   return {
     rows,
@@ -156,7 +180,7 @@ function optimizerRows(archive, group, infos, choose) {
  * done, error or cancelled.
  * @param {HTMLElement} el
  * @param {import('../../index.js').Archive} archive
- * @param {{statistics: (group: string, name: string) => Promise<ReturnType<import('../stats.js').tensorStatistics>>, cancel: () => void, busy?: () => boolean, onRead?: () => void}} compute
+ * @param {{statistics: (group: string, name: string) => Promise<import('../stats.js').TensorStatistics>, cancel: () => void, busy?: () => boolean, onRead?: () => void}} compute
  * @returns {number} the number of tensors listed
  */
 export function renderTensors(el, archive, { statistics, cancel, busy = () => false, onRead = () => {} }) {
@@ -164,6 +188,7 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
   const detailRow = h('tr', { class: 'detail-row' }, h('td', { colspan: 4 }, detail));
   let total = 0;
   let current = 0;
+  /** @type {Choose} */
   const choose = async (group, info, button, row) => {
     if (busy()) cancel();
     const ticket = ++current;
@@ -253,9 +278,11 @@ export function renderTensors(el, archive, { statistics, cancel, busy = () => fa
   });
   filter.addEventListener('input', () => {
     const q = filter.value.toLowerCase();
-    el.querySelectorAll('table.tensors tbody tr[data-name]').forEach((tr) => {
-      tr.hidden = q !== '' && !tr.dataset.name.includes(q);
-    });
+    /** @type {NodeListOf<HTMLTableRowElement>} */ (el.querySelectorAll('table.tensors tbody tr[data-name]')).forEach(
+      (tr) => {
+        tr.hidden = q !== '' && !(/** @type {string} */ (tr.dataset.name).includes(q));
+      },
+    );
   });
   fill(
     el,

@@ -9,18 +9,29 @@ import { isCancelled } from '../worker-client.js';
 
 export { arrayValues, summarizeArray };
 
+/**
+ * The decoded values as index.d.ts declares them (src/decode.js's Space and Schedule declare no members).
+ * @typedef {import('../../index.js').NDArray} NDArrayValue
+ * @typedef {import('../../index.js').Space} SpaceValue
+ * @typedef {import('../../index.js').Schedule} ScheduleValue
+ * @typedef {{dtype: string, shape: number[], data: import('../../index.js').ElementArray}} LoadedArray
+ */
+
 const MAX_ITEMS = 50;
 
-/** How a referenced array's summary is computed when its load button is pressed (see setArraySummarizer). */
+/**
+ * How a referenced array's summary is computed when its load button is pressed (see setArraySummarizer).
+ * @type {(nd: NDArrayValue) => Promise<string>}
+ */
 let summarizeReferenced = async (nd) => {
   await nd.load();
-  return summarizeArray(nd);
+  return summarizeArray(/** @type {LoadedArray} */ (nd));
 };
 
 /**
  * Sets how a referenced array's summary is computed: the inspector has its
  * worker read the tensor and summarise it (worker.js, op 'array').
- * @param {(nd: NDArray) => Promise<string>} fn
+ * @param {(nd: NDArrayValue) => Promise<string>} fn
  */
 export function setArraySummarizer(fn) {
   summarizeReferenced = fn;
@@ -29,13 +40,14 @@ export function setArraySummarizer(fn) {
 /**
  * An NDArray: dtype, shape and its values summarised; a reference is shown
  * by name with a button that loads it (only then its bytes are read).
- * @param {NDArray} nd
+ * @param {NDArrayValue} nd
  * @returns {HTMLElement}
  */
 export function renderArray(nd) {
   const head = h('span', { class: 'type' }, `${nd.dtype}${formatShape(nd.shape)}`);
   const body = h('span', { class: 'array-values' });
-  const show = () => body.replaceChildren(document.createTextNode(` ${summarizeArray(nd)}`));
+  const show = () =>
+    body.replaceChildren(document.createTextNode(` ${summarizeArray(/** @type {LoadedArray} */ (nd))}`));
   if (nd.data !== null) {
     show();
     return h('span', { class: 'ndarray' }, head, body);
@@ -52,36 +64,43 @@ export function renderArray(nd) {
           const text = await summarizeReferenced(nd);
           body.replaceChildren(document.createTextNode(` ${text}`));
         } catch (e) {
+          const err = /** @type {{code?: string, detail?: string, message?: string}} */ (e);
           if (isCancelled(e)) button.disabled = false;
-          else body.replaceChildren(h('span', { class: 'error' }, ` ${e.code ?? 'ERROR'}: ${e.detail ?? e.message}`));
+          else
+            body.replaceChildren(
+              h('span', { class: 'error' }, ` ${err.code ?? 'ERROR'}: ${err.detail ?? err.message}`),
+            );
         }
       },
     },
     'load',
   );
-  body.append(` → tensors/${nd.ref.group} ${nd.ref.name} (${count} elements) `, button);
+  const ref = /** @type {{group: string, name: string}} */ (nd.ref); // an array without data is a reference
+  body.append(` → tensors/${ref.group} ${ref.name} (${count} elements) `, button);
   return h('span', { class: 'ndarray' }, head, body);
 }
 
 /**
  * A short one-line description of a space, e.g. `Box(F32, [3])`.
- * @param {Space} sp
+ * @param {SpaceValue} sp
  * @returns {string}
  */
 export function spaceLabel(sp) {
   switch (sp.kind) {
     case 'box':
-      return `Box(${sp.dtype}, ${formatShape(sp.shape)})`;
+      return `Box(${sp.dtype}, ${formatShape(/** @type {number[]} */ (sp.shape))})`;
     case 'discrete':
       return `Discrete(${sp.n}${Number(sp.start) !== 0 ? `, start=${sp.start}` : ''})`;
-    case 'multi_discrete':
-      return `MultiDiscrete(${sp.nvec.data ? summarizeArray(sp.nvec) : formatShape(sp.nvec.shape)})`;
+    case 'multi_discrete': {
+      const nvec = /** @type {NDArrayValue} */ (sp.nvec);
+      return `MultiDiscrete(${nvec.data ? summarizeArray(/** @type {LoadedArray} */ (nvec)) : formatShape(nvec.shape)})`;
+    }
     case 'multi_binary':
       return `MultiBinary(${Array.isArray(sp.n) ? formatShape(sp.n) : sp.n})`;
     case 'dict':
-      return `Dict(${sp.spaces.length} keys)`;
+      return `Dict(${/** @type {unknown[]} */ (sp.spaces).length} keys)`;
     case 'tuple':
-      return `Tuple(${sp.spaces.length} spaces)`;
+      return `Tuple(${/** @type {unknown[]} */ (sp.spaces).length} spaces)`;
     case 'text':
       return `Text(${sp.min_length}..${sp.max_length})`;
     default:
@@ -91,16 +110,21 @@ export function spaceLabel(sp) {
 
 /**
  * A schedule in one line, e.g. `linear 0.001 → 0 (end_fraction 0.1)`.
- * @param {Schedule} sc
+ * @param {ScheduleValue} sc
  * @returns {string}
  */
 export function scheduleLabel(sc) {
-  const f = (v) => formatNumber(v);
+  /** @param {number|undefined} v */
+  const f = (v) => formatNumber(/** @type {number} */ (v));
   if (sc.kind === 'constant') return `constant ${f(sc.value)}`;
   if (sc.kind === 'linear') return `linear ${f(sc.start)} → ${f(sc.end)} (end_fraction ${f(sc.end_fraction)})`;
-  return `piecewise, ${sc.points.length} points, ${sc.interpolation}`;
+  return `piecewise, ${/** @type {unknown[]} */ (sc.points).length} points, ${sc.interpolation}`;
 }
 
+/**
+ * @param {unknown} v
+ * @returns {v is Record<string, unknown>}
+ */
 function isPlainObject(v) {
   return v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
 }
@@ -119,6 +143,14 @@ export function isScalarValue(v) {
   );
 }
 
+/**
+ * @template T
+ * @param {T[]} items
+ * @param {(item: T) => import('../dom.js').Child} render
+ * @param {number} depth
+ * @param {boolean} [open]
+ * @returns {HTMLUListElement}
+ */
 function collection(items, render, depth, open) {
   const shown = items.slice(0, MAX_ITEMS);
   const list = h(
@@ -130,6 +162,12 @@ function collection(items, render, depth, open) {
   return list;
 }
 
+/**
+ * @param {string} summary
+ * @param {HTMLElement} list
+ * @param {number} depth
+ * @returns {HTMLDetailsElement}
+ */
 function container(summary, list, depth) {
   return h('details', { class: 'value-tree', open: depth < 2 }, h('summary', null, summary), list);
 }
@@ -156,7 +194,7 @@ export function renderValue(v, depth = 0) {
       ` ${hex}${v.length > 24 ? ' …' : ''}`,
     );
   }
-  if (v instanceof NDArray) return renderArray(v);
+  if (v instanceof NDArray) return renderArray(/** @type {NDArrayValue} */ (v));
   if (v instanceof Scalar) {
     const val = Array.isArray(v.value)
       ? `${formatNumber(v.value[0], 'F32')}, ${formatNumber(v.value[1], 'F32')}j`
@@ -164,9 +202,19 @@ export function renderValue(v, depth = 0) {
     return h('span', { class: 'v-num' }, val, h('span', { class: 'type' }, ` ${v.dtype}`));
   }
   if (v instanceof Space)
-    return h('span', { class: 'v-space' }, spaceLabel(v), h('span', { class: 'muted' }, ' (see Spaces)'));
+    return h(
+      'span',
+      { class: 'v-space' },
+      spaceLabel(/** @type {SpaceValue} */ (v)),
+      h('span', { class: 'muted' }, ' (see Spaces)'),
+    );
   if (v instanceof Schedule)
-    return h('span', { class: 'v-schedule' }, scheduleLabel(v), h('span', { class: 'muted' }, ' (see Schedules)'));
+    return h(
+      'span',
+      { class: 'v-schedule' },
+      scheduleLabel(/** @type {ScheduleValue} */ (v)),
+      h('span', { class: 'muted' }, ' (see Schedules)'),
+    );
   if (v instanceof ClassRef)
     return h('span', { class: 'v-class' }, h('span', { class: 'type' }, 'class '), `${v.module}.${v.qualname}`);
   if (v instanceof Opaque) {
