@@ -31,7 +31,7 @@ export function base64Length(s) {
 /**
  * Decodes canonical base64 into a new (8-byte aligned) Uint8Array.
  * @param {string} s
- * @returns {Uint8Array}
+ * @returns {Uint8Array<ArrayBuffer>}
  */
 export function decodeBase64(s) {
   const n = base64Length(s);

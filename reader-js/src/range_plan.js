@@ -20,7 +20,9 @@ import { SLICE_OVERREAD_BYTES, SLICE_REQUEST_BYTES } from './limits.js';
 export function readAheadPlan(runs) {
   if (runs.length === 0) return [];
   const wanted = runs.reduce((a, [, n]) => a + n, 0);
-  const gaps = runs.slice(1).map(([a], i) => /** @type {[gap: number, index: number]} */ ([a - (runs[i][0] + runs[i][1]), i]));
+  const gaps = runs
+    .slice(1)
+    .map(([a], i) => /** @type {[gap: number, index: number]} */ ([a - (runs[i][0] + runs[i][1]), i]));
   gaps.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
   const join = new Array(gaps.length).fill(false);
   let allowance = Math.max(wanted, SLICE_OVERREAD_BYTES);

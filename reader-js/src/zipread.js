@@ -409,7 +409,10 @@ export function readCentralRecord(cd, p, cdOffset, index) {
   if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
   rec.size = Number(rec.usize);
   // every field now has its Member type (exact sizes, a Number offset, the name and size)
-  return { member: /** @type {Readonly<Member>} */ (Object.freeze(rec)), next: p + 46 + nameLen + extraLen + commentLen };
+  return {
+    member: /** @type {Readonly<Member>} */ (Object.freeze(rec)),
+    next: p + 46 + nameLen + extraLen + commentLen,
+  };
 }
 
 /**
