@@ -293,17 +293,16 @@ export class HttpSource {
     if (first.total === null)
       throw ioError(`cannot open ${this.url}: the server tells neither a range nor the file's size`);
     this.size = first.total;
-    const cache = new RangeCache(this.size);
-    this.cache = cache;
+    this.cache = new RangeCache(this.size);
     if (first.body !== null) {
       const end = first.start + first.body.length;
       if (first.status === 206 && (suffix ? end !== first.total : first.start !== 0))
         throw ioError(`cannot open ${this.url}: the server sent a range other than the one asked for`);
-      cache.add(first.start, first.body);
+      this.cache.add(first.start, first.body);
     }
     // the end of the file, when the first answer is not it (416, a whole file larger than asked for, the start)
     const start = Math.max(0, this.size - TAIL_BYTES);
-    for (const [a, n] of cache.missing([[start, this.size - start]])) cache.add(a, await this._fetch(a, n));
+    for (const [a, n] of this.cache.missing([[start, this.size - start]])) this.#held().add(a, await this._fetch(a, n));
   }
 
   /**
@@ -318,10 +317,15 @@ export class HttpSource {
     if (r.status === 206 && r.start === offset && r.body?.length === length) return r.body;
     if (r.status === 200 && r.body !== null) {
       if (r.body.length !== this.size) throw ioError('the resource changed size while being read');
-      this.cache?.add(0, r.body);
+      this.#held().add(0, r.body);
       return r.body.subarray(offset, offset + length);
     }
     throw ioError('the server sent a different range than asked for');
+  }
+
+  /** The cache, once opened (null once closed: a TypeError, as for any use of a closed source). */
+  #held() {
+    return /** @type {RangeCache} */ (this.cache);
   }
 
   /**
@@ -340,9 +344,8 @@ export class HttpSource {
    * @returns {Promise<void>}
    */
   async prefetch(ranges) {
-    const cache = this.cache;
-    if (!cache) return;
-    for (const [a, n] of readAheadPlan(cache.missing(ranges))) cache.add(a, await this._fetch(a, n));
+    if (!this.cache) return;
+    for (const [a, n] of readAheadPlan(this.cache.missing(ranges))) this.#held().add(a, await this._fetch(a, n));
   }
 
   /**
