@@ -6,7 +6,11 @@ for (let i = 0; i < 64; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
 
 const SHAPE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** True when `s` is canonical padded base64: decoding then encoding gives `s` again. */
+/**
+ * True when `s` is canonical padded base64: decoding then encoding gives `s` again.
+ * @param {unknown} s
+ * @returns {s is string}
+ */
 export function isCanonicalBase64(s) {
   if (typeof s !== 'string' || s.length % 4 !== 0 || !SHAPE.test(s)) return false;
   if (s.endsWith('==')) return (VALUES[s.charCodeAt(s.length - 3)] & 0x0f) === 0;
@@ -14,13 +18,21 @@ export function isCanonicalBase64(s) {
   return true;
 }
 
-/** Decoded length of a canonical base64 string, without decoding it. */
+/**
+ * Decoded length of a canonical base64 string, without decoding it.
+ * @param {string} s
+ * @returns {number}
+ */
 export function base64Length(s) {
   const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
   return (s.length / 4) * 3 - pad;
 }
 
-/** Decodes canonical base64 into a new (8-byte aligned) Uint8Array. */
+/**
+ * Decodes canonical base64 into a new (8-byte aligned) Uint8Array.
+ * @param {string} s
+ * @returns {Uint8Array<ArrayBuffer>}
+ */
 export function decodeBase64(s) {
   const n = base64Length(s);
   const out = new Uint8Array(n);
@@ -38,7 +50,11 @@ export function decodeBase64(s) {
   return out;
 }
 
-/** Encodes bytes as padded base64. */
+/**
+ * Encodes bytes as padded base64.
+ * @param {Uint8Array} bytes
+ * @returns {string}
+ */
 export function encodeBase64(bytes) {
   let s = '';
   for (let i = 0; i < bytes.length; i += 3) {

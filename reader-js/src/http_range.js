@@ -16,7 +16,21 @@
 
 import { errorText, fail, RlarchiveError } from './errors.js';
 
-/** IO_ERROR with `msg`, followed by what `cause` says when there is one. */
+/**
+ * The fetch a request goes through (globalThis.fetch, or the caller's).
+ * @typedef {(url: string, init: {headers: Record<string, string>, signal: AbortSignal}) => Promise<Response>} FetchFunction
+ */
+/**
+ * The answer to one request (see getRange): its status, where `body` begins, the body (null: a
+ * whole file larger than asked for, left unread) and the file's size when the answer gives it.
+ * @typedef {{status: 200 | 206 | 416, start: number, body: Uint8Array | null, total: number | null}} Answer
+ */
+/** @typedef {Answer & {etag: string | null}} RangeAnswer An answer and the ETag it names (null: none). */
+
+/**
+ * IO_ERROR with `msg`, followed by what `cause` says when there is one.
+ * @type {(msg: string, cause?: unknown) => import('./errors.js').RlarchiveError}
+ */
 export const ioError = (msg, cause) => fail('IO_ERROR', cause !== undefined ? `${msg}: ${errorText(cause)}` : msg);
 
 const MAX_TIMER_MS = 2 ** 31 - 1; // the longest delay setTimeout takes
@@ -28,20 +42,30 @@ const MAX_TIMER_MS = 2 ** 31 - 1; // the longest delay setTimeout takes
  * a fetch that ignores its signal); `expired` says which passed.
  */
 class Deadline {
+  /**
+   * @param {number} idle
+   * @param {number} minRate
+   * @param {number} bytes
+   */
   constructor(idle, minRate, bytes) {
     this.idleMs = idle;
     this.minRate = minRate;
     this.start = Date.now();
     this.bytes = 0;
+    /** @type {ReturnType<typeof setTimeout> | null} */
     this.totalTimer = null;
+    /** @type {string | null} */
     this.expired = null;
     this.controller = new AbortController();
     this.signal = this.controller.signal;
+    /** @type {(reason: Error) => void} */
     let reject;
+    /** @type {Promise<never>} */
     this.passed = new Promise((_, r) => {
       reject = r;
     });
     this.passed.catch(() => {});
+    /** @type {(why: string) => void} */
     const expire = (why) => {
       if (this.expired) return;
       this.expired = why;
@@ -49,15 +73,17 @@ class Deadline {
       this.controller.abort();
     };
     this.expire = expire;
+    /** @type {ReturnType<typeof setTimeout> | null} */
     this.idleTimer = null;
     this.allow(bytes);
     this.progress();
   }
   /** The request may bring `bytes` (more than asked for: a server that sends the whole file): its total deadline grows to match. */
+  /** @param {number} bytes */
   allow(bytes) {
     if (bytes <= this.bytes || this.expired) return;
     this.bytes = bytes;
-    clearTimeout(this.totalTimer);
+    clearTimeout(this.totalTimer ?? undefined);
     const total = this.idleMs + (bytes / this.minRate) * 1000;
     const ms = Math.min(Math.max(0, total - (Date.now() - this.start)), MAX_TIMER_MS);
     this.totalTimer = setTimeout(
@@ -70,23 +96,32 @@ class Deadline {
   }
   /** Bytes (or the response) came: the idle deadline starts again. */
   progress() {
-    clearTimeout(this.idleTimer);
+    clearTimeout(this.idleTimer ?? undefined);
     if (!this.expired)
       this.idleTimer = setTimeout(
         () => this.expire(`nothing came for ${this.idleMs} ms`),
         Math.min(this.idleMs, MAX_TIMER_MS),
       );
   }
+  /**
+   * @template T
+   * @param {Promise<T>} promise
+   * @returns {Promise<T>}
+   */
   race(promise) {
     return Promise.race([promise, this.passed]);
   }
   clear() {
-    clearTimeout(this.totalTimer);
-    clearTimeout(this.idleTimer);
+    clearTimeout(this.totalTimer ?? undefined);
+    clearTimeout(this.idleTimer ?? undefined);
   }
 }
 
-/** The Content-Length header as a number, or null (absent, or compressed, or not a number). */
+/**
+ * The Content-Length header as a number, or null (absent, or compressed, or not a number).
+ * @param {Headers} headers
+ * @returns {number | null}
+ */
 function contentLength(headers) {
   const text = headers.get('content-length');
   const enc = headers.get('content-encoding');
@@ -94,7 +129,10 @@ function contentLength(headers) {
   return Number(text.trim());
 }
 
-/** Stops reading a body that will not be read (the connection is given up). */
+/**
+ * Stops reading a body that will not be read (the connection is given up).
+ * @param {Response} res
+ */
 function drop(res) {
   try {
     res.body?.cancel?.().catch(() => {});
@@ -108,6 +146,11 @@ function drop(res) {
  * never more than `expected` bytes when that is known, and an error at once
  * when the body ends before them. `limit` (with `expected` null): null, without
  * reading further, when the body runs past `limit` bytes.
+ * @param {Response} res
+ * @param {number | null} expected
+ * @param {Deadline} deadline
+ * @param {number | null} [limit]
+ * @returns {Promise<Uint8Array | null>}
  */
 async function readBody(res, expected, deadline, limit = null) {
   const reader = typeof res.body?.getReader === 'function' ? res.body.getReader() : null;
@@ -117,6 +160,7 @@ async function readBody(res, expected, deadline, limit = null) {
       throw ioError(`the body has ${bytes.length} bytes, not the ${expected} announced`);
     return limit !== null && bytes.length > limit ? null : bytes;
   }
+  /** @type {Uint8Array[]} */
   const chunks = [];
   let got = 0;
   let over = false;
@@ -151,7 +195,14 @@ async function readBody(res, expected, deadline, limit = null) {
   return out;
 }
 
-/** The answer of a response: {status, start, body, total} (see getRange). */
+/**
+ * The answer of a response: {status, start, body, total} (see getRange).
+ * @param {Response} res
+ * @param {number} asked
+ * @param {Deadline} deadline
+ * @param {boolean} whole
+ * @returns {Promise<Answer>}
+ */
 async function answerOf(res, asked, deadline, whole) {
   if (res.status === 416) {
     const m = /^bytes \*\/(\d+)$/.exec((res.headers.get('content-range') ?? '').trim());
@@ -194,6 +245,13 @@ async function answerOf(res, asked, deadline, whole) {
  * body, total, etag}: `body` the bytes from `start` (null: a whole file larger than
  * asked for, not read unless `whole`), `total` the file's size when the answer
  * gives it, `etag` the version of the file it names (its ETag header) or null.
+ * @param {FetchFunction} fetchFn
+ * @param {string} url
+ * @param {Record<string, string>} headers
+ * @param {string} rangeValue
+ * @param {number} asked
+ * @param {{timeout: number, minRate: number, whole?: boolean}} options
+ * @returns {Promise<RangeAnswer>}
  */
 export async function getRange(fetchFn, url, headers, rangeValue, asked, { timeout, minRate, whole = false }) {
   const deadline = new Deadline(timeout, minRate, asked);

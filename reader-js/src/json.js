@@ -6,14 +6,33 @@
 // value model (§7.2) depends on it.
 
 import { fail } from './errors.js';
+/** @typedef {import('./errors.js').ErrorCode} ErrorCode */
 import { rawDepth } from './jsonbounds.js';
 import { MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER_BIG } from './limits.js';
 
 export { rawDepth };
 
+/**
+ * A parsed JSON value (§6): null, a boolean, a string, a bigint (integer literal), a number (float
+ * literal), an array or a Map (object, in document order). What a file holds is this until checked.
+ * @typedef {null | boolean | string | bigint | number | JsonValue[] | JsonObject} JsonValue
+ */
+/** @typedef {Map<string, JsonValue>} JsonObject A parsed JSON object. */
+/** @typedef {'JSON_SYNTAX' | 'JSON_NAN_LITERAL'} GrammarCode */
+/**
+ * The first place (a character index, -1: none) of each problem the grammar does not stop at.
+ * @typedef {{surrogate: number, duplicate: number, int: number, float: number}} Found
+ */
+/** @typedef {{member?: string, offset?: number, maxBytes?: number}} ParseOptions */
+
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 class GrammarError {
+  /**
+   * @param {number} pos
+   * @param {GrammarCode} code
+   * @param {string} message
+   */
   constructor(pos, code, message) {
     this.pos = pos;
     this.code = code;
@@ -22,14 +41,21 @@ class GrammarError {
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/**
+ * @param {string} s
+ * @returns {boolean}
+ */
 function wellFormed(s) {
-  return typeof s.isWellFormed === 'function' ? s.isWellFormed() : !LONE_SURROGATE.test(s);
+  const str = /** @type {string & {isWellFormed?: () => boolean}} */ (s); // ES2024, not in every runtime
+  return typeof str.isWellFormed === 'function' ? str.isWellFormed() : !LONE_SURROGATE.test(s);
 }
 
+/** @param {number} c */
 function isDigit(c) {
   return c >= 0x30 && c <= 0x39;
 }
 
+/** @param {number} c */
 function hexVal(c) {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   if (c >= 0x41 && c <= 0x46) return c - 0x37;
@@ -44,6 +70,10 @@ function hexVal(c) {
  * `found`.
  */
 class Grammar {
+  /**
+   * @param {string} s
+   * @param {Found} found
+   */
   constructor(s, found) {
     this.s = s;
     this.n = s.length;
@@ -61,7 +91,10 @@ class Grammar {
     }
   }
 
-  /** A JSON_SYNTAX error at `pos` (by default the current position). */
+  /**
+   * A JSON_SYNTAX error at `pos` (by default the current position).
+   * @param {string} msg
+   */
   bad(msg, pos = this.i) {
     return new GrammarError(pos, 'JSON_SYNTAX', msg);
   }
@@ -177,7 +210,11 @@ class Grammar {
     return v;
   }
 
-  /** The literal `word` (true, false, null) at i, as `v`. */
+  /**
+   * The literal `word` (true, false, null) at i, as `v`.
+   * @param {string} word
+   * @param {boolean | null} v
+   */
   literal(word, v) {
     if (!this.s.startsWith(word, this.i)) {
       let k = 1;
@@ -188,7 +225,10 @@ class Grammar {
     return v;
   }
 
-  /** A value, after any whitespace. */
+  /**
+   * A value, after any whitespace.
+   * @returns {JsonValue}
+   */
   value() {
     this.ws();
     if (this.i >= this.n) throw this.bad('expected a value');
@@ -219,9 +259,13 @@ class Grammar {
     }
   }
 
-  /** An array: s[i] is its opening bracket. */
+  /**
+   * An array: s[i] is its opening bracket.
+   * @returns {JsonValue[]}
+   */
   array() {
     this.i++;
+    /** @type {JsonValue[]} */
     const out = [];
     this.ws();
     if (this.s.charCodeAt(this.i) === 0x5d) {
@@ -240,9 +284,13 @@ class Grammar {
     }
   }
 
-  /** An object (a Map, the first of repeated keys kept): s[i] is its opening brace. */
+  /**
+   * An object (a Map, the first of repeated keys kept): s[i] is its opening brace.
+   * @returns {JsonObject}
+   */
   object() {
     this.i++;
+    /** @type {JsonObject} */
     const out = new Map();
     this.ws();
     if (this.s.charCodeAt(this.i) === 0x7d) {
@@ -277,6 +325,9 @@ class Grammar {
  * Parses `s` (already known to be valid Unicode text) with the RFC 8259
  * grammar. Throws GrammarError at the first grammar problem; collects the
  * first place of each rule 6 to 9 problem in `found`.
+ * @param {string} s
+ * @param {Found} found
+ * @returns {JsonValue}
  */
 function parseGrammar(s, found) {
   const g = new Grammar(s, found);
@@ -290,6 +341,8 @@ function parseGrammar(s, found) {
  * The index of the first byte of `bytes` that does not begin or continue a
  * well-formed UTF-8 sequence (Unicode 15, table 3-7): the location of a
  * JSON_UTF8 error (spec §11.2). Called only on bytes that failed to decode.
+ * @param {Uint8Array} bytes
+ * @returns {number}
  */
 function firstIllFormed(bytes) {
   let i = 0;
@@ -322,8 +375,12 @@ function firstIllFormed(bytes) {
  * Parses a JSON text (bytes) under the rules of spec §6, in their order.
  * Options: member and offset (file offset of bytes[0]) for error locations,
  * maxBytes (rule 1; Infinity to skip it, as for safetensors headers).
+ * @param {Uint8Array} bytes
+ * @param {ParseOptions} [options]
+ * @returns {JsonValue}
  */
 export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } = {}) {
+  /** @type {(charPos: number | undefined, text: string) => number | undefined} */
   const at = (charPos, text) => {
     if (offset === undefined) return undefined;
     if (charPos === undefined) return offset;
@@ -365,6 +422,7 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } =
     /* c8 ignore next */
     throw e;
   }
+  /** @type {[keyof Found, ErrorCode, string][]} */
   const rules = [
     ['surrogate', 'JSON_UTF8', 'JSON string escapes a lone surrogate'],
     ['duplicate', 'JSON_DUPLICATE_KEY', 'JSON object has a key twice'],

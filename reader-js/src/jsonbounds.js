@@ -26,7 +26,11 @@ export const OBJECT_COST = 200;
 /** Bytes more per array. */
 export const ARRAY_COST = 48;
 
-/** Maximum nesting depth measured on the raw text as §6 rule 4 defines it (no recursion, no copy). */
+/**
+ * Maximum nesting depth measured on the raw text as §6 rule 4 defines it (no recursion, no copy).
+ * @param {string} text
+ * @returns {number}
+ */
 export function rawDepth(text) {
   let depth = 0,
     peak = 0,
@@ -44,7 +48,11 @@ export function rawDepth(text) {
   return peak;
 }
 
-/** An upper bound of the bytes a JSON text (bytes) and its parse take, counted before parsing. */
+/**
+ * An upper bound of the bytes a JSON text (bytes) and its parse take, counted before parsing.
+ * @param {Uint8Array} bytes
+ * @returns {number}
+ */
 export function jsonCost(bytes) {
   let keys = 0,
     objects = 0,
@@ -76,6 +84,9 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * A JSON text a caller gave (bytes), parsed as JSON.parse does once it is known to nest at most
  * `maxDepth` levels and, with its parse, to take at most `maxMemory` bytes; INPUT_INVALID
  * otherwise (nothing parsed), and when it is not UTF-8 or not JSON. `what` names it in messages.
+ * @param {Uint8Array} bytes
+ * @param {{maxDepth: number, maxMemory: number, what?: string}} options
+ * @returns {unknown} what JSON.parse gives (objects as plain objects)
  */
 export function parseBounded(bytes, { maxDepth, maxMemory, what = 'input' }) {
   const cost = jsonCost(bytes);
@@ -96,6 +107,6 @@ export function parseBounded(bytes, { maxDepth, maxMemory, what = 'input' }) {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw fail('INPUT_INVALID', `${what}: not JSON: ${e.message}`);
+    throw fail('INPUT_INVALID', `${what}: not JSON: ${/** @type {Error} */ (e).message}`);
   }
 }

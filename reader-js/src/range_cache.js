@@ -8,7 +8,14 @@
 // fetched by the plan of range_plan.js. Other reads are not kept, so what it
 // holds is bounded by those plans.
 
-/** The index of the last of `starts` (sorted) that is at most `x`, or -1. */
+/** @typedef {[offset: number, length: number]} Range A range of a file's bytes. */
+
+/**
+ * The index of the last of `starts` (sorted) that is at most `x`, or -1.
+ * @param {number[]} starts
+ * @param {number} x
+ * @returns {number}
+ */
 function lastAtMost(starts, x) {
   let lo = 0;
   let hi = starts.length;
@@ -22,14 +29,22 @@ function lastAtMost(starts, x) {
 
 /** Segments of a file of `size` bytes. `held`: the bytes held. */
 export class RangeCache {
+  /** @param {number} size */
   constructor(size) {
     this.size = size;
     this.held = 0;
+    /** @type {number[]} */
     this.starts = [];
+    /** @type {Uint8Array[]} */
     this.chunks = [];
   }
 
-  /** The `length` bytes at `offset` (a view) when one segment holds them all, else null. */
+  /**
+   * The `length` bytes at `offset` (a view) when one segment holds them all, else null.
+   * @param {number} offset
+   * @param {number} length
+   * @returns {Uint8Array | null}
+   */
   get(offset, length) {
     const i = lastAtMost(this.starts, offset);
     if (i < 0) return null;
@@ -38,7 +53,11 @@ export class RangeCache {
     return at + length <= chunk.length ? chunk.subarray(at, at + length) : null;
   }
 
-  /** Holds `data` at `offset`, merged with the segments it overlaps or touches. */
+  /**
+   * Holds `data` at `offset`, merged with the segments it overlaps or touches.
+   * @param {number} offset
+   * @param {Uint8Array} data
+   */
   add(offset, data) {
     if (data.length === 0) return;
     const end = offset + data.length;
@@ -65,12 +84,15 @@ export class RangeCache {
   /**
    * The parts [offset, length] of `ranges` (each clipped to the file) that no
    * segment holds: sorted, disjoint and not touching.
+   * @param {readonly Range[]} ranges
+   * @returns {Range[]}
    */
   missing(ranges) {
     const wanted = ranges
       .filter(([a, n]) => n > 0 && a < this.size)
-      .map(([a, n]) => [Math.max(0, a), Math.min(this.size, a + n)])
+      .map(([a, n]) => /** @type {[number, number]} */ ([Math.max(0, a), Math.min(this.size, a + n)]))
       .sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    /** @type {[start: number, end: number][]} */
     const out = [];
     for (let [a, b] of wanted) {
       let i = Math.max(0, lastAtMost(this.starts, a));
@@ -86,6 +108,7 @@ export class RangeCache {
       if (a < b) out.push([a, b]);
     }
     out.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    /** @type {[start: number, end: number][]} */
     const joined = [];
     for (const [a, b] of out) {
       const last = joined[joined.length - 1];

@@ -37,16 +37,29 @@ import {
 import { IDENTIFICATION_BYTES, U16_MAX, u64 } from './zipprofile.js';
 import { checkEndRecords, findEndRecord, readCentralRecord, readLocalHeader, readZip64EndRecords } from './zipread.js';
 
+/** @typedef {import('./sources.js').Source} Source */
+/** @typedef {import('./range_cache.js').Range} Range */
+/** @typedef {import('./zipread.js').Member} Member */
+/** @typedef {import('./zipread.js').EndRecords} EndRecords */
+
 /** The members whose data the checks read whole when opening (§11.1 steps 6 and 7). */
 const JSON_MEMBERS = ['manifest.json', 'data.json'];
 /** The members whose data begins with a safetensors header (§10.2). */
 const SAFETENSORS_SUFFIX = '.safetensors';
 const LOCAL_HEADER_SIZE = 30;
 
-/** The bytes `src` holds, as a source that never requests: a read of bytes it does not hold fails. */
+/**
+ * The bytes `src` holds, as a source that never requests: a read of bytes it does not hold fails.
+ * @param {{size: number, peek: (offset: number, length: number) => Uint8Array | null}} src
+ * @returns {Source}
+ */
 function held(src) {
   return {
     size: src.size,
+    /**
+     * @param {number} offset
+     * @param {number} length
+     */
     async read(offset, length) {
       const bytes = src.peek(offset, length);
       if (bytes === null) throw new Error('not held');
@@ -55,7 +68,13 @@ function held(src) {
   };
 }
 
-/** Resolves to `f()`, or to `fallback` when it fails (the checks will say why). */
+/**
+ * Resolves to `f()`, or to `fallback` when it fails (the checks will say why).
+ * @template T, F
+ * @param {() => T | Promise<T>} f
+ * @param {F} fallback
+ * @returns {Promise<T | F>}
+ */
 async function attempt(f, fallback) {
   try {
     return await f();
@@ -68,10 +87,12 @@ async function attempt(f, fallback) {
  * Announces to `src` what §11.1 steps 1 to 8 read (see above), rounds 2 and 3
  * within `budget` bytes; nothing when `src` cannot hold bytes ahead (no
  * `peek`: a local source) or its end records are broken.
+ * @param {Source | null | undefined} src
+ * @returns {Promise<void>}
  */
 export async function prefetchOpening(src, budget = OPEN_READAHEAD_TOTAL_BYTES) {
   if (typeof src?.peek !== 'function' || typeof src.prefetch !== 'function') return;
-  const h = held(src);
+  const h = held(/** @type {Parameters<typeof held>[0]} */ (src)); // it has `peek` (above)
   const end = await attempt(async () => {
     const found = await findEndRecord(h);
     return checkEndRecords(found, readZip64EndRecords(found));
@@ -85,8 +106,14 @@ export async function prefetchOpening(src, budget = OPEN_READAHEAD_TOTAL_BYTES) 
   await src.prefetch(within(await headerRests(h, members), round2.left).ranges);
 }
 
-/** The ranges, in order, each while it fits in what is left of `budget` bytes, and what is left. */
+/**
+ * The ranges, in order, each while it fits in what is left of `budget` bytes, and what is left.
+ * @param {readonly Range[]} ranges
+ * @param {number} budget
+ * @returns {{ranges: Range[], left: number}}
+ */
 function within(ranges, budget) {
+  /** @type {Range[]} */
   const out = [];
   let left = budget;
   for (const [offset, length] of ranges) {
@@ -98,8 +125,14 @@ function within(ranges, budget) {
   return { ranges: out, left };
 }
 
-/** The members of the central directory's records, up to the first broken one. */
+/**
+ * The members of the central directory's records, up to the first broken one.
+ * @param {Source} h
+ * @param {Readonly<EndRecords>} end
+ * @returns {Promise<Readonly<Member>[]>}
+ */
 async function directory(h, end) {
+  /** @type {Readonly<Member>[]} */
   const members = [];
   const cd = await attempt(() => h.read(end.cdOffset, end.cdSize), null);
   if (cd === null) return members;
@@ -110,11 +143,15 @@ async function directory(h, end) {
       members.push(r.member);
       p = r.next;
     }
-  });
+  }, undefined);
   return members;
 }
 
-/** The bytes of `m`'s data that opening reads (from its start). */
+/**
+ * The bytes of `m`'s data that opening reads (from its start).
+ * @param {Readonly<Member>} m
+ * @returns {number}
+ */
 function ahead(m) {
   if (JSON_MEMBERS.includes(m.name)) return m.size <= MAX_JSON_BYTES ? m.size : 0;
   return m.name.endsWith(SAFETENSORS_SUFFIX) ? Math.min(m.size, OPEN_READAHEAD_BYTES) : 0;
@@ -126,10 +163,15 @@ function ahead(m) {
  * member's two in one request). A member's data starts where its size before
  * the next member (or the directory) says, in the layout of §2.1; otherwise,
  * the header's fixed part and name only (the checks read the rest).
+ * @param {readonly Readonly<Member>[]} members
+ * @param {number} cdOffset
+ * @returns {{headers: Range[], data: Range[]}}
  */
 function heads(members, cdOffset) {
   const ordered = [...members].sort((a, b) => a.headerOffset - b.headerOffset);
+  /** @type {Range[]} */
   const headers = [];
+  /** @type {Range[]} */
   const data = [];
   ordered.forEach((m, i) => {
     const next = i + 1 < ordered.length ? ordered[i + 1].headerOffset : cdOffset;
@@ -146,8 +188,12 @@ function heads(members, cdOffset) {
  * Round 3: the rest of each safetensors header longer than round 2 read,
  * within its member and MAX_SAFETENSORS_HEADER_BYTES; its length read from the
  * held bytes (none for a header not held).
+ * @param {Source} h
+ * @param {readonly Readonly<Member>[]} members
+ * @returns {Promise<Range[]>}
  */
 async function headerRests(h, members) {
+  /** @type {Range[]} */
   const out = [];
   for (const m of members) {
     if (!m.name.endsWith(SAFETENSORS_SUFFIX) || m.size <= OPEN_READAHEAD_BYTES) continue;

@@ -10,6 +10,8 @@ export const IS_NODE = typeof process !== 'undefined' && typeof process.versions
 /**
  * A Node built-in module, synchronously, through `process.getBuiltinModule`
  * (Node >= 20.16 / 22.3); null elsewhere or when the module does not exist.
+ * @param {string} name
+ * @returns {any} the module, whose shape depends on `name` (callers type what they use), or null
  */
 export function builtinModule(name) {
   if (!IS_NODE || typeof process.getBuiltinModule !== 'function') return null;
@@ -20,7 +22,11 @@ export function builtinModule(name) {
   }
 }
 
-/** A Node built-in module (`node:fs/promises`...), or null when not under Node or not available. */
+/**
+ * A Node built-in module (`node:fs/promises`...), or null when not under Node or not available.
+ * @param {string} name
+ * @returns {Promise<any>} the module, whose shape depends on `name` (callers type what they use), or null
+ */
 export async function importBuiltin(name) {
   if (!IS_NODE) return null;
   const m = builtinModule(name);
@@ -38,6 +44,8 @@ let nativeDigests = true;
  * Whether CRC-32 and SHA-256 use the runtime's built-in implementations when
  * it has them (the default) or always this package's JavaScript ones (for
  * tests and benchmarks). Returns the previous setting.
+ * @param {unknown} enabled
+ * @returns {boolean}
  */
 export function useNativeDigests(enabled) {
   const previous = nativeDigests;
@@ -45,7 +53,10 @@ export function useNativeDigests(enabled) {
   return previous;
 }
 
-/** The current setting of useNativeDigests. */
+/**
+ * The current setting of useNativeDigests.
+ * @returns {boolean}
+ */
 export function nativeDigestsEnabled() {
   return nativeDigests;
 }

@@ -29,6 +29,10 @@ export class Sha256 {
     this.total = 0;
   }
 
+  /**
+   * @param {Uint8Array} bytes
+   * @returns {this}
+   */
   update(bytes) {
     let i = 0;
     this.total += bytes.length;
@@ -49,6 +53,10 @@ export class Sha256 {
     return this;
   }
 
+  /**
+   * @param {Uint8Array} p
+   * @param {number} o
+   */
   _block(p, o) {
     const w = this.w;
     for (let t = 0; t < 16; t++, o += 4) w[t] = (p[o] << 24) | (p[o + 1] << 16) | (p[o + 2] << 8) | p[o + 3];
@@ -92,7 +100,10 @@ export class Sha256 {
     h[7] += k;
   }
 
-  /** Finishes and returns the digest as 64 lower-case hex digits. */
+  /**
+   * Finishes and returns the digest as 64 lower-case hex digits.
+   * @returns {string}
+   */
   hex() {
     const bits = this.total * 8;
     const pad = new Uint8Array((this.bufLen < 56 ? 56 : 120) - this.bufLen + 8);
@@ -107,6 +118,10 @@ export class Sha256 {
   }
 }
 
+/**
+ * @param {ArrayBuffer} buf
+ * @returns {string}
+ */
 function toHex(buf) {
   const b = new Uint8Array(buf);
   let s = '';
@@ -114,6 +129,9 @@ function toHex(buf) {
   return s;
 }
 
+/** @typedef {{update(bytes: Uint8Array): IncrementalSha256, hex(): string}} IncrementalSha256 */
+
+/** @type {typeof import('node:crypto') | null} */
 let nodeCrypto = builtinModule('node:crypto');
 const nodeCryptoReady = nodeCrypto
   ? Promise.resolve()
@@ -121,7 +139,10 @@ const nodeCryptoReady = nodeCrypto
       nodeCrypto = typeof m?.createHash === 'function' ? m : null;
     });
 
-/** node:crypto when the runtime has it and the built-ins are in use, else null. */
+/**
+ * node:crypto when the runtime has it and the built-ins are in use, else null.
+ * @returns {Promise<typeof import('node:crypto') | null>}
+ */
 async function nodeHashing() {
   if (!IS_NODE || !nativeDigestsEnabled()) return null;
   await nodeCryptoReady;
@@ -130,14 +151,19 @@ async function nodeHashing() {
 
 const webCrypto = () => (nativeDigestsEnabled() ? (globalThis.crypto?.subtle ?? null) : null);
 
-/** SHA-256 of `bytes` (a Uint8Array) as 64 lower-case hex digits. */
+/**
+ * SHA-256 of `bytes` (a Uint8Array) as 64 lower-case hex digits.
+ * @param {Uint8Array} bytes
+ * @returns {Promise<string>}
+ */
 export async function sha256Hex(bytes) {
   const nc = await nodeHashing();
   if (nc) return nc.createHash('sha256').update(bytes).digest('hex');
   const subtle = webCrypto();
   if (subtle) {
     try {
-      return toHex(await subtle.digest('SHA-256', bytes));
+      // bytes over a SharedArrayBuffer are refused (then the JavaScript digest below)
+      return toHex(await subtle.digest('SHA-256', /** @type {Uint8Array<ArrayBuffer>} */ (bytes)));
     } catch {
       // e.g. an insecure browser context, or bytes WebCrypto does not take: the JavaScript digest below
     }
@@ -148,12 +174,18 @@ export async function sha256Hex(bytes) {
 /**
  * An incremental SHA-256 ({update(bytes), hex()}): node:crypto under Node,
  * the JavaScript implementation elsewhere (WebCrypto has no incremental digest).
+ * @returns {Promise<IncrementalSha256>}
  */
 export async function createSha256() {
   const nc = await nodeHashing();
   if (!nc) return new Sha256();
   const h = nc.createHash('sha256');
   return {
+    /**
+     * @this {IncrementalSha256}
+     * @param {Uint8Array} bytes
+     * @returns {IncrementalSha256}
+     */
     update(bytes) {
       h.update(bytes);
       return this;
@@ -165,6 +197,7 @@ export async function createSha256() {
 /**
  * Which implementations sha256Hex and createSha256 use right now:
  * `{oneShot, incremental}`, each `'node:crypto'`, `'webcrypto'` or `'javascript'`.
+ * @returns {Promise<{oneShot: 'node:crypto' | 'webcrypto' | 'javascript', incremental: 'node:crypto' | 'javascript'}>}
  */
 export async function sha256Implementation() {
   if (await nodeHashing()) return { oneShot: 'node:crypto', incremental: 'node:crypto' };

@@ -6,16 +6,55 @@ import { DTYPES, isDtype, viewElements } from './dtypes.js';
 import { parseJson } from './json.js';
 import { readAt } from './zipprofile.js';
 
+/** @typedef {import('../index.js').DtypeCode} DtypeCode */
+/** @typedef {import('../index.js').ElementArray} ElementArray */
+/** @typedef {import('../index.js').Reference} Reference */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
+/** @typedef {import('./sources.js').Source} Source */
+/** @typedef {import('./errors.js').ErrorLocation} ErrorLocation */
+/**
+ * A tensor of a safetensors header (§10), as step 8 reads it (frozen): `begin` and `end` its
+ * data_offsets within the data buffer, `offset` the file offset of its first element byte,
+ * `nbytes` = end - begin.
+ * @typedef {Readonly<{name: string, dtype: DtypeCode, shape: readonly number[], begin: number, end: number, offset: number, nbytes: number}>} TensorInfo
+ */
+/** @typedef {ReadonlyMap<string, ReadonlyMap<string, TensorInfo>>} TensorHeaders group -> (tensor name -> TensorInfo) */
+/** @typedef {{name: string, dtype: DtypeCode, shape: number[], data: ElementArray}} Tensor One tensor's elements (readTensor). */
+/** @typedef {{name: string, dtype: string, shapeBig: bigint[], begin: number, end: number}} HeaderEntry */
+/** @typedef {(msg: string, name?: string) => import('./errors.js').RlarchiveError} Invalid */
+
 const encoder = new TextEncoder();
-/** Whether `s` has at most `max` bytes of UTF-8 (a UTF-16 unit takes at most 3: encoded only when that bound is not enough). */
+/**
+ * Whether `s` has at most `max` bytes of UTF-8 (a UTF-16 unit takes at most 3: encoded only when that bound is not enough).
+ * @type {(s: string, max: number) => boolean}
+ */
 const utf8AtMost = (s, max) => s.length * 3 <= max || encoder.encode(s).length <= max;
+/**
+ * @param {unknown} x
+ * @returns {x is bigint}
+ */
 const isNonNegInt = (x) => typeof x === 'bigint' && x >= 0n;
 
-/** The JSON Pointer (RFC 6901) of tensor `name`'s entry in its safetensors header. */
+/**
+ * The element size and alignment of a known dtype (dtypes.js's table, typed here to what it holds).
+ * @type {(dtype: string) => {size: number, alignment: number}}
+ */
+const layout = (dtype) => /** @type {{size: number, alignment: number}} */ (DTYPES[/** @type {DtypeCode} */ (dtype)]);
+
+/**
+ * The JSON Pointer (RFC 6901) of tensor `name`'s entry in its safetensors header.
+ * @type {(name: string) => string}
+ */
 export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** The entries of a parsed safetensors header, each with exactly dtype, shape and data_offsets of the right JSON types (ST_HEADER_INVALID otherwise, by `invalid`). */
+/**
+ * The entries of a parsed safetensors header, each with exactly dtype, shape and data_offsets of the right JSON types (ST_HEADER_INVALID otherwise, by `invalid`).
+ * @param {JsonObject} tree
+ * @param {Invalid} invalid
+ * @returns {HeaderEntry[]}
+ */
 function headerEntries(tree, invalid) {
+  /** @type {HeaderEntry[]} */
   const entries = [];
   for (const [name, e] of tree) {
     if (name.length === 0 || !utf8AtMost(name, MAX_NAME_BYTES)) throw invalid('bad tensor name length', name);
@@ -39,6 +78,9 @@ function headerEntries(tree, invalid) {
 /**
  * The bytes of a tensor of `shape` (bigints) and elements of `size` bytes, as a bigint: multiplied as numbers
  * while the product stays exact (below 2^53), as bigints beyond.
+ * @param {bigint[]} shape
+ * @param {number} size
+ * @returns {bigint}
  */
 function elementBytes(shape, size) {
   let p = size;
@@ -54,6 +96,9 @@ function elementBytes(shape, size) {
  * `size`, `name`). Returns {headerLength, bufferOffset, tensors: Map(name ->
  * TensorInfo {name, dtype, shape: number[], begin, end, offset, nbytes}, frozen)}, in header order;
  * `offset` is the tensor's absolute file offset.
+ * @param {Source} src
+ * @param {import('./zipread.js').LocatedMember} m
+ * @returns {Promise<{headerLength: number, bufferOffset: number, tensors: Map<string, TensorInfo>}>}
  */
 export async function readSafetensorsHeader(src, m) {
   const loc = { member: m.name, offset: m.dataOffset };
@@ -67,14 +112,16 @@ export async function readSafetensorsHeader(src, m) {
   const header = await readAt(src, m.dataOffset + 8, n);
   const tree = parseJson(header, { member: m.name, offset: m.dataOffset + 8, maxBytes: Infinity });
   // spec §11.2: the member's first byte, and the tensor's entry in the header when one is at fault
+  /** @type {(name: string) => ErrorLocation} */
   const tloc = (name) => ({ member: m.name, offset: m.dataOffset, pointer: entryPointer(name) });
+  /** @type {Invalid} */
   const invalid = (msg, name) => fail('ST_HEADER_INVALID', msg, name === undefined ? loc : tloc(name));
   let last = header.length;
   while (last > 0 && header[last - 1] === 0x20) last--;
   if (header[0] !== 0x7b) throw invalid('safetensors header does not begin with "{"');
   if (header[last - 1] !== 0x7d) throw invalid('safetensors header is followed by something other than spaces');
   const bufferLength = m.size - 8 - n;
-  const entries = headerEntries(tree, invalid);
+  const entries = headerEntries(/** @type {JsonObject} */ (tree), invalid); // its text is within '{' and '}': an object
   for (const t of entries) {
     if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t.name));
   }
@@ -87,9 +134,10 @@ export async function readSafetensorsHeader(src, m) {
       throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t.name));
   }
   for (const t of entries) {
-    if (elementBytes(t.shapeBig, DTYPES[t.dtype].size) !== BigInt(t.end - t.begin))
+    if (elementBytes(t.shapeBig, layout(t.dtype).size) !== BigInt(t.end - t.begin))
       throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t.name));
   }
+  /** @type {(a: HeaderEntry, b: HeaderEntry) => number} */
   const byOffset = (a, b) => a.begin - b.begin || a.end - b.end;
   const inOrder = entries.every((t, i) => i === 0 || byOffset(entries[i - 1], t) <= 0); // as a writer lays them out
   const sorted = inOrder ? entries : [...entries].sort(byOffset);
@@ -102,16 +150,17 @@ export async function readSafetensorsHeader(src, m) {
   if (pos !== bufferLength) throw fail('ST_TRAILING_BYTES', 'the data buffer continues after the last tensor', loc);
   const bufferOffset = m.dataOffset + 8 + n;
   for (const t of entries) {
-    if ((bufferOffset + t.begin) % DTYPES[t.dtype].alignment !== 0)
+    if ((bufferOffset + t.begin) % layout(t.dtype).alignment !== 0)
       throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t.name));
   }
+  /** @type {Map<string, TensorInfo>} */
   const tensors = new Map();
   for (const t of entries) {
     tensors.set(
       t.name,
       Object.freeze({
         name: t.name,
-        dtype: t.dtype,
+        dtype: /** @type {DtypeCode} */ (t.dtype), // every dtype is known (ST_DTYPE_UNKNOWN above)
         shape: Object.freeze(t.shapeBig.map(Number)),
         begin: t.begin,
         end: t.end,
@@ -127,6 +176,9 @@ export async function readSafetensorsHeader(src, m) {
  * §7.6: reference `ref` ({pointer, group, name, dtype, shape}, found in
  * `member`) names a tensor of exactly its dtype and shape among `headers`
  * (group -> Map(tensor name -> TensorInfo)). Throws REF_NOT_FOUND or REF_MISMATCH.
+ * @param {TensorHeaders} headers
+ * @param {Reference} ref
+ * @param {string} member
  */
 export function checkReference(headers, ref, member) {
   const { group, name } = ref;
@@ -145,7 +197,13 @@ export function checkReference(headers, ref, member) {
     });
 }
 
-/** The TensorInfo of tensor `name` of `group` among `headers`; throws TENSOR_NOT_FOUND. */
+/**
+ * The TensorInfo of tensor `name` of `group` among `headers`; throws TENSOR_NOT_FOUND.
+ * @param {TensorHeaders} headers
+ * @param {string} group
+ * @param {string} name
+ * @returns {TensorInfo}
+ */
 export function findTensor(headers, group, name) {
   const g = headers.get(group);
   if (!g) throw fail('TENSOR_NOT_FOUND', `no tensor group ${JSON.stringify(group)}`);
@@ -154,17 +212,29 @@ export function findTensor(headers, group, name) {
   return t;
 }
 
-/** Reads one tensor's element bytes: {name, dtype, shape, data}, `data` a typed array (dtypes.js). */
+/**
+ * Reads one tensor's element bytes: {name, dtype, shape, data}, `data` a typed array (dtypes.js).
+ * @param {Source} src
+ * @param {TensorInfo} info
+ * @returns {Promise<Tensor>}
+ */
 export async function readTensor(src, info) {
   const bytes = await readAt(src, info.offset, info.end - info.begin);
   return { name: info.name, dtype: info.dtype, shape: [...info.shape], data: viewElements(info.dtype, bytes) };
 }
 
-/** The group name of a tensor member name (`tensors/GROUP.safetensors`), or null. */
+/**
+ * The group name of a tensor member name (`tensors/GROUP.safetensors`), or null.
+ * @param {string} name
+ * @returns {string | null}
+ */
 export function groupOf(name) {
   const m = /^tensors\/([^/]+)\.safetensors$/.exec(name);
   return m && m[1] !== '.' && m[1] !== '..' ? m[1] : null;
 }
 
-/** The member name of a tensor group. */
+/**
+ * The member name of a tensor group.
+ * @type {(group: string) => string}
+ */
 export const memberOf = (group) => `tensors/${group}.safetensors`;

@@ -9,7 +9,19 @@ import { crc32 } from './crc32.js';
 import { createSha256, sha256Hex } from './sha256.js';
 import { parseJson } from './json.js';
 
+/** @typedef {import('./sources.js').Source} Source */
+/** @typedef {import('./zipread.js').LocatedMember} LocatedMember */
+/** @typedef {import('./tensors.js').TensorInfo} TensorInfo */
+/**
+ * What hashMember gives: the member's CRC-32 and SHA-256 (hex), each tensor's SHA-256 (in the order
+ * given; [] when not asked for), the names of the BOOL tensors holding a byte other than 0 or 1, and
+ * the member's bytes when it was read whole.
+ * @typedef {{crc: number, sha: string, tensorShas: string[], badBools: string[], bytes?: Uint8Array}} MemberHashes
+ */
+/** @typedef {(b: Uint8Array, o: number) => number} FieldReader A little-endian field at offset `o`. */
+
 export const MIMETYPE = 'application/vnd.rlarchive+zip';
+/** @type {(s: string) => number[]} */
 const ASCII = (s) => Array.from(s, (c) => c.charCodeAt(0));
 /** Bytes 26 to 66 of every archive (§3). */
 const IDENT_TAIL = new Uint8Array([8, 0, 0, 0, ...ASCII('mimetype'), ...ASCII(MIMETYPE)]);
@@ -24,32 +36,53 @@ export const SIG_Z64_LOCATOR = 0x07064b50;
 export const U16_MAX = 0xffff;
 export const U32_MAX = 0xffffffff;
 
+/** @type {FieldReader} */
 export const u16 = (b, o) => b[o] | (b[o + 1] << 8);
+/** @type {FieldReader} */
 export const u32 = (b, o) => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
 /** An unsigned 64-bit field as a Number (exact up to 2^53; larger values only need to compare as large). */
+/** @type {FieldReader} */
 export const u64 = (b, o) => u32(b, o) + u32(b, o + 4) * 0x100000000;
 /**
  * Exact 64-bit value, for fields that are compared for equality: two values
  * above 2^53 may round to the same Number.
+ * @type {(b: Uint8Array, o: number) => bigint}
  */
 export const u64x = (b, o) => BigInt(u32(b, o)) + (BigInt(u32(b, o + 4)) << 32n);
+/** @type {(bytes: Uint8Array) => string} */
 export const latin1 = (bytes) => String.fromCharCode(...bytes);
 
-/** The index of the last occurrence of a 4-byte signature in `bytes`, or -1. */
+/**
+ * The index of the last occurrence of a 4-byte signature in `bytes`, or -1.
+ * @param {Uint8Array} bytes
+ * @param {number} sig
+ * @returns {number}
+ */
 export function lastSignature(bytes, sig) {
   for (let i = bytes.length - 4; i >= 0; i--) if (u32(bytes, i) === sig) return i;
   return -1;
 }
 
-/** A member name of §2.4: segments of [A-Za-z0-9._-]+ joined by '/', none '.' or '..'. */
+/**
+ * A member name of §2.4: segments of [A-Za-z0-9._-]+ joined by '/', none '.' or '..'.
+ * @param {string} name
+ * @returns {boolean}
+ */
 export function isValidName(name) {
   if (name.length === 0 || name.length > MAX_NAME_BYTES) return false;
   return name.split('/').every((s) => /^[A-Za-z0-9._-]+$/.test(s) && s !== '.' && s !== '..');
 }
 
-/** Reads `length` bytes at `offset` from a source, turning any failure into IO_ERROR. */
+/**
+ * Reads `length` bytes at `offset` from a source, turning any failure into IO_ERROR.
+ * @param {Source} src
+ * @param {number} offset
+ * @param {number} length
+ * @returns {Promise<Uint8Array>}
+ */
 export async function readAt(src, offset, length) {
   if (length === 0) return new Uint8Array(0);
+  /** @type {unknown} */
   let b;
   try {
     b = await src.read(offset, length);
@@ -61,7 +94,11 @@ export async function readAt(src, offset, length) {
   return b;
 }
 
-/** §3: the 45 identification bytes (step 1). */
+/**
+ * §3: the 45 identification bytes (step 1).
+ * @param {Source} src
+ * @returns {Promise<void>}
+ */
 export async function checkIdentification(src) {
   if (src.size < IDENTIFICATION_BYTES)
     throw fail('ARCHIVE_NOT_RLARCHIVE', 'file too short to be an rlarchive', { offset: 0 });
@@ -71,7 +108,12 @@ export async function checkIdentification(src) {
   }
 }
 
-/** The data of member `m` (a Member of zipread.js, with `dataOffset`). */
+/**
+ * The data of member `m` (a Member of zipread.js, with `dataOffset`).
+ * @param {Source} src
+ * @param {LocatedMember} m
+ * @returns {Promise<Uint8Array>}
+ */
 export function readMember(src, m) {
   return readAt(src, m.dataOffset, m.size);
 }
@@ -79,6 +121,10 @@ export function readMember(src, m) {
 /**
  * Reads a JSON member (size limit, then CRC-32) and parses it (§6) into a
  * json.js tree. `bytes`: the member's data if already read.
+ * @param {Source} src
+ * @param {LocatedMember} m
+ * @param {Uint8Array} [bytes]
+ * @returns {Promise<import('./json.js').JsonValue>}
  */
 export async function readJsonMember(src, m, bytes) {
   if (m.size > MAX_JSON_BYTES)
@@ -99,11 +145,17 @@ const CHUNK = 16 * 1024 * 1024;
  * all from one read of its bytes. Reads the member whole (then also returned
  * as `bytes`) when it is at most `wholeLimit` bytes, else in chunks. Resolves
  * to {crc, sha, tensorShas ([] when not `digest`), badBools, bytes?}.
+ * @param {Source} src
+ * @param {LocatedMember} m
+ * @param {readonly TensorInfo[]} [tensors]
+ * @param {{wholeLimit?: number, digest?: boolean}} [options]
+ * @returns {Promise<MemberHashes>}
  */
 export async function hashMember(src, m, tensors = [], { wholeLimit = WHOLE_MEMBER_LIMIT, digest = true } = {}) {
   if (m.size <= wholeLimit) {
     const bytes = await readMember(src, m);
     const base = m.dataOffset;
+    /** @type {(t: TensorInfo) => Uint8Array} */
     const part = (t) => bytes.subarray(t.offset - base, t.offset - base + t.end - t.begin);
     const [sha, ...shas] = await Promise.all([
       sha256Hex(bytes),
@@ -115,6 +167,7 @@ export async function hashMember(src, m, tensors = [], { wholeLimit = WHOLE_MEMB
   let crc = 0;
   const whole = await createSha256();
   const hs = digest ? await Promise.all(tensors.map(() => createSha256())) : null;
+  /** @type {Set<string>} */
   const bad = new Set();
   for (let pos = 0; pos < m.size; pos += CHUNK) {
     const n = Math.min(CHUNK, m.size - pos);
@@ -144,6 +197,12 @@ export async function hashMember(src, m, tensors = [], { wholeLimit = WHOLE_MEMB
  * The deferred checks of one member (§11.1 step 10): CRC-32, then its digest
  * when `entry` (its manifest entry, {size, sha256}) is given. Resolves to
  * what hashMember gives (the tensors' digests unless `digest` is false); rejects with ZIP_CRC_MISMATCH or MEMBER_DIGEST_MISMATCH.
+ * @param {Source} src
+ * @param {LocatedMember} m
+ * @param {{readonly sha256: string} | null | undefined} entry
+ * @param {readonly TensorInfo[]} [tensors]
+ * @param {{digest?: boolean}} [options]
+ * @returns {Promise<MemberHashes>}
  */
 export async function verifyMember(src, m, entry, tensors = [], { digest = true } = {}) {
   const r = await hashMember(src, m, tensors, { digest });

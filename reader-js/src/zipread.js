@@ -23,6 +23,65 @@ import {
   U32_MAX,
 } from './zipprofile.js';
 
+/** @typedef {import('./sources.js').Source} Source */
+/** @typedef {import('./errors.js').ErrorLocation} ErrorLocation */
+/**
+ * A member of the ZIP directory (§2.2): its central record (readCentralRecord, step 3), and from
+ * step 4 on (readLocalHeaders) `dataOffset`, the file offset of its data.
+ * @typedef {object} Member
+ * @property {number} index its place in the central directory
+ * @property {string} name
+ * @property {Uint8Array} nameBytes
+ * @property {number} versionNeeded
+ * @property {number} flags
+ * @property {number} method
+ * @property {number} time
+ * @property {number} date
+ * @property {number} crc32 the CRC-32 of the central record
+ * @property {bigint} csize
+ * @property {bigint} usize
+ * @property {number} size the data's size in bytes
+ * @property {number} headerOffset the offset of the local header
+ * @property {number} centralOffset the offset of the central record
+ * @property {number} [dataOffset] the offset of the data (after step 4)
+ */
+/** @typedef {Readonly<Member> & {readonly dataOffset: number}} LocatedMember A Member after step 4. */
+/** @typedef {{disk: number, cdDisk: number, entriesDisk: number, entries: number, cdSize: number, cdOffset: number}} EndFields */
+/**
+ * The end record found (findEndRecord): where it is, its fields, and the last bytes of the file.
+ * @typedef {{eocdAt: number, fields: Readonly<EndFields>, tail: Uint8Array, tailStart: number}} FoundEnd
+ */
+/**
+ * The end-record values in force (readZip64EndRecords): the ZIP64 ones (with the exact entry
+ * counts) when there is a ZIP64 end record (`zip64At` >= 0), else the end record's.
+ * @typedef {object} Zip64Records
+ * @property {Readonly<EndFields & {exactEntriesDisk?: bigint, exactEntries?: bigint}>} values
+ * @property {number} endStart where the end records begin
+ * @property {number} locatorDisk
+ * @property {number} zip64At the ZIP64 end record's offset, -1: none
+ */
+/**
+ * The end records read at step 2 (§2.1, §2.6).
+ * @typedef {object} EndRecords
+ * @property {number} count the number of members
+ * @property {number} cdOffset
+ * @property {number} cdSize
+ * @property {number} endStart where the end records begin (the ZIP64 end record, else the end record)
+ * @property {number} eocdAt
+ * @property {number} sizeAt the offset of the record that gives the directory's size
+ * @property {boolean} zip64
+ */
+
+/**
+ * `m` with its data offset: a TypeError when step 4 (readLocalHeaders) has not given it one.
+ * @param {Readonly<Member> | undefined} m
+ * @returns {LocatedMember}
+ */
+export function located(m) {
+  if (m?.dataOffset === undefined) throw new TypeError('a member without its data offset: step 4 has not run');
+  return /** @type {LocatedMember} */ (m);
+}
+
 const EOCD_SEARCH = 65557;
 // §2.7: host systems a central record may name, the highest version needed,
 // and the MS-DOS attribute bits of a regular file (read-only, archive)
@@ -33,7 +92,7 @@ const DOS_FILE_BITS = 0x0021;
 const UNIX_MODE_MARK = 0x8000;
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
-/** The maximum value of each end-record field: it means "see the ZIP64 end record". */
+/** The maximum value of each end-record field: it means "see the ZIP64 end record". @type {Readonly<EndFields>} */
 const MAX_OF = Object.freeze({
   disk: U16_MAX,
   cdDisk: U16_MAX,
@@ -43,7 +102,15 @@ const MAX_OF = Object.freeze({
   cdOffset: U32_MAX,
 });
 
-/** Why external attributes break §2.7 for a host system (0 or 3), or null. */
+/** The fields of MAX_OF, in its order. */
+const MAX_OF_FIELDS = /** @type {(keyof EndFields)[]} */ (Object.keys(MAX_OF));
+
+/**
+ * Why external attributes break §2.7 for a host system (0 or 3), or null.
+ * @param {number} host
+ * @param {number} attributes
+ * @returns {string | null}
+ */
 function attributesProblem(host, attributes) {
   const mode = Math.floor(attributes / 0x10000);
   const dos = attributes & 0xffff;
@@ -62,7 +129,11 @@ function attributesProblem(host, attributes) {
   return null;
 }
 
-/** The first name that, followed by '/', begins another name ignoring ASCII case (§2.2), or undefined. */
+/**
+ * The first name that, followed by '/', begins another name ignoring ASCII case (§2.2), or undefined.
+ * @param {string[]} names
+ * @returns {string | undefined}
+ */
 function directoryClash(names) {
   const dirs = new Set();
   for (const name of names) {
@@ -72,7 +143,13 @@ function directoryClash(names) {
   return names.find((n) => dirs.has(n.toLowerCase()));
 }
 
-/** Parses an extra field into {id: data} records (§2.5), `allowed` listing the permitted header IDs. */
+/**
+ * Parses an extra field into {id: data} records (§2.5), `allowed` listing the permitted header IDs.
+ * @param {Uint8Array} bytes
+ * @param {number[]} allowed
+ * @param {ErrorLocation} loc
+ * @returns {Map<number, Uint8Array>}
+ */
 function parseExtra(bytes, allowed, loc) {
   const out = new Map();
   let p = 0;
@@ -96,6 +173,8 @@ function parseExtra(bytes, allowed, loc) {
  * earlier, ZIP_EOCD_NOT_FOUND when not at all) and have no comment. Resolves
  * to {eocdAt, fields: {disk, cdDisk, entriesDisk, entries, cdSize, cdOffset},
  * tail, tailStart} (`tail`: the last bytes of the file, read once).
+ * @param {Source} src
+ * @returns {Promise<Readonly<FoundEnd>>}
  */
 export async function findEndRecord(src) {
   const size = src.size;
@@ -132,12 +211,14 @@ export async function findEndRecord(src) {
  * the ZIP64 one. Without ZIP64 no end-record field may hold its maximum.
  * Returns {values, endStart, locatorDisk, zip64At}: the fields in force, where
  * the end records begin, the locator's disk and the ZIP64 record's offset (-1: none).
+ * @param {Readonly<FoundEnd>} found
+ * @returns {Readonly<Zip64Records>}
  */
 export function readZip64EndRecords(found) {
   const { eocdAt, fields: eocd, tail, tailStart } = found;
   const l = tail.length - 22 - 20;
   if (l < 0 || u32(tail, l) !== SIG_Z64_LOCATOR) {
-    for (const k of Object.keys(MAX_OF)) {
+    for (const k of MAX_OF_FIELDS) {
       if (eocd[k] === MAX_OF[k])
         throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} holds its maximum value without ZIP64`, {
           offset: eocdAt,
@@ -146,6 +227,7 @@ export function readZip64EndRecords(found) {
     return Object.freeze({ values: eocd, endStart: eocdAt, locatorDisk: 0, zip64At: -1 });
   }
   const locAt = eocdAt - 20;
+  /** @type {(msg: string) => import('./errors.js').RlarchiveError} */
   const bad = (msg) => fail('ZIP_ZIP64_INVALID', msg, { offset: locAt });
   const locatorDisk = u32(tail, l + 4);
   const recAt = u64(tail, l + 8);
@@ -168,7 +250,7 @@ export function readZip64EndRecords(found) {
     cdSize: u64(tail, r + 40),
     cdOffset: u64(tail, r + 48),
   });
-  for (const k of Object.keys(MAX_OF)) {
+  for (const k of MAX_OF_FIELDS) {
     if (eocd[k] !== MAX_OF[k] && eocd[k] !== z[k])
       throw fail('ZIP_ZIP64_INVALID', `the end record's ${k} disagrees with the ZIP64 end record`, { offset: eocdAt });
   }
@@ -181,12 +263,16 @@ export function readZip64EndRecords(found) {
  * can be and within its region. Each error is at the record that gives the
  * value. Returns the End record {count, cdOffset, cdSize, endStart, eocdAt,
  * sizeAt, zip64} (frozen).
+ * @param {Readonly<FoundEnd>} found
+ * @param {Readonly<Zip64Records>} z64
+ * @returns {Readonly<EndRecords>}
  */
 export function checkEndRecords(found, z64) {
   const { eocdAt, fields: eocd } = found;
   const { values: v, endStart, locatorDisk, zip64At } = z64;
   // disk numbers (§2.1), each at the record that holds it: the EOCD (without the fields at
   // their maximum, which the ZIP64 record gives), then the locator, then the ZIP64 record
+  /** @type {(k: keyof EndFields) => boolean} */
   const given = (k) => zip64At < 0 || eocd[k] !== MAX_OF[k];
   if (
     (given('disk') && eocd.disk !== 0) ||
@@ -224,7 +310,13 @@ export function checkEndRecords(found, z64) {
   });
 }
 
-/** The checks of §2.2, §2.5, §2.7 on one central record's fields. */
+/**
+ * The checks of §2.2, §2.5, §2.7 on one central record's fields.
+ * @param {Uint8Array} cd
+ * @param {number} p
+ * @param {{versionNeeded: number, flags: number, method: number}} rec
+ * @param {ErrorLocation} nloc
+ */
 function checkCentralFields(cd, p, rec, nloc) {
   const host = cd[p + 5];
   if (host !== HOST_MSDOS && host !== HOST_UNIX)
@@ -260,6 +352,11 @@ function checkCentralFields(cd, p, rec, nloc) {
  * {index, name, nameBytes, versionNeeded, flags, method, time, date, crc32,
  * csize, usize (BigInt), size, headerOffset, centralOffset} and the offset of
  * the next record in `cd`.
+ * @param {Uint8Array} cd
+ * @param {number} p
+ * @param {number} cdOffset
+ * @param {number} index
+ * @returns {{member: Readonly<Member>, next: number}}
  */
 export function readCentralRecord(cd, p, cdOffset, index) {
   const at = cdOffset + p;
@@ -271,6 +368,11 @@ export function readCentralRecord(cd, p, cdOffset, index) {
     commentLen = u16(cd, p + 32);
   if (p + 46 + nameLen + extraLen + commentLen > cd.length)
     throw fail('ZIP_CD_INVALID', 'central directory record runs past the directory', loc);
+  /**
+   * The record as it is read: the sizes and the header offset of 32 bits, or of 64 from the ZIP64
+   * extra record, then exact (bigint) sizes and a Number offset; `name` and `size` set on the way.
+   * @type {Omit<Member, 'csize' | 'usize' | 'headerOffset' | 'name' | 'size'> & {csize: number | bigint, usize: number | bigint, headerOffset: number | bigint, name?: string, size?: number}}
+   */
   const rec = {
     index,
     versionNeeded: u16(cd, p + 6),
@@ -285,13 +387,14 @@ export function readCentralRecord(cd, p, cdOffset, index) {
     centralOffset: at,
     nameBytes: cd.subarray(p + 46, p + 46 + nameLen),
   };
-  rec.name = latin1(rec.nameBytes);
-  const nloc = { offset: at, member: /^[\x20-\x7e]*$/.test(rec.name) ? rec.name : undefined };
+  const name = latin1(rec.nameBytes);
+  rec.name = name;
+  const nloc = { offset: at, member: /^[\x20-\x7e]*$/.test(name) ? name : undefined };
   checkCentralFields(cd, p, rec, nloc);
   if (commentLen !== 0) throw fail('ZIP_CD_INVALID', 'member has a file comment', nloc);
-  if (!isValidName(rec.name)) throw fail('ZIP_NAME_INVALID', 'invalid member name', nloc);
+  if (!isValidName(name)) throw fail('ZIP_NAME_INVALID', 'invalid member name', nloc);
   const extra = parseExtra(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), [0x0001], nloc);
-  const wanted = ['usize', 'csize', 'headerOffset'].filter((k) => rec[k] === U32_MAX);
+  const wanted = /** @type {const} */ (['usize', 'csize', 'headerOffset']).filter((k) => rec[k] === U32_MAX);
   const z = extra.get(0x0001);
   if (z !== undefined || wanted.length) {
     if (z === undefined) throw fail('ZIP_ZIP64_INVALID', 'ZIP64 extra record missing', nloc);
@@ -305,10 +408,17 @@ export function readCentralRecord(cd, p, cdOffset, index) {
   rec.headerOffset = Number(rec.headerOffset);
   if (rec.csize !== rec.usize) throw fail('ZIP_CD_INVALID', 'compressed and uncompressed sizes differ', nloc);
   rec.size = Number(rec.usize);
-  return { member: Object.freeze(rec), next: p + 46 + nameLen + extraLen + commentLen };
+  // every field now has its Member type (exact sizes, a Number offset, the name and size)
+  return {
+    member: /** @type {Readonly<Member>} */ (Object.freeze(rec)),
+    next: p + 46 + nameLen + extraLen + commentLen,
+  };
 }
 
-/** §2.2: the names across the central records (in ZIP order): no duplicate, no two differing only in case, no name that is another's directory. */
+/**
+ * §2.2: the names across the central records (in ZIP order): no duplicate, no two differing only in case, no name that is another's directory.
+ * @param {readonly Readonly<Member>[]} members
+ */
 export function checkMemberNames(members) {
   const seen = new Set();
   for (const m of members) {
@@ -330,12 +440,18 @@ export function checkMemberNames(members) {
   if (clash !== undefined) {
     throw fail('ZIP_NAME_DIRECTORY_CLASH', 'a member name is also the directory of another member', {
       member: clash,
-      offset: members.find((m) => m.name === clash).centralOffset,
+      offset: members.find((m) => m.name === clash)?.centralOffset,
     });
   }
 }
 
-/** The local header's sizes (§2.3, §2.6), from its fixed part `h` and its extra records. */
+/**
+ * The local header's sizes (§2.3, §2.6), from its fixed part `h` and its extra records.
+ * @param {Uint8Array} h
+ * @param {Map<number, Uint8Array>} extra
+ * @param {ErrorLocation} loc
+ * @returns {{csize: bigint, usize: bigint}}
+ */
 function localSizes(h, extra, loc) {
   let csize = BigInt(u32(h, 18)),
     usize = BigInt(u32(h, 22));
@@ -357,6 +473,9 @@ function localSizes(h, extra, loc) {
  * padding, fields equal to the central record's). Resolves to the offset of
  * the member's data. Data past the end of the file is found by
  * checkMemberLayout, after every local header.
+ * @param {Source} src
+ * @param {Readonly<Member>} m
+ * @returns {Promise<number>}
  */
 export async function readLocalHeader(src, m) {
   const size = src.size;
@@ -396,6 +515,10 @@ export async function readLocalHeader(src, m) {
  * from offset 0 without overlap or gap up to the central directory, and the
  * directory is followed by the end records (ZIP_GAP, or ZIP_MULTIPLE_EOCD
  * when the bytes between hold another end record).
+ * @param {Source} src
+ * @param {readonly LocatedMember[]} members
+ * @param {Readonly<EndRecords>} end
+ * @returns {Promise<void>}
  */
 export async function checkMemberLayout(src, members, end) {
   let expected = 0;
