@@ -184,11 +184,13 @@ docs: $(if $(NO_SETUP),,$(DOCS_STAMP))
 # the formatters and linters, checking only (`make format` applies them): ruff (format and lint) over the
 # Python tree, mypy (--strict on the whole package), Biome (format and lint)
 # over reader-js/, and tsc --strict on reader-js/index.d.ts against a file that uses the documented API
+# and on reader-js's sources (src, web, bin) with their JSDoc types (reader-js/tsconfig.json)
 lint: $(if $(NO_SETUP),,setup)
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/ruff check --quiet .
 	$(PY) -m mypy
 	cd reader-js && npx --no-install biome ci --error-on-warnings . && npx --no-install tsc -p test/types
+	cd reader-js && npx --no-install tsc -p tsconfig.json
 
 # the formatters and the linters without the type checkers (mypy and tsc take most of make lint's time)
 lint-fast: $(if $(NO_SETUP),,setup)

@@ -12,7 +12,7 @@ import { decodeValue, inlineArray } from '../src/decode.js';
 import { jsonCost } from '../src/jsonbounds.js';
 import { MAX_INPUT_JSON_MEMORY, MAX_JSON_BYTES } from '../src/limits.js';
 
-/** @typedef {import('../src/value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('../src/json.js').JsonObject} JsonObject */
 /**
  * An answer line (annex A.2): its members by name.
  * @typedef {{[member: string]: unknown}} Answer
@@ -194,7 +194,7 @@ async function predict(req) {
  */
 async function answer(req) {
   const seq = Number(req.get('seq'));
-  const file = req.get('file');
+  const file = /** @type {string} */ (req.get('file')); // checkForm accepted it
   try {
     if (req.get('cmd') === 'validate') return { seq, result: 'report', report: await validate(file) };
     if (req.get('cmd') === 'predict') return { seq, ...(await predict(req)) };

@@ -45,13 +45,13 @@ import { prefetchOpening } from './read_plan.js';
  * The manifest checked at step 6 (§5): as parsed (json.js), its member entries by name in manifest
  * order, and `extensions_used`.
  * @typedef {object} CheckedManifest
- * @property {Map<string, unknown>} raw
+ * @property {JsonObject} raw
  * @property {Map<string, {name: string, size: number, sha256: string}>} members
  * @property {readonly string[]} extensionsUsed
  */
 /**
  * The data document checked at step 7 (§7.1): its `data` and `optimizers` objects as parsed (json.js).
- * @typedef {{data: Map<string, unknown>, optimizers: Map<string, unknown>}} DataDocument
+ * @typedef {{data: JsonObject, optimizers: JsonObject}} DataDocument
  */
 /**
  * The fields of a CheckState (see checkState).
@@ -263,7 +263,7 @@ function manifestWarnings(tree, used) {
         }),
       );
   }
-  warnings.push(...checkMetadata(tree.get('metadata')));
+  warnings.push(...checkMetadata(/** @type {import('./metadata.js').Metadata} */ (tree.get('metadata')))); // checked (manifest.js)
   used.forEach((x, i) => {
     if (!SUPPORTED_EXTENSIONS.includes(x))
       warnings.push(

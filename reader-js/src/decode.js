@@ -6,10 +6,11 @@ import { f16ToNumber, bf16ToNumber, fp8ToNumber as fp8 } from './convert.js';
 import { evaluateSchedule } from './schedules.js';
 
 /** @typedef {import('./dtypes.js').ElementArray} ElementArray */
-/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
 /**
- * What an NDArray loads its referenced data from (the Archive of reader.js).
- * @typedef {{tensor(group: string, name: string, options?: {verify?: boolean}): Promise<{data: ElementArray}>}} TensorReader
+ * What an NDArray loads its referenced data from: the Archive of reader.js, or anything with its
+ * `tensor` (an extension's Content, extensions/index.js).
+ * @typedef {Pick<import('./reader.js').Archive, 'tensor'>} TensorReader
  */
 /**
  * A decoded value (README.md): null, boolean, string, number, bigint (`int` tag), Value[] (list),

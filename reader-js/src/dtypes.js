@@ -69,7 +69,7 @@ export const INTEGER_CODES = Object.freeze(
 
 /**
  * @param {unknown} code
- * @returns {code is string}
+ * @returns {code is import('../index.js').DtypeCode}
  */
 export function isDtype(code) {
   return typeof code === 'string' && Object.hasOwn(DTYPES, code);

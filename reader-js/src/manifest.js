@@ -41,12 +41,12 @@ const SHA256 = /^[0-9a-f]{64}$/;
  */
 /**
  * A broken rule of the manifest: where (a JSON Pointer), what, and its code.
- * @typedef {{pointer: string, message: string, code: string}} ManifestIssue
+ * @typedef {{pointer: string, message: string, code: import('./errors.js').ErrorCode}} ManifestIssue
  */
-/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
 
 /**
- * @param {string} code
+ * @param {import('./errors.js').ErrorCode} code
  * @param {string} msg
  * @param {string} pointer
  */

@@ -29,15 +29,10 @@ const DROPPABLE_PARTS = ['training', 'replay_buffer', 'optimizers', 'opaque'];
  * A manifest's metadata: its `metadata` object (a Map, as json.js parses it, or a plain object) of strings.
  * @typedef {Map<string, string> | Readonly<Record<string, string>> | null | undefined} Metadata
  */
-/**
- * The provenance of spec/metadata.md §1 (see provenance()).
- * @typedef {{envId: string | null, nEnvs: number | bigint | null, numTimesteps: number | bigint | null, seed: number | bigint | null, versions: Record<string, string>, wrappers: Record<string, unknown>[] | null}} Provenance
- */
-/**
- * One evaluation of spec/metadata.md §3, as plain JavaScript (see evaluations()).
- * @typedef {{env_id: string, [member: string]: unknown}} Evaluation
- */
-/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('../index.js').Provenance} Provenance The provenance of spec/metadata.md §1 (see provenance()). */
+/** @typedef {import('../index.js').Wrapper} Wrapper */
+/** @typedef {import('../index.js').Evaluation} Evaluation One evaluation of spec/metadata.md §3 (see evaluations()). */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
 
 class Bad extends Error {}
 
@@ -390,7 +385,7 @@ export function provenance(metadata) {
     numTimesteps: count('num_timesteps'),
     seed: count('seed'),
     versions,
-    wrappers: wrappersValue === null ? null : /** @type {Record<string, unknown>[]} */ (plain(wrappersValue)),
+    wrappers: wrappersValue === null ? null : /** @type {Wrapper[]} */ (plain(wrappersValue)), // well-formed
   };
 }
 

@@ -14,7 +14,7 @@ import { isMap } from './value_rules.js';
 export const PARAM_TENSORS = 'param_tensors';
 export const POLICY_GROUP = 'policy';
 
-/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
 
 /**
  * @param {unknown} v

@@ -26,6 +26,8 @@ import { located } from './zipread.js';
 /** @typedef {import('./tensors.js').Tensor} Tensor */
 /** @typedef {import('../index.js').TensorInfo} TensorInfo */
 /** @typedef {import('../index.js').Value} Value */
+/** @typedef {import('../index.js').VecNormalizeStatistics} VecNormalizeStatistics */
+/** @typedef {import('./metadata.js').Metadata} Metadata */
 /**
  * One problem of a validation report (§14): its code, severity, message and the location it has.
  * @typedef {{code: import('./errors.js').ErrorCode, severity: import('./errors.js').Severity, message: string, member?: string, pointer?: string, offset?: number}} Issue
@@ -310,10 +312,11 @@ export class Archive {
    * The VecNormalize statistics (extension RLA_vec_normalize) as a decoded
    * value with every array loaded, or null when the archive has none. The
    * member is checked first (EXTENSION_INVALID and the codes of §6, §7).
+   * @returns {Promise<VecNormalizeStatistics | null>}
    */
   async vecNormalize() {
     const raw = await this.extensionDocument(VEC_NORMALIZE);
-    return raw === null ? null : loadArrays(decodeValue(raw, this));
+    return raw === null ? null : /** @type {Promise<VecNormalizeStatistics>} */ (loadArrays(decodeValue(raw, this))); // a map (checked)
   }
 
   /**
@@ -322,10 +325,11 @@ export class Archive {
    * (EXTENSION_INVALID and the codes of §6, §7), reading no bytes of the
    * buffer's observations, actions, rewards, dones or timeouts; referenced
    * arrays are NDArray values not loaded yet (`await a.load()` reads one).
+   * @returns {Promise<import('../index.js').ReplayBuffer | null>}
    */
   async replayBuffer() {
     const raw = await this.extensionDocument(REPLAY_BUFFER);
-    return raw === null ? null : decodeValue(raw, this);
+    return raw === null ? null : /** @type {import('../index.js').ReplayBuffer} */ (decodeValue(raw, this)); // a map (checked)
   }
 
   /**
@@ -394,11 +398,11 @@ export class Archive {
    * `warnings`). The environment id is a hint to show, never to resolve.
    */
   get provenance() {
-    return provenance(this.#raw.get('metadata') ?? new Map());
+    return provenance(/** @type {Metadata} */ (this.#raw.get('metadata') ?? new Map())); // checked at step 6
   }
   /** The recorded evaluations (spec/metadata.md §3), oldest first, as plain objects; [] when none or malformed. */
   get evaluations() {
-    return evaluations(this.#raw.get('metadata') ?? new Map());
+    return evaluations(/** @type {Metadata} */ (this.#raw.get('metadata') ?? new Map())); // checked at step 6
   }
   /**
    * Member names in ZIP order.

@@ -24,7 +24,7 @@ const isNumber = (x) => typeof x === 'bigint' || typeof x === 'number';
  * unknown: at `kind`), the set of members, then each member in the order of §9's table, its type
  * before its (S) rules. `points`: the array, at least one point, then each point in turn: a pair
  * of numbers (else at the point), its e_i within [0, 1] and after its predecessor (else at `points/i/0`).
- * @param {import('./value_rules.js').JsonObject} v
+ * @param {import('./json.js').JsonObject} v
  * @param {string} ptr
  * @param {{member?: string}} ctx
  * @returns {undefined}

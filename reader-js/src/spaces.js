@@ -10,7 +10,7 @@ import { DTYPES, isDtype } from './dtypes.js';
 import { decodeBase64 } from './base64.js';
 import { checkShape, exactMembers, valueError, isIntLiteral, isTagged } from './value_rules.js';
 
-/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
 /** @typedef {import('./value_rules.js').ValueContext} ValueContext */
 /** @typedef {import('./values.js').NdarrayInfo} NdarrayInfo */
 /**
@@ -125,7 +125,7 @@ const KIND_CHECKS = {
     const nvec = ndarray('nvec');
     rule(nvec.ref === null, 'multi_discrete nvec must be inline', 'nvec');
     rule(nvec.dtype === dt, "multi_discrete nvec must have the space's dtype", 'nvec');
-    checkNvecElements(decodeBase64(nvec.node.get('base64')), nvec.dtype, at('nvec'), ctx);
+    checkNvecElements(decodeBase64(/** @type {string} */ (nvec.node.get('base64'))), nvec.dtype, at('nvec'), ctx);
     const start = ndarray('start');
     rule(start.ref === null, 'multi_discrete start must be inline', 'start');
     rule(start.dtype === dt, "multi_discrete start must have the space's dtype", 'start');

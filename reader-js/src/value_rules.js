@@ -6,11 +6,7 @@
 import { fail, pointerJoin } from './errors.js';
 import { MAX_NDIM } from './limits.js';
 
-/**
- * An object of the json.js tree (parseJson): a Map in member order whose values are json.js
- * values (null, boolean, string, bigint, number, Array, Map), unknown until checked.
- * @typedef {Map<string, unknown>} JsonObject
- */
+/** @typedef {import('./json.js').JsonObject} JsonObject An object of the json.js tree (parseJson). */
 /**
  * A tagged value (§7.2): an object of the json.js tree whose `$type` is a string. (A narrower type
  * than JsonObject, so that a map isTagged() refuses is still a JsonObject to the checker.)
@@ -37,7 +33,7 @@ export const isTagged = (v, tag) => v instanceof Map && v.get('$type') === tag;
 /**
  * Raises a value-model error located in data.json.
  * @param {{member?: string}} ctx
- * @param {string} code
+ * @param {import('./errors.js').ErrorCode} code
  * @param {string} msg
  * @param {string} ptr
  * @returns {import('./errors.js').RlarchiveError}

@@ -15,11 +15,11 @@ import { checkSpace } from './spaces.js';
 import { checkSchedule } from './schedules.js';
 import { checkShape, elementCount, exactMembers, isMap, isTagged, valueError } from './value_rules.js';
 
-/** @typedef {import('./value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('./json.js').JsonObject} JsonObject */
 /** @typedef {import('./value_rules.js').ValueContext} ValueContext */
 /**
  * A reference of data.json (spec §7.6): the JSON Pointer of its ndarray value, the tensor it names, the dtype and shape it declares.
- * @typedef {Readonly<{pointer: string, group: string, name: string, dtype: string, shape: readonly bigint[]}>} Reference
+ * @typedef {import('../index.js').Reference} Reference
  */
 /**
  * What checkValue tells of a checked ndarray: its dtype and shape, the tensor it names (null when inline) and the value itself.
@@ -211,7 +211,7 @@ function checkNdarrayTag(v, ptr, ctx) {
     if (typeof s === 'string' && codePointsOver(s, 4 * Math.ceil(MAX_INLINE_ARRAY_BYTES / 3)))
       throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
     checkBase64Member(v, 'base64', ptr, ctx, 'ndarray');
-    const len = base64Length(s);
+    const len = base64Length(/** @type {string} */ (s)); // a string (checkBase64Member)
     if (len > MAX_INLINE_ARRAY_BYTES) throw valueError(ctx, 'LIMIT_EXCEEDED', limit, bptr);
     if (BigInt(len) !== nbytes)
       throw valueError(

@@ -3,6 +3,8 @@
 import { toFloat32 } from '../src/index.js';
 import { formatNumber, formatShort } from './format.js';
 
+/** @typedef {import('../index.js').ElementArray} ElementArray */
+
 const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F8_E8M0']);
 
 /**
@@ -11,7 +13,7 @@ const DECODED = new Set(['F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E4M3FNUZ', 'F8
  * @returns {Array<number|bigint|boolean|string>} C64 elements as text (`1+2j`)
  */
 export function arrayValues(nd) {
-  if (DECODED.has(nd.dtype)) return Array.from(toFloat32(nd.dtype, nd.data));
+  if (DECODED.has(nd.dtype)) return Array.from(toFloat32(nd.dtype, /** @type {ElementArray} */ (nd.data))); // a typed array
   if (nd.dtype === 'BOOL') return Array.from(nd.data, (b) => b !== 0);
   if (nd.dtype === 'C64') {
     const data = /** @type {ArrayLike<number>} */ (nd.data); // C64 is a Float32Array

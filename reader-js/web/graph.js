@@ -43,6 +43,7 @@ const prod = (shape) => shape.reduce((a, b) => a * b, 1);
 function input(name, space, normalizeImages, vecNormalize) {
   const steps = [];
   if (vecNormalize) steps.push('VecNormalize');
+  /** @type {number[]} */
   let shape;
   switch (space.kind) {
     case 'box':

@@ -304,8 +304,7 @@ async function load(input, label) {
     return workers.tensors.call('array', { group: ref.group, name: ref.name });
   });
   try {
-    // the reader's Archive, as index.d.ts declares it
-    current.archive = /** @type {Archive} */ (/** @type {unknown} */ (await open(src)));
+    current.archive = await open(src);
   } catch (e) {
     current.openError = /** @type {OpenError} */ (e);
   }

@@ -19,7 +19,7 @@ const INTEGER = new Set(
  * @returns {ArrayLike<number>}
  */
 export function numericElements(dtype, data) {
-  if (DECODED.has(dtype)) return toFloat32(dtype, data);
+  if (DECODED.has(dtype)) return toFloat32(dtype, /** @type {import('../index.js').ElementArray} */ (data)); // a typed array
   if (dtype === 'I64' || dtype === 'U64') return Float64Array.from(data, Number);
   if (dtype === 'C64') {
     const c64 = /** @type {ArrayLike<number>} */ (data); // a Float32Array, re and im interleaved

@@ -25,7 +25,7 @@ import { policySummary, errorData, errorFromData } from './tasks.js';
 /**
  * @typedef {import('./tasks.js').ToWorker} ToWorker
  * @typedef {import('./tasks.js').FromWorker} FromWorker
- * @typedef {import('../src/reader.js').Archive} Archive
+ * @typedef {import('../index.js').Archive} Archive
  * @typedef {typeof globalThis & {rlarchiveWorker: {done: Record<string, number>}}} WorkerScope
  */
 

@@ -20,34 +20,19 @@ import * as vecNormalize from './vec_normalize/index.js';
 import * as trainingState from './training/index.js';
 import * as replayBuffer from './replay_buffer/index.js';
 
-/** @typedef {import('../value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('../json.js').JsonObject} JsonObject */
+/** @typedef {import('../tensors.js').Tensor} Tensor */
+/** @typedef {import('../tensors.js').TensorHeaders} TensorHeaders */
+/** @typedef {import('../zipread.js').LocatedMember} LocatedMember */
 /**
- * A byte source (sources.js), as far as reading an extension's member needs it.
- * @typedef {{readonly size: number, read(offset: number, length: number): Promise<Uint8Array>}} Source
+ * A CheckState (checks.js); an extension's member is read with one after step 8. (A type import
+ * only: checks.js imports this module.)
+ * @typedef {import('../checks.js').CheckState} CheckState
  */
-/**
- * A tensor of a safetensors header (tensors.js): its name, dtype, shape and where its bytes are.
- * @typedef {{name: string, dtype: string, shape: readonly number[], offset: number, nbytes: number}} TensorInfo
- */
-/**
- * A tensor read (tensors.js readTensor): `data` a typed array (dtypes.js).
- * @typedef {{name: string, dtype: string, shape: number[], data: import('../dtypes.js').ElementArray}} Tensor
- */
-/** @typedef {Map<string, Map<string, TensorInfo>>} TensorHeaders group -> (tensor name -> TensorInfo) */
 /**
  * What an extension's content rules read (contentOf): data.json's raw `data` object (null when step 7
  * failed) and the archive's tensors.
  * @typedef {{data: JsonObject | null, tensor: (group: string, name: string) => Promise<Tensor>}} Content
- */
-/**
- * The fields of a CheckState (checks.js) an extension's member is read with, after step 8.
- * @typedef {object} ExtensionState
- * @property {Source} source
- * @property {{extensionsUsed: readonly string[]} | null} manifest
- * @property {Map<string, object> | null} members
- * @property {TensorHeaders | null} tensorHeaders
- * @property {{data: JsonObject} | null} document
- * @property {ReadonlyMap<string, unknown>} [extensionDocuments]
  */
 /**
  * What the module of an extension exports: its name, member, property and tensor group, its
@@ -110,7 +95,7 @@ export const SUPPORTED = new Map(
  * What an extension's content rules (`checkContent`) read: the data
  * document's raw `data` object and the archive's tensors, from a CheckState
  * (checks.js) after step 8.
- * @param {ExtensionState} state
+ * @param {CheckState} state
  * @returns {Readonly<Content>}
  */
 export function contentOf(state) {
@@ -121,7 +106,8 @@ export function contentOf(state) {
      * @param {string} name
      * @returns {Promise<Tensor>}
      */
-    tensor: (group, name) => readTensor(state.source, findTensor(state.tensorHeaders, group, name)),
+    tensor: (group, name) =>
+      readTensor(state.source, findTensor(/** @type {TensorHeaders} */ (state.tensorHeaders), group, name)), // after step 8
   });
 }
 
@@ -135,7 +121,7 @@ export function contentOf(state) {
  * them are not checked, nor, when there is such a reference, the rules that
  * read element bytes (§11.1 step 11). Rejects with the first broken rule,
  * located in the member.
- * @param {ExtensionState} state
+ * @param {CheckState} state
  * @param {string} name a supported extension
  * @param {ReadonlySet<string>} [failed]
  * @returns {Promise<unknown>}
@@ -144,7 +130,7 @@ export async function readDocument(state, name, failed = new Set()) {
   const ext = /** @type {Extension} */ (SUPPORTED.get(name));
   // after step 6 (manifest) and step 4 (members)
   const manifest = /** @type {{extensionsUsed: readonly string[]}} */ (state.manifest);
-  const members = /** @type {Map<string, object>} */ (state.members);
+  const members = /** @type {Map<string, LocatedMember>} */ (state.members);
   if (!manifest.extensionsUsed.includes(name)) return null;
   if (state.extensionDocuments?.has(name)) return state.extensionDocuments.get(name);
   for (const other of members.keys()) {

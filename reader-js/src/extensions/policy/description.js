@@ -224,9 +224,10 @@ class Shapes {
     if (!isTagged(v, 'ndarray'))
       throw bad(`${key} must be an ndarray${optional ? ' or null' : ''}`, pointerJoin(ptr, key));
     if (v.get('dtype') !== 'F32') throw bad(`${key} must have dtype F32, not ${v.get('dtype')}`, pointerJoin(ptr, key));
-    if (v.get('shape').length !== ndim)
-      throw bad(`${key} must have ${ndim} dimensions, not ${v.get('shape').length}`, pointerJoin(ptr, key));
-    return v.get('shape').map(num);
+    const shape = /** @type {(number | bigint)[]} */ (v.get('shape')); // integers (checkValue)
+    if (shape.length !== ndim)
+      throw bad(`${key} must have ${ndim} dimensions, not ${shape.length}`, pointerJoin(ptr, key));
+    return shape.map(num);
   }
 
   /**
@@ -616,7 +617,7 @@ class Shapes {
     for (const p of spec.parameters) headParameter(head, p, ptr);
     const kinds = spec.spaces;
     const sp = actionSpace;
-    if (!(isTagged(sp, 'space') && kinds.includes(sp.get('kind'))))
+    if (!(isTagged(sp, 'space') && /** @type {readonly unknown[]} */ (kinds).includes(sp.get('kind'))))
       throw bad(`the head ${op} acts in a ${kinds.join(' or ')} action space`, ptr);
     const need = HEAD_WIDTHS[op](head, sp, ptr);
     if (width !== need)

@@ -22,6 +22,7 @@ import { dot, Matmul } from './gemm.js';
 /** @typedef {import('./observations.js').Batch} Batch */
 /** @typedef {import('../../../index.js').VecNormalizeStatistics} VecNormalizeStatistics */
 /** @typedef {import('../../../index.js').VecNormalizeStats} VecNormalizeStats */
+/** @typedef {import('../../../index.js').RecurrentState} RecurrentState */
 /**
  * A loaded F32 ndarray parameter of a node (an NDArray whose data is loaded).
  * @typedef {{dtype: string, shape: (number | bigint)[], data: Float32Array}} Weights
@@ -47,9 +48,9 @@ import { dot, Matmul } from './gemm.js';
  * @typedef {{op: string, in: string, sizes?: (number | bigint)[], n_quantiles?: number | bigint, squash?: string}} Head
  */
 /**
- * The 'recurrent' member of the checked description (RLA_policy §5.9).
- * @typedef {{hidden_in: string, cell_in: string, hidden_out: string, cell_out: string, layers: number | bigint,
- *   hidden_size: number | bigint}} Recurrent
+ * The 'recurrent' member of the checked description (RLA_policy §5.9), decoded (integers are numbers).
+ * @typedef {{hidden_in: string, cell_in: string, hidden_out: string, cell_out: string, layers: number,
+ *   hidden_size: number}} Recurrent
  */
 /**
  * The checked description, decoded (RLA_policy §3).
@@ -131,8 +132,8 @@ export class Policy {
    * or nested arrays of numbers; a Dict observation an object (or Map) of those. Observations, states and masks that do not
    * fit are a TypeError.
    * @param {unknown} observation
-   * @param {{state?: {hidden: unknown, cell: unknown} | null, episodeStart?: unknown, actionMasks?: unknown}} [options]
-   * @returns {{action: Action, state: {hidden: Action, cell: Action}|null}}
+   * @param {{state?: RecurrentState | null, episodeStart?: unknown, actionMasks?: unknown}} [options]
+   * @returns {{action: Action, state: {hidden: Action, cell: Action}|null}} (the state is a RecurrentState)
    */
   predict(observation, { state = null, episodeStart = null, actionMasks = null } = {}) {
     const { obs, single, n } = batch(observation, this.observationSpace);
@@ -202,7 +203,7 @@ export class Policy {
         ? {
             values: normalizeArray(
               Array.from(/** @type {ArrayLike<number | bigint>} */ (b.values), num),
-              stats,
+              /** @type {{mean: {data: Float64Array}, var: {data: Float64Array}}} */ (stats), // loaded (vecNormalize)
               num(/** @type {VecNormalizeStatistics} */ (vn).epsilon),
               num(/** @type {VecNormalizeStatistics} */ (vn).clip_obs),
             ),

@@ -55,7 +55,7 @@ const DICT_CLASSES = ['DictReplayBuffer', 'HerReplayBuffer'];
 const GOAL_KEYS = ['achieved_goal', 'desired_goal'];
 const HER_INDICES = ['ep_start', 'ep_length', 'current_ep_start'];
 
-/** @typedef {import('../../value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('../../json.js').JsonObject} JsonObject */
 /**
  * A space value the value rules checked (§8): its members have the types §8 gives its kind, and
  * are read as such (`any`: which member has which type depends on `kind`).

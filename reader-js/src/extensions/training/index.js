@@ -46,7 +46,7 @@ const COUNTER_LIMIT = 1n << 63n;
 const TORCH_STATE_BYTES = BigInt(TORCH_BYTES);
 const CUDA_STATE_BYTES = BigInt(CUDA_BYTES);
 
-/** @typedef {import('../../value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('../../json.js').JsonObject} JsonObject */
 
 /**
  * @param {string} msg

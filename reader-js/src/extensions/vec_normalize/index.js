@@ -32,7 +32,7 @@ const KEYS = [
 ];
 const REQUIRED = KEYS.slice(0, -1);
 
-/** @typedef {import('../../value_rules.js').JsonObject} JsonObject */
+/** @typedef {import('../../json.js').JsonObject} JsonObject */
 
 /**
  * @param {string} msg
@@ -127,7 +127,7 @@ export function check(value, data) {
   if (obs === null) {
     if (keys !== null) throw bad('obs_keys must be null when obs is null', `${base}/obs_keys`);
   } else {
-    checkObs(obs, keys, observationSpace(data), base);
+    checkObs(obs, /** @type {string[] | null} */ (keys), observationSpace(data), base); // strings (checked above)
   }
   if (statsShape(value.get('ret'), `${base}/ret`).length !== 0)
     throw bad('the return statistics must be 0-dimensional', `${base}/ret/mean`);
