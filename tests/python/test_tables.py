@@ -271,7 +271,9 @@ def _js_copies(source: str, names: set) -> list:
         nxt = tokens[k + 1] if k + 1 < len(tokens) else ("punct", "")
         if text in ("{", "[", "(") and kind == "punct":
             callee = prev[1] if prev[0] == "id" else None
-            exempt = text == "{" and bool(stack) and stack[-1][0] == "(" and stack[-1][1] == "implementations"
+            # the table of implementations(TABLE, {...}), also inside a JSDoc cast's parentheses: ( /** @type */ ({...}))
+            outer = [entry for entry in stack if not (entry[0] == "(" and entry[1] is None)]
+            exempt = text == "{" and bool(outer) and outer[-1][0] == "(" and outer[-1][1] == "implementations"
             stack.append((text, callee, set(), exempt))
         elif text in ("}", "]", ")") and kind == "punct":
             opener, _, held, exempt = stack.pop()
@@ -307,6 +309,8 @@ def test_the_scans_find_a_copy_of_the_names():
     assert not _js_copies(
         "const F = implementations(OPERATIONS, { linear, conv2d: (x) => { return x; }, lstm }, 'x');", names
     )
+    assert not _js_copies("const F = implementations(OPERATIONS, /** @type {T} */ ({ linear, conv2d, lstm }));", names)
+    assert _js_copies("const F = f(/** @type {T} */ ({ linear, conv2d, lstm }));", names)
     assert not _js_copies("const s = `a ${b ? `linear ${c}` : 'conv2d'} lstm`; const o = { a: 'linear' };", names)
 
 
