@@ -93,9 +93,10 @@ setup: setup-python setup-js
 # The stages of make test and make test-fast, run by tools/test_stages.py: one after the other, a banner each,
 # and one summary at the end (tests passed, failed and skipped per stage, and why they were skipped); a stage
 # that fails does not stop the others, and the run then exits non-zero. Stages joined by + run at the same
-# time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap.
-TEST_STAGES := lint test-python+test-js test-property conformance generate-check docs
-TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast conformance-golden
+# time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap;
+# the last stages read the tree and write only to temporary folders, so they run together too.
+TEST_STAGES := lint test-python+test-js test-property+conformance+generate-check+docs
+TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast+conformance-golden
 
 # Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test
 # has made them first, once), REPORTS is where the test runners write JUnit XML for the summary.
