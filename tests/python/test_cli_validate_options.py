@@ -282,3 +282,23 @@ def test_sarif_uri_of_an_absolute_name_with_odd_bytes(tmp_path, capsys):
     uri = artifact["location"]["uri"]
     assert status == 0 and uri.startswith("file:///") and " " not in uri
     assert urllib.parse.unquote_to_bytes(uri.removeprefix("file://")) == odd
+
+
+def test_a_call_that_changes_its_options_lists_changes_no_later_call(capsys, monkeypatch):
+    """main's parser is built once per process: each call gets its own lists (a repeatable option's default)."""
+    import rlarchive.cli as cli
+
+    seen = []
+    parse = cli._parse
+
+    def parse_and_spoil(argv):
+        args = parse(argv)
+        seen.append(args)
+        args.only.append("ZIP_GAP")  # what a command changing its argument would do
+        return args
+
+    monkeypatch.setattr(cli, "_parse", parse_and_spoil)
+    _run(capsys, MINIMAL)
+    _run(capsys, MINIMAL)
+    assert [a.only for a in seen] == [["ZIP_GAP"], ["ZIP_GAP"]]  # the second started empty again
+    assert cli._parser() is cli._parser()

@@ -238,6 +238,31 @@ def test_the_testees_stderr_is_shown_beside_a_failure(tmp_path):
     assert r.returncode == 1 and "stderr: my reader is confused about BOMs" in r.stdout
 
 
+def test_a_failure_waits_for_standard_error_only_while_the_testee_has_written_some(monkeypatch):
+    """The tail of standard error beside a failure: a testee that wrote nothing there costs no wait (a run of
+    hundreds of failing cases is not hundreds of waits), one that wrote is read before its tail is shown."""
+    from rlarchive.conformance import protocol
+
+    waits = []
+    real_sleep = protocol.time.sleep
+    monkeypatch.setattr(protocol.time, "sleep", lambda s: (waits.append(s), real_sleep(s)))
+    hello = 'import sys\nsys.stdin.readline()\nprint(\'{"ok": true, "protocol": 1}\', flush=True)\n'
+    quiet = hello + "for line in sys.stdin: pass"
+    talker = hello + "sys.stderr.write('first\\n'); sys.stderr.flush()\nfor line in sys.stdin: pass"
+    for code, expected in ((quiet, ""), (talker, "stderr: first")):
+        t = protocol.Testee("t", [sys.executable, "-c", code], 10, ROOT)
+        t.start()
+        try:
+            if expected:
+                real_sleep(0.5)  # the line is written; the pump may or may not have read it yet
+            waits.clear()
+            tail = t.stderr_tail()
+            assert expected in tail and (expected or tail == "")
+            assert sum(waits) < protocol.Testee.STDERR_SETTLE_SECONDS / 2, waits
+        finally:
+            t.stop(kill=True)
+
+
 def test_a_refused_handshake_says_why(tmp_path):
     p = tmp_path / "old.py"
     p.write_text(

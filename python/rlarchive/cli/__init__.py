@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import functools
 import io
 import os
 import signal
@@ -47,7 +48,10 @@ from .common import EXIT_ERROR, EXIT_INVALID, EXIT_OK, INSTALL, Parser, error_li
 __all__ = ["main", "describe", "EXIT_OK", "EXIT_INVALID", "EXIT_ERROR"]
 
 
+@functools.lru_cache(maxsize=1)
 def _parser() -> argparse.ArgumentParser:
+    """The command line's parser, built once per process (building it is most of a short command's time when
+    ``main`` is called again in the same process); :func:`_parse` keeps calls from sharing what it returns."""
     from .. import FORMAT_VERSION, __version__
 
     parser = Parser(
@@ -68,6 +72,16 @@ def _parser() -> argparse.ArgumentParser:
         help="run a reader over the test vectors of this package's format version (spec Annex A); see rlarchive conformance --help",
     )
     return parser
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; a list in the result (a repeatable option's default is one object of the parser) is this
+    call's own copy, so that no command changes what a later call gets."""
+    args = _parser().parse_args(argv)
+    for key, value in vars(args).items():
+        if isinstance(value, list):
+            setattr(args, key, list(value))
+    return args
 
 
 def _ignore_file_size_signal() -> None:
@@ -139,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(argv[1:])
     try:
-        args = _parser().parse_args(argv)  # exits 2 on a usage error, 0 after --help or --version
+        args = _parse(argv)  # exits 2 on a usage error, 0 after --help or --version
     except BrokenPipeError:
         return _stdout_gone()
     inputs = _inputs(args)

@@ -13,6 +13,7 @@ import collections
 import json
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -150,6 +151,8 @@ class Testee:
     HANDSHAKE_SECONDS = 30.0
     #: Once the testee has exited, how long answers it wrote before exiting may still take to arrive.
     EXIT_SECONDS = 1.0
+    #: The longest a failure's report waits for standard error the testee wrote and the harness has not read yet.
+    STDERR_SETTLE_SECONDS = 0.05
 
     def __init__(
         self,
@@ -217,9 +220,27 @@ class Testee:
 
     def stderr_tail(self, lines: int = 8) -> str:
         """The testee's last lines of standard error, to show beside a failure."""
-        time.sleep(0.05)  # let the pump catch up with what was just written
+        self._stderr_settle()
         got = list(self.stderr)[-lines:]
         return ("\n      stderr: " + "\n      stderr: ".join(got)) if got else ""
+
+    def _stderr_settle(self) -> None:
+        """Wait, at most :attr:`STDERR_SETTLE_SECONDS`, while the testee's standard error holds bytes the pump
+        has not read yet (all that time where the pipe cannot be polled); no wait when it holds none."""
+        try:
+            fd = self.proc.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            return  # no testee, or its pipe is closed: nothing more will come
+        if os.name != "posix":
+            time.sleep(self.STDERR_SETTLE_SECONDS)
+            return
+        deadline = time.monotonic() + self.STDERR_SETTLE_SECONDS
+        try:
+            while select.select([fd], [], [], 0)[0] and time.monotonic() < deadline:
+                time.sleep(0.005)  # readable: the pump is behind (or the pipe is at its end)
+        except (OSError, ValueError):
+            return
+        time.sleep(0.002)  # what the pump has just read, into the tail
 
     @staticmethod
     def _pump(proc: Any, q: queue.Queue[Any], limit: int) -> None:
