@@ -65,6 +65,12 @@ def _char_escape(c: str) -> str:
     return f"\\u{n:04x}" if n <= 0xFFFF else f"\\U{n:08x}"
 
 
+def _plain(text: str) -> bool:
+    """Whether ``text`` is printable ASCII (U+0020 to U+007E), which holds no character to escape but the backslash
+    and a leading space."""
+    return text.isascii() and text.isprintable()
+
+
 def _needs_escape(c: str) -> bool:
     return c != " " and unicodedata.category(c) in _DISGUISING
 
@@ -72,6 +78,8 @@ def _needs_escape(c: str) -> bool:
 def escape_name(name: NameInput) -> str:
     """The escaped form of a file name (see the module's description): one line of printable text."""
     text = name_bytes(name).decode("utf-8", "surrogateescape")
+    if _plain(text) and "\\" not in text and not text.startswith(" "):
+        return text
     out = []
     for i, c in enumerate(text):
         n = ord(c)
@@ -91,6 +99,8 @@ def printable(text: str) -> str:
     for bytes that are not UTF-8 (lone surrogates) and for characters that would
     break or disguise a line; a backslash is left as it is (for messages and other
     lines that are read, not parsed)."""
+    if _plain(text):
+        return text
     out = []
     for c in text:
         n = ord(c)

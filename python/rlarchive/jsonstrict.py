@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .errors import RlarchiveError
@@ -288,6 +289,11 @@ def es6_number(x: float) -> str:
     return sign + out
 
 
+#: A string as a JSON string literal: the escapes of ``json.dumps(s, ensure_ascii=False)`` (which calls it), without
+#: building an encoder per string.
+_string: Callable[[str], str] = json.encoder.encode_basestring
+
+
 def _jcs(value: Any, out: list[Any]) -> None:
     if value is None:
         out.append("null")
@@ -296,7 +302,7 @@ def _jcs(value: Any, out: list[Any]) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, str):
-        out.append(json.dumps(value, ensure_ascii=False))
+        out.append(_string(value))
     elif isinstance(value, int):
         if abs(value) > MAX_SAFE_INTEGER:
             raise ValueError("integer beyond 2^53 in canonical JSON")
@@ -315,7 +321,7 @@ def _jcs(value: Any, out: list[Any]) -> None:
         for i, k in enumerate(sorted(value, key=lambda s: s.encode("utf-16-be"))):
             if i:
                 out.append(",")
-            out.append(json.dumps(k, ensure_ascii=False))
+            out.append(_string(k))
             out.append(":")
             _jcs(value[k], out)
         out.append("}")

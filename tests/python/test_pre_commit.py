@@ -59,8 +59,13 @@ def test_the_hook_passes_valid_archives_and_fails_invalid_ones(tmp_path):
             timeout=900,
         )
 
-    ok = hook("good.rlarchive")
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    bad = hook("good.rlarchive", "bad.rlarchive")
+    bad = hook("good.rlarchive", "bad.rlarchive")  # one run: each builds the hook's environment anew
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "MEMBER_UNLISTED" in bad.stdout and "bad.rlarchive" in bad.stdout
+    assert "MEMBER_UNLISTED" in bad.stdout and "bad.rlarchive" in bad.stdout and "good.rlarchive" not in bad.stdout
+    # the hook's entry (as .pre-commit-hooks.yaml gives it) on the valid file alone passes, silently
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as f:
+        entry = next(line.split(":", 1)[1].split() for line in f if line.strip().startswith("entry:"))
+    assert entry[0] == "rlarchive"
+    cli = [sys.executable, "-c", "import sys; from rlarchive.cli import main; sys.exit(main())"]
+    ok = subprocess.run([*cli, *entry[1:], "good.rlarchive"], cwd=work, capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout == "", ok.stdout + ok.stderr
