@@ -103,7 +103,8 @@ def _policy(mb: int) -> dict:
 
 
 def _operations(policy: dict, d: str) -> dict:
-    """name -> function, for the interleaved rounds; every save writes a new file."""
+    """name -> function, for the interleaved rounds; every save (and floor) writes a new file, the removal of
+    the one before timed with it, alike for all (safetensors' save neither digests nor fsyncs)."""
     from safetensors import safe_open
     from safetensors.numpy import save_file
 

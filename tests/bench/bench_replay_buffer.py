@@ -11,7 +11,8 @@ process of its own that builds the model once:
   image:  SAC on 84x84x4 uint8 observations, optimize_memory_usage=True
           (20,000 transitions: 565 MB).
 The operations run in interleaved rounds (benchkit): each round runs every
-save in a rotated order, then every load; each save writes a new file.
+save in a rotated order, then every load; each save writes a new file (the removal of
+the one before is timed with it, alike for every save and the floor).
 Figures are medians over the rounds; a ratio is the median of the rounds'
 own ratios, with its lowest and highest. CPU time is the process's, all
 threads. Peak memory is VmHWM above the process size before the operation,
