@@ -19,7 +19,7 @@ on one thread, each piece (:data:`rlarchive.checksums.ONE_PASS_BYTES`) digested
 and written while it is in the core's cache; no arrangement on two threads
 spends less CPU time than that (it can only spend less wall time). A
 verification reads the mapped file and computes both digests, so its floor is
-the two in one pass over the mapping. The parts of the save floor (CRC-32
+the two in one pass over the mapping of the same archive file. The parts of the save floor (CRC-32
 alone, a write alone) are printed too. The JavaScript
 reader (reader-js/bench/bench.mjs, when `node` is on the PATH) opens, verifies
 and materialises the same archive file in the same run, with the runtime's
@@ -110,6 +110,7 @@ def _operations(policy: dict, d: str) -> dict:
 
     ra, st, raw = os.path.join(d, "a.rlarchive"), os.path.join(d, "a.safetensors"), os.path.join(d, "raw.bin")
     blob = np.concatenate([a.view(np.uint8) for a in policy.values()])
+    views = [memoryview(a).cast("B") for a in policy.values()]
     buf = bytearray(64 << 20)
 
     def fresh(p):
@@ -117,23 +118,26 @@ def _operations(policy: dict, d: str) -> dict:
             os.unlink(p)
 
     def save_floor(digest: bool = True) -> None:
-        """SHA-256, CRC-32 and write of each piece in turn, on this thread, to a new file, fsynced."""
+        """SHA-256, CRC-32 and write of each piece in turn, on this thread, to a new file, fsynced: the
+        bytes of the policy's arrays, the memory that the saves read."""
         fresh(raw)
-        mv, h, crc, fd = memoryview(blob), hashlib.sha256(), 0, os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644)
+        h, crc, at, fd = hashlib.sha256(), 0, 0, os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
-            for i in range(0, len(mv), ONE_PASS):
-                piece = mv[i : i + ONE_PASS]
-                if digest:
-                    h.update(piece)
-                    crc = crc32.crc32(piece, crc)
-                os.pwrite(fd, piece, i)
+            for mv in views:
+                for i in range(0, len(mv), ONE_PASS):
+                    piece = mv[i : i + ONE_PASS]
+                    if digest:
+                        h.update(piece)
+                        crc = crc32.crc32(piece, crc)
+                    at += os.pwrite(fd, piece, at)
             os.fsync(fd)
         finally:
             os.close(fd)
 
     def verify_floor():
-        """SHA-256 and CRC-32 of each piece of the mapped file in turn, on this thread."""
-        with open(raw, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        """SHA-256 and CRC-32 of each piece of the mapped archive file in turn, on this thread (the file the
+        verification reads: a file written just before may still be in the processor's cache)."""
+        with open(ra, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             mv, h, crc = memoryview(m), hashlib.sha256(), 0
             for i in range(0, len(mv), ONE_PASS):
                 piece = mv[i : i + ONE_PASS]
