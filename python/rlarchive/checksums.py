@@ -37,7 +37,7 @@ from .crc32 import crc32
 #: Largest piece the digests and the writes work on at a time.
 PIECE_BYTES = 4 << 20
 #: Pieces of the digests without a write (verifying): small enough to stay in a core's cache between the two.
-ONE_PASS_BYTES = 1 << 20
+ONE_PASS_BYTES = 256 << 10
 #: Chunks smaller than this are gathered into one buffer (fewer hand-overs between the threads).
 GATHER_BYTES = 1 << 20
 #: Pieces taken from the input that a thread has not finished yet, at most.

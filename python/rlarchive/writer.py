@@ -122,9 +122,10 @@ def _content(data: Mapping[str, Any], groups: Groups) -> Content:
     def tensor_bytes(group: str, name: str) -> bytes:
         return groups[group][name].data.tobytes()
 
-    def tensor_array(group: str, name: str) -> Any:
+    def tensor_array(group: str, name: str) -> Any:  # read-only, over the caller's memory when it is laid out so
         t = groups[group][name]
-        return view_numpy(tensor_bytes(group, name), TensorInfo(name, t.dtype, tuple(t.shape), 0, t.nbytes))
+        elements = memoryview(t.data).toreadonly()  # type: ignore[arg-type]  # NumPy arrays are buffers
+        return view_numpy(elements, TensorInfo(name, t.dtype, tuple(t.shape), 0, t.nbytes))
 
     return Content(data, tensor_bytes, tensor_array)
 

@@ -11,7 +11,8 @@ process of its own that builds the model once:
   image:  SAC on 84x84x4 uint8 observations, optimize_memory_usage=True
           (20,000 transitions: 565 MB).
 The operations run in interleaved rounds (benchkit): each round runs every
-save in a rotated order, then every load; each save writes a new file.
+save in a rotated order, then every load; each save writes a new file (the removal of
+the one before is timed with it, alike for every save and the floor).
 Figures are medians over the rounds; a ratio is the median of the rounds'
 own ratios, with its lowest and highest. CPU time is the process's, all
 threads. Peak memory is VmHWM above the process size before the operation,
@@ -21,7 +22,11 @@ checkpoint of ``rlarchive.sb3.CheckpointCallback`` with the replay buffer
 (``callbacks.write_checkpoint(..., background=True)``, the callback's
 default then: the model, the run state and the buffer; the call returns once
 the snapshot is taken; the archive is written meanwhile, and its whole CPU
-time, until it appears, is counted). Nothing is asserted: it prints.
+time, until it appears, is counted). The floor is what any save of the
+buffer's bytes into an archive computes, the cheapest way measured (as in
+bench.py): their SHA-256, CRC-32 and write to a new file, in one pass on one
+thread; floor / SB3 save is the least that rlarchive save / SB3 save can be.
+Nothing is asserted: it prints.
 """
 
 from __future__ import annotations
@@ -109,6 +114,8 @@ def _operations(model, buf, folder: str) -> tuple[dict, dict]:
 
     import rlarchive
     import rlarchive.sb3 as ra_sb3
+    from rlarchive.checksums import ONE_PASS_BYTES
+    from rlarchive.crc32 import crc32
     from rlarchive.sb3 import callbacks
 
     ra, sb, pkl, raw, bg = (
@@ -126,15 +133,18 @@ def _operations(model, buf, folder: str) -> tuple[dict, dict]:
         for v in views:
             h.update(v)
 
-    def sha_write():
+    def save_floor():
+        """SHA-256, CRC-32 and write of each piece in turn, on this thread, to a new file, fsynced (see bench.py)."""
         fresh(raw)
-        h, fd, pos = hashlib.sha256(), os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644), 0
+        h, crc, fd, pos = hashlib.sha256(), 0, os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644), 0
         try:
             for v in views:
-                for i in range(0, len(v), 4 << 20):
-                    piece = v[i : i + (4 << 20)]
+                for i in range(0, len(v), ONE_PASS_BYTES):
+                    piece = v[i : i + ONE_PASS_BYTES]
                     h.update(piece)
+                    crc = crc32(piece, crc)
                     pos += os.pwrite(fd, piece, pos)
+            os.fsync(fd)
         finally:
             os.close(fd)
 
@@ -168,7 +178,7 @@ def _operations(model, buf, folder: str) -> tuple[dict, dict]:
 
     saves = {
         "sha256": sha,
-        "sha256 + write": sha_write,
+        "floor": save_floor,
         "sb3 save": sb3_save,
         "rlarchive save": ra_save,
         "rlarchive checkpoint": ra_checkpoint,
@@ -235,8 +245,8 @@ def run(kind: str, n: int, folder: str, rounds: int) -> benchkit.Rounds:
 
 
 LABELS = {
-    "sha256": "SHA-256 of the buffer's bytes (floor)",
-    "sha256 + write": "SHA-256 + write of the bytes (floor)",
+    "sha256": "SHA-256 of the buffer's bytes",
+    "floor": "floor: SHA-256 + CRC-32 + write, one pass",
     "sb3 save": "SB3 save + save_replay_buffer",
     "rlarchive save": "rlarchive save",
     "rlarchive checkpoint": "rlarchive CheckpointCallback (background)",
@@ -265,13 +275,15 @@ def report(kind: str, n: int, r: benchkit.Rounds, rounds: int) -> None:
             "snapshot + background write",
         ),
         ("rlarchive save / SB3 save (CPU)", r.ratio("rlarchive save", "sb3 save", "cpu"), "goal <= 2"),
+        (
+            "floor / SB3 save (CPU)",
+            r.ratio("floor", "sb3 save", "cpu"),
+            "the least the line above can be: the buffer's bytes alone",
+        ),
         ("rlarchive save / SB3 save (wall)", r.ratio("rlarchive save", "sb3 save"), ""),
         ("rlarchive save / SHA-256 (CPU)", r.ratio("rlarchive save", "sha256", "cpu"), ""),
-        (
-            "rlarchive save / SHA-256 + write (CPU)",
-            r.ratio("rlarchive save", "sha256 + write", "cpu"),
-            "1.0 = the floor",
-        ),
+        ("floor / SHA-256 (CPU)", r.ratio("floor", "sha256", "cpu"), ""),
+        ("rlarchive save / floor (CPU)", r.ratio("rlarchive save", "floor", "cpu"), "1.0 = the floor"),
         ("rlarchive verify / SHA-256 (CPU)", r.ratio("rlarchive verify", "sha256", "cpu"), ""),
         ("rlarchive load / SB3 load (wall)", r.ratio("rlarchive load", "sb3 load"), ""),
     ]

@@ -248,3 +248,35 @@ def test_the_accessor_reports_a_malformed_member(tmp_path):
         with pytest.raises(RlarchiveError) as e:
             ar.replay_buffer()
     assert (e.value.code, e.value.member, e.value.pointer) == broken
+
+
+def test_writing_checks_the_her_indices_where_they_are(monkeypatch):
+    """The HER indices a writer checks (spec §4 rule 9) are read in the buffer's own memory: no copy of them."""
+    import rlarchive.writer as writer
+
+    buf = her_buffer.HerReplayBuffer(
+        200,  # ep_start and ep_length: 100 rows x 2 environments of int64 each, tensors of their own
+        gym.spaces.Dict({"observation": _box((4,)), "achieved_goal": _box((2,)), "desired_goal": _box((2,))}),
+        _box((2,)),
+        _GoalEnv(),
+        "cpu",
+        n_envs=2,
+        goal_selection_strategy="final",
+    )
+    _fill(buf, steps=13)
+    seen = []
+    view = writer.view_numpy
+
+    def spy(elements, info):
+        a = view(elements, info)
+        seen.append(a)
+        return a
+
+    monkeypatch.setattr(writer, "view_numpy", spy)
+    value = _value(buf)
+    data = {"observation_space": value["observation_space"], "action_space": value["action_space"]}
+    rlarchive.writer.prepare(data, extension_values={EXTENSION: value})
+    checked = [a for a in seen if a.shape == buf.ep_start.shape]
+    assert len(checked) == 2
+    assert all(np.shares_memory(a, buf.ep_start) or np.shares_memory(a, buf.ep_length) for a in checked)
+    assert not any(a.flags.writeable for a in checked)
