@@ -93,9 +93,10 @@ setup: setup-python setup-js
 # The stages of make test and make test-fast, run by tools/test_stages.py: one after the other, a banner each,
 # and one summary at the end (tests passed, failed and skipped per stage, and why they were skipped); a stage
 # that fails does not stop the others, and the run then exits non-zero. Stages joined by + run at the same
-# time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap;
-# the last stages read the tree and write only to temporary folders, so they run together too.
-TEST_STAGES := lint test-python+test-js test-property+conformance+generate-check+docs
+# time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap, and
+# the linters (mostly one core) fill the gaps; the last stages read the tree and write only to temporary folders,
+# so they run together too.
+TEST_STAGES := lint+test-python+test-js test-property+conformance+generate-check+docs
 TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast+conformance-golden
 
 # Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test
@@ -109,7 +110,10 @@ test-fast: setup setup-browser
 # pytest-xdist (the test extra) runs the Python tests in TEST_WORKERS processes (auto: one per core); the
 # tests of one file run in one process, in order (--dist loadfile): a module fixture is made once
 TEST_WORKERS ?= auto
-PYTEST = $(PY) -m pytest -q $(shell $(PY) -c "import xdist" 2>/dev/null && echo "-n $(TEST_WORKERS) --dist loadfile")
+XDIST = $(shell $(PY) -c "import xdist" 2>/dev/null && echo yes)
+PYTEST = $(PY) -m pytest -q $(if $(XDIST),-n $(TEST_WORKERS) --dist loadfile)
+# the property tests are few and long, and share nothing within a file: each test goes to the next free process
+PYTEST_BY_TEST = $(PY) -m pytest -q $(if $(XDIST),-n $(TEST_WORKERS) --dist load)
 junit = $(if $(REPORTS),--junitxml=$(REPORTS)/$(1).xml)
 
 # Node first: some Python tests run the JavaScript reader
@@ -136,10 +140,10 @@ test-js-fast: $(if $(NO_SETUP),,setup-js)
 
 # property-based round trips (Python and Python -> JavaScript) and a fuzzing smoke test
 test-property: $(if $(NO_SETUP),,setup)
-	$(PYTEST) $(call junit,pytest) tests/property
+	$(PYTEST_BY_TEST) $(call junit,pytest) tests/property
 
 test-property-fast: $(if $(NO_SETUP),,setup)
-	$(PYTEST) -m "not slow" $(call junit,pytest) tests/property
+	$(PYTEST_BY_TEST) -m "not slow" $(call junit,pytest) tests/property
 
 # in a stage of make test, only the unexpected rows and the totals are printed (every case is in the JUnit report)
 conformance: $(if $(NO_SETUP),,setup-core setup-js)

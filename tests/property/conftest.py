@@ -11,6 +11,10 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, settings
 
+# One thread per process for PyTorch's and OpenBLAS's pools, in this process and every process it starts: the tests
+# run in one process per core, and tiny networks on threads that wait for each other's work took twice the time.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 

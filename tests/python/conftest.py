@@ -6,6 +6,10 @@ import os
 import pytest
 from suite import ROOT
 
+# One thread per process for PyTorch's and OpenBLAS's pools, in this process and every process it starts: the tests
+# run in one process per core, and tiny networks on threads that wait for each other's work took twice the time.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def pytest_collection_modifyitems(session, config, items):
     """The files with the most tests marked ``slow`` run first, each file's tests in their order: with the files

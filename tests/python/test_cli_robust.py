@@ -561,6 +561,18 @@ def test_import_of_deeply_nested_sb3_data_is_write_invalid(tmp_path):
     assert not (tmp_path / "out.rlarchive").exists()
 
 
+@pytest.fixture
+def parser_built_anew():
+    """main's parser, built once per process, holds the command functions of when it was built: a test that replaces
+    one has the parser built again while its replacement is in place, and again after."""
+    from rlarchive import cli
+
+    cli._parser.cache_clear()
+    yield
+    cli._parser.cache_clear()
+
+
+@pytest.mark.usefixtures("parser_built_anew")
 def test_an_unexpected_failure_is_one_line_with_a_code(monkeypatch, capsys):
     from rlarchive import cli
     from rlarchive.cli import inspect
@@ -574,6 +586,7 @@ def test_an_unexpected_failure_is_one_line_with_a_code(monkeypatch, capsys):
     assert err == "rlarchive: INTERNAL_ERROR: dump failed: ZeroDivisionError: division by zero\n"
 
 
+@pytest.mark.usefixtures("parser_built_anew")
 def test_a_multi_line_message_is_printed_on_one_line(monkeypatch, capsys):
     from rlarchive import cli
     from rlarchive.cli import inspect
