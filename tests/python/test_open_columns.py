@@ -122,6 +122,56 @@ def test_depth_runs_no_python_step_per_token():
     )
 
 
+def test_parse_runs_no_python_step_per_object():
+    """A header of 2,000 entries runs the same Python lines of jsonstrict as one of 10 (no hook per object)."""
+    small, large = header_text(10), header_text(2000)
+    assert line_count(lambda: jsonstrict.parse(small), jsonstrict) == line_count(
+        lambda: jsonstrict.parse(large), jsonstrict
+    )
+
+
+def reference_duplicate(text: str) -> bool:
+    """Whether some object of the text (a dropped value's too) has a key twice: a hook on every object."""
+    found = False
+
+    def pairs(items: list[Any]) -> dict[str, Any]:
+        nonlocal found
+        found = found or len({k for k, _ in items}) < len(items)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return found
+
+
+def random_document(rng: random.Random, depth: int = 0) -> str:
+    """A JSON text of objects and arrays whose keys are drawn from three, so that some repeat."""
+    kind = rng.randrange(4 if depth < 4 else 1)
+    if kind == 0:
+        return rng.choice(["1", '"s"', "null", '":{["', "2.5"])
+    if kind == 1:
+        return "[" + ",".join(random_document(rng, depth + 1) for _ in range(rng.randrange(4))) + "]"
+    members = [f'"{rng.choice("ab:")}":{random_document(rng, depth + 1)}' for _ in range(rng.randrange(4))]
+    return "{" + ",".join(members) + "}"
+
+
+def test_repeated_keys_found_by_counting_are_the_ones_a_hook_finds():
+    """The keys the text holds against the keys the parse kept: a repeated key anywhere (in a value a
+    repeated key drops too) is JSON_DUPLICATE_KEY at the first repeated key in document order."""
+    rng = random.Random(20240613)
+    repeated = 0
+    for _ in range(4000):
+        text = random_document(rng)
+        try:
+            value = jsonstrict.parse(text.encode(), offset=0)
+        except RlarchiveError as e:
+            assert e.code == "JSON_DUPLICATE_KEY" and reference_duplicate(text), text
+            assert e.offset == jsonstrict._locate(text, "duplicate"), text  # an ASCII text: bytes are characters
+            repeated += 1
+        else:
+            assert not reference_duplicate(text) and value == json.loads(text), text
+    assert 500 < repeated < 3500
+
+
 @pytest.mark.parametrize(
     "text, code",
     [
