@@ -15,7 +15,8 @@ export { rawDepth };
 /**
  * A parsed JSON value (§6): null, a boolean, a string, a bigint (integer literal), a number (float
  * literal), an array or a Map (object, in document order). What a file holds is this until checked.
- * @typedef {null | boolean | string | bigint | number | JsonValue[] | JsonObject} JsonValue
+ * (Parsed with `integers: 'number'`: a number for an integer literal, a JsonFloat for a float literal.)
+ * @typedef {null | boolean | string | bigint | number | JsonFloat | JsonValue[] | JsonObject} JsonValue
  */
 /** @typedef {Map<string, JsonValue>} JsonObject A parsed JSON object. */
 /** @typedef {'JSON_SYNTAX' | 'JSON_NAN_LITERAL'} GrammarCode */
@@ -23,7 +24,19 @@ export { rawDepth };
  * The first place (a character index, -1: none) of each problem the grammar does not stop at.
  * @typedef {{surrogate: number, duplicate: number, int: number, float: number}} Found
  */
-/** @typedef {{member?: string, offset?: number, maxBytes?: number}} ParseOptions */
+/**
+ * `integers: 'number'` (a safetensors header's): an integer literal as a number (exact: one beyond ±(2^53-1) is
+ * JSON_INTEGER_RANGE) and a float literal as a JsonFloat, so that the two stay apart without a bigint per integer.
+ * @typedef {{member?: string, offset?: number, maxBytes?: number, integers?: 'bigint' | 'number'}} ParseOptions
+ */
+
+/** A float literal parsed with `integers: 'number'`: its value, told apart from an integer literal's number. */
+export class JsonFloat {
+  /** @param {number} value */
+  constructor(value) {
+    this.value = value;
+  }
+}
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -73,12 +86,14 @@ class Grammar {
   /**
    * @param {string} s
    * @param {Found} found
+   * @param {boolean} bigints integer literals as bigints (else as numbers, float literals as JsonFloat)
    */
-  constructor(s, found) {
+  constructor(s, found, bigints = true) {
     this.s = s;
     this.n = s.length;
     this.i = 0;
     this.found = found;
+    this.bigints = bigints;
   }
 
   /** Skips whitespace. */
@@ -169,7 +184,11 @@ class Grammar {
     return out;
   }
 
-  /** A number: an integer literal as a bigint, a float literal as a number. */
+  /**
+   * A number: an integer literal as a bigint, a float literal as a number (with `bigints` false: an integer
+   * literal as a number, a float literal as a JsonFloat).
+   * @returns {bigint | number | JsonFloat}
+   */
   number() {
     const start = this.i;
     if (this.s.charCodeAt(this.i) === 0x2d) this.i++;
@@ -198,12 +217,17 @@ class Grammar {
     if (isFloat) {
       const v = Number(text);
       if (!Number.isFinite(v) && this.found.float < 0) this.found.float = start;
-      return v;
+      return this.bigints ? v : new JsonFloat(v);
     }
     const digits = text.charCodeAt(0) === 0x2d ? text.length - 1 : text.length;
     if (digits > 16) {
       if (this.found.int < 0) this.found.int = start;
-      return 0n;
+      return this.bigints ? 0n : 0;
+    }
+    if (!this.bigints) {
+      const v = Number(text) + 0; // exact up to 2^53; a 16-digit literal beyond rounds to 2^53 or more; -0 as 0
+      if ((v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER) && this.found.int < 0) this.found.int = start;
+      return v;
     }
     const v = BigInt(text);
     if ((v > MAX_SAFE_INTEGER_BIG || v < -MAX_SAFE_INTEGER_BIG) && this.found.int < 0) this.found.int = start;
@@ -247,6 +271,7 @@ class Grammar {
       case 0x6e:
         return this.literal('null', null);
       default:
+        if (isDigit(c)) return this.number(); // a digit begins none of the literals below
         if (
           this.s.startsWith('NaN', this.i) ||
           this.s.startsWith('Infinity', this.i) ||
@@ -327,10 +352,11 @@ class Grammar {
  * first place of each rule 6 to 9 problem in `found`.
  * @param {string} s
  * @param {Found} found
+ * @param {boolean} bigints
  * @returns {JsonValue}
  */
-function parseGrammar(s, found) {
-  const g = new Grammar(s, found);
+function parseGrammar(s, found, bigints) {
+  const g = new Grammar(s, found, bigints);
   const result = g.value();
   g.ws();
   if (g.i < g.n) throw g.bad('extra data after the value');
@@ -374,12 +400,12 @@ function firstIllFormed(bytes) {
 /**
  * Parses a JSON text (bytes) under the rules of spec §6, in their order.
  * Options: member and offset (file offset of bytes[0]) for error locations,
- * maxBytes (rule 1; Infinity to skip it, as for safetensors headers).
+ * maxBytes (rule 1; Infinity to skip it, as for safetensors headers), integers (see ParseOptions).
  * @param {Uint8Array} bytes
  * @param {ParseOptions} [options]
  * @returns {JsonValue}
  */
-export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } = {}) {
+export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES, integers = 'bigint' } = {}) {
   /** @type {(charPos: number | undefined, text: string) => number | undefined} */
   const at = (charPos, text) => {
     if (offset === undefined) return undefined;
@@ -411,7 +437,7 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } =
   const found = { surrogate: -1, duplicate: -1, int: -1, float: -1 };
   let value;
   try {
-    value = parseGrammar(text, found);
+    value = parseGrammar(text, found, integers === 'bigint');
   } catch (e) {
     if (e instanceof GrammarError) {
       throw fail(e.code, e.code === 'JSON_SYNTAX' ? `invalid JSON: ${e.message}` : 'JSON text holds NaN or Infinity', {
