@@ -94,6 +94,7 @@ class Grammar {
     this.i = 0;
     this.found = found;
     this.bigints = bigints;
+    this.depth = 0; // the containers open at i
   }
 
   /** Skips whitespace. */
@@ -259,9 +260,13 @@ class Grammar {
     const c = this.s.charCodeAt(this.i);
     switch (c) {
       case 0x7b:
-        return this.object();
-      case 0x5b:
-        return this.array();
+      case 0x5b: {
+        // deeper than the limit: parseJson finds JSON_DEPTH on the whole text (rule 4 comes before the grammar)
+        if (++this.depth > MAX_JSON_DEPTH) throw this.bad('nesting exceeds the limit');
+        const v = c === 0x7b ? this.object() : this.array();
+        this.depth--;
+        return v;
+      }
       case 0x22:
         return this.string();
       case 0x74:
@@ -431,22 +436,22 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES, in
       offset: offset === undefined ? undefined : offset + bad,
     });
   }
-  if (rawDepth(text) > MAX_JSON_DEPTH) {
-    throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });
-  }
   const found = { surrogate: -1, duplicate: -1, int: -1, float: -1 };
   let value;
   try {
     value = parseGrammar(text, found, integers === 'bigint');
   } catch (e) {
-    if (e instanceof GrammarError) {
-      throw fail(e.code, e.code === 'JSON_SYNTAX' ? `invalid JSON: ${e.message}` : 'JSON text holds NaN or Infinity', {
-        member,
-        offset: at(e.pos, text),
-      });
-    }
     /* c8 ignore next */
-    throw e;
+    if (!(e instanceof GrammarError)) throw e;
+    // rule 4 before the grammar: the depth of the whole text, measured when the parse stops (a parse that
+    // ends has met every bracket, none deeper than the limit)
+    if (rawDepth(text) > MAX_JSON_DEPTH) {
+      throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });
+    }
+    throw fail(e.code, e.code === 'JSON_SYNTAX' ? `invalid JSON: ${e.message}` : 'JSON text holds NaN or Infinity', {
+      member,
+      offset: at(e.pos, text),
+    });
   }
   /** @type {[keyof Found, ErrorCode, string][]} */
   const rules = [

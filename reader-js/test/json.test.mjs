@@ -154,6 +154,15 @@ test('rules 6 to 9 go one after the other over the whole text, each at its first
   assert.deepEqual(where(t), ['JSON_DEPTH', 0]);
 });
 
+test('rule 4 before the grammar wherever the text stops: a nesting beyond the limit after a syntax error, a NaN, the value', () => {
+  const deep = '['.repeat(65) + ']'.repeat(65);
+  for (const t of [`[1,,${deep}]`, `[NaN,${deep}]`, `[1] ${deep}`, `{"a":1 ${deep}`, `"\\ud800" ${deep}`, `[${deep}`]) {
+    assert.deepEqual(where(t), ['JSON_DEPTH', 0], t);
+  }
+  for (const t of ['[1,,' + '['.repeat(63), '[NaN,' + '['.repeat(63)]) assert.notEqual(where(t)[0], 'JSON_DEPTH', t);
+  assert.deepEqual(parseJson(new TextEncoder().encode('{"a":' + '['.repeat(63) + ']'.repeat(63) + '}')).size, 1);
+});
+
 test('rawDepth follows rule 4 literally', () => {
   assert.equal(rawDepth('[[]]'), 2);
   assert.equal(rawDepth(']]][['), 0);
