@@ -95,6 +95,9 @@ class Grammar {
     this.found = found;
     this.bigints = bigints;
     this.depth = 0; // the containers open at i
+    /** @type {JsonValue[]} the values of the arrays open at i, the innermost's last, below `top` */
+    this.stack = [];
+    this.top = 0;
   }
 
   /** Skips whitespace. */
@@ -192,11 +195,14 @@ class Grammar {
    */
   number() {
     const start = this.i;
-    if (this.s.charCodeAt(this.i) === 0x2d) this.i++;
+    const negative = this.s.charCodeAt(this.i) === 0x2d;
+    if (negative) this.i++;
     const c0 = this.s.charCodeAt(this.i);
+    let whole = 0; // the integer part's value, exact while it has at most 15 digits
     if (c0 === 0x30) this.i++;
     else if (c0 >= 0x31 && c0 <= 0x39) {
-      while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
+      for (let c = c0; this.i < this.n && isDigit((c = this.s.charCodeAt(this.i))); this.i++)
+        whole = whole * 10 + c - 0x30;
     } else throw this.bad('invalid number');
     let isFloat = false;
     if (this.s.charCodeAt(this.i) === 0x2e) {
@@ -214,13 +220,18 @@ class Grammar {
       while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
       isFloat = true;
     }
+    const digits = negative ? this.i - start - 1 : this.i - start;
+    if (!isFloat && digits <= 15) {
+      // below 2^53: the value scanned, without the literal's text
+      const v = negative ? -whole : whole;
+      return this.bigints ? BigInt(v) : v + 0; // -0 as 0
+    }
     const text = this.s.slice(start, this.i);
     if (isFloat) {
       const v = Number(text);
       if (!Number.isFinite(v) && this.found.float < 0) this.found.float = start;
       return this.bigints ? v : new JsonFloat(v);
     }
-    const digits = text.charCodeAt(0) === 0x2d ? text.length - 1 : text.length;
     if (digits > 16) {
       if (this.found.int < 0) this.found.int = start;
       return this.bigints ? 0n : 0;
@@ -295,20 +306,24 @@ class Grammar {
    */
   array() {
     this.i++;
-    /** @type {JsonValue[]} */
-    const out = [];
     this.ws();
     if (this.s.charCodeAt(this.i) === 0x5d) {
       this.i++;
-      return out;
+      return [];
     }
+    // the values go on the stack shared by the arrays open, then into an array of their number (one grown a
+    // push at a time takes room for 16)
+    const start = this.top;
     for (;;) {
-      out.push(this.value());
+      const v = this.value();
+      this.stack[this.top++] = v;
       this.ws();
       const c = this.s.charCodeAt(this.i);
       if (c === 0x2c) this.i++;
       else if (c === 0x5d) {
         this.i++;
+        const out = this.stack.slice(start, this.top);
+        this.top = start;
         return out;
       } else throw this.bad("expected ',' or ']'");
     }
