@@ -126,8 +126,9 @@ def text_shape(text: str) -> tuple[int, int, int]:
     for start in range(0, len(tokens), _DEPTH_BLOCK):
         block = np.frombuffer(tokens, np.uint8, min(_DEPTH_BLOCK, len(tokens) - start), start)
         is_quote = block == _QUOTE
-        outside = ((np.cumsum(is_quote, dtype=np.int64) + quotes) & 1) == 0
-        running = np.cumsum(steps[block] * outside, dtype=np.int32)
+        # the parity of the quotes up to each token (those of the blocks before included): 0 outside strings
+        outside = np.bitwise_xor.accumulate(is_quote.view(np.uint8)) == quotes & 1
+        running = np.cumsum(steps.take(block) * outside, dtype=np.int32)
         peak = max(peak, depth + int(running.max()))
         depth += int(running[-1])
         quotes += int(np.count_nonzero(is_quote))
