@@ -54,6 +54,26 @@ def reference_depth(text: str) -> int:
     return peak
 
 
+def reference_counts(text: str) -> tuple[int, int]:
+    """The objects and the keys of a text read literally: the ``{`` and the ``:`` outside strings."""
+    objects = keys = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        else:
+            objects += c == "{"
+            keys += c == ":"
+    return objects, keys
+
+
 def random_text(rng: random.Random) -> str:
     alphabet = ['"', "\\", "[", "]", "{", "}", "a", " ", "\n", ":", ",", "é", "\U0001f600", "1"]
     weights = [3, 2, 4, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
@@ -69,6 +89,8 @@ def test_depth_is_the_rule_on_random_texts(monkeypatch):
     monkeypatch.setattr(jsonbounds, "_DEPTH_BLOCK", 3)  # the running depth carried from block to block
     for text in texts[:3000]:
         assert jsonstrict.nesting_depth(text) == reference_depth(text), text
+    for text in texts[:3000]:
+        assert jsonbounds.text_shape(text) == (reference_depth(text), *reference_counts(text)), text
 
 
 def test_depth_without_numpy_is_the_rule(monkeypatch):
@@ -86,7 +108,7 @@ def test_depth_without_numpy_is_the_rule(monkeypatch):
     rng = random.Random(20240612)
     texts = [random_text(rng) for _ in range(3000)] + ["[" * 70 + '"' + "]" * 70, '"\\', "]]][[["]
     for text in texts:
-        assert jsonbounds.nesting_depth(text) == reference_depth(text), text
+        assert jsonbounds.text_shape(text) == (reference_depth(text), *reference_counts(text)), text
 
 
 def line_count(fn: Callable[[], Any], module: Any) -> int:
