@@ -607,8 +607,20 @@ export function f16ToNumber(bits: number): number;
 export function bf16ToNumber(bits: number): number;
 export function fp8ToNumber(dtype: DtypeCode, byte: number): number;
 
-/** The strict JSON parser of spec §6: Map for objects, bigint for integer literals, number for float literals. */
-export function parseJson(bytes: Uint8Array, options?: { member?: string; offset?: number; maxBytes?: number }): unknown;
+/**
+ * The strict JSON parser of spec §6: Map for objects, bigint for integer literals, number for float literals;
+ * with `integers: 'number'` (as for safetensors headers), a number for an integer literal (exact: one beyond
+ * ±(2^53-1) is JSON_INTEGER_RANGE) and a JsonFloat for a float literal.
+ */
+export function parseJson(
+  bytes: Uint8Array,
+  options?: { member?: string; offset?: number; maxBytes?: number; integers?: 'bigint' | 'number' },
+): unknown;
+/** A float literal parsed by parseJson with `integers: 'number'`. */
+export class JsonFloat {
+  constructor(value: number);
+  readonly value: number;
+}
 /** RFC 8785 serialization. */
 export function canonicalJson(value: unknown): string;
 /** The canonical form of a parsed value (spec §13.2). */

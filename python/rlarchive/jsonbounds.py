@@ -39,6 +39,7 @@ __all__ = [
     "json_cost",
     "loads",
     "nesting_depth",
+    "text_shape",
 ]
 
 #: Bytes per byte of a text of ASCII characters without a backslash: the text itself, its decoded copy,
@@ -62,8 +63,8 @@ ARRAY_COST = 48
 # a string: a quote, then characters that are neither a quote nor a backslash, or a backslash and the
 # character after it (any, a line break too), then the closing quote unless the text ends first
 _STRING = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"?')
-_NOT_TOKENS = bytes(c for c in range(256) if c not in b'"[]{}')
-_QUOTE = ord('"')
+_NOT_TOKENS = bytes(c for c in range(256) if c not in b'"[]{}:')
+_QUOTE, _BRACE, _COLON = ord('"'), ord("{"), ord(":")
 _OPENING = frozenset(b"[{")
 _DEPTH_BLOCK = 1 << 20
 
@@ -78,13 +79,23 @@ def nesting_depth(text: str) -> int:
     A bracket counts outside strings only; a string runs from a quote to the
     next quote that no backslash escapes (or to the end of the text), and a
     backslash inside it takes the character after it (a backslash outside a
-    string is a syntax error found later). With a backslash in the text, the
-    strings are removed by a regular expression first. Then only the quotes and
-    brackets are kept, in order: a bracket is inside a string when an odd
-    number of quotes comes before it. The depth is the running sum of +1 for
-    ``[``/``{`` and -1 for ``]``/``}`` over the brackets outside strings: with
-    NumPy in blocks of ``_DEPTH_BLOCK`` (its memory bounded by the block, no
-    object per token), without it (the standalone conformance kit) a step per token.
+    string is a syntax error found later). :func:`text_shape` measures it.
+    """
+    return text_shape(text)[0]
+
+
+def text_shape(text: str) -> tuple[int, int, int]:
+    """(the nesting depth of :func:`nesting_depth`, the objects, the keys) of a text, measured on the raw
+    text without recursion: the objects are the ``{`` outside strings, the keys the ``:`` outside strings
+    (in a text that is JSON, one per member of an object, a repeated key included).
+
+    With a backslash in the text, the strings are removed by a regular
+    expression first. Then only the quotes, brackets and colons are kept, in
+    order: one is inside a string when an odd number of quotes comes before
+    it. The depth is the running sum of +1 for ``[``/``{`` and -1 for
+    ``]``/``}`` over the brackets outside strings: with NumPy in blocks of
+    ``_DEPTH_BLOCK`` (its memory bounded by the block, no object per token),
+    without it (the standalone conformance kit) a step per token.
     """
     data = text.encode("utf-8", "surrogatepass")  # brackets and quotes are ASCII, never part of a longer sequence
     if b"\\" in data:
@@ -94,28 +105,36 @@ def nesting_depth(text: str) -> int:
     try:
         import numpy as np
     except ImportError:
-        depth = peak = 0
+        depth = peak = objects = keys = 0
         in_string = False
         for b in tokens:
             if b == _QUOTE:
                 in_string = not in_string
-            elif not in_string:
+            elif in_string:
+                continue
+            elif b == _COLON:
+                keys += 1
+            else:
+                objects += b == _BRACE
                 depth += 1 if b in _OPENING else -1
                 peak = max(peak, depth)
-        return peak
+        return peak, objects, keys
     steps = np.zeros(256, np.int8)  # byte -> its step of the nesting depth
     steps[list(_OPENING)] = 1
     steps[[ord("]"), ord("}")]] = -1
-    depth = peak = quotes = 0
+    depth = peak = quotes = objects = keys = 0
     for start in range(0, len(tokens), _DEPTH_BLOCK):
         block = np.frombuffer(tokens, np.uint8, min(_DEPTH_BLOCK, len(tokens) - start), start)
         is_quote = block == _QUOTE
-        outside = ((np.cumsum(is_quote, dtype=np.int64) + quotes) & 1) == 0
-        running = np.cumsum(steps[block] * outside, dtype=np.int32)
+        # the parity of the quotes up to each token (those of the blocks before included): 0 outside strings
+        outside = np.bitwise_xor.accumulate(is_quote.view(np.uint8)) == quotes & 1
+        running = np.cumsum(steps.take(block) * outside, dtype=np.int32)
         peak = max(peak, depth + int(running.max()))
         depth += int(running[-1])
-        quotes += int(is_quote.sum())
-    return peak
+        quotes += int(np.count_nonzero(is_quote))
+        objects += int(np.count_nonzero(outside & (block == _BRACE)))
+        keys += int(np.count_nonzero(outside & (block == _COLON)))
+    return peak, objects, keys
 
 
 def json_cost(raw: bytes) -> int:

@@ -11,10 +11,12 @@ import json
 import math
 import re
 from collections.abc import Callable
+from itertools import chain, compress, repeat
+from operator import is_
 from typing import Any
 
 from .errors import RlarchiveError
-from .jsonbounds import nesting_depth
+from .jsonbounds import nesting_depth, text_shape
 from .limits import MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_SAFE_INTEGER
 
 __all__ = ["parse", "dumps", "canonical", "es6_number", "nesting_depth"]
@@ -32,28 +34,11 @@ _TOKEN = re.compile(
 
 
 class _Collector:
-    """Hooks for :func:`json.loads` that record rule 7-9 problems without raising."""
+    """Hooks for :func:`json.loads` that record rule 8-9 problems without raising."""
 
     def __init__(self) -> None:
-        self.duplicate: str | None = None
         self.int_range: str | None = None
         self.float_range: str | None = None
-        self.surrogate = False  # a lone surrogate in a duplicate that dict() drops
-
-    def pairs(self, pairs: list[Any]) -> dict[str, Any]:
-        d = dict(pairs)
-        if len(d) != len(pairs):
-            # rule 6 comes before rule 7: the pairs dict() drops must be checked too
-            if not self.surrogate:
-                self.surrogate = any(_has_surrogate(k) or _has_surrogate(v) for k, v in pairs)
-            if self.duplicate is None:
-                seen = set()
-                for k, _ in pairs:
-                    if k in seen:
-                        self.duplicate = k
-                        break
-                    seen.add(k)
-        return d
 
     def parse_int(self, s: str) -> int:
         # 2**53 has 16 digits: a longer literal is out of range (and may be too long for int())
@@ -71,6 +56,26 @@ class _Collector:
         if math.isinf(v) and self.float_range is None:
             self.float_range = s
         return v
+
+
+def _kept_keys(value: Any, objects: int) -> int | None:
+    """The keys of the objects of a parsed ``value`` whose text holds ``objects`` objects; None when fewer
+    than ``objects`` are in ``value`` (one was the value of a key repeated in its object, which the parse drops).
+
+    The containers are taken a level at a time, each level's by built-in functions mapped over it (no
+    Python step per value), down to the level where the last object is found.
+    """
+    level, found, keys = [value], 0, 0
+    while level:
+        types = list(map(type, level))
+        dicts = list(compress(level, map(is_, types, repeat(dict))))
+        found += len(dicts)
+        keys += sum(map(len, dicts))
+        if found >= objects:
+            break
+        lists = compress(level, map(is_, types, repeat(list)))
+        level = [*chain.from_iterable(map(dict.values, dicts)), *chain.from_iterable(lists)]
+    return keys if found == objects else None
 
 
 def _nan_literal(name: str) -> Any:
@@ -91,14 +96,15 @@ def _has_surrogate(obj: Any) -> bool:
     return False
 
 
-def _locate(text: str, rule: str) -> int:
-    """The character position of the first token, in document order, that breaks ``rule`` (spec §11.2).
+def _locate(text: str, rule: str) -> int | None:
+    """The character position of the first token, in document order, that breaks ``rule`` (spec §11.2);
+    None when none does.
 
     ``rule`` is one of "surrogate" (a string holding a lone surrogate: its
     opening quote), "duplicate" (a key an earlier key of its object equals: its
     opening quote), "nan" (a NaN or Infinity literal), "int" (an integer literal
     outside ±(2^53-1)) and "float" (a float literal that overflows binary64).
-    Called only once the rule is known to be broken, on a text json.loads read.
+    Called on a text json.loads read, once the rule is known or likely to be broken.
     """
     stack: list[Any] = []  # per open container: the keys seen (an object) or None (an array)
     expect_key = False
@@ -134,7 +140,7 @@ def _locate(text: str, rule: str) -> int:
                 return pos
             if rule == "float" and any(ch in tok for ch in ".eE") and math.isinf(float(tok)):
                 return pos
-    raise AssertionError(f"no token breaks {rule}")  # pragma: no cover - parse() found one
+    return None
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -211,6 +217,8 @@ def parse(
 
     def fail_at(code: str, msg: str, rule: str) -> RlarchiveError:
         pos = _locate(text, rule)
+        if pos is None:  # pragma: no cover - parse() found one
+            raise AssertionError(f"no token breaks {rule}")
         return fail(code, msg, len(text[:pos].encode("utf-8")))
 
     if len(raw) > max_bytes:
@@ -221,13 +229,13 @@ def parse(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise fail("JSON_UTF8", f"JSON text is not well-formed UTF-8 ({e.reason})", e.start) from None
-    if nesting_depth(text) > MAX_JSON_DEPTH:
+    depth, objects, keys = text_shape(text)
+    if depth > MAX_JSON_DEPTH:
         raise fail("JSON_DEPTH", f"JSON nesting exceeds the limit of {MAX_JSON_DEPTH}")
     hooks = _Collector()
     try:
         value = json.loads(
             text,
-            object_pairs_hook=hooks.pairs,
             # without a run of 16 digits every integer literal is within ±(2^53-1): the decoder's own int() then
             parse_int=hooks.parse_int if _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO) else None,
             parse_float=hooks.parse_float,
@@ -240,10 +248,16 @@ def parse(
         raise fail("JSON_SYNTAX", f"invalid JSON: {e.msg}", at) from None
     except (RecursionError, ValueError) as e:  # ValueError: int too long for str conversion
         raise fail("JSON_SYNTAX", f"invalid JSON: {e}") from None
-    if _SURROGATE_ESCAPE.search(text) and (hooks.surrogate or _has_surrogate(value)):
+    # a key repeated in its object is dropped by the parse: fewer keys (or objects) kept than the text holds
+    repeated = _kept_keys(value, objects) != keys
+    if _SURROGATE_ESCAPE.search(text) and (
+        _has_surrogate(value) or (repeated and _locate(text, "surrogate") is not None)
+    ):  # rule 6 before rule 7: the strings of a dropped key and its value too
         raise fail_at("JSON_UTF8", "JSON string escapes a lone surrogate", "surrogate")
-    if hooks.duplicate is not None:
-        raise fail_at("JSON_DUPLICATE_KEY", f"JSON object has the key {hooks.duplicate!r} twice", "duplicate")
+    if repeated:
+        pos = _locate(text, "duplicate")
+        key = json.decoder.scanstring(text, pos + 1)[0] if pos is not None else None
+        raise fail_at("JSON_DUPLICATE_KEY", f"JSON object has the key {key!r} twice", "duplicate")
     if hooks.int_range is not None:
         raise fail_at("JSON_INTEGER_RANGE", f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)", "int")
     if hooks.float_range is not None:

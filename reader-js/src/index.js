@@ -9,7 +9,7 @@ export { Tuple, NDArray, Scalar, Space, Schedule, ClassRef, Opaque } from './dec
 export { evaluateSchedule } from './schedules.js';
 export { toFloat32, f16ToNumber, bf16ToNumber, fp8ToNumber } from './convert.js';
 export { DTYPES } from './dtypes.js';
-export { parseJson } from './json.js';
+export { JsonFloat, parseJson } from './json.js';
 export { canonicalJson, canonicalValue } from './dump.js';
 export { openSource, MemorySource, BlobSource, FileSource, HttpSource } from './sources.js';
 export * as limits from './limits.js';

@@ -15,7 +15,8 @@ export { rawDepth };
 /**
  * A parsed JSON value (§6): null, a boolean, a string, a bigint (integer literal), a number (float
  * literal), an array or a Map (object, in document order). What a file holds is this until checked.
- * @typedef {null | boolean | string | bigint | number | JsonValue[] | JsonObject} JsonValue
+ * (Parsed with `integers: 'number'`: a number for an integer literal, a JsonFloat for a float literal.)
+ * @typedef {null | boolean | string | bigint | number | JsonFloat | JsonValue[] | JsonObject} JsonValue
  */
 /** @typedef {Map<string, JsonValue>} JsonObject A parsed JSON object. */
 /** @typedef {'JSON_SYNTAX' | 'JSON_NAN_LITERAL'} GrammarCode */
@@ -23,7 +24,19 @@ export { rawDepth };
  * The first place (a character index, -1: none) of each problem the grammar does not stop at.
  * @typedef {{surrogate: number, duplicate: number, int: number, float: number}} Found
  */
-/** @typedef {{member?: string, offset?: number, maxBytes?: number}} ParseOptions */
+/**
+ * `integers: 'number'` (a safetensors header's): an integer literal as a number (exact: one beyond ±(2^53-1) is
+ * JSON_INTEGER_RANGE) and a float literal as a JsonFloat, so that the two stay apart without a bigint per integer.
+ * @typedef {{member?: string, offset?: number, maxBytes?: number, integers?: 'bigint' | 'number'}} ParseOptions
+ */
+
+/** A float literal parsed with `integers: 'number'`: its value, told apart from an integer literal's number. */
+export class JsonFloat {
+  /** @param {number} value */
+  constructor(value) {
+    this.value = value;
+  }
+}
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -73,12 +86,18 @@ class Grammar {
   /**
    * @param {string} s
    * @param {Found} found
+   * @param {boolean} bigints integer literals as bigints (else as numbers, float literals as JsonFloat)
    */
-  constructor(s, found) {
+  constructor(s, found, bigints = true) {
     this.s = s;
     this.n = s.length;
     this.i = 0;
     this.found = found;
+    this.bigints = bigints;
+    this.depth = 0; // the containers open at i
+    /** @type {JsonValue[]} the values of the arrays open at i, the innermost's last, below `top` */
+    this.stack = [];
+    this.top = 0;
   }
 
   /** Skips whitespace. */
@@ -169,14 +188,21 @@ class Grammar {
     return out;
   }
 
-  /** A number: an integer literal as a bigint, a float literal as a number. */
+  /**
+   * A number: an integer literal as a bigint, a float literal as a number (with `bigints` false: an integer
+   * literal as a number, a float literal as a JsonFloat).
+   * @returns {bigint | number | JsonFloat}
+   */
   number() {
     const start = this.i;
-    if (this.s.charCodeAt(this.i) === 0x2d) this.i++;
+    const negative = this.s.charCodeAt(this.i) === 0x2d;
+    if (negative) this.i++;
     const c0 = this.s.charCodeAt(this.i);
+    let whole = 0; // the integer part's value, exact while it has at most 15 digits
     if (c0 === 0x30) this.i++;
     else if (c0 >= 0x31 && c0 <= 0x39) {
-      while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
+      for (let c = c0; this.i < this.n && isDigit((c = this.s.charCodeAt(this.i))); this.i++)
+        whole = whole * 10 + c - 0x30;
     } else throw this.bad('invalid number');
     let isFloat = false;
     if (this.s.charCodeAt(this.i) === 0x2e) {
@@ -194,16 +220,26 @@ class Grammar {
       while (this.i < this.n && isDigit(this.s.charCodeAt(this.i))) this.i++;
       isFloat = true;
     }
+    const digits = negative ? this.i - start - 1 : this.i - start;
+    if (!isFloat && digits <= 15) {
+      // below 2^53: the value scanned, without the literal's text
+      const v = negative ? -whole : whole;
+      return this.bigints ? BigInt(v) : v + 0; // -0 as 0
+    }
     const text = this.s.slice(start, this.i);
     if (isFloat) {
       const v = Number(text);
       if (!Number.isFinite(v) && this.found.float < 0) this.found.float = start;
-      return v;
+      return this.bigints ? v : new JsonFloat(v);
     }
-    const digits = text.charCodeAt(0) === 0x2d ? text.length - 1 : text.length;
     if (digits > 16) {
       if (this.found.int < 0) this.found.int = start;
-      return 0n;
+      return this.bigints ? 0n : 0;
+    }
+    if (!this.bigints) {
+      const v = Number(text) + 0; // exact up to 2^53; a 16-digit literal beyond rounds to 2^53 or more; -0 as 0
+      if ((v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER) && this.found.int < 0) this.found.int = start;
+      return v;
     }
     const v = BigInt(text);
     if ((v > MAX_SAFE_INTEGER_BIG || v < -MAX_SAFE_INTEGER_BIG) && this.found.int < 0) this.found.int = start;
@@ -235,9 +271,13 @@ class Grammar {
     const c = this.s.charCodeAt(this.i);
     switch (c) {
       case 0x7b:
-        return this.object();
-      case 0x5b:
-        return this.array();
+      case 0x5b: {
+        // deeper than the limit: parseJson finds JSON_DEPTH on the whole text (rule 4 comes before the grammar)
+        if (++this.depth > MAX_JSON_DEPTH) throw this.bad('nesting exceeds the limit');
+        const v = c === 0x7b ? this.object() : this.array();
+        this.depth--;
+        return v;
+      }
       case 0x22:
         return this.string();
       case 0x74:
@@ -247,6 +287,7 @@ class Grammar {
       case 0x6e:
         return this.literal('null', null);
       default:
+        if (isDigit(c)) return this.number(); // a digit begins none of the literals below
         if (
           this.s.startsWith('NaN', this.i) ||
           this.s.startsWith('Infinity', this.i) ||
@@ -265,20 +306,24 @@ class Grammar {
    */
   array() {
     this.i++;
-    /** @type {JsonValue[]} */
-    const out = [];
     this.ws();
     if (this.s.charCodeAt(this.i) === 0x5d) {
       this.i++;
-      return out;
+      return [];
     }
+    // the values go on the stack shared by the arrays open, then into an array of their number (one grown a
+    // push at a time takes room for 16)
+    const start = this.top;
     for (;;) {
-      out.push(this.value());
+      const v = this.value();
+      this.stack[this.top++] = v;
       this.ws();
       const c = this.s.charCodeAt(this.i);
       if (c === 0x2c) this.i++;
       else if (c === 0x5d) {
         this.i++;
+        const out = this.stack.slice(start, this.top);
+        this.top = start;
         return out;
       } else throw this.bad("expected ',' or ']'");
     }
@@ -327,10 +372,11 @@ class Grammar {
  * first place of each rule 6 to 9 problem in `found`.
  * @param {string} s
  * @param {Found} found
+ * @param {boolean} bigints
  * @returns {JsonValue}
  */
-function parseGrammar(s, found) {
-  const g = new Grammar(s, found);
+function parseGrammar(s, found, bigints) {
+  const g = new Grammar(s, found, bigints);
   const result = g.value();
   g.ws();
   if (g.i < g.n) throw g.bad('extra data after the value');
@@ -374,12 +420,12 @@ function firstIllFormed(bytes) {
 /**
  * Parses a JSON text (bytes) under the rules of spec §6, in their order.
  * Options: member and offset (file offset of bytes[0]) for error locations,
- * maxBytes (rule 1; Infinity to skip it, as for safetensors headers).
+ * maxBytes (rule 1; Infinity to skip it, as for safetensors headers), integers (see ParseOptions).
  * @param {Uint8Array} bytes
  * @param {ParseOptions} [options]
  * @returns {JsonValue}
  */
-export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } = {}) {
+export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES, integers = 'bigint' } = {}) {
   /** @type {(charPos: number | undefined, text: string) => number | undefined} */
   const at = (charPos, text) => {
     if (offset === undefined) return undefined;
@@ -405,22 +451,22 @@ export function parseJson(bytes, { member, offset, maxBytes = MAX_JSON_BYTES } =
       offset: offset === undefined ? undefined : offset + bad,
     });
   }
-  if (rawDepth(text) > MAX_JSON_DEPTH) {
-    throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });
-  }
   const found = { surrogate: -1, duplicate: -1, int: -1, float: -1 };
   let value;
   try {
-    value = parseGrammar(text, found);
+    value = parseGrammar(text, found, integers === 'bigint');
   } catch (e) {
-    if (e instanceof GrammarError) {
-      throw fail(e.code, e.code === 'JSON_SYNTAX' ? `invalid JSON: ${e.message}` : 'JSON text holds NaN or Infinity', {
-        member,
-        offset: at(e.pos, text),
-      });
-    }
     /* c8 ignore next */
-    throw e;
+    if (!(e instanceof GrammarError)) throw e;
+    // rule 4 before the grammar: the depth of the whole text, measured when the parse stops (a parse that
+    // ends has met every bracket, none deeper than the limit)
+    if (rawDepth(text) > MAX_JSON_DEPTH) {
+      throw fail('JSON_DEPTH', `JSON nesting exceeds the limit of ${MAX_JSON_DEPTH}`, { member, offset });
+    }
+    throw fail(e.code, e.code === 'JSON_SYNTAX' ? `invalid JSON: ${e.message}` : 'JSON text holds NaN or Infinity', {
+      member,
+      offset: at(e.pos, text),
+    });
   }
   /** @type {[keyof Found, ErrorCode, string][]} */
   const rules = [

@@ -484,7 +484,7 @@ export class Archive {
           Object.freeze({
             name: t.name,
             dtype: t.dtype,
-            shape: Object.freeze([...t.shape]),
+            shape: t.shape, // frozen by step 8
             offset: t.offset,
             nbytes: t.end - t.begin,
           }),

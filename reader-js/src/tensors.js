@@ -20,7 +20,10 @@ import { readAt } from './zipprofile.js';
  */
 /** @typedef {ReadonlyMap<string, ReadonlyMap<string, TensorInfo>>} TensorHeaders group -> (tensor name -> TensorInfo) */
 /** @typedef {{name: string, dtype: DtypeCode, shape: number[], data: ElementArray}} Tensor One tensor's elements (readTensor). */
-/** @typedef {{name: string, dtype: string, shapeBig: bigint[], begin: number, end: number}} HeaderEntry */
+/**
+ * A header entry whose JSON types are checked: the TensorInfo it becomes (frozen) once every check passes.
+ * @typedef {{name: string, dtype: string, shape: number[], begin: number, end: number, offset: number, nbytes: number}} HeaderEntry
+ */
 /** @typedef {(msg: string, name?: string) => import('./errors.js').RlarchiveError} Invalid */
 
 const encoder = new TextEncoder();
@@ -30,10 +33,11 @@ const encoder = new TextEncoder();
  */
 const utf8AtMost = (s, max) => s.length * 3 <= max || encoder.encode(s).length <= max;
 /**
+ * An integer literal >= 0 of a header parsed with `integers: 'number'` (a float literal is a JsonFloat there).
  * @param {unknown} x
- * @returns {x is bigint}
+ * @returns {x is number}
  */
-const isNonNegInt = (x) => typeof x === 'bigint' && x >= 0n;
+const isNonNegInt = (x) => typeof x === 'number' && x >= 0;
 
 /**
  * The element size and alignment of a known dtype (dtypes.js's table, typed here to what it holds).
@@ -51,12 +55,14 @@ export const entryPointer = (name) => '/' + name.replace(/~/g, '~0').replace(/\/
  * The entries of a parsed safetensors header, each with exactly dtype, shape and data_offsets of the right JSON types (ST_HEADER_INVALID otherwise, by `invalid`).
  * @param {JsonObject} tree
  * @param {Invalid} invalid
+ * @param {number} bufferOffset the file offset of the data buffer
  * @returns {HeaderEntry[]}
  */
-function headerEntries(tree, invalid) {
+function headerEntries(tree, invalid, bufferOffset) {
   /** @type {HeaderEntry[]} */
   const entries = [];
-  for (const [name, e] of tree) {
+  for (const name of tree.keys()) {
+    const e = tree.get(name); // not entries(): no [name, e] array per tensor
     if (name.length === 0 || !utf8AtMost(name, MAX_NAME_BYTES)) throw invalid('bad tensor name length', name);
     if (name.startsWith('__')) throw invalid(`tensor name ${JSON.stringify(name)} begins with "__"`, name);
     if (!(e instanceof Map) || e.size !== 3 || !e.has('dtype') || !e.has('shape') || !e.has('data_offsets')) {
@@ -70,25 +76,27 @@ function headerEntries(tree, invalid) {
       throw invalid(`tensor ${JSON.stringify(name)}: shape is not an array of non-negative integers`, name);
     if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isNonNegInt))
       throw invalid(`tensor ${JSON.stringify(name)}: data_offsets is not two non-negative integers`, name);
-    entries.push({ name, dtype, shapeBig: shape, begin: Number(offs[0]), end: Number(offs[1]) });
+    const [begin, end] = offs;
+    entries.push({ name, dtype, shape, begin, end, offset: bufferOffset + begin, nbytes: end - begin });
   }
   return entries;
 }
 
 /**
- * The bytes of a tensor of `shape` (bigints) and elements of `size` bytes, as a bigint: multiplied as numbers
- * while the product stays exact (below 2^53), as bigints beyond.
- * @param {bigint[]} shape
+ * Whether a tensor of `shape` and elements of `size` bytes takes `nbytes` bytes (a number below 2^53):
+ * multiplied as numbers while the product stays exact (below 2^53), as bigints beyond.
+ * @param {number[]} shape
  * @param {number} size
- * @returns {bigint}
+ * @param {number} nbytes
+ * @returns {boolean}
  */
-function elementBytes(shape, size) {
+function holds(shape, size, nbytes) {
   let p = size;
   for (const d of shape) {
-    p *= Number(d);
-    if (p > Number.MAX_SAFE_INTEGER) return shape.reduce((a, x) => a * x, 1n) * BigInt(size);
+    p *= d;
+    if (p > Number.MAX_SAFE_INTEGER) return shape.reduce((a, x) => a * BigInt(x), 1n) * BigInt(size) === BigInt(nbytes);
   }
-  return BigInt(p);
+  return p === nbytes;
 }
 
 /**
@@ -110,7 +118,7 @@ export async function readSafetensorsHeader(src, m) {
     throw fail('ST_HEADER_TOO_LARGE', `safetensors header of ${n} bytes exceeds the limit`, loc);
   if (n > m.size - 8) throw fail('ST_TRUNCATED', 'safetensors header runs past the member', loc);
   const header = await readAt(src, m.dataOffset + 8, n);
-  const tree = parseJson(header, { member: m.name, offset: m.dataOffset + 8, maxBytes: Infinity });
+  const tree = parseJson(header, { member: m.name, offset: m.dataOffset + 8, maxBytes: Infinity, integers: 'number' });
   // spec §11.2: the member's first byte, and the tensor's entry in the header when one is at fault
   /** @type {(name: string) => ErrorLocation} */
   const tloc = (name) => ({ member: m.name, offset: m.dataOffset, pointer: entryPointer(name) });
@@ -121,20 +129,21 @@ export async function readSafetensorsHeader(src, m) {
   if (header[0] !== 0x7b) throw invalid('safetensors header does not begin with "{"');
   if (header[last - 1] !== 0x7d) throw invalid('safetensors header is followed by something other than spaces');
   const bufferLength = m.size - 8 - n;
-  const entries = headerEntries(/** @type {JsonObject} */ (tree), invalid); // its text is within '{' and '}': an object
+  const bufferOffset = m.dataOffset + 8 + n;
+  const entries = headerEntries(/** @type {JsonObject} */ (tree), invalid, bufferOffset); // within '{' and '}': an object
   for (const t of entries) {
     if (!isDtype(t.dtype)) throw fail('ST_DTYPE_UNKNOWN', `unknown dtype ${JSON.stringify(t.dtype)}`, tloc(t.name));
   }
   for (const t of entries) {
-    if (t.shapeBig.length > MAX_NDIM)
-      throw fail('LIMIT_EXCEEDED', `${t.shapeBig.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t.name));
+    if (t.shape.length > MAX_NDIM)
+      throw fail('LIMIT_EXCEEDED', `${t.shape.length} dimensions exceed the limit of ${MAX_NDIM}`, tloc(t.name));
   }
   for (const t of entries) {
     if (t.begin > t.end || t.end > bufferLength)
       throw fail('ST_OFFSETS_INVALID', 'data_offsets reversed or outside the data buffer', tloc(t.name));
   }
   for (const t of entries) {
-    if (elementBytes(t.shapeBig, layout(t.dtype).size) !== BigInt(t.end - t.begin))
+    if (!holds(t.shape, layout(t.dtype).size, t.end - t.begin))
       throw fail('ST_SHAPE_MISMATCH', 'byte range does not match shape and dtype', tloc(t.name));
   }
   /** @type {(a: HeaderEntry, b: HeaderEntry) => number} */
@@ -148,26 +157,16 @@ export async function readSafetensorsHeader(src, m) {
     pos = t.end;
   }
   if (pos !== bufferLength) throw fail('ST_TRAILING_BYTES', 'the data buffer continues after the last tensor', loc);
-  const bufferOffset = m.dataOffset + 8 + n;
   for (const t of entries) {
-    if ((bufferOffset + t.begin) % layout(t.dtype).alignment !== 0)
+    if (t.offset % layout(t.dtype).alignment !== 0)
       throw fail('ST_MISALIGNED', 'tensor is not aligned in the file', tloc(t.name));
   }
   /** @type {Map<string, TensorInfo>} */
   const tensors = new Map();
   for (const t of entries) {
-    tensors.set(
-      t.name,
-      Object.freeze({
-        name: t.name,
-        dtype: /** @type {DtypeCode} */ (t.dtype), // every dtype is known (ST_DTYPE_UNKNOWN above)
-        shape: Object.freeze(t.shapeBig.map(Number)),
-        begin: t.begin,
-        end: t.end,
-        offset: bufferOffset + t.begin,
-        nbytes: t.end - t.begin,
-      }),
-    );
+    Object.freeze(t.shape); // the parsed array, of numbers, no other reference to it
+    // every dtype is known (ST_DTYPE_UNKNOWN above): the entry is the tensor's info
+    tensors.set(t.name, /** @type {TensorInfo} */ (Object.freeze(t)));
   }
   return { headerLength: n, bufferOffset, tensors };
 }

@@ -140,9 +140,11 @@ test('tensorInfo lists a group once: every call gives the same frozen list, so a
     for (const g of ar.groups) {
       const infos = ar.tensorInfo(g);
       assert.ok(infos.length > 0 && Object.isFrozen(infos));
+      const header = ar.state.tensorHeaders.get(g);
       for (const t of infos) {
         assert.equal(ar.tensorInfo(g), infos);
         assert.ok(Object.isFrozen(t) && Object.isFrozen(t.shape));
+        assert.equal(t.shape, header.get(t.name).shape, "the header's frozen shape, not a copy");
       }
     }
     assert.throws(() => ar.tensorInfo('no such group'), { code: 'TENSOR_NOT_FOUND' });

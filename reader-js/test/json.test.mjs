@@ -1,7 +1,7 @@
 // The strict JSON dialect (§6) and the canonical serialization (§13.3).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseJson, rawDepth } from '../src/json.js';
+import { JsonFloat, parseJson, rawDepth } from '../src/json.js';
 import { canonicalJson, floatText, canonicalValue } from '../src/dump.js';
 import { RlarchiveError } from '../src/errors.js';
 
@@ -154,6 +154,15 @@ test('rules 6 to 9 go one after the other over the whole text, each at its first
   assert.deepEqual(where(t), ['JSON_DEPTH', 0]);
 });
 
+test('rule 4 before the grammar wherever the text stops: a nesting beyond the limit after a syntax error, a NaN, the value', () => {
+  const deep = '['.repeat(65) + ']'.repeat(65);
+  for (const t of [`[1,,${deep}]`, `[NaN,${deep}]`, `[1] ${deep}`, `{"a":1 ${deep}`, `"\\ud800" ${deep}`, `[${deep}`]) {
+    assert.deepEqual(where(t), ['JSON_DEPTH', 0], t);
+  }
+  for (const t of ['[1,,' + '['.repeat(63), '[NaN,' + '['.repeat(63)]) assert.notEqual(where(t)[0], 'JSON_DEPTH', t);
+  assert.deepEqual(parseJson(new TextEncoder().encode('{"a":' + '['.repeat(63) + ']'.repeat(63) + '}')).size, 1);
+});
+
 test('rawDepth follows rule 4 literally', () => {
   assert.equal(rawDepth('[[]]'), 2);
   assert.equal(rawDepth(']]][['), 0);
@@ -265,4 +274,20 @@ test('RFC 8785 serialization: key order by UTF-16 code units, escapes, numbers',
     canonicalJson(canonicalValue(parseJson(enc('[1,1.0,-0.0,{"x":2.5e-8}]')))),
     '[1,{"$type":"float","value":"1"},{"$type":"float","value":"-0"},{"x":{"$type":"float","value":"2.5e-8"}}]',
   );
+});
+
+test('integer literals of every length up to 16 digits: the bigint (or, with integers: number, the number) of their text', () => {
+  const texts = ['0', '-0', '7', '-7', '10', '999999999999999', '-999999999999999', '1000000000000000'];
+  for (let n = 1; n <= 16; n++) texts.push('9'.repeat(Math.min(n, 15)), '-' + '1'.repeat(n), String(10 ** (n - 1) + 3));
+  texts.push('9007199254740991', '-9007199254740991');
+  for (const t of texts) {
+    assert.deepEqual(parseJson(enc(`[${t}]`)), [BigInt(t)], t);
+    assert.ok(Object.is(parseJson(enc(`[${t}]`), { integers: 'number' })[0], Number(t) + 0), t);
+  }
+  for (const t of ['9007199254740992', '-9999999999999999', '12345678901234567']) {
+    assert.equal(where(`[${t}]`)[0], 'JSON_INTEGER_RANGE', t);
+    assert.throws(() => parseJson(enc(`[${t}]`), { integers: 'number' }), { code: 'JSON_INTEGER_RANGE' });
+  }
+  const [f] = parseJson(enc('[1.0]'), { integers: 'number' });
+  assert.ok(f instanceof JsonFloat && f.value === 1);
 });

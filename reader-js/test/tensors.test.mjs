@@ -74,3 +74,47 @@ test('tensors listed out of offset order are laid out in offset order', async ()
   header.a.data_offsets = [1, 3];
   assert.deepEqual(await outcome(header, 4), ['ST_HOLE', '/a']);
 });
+
+test('a header is read without a bigint per integer: as many BigInt calls for 2,000 tensors as for 10', async () => {
+  const calls = [];
+  const real = globalThis.BigInt;
+  for (const n of [10, 2000]) {
+    const header = {};
+    for (let i = 0; i < n; i++) header[`layer${i}.w`] = { dtype: 'F32', shape: [2], data_offsets: [8 * i, 8 * i + 8] };
+    const { src, m } = member(header, 8 * n);
+    let count = 0;
+    globalThis.BigInt = Object.assign((v) => (count++, real(v)), real);
+    try {
+      assert.equal((await readSafetensorsHeader(src, m)).tensors.size, n);
+    } finally {
+      globalThis.BigInt = real;
+    }
+    calls.push(count);
+  }
+  assert.equal(calls[0], calls[1]);
+});
+
+test('integer and float literals stay apart in a header: 4.0 or 1e0 is not a shape element nor an offset', async () => {
+  const text = (shape, offsets) =>
+    `{"w":{"dtype":"F32","shape":[${shape}],"data_offsets":[${offsets}]}}`.padEnd(56, ' ');
+  for (const [shape, offsets, want] of [
+    ['1', '0,4', null],
+    ['1.0', '0,4', 'ST_HEADER_INVALID'],
+    ['1e0', '0,4', 'ST_HEADER_INVALID'],
+    ['1', '0,4.0', 'ST_HEADER_INVALID'],
+    ['-0', '0,0', null], // the integer 0 written -0
+    ['1', '0,9007199254740992', 'JSON_INTEGER_RANGE'],
+  ]) {
+    const body = Buffer.from(text(shape, offsets));
+    const bytes = Buffer.concat([Buffer.alloc(8), body, Buffer.alloc(want === null ? (shape === '-0' ? 0 : 4) : 4)]);
+    bytes.writeBigUInt64LE(BigInt(body.length), 0);
+    const m = { name: 'tensors/g.safetensors', dataOffset: 0, size: bytes.length };
+    try {
+      const r = await readSafetensorsHeader(new MemorySource(new Uint8Array(bytes)), m);
+      assert.equal(want, null, shape + offsets);
+      assert.ok(Object.is(r.tensors.get('w').shape[0], shape === '-0' ? 0 : 1), shape);
+    } catch (e) {
+      assert.equal(e.code, want, `${shape} ${offsets}: ${e.message}`);
+    }
+  }
+});

@@ -54,6 +54,26 @@ def reference_depth(text: str) -> int:
     return peak
 
 
+def reference_counts(text: str) -> tuple[int, int]:
+    """The objects and the keys of a text read literally: the ``{`` and the ``:`` outside strings."""
+    objects = keys = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        else:
+            objects += c == "{"
+            keys += c == ":"
+    return objects, keys
+
+
 def random_text(rng: random.Random) -> str:
     alphabet = ['"', "\\", "[", "]", "{", "}", "a", " ", "\n", ":", ",", "é", "\U0001f600", "1"]
     weights = [3, 2, 4, 4, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
@@ -69,6 +89,8 @@ def test_depth_is_the_rule_on_random_texts(monkeypatch):
     monkeypatch.setattr(jsonbounds, "_DEPTH_BLOCK", 3)  # the running depth carried from block to block
     for text in texts[:3000]:
         assert jsonstrict.nesting_depth(text) == reference_depth(text), text
+    for text in texts[:3000]:
+        assert jsonbounds.text_shape(text) == (reference_depth(text), *reference_counts(text)), text
 
 
 def test_depth_without_numpy_is_the_rule(monkeypatch):
@@ -86,7 +108,7 @@ def test_depth_without_numpy_is_the_rule(monkeypatch):
     rng = random.Random(20240612)
     texts = [random_text(rng) for _ in range(3000)] + ["[" * 70 + '"' + "]" * 70, '"\\', "]]][[["]
     for text in texts:
-        assert jsonbounds.nesting_depth(text) == reference_depth(text), text
+        assert jsonbounds.text_shape(text) == (reference_depth(text), *reference_counts(text)), text
 
 
 def line_count(fn: Callable[[], Any], module: Any) -> int:
@@ -120,6 +142,56 @@ def test_depth_runs_no_python_step_per_token():
     assert line_count(lambda: jsonstrict.nesting_depth(small), jsonbounds) == line_count(
         lambda: jsonstrict.nesting_depth(large), jsonbounds
     )
+
+
+def test_parse_runs_no_python_step_per_object():
+    """A header of 2,000 entries runs the same Python lines of jsonstrict as one of 10 (no hook per object)."""
+    small, large = header_text(10), header_text(2000)
+    assert line_count(lambda: jsonstrict.parse(small), jsonstrict) == line_count(
+        lambda: jsonstrict.parse(large), jsonstrict
+    )
+
+
+def reference_duplicate(text: str) -> bool:
+    """Whether some object of the text (a dropped value's too) has a key twice: a hook on every object."""
+    found = False
+
+    def pairs(items: list[Any]) -> dict[str, Any]:
+        nonlocal found
+        found = found or len({k for k, _ in items}) < len(items)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return found
+
+
+def random_document(rng: random.Random, depth: int = 0) -> str:
+    """A JSON text of objects and arrays whose keys are drawn from three, so that some repeat."""
+    kind = rng.randrange(4 if depth < 4 else 1)
+    if kind == 0:
+        return rng.choice(["1", '"s"', "null", '":{["', "2.5"])
+    if kind == 1:
+        return "[" + ",".join(random_document(rng, depth + 1) for _ in range(rng.randrange(4))) + "]"
+    members = [f'"{rng.choice("ab:")}":{random_document(rng, depth + 1)}' for _ in range(rng.randrange(4))]
+    return "{" + ",".join(members) + "}"
+
+
+def test_repeated_keys_found_by_counting_are_the_ones_a_hook_finds():
+    """The keys the text holds against the keys the parse kept: a repeated key anywhere (in a value a
+    repeated key drops too) is JSON_DUPLICATE_KEY at the first repeated key in document order."""
+    rng = random.Random(20240613)
+    repeated = 0
+    for _ in range(4000):
+        text = random_document(rng)
+        try:
+            value = jsonstrict.parse(text.encode(), offset=0)
+        except RlarchiveError as e:
+            assert e.code == "JSON_DUPLICATE_KEY" and reference_duplicate(text), text
+            assert e.offset == jsonstrict._locate(text, "duplicate"), text  # an ASCII text: bytes are characters
+            repeated += 1
+        else:
+            assert not reference_duplicate(text) and value == json.loads(text), text
+    assert 500 < repeated < 3500
 
 
 @pytest.mark.parametrize(
