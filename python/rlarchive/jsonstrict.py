@@ -256,7 +256,7 @@ def parse(
         raise fail_at("JSON_UTF8", "JSON string escapes a lone surrogate", "surrogate")
     if repeated:
         pos = _locate(text, "duplicate")
-        key = json.decoder.scanstring(text, pos + 1)[0] if pos is not None else None
+        key = json.JSONDecoder().raw_decode(text, pos)[0] if pos is not None else None
         raise fail_at("JSON_DUPLICATE_KEY", f"JSON object has the key {key!r} twice", "duplicate")
     if hooks.int_range is not None:
         raise fail_at("JSON_INTEGER_RANGE", f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)", "int")
