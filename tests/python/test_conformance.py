@@ -290,6 +290,8 @@ def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp
             "xfail.json",
             "--junit",
             "out.xml",
+            "--generated",
+            "0",
         ],
         capture_output=True,
         text=True,
@@ -303,7 +305,11 @@ def test_relative_paths_resolve_from_the_callers_folder_and_junit_is_written(tmp
 
 @pytest.mark.slow
 def test_validate_reports_are_judged_issue_by_issue(tmp_path):
-    honest = _harness("--reader-cmd", _liar(tmp_path, "", requests=("validate",)), "--reader-name", "validator")
+    # the golden vectors suffice: their reports hold the warnings this liar drops
+    golden = ("--generated", "0")
+    honest = _harness(
+        "--reader-cmd", _liar(tmp_path, "", requests=("validate",)), "--reader-name", "validator", *golden
+    )
     assert honest.returncode == 0, honest.stdout[-2000:]
     cmd = _liar(
         tmp_path,
@@ -313,7 +319,7 @@ def test_validate_reports_are_judged_issue_by_issue(tmp_path):
     """,
         requests=("validate",),
     )
-    r = _harness("--reader-cmd", cmd, "--reader-name", "quiet-validator")
+    r = _harness("--reader-cmd", cmd, "--reader-name", "quiet-validator", *golden)
     assert r.returncode == 1 and "validate: issues" in r.stdout
 
 
