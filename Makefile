@@ -25,8 +25,7 @@ UNPICKLE_FUZZ_CASES ?= 100000
 
 # the core package alone (numpy): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
 	$(PY) -m pip install -q -e python
 	rm -f $(VENV)/.core-*
 	touch $@
@@ -38,21 +37,23 @@ $(BUILD_STAMP):
 	rm -f $(VENV)/.build-*
 	touch $@
 
-$(PY_STAMP): $(CORE_STAMP)
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e 'python[test,sb3,bench,fast,video]' stable-baselines3==2.9.2 sb3-contrib==2.9.2  # the extras are ranges; the suite runs on these
-	rm -f $(VENV)/.installed-*
-	touch $@
+# everything the tests, the benchmarks and the API reference use, in one pip run (the core package is part of it):
+# torch pinned to 2.13.0, its CPU build (an unpinned torch would bring a CUDA build of several GB); the extras
+# are ranges, the suite runs on these versions
+$(PY_STAMP): python/pyproject.toml
+	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
+	$(PY) -m pip install -q torch==2.13.0 -e 'python[test,sb3,bench,fast,video,docs]' stable-baselines3==2.9.2 sb3-contrib==2.9.2
+	rm -f $(VENV)/.installed-* $(VENV)/.core-* $(VENV)/.docs-*
+	touch $@ $(CORE_STAMP) $(DOCS_STAMP)
 
 $(JS_STAMP): reader-js/package.json reader-js/package-lock.json
 	cd reader-js && npm ci --no-audit --no-fund --loglevel=error
 	rm -f reader-js/node_modules/.installed-*
 	touch $@
 
-# pdoc, for make docs (the docs extra)
+# pdoc, for make docs (the docs extra): installed with the rest, or here into an environment set up without it
 $(DOCS_STAMP): $(PY_STAMP)
-	$(PY) -m pip install -q -e 'python[docs]'
-	rm -f $(VENV)/.docs-*
+	$(PY) -c "import pdoc" 2>/dev/null || $(PY) -m pip install -q -e 'python[docs]'
 	touch $@
 
 setup-core: $(CORE_STAMP)

@@ -32,31 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 VECTORS = os.path.join(ROOT, "test-vectors")
 
 
-def reference_depth(text: str) -> int:
-    """Spec §6 rule 4 read literally: one token at a time, brackets counted outside strings only."""
-    depth = peak = 0
-    in_string = escaped = False
-    for c in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-            peak = max(peak, depth)
-        elif c in "]}":
-            depth -= 1
-    return peak
-
-
-def reference_counts(text: str) -> tuple[int, int]:
-    """The objects and the keys of a text read literally: the ``{`` and the ``:`` outside strings."""
-    objects = keys = 0
+def _outside_strings(text: str):
+    """The characters of a text read literally that stand outside its strings (the quotes themselves excluded)."""
     in_string = escaped = False
     for c in text:
         if in_string:
@@ -69,8 +46,27 @@ def reference_counts(text: str) -> tuple[int, int]:
         elif c == '"':
             in_string = True
         else:
-            objects += c == "{"
-            keys += c == ":"
+            yield c
+
+
+def reference_depth(text: str) -> int:
+    """Spec §6 rule 4 read literally: one token at a time, brackets counted outside strings only."""
+    depth = peak = 0
+    for c in _outside_strings(text):
+        if c in "[{":
+            depth += 1
+            peak = max(peak, depth)
+        elif c in "]}":
+            depth -= 1
+    return peak
+
+
+def reference_counts(text: str) -> tuple[int, int]:
+    """The objects and the keys of a text read literally: the ``{`` and the ``:`` outside strings."""
+    objects = keys = 0
+    for c in _outside_strings(text):
+        objects += c == "{"
+        keys += c == ":"
     return objects, keys
 
 

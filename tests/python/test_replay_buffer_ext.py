@@ -91,6 +91,21 @@ class _GoalEnv:
     """Just enough of a VecEnv for HerReplayBuffer's constructor (it is never sampled here)."""
 
 
+def _her(size: int, **kwargs):
+    """A HerReplayBuffer of ``size`` rows over 2 environments, goals of 2 and observations of 4 values."""
+    spaces = {"observation": _box((4,)), "achieved_goal": _box((2,)), "desired_goal": _box((2,))}
+    return her_buffer.HerReplayBuffer(
+        size,
+        gym.spaces.Dict(spaces),
+        _box((2,)),
+        _GoalEnv(),
+        "cpu",
+        n_envs=2,
+        goal_selection_strategy="final",
+        **kwargs,
+    )
+
+
 SB3_BUFFERS = {
     "plain-box": lambda: buffers.ReplayBuffer(48, _box((3,)), _box((2,), np.float64), "cpu", n_envs=2),
     "discrete-both": lambda: buffers.ReplayBuffer(10, gym.spaces.Discrete(5), gym.spaces.Discrete(3), "cpu"),
@@ -107,16 +122,7 @@ SB3_BUFFERS = {
         "cpu",
         n_envs=3,
     ),
-    "her": lambda: her_buffer.HerReplayBuffer(
-        10,
-        gym.spaces.Dict({"observation": _box((4,)), "achieved_goal": _box((2,)), "desired_goal": _box((2,))}),
-        _box((2,)),
-        _GoalEnv(),
-        "cpu",
-        n_envs=2,
-        goal_selection_strategy="final",
-        copy_info_dict=True,
-    ),
+    "her": lambda: _her(10, copy_info_dict=True),
     "nstep": lambda: buffers.NStepReplayBuffer(
         20, _box((3,)), gym.spaces.Discrete(2), "cpu", n_envs=4, n_steps=5, gamma=0.9
     ),
@@ -254,15 +260,7 @@ def test_writing_checks_the_her_indices_where_they_are(monkeypatch):
     """The HER indices a writer checks (spec §4 rule 9) are read in the buffer's own memory: no copy of them."""
     import rlarchive.writer as writer
 
-    buf = her_buffer.HerReplayBuffer(
-        200,  # ep_start and ep_length: 100 rows x 2 environments of int64 each, tensors of their own
-        gym.spaces.Dict({"observation": _box((4,)), "achieved_goal": _box((2,)), "desired_goal": _box((2,))}),
-        _box((2,)),
-        _GoalEnv(),
-        "cpu",
-        n_envs=2,
-        goal_selection_strategy="final",
-    )
+    buf = _her(200)  # ep_start and ep_length: 100 rows x 2 environments of int64 each, tensors of their own
     _fill(buf, steps=13)
     seen = []
     view = writer.view_numpy
