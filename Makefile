@@ -103,10 +103,16 @@ TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast+c
 # Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test
 # has made them first, once), REPORTS is where the test runners write JUnit XML for the summary.
 test: setup setup-browser setup-ziptools peers-fetch $(DOCS_STAMP)
+	$(BYTECODE)
 	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_STAGES)
 
 test-fast: setup setup-browser
+	$(BYTECODE)
 	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_FAST_STAGES)
+
+# the bytecode of the package's and the tests' modules, written once before the hundreds of processes the tests start
+# import them (each would otherwise compile them again where PYTHONDONTWRITEBYTECODE is set); up to date in a second
+BYTECODE = $(PY) -m compileall -q -j 0 python/rlarchive tests tools >/dev/null
 
 # pytest-xdist (the test extra) runs the Python tests in TEST_WORKERS processes (auto: one per core); the
 # tests of one file run in one process, in order (--dist loadfile): a module fixture is made once
