@@ -228,23 +228,52 @@ def _close(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return (np.isnan(got) & np.isnan(want)) | (got == want) | near
 
 
+#: The onnxruntime-web process of this module's tests (ort-web-run.mjs --serve), started at the first use: its
+#: WebAssembly is compiled once, not once per call.
+_ORT_WEB: dict = {}
+#: The longest a batch of jobs may take in onnxruntime-web before the test fails as hung.
+ORT_WEB_SECONDS = 600
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ort_web_process():
+    yield
+    p = _ORT_WEB.pop("process", None)
+    if p is not None:
+        p.stdin.close()
+        p.wait(timeout=60)
+
+
 def _ort_web(jobs: list, tmp_path) -> list:
     """Run ``jobs`` (see ort-web-run.mjs) in onnxruntime-web; the test is skipped without node or onnxruntime-web."""
+    import selectors
     import shutil
 
     if shutil.which("node") is None or not os.path.exists(ORT_WEB):
         pytest.skip("node or reader-js's onnxruntime-web (npm ci in reader-js) is missing")
     job = tmp_path / "jobs.json"
     job.write_text(json.dumps(jobs))
-    run = subprocess.run(
-        ["node", ORT_WEB_RUN, str(job)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=os.path.join(ROOT, "reader-js"),
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout)
+    p = _ORT_WEB.get("process")
+    if p is None or p.poll() is not None:
+        p = _ORT_WEB["process"] = subprocess.Popen(
+            ["node", ORT_WEB_RUN, "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=os.path.join(ROOT, "reader-js"),
+        )
+    p.stdin.write(f"{job}\n")
+    p.stdin.flush()
+    with selectors.DefaultSelector() as sel:
+        sel.register(p.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout=ORT_WEB_SECONDS):
+            p.kill()
+            raise AssertionError(f"onnxruntime-web gave no answer in {ORT_WEB_SECONDS} s")
+    line = p.stdout.readline()
+    assert line, f"onnxruntime-web ended (status {p.poll()})"
+    answer = json.loads(line)
+    assert not (isinstance(answer, dict) and "error" in answer), answer
+    return answer
 
 
 def _write(policy: Policy, path, precision: str) -> None:

@@ -1,6 +1,7 @@
 // Runs ONNX models in onnxruntime-web (its WebAssembly backend, under Node) for
 // the Python tests of `rlarchive export-onnx`: reads jobs from the JSON file
-// given as the only argument and prints their outputs as one JSON line.
+// given as the only argument and prints their outputs as one JSON line; with --serve, the path of a jobs file
+// per line of standard input and a line of outputs for each.
 //
 // Jobs: [{"model": PATH, "steps": [FEEDS, ...], "carry": {INPUT: OUTPUT, ...}}, ...]
 // where FEEDS maps input names to {"dtype", "dims", "base64"} (the elements'
@@ -9,6 +10,7 @@
 // output (a recurrent state).
 // Output: [[{NAME: {"dtype", "dims", "base64"}}, ...per step], ...per job].
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import * as ort from 'onnxruntime-web';
 
 ort.env.wasm.numThreads = 1;
@@ -60,6 +62,23 @@ async function run(job) {
   return outputs;
 }
 
-const results = [];
-for (const job of JSON.parse(readFileSync(process.argv[2], 'utf8'))) results.push(await run(job));
-process.stdout.write(JSON.stringify(results) + '\n');
+/** @param {string} path */
+async function answer(path) {
+  const results = [];
+  for (const job of JSON.parse(readFileSync(path, 'utf8'))) results.push(await run(job));
+  return JSON.stringify(results);
+}
+
+if (process.argv[2] === '--serve') {
+  // one jobs file per line of standard input, one line of results each ({"error": ...} when a job fails), until
+  // the input ends: onnxruntime-web's WebAssembly is compiled once for all of them
+  for await (const line of createInterface({ input: process.stdin })) {
+    try {
+      process.stdout.write(`${await answer(line)}\n`);
+    } catch (e) {
+      process.stdout.write(`${JSON.stringify({ error: String(e instanceof Error ? e.stack : e) })}\n`);
+    }
+  }
+} else {
+  process.stdout.write(`${await answer(process.argv[2])}\n`);
+}
