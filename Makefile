@@ -39,10 +39,12 @@ $(BUILD_STAMP):
 
 # everything the tests, the benchmarks and the API reference use, in one pip run (the core package is part of it):
 # torch pinned to 2.13.0, its CPU build (an unpinned torch would bring a CUDA build of several GB); the extras
-# are ranges, the suite runs on these versions
+# are ranges, the suite runs on these versions. The bytecode is compiled afterwards on every core (pip compiles
+# on one; a file some installed package holds for another Python version is left uncompiled, as pip leaves it)
 $(PY_STAMP): python/pyproject.toml
 	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
-	$(PY) -m pip install -q torch==2.13.0 -e 'python[test,sb3,bench,fast,video,docs]' stable-baselines3==2.9.2 sb3-contrib==2.9.2
+	$(PY) -m pip install -q --no-compile torch==2.13.0 -e 'python[test,sb3,bench,fast,video,docs]' stable-baselines3==2.9.2 sb3-contrib==2.9.2
+	$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null || true
 	rm -f $(VENV)/.installed-* $(VENV)/.core-* $(VENV)/.docs-*
 	touch $@ $(CORE_STAMP) $(DOCS_STAMP)
 
