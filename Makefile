@@ -97,9 +97,10 @@ setup: setup-python setup-js
 # and one summary at the end (tests passed, failed and skipped per stage, and why they were skipped); a stage
 # that fails does not stop the others, and the run then exits non-zero. Stages joined by + run at the same
 # time: the JavaScript tests wait on browsers and timers, the Python tests on processes, so the two overlap, and
-# the linters (mostly one core) fill the gaps; the last stages read the tree and write only to temporary folders,
-# so they run together too.
-TEST_STAGES := lint+test-python+test-js test-property+conformance+generate-check+docs
+# the linters (mostly one core) fill the gaps; the stages written ~TARGET run beside them at a lower priority
+# (nice), on the processor time the others leave (they read the tree and write only to temporary folders, and
+# the docs into docs/, which no other stage reads).
+TEST_STAGES := lint+test-python+test-js+~test-property+~conformance+~generate-check+~docs
 TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast+conformance-golden
 
 # Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test

@@ -2,7 +2,8 @@
 """Run the stages of ``make test`` (or ``make test-fast``) with a banner each and one summary at the end.
 
 ``test_stages.py [--make MAKE] GROUP...``: each GROUP is a make target, or several joined by ``+`` that run
-at the same time (``test-python+test-js``). Groups run one after the other; a stage that fails does not stop
+at the same time (``test-python+test-js``); a target written ``~TARGET`` runs at a lower priority
+(``nice -n BACKGROUND_NICE``), on the processor time the others leave. Groups run one after the other; a stage that fails does not stop
 the others. Each stage is ``make TARGET NO_SETUP=1 REPORTS=DIR`` (the caller has set everything up), with
 RLARCHIVE_STAGES naming every stage of the run (a test that does what one of them does then skips itself);
 the test runners write JUnit XML into DIR, from which the summary counts the tests passed, failed and
@@ -29,11 +30,14 @@ from dataclasses import dataclass, field
 
 #: the longest reason of a skip shown in the summary
 REASON_WIDTH = 110
+#: how much lower the priority of a ``~TARGET`` stage is (nice(1)'s increment)
+BACKGROUND_NICE = 10
 
 
 @dataclass
 class Stage:
     target: str
+    background: bool = False  # runs at a lower priority (``~TARGET``)
     rc: int | None = None
     seconds: float = 0.0
     output: str = ""
@@ -78,6 +82,9 @@ def run_stage(stage: Stage, make: str, reports: str, env: dict, live: bool, lock
     folder = os.path.join(reports, stage.target)
     os.makedirs(folder, exist_ok=True)
     cmd = [*shlex.split(make), "--no-print-directory", stage.target, "NO_SETUP=1", f"REPORTS={folder}"]
+    nice = shutil.which("nice") if stage.background else None
+    if nice is not None:
+        cmd = [nice, "-n", str(BACKGROUND_NICE), *cmd]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     chunks = []
@@ -154,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--make", default=os.environ.get("MAKE", "make"), help="the make program (default: $MAKE)")
     ap.add_argument("groups", nargs="+", metavar="GROUP", help="make targets; TARGET+TARGET runs them at once")
     args = ap.parse_args(argv)
-    groups = [[Stage(t) for t in g.split("+") if t] for g in args.groups]
+    groups = [[Stage(t.lstrip("~"), t.startswith("~")) for t in g.split("+") if t.lstrip("~")] for g in args.groups]
     stages = [s for g in groups for s in g]
     reports = tempfile.mkdtemp(prefix="rlarchive-stages-")
     # the tests that do what a stage of this run does skip themselves (tests/python/conftest.py)

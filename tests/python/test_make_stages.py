@@ -19,7 +19,7 @@ import os, sys
 args = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 target = [a for a in sys.argv[1:] if not a.startswith("-") and "=" not in a][0]
 assert args["NO_SETUP"] == "1"
-print(f"{target} runs; stages of this run: {os.environ['RLARCHIVE_STAGES']}", flush=True)
+print(f"{target} runs; stages of this run: {os.environ['RLARCHIVE_STAGES']}; niceness {os.nice(0)}", flush=True)
 cases = {
     "passing": '<testcase name="a"/><testcase name="b"/><testcase name="c"><skipped message="Skipped: no chromium"/></testcase>',
     "failing": '<testcase name="a"/><testcase name="b"><failure message="boom"/></testcase>',
@@ -51,7 +51,7 @@ def test_every_stage_runs_and_the_summary_counts_each_from_its_report(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     for target in ("passing", "failing", "crashing", "linting"):
         assert f"==== {target}: started" in r.stdout
-        assert f"{target} runs; stages of this run: passing,failing,crashing,linting" in r.stdout
+        assert f"{target} runs; stages of this run: passing,failing,crashing,linting;" in r.stdout
     lines = _summary(r.stdout)
     row = {line.split()[0]: line for line in lines if line.startswith("  ") and line.split()}
     assert "ok: 2 passed, 0 failed, 1 skipped" in row["passing"]
@@ -79,6 +79,20 @@ def test_stages_joined_by_plus_run_together_and_each_output_is_shown(tmp_path):
     assert out.index("==== failing: its output") < out.index("failing runs;") < out.index("==== failing: FAILED")
     assert out.index("==== failing: FAILED") < out.index("==== linting: started")
     assert _summary(out)[-1] == "total: 3 passed, 1 failed, 1 skipped"
+
+
+def test_a_stage_written_with_a_tilde_runs_at_a_lower_priority_beside_the_others(tmp_path):
+    import shutil
+
+    if shutil.which("nice") is None or not hasattr(os, "nice"):
+        pytest.skip("needs nice(1)")
+    own = os.nice(0)
+    r = _run(tmp_path, "passing+~linting")
+    assert r.returncode == 0, r.stdout
+    assert "==== passing and linting: started (at the same time)" in r.stdout
+    assert f"passing runs; stages of this run: passing,linting; niceness {own}" in r.stdout
+    assert f"linting runs; stages of this run: passing,linting; niceness {min(own + 10, 19)}" in r.stdout
+    assert "  linting  ok: no test count in" in r.stdout
 
 
 @pytest.mark.slow
