@@ -120,6 +120,7 @@ def test_make_test_runs_the_staleness_check_of_every_generator():
     with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
         text = f.read()
     stages = next(line for line in text.splitlines() if line.startswith("TEST_STAGES :="))
-    assert "generate-check" in stages.split(":=", 1)[1].replace("+", " ").split()
+    targets = stages.split(":=", 1)[1].replace("+", " ").split()
+    assert "generate-check" in [t.lstrip("~") for t in targets]  # ~TARGET: a stage run at a lower priority
     recipe = text.split("\ngenerate-check:", 1)[1].split("\n\n", 1)[0]
     assert recipe.strip().splitlines()[-1].strip() == "$(PY) tools/generate.py --check"
