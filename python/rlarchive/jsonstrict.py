@@ -215,11 +215,14 @@ def parse(
         off = None if offset is None else offset + (at or 0)
         return RlarchiveError(code, msg, member=member, offset=off)
 
-    def fail_at(code: str, msg: str, rule: str) -> RlarchiveError:
+    def fail_at(code: str, msg: str, pos: int) -> RlarchiveError:
+        return fail(code, msg, len(text[:pos].encode("utf-8")))
+
+    def located(rule: str) -> int:
         pos = _locate(text, rule)
         if pos is None:  # pragma: no cover - parse() found one
             raise AssertionError(f"no token breaks {rule}")
-        return fail(code, msg, len(text[:pos].encode("utf-8")))
+        return pos
 
     if len(raw) > max_bytes:
         raise fail(size_code, f"JSON text of {len(raw)} bytes exceeds the limit of {max_bytes}")
@@ -242,7 +245,7 @@ def parse(
             parse_constant=_nan_literal,
         )
     except _NanLiteral as e:
-        raise fail_at("JSON_NAN_LITERAL", f"JSON text holds the literal {e.args[0]}", "nan") from None
+        raise fail_at("JSON_NAN_LITERAL", f"JSON text holds the literal {e.args[0]}", located("nan")) from None
     except json.JSONDecodeError as e:
         at = len(text[: _syntax_at(text, e)].encode("utf-8"))
         raise fail("JSON_SYNTAX", f"invalid JSON: {e.msg}", at) from None
@@ -250,18 +253,22 @@ def parse(
         raise fail("JSON_SYNTAX", f"invalid JSON: {e}") from None
     # a key repeated in its object is dropped by the parse: fewer keys (or objects) kept than the text holds
     repeated = _kept_keys(value, objects) != keys
-    if _SURROGATE_ESCAPE.search(text) and (
-        _has_surrogate(value) or (repeated and _locate(text, "surrogate") is not None)
-    ):  # rule 6 before rule 7: the strings of a dropped key and its value too
-        raise fail_at("JSON_UTF8", "JSON string escapes a lone surrogate", "surrogate")
+    # rule 6 before rule 7: the strings of a dropped key and its value too (found in the text alone)
+    if _SURROGATE_ESCAPE.search(text) and (repeated or _has_surrogate(value)):
+        pos = _locate(text, "surrogate")
+        if pos is not None:
+            raise fail_at("JSON_UTF8", "JSON string escapes a lone surrogate", pos)
     if repeated:
-        pos = _locate(text, "duplicate")
-        key = json.JSONDecoder().raw_decode(text, pos)[0] if pos is not None else None
-        raise fail_at("JSON_DUPLICATE_KEY", f"JSON object has the key {key!r} twice", "duplicate")
+        pos = located("duplicate")
+        key = json.JSONDecoder().raw_decode(text, pos)[0]
+        raise fail_at("JSON_DUPLICATE_KEY", f"JSON object has the key {key!r} twice", pos)
     if hooks.int_range is not None:
-        raise fail_at("JSON_INTEGER_RANGE", f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)", "int")
+        msg = f"integer literal {hooks.int_range[:40]} is outside ±(2^53-1)"
+        raise fail_at("JSON_INTEGER_RANGE", msg, located("int"))
     if hooks.float_range is not None:
-        raise fail_at("JSON_NUMBER_RANGE", f"float literal {hooks.float_range[:40]} overflows binary64", "float")
+        raise fail_at(
+            "JSON_NUMBER_RANGE", f"float literal {hooks.float_range[:40]} overflows binary64", located("float")
+        )
     return value
 
 
