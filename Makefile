@@ -10,6 +10,10 @@
 #   make compat-python the core tests and the Python conformance run under every Python version the classifiers claim
 #   make peers         SB3's and sb3-contrib's own persistence tests, with pickle and through rlarchive.sb3.use_archives()
 SHELL := /bin/bash
+# The processes started here write the bytecode of what they import into the project's own environment and tree,
+# as Python does by default: where PYTHONDONTWRITEBYTECODE is set, each of the hundreds of processes the tests
+# start would compile torch and the package from source again (about 4 CPU-s each, against 0.1 from bytecode)
+unexport PYTHONDONTWRITEBYTECODE
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -21,7 +25,7 @@ JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
-.PHONY: peers peers-fetch lint lint-fast format setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-fast test-python test-python-fast test-js test-js-fast test-property test-property-fast conformance conformance-golden generate generate-check tables dist vectors fuzz bench compat compat-python docs clean
+.PHONY: peers peers-fetch lint lint-fast format setup test-setup setup-core setup-build setup-python setup-js setup-browser setup-ziptools test test-fast test-python test-python-fast test-js test-js-fast test-property test-property-fast conformance conformance-golden generate generate-check tables dist vectors fuzz bench compat compat-python docs clean
 
 # the core package alone (numpy): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
@@ -39,12 +43,12 @@ $(BUILD_STAMP):
 
 # everything the tests, the benchmarks and the API reference use, in one pip run (the core package is part of it):
 # torch pinned to 2.13.0, its CPU build (an unpinned torch would bring a CUDA build of several GB); the extras
-# are ranges, the suite runs on these versions. The bytecode is compiled afterwards on every core (pip compiles
-# on one; a file some installed package holds for another Python version is left uncompiled, as pip leaves it)
+# are ranges, the suite runs on these versions. No bytecode is compiled here (--no-compile): of the ten thousand
+# modules installed, a test process imports about 1,400, and each is compiled once, by the first process that
+# imports it (see PYTHONDONTWRITEBYTECODE below); compiling them all took longer than the pip run itself
 $(PY_STAMP): python/pyproject.toml
 	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
 	$(PY) -m pip install -q --no-compile torch==2.13.0 -e 'python[test,sb3,bench,fast,video,docs]' stable-baselines3==2.9.2 sb3-contrib==2.9.2
-	$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null || true
 	rm -f $(VENV)/.installed-* $(VENV)/.core-* $(VENV)/.docs-*
 	touch $@ $(CORE_STAMP) $(DOCS_STAMP)
 
@@ -73,8 +77,9 @@ setup-browser:
 	  else echo "setup-browser: no chromium and no apt-get as root; the browser test will be skipped"; fi; }
 
 # The extraction-tool test needs unzip, bsdtar and 7-Zip (Debian: unzip, libarchive-tools, 7zip or p7zip-full);
-# where one cannot be installed, that tool's part of the test reports itself skipped.
-setup-ziptools:
+# where one cannot be installed, that tool's part of the test reports itself skipped. After setup-browser: both may
+# run apt-get, which takes one process at a time.
+setup-ziptools: | setup-browser
 	@missing=""; \
 	command -v unzip >/dev/null 2>&1 || missing="$$missing unzip"; \
 	command -v bsdtar >/dev/null 2>&1 || missing="$$missing libarchive-tools"; \
@@ -105,7 +110,11 @@ TEST_FAST_STAGES := lint-fast test-python-fast+test-js-fast test-property-fast+c
 
 # Each stage is `make STAGE NO_SETUP=1 REPORTS=DIR`: NO_SETUP leaves out the set-up prerequisites (make test
 # has made them first, once), REPORTS is where the test runners write JUnit XML for the summary.
-test: setup setup-browser setup-ziptools peers-fetch $(DOCS_STAMP)
+# make test's set-up: its parts side by side (pip, npm, apt-get and the peers' download wait on disk and network)
+test-setup: setup setup-browser setup-ziptools peers-fetch $(DOCS_STAMP)
+
+test:
+	@$(MAKE) --no-print-directory -j 3 test-setup
 	$(BYTECODE)
 	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_STAGES)
 
@@ -113,8 +122,8 @@ test-fast: setup setup-browser
 	$(BYTECODE)
 	$(PY) tools/test_stages.py --make "$(MAKE)" $(TEST_FAST_STAGES)
 
-# the bytecode of the package's and the tests' modules, written once before the hundreds of processes the tests start
-# import them (each would otherwise compile them again where PYTHONDONTWRITEBYTECODE is set); up to date in a second
+# the bytecode of the package's and the tests' modules, written once on every core before the stages start, so
+# that the processes starting side by side do not each compile them; up to date in a second
 BYTECODE = $(PY) -m compileall -q -j 0 python/rlarchive tests tools >/dev/null
 
 # pytest-xdist (the test extra) runs the Python tests in TEST_WORKERS processes (auto: one per core); the
