@@ -12,7 +12,7 @@
 SHELL := /bin/bash
 # The processes started here write the bytecode of what they import into the project's own environment and tree,
 # as Python does by default: where PYTHONDONTWRITEBYTECODE is set, each of the hundreds of processes the tests
-# start would compile torch and the package from source again (about 4 CPU-s each, against 0.1 from bytecode)
+# start would compile torch and the package from source again (about 4 CPU-s more each, measured)
 unexport PYTHONDONTWRITEBYTECODE
 PYTHON ?= python3
 VENV := .venv
@@ -20,6 +20,7 @@ PY := $(VENV)/bin/python
 CORE_STAMP := $(VENV)/.core-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 PY_STAMP := $(VENV)/.installed-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 DOCS_STAMP := $(VENV)/.docs-$(shell sha256sum python/pyproject.toml | cut -c1-12)
+WARM_STAMP := $(VENV)/.bytecode-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 BUILD_STAMP := $(VENV)/.build-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 FUZZ_CASES ?= 100000
@@ -43,14 +44,21 @@ $(BUILD_STAMP):
 
 # everything the tests, the benchmarks and the API reference use, in one pip run (the core package is part of it):
 # torch pinned to 2.13.0, its CPU build (an unpinned torch would bring a CUDA build of several GB); the extras
-# are ranges, the suite runs on these versions. No bytecode is compiled here (--no-compile): of the ten thousand
-# modules installed, a test process imports about 1,400, and each is compiled once, by the first process that
-# imports it (see PYTHONDONTWRITEBYTECODE below); compiling them all took longer than the pip run itself
+# are ranges, the suite runs on these versions. No bytecode is compiled here (--no-compile): see WARM_STAMP
 $(PY_STAMP): python/pyproject.toml
 	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
 	$(PY) -m pip install -q --no-compile torch==2.13.0 -e 'python[test,sb3,bench,fast,video,docs]' stable-baselines3==2.9.2 sb3-contrib==2.9.2
-	rm -f $(VENV)/.installed-* $(VENV)/.core-* $(VENV)/.docs-*
+	rm -f $(VENV)/.installed-* $(VENV)/.core-* $(VENV)/.docs-* $(VENV)/.bytecode-*
 	touch $@ $(CORE_STAMP) $(DOCS_STAMP)
+
+# The bytecode of the modules the tests' processes import (about 2,700 of the 10,000 installed; training imports
+# torch._dynamo and SymPy), written by one process that imports them: one compilation each, before the hundreds of
+# processes the tests start side by side would each compile them (compiling all took 27 s on two cores, this 16 s)
+WARM_IMPORTS := torch torch._dynamo torch.onnx stable_baselines3 sb3_contrib rl_zoo3.train onnx onnxruntime \
+  hypothesis pytest xdist rlarchive.cli rlarchive.sb3 rlarchive.zoo
+$(WARM_STAMP): $(PY_STAMP)
+	$(PY) -c 'import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]' $(WARM_IMPORTS)
+	touch $@
 
 $(JS_STAMP): reader-js/package.json reader-js/package-lock.json
 	cd reader-js && npm ci --no-audit --no-fund --loglevel=error
@@ -64,7 +72,7 @@ $(DOCS_STAMP): $(PY_STAMP)
 
 setup-core: $(CORE_STAMP)
 setup-build: $(BUILD_STAMP)
-setup-python: $(PY_STAMP)
+setup-python: $(PY_STAMP) $(WARM_STAMP)
 setup-js: $(JS_STAMP)
 
 # The browser test needs Debian's chromium; where it cannot be installed, that test reports itself skipped.
@@ -243,7 +251,7 @@ compat-python: setup-core
 
 # the peer tests: the source distributions of the installed stable-baselines3 and sb3-contrib (their tests ship
 # in them) from the package registry into .peers/ (not committed); without network the peer runs report themselves skipped
-peers-fetch: setup-python
+peers-fetch: $(PY_STAMP)
 	$(PY) tests/peers/fetch.py .peers
 
 # their persistence tests with pickle and through the switch (heavy: tens of minutes; not in make test, whose
