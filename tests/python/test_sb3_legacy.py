@@ -476,3 +476,55 @@ def test_what_the_import_imports(tmp_path):
     out = probe(named, "named")
     assert "marker_pkg" not in out["loaded"] and not mark.exists()
     assert out["policy"].startswith("not written") and "marker_pkg.Extractor" in out["policy"]
+
+
+# ---------------------------------------------------------------------------
+# ARS's linear policy of sb3-contrib < 1.7.0
+# ---------------------------------------------------------------------------
+
+
+def _as_sb3_contrib_1_6(src: str, dst: str) -> None:
+    """sb3-contrib < 1.7.0 saved ARS's linear policy with ``action_net`` one Linear: ``action_net.weight``."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            raw = zin.read(info.filename)
+            if info.filename == "policy.pth":
+                state = torch.load(io.BytesIO(raw), weights_only=True)
+                buf = io.BytesIO()
+                torch.save({k.replace("action_net.0.", "action_net."): v for k, v in state.items()}, buf)
+                raw = buf.getvalue()
+            elif info.filename == "_stable_baselines3_version":
+                raw = b"1.3.1a9"
+            zout.writestr(info, raw)
+
+
+def test_ars_linear_policy_of_sb3_contrib_before_1_7(tmp_path):
+    """The import stores the weight under the name ARS's own load gives it now (action_net.0.weight), so the
+    portable policy is written and acts as sb3-contrib's load of the old file does; load and export agree."""
+    from sb3_contrib import ARS
+
+    model = ARS("LinearPolicy", "Pendulum-v1", n_delta=2, seed=0, device="cpu")
+    with torch.no_grad():
+        model.policy.action_net[0].weight.uniform_(-1, 1)
+    src, old = str(tmp_path / "ars.zip"), str(tmp_path / "ars-1.6.zip")
+    model.save(src)
+    _as_sb3_contrib_1_6(src, old)
+    reference = ARS.load(old, device="cpu")  # sb3-contrib renames the old name itself
+    obs = np.random.default_rng(0).uniform(-1, 1, (16, 3)).astype(np.float32)
+    expected = reference.predict(obs, deterministic=True)[0]
+    arc = str(tmp_path / "ars.rlarchive")
+    report = rsb3.import_archive(old, arc)
+    assert report.policy == "written", report.policy
+    assert any("ARS linear policy of sb3-contrib < 1.7.0" in n for n in report.notes), report.notes
+    with rlarchive.open(arc) as ar:
+        assert list(ar.tensors("policy")) == ["action_net.0.weight"]
+    np.testing.assert_allclose(_portable_actions(arc, obs), expected, atol=1e-5)
+    np.testing.assert_array_equal(rsb3.load(arc).predict(obs, deterministic=True)[0], expected)
+    with pytest.warns(rsb3.ExportWarning, match="1.3.1a9"):  # written for the installed SB3, as it says
+        rsb3.export_archive(arc, str(tmp_path / "back.zip"))
+    np.testing.assert_array_equal(
+        ARS.load(str(tmp_path / "back.zip"), device="cpu").predict(obs, deterministic=True)[0], expected
+    )

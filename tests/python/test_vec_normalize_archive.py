@@ -349,3 +349,77 @@ def test_the_portable_policy_takes_raw_observations_and_the_sb3_model_normalised
     with rlarchive.open(plain) as ar:
         bare = ar.policy()
     assert not bare.normalizes_observations and bare.normalize_obs(raw) is raw
+
+
+def _legacy_her_zip(src, dst) -> None:
+    """``src`` (an SB3 zip) as SB3 1.0's HER saved its models: the data names the wrapped model's class and says
+    ``online_sampling`` (Annex B.9)."""
+    import base64
+    import pickle
+    import zipfile
+
+    from stable_baselines3 import SAC
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            raw = zin.read(info)
+            if info.filename == "data":
+                data = json.loads(raw)
+                data["model_class"] = {
+                    ":type:": "<class 'abc.ABCMeta'>",
+                    ":serialized:": base64.b64encode(pickle.dumps(SAC)).decode(),
+                }
+                data["online_sampling"] = True
+                raw = json.dumps(data).encode()
+            zout.writestr(info, raw)
+
+
+def test_a_legacy_her_models_statistics_are_the_ones_its_model_saw(tmp_path):
+    """SB3 1.0's HER normalised a Dict environment's keys, then gave its model 'observation' and 'desired_goal'
+    concatenated (ObsDictWrapper): the import stores the two keys' statistics concatenated, and the archive's
+    normalisation of the flat observation is, bit for bit, SB3's VecNormalize of the Dict then the concatenation.
+    Any other model whose space is a Box keeps the rule: statistics per key are refused."""
+    import gymnasium as gym
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    obs_dim, goal_dim = 5, 3
+    goal = gym.spaces.Box(-3, 3, (goal_dim,), np.float32)
+    dict_space = gym.spaces.Dict(
+        {"achieved_goal": goal, "desired_goal": goal, "observation": gym.spaces.Box(-9, 9, (obs_dim,), np.float32)}
+    )
+    action_space = gym.spaces.Box(-1, 1, (2,), np.float32)
+    venv = VecNormalize(DummyVecEnv([sb_zoo._sampled(dict_space, action_space)]), clip_obs=2.5)
+    venv.reset()
+    for _ in range(40):
+        venv.step(np.zeros((1, 2), np.float32))
+    pkl = tmp_path / "vecnormalize.pkl"
+    venv.save(str(pkl))
+    flat = gym.spaces.Box(-9, 9, (obs_dim + goal_dim,), np.float32)
+    model = SAC("MlpPolicy", sb_zoo.SampledEnv(flat, action_space), policy_kwargs={"net_arch": [8]}, device="cpu")
+    model.save(tmp_path / "sac.zip")
+    _legacy_her_zip(tmp_path / "sac.zip", tmp_path / "her.zip")
+
+    out = tmp_path / "her.rlarchive"
+    report = sb3.import_archive(tmp_path / "her.zip", out, vec_normalize=pkl)
+    assert any("SB3 1.0's HER" in n for n in report.notes), report.notes
+    with rlarchive.open(out) as ar:
+        stats = ar.vec_normalize()
+        policy = ar.policy()
+    assert stats.obs_keys is None and stats.obs.mean.shape == (obs_dim + goal_dim,)
+    assert stats.obs.count == venv.obs_rms["observation"].count and stats.clip_obs == 2.5
+    venv.training = False
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        raw = {k: (s.sample() * rng.uniform(0.5, 4)).astype(np.float32) for k, s in dict_space.spaces.items()}
+        want = venv.normalize_obs(raw)
+        want = np.concatenate([want["observation"], want["desired_goal"]])
+        got = stats.normalize_obs(np.concatenate([raw["observation"], raw["desired_goal"]]))
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert np.array_equal(policy.normalize_obs(np.concatenate([raw["observation"], raw["desired_goal"]])), want)
+
+    plain = tmp_path / "plain.rlarchive"  # the same model without HER's marks: the extension's rule stands
+    with pytest.raises(RlarchiveError) as e:
+        sb3.import_archive(tmp_path / "sac.zip", plain, vec_normalize=pkl)
+    assert e.value.code == "WRITE_INVALID" and "obs_keys given for a box observation space" in e.value.message
+    assert not plain.exists()

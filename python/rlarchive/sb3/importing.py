@@ -225,6 +225,13 @@ def import_archive(
             f"replay buffer stored as the extension {replay_buffer_ext.EXTENSION}: {buffers.describe(buffer_value)}"
         )
     data, tensors, optimizers, metadata = _read_zip(in_zip, budget, report)
+    _ars_linear_names(data, tensors, report)
+    if stats is not None:
+        from . import vec_normalize as vecnormalize
+
+        stats, note = vecnormalize.for_legacy_her(stats, data)
+        if note:
+            report.notes.append(note)
     found = provenance.from_data(data)
     found.update(provenance.from_system_info(metadata.get(META_SYSTEM_INFO, "")))
     if stats is not None:
@@ -236,6 +243,31 @@ def import_archive(
         )
     except RlarchiveError as e:
         raise _buffer_refused(e) from None
+
+
+#: ARS's policies (sb3-contrib): before sb3-contrib 1.7.0 the linear policy's ``action_net`` was one ``Linear``,
+#: since then a ``Sequential`` holding it, so its weights are ``action_net.0.*`` (ARS's own ``set_parameters``
+#: renames the old names when it loads an old file).
+_ARS_POLICIES = "sb3_contrib.ars.policies"
+
+
+def _ars_linear_names(data: Mapping[str, Any], tensors: dict[str, dict[str, Any]], report: ImportReport) -> None:
+    """The weights of an ARS linear policy saved by sb3-contrib < 1.7.0 under the names a model built now has
+    (``action_net.weight`` and ``.bias`` become ``action_net.0.weight`` and ``.bias``), as ARS's own load renames
+    them (Annex B.2); nothing else changes."""
+    from ..values import ClassRef
+
+    policy_class, group = data.get("policy_class"), tensors.get("policy", {})
+    if not (isinstance(policy_class, ClassRef) and policy_class.module == _ARS_POLICIES):
+        return
+    old = [k for k in ("action_net.weight", "action_net.bias") if k in group and f"action_net.0.{k[11:]}" not in group]
+    if not old:
+        return
+    tensors["policy"] = {(f"action_net.0.{k[11:]}" if k in old else k): v for k, v in group.items()}
+    report.notes.append(
+        f"ARS linear policy of sb3-contrib < 1.7.0: {', '.join(old)} stored as the names sb3-contrib gives them now "
+        f"({', '.join('action_net.0.' + k[11:] for k in old)}), as its load renames them"
+    )
 
 
 def _buffer_refused(e: RlarchiveError) -> RlarchiveError:

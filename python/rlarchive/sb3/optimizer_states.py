@@ -171,8 +171,13 @@ def _check_group(name: str, optimizer: Any, defaults: Mapping[str, Any], i: int,
         if any(p.device.type not in devices for p in g["params"]):
             raise _refuse(name, f"param group {i} has capturable = True and parameters on a device that cannot capture")
     if _class_name(optimizer) is not None:  # the class's own checks of its hyperparameters (ranges, flags together)
+        given = {k: g[k] for k in defaults}
+        if isinstance(given.get("lr"), (int, float)) and given["lr"] < 0:
+            # SB3 sets lr from its schedule before every update; a linear schedule run past its end (the last
+            # rollout passes total_timesteps) leaves a slightly negative one in the files SB3 writes: kept as it is
+            given["lr"] = 0.0
         try:
-            type(optimizer)(g["params"], **{k: g[k] for k in defaults})
+            type(optimizer)(g["params"], **given)
         except (TypeError, ValueError, RuntimeError) as e:
             raise _refuse(name, f"param group {i}: {type(optimizer).__name__} refuses it: {str(e)[:200]}") from None
 

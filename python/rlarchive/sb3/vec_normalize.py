@@ -23,6 +23,7 @@ alone, with portable pickles NumPy 1.x and 2.x read).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Mapping
@@ -31,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import spaces
 from ..errors import RlarchiveError
 from ..extensions.vec_normalize import Statistics, Stats
 from ..unpickle import Array, GlobalName, NotNeutral, Scalar, Unknown, restricted_loads
 from ..unpickle.budget import ImportBudget, Source, budget_for, source_name
 
-__all__ = ["Stats", "Statistics", "read", "from_wrapper", "wrap", "returns_note", "write"]
+__all__ = ["Stats", "Statistics", "read", "for_legacy_her", "from_wrapper", "wrap", "returns_note", "write"]
 
 _VEC_NORMALIZE = GlobalName("stable_baselines3.common.vec_env.vec_normalize", "VecNormalize")
 _RUNNING_MEAN_STD = GlobalName("stable_baselines3.common.running_mean_std", "RunningMeanStd")
@@ -147,6 +149,39 @@ def read(source: Source | bytes, *, budget: int | ImportBudget | None = None) ->
         ret=_stats(st.get("ret_rms"), "ret_rms"),
         returns=_returns(st.get("returns")),
     )
+
+
+#: The keys SB3 1.0's ``ObsDictWrapper`` gave HER's model, concatenated in this order (``convert_dict``).
+LEGACY_HER_KEYS = ("observation", "desired_goal")
+
+
+def for_legacy_her(stats: Statistics, data: Mapping[str, Any]) -> tuple[Statistics, str | None]:
+    """The statistics as they apply to a model of SB3 1.0's HER, and a note saying so; ``stats`` unchanged and no
+    note for any other model (Annex B.9).
+
+    Until SB3 1.1, HER trained its model on a Dict environment through ``ObsDictWrapper``: ``VecNormalize``
+    normalised each key of the Dict, then the wrapper gave the model ``observation`` and ``desired_goal``
+    concatenated, and the model's observation space is that flat Box (its data holds ``model_class`` and
+    ``online_sampling``). The normalisation is elementwise, so the statistics of the two keys concatenated, in
+    that order, normalise the model's observation exactly as the wrapper chain did; ``achieved_goal``'s, which
+    never reached the model, are left out. Only when the shapes agree and both keys were counted alike (one
+    ``VecNormalize`` updates every key at each step): anything else is left as it is for the extension's rules.
+    """
+    space = data.get("observation_space")
+    if not (isinstance(stats.obs, Mapping) and isinstance(space, spaces.Box) and "model_class" in data):
+        return stats, None
+    if "online_sampling" not in data or not all(k in stats.obs for k in LEGACY_HER_KEYS):
+        return stats, None
+    parts = [stats.obs[k] for k in LEGACY_HER_KEYS]
+    size = sum(p.mean.size for p in parts)
+    if any(p.mean.ndim != 1 for p in parts) or parts[0].count != parts[1].count or tuple(space.shape) != (size,):
+        return stats, None
+    flat = Stats(np.concatenate([p.mean for p in parts]), np.concatenate([p.var for p in parts]), parts[0].count)
+    note = (
+        "VecNormalize statistics of a model of SB3 1.0's HER: those of 'observation' and 'desired_goal' "
+        f"concatenated ({size} values), as its ObsDictWrapper concatenated the normalised keys for the model"
+    )
+    return dataclasses.replace(stats, obs=flat, obs_keys=None), note
 
 
 def from_wrapper(vn: Any) -> Statistics:
