@@ -294,6 +294,29 @@ def sb3_files(tmp_path_factory):
     return d, model
 
 
+def test_a_buffer_of_sb3_before_1_1_imports_as_sb3_loads_it(sb3_files, tmp_path):
+    """SB3 1.1 added handle_timeout_termination and timeouts to its buffers; load_replay_buffer gives an older
+    buffer the flag False and timeouts of zeros, and so does the import (it was refused: "has no ...")."""
+    import copy
+
+    d, model = sb3_files
+    old = copy.copy(model.replay_buffer)
+    del old.handle_timeout_termination, old.timeouts
+    with open(tmp_path / "old.pkl", "wb") as f:
+        pickle.dump(old, f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = SAC.load(d / "model.zip", device="cpu")
+        ref.load_replay_buffer(tmp_path / "old.pkl", truncate_last_traj=False)
+    assert ref.replay_buffer.handle_timeout_termination is False and not ref.replay_buffer.timeouts.any()
+    out = tmp_path / "m.rlarchive"
+    rsb3.import_archive(d / "model.zip", out, replay_buffer=tmp_path / "old.pkl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rsb3.LoadWarning)
+        loaded = rsb3.load(out, env=model.get_env(), force_reset=False)
+    _assert_same(loaded.replay_buffer, ref.replay_buffer)
+
+
 def _hostile(tmp_path, name: str, payload: bytes):
     p = tmp_path / name
     p.write_bytes(payload)

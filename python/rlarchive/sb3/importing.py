@@ -226,6 +226,8 @@ def import_archive(
         )
     data, tensors, optimizers, metadata = _read_zip(in_zip, budget, report)
     _ars_linear_names(data, tensors, report)
+    if buffer_value is not None:
+        _buffer_without_timeouts(data, buffer_value, report)
     if stats is not None:
         from . import vec_normalize as vecnormalize
 
@@ -267,6 +269,22 @@ def _ars_linear_names(data: Mapping[str, Any], tensors: dict[str, dict[str, Any]
     report.notes.append(
         f"ARS linear policy of sb3-contrib < 1.7.0: {', '.join(old)} stored as the names sb3-contrib gives them now "
         f"({', '.join('action_net.0.' + k[11:] for k in old)}), as its load renames them"
+    )
+
+
+def _buffer_without_timeouts(data: dict[str, Any], buffer_value: Mapping[str, Any], report: ImportReport) -> None:
+    """A replay buffer of SB3 < 1.1 (no ``handle_timeout_termination``, read as False, Annex B.11) beside a model
+    whose data does not say it: the model's ``replay_buffer_kwargs`` say False too, so that ``load`` builds the
+    buffer the archive holds (SB3's ``load_replay_buffer`` puts the old buffer, flag and all, in the model)."""
+    kwargs = data.get("replay_buffer_kwargs")
+    if buffer_value.get("handle_timeout_termination") is not False or not (kwargs is None or isinstance(kwargs, dict)):
+        return
+    if kwargs is not None and "handle_timeout_termination" in kwargs:
+        return
+    data["replay_buffer_kwargs"] = {**(kwargs or {}), "handle_timeout_termination": False}
+    report.notes.append(
+        "the replay buffer does not handle timeouts (Stable-Baselines3 < 1.1): replay_buffer_kwargs "
+        "handle_timeout_termination = False, so that the model is built for it"
     )
 
 

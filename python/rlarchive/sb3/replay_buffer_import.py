@@ -330,6 +330,11 @@ class _State:
         return self.array(x, key)
 
 
+#: The flag SB3 1.1 added to its replay buffers with their ``timeouts``; ``load_replay_buffer`` gives a buffer
+#: without it the flag False and timeouts of zeros (the old behaviour: a timeout ended an episode as a failure).
+_HANDLES_TIMEOUTS = "handle_timeout_termination"
+
+
 def _state_of(root: object, budget: ImportBudget) -> _State:
     """The recorded buffer object's state, once its class is one of :data:`SB3_CLASSES`."""
     name = None
@@ -354,7 +359,8 @@ def _value_of(root: object, budget: ImportBudget) -> dict[str, Any]:
         "pos": s.integer("pos"),
         "full": s.flag("full"),
         "optimize_memory_usage": s.flag("optimize_memory_usage"),
-        "handle_timeout_termination": s.flag("handle_timeout_termination"),
+        # a buffer of SB3 < 1.1 has neither the flag nor timeouts: as SB3's load_replay_buffer, False and zeros
+        "handle_timeout_termination": s.flag("handle_timeout_termination") if _HANDLES_TIMEOUTS in s.st else False,
         "observation_space": s.space("observation_space"),
         "action_space": s.space("action_space"),
     }
@@ -371,6 +377,10 @@ def _value_of(root: object, budget: ImportBudget) -> dict[str, Any]:
     if value["actions"].ndim != 3:
         raise _fail("actions is not [buffer_size, n_envs, action_dim]")
     for key in ROW_KEYS:
+        if key == "timeouts" and _HANDLES_TIMEOUTS not in s.st:
+            s.budget.charge(value["dones"].nbytes, "the timeouts of a buffer that has none (SB3 < 1.1)")
+            value[key] = np.zeros_like(value["dones"])
+            continue
         value[key] = s.rows(key, "float32")
     value["her"] = value["n_step"] = None
     if s.name == "HerReplayBuffer":
