@@ -23,10 +23,17 @@ Everything the Python writer accepts, with the edge values that break readers:
 
 Every strategy generates only inputs the format can hold, so that a round trip
 must succeed; :func:`wild_values` adds inputs the writer must refuse cleanly.
+
+The functions that build a strategy from hashable arguments build it once
+(``functools.cache``): a composite strategy draws them at every example, and
+Hypothesis validates a strategy object, a recursive one over its whole tree, the
+first time it is drawn from, which took most of the time of a whole archive's
+example when each draw built the strategies anew.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 import struct
@@ -123,6 +130,7 @@ EDGE_FLOATS = [
 ]
 
 
+@functools.cache
 def ints(max_digits: int = 60) -> st.SearchStrategy[int]:
     """Integers: edge values, the neighbourhood of ±2^53 and 2^63/2^64, and arbitrary big ones."""
     return st.one_of(
@@ -134,6 +142,7 @@ def ints(max_digits: int = 60) -> st.SearchStrategy[int]:
     )
 
 
+@functools.cache
 def safe_ints() -> st.SearchStrategy[int]:
     """Integers a plain JSON number holds (±(2^53-1)), edges included."""
     return st.one_of(
@@ -141,6 +150,7 @@ def safe_ints() -> st.SearchStrategy[int]:
     )
 
 
+@functools.cache
 def floats(finite: bool = False) -> st.SearchStrategy[float]:
     """Floats: edge values, arbitrary bit patterns (NaN payloads, subnormals), ordinary values."""
     edge = [x for x in EDGE_FLOATS if math.isfinite(x)] if finite else EDGE_FLOATS
@@ -196,6 +206,7 @@ EDGE_STRINGS = [
 ] + UTF16_ORDER_KEYS
 
 
+@functools.cache
 def texts(max_size: int = 12) -> st.SearchStrategy[str]:
     """Unicode strings (every plane, no lone surrogates) and edge strings."""
     return st.one_of(
@@ -203,6 +214,7 @@ def texts(max_size: int = 12) -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def keys(max_size: int = 6) -> st.SearchStrategy[str]:
     """Map keys: short Unicode strings, '$type', empty, UTF-16-order traps."""
     return st.one_of(st.sampled_from(EDGE_STRINGS), st.text(max_size=max_size))
@@ -217,6 +229,7 @@ BOX_CODES = [c for c, d in DTYPES.items() if d.kind in ("int", "uint", "float", 
 INT_CODES = sorted(INTEGER_CODES)
 
 
+@functools.cache
 def shapes(max_dims: int = 3, max_side: int = 4, max_elements: int = 64) -> st.SearchStrategy[tuple]:
     """Shapes: 0-d, zero-size, small n-d."""
     return (
@@ -280,6 +293,7 @@ def raw_tensors(draw, codes=None, shape=None, big: bool = False) -> RawTensor:
     return RawTensor(code, tuple(shape), raw)
 
 
+@functools.cache
 def arrays(big_probability: bool = True) -> st.SearchStrategy:
     """Arrays as values: NumPy arrays or RawTensors, inline-sized or (sometimes) above 1 KiB."""
     small = st.one_of(numpy_arrays(), raw_tensors(codes=RAW_ONLY_CODES), raw_tensors())
@@ -288,6 +302,7 @@ def arrays(big_probability: bool = True) -> st.SearchStrategy:
     return st.one_of(small, small, small, numpy_arrays(big=True), raw_tensors(big=True))
 
 
+@functools.cache
 def tensors() -> st.SearchStrategy:
     """Tensors for a group: any dtype, shape and bits; inputs in any memory layout."""
     return st.one_of(numpy_arrays(), raw_tensors(), numpy_arrays(big=True), raw_tensors(big=True))
@@ -313,6 +328,7 @@ DOTTED = st.lists(IDENT, min_size=1, max_size=4).map(".".join)
 SEGMENT_ALPHABET = string.ascii_letters + string.digits + "._-"
 
 
+@functools.cache
 def group_names() -> st.SearchStrategy[str]:
     """Tensor group names: one member-name segment (never '.' or '..'), never the writer's own groups."""
     return st.text(SEGMENT_ALPHABET, min_size=1, max_size=12).filter(
@@ -320,6 +336,7 @@ def group_names() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def tensor_names() -> st.SearchStrategy[str]:
     """Tensor names: non-empty Unicode strings of at most 255 UTF-8 bytes, not starting with '__'."""
     return st.one_of(
@@ -338,6 +355,7 @@ def _unique_ci(names: list) -> bool:
 # ----------------------------------------------------------------------------- schedules, classes, opaque
 
 
+@functools.cache
 def schedule_numbers() -> st.SearchStrategy:
     """Schedule parameters: plain numbers (finite floats incl. -0.0 and subnormals, safe integers)."""
     return st.one_of(floats(finite=True), safe_ints())
@@ -365,6 +383,7 @@ def piecewise(draw):
     return rlarchive.Piecewise(points, draw(st.sampled_from(["linear", "step"])))
 
 
+@functools.cache
 def schedules() -> st.SearchStrategy:
     """Every schedule kind of spec §9 with valid parameters."""
     frac = st.one_of(st.floats(0, 1, exclude_min=True), st.sampled_from([1, 1.0, 5e-324, 0.1]))
@@ -375,10 +394,12 @@ def schedules() -> st.SearchStrategy:
     )
 
 
+@functools.cache
 def class_refs() -> st.SearchStrategy:
     return st.builds(rlarchive.ClassRef, DOTTED, DOTTED)
 
 
+@functools.cache
 def opaques() -> st.SearchStrategy:
     return st.builds(rlarchive.Opaque, st.binary(max_size=40), st.none() | texts(), st.none() | texts())
 
@@ -407,6 +428,7 @@ def _multi_discrete(draw):
     return sp.MultiDiscrete(nvec, start, code)
 
 
+@functools.cache
 def _leaf_spaces() -> st.SearchStrategy:
     pos = st.one_of(st.sampled_from([1, 2, MAX_SAFE]), st.integers(1, MAX_SAFE))
     text = st.builds(
@@ -424,6 +446,7 @@ def _leaf_spaces() -> st.SearchStrategy:
     )
 
 
+@functools.cache
 def spaces_(max_leaves: int = 8) -> st.SearchStrategy:
     """Every space kind of spec §8, Dict and Tuple nested (neutral dataclasses)."""
 
@@ -441,6 +464,7 @@ def spaces_(max_leaves: int = 8) -> st.SearchStrategy:
 # ----------------------------------------------------------------------------- values
 
 
+@functools.cache
 def hashable_keys() -> st.SearchStrategy:
     """Keys of a `dict` value: null, bool, int, float (not NaN), string, bytes, tuples of those."""
     scalar = st.one_of(
@@ -449,6 +473,7 @@ def hashable_keys() -> st.SearchStrategy:
     return st.recursive(scalar, lambda k: st.lists(k, max_size=3).map(tuple), max_leaves=4)
 
 
+@functools.cache
 def leaves(big_arrays: bool = True) -> st.SearchStrategy:
     return st.one_of(
         st.none(),
@@ -466,6 +491,7 @@ def leaves(big_arrays: bool = True) -> st.SearchStrategy:
     )
 
 
+@functools.cache
 def values(max_leaves: int = 24, big_arrays: bool = True) -> st.SearchStrategy:
     """Any value of the value model, nested: lists, tuples, string-keyed maps, any-keyed maps."""
 
@@ -480,6 +506,7 @@ def values(max_leaves: int = 24, big_arrays: bool = True) -> st.SearchStrategy:
     return st.recursive(leaves(big_arrays), extend, max_leaves=max_leaves)
 
 
+@functools.cache
 def data_maps(max_keys: int = 8, max_leaves: int = 24) -> st.SearchStrategy[dict]:
     """The ``data`` argument of save: string keys (including '$type' and '') to values."""
     return st.dictionaries(keys(), values(max_leaves=max_leaves), max_size=max_keys)
@@ -523,6 +550,7 @@ def optimizer_states(draw) -> dict:
     return out
 
 
+@functools.cache
 def optimizer_names() -> st.SearchStrategy[str]:
     return st.text(SEGMENT_ALPHABET, min_size=1, max_size=10).filter(lambda s: s not in (".", ".."))
 
@@ -569,6 +597,7 @@ def archives(draw, max_leaves: int = 24) -> ArchiveInput:
 # ----------------------------------------------------------------------------- inputs the writer must refuse or handle
 
 
+@functools.cache
 def wild_values() -> st.SearchStrategy:
     """Values at and beyond the format's limits: the writer must write a valid archive or raise RlarchiveError."""
     deep = st.integers(55, 70).map(lambda d: _nest(d))
