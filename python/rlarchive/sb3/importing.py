@@ -59,7 +59,6 @@ __all__ = [
     "add_state",
     "add_variables",
     "read_vec_normalize",
-    "buffer_without_timeouts",
     "finish_import",
     "prepare_import",
 ]
@@ -228,7 +227,7 @@ def import_archive(
     data, tensors, optimizers, metadata = _read_zip(in_zip, budget, report)
     _ars_linear_names(data, tensors, report)
     if buffer_value is not None:
-        buffer_without_timeouts(data, buffer_value, report)
+        _buffer_without_timeouts(data, buffer_value, report)
     if stats is not None:
         from . import vec_normalize as vecnormalize
 
@@ -273,11 +272,10 @@ def _ars_linear_names(data: Mapping[str, Any], tensors: dict[str, dict[str, Any]
     )
 
 
-def buffer_without_timeouts(data: dict[str, Any], buffer_value: Mapping[str, Any], report: ImportReport) -> None:
-    """A replay buffer of SB3 < 1.1 (no ``handle_timeout_termination``, read as False, Annex B.11; or such a buffer
-    that SB3's ``load_replay_buffer`` put in a live model) beside a model whose data does not say it: the model's
-    ``replay_buffer_kwargs`` say False too, so that ``load`` builds the buffer the archive holds (SB3's
-    ``load_replay_buffer`` puts the old buffer, flag and all, in the model)."""
+def _buffer_without_timeouts(data: dict[str, Any], buffer_value: Mapping[str, Any], report: ImportReport) -> None:
+    """A replay buffer of SB3 < 1.1 (no ``handle_timeout_termination``, read as False, Annex B.11) beside a model
+    whose data does not say it: the model's ``replay_buffer_kwargs`` say False too, so that ``load`` builds the
+    buffer the archive holds (SB3's ``load_replay_buffer`` puts the old buffer, flag and all, in the model)."""
     kwargs = data.get("replay_buffer_kwargs")
     if buffer_value.get("handle_timeout_termination") is not False or not (kwargs is None or isinstance(kwargs, dict)):
         return

@@ -20,14 +20,7 @@ from ..extensions import replay_buffer as replay_buffer_ext
 from ..extensions import training as training_state
 from ..unpickle.budget import DEFAULT_IMPORT_BUDGET, ImportBudget
 from . import files as sb3_files
-from .importing import (
-    add_state,
-    add_variables,
-    buffer_without_timeouts,
-    charge_tensors,
-    prepare_import,
-    read_vec_normalize,
-)
+from .importing import add_state, add_variables, charge_tensors, prepare_import, read_vec_normalize
 from .keys import META_SOURCE, META_VERSION
 from .model_zip import ImportReport, decode_pickle
 from .values import is_json_serializable, map_leaves
@@ -164,8 +157,6 @@ def save(
     report = ImportReport(source="stable-baselines3", output=os.fspath(path))
     report.notes.extend(notes)
     decoded = decode_attributes(data, report, budget)
-    if replay_buffer_ext.EXTENSION in extra:  # a buffer SB3 loaded from a file of SB3 < 1.1 (Annex B.11)
-        buffer_without_timeouts(decoded, extra[replay_buffer_ext.EXTENSION], report)
     tensors: dict[str, dict[str, Any]] = {}
     optimizers: dict[str, Any] = {}
     for name, state in params.items():
