@@ -295,26 +295,44 @@ def sb3_files(tmp_path_factory):
 
 
 def test_a_buffer_of_sb3_before_1_1_imports_as_sb3_loads_it(sb3_files, tmp_path):
-    """SB3 1.1 added handle_timeout_termination and timeouts to its buffers; load_replay_buffer gives an older
-    buffer the flag False and timeouts of zeros, and so does the import (it was refused: "has no ...")."""
+    """SB3 1.1 added handle_timeout_termination and timeouts to its buffers, and replay_buffer_kwargs to its
+    models; load_replay_buffer gives an older buffer the flag False and timeouts of zeros. So does the import
+    (it was refused: "has no ..."), and a model of SB3 < 1.1 is built for that buffer; a model that has
+    replay_buffer_kwargs decides, and its load leaves a buffer that differs out, as for any other file."""
     import copy
+    import json
+    import zipfile
 
     d, model = sb3_files
     old = copy.copy(model.replay_buffer)
     del old.handle_timeout_termination, old.timeouts
     with open(tmp_path / "old.pkl", "wb") as f:
         pickle.dump(old, f)
+    with zipfile.ZipFile(d / "model.zip") as zin, zipfile.ZipFile(tmp_path / "old.zip", "w") as zout:
+        for info in zin.infolist():
+            raw = zin.read(info)
+            if info.filename == "data":  # as SB3 < 1.1 saved its models: no replay_buffer_kwargs
+                data = json.loads(raw)
+                del data["replay_buffer_kwargs"]
+                raw = json.dumps(data).encode()
+            zout.writestr(info, raw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = SAC.load(d / "model.zip", device="cpu")
+        ref = SAC.load(tmp_path / "old.zip", device="cpu")
         ref.load_replay_buffer(tmp_path / "old.pkl", truncate_last_traj=False)
     assert ref.replay_buffer.handle_timeout_termination is False and not ref.replay_buffer.timeouts.any()
     out = tmp_path / "m.rlarchive"
-    rsb3.import_archive(d / "model.zip", out, replay_buffer=tmp_path / "old.pkl")
+    report = rsb3.import_archive(tmp_path / "old.zip", out, replay_buffer=tmp_path / "old.pkl")
+    assert any("< 1.1" in n for n in report.notes), report.notes
     with warnings.catch_warnings():
         warnings.simplefilter("error", rsb3.LoadWarning)
         loaded = rsb3.load(out, env=model.get_env(), force_reset=False)
     _assert_same(loaded.replay_buffer, ref.replay_buffer)
+
+    newer = tmp_path / "newer.rlarchive"  # the model of SB3 2.x says True: it decides
+    rsb3.import_archive(d / "model.zip", newer, replay_buffer=tmp_path / "old.pkl")
+    with pytest.warns(rsb3.LoadWarning, match="handle_timeout_termination is False, the model's is True"):
+        rsb3.load(newer, env=model.get_env(), force_reset=False)
 
 
 def _hostile(tmp_path, name: str, payload: bytes):

@@ -273,18 +273,16 @@ def _ars_linear_names(data: Mapping[str, Any], tensors: dict[str, dict[str, Any]
 
 
 def _buffer_without_timeouts(data: dict[str, Any], buffer_value: Mapping[str, Any], report: ImportReport) -> None:
-    """A replay buffer of SB3 < 1.1 (no ``handle_timeout_termination``, read as False, Annex B.11) beside a model
-    whose data does not say it: the model's ``replay_buffer_kwargs`` say False too, so that ``load`` builds the
-    buffer the archive holds (SB3's ``load_replay_buffer`` puts the old buffer, flag and all, in the model)."""
-    kwargs = data.get("replay_buffer_kwargs")
-    if buffer_value.get("handle_timeout_termination") is not False or not (kwargs is None or isinstance(kwargs, dict)):
+    """A replay buffer of SB3 < 1.1 (no ``handle_timeout_termination``, read as False, Annex B.11) beside a model of
+    SB3 < 1.1, whose data has no ``replay_buffer_kwargs`` (SB3 1.1 added both): the model gets
+    ``replay_buffer_kwargs`` saying False, so that ``load`` builds the buffer the archive holds (SB3's
+    ``load_replay_buffer`` puts the old buffer, flag and all, in the model). A model that has them decides."""
+    if "replay_buffer_kwargs" in data or buffer_value.get("handle_timeout_termination") is not False:
         return
-    if kwargs is not None and "handle_timeout_termination" in kwargs:
-        return
-    data["replay_buffer_kwargs"] = {**(kwargs or {}), "handle_timeout_termination": False}
+    data["replay_buffer_kwargs"] = {"handle_timeout_termination": False}
     report.notes.append(
-        "the replay buffer does not handle timeouts (Stable-Baselines3 < 1.1): replay_buffer_kwargs "
-        "handle_timeout_termination = False, so that the model is built for it"
+        "a model and replay buffer of Stable-Baselines3 < 1.1, which handled no timeouts: replay_buffer_kwargs "
+        "handle_timeout_termination = False, so that the model is built for its buffer"
     )
 
 
