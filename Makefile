@@ -23,6 +23,8 @@ DOCS_STAMP := $(VENV)/.docs-$(shell sha256sum python/pyproject.toml | cut -c1-12
 WARM_STAMP := $(VENV)/.bytecode-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 BUILD_STAMP := $(VENV)/.build-$(shell sha256sum python/pyproject.toml | cut -c1-12)
 JS_STAMP := reader-js/node_modules/.installed-$(shell cat reader-js/package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
+# the virtual environment, made (with a current pip) unless it is there
+NEW_VENV = test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
 FUZZ_CASES ?= 100000
 UNPICKLE_FUZZ_CASES ?= 100000
 
@@ -30,7 +32,7 @@ UNPICKLE_FUZZ_CASES ?= 100000
 
 # the core package alone (numpy): what the Python reader, and so conformance, needs
 $(CORE_STAMP): python/pyproject.toml
-	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
+	$(NEW_VENV)
 	$(PY) -m pip install -q -e python
 	rm -f $(VENV)/.core-*
 	touch $@
@@ -46,7 +48,7 @@ $(BUILD_STAMP):
 # torch pinned to 2.13.0, its CPU build (an unpinned torch would bring a CUDA build of several GB); the extras
 # are ranges, the suite runs on these versions. No bytecode is compiled here (--no-compile): see WARM_STAMP
 $(PY_STAMP): python/pyproject.toml
-	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q --upgrade pip; }
+	$(NEW_VENV)
 	$(PY) -m pip install -q --no-compile torch==2.13.0 -e 'python[test,sb3,bench,fast,video,docs]' stable-baselines3==2.9.2 sb3-contrib==2.9.2
 	rm -f $(VENV)/.installed-* $(VENV)/.core-* $(VENV)/.docs-* $(VENV)/.bytecode-*
 	touch $@ $(CORE_STAMP) $(DOCS_STAMP)

@@ -248,27 +248,27 @@ def import_archive(
 
 
 #: ARS's policies (sb3-contrib): before sb3-contrib 1.7.0 the linear policy's ``action_net`` was one ``Linear``,
-#: since then a ``Sequential`` holding it, so its weights are ``action_net.0.*`` (ARS's own ``set_parameters``
-#: renames the old names when it loads an old file).
+#: since then a ``Sequential`` holding it: the old name of each weight -> today's (ARS's own ``set_parameters``
+#: renames them when it loads an old file).
 _ARS_POLICIES = "sb3_contrib.ars.policies"
+_ARS_LINEAR_NAMES = {"action_net.weight": "action_net.0.weight", "action_net.bias": "action_net.0.bias"}
 
 
 def _ars_linear_names(data: Mapping[str, Any], tensors: dict[str, dict[str, Any]], report: ImportReport) -> None:
     """The weights of an ARS linear policy saved by sb3-contrib < 1.7.0 under the names a model built now has
-    (``action_net.weight`` and ``.bias`` become ``action_net.0.weight`` and ``.bias``), as ARS's own load renames
-    them (Annex B.2); nothing else changes."""
+    (:data:`_ARS_LINEAR_NAMES`), as ARS's own load renames them (Annex B.2); nothing else changes."""
     from ..values import ClassRef
 
     policy_class, group = data.get("policy_class"), tensors.get("policy", {})
     if not (isinstance(policy_class, ClassRef) and policy_class.module == _ARS_POLICIES):
         return
-    old = [k for k in ("action_net.weight", "action_net.bias") if k in group and f"action_net.0.{k[11:]}" not in group]
-    if not old:
+    renamed = {k: new for k, new in _ARS_LINEAR_NAMES.items() if k in group and new not in group}
+    if not renamed:
         return
-    tensors["policy"] = {(f"action_net.0.{k[11:]}" if k in old else k): v for k, v in group.items()}
+    tensors["policy"] = {renamed.get(k, k): v for k, v in group.items()}
     report.notes.append(
-        f"ARS linear policy of sb3-contrib < 1.7.0: {', '.join(old)} stored as the names sb3-contrib gives them now "
-        f"({', '.join('action_net.0.' + k[11:] for k in old)}), as its load renames them"
+        f"ARS linear policy of sb3-contrib < 1.7.0: {', '.join(renamed)} stored as the names sb3-contrib gives them "
+        f"now ({', '.join(renamed.values())}), as its load renames them"
     )
 
 
